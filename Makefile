@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: MIT
+#
+# llmnet: one non-recursive Makefile. Sources are found by folder, so a new
+# module needs no edit here; tiers, lab and benchmark rules live in mk/*.mk
+# fragments included below (still one make, one dependency graph).
+#
+#   make            build/llmnet and build/llmnet-agent
+#   make check      install what is missing, build, run every test tier
+#   make asan       unit tests under ASan+UBSan
+#   make fuzz       libFuzzer targets (clang)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   V=1             show commands;  DEVELOPER=1  adds -Werror
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/lib/llmnet
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNINGS := -std=gnu11 -Wall -Wextra -Wformat=2 -Wshadow -Wvla -Wstrict-prototypes \
+	-Wmissing-prototypes -Wwrite-strings -Wimplicit-fallthrough
+ifdef DEVELOPER
+WARNINGS += -Werror
+endif
+
+BUILD ?= build
+ifdef SANITIZE
+BUILD := build/san
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+ALL_CFLAGS = $(CFLAGS) $(WARNINGS) $(SANFLAGS) -I. -D_GNU_SOURCE -MMD -MP \
+	-DLN_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+ifeq ($(V),1)
+Q :=
+QUIET_CC =
+QUIET_LINK =
+QUIET_AR =
+else
+Q := @
+QUIET_CC = @printf '  CC      %s\n' $@;
+QUIET_LINK = @printf '  LINK    %s\n' $@;
+QUIET_AR = @printf '  AR      %s\n' $@;
+endif
+
+# Libraries. The controller links dynamically; the agent links statically
+# (see AGENT_STATIC_LIBS) and never links libssh or libyaml.
+LLMNET_LIBS := -lyaml -lssh -ljson-c -lcurl -lcrypto -lm
+AGENT_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm
+AGENT_STATIC_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm -lpthread -ldl
+TEST_LIBS := -lcmocka $(sort $(LLMNET_LIBS) $(AGENT_LIBS))
+
+COMMON_SRC := $(wildcard common/*.c)
+ORCH_SRC := $(wildcard orchestrator/*.c orchestrator/*/*.c)
+CMD_SRC := $(wildcard cmd/*.c)
+AGENT_MAIN := agents/main.c
+AGENT_SRC := $(filter-out $(AGENT_MAIN),$(wildcard agents/*.c))
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIBLLMNET := $(BUILD)/libllmnet.a
+LIBAGENT := $(BUILD)/libagent.a
+TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+# Tiers run by `make check`, in order, as name:seconds (hard limits).
+# Fragments append to it.
+CHECK_TIERS := unit:600
+
+PROGRAMS := $(BUILD)/llmnet
+ifneq ($(wildcard $(AGENT_MAIN)),)
+PROGRAMS += $(BUILD)/llmnet-agent $(BUILD)/llmnet-agent-dyn
+endif
+
+.PHONY: all check check-tiers deps asan fuzz install clean tier-unit unit-tests
+.DEFAULT_GOAL := all
+
+all: $(PROGRAMS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBLLMNET): $(call obj,$(COMMON_SRC) $(ORCH_SRC))
+	@mkdir -p $(dir $@)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+$(LIBAGENT): $(call obj,$(AGENT_SRC))
+	@mkdir -p $(dir $@)
+	$(QUIET_AR)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/llmnet: $(call obj,$(CMD_SRC)) $(LIBLLMNET)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LLMNET_LIBS)
+
+# The agent: static, glibc, no NSS. A sanitizer build cannot be static, so
+# the -dyn variant of the same objects serves ASan/UBSan runs.
+$(BUILD)/llmnet-agent: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
+	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^ $(AGENT_STATIC_LIBS)
+
+$(BUILD)/llmnet-agent-dyn: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBLLMNET)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' \
+		-DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ $< \
+		$(LIBAGENT) $(LIBLLMNET) $(TEST_LIBS)
+
+unit-tests: $(TESTS)
+
+tier-unit: all unit-tests
+	$(Q)tests/unit/run.sh $(BUILD) unit
+
+# `make check` is the README's test command: dependencies first (apt-get,
+# only what is missing), then every tier under its hard time limit.
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-tiers
+
+check-tiers:
+	$(Q)scripts/check.sh $(CHECK_TIERS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+asan:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined CC=clang tier-unit
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 $(BUILD)/llmnet $(DESTDIR)$(BINDIR)/llmnet
+	$(if $(wildcard $(BUILD)/llmnet-agent),install -m 755 $(BUILD)/llmnet-agent $(DESTDIR)$(LIBEXECDIR)/llmnet-agent)
+	install -m 644 docs/llmnet.1 $(DESTDIR)$(MANDIR)/man1/llmnet.1
+
+clean:
+	rm -rf build
+
+include $(sort $(wildcard mk/*.mk))
+
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

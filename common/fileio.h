@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whole-file reads and atomic writes. A write goes to a temporary file in
+ * the same directory, is fsync'd, renamed over the target, and the
+ * directory is fsync'd, so a crash leaves either the old or the new file.
+ */
+#ifndef LN_FILEIO_H
+#define LN_FILEIO_H
+
+#include <sys/types.h>
+
+#include "buf.h"
+
+/* Append the file's contents to out. Returns 0 or -errno (message in err). */
+int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err);
+
+/* Replace path with data atomically, with the given mode. */
+int ln_file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
+			 struct ln_buf *err);
+
+/* mkdir -p with mode for every directory it creates. */
+int ln_mkdir_p(const char *path, mode_t mode, struct ln_buf *err);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A thin wrapper over json-c for both binaries: parsing with a clear error,
+ * typed getters that say which key was wrong, an unknown-field check for
+ * request objects, and small builders. Objects are json-c's own; callers
+ * release them with json_object_put().
+ */
+#ifndef LN_JSON_H
+#define LN_JSON_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "buf.h"
+
+/* Parse exactly one JSON value from s[0..n). Trailing garbage is an error. */
+int ln_json_parse(const char *s, size_t n, struct json_object **out, struct ln_buf *err);
+
+/* Serialize obj; pretty adds two-space indentation. Appends a newline. */
+int ln_json_write(struct json_object *obj, int pretty, struct ln_buf *out);
+
+/* Fail with -LN_EREQUEST naming the first key of obj not in allowed
+ * (a NULL-terminated list); where names the object in the message. */
+int ln_json_check_keys(struct json_object *obj, const char *const *allowed, const char *where,
+		       struct ln_buf *err);
+
+/* Typed getters. A missing key yields -ENOENT (and *out untouched) unless
+ * required, in which case it is -LN_EREQUEST with a message; a key of the
+ * wrong type is always -LN_EREQUEST. */
+int ln_json_get_str(struct json_object *obj, const char *key, int required, const char **out,
+		    struct ln_buf *err);
+int ln_json_get_i64(struct json_object *obj, const char *key, int required, int64_t *out,
+		    struct ln_buf *err);
+int ln_json_get_bool(struct json_object *obj, const char *key, int required, int *out,
+		     struct ln_buf *err);
+int ln_json_get_obj(struct json_object *obj, const char *key, int required,
+		    struct json_object **out, struct ln_buf *err);
+int ln_json_get_arr(struct json_object *obj, const char *key, int required,
+		    struct json_object **out, struct ln_buf *err);
+
+/* Builders: add key to obj. A NULL string becomes JSON null. They return
+ * 0 or -ENOMEM. */
+int ln_json_add_str(struct json_object *obj, const char *key, const char *val);
+int ln_json_add_i64(struct json_object *obj, const char *key, int64_t val);
+int ln_json_add_bool(struct json_object *obj, const char *key, int val);
+int ln_json_add_double(struct json_object *obj, const char *key, double val);
+/* Takes ownership of val (also on failure). */
+int ln_json_add(struct json_object *obj, const char *key, struct json_object *val);
+
+#endif
