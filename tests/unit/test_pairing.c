@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pair schedules: round counts for ring and all pairs over odd and even n,
+ * disjointness of every round, coverage (every wanted pair exactly once),
+ * and the "against" schedule used after a node replacement.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cmocka.h"
+#include "orchestrator/validate/pairing.h"
+
+/* Count each unordered pair; fail on a repeat or a self-pair. */
+static unsigned char *coverage(const struct ln_schedule *s, size_t n)
+{
+	unsigned char *seen = calloc(n * n, 1);
+	size_t rd, i;
+
+	assert_non_null(seen);
+	for (rd = 0; rd < s->nrounds; rd++)
+		for (i = 0; i < s->rounds[rd].npairs; i++) {
+			size_t a = s->rounds[rd].pairs[i].a, b = s->rounds[rd].pairs[i].b;
+			size_t lo = a < b ? a : b, hi = a < b ? b : a;
+
+			assert_true(a != b);
+			assert_int_equal(seen[lo * n + hi], 0);
+			seen[lo * n + hi] = 1;
+		}
+	return seen;
+}
+
+static void test_pairing__ring_rounds_and_links(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	size_t n;
+
+	(void)state;
+	for (n = 2; n <= 41; n++) {
+		struct ln_schedule s = LN_SCHEDULE_INIT;
+		unsigned char *seen;
+		size_t i;
+
+		assert_int_equal(ln_pairing_build(LN_PAIRS_RING, n, &s, &err), 0);
+		assert_int_equal(ln_schedule_check(&s, n, &err), 0);
+		if (n == 2)
+			assert_int_equal(s.nrounds, 1);
+		else
+			assert_int_equal(s.nrounds, n % 2 ? 3 : 2);
+		assert_int_equal(s.npairs, n == 2 ? 1 : n);
+		seen = coverage(&s, n);
+		/* every ring link i-(i+1) is present */
+		for (i = 0; i < n; i++) {
+			size_t j = (i + 1) % n, lo = i < j ? i : j, hi = i < j ? j : i;
+
+			assert_int_equal(seen[lo * n + hi], 1);
+		}
+		free(seen);
+		ln_schedule_release(&s);
+	}
+	ln_buf_release(&err);
+}
+
+static void test_pairing__all_pairs_circle_method(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	size_t n;
+
+	(void)state;
+	for (n = 2; n <= 33; n++) {
+		struct ln_schedule s = LN_SCHEDULE_INIT;
+		unsigned char *seen;
+		size_t a, b;
+
+		assert_int_equal(ln_pairing_build(LN_PAIRS_ALL, n, &s, &err), 0);
+		assert_int_equal(ln_schedule_check(&s, n, &err), 0);
+		assert_int_equal(s.nrounds, n % 2 ? n : n - 1);
+		assert_int_equal(s.npairs, n * (n - 1) / 2);
+		seen = coverage(&s, n);
+		for (a = 0; a < n; a++)
+			for (b = a + 1; b < n; b++)
+				assert_int_equal(seen[a * n + b], 1);
+		/* even n: every node in every round; odd n: exactly one sits out */
+		for (a = 0; a < s.nrounds; a++)
+			assert_int_equal(s.rounds[a].npairs, n / 2);
+		free(seen);
+		ln_schedule_release(&s);
+	}
+	ln_buf_release(&err);
+}
+
+static void test_pairing__tiny_and_names(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_schedule s = LN_SCHEDULE_INIT;
+	enum ln_pairing k;
+
+	(void)state;
+	assert_int_equal(ln_pairing_build(LN_PAIRS_ALL, 1, &s, &err), 0);
+	assert_int_equal(s.nrounds, 0);
+	assert_int_equal(ln_pairing_build(LN_PAIRS_RING, 0, &s, &err), 0);
+	assert_int_equal(s.npairs, 0);
+	assert_int_equal(ln_pairing_parse("all", &k), 0);
+	assert_int_equal(k, LN_PAIRS_ALL);
+	assert_int_equal(ln_pairing_parse("ring", &k), 0);
+	assert_int_equal(k, LN_PAIRS_RING);
+	assert_int_equal(ln_pairing_parse("Ring", &k), -EINVAL);
+	assert_int_equal(ln_pairing_parse("rin", &k), -EINVAL);
+	assert_string_equal(ln_pairing_name(LN_PAIRS_ALL), "all");
+	ln_buf_release(&err);
+}
+
+static void test_pairing__against_known_good(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_schedule s = LN_SCHEDULE_INIT;
+	size_t subj[] = { 7, 9 }, peers[] = { 0, 1, 2, 3 }, rd, i;
+	int hits[10] = { 0 };
+
+	(void)state;
+	assert_int_equal(ln_pairing_against(subj, 2, peers, 4, 2, &s, &err), 0);
+	assert_int_equal(ln_schedule_check(&s, 10, &err), 0);
+	assert_int_equal(s.npairs, 4);
+	assert_int_equal(s.nrounds, 2);
+	for (rd = 0; rd < s.nrounds; rd++)
+		for (i = 0; i < s.rounds[rd].npairs; i++) {
+			const struct ln_pair *p = &s.rounds[rd].pairs[i];
+
+			/* subjects are only ever clients of a known-good peer */
+			assert_true(p->a <= 3);
+			assert_true(p->b == 7 || p->b == 9);
+			hits[p->b]++;
+		}
+	assert_int_equal(hits[7], 2);
+	assert_int_equal(hits[9], 2);
+	/* deterministic: first subject starts on the first peer */
+	assert_int_equal(s.rounds[0].pairs[0].a, 0);
+	assert_int_equal(s.rounds[0].pairs[0].b, 7);
+
+	assert_int_equal(ln_pairing_against(subj, 2, NULL, 0, 1, &s, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "no node has passed"));
+	ln_buf_reset(&err);
+	assert_int_equal(ln_pairing_against(subj, 2, subj, 2, 1, &s, &err), -EINVAL);
+	ln_schedule_release(&s);
+	ln_buf_release(&err);
+}
+
+static void test_pairing__check_catches_overlap(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_pair pairs[] = { { 0, 1 }, { 1, 2 } };
+	struct ln_round rd = { pairs, 2 };
+	struct ln_schedule s = { &rd, 1, 2 };
+	struct ln_schedule packed = LN_SCHEDULE_INIT;
+
+	(void)state;
+	assert_int_equal(ln_schedule_check(&s, 3, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "node 1 serves two tests in round 1"));
+	ln_buf_reset(&err);
+	assert_int_equal(ln_pairing_pack(pairs, 2, 3, &packed, &err), 0);
+	assert_int_equal(packed.nrounds, 2);
+	assert_int_equal(ln_schedule_check(&packed, 3, &err), 0);
+	ln_schedule_release(&packed);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pairing__ring_rounds_and_links),
+		cmocka_unit_test(test_pairing__all_pairs_circle_method),
+		cmocka_unit_test(test_pairing__tiny_and_names),
+		cmocka_unit_test(test_pairing__against_known_good),
+		cmocka_unit_test(test_pairing__check_catches_overlap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
