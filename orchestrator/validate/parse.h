@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parsers for the text that probes print: perftest 4.5 (no JSON in that
+ * version), rping, llmnet's MPI probe under mpirun, llmnet's NCCL probe and
+ * nccl-tests' all_reduce_perf. Each parser takes the captured output (and
+ * where it matters the exit status), fills a plain result struct, and
+ * returns 0, or -LN_EPROTO with a message quoting the tool's own error line
+ * when there is one, so that "no result" can never read as a pass.
+ */
+#ifndef LN_VALIDATE_PARSE_H
+#define LN_VALIDATE_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+/* ---- perftest (ib_write_bw, ib_send_bw) ---- */
+
+struct ln_perftest_row {
+	uint64_t bytes;
+	uint64_t iterations;
+	double bw_peak;		/* in the report's unit */
+	double bw_avg;
+	double msg_rate;	/* Mpps */
+};
+
+struct ln_perftest {
+	int gbits;		/* 1: Gb/sec (--report_gbits), 0: MB/sec (2^20 bytes) */
+	int has_header;		/* the result header was seen */
+	struct ln_perftest_row *rows;
+	size_t nrows;
+};
+
+/* Parse a perftest text report. Returns 0 with at least one row;
+ * -LN_EPROTO when the header or every data line is missing (an empty,
+ * truncated or failed run), with the tool's error line in err if any. */
+int ln_parse_perftest(const char *text, size_t len, struct ln_perftest *out, struct ln_buf *err);
+void ln_perftest_release(struct ln_perftest *p);
+/* The row with the largest message size (the one thresholds judge). */
+const struct ln_perftest_row *ln_perftest_large(const struct ln_perftest *p);
+/* A row's average bandwidth in Gb/s (10^9 bit/s), whatever the unit. */
+double ln_perftest_gbps(const struct ln_perftest *p, const struct ln_perftest_row *row);
+
+/* ---- rping ---- */
+
+struct ln_rping {
+	int ok;			/* exit 0 and no error line */
+	long pings;		/* "ping data" lines seen (only with -v), else -1 */
+	char reason[256];	/* first error line, or "exit status N" */
+};
+
+/* Judge an rping run from its exit status and output. Never fails. */
+void ln_parse_rping(int exit_status, const char *text, size_t len, struct ln_rping *out);
+
+/* ---- llmnet MPI probe (agents/probes/mpi_probe.c) under mpirun ---- */
+
+struct ln_mpi_probe {
+	long ranks;		/* world size the probe saw */
+	char **hosts;		/* hosts[rank], ranks entries */
+	int allreduce_ok;
+	double seconds;		/* one allreduce, slowest rank */
+	long elements;
+};
+
+/* Parse the probe's lines ("llmnet-mpi-probe 1", "rank R host H", ...).
+ * -LN_EPROTO when the probe's result is missing; the message quotes the
+ * first mpirun/ORTE error line found. */
+int ln_parse_mpi(const char *text, size_t len, struct ln_mpi_probe *out, struct ln_buf *err);
+void ln_mpi_probe_release(struct ln_mpi_probe *p);
+
+/* ---- NCCL: llmnet's probe and nccl-tests' all_reduce_perf ---- */
+
+struct ln_nccl {
+	int from_nccl_tests;	/* 1: all_reduce_perf output, 0: llmnet's probe */
+	long ranks;		/* -1 when unknown */
+	uint64_t bytes;		/* the (largest) size measured */
+	double time_us;
+	double algbw;		/* GB/s (10^9 bytes/s) */
+	double busbw;		/* GB/s */
+	long wrong;		/* wrong elements; 0 means checked and correct */
+	int correct;		/* result verified */
+};
+
+int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_buf *err);
+
+/* busbw for all_reduce: algbw * 2(n-1)/n; 0 for a single rank, by
+ * definition (nothing crosses a bus). */
+double ln_nccl_busbw(double algbw, long ranks);
+
+/* Copy the first line of text that looks like an error into dst (size
+ * dstsz), trimmed; returns 1 if one was found. Shared by the parsers. */
+int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz);
+
+#endif

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probe output parsers: perftest (MB/sec and Gb/sec, sweep, empty,
+ * truncated, error lines), rping, the MPI probe under mpirun, and NCCL
+ * (llmnet's probe and nccl-tests' all_reduce_perf in two layouts).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cmocka.h"
+#include "common/error.h"
+#include "common/fileio.h"
+#include "orchestrator/validate/parse.h"
+
+static void load(const char *dir, const char *name, struct ln_buf *b)
+{
+	struct ln_buf path = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	ln_buf_reset(b);
+	ln_buf_addf(&path, "%s/%s/%s", FIXTURES_DIR, dir, name);
+	if (ln_file_read(path.buf, b, &err) < 0)
+		fail_msg("%s", err.buf);
+	ln_buf_release(&path);
+	ln_buf_release(&err);
+}
+
+static void test_validate_parse__perftest_mbs(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_perftest p = { 0 };
+	const struct ln_perftest_row *row;
+
+	(void)state;
+	load("validate", "perftest_write_client.txt", &t);
+	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
+	assert_int_equal(p.gbits, 0);
+	assert_int_equal(p.nrows, 1);
+	row = ln_perftest_large(&p);
+	assert_int_equal(row->bytes, 65536);
+	assert_int_equal(row->iterations, 200);
+	assert_float_equal(row->bw_peak, 5.21, 1e-9);
+	assert_float_equal(row->bw_avg, 5.19, 1e-9);
+	/* perftest's MB is 2^20 bytes: 5.19 MiB/s = 0.04354 Gb/s */
+	assert_float_equal(ln_perftest_gbps(&p, row), 5.19 * 1048576 * 8 / 1e9, 1e-12);
+	ln_perftest_release(&p);
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+static void test_validate_parse__perftest_sweep_judges_large(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_perftest p = { 0 };
+	const struct ln_perftest_row *row;
+	double avg = 0;
+	size_t i;
+
+	(void)state;
+	load("validate", "perftest_send_sweep_gbits.txt", &t);
+	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
+	assert_int_equal(p.gbits, 1);
+	assert_int_equal(p.nrows, 5);
+	for (i = 0; i < p.nrows; i++)
+		avg += p.rows[i].bw_avg / (double)p.nrows;
+	row = ln_perftest_large(&p);
+	assert_int_equal(row->bytes, 8388608);
+	assert_float_equal(ln_perftest_gbps(&p, row), 95.0, 1e-9);
+	/* the sweep average would wrongly fail a 90 Gb/s threshold */
+	assert_true(avg < 90.0);
+	ln_perftest_release(&p);
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+static void test_validate_parse__perftest_no_result(void **state)
+{
+	static const struct {
+		const char *file, *msg;
+	} cases[] = {
+		{ "perftest_empty.txt", "the report is empty" },
+		{ "perftest_truncated_header.txt", "header but no data line" },
+		{ "perftest_truncated_row.txt", "header but no data line" },
+		{ "perftest_rejected.txt", "'RDMA_CM_EVENT_REJECTED; error: 8'" },
+	};
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_perftest p = { 0 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		load("validate", cases[i].file, &t);
+		ln_buf_reset(&err);
+		assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), -LN_EPROTO);
+		assert_int_equal(p.nrows, 0);
+		if (!strstr(err.buf, cases[i].msg))
+			fail_msg("%s: '%s' lacks '%s'", cases[i].file, err.buf, cases[i].msg);
+	}
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+static void test_validate_parse__rping(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT;
+	struct ln_rping r;
+
+	(void)state;
+	load("validate", "rping_ok_quiet.txt", &t);
+	ln_parse_rping(0, t.buf, t.len, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.pings, -1);
+
+	load("validate", "rping_ok_verbose.txt", &t);
+	ln_parse_rping(0, t.buf, t.len, &r);
+	assert_true(r.ok);
+	assert_int_equal(r.pings, 3);
+
+	load("validate", "rping_rejected.txt", &t);
+	ln_parse_rping(1, t.buf, t.len, &r);
+	assert_false(r.ok);
+	assert_string_equal(r.reason, "cma event RDMA_CM_EVENT_REJECTED, error 8");
+
+	load("validate", "rping_server_locprot.txt", &t);
+	ln_parse_rping(255, t.buf, t.len, &r);
+	assert_false(r.ok);
+	assert_string_equal(r.reason, "cq completion failed status 4");
+
+	/* exit 0 with a validation error is still a failure */
+	load("validate", "rping_mismatch.txt", &t);
+	ln_parse_rping(0, t.buf, t.len, &r);
+	assert_false(r.ok);
+	assert_string_equal(r.reason, "data mismatch!");
+
+	ln_parse_rping(1, "", 0, &r);
+	assert_false(r.ok);
+	assert_string_equal(r.reason, "rping exited with status 1");
+	ln_buf_release(&t);
+}
+
+static void test_validate_parse__mpi(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_mpi_probe m;
+
+	(void)state;
+	load("validate", "mpi_ok3.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), 0);
+	assert_int_equal(m.ranks, 3);
+	assert_string_equal(m.hosts[0], "node1");
+	assert_string_equal(m.hosts[2], "node3");
+	assert_true(m.allreduce_ok);
+	assert_float_equal(m.seconds, 0.00421, 1e-9);
+	ln_mpi_probe_release(&m);
+
+	load("validate", "mpi_wrong.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), 0);
+	assert_false(m.allreduce_ok);
+	ln_mpi_probe_release(&m);
+
+	load("validate", "mpi_orte_fail.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "ORTE was unable to reliably start"));
+
+	ln_buf_reset(&err);
+	load("validate", "mpi_truncated.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "truncated"));
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+static void test_validate_parse__nccl_tests(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_nccl n;
+
+	(void)state;
+	load("nccl", "all_reduce_perf_16gpu.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_true(n.from_nccl_tests);
+	assert_int_equal(n.ranks, 16);
+	assert_int_equal(n.bytes, 1073741824ull);
+	assert_float_equal(n.algbw, 12.80, 1e-9);
+	assert_float_equal(n.busbw, 23.99, 1e-9);
+	assert_int_equal(n.wrong, 0);
+	assert_true(n.correct);
+
+	load("nccl", "all_reduce_perf_2gpu_wrong.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_int_equal(n.ranks, 2);
+	assert_int_equal(n.bytes, 268435456ull);
+	assert_int_equal(n.wrong, 3);
+	assert_false(n.correct);
+
+	/* without -c 1 nothing was checked: never "correct" */
+	load("nccl", "all_reduce_perf_nocheck.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_int_equal(n.wrong, -1);
+	assert_false(n.correct);
+	assert_float_equal(n.busbw, 203.95, 1e-9);
+
+	load("nccl", "all_reduce_perf_nccl_error.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "unhandled cuda error"));
+	ln_buf_reset(&err);
+	assert_int_equal(ln_parse_nccl("", 0, &n, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "empty"));
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+static void test_validate_parse__nccl_probe(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_nccl n;
+
+	(void)state;
+	load("nccl", "probe_ok_8.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_false(n.from_nccl_tests);
+	assert_int_equal(n.ranks, 8);
+	assert_true(n.correct);
+	assert_float_equal(n.busbw, 191.73, 1e-9);
+
+	load("nccl", "probe_single.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_int_equal(n.ranks, 1);
+	assert_float_equal(n.busbw, 0.0, 0);
+
+	load("nccl", "probe_wrong_sum.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_false(n.correct);
+	assert_int_equal(n.wrong, 262144);
+
+	load("nccl", "probe_nccl_error.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "ncclAllReduce failed: unhandled cuda error (1)"));
+
+	assert_float_equal(ln_nccl_busbw(100.0, 8), 175.0, 1e-9);
+	assert_float_equal(ln_nccl_busbw(100.0, 2), 100.0, 1e-9);
+	assert_float_equal(ln_nccl_busbw(100.0, 1), 0.0, 0);
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validate_parse__perftest_mbs),
+		cmocka_unit_test(test_validate_parse__perftest_sweep_judges_large),
+		cmocka_unit_test(test_validate_parse__perftest_no_result),
+		cmocka_unit_test(test_validate_parse__rping),
+		cmocka_unit_test(test_validate_parse__mpi),
+		cmocka_unit_test(test_validate_parse__nccl_tests),
+		cmocka_unit_test(test_validate_parse__nccl_probe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
