@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SSH transport: one libssh session per node, opened once per run and used
+ * for every phase (facts, plan, apply) of that run. A session verifies the
+ * node's host key against known_hosts before it signs in: an unknown key is
+ * refused unless the policy is accept-new, a changed key is always refused
+ * unless the operator accepted that node's replacement for this run. Every
+ * remote step is bounded: the connect by the connect timeout, each command
+ * by its own step timeout, which fires with the node and command named.
+ *
+ * Sessions are not shared between threads; one thread drives one session.
+ * ln_ssh_global_init() must run once before any thread opens a session.
+ */
+#ifndef LN_TRANSPORT_H
+#define LN_TRANSPORT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/buf.h"
+
+enum ln_hostkey_policy {
+	LN_HOSTKEY_STRICT = 0,	/* the key must be in known_hosts */
+	LN_HOSTKEY_ACCEPT_NEW,	/* an unknown key is recorded; a changed one is refused */
+};
+
+struct ln_ssh_opts {
+	const char *node;		/* node name, for messages */
+	const char *host;		/* numeric address or name */
+	int port;			/* 0: 22 */
+	const char *user;		/* NULL: root */
+	const char *identity;		/* private key file; NULL: ssh-agent, then defaults */
+	const char *known_hosts;	/* NULL: ~/.ssh/known_hosts */
+	enum ln_hostkey_policy policy;
+	int accept_replaced;		/* operator accepted a new key for this node */
+	const char *jump;		/* [user@]host[:port] of a jump host, or NULL */
+	int connect_timeout_ms;		/* TCP connect + key exchange + sign-in */
+	int step_timeout_ms;		/* default bound of one remote command */
+	int sudo;			/* run agent commands with sudo -n (user is not root) */
+};
+
+struct ln_session;
+
+/* Once per process, before threads; idempotent. */
+int ln_ssh_global_init(void);
+
+/*
+ * Connect, verify the host key and sign in. On success *out owns a session
+ * (free with ln_ssh_close). Errors: -LN_EUNREACH (connect or key exchange),
+ * -LN_EHOSTKEY (unknown or changed key), -LN_EAUTH (sign-in refused), with
+ * the node named in err. When a replaced key was accepted, *replaced_note
+ * (if not NULL) receives the old and new fingerprints for the run log.
+ */
+int ln_ssh_connect(const struct ln_ssh_opts *o, struct ln_session **out,
+		   struct ln_buf *replaced_note, struct ln_buf *err);
+
+void ln_ssh_close(struct ln_session *s);
+
+const char *ln_ssh_node(const struct ln_session *s);
+int ln_ssh_is_sudo(const struct ln_session *s);
+
+/*
+ * Run cmd (through the login shell) with in[0..inlen) on its stdin, collect
+ * stdout and stderr (each bounded by its buffer's cap) and the exit status.
+ * timeout_ms <= 0 uses the session's step timeout. Returns 0 when the
+ * command ran (whatever its status), -LN_ETIMEOUT when the bound fired,
+ * -LN_EUNREACH when the connection broke, -E2BIG when output passed the cap.
+ * *status is the exit status, or -1 when the remote gave none (killed).
+ */
+int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t inlen,
+		int timeout_ms, struct ln_buf *out, struct ln_buf *errout, int *status,
+		struct ln_buf *err);
+
+/*
+ * Upload data to path over SFTP in bounded chunks, as a new file of the
+ * given mode (O_EXCL: path must not exist; callers pass a temporary name
+ * and rename it into place with ln_ssh_exec).
+ */
+int ln_ssh_put(struct ln_session *s, const char *path, const void *data, size_t len,
+	       mode_t mode, struct ln_buf *err);
+
+/* The SHA-256 fingerprint ("SHA256:...") of the server's key; NULL-safe. */
+const char *ln_ssh_fingerprint(const struct ln_session *s);
+
+/*
+ * Replace every known_hosts entry for host:port by the line given (the
+ * format of ssh's known_hosts). Atomic (temp + fsync + rename) and
+ * serialised within the process. Exposed for tests.
+ */
+int ln_known_hosts_replace(const char *file, const char *host, int port, const char *line,
+			   struct ln_buf *err);
+
+/* Is c a character allowed in a host, user or path we put on a command line? */
+int ln_ssh_safe_word(const char *s);
+
+#endif

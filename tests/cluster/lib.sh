@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Loopback cluster: N simulated nodes on this machine, each an sshd of its
+# own on 127.0.1.<i>:22 with its own host key (listed in a generated
+# known_hosts, so host-key checking stays on), one generated client key,
+# and `SetEnv LLMNET_AGENT_ROOT=<node>/root` so each node's agent works on
+# its own fixture tree. The harness starts and stops only the sshd PIDs it
+# recorded; it never touches another sshd (port 2024 belongs to the host).
+#
+#   . tests/cluster/lib.sh
+#   cluster_up DIR N          create and start nodes 1..N
+#   cluster_stop_node DIR I   stop node I's sshd (simulates a dead node)
+#   cluster_start_node DIR I  start it again
+#   cluster_rekey_node DIR I  new host key (reinstall), not in known_hosts
+#   cluster_down DIR          stop every sshd this harness started in DIR
+#   cluster_addr I            127.0.1.<I>
+
+SSHD=${SSHD:-/usr/sbin/sshd}
+
+cluster_addr() { echo "127.0.1.$1"; }
+
+cluster_fail() { echo "cluster: $*" >&2; return 1; }
+
+# Wait until addr:22 accepts connections, up to 5 s.
+cluster_wait_port() {
+	local addr=$1 i
+	for i in $(seq 50); do
+		if (exec 3<>"/dev/tcp/$addr/22") 2>/dev/null; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+cluster_check_port_free() {
+	# A wildcard listener on :22 would swallow our 127.0.1.x addresses.
+	if ss -Hltn 'sport = :22' | awk '{print $4}' | grep -qE '^(0\.0\.0\.0|\*|\[::\]):22$'; then
+		cluster_fail "a wildcard sshd already listens on port 22; cannot place loopback nodes"
+		return 1
+	fi
+}
+
+cluster_write_sshd_config() {
+	local dir=$1 i=$2 n=$dir/node$i
+	cat > "$n/sshd_config" <<CFG
+ListenAddress $(cluster_addr "$i"):22
+HostKey $n/ssh_host_ed25519_key
+PidFile $n/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+MaxStartups 200:30:400
+MaxSessions 64
+Subsystem sftp internal-sftp
+SetEnv LLMNET_AGENT_ROOT=$n/root
+LogLevel VERBOSE
+CFG
+}
+
+cluster_keyscan_line() {
+	local dir=$1 i=$2
+	printf '%s %s\n' "$(cluster_addr "$i")" "$(cut -d' ' -f1,2 "$dir/node$i/ssh_host_ed25519_key.pub")"
+}
+
+cluster_start_node() {
+	local dir=$1 i=$2 n=$1/node$2
+	mkdir -p /run/sshd
+	"$SSHD" -D -f "$n/sshd_config" -E "$n/sshd.log" &
+	echo $! > "$n/harness.pid"
+	cluster_wait_port "$(cluster_addr "$i")" || cluster_fail "node$i: sshd did not start (see $n/sshd.log)"
+}
+
+cluster_stop_node() {
+	local n=$1/node$2 pid
+	[ -f "$n/harness.pid" ] || return 0
+	pid=$(cat "$n/harness.pid")
+	# Only a PID we started, and only while it is still our sshd.
+	if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$n/sshd_config"; then
+		kill "$pid" 2>/dev/null
+		for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	fi
+	rm -f "$n/harness.pid"
+}
+
+cluster_rekey_node() {
+	local dir=$1 i=$2 n=$1/node$2
+	rm -f "$n/ssh_host_ed25519_key" "$n/ssh_host_ed25519_key.pub"
+	ssh-keygen -q -t ed25519 -N '' -C "node$i-reinstalled" -f "$n/ssh_host_ed25519_key"
+}
+
+cluster_up() {
+	local dir=$1 count=$2 i n
+	cluster_check_port_free || return 1
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd)
+	[ -f "$dir/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C llmnet-cluster -f "$dir/id_ed25519"
+	cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
+	: > "$dir/known_hosts"
+	for i in $(seq "$count"); do
+		n=$dir/node$i
+		mkdir -p "$n/root"
+		[ -f "$n/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -C "node$i" -f "$n/ssh_host_ed25519_key"
+		cluster_write_sshd_config "$dir" "$i"
+		cluster_keyscan_line "$dir" "$i" >> "$dir/known_hosts"
+	done
+	echo "$count" > "$dir/count"
+	for i in $(seq "$count"); do
+		cluster_start_node "$dir" "$i" || { cluster_down "$dir"; return 1; }
+	done
+}
+
+cluster_down() {
+	local dir=$1 i count
+	[ -f "$dir/count" ] || return 0
+	count=$(cat "$dir/count")
+	for i in $(seq "$count"); do cluster_stop_node "$dir" "$i"; done
+}
+
+# Number of accepted connections node I's sshd has logged.
+cluster_conn_count() {
+	grep -c 'Connection from' "$1/node$2/sshd.log" 2>/dev/null || true
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for the fan-out window: bound, completeness, stop on signal. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "common/buf.h"
+#include "orchestrator/fanout.h"
+
+struct probe {
+	pthread_mutex_t lock;
+	int in_flight, max_in_flight, calls;
+	int raise_at;		/* call number that raises SIGINT, 0: never */
+	int ran[200];
+};
+
+static int work(void *ctx, size_t i, struct ln_buf *line)
+{
+	struct probe *p = ctx;
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	int call;
+
+	pthread_mutex_lock(&p->lock);
+	call = ++p->calls;
+	if (++p->in_flight > p->max_in_flight)
+		p->max_in_flight = p->in_flight;
+	pthread_mutex_unlock(&p->lock);
+	if (p->raise_at && call == p->raise_at)
+		raise(SIGINT);
+	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&p->lock);
+	p->in_flight--;
+	p->ran[i]++;
+	pthread_mutex_unlock(&p->lock);
+	ln_buf_addf(line, "item %zu", i);
+	return (int)i;
+}
+
+static void test_fanout__window_bounds_in_flight(void **state)
+{
+	struct probe p;
+	struct ln_fanout f = { "test", 100, NULL, 7, work, &p, 1 };
+	struct ln_fanout_result res;
+	size_t i;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_init(&p.lock, NULL);
+	ln_fanout_set_stop(0);
+	assert_int_equal(ln_fanout_run(&f, &res), 0);
+	assert_int_equal(res.n_started, 100);
+	assert_true(p.max_in_flight <= 7);
+	assert_true(p.max_in_flight >= 2);
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(p.ran[i], 1);
+		assert_int_equal(res.rc[i], (int)i);
+	}
+	ln_fanout_result_release(&res);
+}
+
+static void test_fanout__select_runs_only_chosen(void **state)
+{
+	struct probe p;
+	unsigned char sel[10] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 1 };
+	struct ln_fanout f = { "test", 10, sel, 4, work, &p, 1 };
+	struct ln_fanout_result res;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_init(&p.lock, NULL);
+	ln_fanout_set_stop(0);
+	assert_int_equal(ln_fanout_run(&f, &res), 0);
+	assert_int_equal(res.n_started, 3);
+	assert_int_equal(p.ran[0] + p.ran[2], 0);
+	assert_int_equal(p.ran[1] + p.ran[3] + p.ran[9], 3);
+	ln_fanout_result_release(&res);
+}
+
+static void test_fanout__sigint_stops_new_work(void **state)
+{
+	struct probe p;
+	struct ln_fanout f = { "test", 200, NULL, 4, work, &p, 1 };
+	struct ln_fanout_result res;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	pthread_mutex_init(&p.lock, NULL);
+	p.raise_at = 10;
+	ln_fanout_set_stop(0);
+	ln_fanout_signals();
+	assert_int_equal(ln_fanout_run(&f, &res), 0);
+	assert_true(ln_fanout_interrupted());
+	/* in flight when the signal came: finished, not abandoned */
+	assert_int_equal(p.in_flight, 0);
+	assert_true(res.n_started >= 10 && res.n_started < 20);
+	assert_int_equal(res.n_started + res.n_skipped_by_signal, 200);
+	ln_fanout_set_stop(0);
+	ln_fanout_result_release(&res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fanout__window_bounds_in_flight),
+		cmocka_unit_test(test_fanout__select_runs_only_chosen),
+		cmocka_unit_test(test_fanout__sigint_stops_new_work),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the transport's local parts: known_hosts replacement
+ * (used by accept-new and --accept-replaced), the command-line word check,
+ * and the agent command line. The network half is exercised against real
+ * sshd instances by tests/cluster/.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "orchestrator/push.h"
+#include "orchestrator/transport.h"
+
+#define KEY_A "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBbnXUL0H4yPOgGDqkIsKXi1X1TVMlCDCW8Vt1v7XmV9"
+#define KEY_B "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHY0QzQW7D6k4m0zpX1YqVZ6H1YJ0V5m2m8Zs3C8d8aK"
+#define KEY_C "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOj8w5dC1c6NqXyE9k2O5gZ5sQnY7T1Ydq2Fv8u3kV1p"
+
+static char *tmpfile_with(const char *content)
+{
+	static char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/llmnet-kh.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+	return path;
+}
+
+static void test_transport__replace_drops_only_that_host(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
+	char *kh;
+
+	(void)state;
+	kh = tmpfile_with("# comment stays\n"
+			  "127.0.1.1 " KEY_A "\n"
+			  "127.0.1.2 " KEY_B "\n"
+			  "127.0.1.10 " KEY_C "\n");
+	assert_int_equal(ln_known_hosts_replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_C, &err), 0);
+	assert_int_equal(ln_file_read(kh, &got, &err), 0);
+	assert_string_equal(got.buf, "# comment stays\n"
+				     "127.0.1.2 " KEY_B "\n"
+				     "127.0.1.10 " KEY_C "\n"
+				     "127.0.1.1 " KEY_C "\n");
+	unlink(kh);
+	ln_buf_release(&got);
+	ln_buf_release(&err);
+}
+
+static void test_transport__replace_matches_bracketed_port(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
+	char *kh;
+
+	(void)state;
+	kh = tmpfile_with("[10.0.0.5]:2222 " KEY_A "\n10.0.0.5 " KEY_B "\n");
+	assert_int_equal(ln_known_hosts_replace(kh, "10.0.0.5", 2222, "[10.0.0.5]:2222 " KEY_C, &err), 0);
+	assert_int_equal(ln_file_read(kh, &got, &err), 0);
+	/* port 22's entry for the same address is another host key: kept */
+	assert_string_equal(got.buf, "10.0.0.5 " KEY_B "\n[10.0.0.5]:2222 " KEY_C "\n");
+	unlink(kh);
+	ln_buf_release(&got);
+	ln_buf_release(&err);
+}
+
+static void test_transport__replace_creates_missing_file(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
+	char path[] = "/tmp/llmnet-kh-new.XXXXXX";
+	int fd = mkstemp(path);
+
+	(void)state;
+	close(fd);
+	unlink(path);
+	assert_int_equal(ln_known_hosts_replace(path, "127.0.1.3", 22, "127.0.1.3 " KEY_A, &err), 0);
+	assert_int_equal(ln_file_read(path, &got, &err), 0);
+	assert_string_equal(got.buf, "127.0.1.3 " KEY_A "\n");
+	unlink(path);
+	ln_buf_release(&got);
+	ln_buf_release(&err);
+}
+
+static void test_transport__safe_word(void **state)
+{
+	(void)state;
+	assert_true(ln_ssh_safe_word("127.0.1.1"));
+	assert_true(ln_ssh_safe_word("admin@jump.example:2222"));
+	assert_true(ln_ssh_safe_word("/home/u/.ssh/id_ed25519"));
+	assert_false(ln_ssh_safe_word(""));
+	assert_false(ln_ssh_safe_word(NULL));
+	assert_false(ln_ssh_safe_word("-oProxyCommand=x"));
+	assert_false(ln_ssh_safe_word("a b"));
+	assert_false(ln_ssh_safe_word("a;reboot"));
+	assert_false(ln_ssh_safe_word("$(id)"));
+	assert_false(ln_ssh_safe_word("a'b"));
+}
+
+static void test_transport__agent_command(void **state)
+{
+	static const char *const ok[] = { "teardown", "--cluster", "te-lab", "--purge", NULL };
+	static const char *const bad[] = { "teardown", "--cluster", "x;rm -rf /", NULL };
+	struct ln_buf cmd = LN_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(ln_agent_command(0, ok, &cmd), 0);
+	assert_string_equal(cmd.buf, "\"${LLMNET_AGENT_ROOT%/}/var/lib/llmnet/bin/llmnet-agent\" "
+				     "teardown --cluster te-lab --purge");
+	ln_buf_reset(&cmd);
+	assert_int_equal(ln_agent_command(1, ok, &cmd), 0);
+	assert_non_null(strstr(cmd.buf, "sudo -n "));
+	ln_buf_reset(&cmd);
+	assert_int_equal(ln_agent_command(0, bad, &cmd), -EINVAL);
+	ln_buf_release(&cmd);
+}
+
+static void test_transport__sha256(void **state)
+{
+	char hex[65];
+
+	(void)state;
+	ln_sha256_hex("abc", 3, hex);
+	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_transport__replace_drops_only_that_host),
+		cmocka_unit_test(test_transport__replace_matches_bracketed_port),
+		cmocka_unit_test(test_transport__replace_creates_missing_file),
+		cmocka_unit_test(test_transport__safe_word),
+		cmocka_unit_test(test_transport__agent_command),
+		cmocka_unit_test(test_transport__sha256),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
