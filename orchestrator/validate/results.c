@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validation result model: names, lifecycle, checks, attempts,
+ * verdicts and the per-stage summary that decides the exit code.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "orchestrator/validate/results.h"
+
+static const char *const stage_names[LN_VS_COUNT] = {
+	"devices", "rping", "bandwidth", "io", "mpi", "nccl",
+};
+
+const char *ln_vstage_name(enum ln_vstage s)
+{
+	return (unsigned)s < LN_VS_COUNT ? stage_names[s] : "?";
+}
+
+int ln_vstage_parse(const char *s, enum ln_vstage *out)
+{
+	int i;
+
+	for (i = 0; i < LN_VS_COUNT; i++)
+		if (!strcmp(s, stage_names[i])) {
+			*out = (enum ln_vstage)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int ln_vstage_pairwise(enum ln_vstage s)
+{
+	return s == LN_VS_RPING || s == LN_VS_BANDWIDTH;
+}
+
+const char *ln_status_name(enum ln_status s)
+{
+	switch (s) {
+	case LN_ST_PASS:
+		return "pass";
+	case LN_ST_FAIL:
+		return "fail";
+	case LN_ST_SKIPPED:
+		return "skipped";
+	case LN_ST_NOT_RUN:
+		return "not run";
+	}
+	return "?";
+}
+
+const char *ln_verdict_kind_name(enum ln_verdict_kind k)
+{
+	switch (k) {
+	case LN_VERDICT_NODE:
+		return "node";
+	case LN_VERDICT_LINK:
+		return "link";
+	case LN_VERDICT_UNDETERMINED:
+		return "undetermined";
+	case LN_VERDICT_CLUSTER:
+		return "cluster";
+	}
+	return "?";
+}
+
+int ln_results_init(struct ln_results *r, const char *cluster, const char *const *nodes,
+		    size_t nnodes)
+{
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->cluster = strdup(cluster ? cluster : "");
+	r->nodes = calloc(nnodes ? nnodes : 1, sizeof(*r->nodes));
+	if (!r->cluster || !r->nodes)
+		goto nomem;
+	r->nnodes = nnodes;
+	for (i = 0; i < nnodes; i++) {
+		r->nodes[i] = strdup(nodes[i]);
+		if (!r->nodes[i])
+			goto nomem;
+	}
+	return 0;
+nomem:
+	ln_results_release(r);
+	return -ENOMEM;
+}
+
+static void check_release(struct ln_check *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nattempts; i++) {
+		free(c->attempts[i].detail);
+		free(c->attempts[i].command);
+	}
+	free(c->attempts);
+	free(c->name);
+	free(c->reason);
+}
+
+void ln_results_release(struct ln_results *r)
+{
+	size_t i;
+
+	for (i = 0; r->nodes && i < r->nnodes; i++)
+		free(r->nodes[i]);
+	free(r->nodes);
+	free(r->cluster);
+	for (i = 0; i < r->nchecks; i++)
+		check_release(&r->checks[i]);
+	free(r->checks);
+	for (i = 0; i < r->nverdicts; i++)
+		free(r->verdicts[i].reason);
+	free(r->verdicts);
+	for (i = 0; i < LN_VS_COUNT; i++)
+		free(r->stages[i].reason);
+	memset(r, 0, sizeof(*r));
+}
+
+long ln_results_add_check(struct ln_results *r, enum ln_vstage stage, size_t a, size_t b,
+			  const char *name)
+{
+	struct ln_check *c;
+
+	if (r->nchecks == r->alloc) {
+		size_t na = r->alloc ? r->alloc * 2 : 64;
+		void *p = realloc(r->checks, na * sizeof(*r->checks));
+
+		if (!p)
+			return -ENOMEM;
+		r->checks = p;
+		r->alloc = na;
+	}
+	c = &r->checks[r->nchecks];
+	memset(c, 0, sizeof(*c));
+	c->name = strdup(name ? name : "");
+	if (!c->name)
+		return -ENOMEM;
+	c->stage = stage;
+	c->a = a;
+	c->b = b;
+	c->value = c->threshold = c->line_rate = NAN;
+	c->unit = "";
+	c->status = LN_ST_PASS;
+	return (long)r->nchecks++;
+}
+
+int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
+{
+	struct ln_attempt *n;
+	void *p = realloc(c->attempts, (c->nattempts + 1) * sizeof(*c->attempts));
+
+	if (!p)
+		return -ENOMEM;
+	c->attempts = p;
+	n = &c->attempts[c->nattempts];
+	*n = *at;
+	n->detail = at->detail ? strdup(at->detail) : NULL;
+	n->command = at->command ? strdup(at->command) : NULL;
+	if ((at->detail && !n->detail) || (at->command && !n->command)) {
+		free(n->detail);
+		free(n->command);
+		return -ENOMEM;
+	}
+	c->nattempts++;
+	c->value = at->value;
+	if (at->ok)
+		return ln_check_set(c, LN_ST_PASS, NULL);
+	return ln_check_set(c, LN_ST_FAIL, "%s", at->detail ? at->detail : "failed");
+}
+
+static char *vformat(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (!fmt)
+		return NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = vformat(fmt, ap);
+	va_end(ap);
+	if (fmt && !s)
+		return -ENOMEM;
+	free(c->reason);
+	c->reason = s;
+	c->status = st;
+	return 0;
+}
+
+int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_vstage stage,
+			   size_t a, size_t b, const char *fmt, ...)
+{
+	struct ln_verdict *v;
+	va_list ap;
+	void *p = realloc(r->verdicts, (r->nverdicts + 1) * sizeof(*r->verdicts));
+
+	if (!p)
+		return -ENOMEM;
+	r->verdicts = p;
+	v = &r->verdicts[r->nverdicts];
+	va_start(ap, fmt);
+	v->reason = vformat(fmt, ap);
+	va_end(ap);
+	if (fmt && !v->reason)
+		return -ENOMEM;
+	v->kind = kind;
+	v->stage = stage;
+	v->a = a;
+	v->b = b;
+	r->nverdicts++;
+	return 0;
+}
+
+void ln_results_summarize(struct ln_results *r)
+{
+	size_t i;
+	int s;
+
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		struct ln_stage_summary *st = &r->stages[s];
+
+		st->passed = st->failed = st->skipped = st->not_run = 0;
+	}
+	for (i = 0; i < r->nchecks; i++) {
+		struct ln_stage_summary *st = &r->stages[r->checks[i].stage];
+
+		switch (r->checks[i].status) {
+		case LN_ST_PASS:
+			st->passed++;
+			break;
+		case LN_ST_FAIL:
+			st->failed++;
+			break;
+		case LN_ST_SKIPPED:
+			st->skipped++;
+			break;
+		case LN_ST_NOT_RUN:
+			st->not_run++;
+			break;
+		}
+	}
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		struct ln_stage_summary *st = &r->stages[s];
+
+		if (!st->listed)
+			continue;
+		if (!st->ran) {
+			if (st->status != LN_ST_SKIPPED)
+				st->status = LN_ST_NOT_RUN;
+		} else if (st->failed || st->not_run) {
+			st->status = LN_ST_FAIL;
+		} else if (st->skipped) {
+			/* every skip comes from a failure elsewhere */
+			st->status = LN_ST_SKIPPED;
+		} else {
+			st->status = LN_ST_PASS;
+		}
+	}
+}
+
+int ln_results_exit(const struct ln_results *r)
+{
+	int s;
+
+	for (s = 0; s < LN_VS_COUNT; s++)
+		if (r->stages[s].listed && r->stages[s].status != LN_ST_PASS)
+			return LN_EXIT_FAILED;
+	return LN_EXIT_OK;
+}
+
+void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out)
+{
+	if (a == LN_NO_NODE || a >= r->nnodes)
+		ln_buf_addstr(out, "cluster");
+	else if (b == LN_NO_NODE || b >= r->nnodes)
+		ln_buf_addstr(out, r->nodes[a]);
+	else
+		ln_buf_addf(out, "%s-%s", r->nodes[a], r->nodes[b]);
+}

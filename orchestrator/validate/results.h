@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validation result model shared by the stage runner, the diagnosis
+ * and every report: per stage a summary, per node check and per pair a
+ * check with its attempts (each attempt kept, so a pass on retry still
+ * shows the first failure), and the verdicts naming bad nodes and links.
+ * Nodes are indices into results->nodes.
+ */
+#ifndef LN_VALIDATE_RESULTS_H
+#define LN_VALIDATE_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+/* Stages in their fixed run order (cheap to expensive). */
+enum ln_vstage {
+	LN_VS_DEVICES = 0,
+	LN_VS_RPING,
+	LN_VS_BANDWIDTH,
+	LN_VS_IO,
+	LN_VS_MPI,
+	LN_VS_NCCL,
+	LN_VS_COUNT,
+};
+
+enum ln_status {
+	LN_ST_PASS = 0,
+	LN_ST_FAIL,
+	LN_ST_SKIPPED,		/* a check it depends on failed; reason says which */
+	LN_ST_NOT_RUN,		/* a listed check could not run; counts as a failure */
+};
+
+#define LN_NO_NODE ((size_t)-1)
+
+struct ln_attempt {
+	int ok;
+	double value;		/* measured value, NAN when there is none */
+	double seconds;		/* wall time of the attempt */
+	int timed_out;
+	int retest;		/* run by the diagnosis' second pass */
+	char *detail;		/* why it failed (or a note) */
+	char *command;		/* what ran, for the report */
+};
+
+struct ln_check {
+	enum ln_vstage stage;
+	size_t a, b;		/* node check: b == LN_NO_NODE; cluster check: a == b == LN_NO_NODE */
+	char *name;		/* what was checked, e.g. "rxe0/1 state" or "allreduce" */
+	enum ln_status status;
+	char *reason;		/* failure or skip reason; NULL on a plain pass */
+	double value;		/* the judged value, NAN when none */
+	double threshold;	/* NAN when none */
+	double line_rate;	/* Gb/s, NAN when unknown */
+	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "" */
+	int retest;		/* a diagnosis retest against a known-good peer */
+	struct ln_attempt *attempts;
+	size_t nattempts;
+};
+
+enum ln_verdict_kind {
+	LN_VERDICT_NODE = 0,	/* this node is bad */
+	LN_VERDICT_LINK,	/* the path between a and b is bad, both ends are fine */
+	LN_VERDICT_UNDETERMINED,/* failures that the tests cannot pin on one culprit */
+	LN_VERDICT_CLUSTER,	/* a cluster-wide check (mpi, nccl) failed */
+};
+
+struct ln_verdict {
+	enum ln_verdict_kind kind;
+	enum ln_vstage stage;
+	size_t a, b;
+	char *reason;
+};
+
+struct ln_stage_summary {
+	int listed;		/* the spec (and --stages) asked for it */
+	int ran;
+	enum ln_status status;
+	char *reason;		/* not run / skipped reason */
+	size_t passed, failed, skipped, not_run;
+	size_t rounds;		/* pairwise stages: rounds of disjoint pairs (incl. retests) */
+	double seconds;
+};
+
+struct ln_results {
+	char *cluster;
+	char **nodes;
+	size_t nnodes;
+	struct ln_stage_summary stages[LN_VS_COUNT];
+	struct ln_check *checks;
+	size_t nchecks, alloc;
+	struct ln_verdict *verdicts;
+	size_t nverdicts;
+	int64_t started;	/* unix seconds */
+	double seconds;
+};
+
+const char *ln_vstage_name(enum ln_vstage s);
+int ln_vstage_parse(const char *s, enum ln_vstage *out);
+const char *ln_status_name(enum ln_status s);
+const char *ln_verdict_kind_name(enum ln_verdict_kind k);
+int ln_vstage_pairwise(enum ln_vstage s);
+
+/* Copy the cluster name and node names. Returns 0 or -ENOMEM. */
+int ln_results_init(struct ln_results *r, const char *cluster, const char *const *nodes,
+		    size_t nnodes);
+void ln_results_release(struct ln_results *r);
+
+/* Add a check; returns its index (>= 0) or -ENOMEM. Values start NAN,
+ * status PASS until an attempt or ln_check_set says otherwise. Indices,
+ * not pointers, survive later additions. */
+long ln_results_add_check(struct ln_results *r, enum ln_vstage stage, size_t a, size_t b,
+			  const char *name);
+/* Record one attempt (strings copied) and let it decide the status: the
+ * last attempt's outcome is the check's. */
+int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at);
+/* Set status and reason (copied; NULL clears). */
+int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_vstage stage,
+			   size_t a, size_t b, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Recount each stage's summary from its checks. A listed stage with a
+ * failed or not-run check fails; one with none of either passes only if
+ * it ran; a listed stage that did not run keeps its not-run reason. */
+void ln_results_summarize(struct ln_results *r);
+
+/* 0 when every listed stage passed, else 1 (LN_EXIT_FAILED). */
+int ln_results_exit(const struct ln_results *r);
+
+/* "node", "a-b" or "cluster" for a check or verdict, into out. */
+void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out);
+
+#endif

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Diagnosis on simulated clusters: a fake round runner decides each pair
+ * from injected bad nodes, bad links and flaky links, and the tests check
+ * that exactly the injected culprits are named, that retests are recorded
+ * as attempts, that ambiguous cases stay "undetermined", and that verdicts
+ * are deterministic.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cmocka.h"
+#include "orchestrator/validate/diagnose.h"
+
+#define MAXN 64
+
+struct sim {
+	int bad_node[MAXN];
+	int bad_link[MAXN][MAXN];
+	int flaky[MAXN][MAXN];	/* fails this many more times, then passes */
+	size_t calls;
+};
+
+static int sim_ok(struct sim *s, size_t a, size_t b)
+{
+	if (s->bad_node[a] || s->bad_node[b] || s->bad_link[a][b] || s->bad_link[b][a])
+		return 0;
+	if (s->flaky[a][b] > 0) {
+		s->flaky[a][b]--;
+		return 0;
+	}
+	return 1;
+}
+
+static int sim_round(void *ctx, enum ln_vstage stage, const struct ln_pair *pairs, size_t n,
+		     struct ln_attempt *out)
+{
+	struct sim *s = ctx;
+	size_t i;
+
+	(void)stage;
+	for (i = 0; i < n; i++) {
+		out[i].ok = sim_ok(s, pairs[i].a, pairs[i].b);
+		out[i].value = out[i].ok ? 10.0 : NAN;
+		if (!out[i].ok)
+			assert_int_not_equal(asprintf(&out[i].detail, "no route %zu-%zu",
+						      pairs[i].a, pairs[i].b), -1);
+		assert_int_not_equal(asprintf(&out[i].command, "rping -c -a node%zu", pairs[i].a),
+				     -1);
+	}
+	s->calls++;
+	return 0;
+}
+
+/* First pass over the schedule, then the diagnosis. */
+static void run(struct ln_results *r, size_t n, enum ln_pairing kind, struct sim *s,
+		struct ln_diag_stats *st)
+{
+	const char *names[MAXN];
+	char buf[MAXN][16];
+	struct ln_schedule sch = LN_SCHEDULE_INIT;
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i, rd;
+
+	for (i = 0; i < n; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "node%zu", i);
+		names[i] = buf[i];
+	}
+	assert_int_equal(ln_results_init(r, "sim", names, n), 0);
+	r->stages[LN_VS_RPING].listed = r->stages[LN_VS_RPING].ran = 1;
+	assert_int_equal(ln_pairing_build(kind, n, &sch, &err), 0);
+	for (rd = 0; rd < sch.nrounds; rd++) {
+		struct ln_attempt out[MAXN];
+
+		memset(out, 0, sizeof(out));
+		assert_int_equal(sim_round(s, LN_VS_RPING, sch.rounds[rd].pairs,
+					   sch.rounds[rd].npairs, out), 0);
+		for (i = 0; i < sch.rounds[rd].npairs; i++) {
+			long idx = ln_results_add_check(r, LN_VS_RPING, sch.rounds[rd].pairs[i].a,
+							sch.rounds[rd].pairs[i].b, "rping");
+
+			assert_true(idx >= 0);
+			assert_int_equal(ln_check_add_attempt(&r->checks[idx], &out[i]), 0);
+			free(out[i].detail);
+			free(out[i].command);
+		}
+	}
+	assert_int_equal(ln_diagnose_stage(r, LN_VS_RPING, sim_round, s, st, &err), 0);
+	ln_results_summarize(r);
+	ln_schedule_release(&sch);
+	ln_buf_release(&err);
+}
+
+/* The verdicts as one sorted-by-order string: "node:3 link:1-2 ". */
+static char *verdicts(const struct ln_results *r)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+
+		if (v->b == LN_NO_NODE)
+			ln_buf_addf(&b, "%s:%zu ", ln_verdict_kind_name(v->kind), v->a);
+		else
+			ln_buf_addf(&b, "%s:%zu-%zu ", ln_verdict_kind_name(v->kind), v->a, v->b);
+	}
+	return ln_buf_detach(&b, NULL);
+}
+
+static void expect(size_t n, enum ln_pairing kind, struct sim *s, const char *want)
+{
+	struct ln_results r;
+	struct ln_diag_stats st;
+	char *got;
+
+	run(&r, n, kind, s, &st);
+	got = verdicts(&r);
+	if (strcmp(got, want))
+		fail_msg("n=%zu %s: verdicts '%s', want '%s'", n, ln_pairing_name(kind), got, want);
+	assert_int_equal(ln_results_exit(&r), want[0] ? 1 : 0);
+	free(got);
+	ln_results_release(&r);
+}
+
+static void test_validate_diagnose__bad_node_ring(void **state)
+{
+	struct sim s = { 0 };
+	struct ln_results r;
+	struct ln_diag_stats st;
+	size_t i, retests = 0;
+
+	(void)state;
+	s.bad_node[3] = 1;
+	run(&r, 8, LN_PAIRS_RING, &s, &st);
+	assert_int_equal(r.nverdicts, 1);
+	assert_int_equal(r.verdicts[0].kind, LN_VERDICT_NODE);
+	assert_int_equal(r.verdicts[0].a, 3);
+	assert_non_null(strstr(r.verdicts[0].reason, "failed rping with all 2 partners and with "
+						      "known-good peer"));
+	/* the retest used a fresh witness: not neighbour 2 or 4 */
+	for (i = 0; i < r.nchecks; i++)
+		if (r.checks[i].retest) {
+			retests++;
+			assert_int_equal(r.checks[i].b, 3);
+			assert_true(r.checks[i].a != 2 && r.checks[i].a != 4);
+			assert_int_equal(r.checks[i].status, LN_ST_FAIL);
+			assert_true(r.checks[i].attempts[0].retest);
+		}
+	assert_int_equal(retests, 1);
+	assert_int_equal(st.bad_nodes, 1);
+	assert_int_equal(st.bad_links, 0);
+	ln_results_release(&r);
+}
+
+static void test_validate_diagnose__bad_link_ring(void **state)
+{
+	struct sim s = { 0 };
+
+	(void)state;
+	s.bad_link[1][2] = 1;
+	expect(8, LN_PAIRS_RING, &s, "link:1-2 ");
+}
+
+static void test_validate_diagnose__two_faults_odd_ring(void **state)
+{
+	struct sim s = { 0 };
+
+	(void)state;
+	s.bad_node[0] = 1;
+	s.bad_link[4][5] = 1;
+	expect(9, LN_PAIRS_RING, &s, "node:0 link:4-5 ");
+}
+
+static void test_validate_diagnose__all_pairs(void **state)
+{
+	struct sim s = { 0 };
+
+	(void)state;
+	s.bad_node[2] = 1;
+	s.bad_link[4][6] = 1;
+	expect(7, LN_PAIRS_ALL, &s, "node:2 link:4-6 ");
+	memset(&s, 0, sizeof(s));
+	s.bad_node[0] = s.bad_node[5] = 1;
+	s.bad_link[1][3] = 1;
+	expect(10, LN_PAIRS_ALL, &s, "node:0 node:5 link:1-3 ");
+}
+
+/* Two bad links on one node make it fail with both ring partners; the
+ * retest against a known-good peer clears the node and names both links. */
+static void test_validate_diagnose__two_links_one_node(void **state)
+{
+	struct sim s = { 0 };
+
+	(void)state;
+	s.bad_link[4][5] = s.bad_link[5][6] = 1;
+	expect(10, LN_PAIRS_RING, &s, "link:4-5 link:5-6 ");
+}
+
+static void test_validate_diagnose__pass_on_retry_keeps_first_failure(void **state)
+{
+	struct sim s = { 0 };
+	struct ln_results r;
+	struct ln_diag_stats st;
+	size_t i, seen = 0;
+
+	(void)state;
+	s.flaky[2][3] = 1;
+	run(&r, 6, LN_PAIRS_RING, &s, &st);
+	assert_int_equal(r.nverdicts, 0);
+	assert_int_equal(st.passed_on_retry, 1);
+	for (i = 0; i < r.nchecks; i++) {
+		const struct ln_check *c = &r.checks[i];
+
+		if (c->a == 2 && c->b == 3) {
+			seen++;
+			assert_int_equal(c->status, LN_ST_PASS);
+			assert_int_equal(c->nattempts, 2);
+			assert_false(c->attempts[0].ok);
+			assert_false(c->attempts[0].retest);
+			assert_string_equal(c->attempts[0].detail, "no route 2-3");
+			assert_true(c->attempts[1].ok);
+			assert_true(c->attempts[1].retest);
+			assert_non_null(strstr(c->reason, "passed on retry; attempt 1 failed"));
+		}
+	}
+	assert_int_equal(seen, 1);
+	assert_int_equal(ln_results_exit(&r), 0);
+	ln_results_release(&r);
+}
+
+/* Three nodes with a bad node and a bad link fail every pair: nothing can
+ * tell which is which, so nothing is blamed. */
+static void test_validate_diagnose__ambiguous_is_undetermined(void **state)
+{
+	struct sim s = { 0 };
+
+	(void)state;
+	s.bad_node[2] = 1;
+	s.bad_link[0][1] = 1;
+	expect(3, LN_PAIRS_RING, &s, "undetermined:0 undetermined:1 undetermined:2 ");
+	memset(&s, 0, sizeof(s));
+	s.bad_link[0][1] = 1;
+	expect(2, LN_PAIRS_RING, &s, "undetermined:0 undetermined:1 ");
+	memset(&s, 0, sizeof(s));
+	expect(5, LN_PAIRS_ALL, &s, "");
+}
+
+static void test_validate_diagnose__deterministic(void **state)
+{
+	struct ln_results r1, r2;
+	struct ln_diag_stats st;
+	struct sim s1 = { 0 }, s2;
+	size_t i;
+
+	(void)state;
+	s1.bad_node[7] = s1.bad_node[20] = 1;
+	s1.bad_link[11][12] = s1.bad_link[30][31] = 1;
+	s2 = s1;
+	run(&r1, 40, LN_PAIRS_RING, &s1, &st);
+	run(&r2, 40, LN_PAIRS_RING, &s2, &st);
+	assert_int_equal(r1.nverdicts, 4);
+	assert_int_equal(r1.nverdicts, r2.nverdicts);
+	assert_int_equal(r1.nchecks, r2.nchecks);
+	for (i = 0; i < r1.nverdicts; i++)
+		assert_string_equal(r1.verdicts[i].reason, r2.verdicts[i].reason);
+	for (i = 0; i < r1.nchecks; i++) {
+		assert_int_equal(r1.checks[i].a, r2.checks[i].a);
+		assert_int_equal(r1.checks[i].b, r2.checks[i].b);
+	}
+	ln_results_release(&r1);
+	ln_results_release(&r2);
+}
+
+static void test_validate_diagnose__node_stage_verdicts(void **state)
+{
+	const char *names[] = { "a", "b" };
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_results r;
+	long i1, i2, i3;
+
+	(void)state;
+	assert_int_equal(ln_results_init(&r, "c", names, 2), 0);
+	r.stages[LN_VS_DEVICES].listed = r.stages[LN_VS_DEVICES].ran = 1;
+	r.stages[LN_VS_MPI].listed = 1;
+	i1 = ln_results_add_check(&r, LN_VS_DEVICES, 1, LN_NO_NODE, "rxe0/1 state");
+	i2 = ln_results_add_check(&r, LN_VS_DEVICES, 1, LN_NO_NODE, "rxe0/1 rate");
+	i3 = ln_results_add_check(&r, LN_VS_DEVICES, 0, LN_NO_NODE, "gpus");
+	assert_int_equal(ln_check_set(&r.checks[i1], LN_ST_FAIL, "state DOWN, want ACTIVE"), 0);
+	assert_int_equal(ln_check_set(&r.checks[i2], LN_ST_FAIL, "rate 10 Gb/s"), 0);
+	(void)i3;
+	assert_int_equal(ln_diagnose_nodes(&r, &err), 0);
+	assert_int_equal(r.nverdicts, 1);
+	assert_int_equal(r.verdicts[0].a, 1);
+	assert_string_equal(r.verdicts[0].reason, "rxe0/1 state: state DOWN, want ACTIVE");
+	ln_results_summarize(&r);
+	assert_int_equal(r.stages[LN_VS_DEVICES].status, LN_ST_FAIL);
+	/* listed but never ran: not run, and a failure */
+	assert_int_equal(r.stages[LN_VS_MPI].status, LN_ST_NOT_RUN);
+	assert_int_equal(ln_results_exit(&r), 1);
+	ln_results_release(&r);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validate_diagnose__bad_node_ring),
+		cmocka_unit_test(test_validate_diagnose__bad_link_ring),
+		cmocka_unit_test(test_validate_diagnose__two_faults_odd_ring),
+		cmocka_unit_test(test_validate_diagnose__all_pairs),
+		cmocka_unit_test(test_validate_diagnose__two_links_one_node),
+		cmocka_unit_test(test_validate_diagnose__pass_on_retry_keeps_first_failure),
+		cmocka_unit_test(test_validate_diagnose__ambiguous_is_undetermined),
+		cmocka_unit_test(test_validate_diagnose__deterministic),
+		cmocka_unit_test(test_validate_diagnose__node_stage_verdicts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
