@@ -171,8 +171,10 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn ru
 		if (!ns[i].suspect)
 			continue;
 		if (!ngood || !run_round) {
-			ns[i].unknown = !ngood;
-			ns[i].bad = ngood && !run_round;
+			/* Without a second pass, one failed partner cannot tell
+			 * the node from the link; two or more can. */
+			ns[i].bad = ngood && ns[i].tested >= 2;
+			ns[i].unknown = !ns[i].bad;
 			nsus++;
 			continue;
 		}
@@ -267,10 +269,11 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn ru
 		} else if (ns[i].unknown) {
 			ret = ln_results_add_verdict(r, LN_VERDICT_UNDETERMINED, stage, i,
 						     LN_NO_NODE,
-						     "'%s' failed %s with all %zu partners, and no node "
-						     "passed to retest it against: a bad node or bad "
-						     "links",
-						     r->nodes[i], ln_vstage_name(stage), ns[i].tested);
+						     "'%s' failed %s with all %zu partners, and %s: a "
+						     "bad node or bad links",
+						     r->nodes[i], ln_vstage_name(stage), ns[i].tested,
+						     ngood ? "it was not retested" :
+						     "no node passed to retest it against");
 			stats->undetermined++;
 		} else {
 			continue;

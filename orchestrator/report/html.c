@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One self-contained HTML page (inline CSS, no script, no external
+ * resource, so it can be mailed or archived as a CI artefact): summary,
+ * verdicts, node x node heatmaps for rping and bandwidth with failing
+ * cells marked, and a table of every failing or retried check.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "orchestrator/report/report.h"
+
+static const char css[] =
+	"body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111}"
+	"h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
+	"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}"
+	".pass{background:#c8f0c8}.fail{background:#f4a6a6;font-weight:bold;outline:2px solid #b00}"
+	".skip{background:#f6e3a0}.none{background:#eee}.self{background:#555}"
+	".notrun{background:#f4a6a6}.retest{font-style:italic}"
+	"table.heat td{width:28px;height:22px;text-align:center;padding:0;font-size:11px}"
+	"table.heat th{font-size:11px;font-weight:normal;padding:1px 4px}"
+	".result-pass{color:#070}.result-fail{color:#b00}";
+
+static const char *cls(enum ln_status s)
+{
+	switch (s) {
+	case LN_ST_PASS:
+		return "pass";
+	case LN_ST_FAIL:
+		return "fail";
+	case LN_ST_SKIPPED:
+		return "skip";
+	case LN_ST_NOT_RUN:
+		return "notrun";
+	}
+	return "none";
+}
+
+static void esc(struct ln_buf *out, const char *s)
+{
+	ln_report_escape_xml(out, s ? s : "");
+}
+
+static int heatmap(const struct ln_results *r, enum ln_vstage stage, struct ln_buf *out)
+{
+	size_t n = r->nnodes, i, j;
+	long *at;
+
+	ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_vstage_name(stage));
+	if (n > LN_REPORT_HTML_MAX_HEATMAP) {
+		ln_buf_addf(out, "<p>%zu nodes: the heatmap is drawn up to %d nodes; the failing "
+			    "pairs are listed below.</p>\n", n, LN_REPORT_HTML_MAX_HEATMAP);
+		return 0;
+	}
+	at = malloc((n ? n * n : 1) * sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	for (i = 0; i < n * n; i++)
+		at[i] = -1;
+	/* The pair's own check wins over a diagnosis retest of it. */
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+		size_t lo, hi;
+
+		if (c->stage != stage || c->a >= n || c->b >= n)
+			continue;
+		lo = c->a < c->b ? c->a : c->b;
+		hi = c->a < c->b ? c->b : c->a;
+		if (at[lo * n + hi] < 0 || (!c->retest && r->checks[at[lo * n + hi]].retest))
+			at[lo * n + hi] = (long)i;
+	}
+	ln_buf_addf(out, "<table class=\"heat\" id=\"heat-%s\">\n<tr><th></th>",
+		    ln_vstage_name(stage));
+	for (j = 0; j < n; j++) {
+		ln_buf_addstr(out, "<th>");
+		esc(out, r->nodes[j]);
+		ln_buf_addstr(out, "</th>");
+	}
+	ln_buf_addstr(out, "</tr>\n");
+	for (i = 0; i < n; i++) {
+		ln_buf_addstr(out, "<tr><th>");
+		esc(out, r->nodes[i]);
+		ln_buf_addstr(out, "</th>");
+		for (j = 0; j < n; j++) {
+			size_t lo = i < j ? i : j, hi = i < j ? j : i;
+			const struct ln_check *c;
+
+			if (i == j) {
+				ln_buf_addstr(out, "<td class=\"self\"></td>");
+				continue;
+			}
+			if (at[lo * n + hi] < 0) {
+				ln_buf_addstr(out, "<td class=\"none\" title=\"not tested\"></td>");
+				continue;
+			}
+			c = &r->checks[at[lo * n + hi]];
+			/* ids stay unique: the mirror cell below the diagonal
+			 * names its pair in data-pair only */
+			ln_buf_addf(out, "<td %s=\"%s-", i < j ? "id" : "data-pair",
+				    ln_vstage_name(stage));
+			esc(out, r->nodes[lo]);
+			ln_buf_addch(out, '-');
+			esc(out, r->nodes[hi]);
+			ln_buf_addf(out, "\" class=\"%s%s\" data-status=\"%s\" title=\"",
+				    cls(c->status), c->retest ? " retest" : "",
+				    ln_status_name(c->status));
+			esc(out, r->nodes[lo]);
+			ln_buf_addstr(out, " - ");
+			esc(out, r->nodes[hi]);
+			ln_buf_addf(out, ": %s", ln_status_name(c->status));
+			if (c->reason) {
+				ln_buf_addstr(out, ": ");
+				esc(out, c->reason);
+			}
+			ln_buf_addstr(out, "\">");
+			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
+				ln_buf_addstr(out, "&#x2717;");
+				if (stage == LN_VS_BANDWIDTH && !isnan(c->value))
+					ln_buf_addf(out, "%.3g", c->value);
+			}
+			else if (c->status == LN_ST_SKIPPED)
+				ln_buf_addstr(out, "&ndash;");
+			else if (stage == LN_VS_BANDWIDTH && !isnan(c->value))
+				ln_buf_addf(out, "%.3g", c->value);
+			else
+				ln_buf_addstr(out, "&#x2713;");
+			ln_buf_addstr(out, "</td>");
+		}
+		ln_buf_addstr(out, "</tr>\n");
+	}
+	ln_buf_addstr(out, "</table>\n");
+	free(at);
+	return 0;
+}
+
+static void num_cell(struct ln_buf *out, double v, const char *unit)
+{
+	if (isnan(v))
+		ln_buf_addstr(out, "<td></td>");
+	else
+		ln_buf_addf(out, "<td>%.4g %s</td>", v, unit);
+}
+
+int ln_report_html(const struct ln_results *r, struct ln_buf *out)
+{
+	struct ln_buf subj = LN_BUF_INIT;
+	char when[64] = "";
+	time_t t = (time_t)r->started;
+	struct tm tm;
+	size_t i;
+	int s, code = ln_results_exit(r), ret = 0;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	ln_buf_addstr(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+			   "<title>llmnet validation: ");
+	esc(out, r->cluster);
+	ln_buf_addf(out, "</title><style>%s</style></head><body>\n<h1>llmnet validation of '",
+		    css);
+	esc(out, r->cluster);
+	ln_buf_addf(out, "': <span id=\"result\" class=\"result-%s\">%s</span></h1>\n"
+		    "<p>%zu nodes, started %s, %.1f s, exit code %d.</p>\n",
+		    code ? "fail" : "pass", code ? "FAIL" : "PASS", r->nnodes, when, r->seconds,
+		    code);
+	ln_buf_addstr(out, "<h2>Stages</h2>\n<table id=\"stages\"><tr><th>stage</th><th>status</th>"
+			   "<th>passed</th><th>failed</th><th>skipped</th><th>not run</th>"
+			   "<th>rounds</th><th>seconds</th><th>note</th></tr>\n");
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		const struct ln_stage_summary *st = &r->stages[s];
+
+		if (!st->listed)
+			continue;
+		ln_buf_addf(out, "<tr><td>%s</td><td class=\"%s\">%s</td><td>%zu</td><td>%zu</td>"
+			    "<td>%zu</td><td>%zu</td><td>%zu</td><td>%.1f</td><td>",
+			    ln_vstage_name(s), cls(st->status), ln_status_name(st->status),
+			    st->passed, st->failed, st->skipped, st->not_run, st->rounds,
+			    st->seconds);
+		esc(out, st->reason);
+		ln_buf_addstr(out, "</td></tr>\n");
+	}
+	ln_buf_addstr(out, "</table>\n<h2>Verdicts</h2>\n");
+	if (!r->nverdicts)
+		ln_buf_addstr(out, "<p>No node or link is blamed.</p>\n");
+	else
+		ln_buf_addstr(out, "<ul id=\"verdicts\">\n");
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+
+		ln_buf_reset(&subj);
+		ln_results_subject(r, v->a, v->b, &subj);
+		ln_buf_addf(out, "<li class=\"verdict-%s\"><b>%s ", ln_verdict_kind_name(v->kind),
+			    v->kind == LN_VERDICT_NODE ? "bad node" :
+			    v->kind == LN_VERDICT_LINK ? "bad link" : ln_verdict_kind_name(v->kind));
+		esc(out, subj.buf);
+		ln_buf_addf(out, "</b> (%s): ", ln_vstage_name(v->stage));
+		esc(out, v->reason);
+		ln_buf_addstr(out, "</li>\n");
+	}
+	if (r->nverdicts)
+		ln_buf_addstr(out, "</ul>\n");
+	for (s = 0; s < LN_VS_COUNT && !ret; s++)
+		if (ln_vstage_pairwise(s) && r->stages[s].listed)
+			ret = heatmap(r, s, out);
+	ln_buf_addstr(out, "<h2>Failing and retried checks</h2>\n<table id=\"failures\"><tr>"
+			   "<th>stage</th><th>subject</th><th>check</th><th>status</th>"
+			   "<th>measured</th><th>threshold</th><th>line rate</th><th>attempts</th>"
+			   "<th>reason</th></tr>\n");
+	for (i = 0; i < r->nchecks && !ret; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (c->status == LN_ST_PASS && c->nattempts < 2)
+			continue;
+		ln_buf_reset(&subj);
+		ln_results_subject(r, c->a, c->b, &subj);
+		ln_buf_addf(out, "<tr><td>%s</td><td>", ln_vstage_name(c->stage));
+		esc(out, subj.buf);
+		ln_buf_addstr(out, "</td><td>");
+		esc(out, c->name);
+		ln_buf_addf(out, "%s</td><td class=\"%s\">%s</td>", c->retest ? " (retest)" : "",
+			    cls(c->status), ln_status_name(c->status));
+		num_cell(out, c->value, c->unit);
+		num_cell(out, c->threshold, c->unit);
+		num_cell(out, c->line_rate, "Gb/s");
+		ln_buf_addf(out, "<td>%zu</td><td>", c->nattempts);
+		esc(out, c->reason);
+		ln_buf_addstr(out, "</td></tr>\n");
+	}
+	ln_buf_addstr(out, "</table>\n</body></html>\n");
+	ln_buf_release(&subj);
+	return ret;
+}

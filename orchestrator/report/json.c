@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JSON report, format "llmnet-validation/1" (docs/validation.md): run
+ * header, stages, every check with every attempt, verdicts, and a culprit
+ * summary (bad nodes, bad links) for scripts that only want the answer.
+ * A value that does not exist is null, never 0.
+ */
+#include <errno.h>
+#include <math.h>
+
+#include "common/json.h"
+#include "orchestrator/report/report.h"
+
+static struct json_object *num(double v)
+{
+	return isnan(v) ? NULL : json_object_new_double(v);
+}
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+/* "node": name, or "pair": [a, b], or nothing for a cluster check. */
+static int add_subject(struct json_object *o, const struct ln_results *r, size_t a, size_t b)
+{
+	struct json_object *pair;
+
+	if (a == LN_NO_NODE || a >= r->nnodes)
+		return ln_json_add_str(o, "scope", "cluster");
+	if (b == LN_NO_NODE || b >= r->nnodes) {
+		if (ln_json_add_str(o, "scope", "node") < 0)
+			return -ENOMEM;
+		return ln_json_add_str(o, "node", r->nodes[a]);
+	}
+	pair = json_object_new_array();
+	if (!pair || ln_json_add_str(o, "scope", "pair") < 0)
+		return -ENOMEM;
+	json_object_array_add(pair, json_object_new_string(r->nodes[a]));
+	json_object_array_add(pair, json_object_new_string(r->nodes[b]));
+	return ln_json_add(o, "pair", pair);
+}
+
+static struct json_object *attempt_json(const struct ln_attempt *at)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "ok", json_object_new_boolean(at->ok));
+	json_object_object_add(o, "value", num(at->value));
+	json_object_object_add(o, "seconds", json_object_new_double(at->seconds));
+	json_object_object_add(o, "timed_out", json_object_new_boolean(at->timed_out));
+	json_object_object_add(o, "retest", json_object_new_boolean(at->retest));
+	json_object_object_add(o, "detail", str_or_null(at->detail));
+	json_object_object_add(o, "command", str_or_null(at->command));
+	return o;
+}
+
+static struct json_object *check_json(const struct ln_results *r, const struct ln_check *c)
+{
+	struct json_object *o = json_object_new_object(), *ats;
+	size_t i;
+
+	if (!o || add_subject(o, r, c->a, c->b) < 0)
+		goto fail;
+	json_object_object_add(o, "stage", json_object_new_string(ln_vstage_name(c->stage)));
+	json_object_object_add(o, "name", json_object_new_string(c->name));
+	json_object_object_add(o, "status", json_object_new_string(ln_status_name(c->status)));
+	json_object_object_add(o, "reason", str_or_null(c->reason));
+	json_object_object_add(o, "value", num(c->value));
+	json_object_object_add(o, "threshold", num(c->threshold));
+	json_object_object_add(o, "line_rate_gbps", num(c->line_rate));
+	json_object_object_add(o, "unit", json_object_new_string(c->unit));
+	json_object_object_add(o, "retest", json_object_new_boolean(c->retest));
+	ats = json_object_new_array();
+	if (!ats)
+		goto fail;
+	for (i = 0; i < c->nattempts; i++)
+		json_object_array_add(ats, attempt_json(&c->attempts[i]));
+	json_object_object_add(o, "attempts", ats);
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
+{
+	struct json_object *root = json_object_new_object(), *arr, *culprits, *cn, *cl;
+	size_t i;
+	int s, ret = -ENOMEM, code = ln_results_exit(r);
+
+	if (!root)
+		return -ENOMEM;
+	ln_json_add_str(root, "format", LN_REPORT_FORMAT);
+	ln_json_add_str(root, "cluster", r->cluster);
+	ln_json_add_i64(root, "started", r->started);
+	ln_json_add_double(root, "seconds", r->seconds);
+	ln_json_add_str(root, "result", code ? "fail" : "pass");
+	ln_json_add_i64(root, "exit_code", code);
+	arr = json_object_new_array();
+	if (!arr)
+		goto out;
+	for (i = 0; i < r->nnodes; i++)
+		json_object_array_add(arr, json_object_new_string(r->nodes[i]));
+	json_object_object_add(root, "nodes", arr);
+
+	arr = json_object_new_array();
+	if (!arr)
+		goto out;
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		const struct ln_stage_summary *st = &r->stages[s];
+		struct json_object *o;
+
+		if (!st->listed)
+			continue;
+		o = json_object_new_object();
+		if (!o)
+			goto out;
+		ln_json_add_str(o, "stage", ln_vstage_name(s));
+		ln_json_add_str(o, "status", ln_status_name(st->status));
+		json_object_object_add(o, "reason", str_or_null(st->reason));
+		ln_json_add_i64(o, "passed", (int64_t)st->passed);
+		ln_json_add_i64(o, "failed", (int64_t)st->failed);
+		ln_json_add_i64(o, "skipped", (int64_t)st->skipped);
+		ln_json_add_i64(o, "not_run", (int64_t)st->not_run);
+		ln_json_add_i64(o, "rounds", (int64_t)st->rounds);
+		ln_json_add_double(o, "seconds", st->seconds);
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "stages", arr);
+
+	arr = json_object_new_array();
+	if (!arr)
+		goto out;
+	json_object_object_add(root, "checks", arr);
+	for (i = 0; i < r->nchecks; i++) {
+		struct json_object *o = check_json(r, &r->checks[i]);
+
+		if (!o)
+			goto out;
+		json_object_array_add(arr, o);
+	}
+
+	arr = json_object_new_array();
+	culprits = json_object_new_object();
+	cn = json_object_new_array();
+	cl = json_object_new_array();
+	if (!arr || !culprits || !cn || !cl) {
+		json_object_put(arr);
+		json_object_put(culprits);
+		json_object_put(cn);
+		json_object_put(cl);
+		goto out;
+	}
+	json_object_object_add(root, "verdicts", arr);
+	json_object_object_add(culprits, "nodes", cn);
+	json_object_object_add(culprits, "links", cl);
+	json_object_object_add(root, "culprits", culprits);
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+		struct json_object *o = json_object_new_object();
+		size_t j;
+		int dup = 0;
+
+		if (!o || add_subject(o, r, v->a, v->b) < 0) {
+			json_object_put(o);
+			goto out;
+		}
+		ln_json_add_str(o, "kind", ln_verdict_kind_name(v->kind));
+		ln_json_add_str(o, "stage", ln_vstage_name(v->stage));
+		json_object_object_add(o, "reason", str_or_null(v->reason));
+		json_object_array_add(arr, o);
+		/* culprits: each bad node or bad link once, across stages */
+		for (j = 0; j < i && !dup; j++)
+			dup = r->verdicts[j].kind == v->kind && r->verdicts[j].a == v->a &&
+			      r->verdicts[j].b == v->b;
+		if (dup)
+			continue;
+		if (v->kind == LN_VERDICT_NODE) {
+			json_object_array_add(cn, json_object_new_string(r->nodes[v->a]));
+		} else if (v->kind == LN_VERDICT_LINK) {
+			struct json_object *p = json_object_new_array();
+
+			if (!p)
+				goto out;
+			json_object_array_add(p, json_object_new_string(r->nodes[v->a]));
+			json_object_array_add(p, json_object_new_string(r->nodes[v->b]));
+			json_object_array_add(cl, p);
+		}
+	}
+	ret = ln_json_write(root, pretty, out);
+out:
+	json_object_put(root);
+	return ret;
+}

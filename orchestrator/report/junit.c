@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JUnit XML for CI systems: a testsuite per listed stage, a testcase per
+ * node check and per pair (classname llmnet.<stage>, name the node or the
+ * pair). A skip is <skipped/>; a not-run check or stage is a <failure>,
+ * since it must never read as green in a CI dashboard.
+ */
+#include <math.h>
+
+#include "orchestrator/report/report.h"
+
+int ln_report_escape_xml(struct ln_buf *out, const char *s)
+{
+	int r = 0;
+
+	for (; s && *s && r == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '&':
+			r = ln_buf_addstr(out, "&amp;");
+			break;
+		case '<':
+			r = ln_buf_addstr(out, "&lt;");
+			break;
+		case '>':
+			r = ln_buf_addstr(out, "&gt;");
+			break;
+		case '"':
+			r = ln_buf_addstr(out, "&quot;");
+			break;
+		case '\'':
+			r = ln_buf_addstr(out, "&#39;");
+			break;
+		default:
+			r = ln_buf_addch(out, (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ?
+					 '?' : (char)c);
+		}
+	}
+	return r;
+}
+
+static void add_attempts(struct ln_buf *out, const struct ln_check *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nattempts; i++) {
+		const struct ln_attempt *at = &c->attempts[i];
+
+		ln_buf_addf(out, "attempt %zu%s: %s%s", i + 1, at->retest ? " (retest)" : "",
+			    at->ok ? "ok" : "failed", at->timed_out ? " (timed out)" : "");
+		if (at->detail) {
+			ln_buf_addstr(out, ": ");
+			ln_report_escape_xml(out, at->detail);
+		}
+		if (at->command) {
+			ln_buf_addstr(out, "\n  command: ");
+			ln_report_escape_xml(out, at->command);
+		}
+		ln_buf_addch(out, '\n');
+	}
+}
+
+int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
+{
+	struct ln_buf name = LN_BUF_INIT;
+	size_t i, tests = 0, failures = 0;
+	int s;
+
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		const struct ln_stage_summary *st = &r->stages[s];
+
+		if (!st->listed)
+			continue;
+		if (!st->ran) {
+			tests++;
+			failures += st->status != LN_ST_SKIPPED;
+			continue;
+		}
+		tests += st->passed + st->failed + st->skipped + st->not_run;
+		failures += st->failed + st->not_run;
+	}
+	ln_buf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"llmnet validate ");
+	ln_report_escape_xml(out, r->cluster);
+	ln_buf_addf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", tests,
+		    failures, r->seconds);
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		const struct ln_stage_summary *st = &r->stages[s];
+
+		if (!st->listed)
+			continue;
+		if (!st->ran) {
+			ln_buf_addf(out, "  <testsuite name=\"%s\" tests=\"1\" failures=\"%d\" "
+				    "skipped=\"%d\" time=\"0\">\n    <testcase classname=\"llmnet.%s\" "
+				    "name=\"stage\" time=\"0\">\n      <%s message=\"",
+				    ln_vstage_name(s), st->status != LN_ST_SKIPPED,
+				    st->status == LN_ST_SKIPPED, ln_vstage_name(s),
+				    st->status == LN_ST_SKIPPED ? "skipped" : "failure type=\"not-run\"");
+			ln_buf_addstr(out, st->status == LN_ST_SKIPPED ? "skipped: " : "not run: ");
+			ln_report_escape_xml(out, st->reason ? st->reason : "no reason given");
+			ln_buf_addstr(out, "\"/>\n    </testcase>\n  </testsuite>\n");
+			continue;
+		}
+		ln_buf_addf(out, "  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%zu\" "
+			    "skipped=\"%zu\" time=\"%.3f\">\n", ln_vstage_name(s),
+			    st->passed + st->failed + st->skipped + st->not_run,
+			    st->failed + st->not_run, st->skipped, st->seconds);
+		for (i = 0; i < r->nchecks; i++) {
+			const struct ln_check *c = &r->checks[i];
+			double secs = 0;
+			size_t k;
+
+			if ((int)c->stage != s)
+				continue;
+			for (k = 0; k < c->nattempts; k++)
+				secs += c->attempts[k].seconds;
+			ln_buf_reset(&name);
+			ln_results_subject(r, c->a, c->b, &name);
+			if (c->name[0])
+				ln_buf_addf(&name, " %s", c->name);
+			ln_buf_addf(out, "    <testcase classname=\"llmnet.%s\" name=\"",
+				    ln_vstage_name(s));
+			ln_report_escape_xml(out, name.buf);
+			ln_buf_addf(out, "\" time=\"%.3f\">\n", secs);
+			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
+				ln_buf_addf(out, "      <failure type=\"%s\" message=\"",
+					    c->status == LN_ST_FAIL ? "fail" : "not-run");
+				if (c->status == LN_ST_NOT_RUN)
+					ln_buf_addstr(out, "not run: ");
+				ln_report_escape_xml(out, c->reason ? c->reason : "failed");
+				ln_buf_addstr(out, "\">");
+				if (!isnan(c->value))
+					ln_buf_addf(out, "measured %g %s\n", c->value, c->unit);
+				if (!isnan(c->threshold))
+					ln_buf_addf(out, "threshold %g %s\n", c->threshold, c->unit);
+				if (!isnan(c->line_rate))
+					ln_buf_addf(out, "line rate %g Gb/s\n", c->line_rate);
+				add_attempts(out, c);
+				ln_buf_addstr(out, "</failure>\n");
+			} else if (c->status == LN_ST_SKIPPED) {
+				ln_buf_addstr(out, "      <skipped message=\"");
+				ln_report_escape_xml(out, c->reason ? c->reason : "skipped");
+				ln_buf_addstr(out, "\"/>\n");
+			} else if (c->nattempts > 1) {
+				ln_buf_addstr(out, "      <system-out>");
+				add_attempts(out, c);
+				ln_buf_addstr(out, "</system-out>\n");
+			}
+			ln_buf_addstr(out, "    </testcase>\n");
+		}
+		ln_buf_addstr(out, "  </testsuite>\n");
+	}
+	ln_buf_addstr(out, "</testsuites>\n");
+	ln_buf_release(&name);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prometheus text exposition (format 0.0.4), for a node_exporter textfile
+ * collector or a push gateway: the run's result and duration, each listed
+ * stage's status and counts, each pair's outcome and measured value, and
+ * a gauge per bad node and bad link so alerts can name them.
+ */
+#include <math.h>
+
+#include "orchestrator/report/report.h"
+
+/* Label values escape backslash, double quote and newline. */
+static void label(struct ln_buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			ln_buf_addch(out, '\\');
+		if (*s == '\n') {
+			ln_buf_addstr(out, "\\n");
+			continue;
+		}
+		ln_buf_addch(out, *s);
+	}
+}
+
+static void head(struct ln_buf *out, const char *name, const char *help)
+{
+	ln_buf_addf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+static void start(struct ln_buf *out, const char *name, const struct ln_results *r)
+{
+	ln_buf_addf(out, "%s{cluster=\"", name);
+	label(out, r->cluster);
+	ln_buf_addch(out, '"');
+}
+
+int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	size_t i;
+	int s, pass;
+
+	head(out, "llmnet_validation_success", "1 when every listed stage passed");
+	start(out, "llmnet_validation_success", r);
+	ln_buf_addf(out, "} %d\n", ln_results_exit(r) == 0);
+	head(out, "llmnet_validation_duration_seconds", "wall time of the validation run");
+	start(out, "llmnet_validation_duration_seconds", r);
+	ln_buf_addf(out, "} %.3f\n", r->seconds);
+	head(out, "llmnet_validation_timestamp_seconds", "when the run started (unix time)");
+	start(out, "llmnet_validation_timestamp_seconds", r);
+	ln_buf_addf(out, "} %lld\n", (long long)r->started);
+
+	head(out, "llmnet_validation_stage_passed", "1 when the listed stage passed");
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		if (!r->stages[s].listed)
+			continue;
+		start(out, "llmnet_validation_stage_passed", r);
+		ln_buf_addf(out, ",stage=\"%s\",status=\"%s\"} %d\n", ln_vstage_name(s),
+			    ln_status_name(r->stages[s].status),
+			    r->stages[s].status == LN_ST_PASS);
+	}
+	head(out, "llmnet_validation_stage_checks", "checks of a stage by outcome");
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		static const char *const what[] = { "pass", "fail", "skipped", "not_run" };
+		const struct ln_stage_summary *st = &r->stages[s];
+		size_t v[4] = { st->passed, st->failed, st->skipped, st->not_run };
+		int k;
+
+		if (!st->listed)
+			continue;
+		for (k = 0; k < 4; k++) {
+			start(out, "llmnet_validation_stage_checks", r);
+			ln_buf_addf(out, ",stage=\"%s\",outcome=\"%s\"} %zu\n", ln_vstage_name(s),
+				    what[k], v[k]);
+		}
+	}
+	for (pass = 0; pass < 2; pass++) {
+		const char *name = pass ? "llmnet_validation_pair_value" : "llmnet_validation_pair_ok";
+
+		head(out, name, pass ? "measured value of a pair test (unit label)" :
+				       "1 when the pair test passed (last attempt)");
+		for (i = 0; i < r->nchecks; i++) {
+			const struct ln_check *c = &r->checks[i];
+
+			if (c->retest || c->a >= r->nnodes || c->b >= r->nnodes ||
+			    c->status == LN_ST_SKIPPED || c->status == LN_ST_NOT_RUN)
+				continue;
+			if (pass && isnan(c->value))
+				continue;
+			start(out, name, r);
+			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_vstage_name(c->stage));
+			label(out, r->nodes[c->a]);
+			ln_buf_addstr(out, "\",b=\"");
+			label(out, r->nodes[c->b]);
+			if (pass) {
+				ln_buf_addstr(out, "\",unit=\"");
+				label(out, c->unit);
+				ln_buf_addf(out, "\"} %g\n", c->value);
+			} else {
+				ln_buf_addf(out, "\"} %d\n", c->status == LN_ST_PASS);
+			}
+		}
+	}
+	head(out, "llmnet_validation_bad_node", "a node the diagnosis blames");
+	for (i = 0; i < r->nverdicts; i++)
+		if (r->verdicts[i].kind == LN_VERDICT_NODE) {
+			start(out, "llmnet_validation_bad_node", r);
+			ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_vstage_name(r->verdicts[i].stage));
+			label(out, r->nodes[r->verdicts[i].a]);
+			ln_buf_addstr(out, "\"} 1\n");
+		}
+	head(out, "llmnet_validation_bad_link", "a link the diagnosis blames");
+	for (i = 0; i < r->nverdicts; i++)
+		if (r->verdicts[i].kind == LN_VERDICT_LINK) {
+			start(out, "llmnet_validation_bad_link", r);
+			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_vstage_name(r->verdicts[i].stage));
+			label(out, r->nodes[r->verdicts[i].a]);
+			ln_buf_addstr(out, "\",b=\"");
+			label(out, r->nodes[r->verdicts[i].b]);
+			ln_buf_addstr(out, "\"} 1\n");
+		}
+	return 0;
+}

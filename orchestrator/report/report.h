@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reports of a validation run (struct ln_results): a terminal recap, JSON
+ * (format "llmnet-validation/1", described in docs/validation.md), JUnit
+ * XML for CI, one self-contained HTML page with node x node heatmaps, and
+ * Prometheus text metrics; plus posting the JSON to an HTTP endpoint. Each
+ * renderer appends to a caller-owned buffer and never prints.
+ */
+#ifndef LN_REPORT_H
+#define LN_REPORT_H
+
+#include "common/buf.h"
+#include "orchestrator/validate/results.h"
+
+#define LN_REPORT_FORMAT "llmnet-validation/1"
+
+/* Per-stage summary, failing checks with value/threshold/line rate, and
+ * the verdicts. color adds ANSI colours. */
+int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out);
+
+/* Everything: per node, per pair, per attempt. */
+int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out);
+
+/* One testcase per node check and per pair, one testsuite per stage. */
+int ln_report_junit(const struct ln_results *r, struct ln_buf *out);
+
+/* Heatmaps are drawn up to this many nodes; beyond, the page lists the
+ * failing pairs only (a 1,024-node matrix is a million cells). */
+#define LN_REPORT_HTML_MAX_HEATMAP 256
+
+/* A page with no external resource. A heatmap cell is a <td> with
+ * id "<stage>-<a>-<b>" (node names, lower index first) and a class of
+ * "pass", "fail", "skip" or "none"; failing cells also carry a mark. */
+int ln_report_html(const struct ln_results *r, struct ln_buf *out);
+
+/* Prometheus text exposition format 0.0.4. */
+int ln_report_metrics(const struct ln_results *r, struct ln_buf *out);
+
+/* POST body (JSON) to url with libcurl, bounded by timeout_ms overall.
+ * Only http and https; an HTTP status >= 400 is an error. Returns 0 or
+ * -LN_EUNREACH/-LN_ETIMEOUT/-LN_EPROTO/-EINVAL with a message naming the
+ * URL (credentials in it are hidden). */
+int ln_report_post(const char *url, const char *body, size_t len, long timeout_ms,
+		   struct ln_buf *err);
+
+/* Append s with & < > " ' escaped, for XML and HTML text and attributes;
+ * control characters other than tab and newline become '?'. */
+int ln_report_escape_xml(struct ln_buf *out, const char *s);
+
+/* Write buf to path atomically (mode 0644). */
+int ln_report_save(const char *path, const struct ln_buf *buf, struct ln_buf *err);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The terminal recap: one line per listed stage, then each failing check
+ * with what was measured against what was wanted, then the verdicts. An
+ * operator reads this first, so the culprits come last, nearest the prompt.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "common/fileio.h"
+#include "orchestrator/report/report.h"
+
+static const char *paint(int color, enum ln_status st)
+{
+	if (!color)
+		return "";
+	return st == LN_ST_PASS ? "\033[32m" : st == LN_ST_SKIPPED ? "\033[33m" : "\033[31m";
+}
+
+static void add_value(struct ln_buf *out, const struct ln_check *c)
+{
+	if (c->status == LN_ST_SKIPPED)
+		return;
+	if (!isnan(c->value))
+		ln_buf_addf(out, " measured %.3g %s", c->value, c->unit);
+	if (!isnan(c->threshold))
+		ln_buf_addf(out, ", threshold %.3g %s", c->threshold, c->unit);
+	if (!isnan(c->line_rate))
+		ln_buf_addf(out, ", line rate %.3g Gb/s", c->line_rate);
+}
+
+int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
+{
+	const char *off = color ? "\033[0m" : "";
+	struct ln_buf subj = LN_BUF_INIT;
+	size_t i, shown = 0;
+	int s, code = ln_results_exit(r);
+
+	ln_buf_addf(out, "validation of '%s': %zu nodes, %.1fs\n", r->cluster, r->nnodes,
+		    r->seconds);
+	for (s = 0; s < LN_VS_COUNT; s++) {
+		const struct ln_stage_summary *st = &r->stages[s];
+
+		if (!st->listed)
+			continue;
+		ln_buf_addf(out, "  %-10s %s%-8s%s", ln_vstage_name(s), paint(color, st->status),
+			    st->status == LN_ST_PASS ? "pass" : st->status == LN_ST_SKIPPED ?
+			    "skipped" : st->status == LN_ST_NOT_RUN ? "NOT RUN" : "FAIL", off);
+		if (!st->ran && st->reason)
+			ln_buf_addf(out, " %s", st->reason);
+		else
+			ln_buf_addf(out, " %zu passed, %zu failed, %zu skipped, %zu not run",
+				    st->passed, st->failed, st->skipped, st->not_run);
+		if (st->rounds)
+			ln_buf_addf(out, " (%zu rounds)", st->rounds);
+		ln_buf_addch(out, '\n');
+	}
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (c->status == LN_ST_PASS && c->nattempts < 2)
+			continue;
+		if (!shown++)
+			ln_buf_addstr(out, "details:\n");
+		ln_buf_reset(&subj);
+		ln_results_subject(r, c->a, c->b, &subj);
+		ln_buf_addf(out, "  %-9s %s %s%s%s%s: %s", ln_vstage_name(c->stage), subj.buf,
+			    paint(color, c->status), ln_status_name(c->status), off,
+			    c->retest ? " (retest)" : "",
+			    c->reason ? c->reason : c->name);
+		add_value(out, c);
+		if (c->nattempts > 1)
+			ln_buf_addf(out, " [%zu attempts]", c->nattempts);
+		ln_buf_addch(out, '\n');
+	}
+	if (r->nverdicts)
+		ln_buf_addstr(out, "verdicts:\n");
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+
+		ln_buf_reset(&subj);
+		ln_results_subject(r, v->a, v->b, &subj);
+		ln_buf_addf(out, "  %s%s%s %s (%s): %s\n", color ? "\033[31;1m" : "",
+			    v->kind == LN_VERDICT_NODE ? "bad node" :
+			    v->kind == LN_VERDICT_LINK ? "bad link" :
+			    v->kind == LN_VERDICT_CLUSTER ? "failed" : "undetermined",
+			    off, subj.buf, ln_vstage_name(v->stage), v->reason ? v->reason : "");
+	}
+	ln_buf_addf(out, "result: %s%s%s (exit %d)\n", paint(color, code ? LN_ST_FAIL : LN_ST_PASS),
+		    code ? "FAIL" : "PASS", off, code);
+	ln_buf_release(&subj);
+	return 0;
+}
+
+int ln_report_save(const char *path, const struct ln_buf *buf, struct ln_buf *err)
+{
+	return ln_file_write_atomic(path, buf->buf, buf->len, 0644, err);
+}
