@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmnet-agent internals shared by its modules. The agent converges one
+ * node; everything it touches is reached through two seams so that the
+ * same code runs on a real kernel and on a fixture tree under --root:
+ *
+ *  - struct ln_fsops: configfs and filesystem changes (mkdir, rmdir,
+ *    symlink, attribute writes, module loading, the configfs mount). The
+ *    fixture implementation enforces the kernel's configfs rules itself.
+ *  - struct ln_iniops: the NVMe-oF initiator (scan, connect, disconnect,
+ *    host NQN generation). The real one is libnvme, behind nvme_shim.c.
+ *
+ * Reads go straight to the filesystem under the root: a fixture tree is an
+ * ordinary directory tree shaped like the real sysfs/procfs/configfs.
+ * Every change passes through ln_agent_change() (the failpoint).
+ */
+#ifndef LN_AGENT_H
+#define LN_AGENT_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "common/buf.h"
+
+#define LN_AGENT_PROTOCOL 1
+#define LN_NVMET "/sys/kernel/config/nvmet"
+
+/* Agent exit codes (docs/agent-protocol.md). */
+enum {
+	LN_AGENT_EXIT_OK = 0,
+	LN_AGENT_EXIT_PARTIAL = 1,
+	LN_AGENT_EXIT_REQUEST = 2,
+	LN_AGENT_EXIT_LOCKED = 3,
+	LN_AGENT_EXIT_USAGE = 64,
+	LN_AGENT_EXIT_INTERNAL = 70,
+	LN_AGENT_EXIT_FAILPOINT = 99,
+};
+
+struct ln_agent;
+
+struct ln_fsops {
+	const char *name;
+	int (*mkdir)(struct ln_agent *a, const char *path, struct ln_buf *err);
+	int (*rmdir)(struct ln_agent *a, const char *path, struct ln_buf *err);
+	/* link at linkpath pointing to the node path target */
+	int (*symlink)(struct ln_agent *a, const char *target, const char *linkpath,
+		       struct ln_buf *err);
+	int (*unlink)(struct ln_agent *a, const char *path, struct ln_buf *err);
+	int (*write_attr)(struct ln_agent *a, const char *path, const char *val,
+			  struct ln_buf *err);
+	/* ensure a kernel module is loaded (bounded) */
+	int (*modprobe)(struct ln_agent *a, const char *module, struct ln_buf *err);
+	/* mount configfs at /sys/kernel/config */
+	int (*mount_configfs)(struct ln_agent *a, struct ln_buf *err);
+	/* 1 when the filesystem holding path opens files with O_DIRECT, 0 if not */
+	int (*odirect_ok)(struct ln_agent *a, const char *path);
+	/* mount / unmount a filesystem */
+	int (*mount)(struct ln_agent *a, const char *dev, const char *path, const char *fs,
+		     struct ln_buf *err);
+	int (*umount)(struct ln_agent *a, const char *path, struct ln_buf *err);
+	/* make a filesystem on dev (bounded) */
+	int (*mkfs)(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err);
+};
+
+/* One NVMe controller as seen on the node. */
+struct ln_ctrl {
+	char name[32];		/* nvme1 */
+	char transport[16];	/* tcp, rdma, pcie, loop */
+	char traddr[64];
+	char trsvcid[16];
+	char subsysnqn[256];
+	char hostnqn[256];
+	char state[32];
+};
+
+struct ln_ctrl_list {
+	struct ln_ctrl *v;
+	size_t n;
+};
+
+/* Connection options for ln_iniops.connect. */
+struct ln_conn {
+	const char *subsysnqn;
+	const char *transport;
+	const char *traddr;
+	const char *trsvcid;
+	const char *hostnqn;
+	const char *hostid;
+	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay; /* 0: default */
+};
+
+struct ln_iniops {
+	const char *name;
+	int (*scan)(struct ln_agent *a, struct ln_ctrl_list *out, struct ln_buf *err);
+	/* connect; the new controller's name goes to name (size 32) */
+	int (*connect)(struct ln_agent *a, const struct ln_conn *c, char *name,
+		       struct ln_buf *err);
+	int (*disconnect)(struct ln_agent *a, const char *name, struct ln_buf *err);
+	/* a fresh host NQN (malloc'd) for this machine */
+	int (*hostnqn_generate)(struct ln_agent *a, char **out, struct ln_buf *err);
+};
+
+struct ln_agent {
+	char root[PATH_MAX];	/* "" for the real node, else the fixture root */
+	int fixture;
+	const struct ln_fsops *fs;
+	const struct ln_iniops *ini;
+	unsigned long changes;	/* changes made so far (failpoint counter) */
+	unsigned long failpoint;/* stop before this change; 0: never */
+	int dry_run;		/* plan: never change anything */
+};
+
+/* Set up the agent for root (NULL or "/" for the real node). */
+int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err);
+
+/* root + path into out (PATH_MAX); -ENAMETOOLONG when it does not fit. */
+int ln_agent_path(const struct ln_agent *a, const char *path, char *out);
+
+/* The failpoint: count one change, described by what; exits with status
+ * LN_AGENT_EXIT_FAILPOINT when this is the change LLMNET_FAILPOINT names.
+ * In a dry run it refuses (-EROFS): a read-only verb never changes. */
+int ln_agent_change(struct ln_agent *a, const char *what);
+
+/* Guarded change operations: failpoint, then the ops table. */
+int ln_fs_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err);
+int ln_fs_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err);
+int ln_fs_symlink(struct ln_agent *a, const char *target, const char *linkpath,
+		  struct ln_buf *err);
+int ln_fs_unlink(struct ln_agent *a, const char *path, struct ln_buf *err);
+int ln_fs_write_attr(struct ln_agent *a, const char *path, const char *val, struct ln_buf *err);
+/* Regular files under the root: atomic replace, sparse create, delete. */
+int ln_fs_write_file(struct ln_agent *a, const char *path, const char *data, size_t len,
+		     mode_t mode, struct ln_buf *err);
+int ln_fs_create_sparse(struct ln_agent *a, const char *path, uint64_t size, struct ln_buf *err);
+int ln_fs_remove_file(struct ln_agent *a, const char *path, struct ln_buf *err);
+
+/* Reads under the root. ln_read_attr strips one trailing newline. */
+int ln_read_attr(const struct ln_agent *a, const char *path, struct ln_buf *out);
+int ln_path_exists(const struct ln_agent *a, const char *path);
+int ln_is_dir(const struct ln_agent *a, const char *path);
+int ln_is_link(const struct ln_agent *a, const char *path);
+/* Sorted names in a directory (no . and ..); NULL-terminated, free with
+ * ln_names_free. Missing directory: empty list and -ENOENT. */
+int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n);
+void ln_names_free(char **names, size_t n);
+/* 1 when the module is loaded (ROOT/sys/module/NAME). */
+int ln_module_loaded(const struct ln_agent *a, const char *module);
+/* 1 when configfs is mounted at /sys/kernel/config (ROOT/proc/mounts). */
+int ln_configfs_mounted(const struct ln_agent *a);
+/* 1 when dev (a node path) is mounted somewhere, 0 if not. */
+int ln_dev_mounted(const struct ln_agent *a, const char *dev);
+/* 1 when path is a mount point (ROOT/proc/mounts). */
+int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t fslen);
+
+extern const struct ln_fsops ln_fsops_real;
+extern const struct ln_fsops ln_fsops_fixture;
+extern const struct ln_iniops ln_iniops_real;
+extern const struct ln_iniops ln_iniops_fixture;
+
+/* Validation of values that reach paths, configfs names or command lines. */
+int ln_valid_nqn(const char *s);
+int ln_valid_abs_path(const char *s);
+int ln_valid_name(const char *s, size_t max);
+/* Numeric IPv4/IPv6; family gets "ipv4" or "ipv6". */
+int ln_valid_addr(const char *s, const char **family);
+
+/* The change list answer. */
+struct ln_changes {
+	struct json_object *list;	/* array of change objects */
+	struct json_object *warnings;	/* array of strings */
+	int n_create, n_change, n_remove, n_ok, n_error;
+};
+
+void ln_changes_init(struct ln_changes *c);
+void ln_changes_release(struct ln_changes *c);
+/* Append one change; detail and error may be NULL. */
+void ln_changes_add(struct ln_changes *c, const char *action, const char *kind, const char *id,
+		    const char *detail, const char *error);
+void ln_changes_warn(struct ln_changes *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Build the answer object (takes the lists out of c). */
+struct json_object *ln_changes_answer(struct ln_changes *c, const char *mode,
+				      const char *cluster, int plan);
+
+/* Run argv (argv[0] an absolute path) with a bound, output captured up to
+ * max_output bytes. Used by `run` and for modprobe/mkfs. */
+struct ln_run_result {
+	int exited;		/* 1: exit_status is valid */
+	int exit_status;
+	int signal;		/* when killed by a signal */
+	int timed_out;
+	long duration_ms;
+	struct ln_buf output;
+	size_t output_bytes;	/* all bytes the child wrote */
+	int truncated;
+};
+int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
+		   struct ln_run_result *res, struct ln_buf *err);
+void ln_run_result_release(struct ln_run_result *res);
+
+/* Emit an answer on stdout. */
+int ln_agent_emit(struct json_object *obj);
+/* Emit an error answer and return exit_code. */
+int ln_agent_fail(const char *code, const char *message, int exit_code);
+
+/* Split a controller's sysfs address attribute into traddr and trsvcid. */
+void ln_parse_ctrl_address(const char *addr, char *traddr, size_t tlen, char *trsvcid,
+			   size_t slen);
+
+/* The visible namespace block devices (not the hidden nvmeXcYnZ paths)
+ * whose subsystem NQN is nqn, sorted; each entry "nvme1n1". */
+int ln_nvme_blocks(const struct ln_agent *a, const char *nqn, char ***names, size_t *n);
+
+/* Verbs. */
+int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf *err);
+
+#endif

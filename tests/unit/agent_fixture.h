@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for the agent's tests: build a fixture tree (tests/fixtures/agent
+ * *.tree) into a fresh temporary directory, run the built agent binary on
+ * it (the failpoint exits the process, so tests run the real binary), and
+ * list a tree for before/after comparisons. Header-only: each test binary
+ * is one file.
+ */
+#ifndef LN_TEST_AGENT_FIXTURE_H
+#define LN_TEST_AGENT_FIXTURE_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/fileio.h"
+
+#define AGENT_BIN BUILD_DIR "/llmnet-agent-dyn"
+
+/* Build FIXTURES_DIR/agent/<name>.tree into a new temp dir; returns it (malloc'd). */
+static inline char *fx_build(const char *name)
+{
+	char tmpl[] = "/tmp/llmnet-agent-test.XXXXXX", cmd[1024];
+	char *dir = mkdtemp(tmpl);
+
+	if (!dir)
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "%s/agent/build-tree.sh %s/agent/%s.tree %s", FIXTURES_DIR,
+		 FIXTURES_DIR, name, dir);
+	if (system(cmd) != 0)
+		return NULL;
+	return strdup(dir);
+}
+
+static inline void fx_remove(char *dir)
+{
+	char cmd[1024];
+
+	if (dir && !strncmp(dir, "/tmp/llmnet-agent-test.", 23)) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+	free(dir);
+}
+
+/*
+ * Run the agent: argv after the binary, stdin from in (may be NULL), stdout
+ * into out, stderr into errout (may be NULL); env_kv "K=V" added (may be
+ * NULL). Returns the exit status, or 128+signal.
+ */
+static inline int fx_agent(const char *root, const char *const *args, const char *in,
+			   struct ln_buf *out, struct ln_buf *errout, const char *env_kv)
+{
+	char inpath[] = "/tmp/llmnet-agent-in.XXXXXX", outpath[] = "/tmp/llmnet-agent-out.XXXXXX";
+	char errpath[] = "/tmp/llmnet-agent-err.XXXXXX";
+	struct ln_buf e = LN_BUF_INIT;
+	const char *argv[32];
+	int ifd = mkstemp(inpath), ofd = mkstemp(outpath), efd = mkstemp(errpath);
+	int status = -1, i = 0, n;
+	pid_t pid;
+
+	if (in && write(ifd, in, strlen(in)) < 0)
+		return -1;
+	lseek(ifd, 0, SEEK_SET);
+	argv[i++] = AGENT_BIN;
+	if (root) {
+		argv[i++] = "--root";
+		argv[i++] = root;
+	}
+	for (n = 0; args[n] && i < 30; n++)
+		argv[i++] = args[n];
+	argv[i] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(ifd, 0);
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		if (env_kv)
+			putenv((char *)env_kv);
+		execv(argv[0], (char *const *)argv);
+		_exit(126);
+	}
+	waitpid(pid, &status, 0);
+	close(ifd);
+	close(ofd);
+	close(efd);
+	if (out) {
+		ln_buf_reset(out);
+		ln_file_read(outpath, out, &e);
+	}
+	if (errout) {
+		ln_buf_reset(errout);
+		ln_file_read(errpath, errout, &e);
+	}
+	unlink(inpath);
+	unlink(outpath);
+	unlink(errpath);
+	ln_buf_release(&e);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+/* Append a sorted listing of dir (type, path, link target or file content
+ * digest) to out, skipping paths for which skip() returns 1. */
+static inline void fx_list_rec(const char *base, const char *rel, struct ln_buf *out,
+			       int (*skip_fn)(const char *rel))
+{
+	char p[4096], **names = NULL;
+	struct dirent *de;
+	size_t n = 0, i;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s%s", base, rel);
+	d = opendir(p);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		names = realloc(names, (n + 1) * sizeof(*names));
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	for (i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = i + 1; j < n; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				char *t = names[i];
+
+				names[i] = names[j];
+				names[j] = t;
+			}
+	}
+	for (i = 0; i < n; i++) {
+		char r[4096], full[4096], tgt[4096];
+		struct stat st;
+
+		snprintf(r, sizeof(r), "%s/%s", rel, names[i]);
+		snprintf(full, sizeof(full), "%s%s", base, r);
+		if ((skip_fn && skip_fn(r)) || lstat(full, &st) < 0) {
+			free(names[i]);
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t k = readlink(full, tgt, sizeof(tgt) - 1);
+
+			tgt[k < 0 ? 0 : k] = '\0';
+			ln_buf_addf(out, "l %s -> %s\n", r, tgt);
+		} else if (S_ISDIR(st.st_mode)) {
+			ln_buf_addf(out, "d %s\n", r);
+			fx_list_rec(base, r, out, skip_fn);
+		} else {
+			struct ln_buf c = LN_BUF_INIT, e = LN_BUF_INIT;
+
+			if (st.st_size <= 4096)
+				ln_file_read(full, &c, &e);
+			ln_buf_addf(out, "f %s %lld %s\n", r, (long long)st.st_size,
+				    st.st_size <= 4096 ? c.buf : "(large)");
+			ln_buf_release(&c);
+			ln_buf_release(&e);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+static inline void fx_list(const char *root, struct ln_buf *out, int (*skip_fn)(const char *rel))
+{
+	ln_buf_reset(out);
+	fx_list_rec(root, "", out, skip_fn);
+}
+
+#endif

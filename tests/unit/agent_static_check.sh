@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The agent is pushed to nodes that may lack every shared library: check
+# that it is static, that its stripped size stays under 8 MiB, and that it
+# makes no NSS calls (no open of nsswitch.conf or libnss*) while it runs.
+# Prints cmocka-style counts; with COUNTS, writes "PASSED FAILED" there.
+set -u
+agent=$1 counts=${2:-}
+fixdir=$(cd "$(dirname "$0")/../fixtures/agent" && pwd)
+pass=0 fail=0
+ok() { echo "[       OK ] $1"; pass=$((pass + 1)); }
+bad() { echo "[  FAILED  ] $1: $2"; fail=$((fail + 1)); }
+
+if file "$agent" | grep -q 'statically linked'; then ok static; else bad static "$(file "$agent")"; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$fixdir/build-tree.sh" "$fixdir/node-target.tree" "$tmp/root"
+strip -o "$tmp/agent" "$agent"
+size=$(stat -c %s "$tmp/agent")
+if [ "$size" -lt $((8 << 20)) ]; then ok "stripped size $size"; else bad size "$size bytes >= 8 MiB"; fi
+if command -v strace >/dev/null; then
+	for verb in version facts; do
+		strace -f -e trace=open,openat,execve -o "$tmp/trace" "$agent" "$verb" >/dev/null 2>&1
+		strace -f -e trace=open,openat,execve -o "$tmp/trace.fx" "$agent" --root "$tmp/root" "$verb" >/dev/null 2>&1
+		if grep -Eq 'nsswitch\.conf|libnss' "$tmp/trace" "$tmp/trace.fx"; then
+			bad "no NSS ($verb)" "$(grep -E 'nsswitch|libnss' "$tmp/trace" "$tmp/trace.fx" | head -3)"
+		elif ! grep -q execve "$tmp/trace"; then
+			bad "no NSS ($verb)" "strace recorded nothing"
+		else
+			ok "no NSS ($verb)"
+		fi
+	done
+else
+	bad "no NSS" "strace is not installed (deps/agent.list)"
+fi
+echo "[  PASSED  ] $pass tests."
+[ -n "$counts" ] && mkdir -p "$(dirname "$counts")" && echo "$pass $fail" > "$counts"
+[ "$fail" -eq 0 ] || echo "[  FAILED  ] $fail tests."
+[ "$fail" -eq 0 ]

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/* llmnet-agent `version` and `facts` on fixture trees shaped like 6.1's sysfs. */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include <json-c/json.h>
+
+#include "common/json.h"
+
+static struct json_object *run_json(const char *root, const char *const *args, int want_rc)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, perr = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	int rc = fx_agent(root, args, NULL, &out, &err, NULL);
+
+	if (rc != want_rc)
+		fprintf(stderr, "rc %d, stderr: %s\nstdout: %s\n", rc, err.buf, out.buf);
+	assert_int_equal(rc, want_rc);
+	assert_int_equal(ln_json_parse(out.buf, out.len, &o, &perr), 0);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&perr);
+	return o;
+}
+
+static const char *path_str(struct json_object *o, const char *path)
+{
+	char key[128];
+	const char *p = path;
+
+	while (o && *p) {
+		size_t n = strcspn(p, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, p);
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(key));
+		else if (!json_object_object_get_ex(o, key, &o))
+			return NULL;
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return o ? json_object_get_string(o) : NULL;
+}
+
+static void test_agent_facts__version(void **st)
+{
+	const char *args[] = { "version", NULL };
+	struct json_object *o = run_json(NULL, args, 0);
+
+	(void)st;
+	assert_string_equal(path_str(o, "protocol"), "1");
+	assert_string_equal(path_str(o, "agent"), "llmnet-agent");
+	assert_string_equal(path_str(o, "verbs.0.name"), "version");
+	assert_string_equal(path_str(o, "verbs.0.mutating"), "false");
+	json_object_put(o);
+}
+
+static void test_agent_facts__target_node(void **st)
+{
+	const char *args[] = { "facts", NULL };
+	char *root = fx_build("node-target");
+	struct json_object *o;
+
+	(void)st;
+	assert_non_null(root);
+	o = run_json(root, args, 0);
+	assert_string_equal(path_str(o, "root"), root);
+	assert_string_equal(path_str(o, "hostname"), "te1");
+	assert_string_equal(path_str(o, "kernel"), "6.1.0-27-amd64");
+	assert_string_equal(path_str(o, "product_uuid"), "1f0f7b8a-0000-4000-8000-000000000001");
+	assert_null(path_str(o, "host_nqn"));
+	/* RDMA: state names, RoCE MTU from the netdev MTU, zero GID left out */
+	assert_string_equal(path_str(o, "rdma.0.device"), "rxe0");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.state"), "ACTIVE");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.phys_state"), "LINK_UP");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.rate_gbps"), "100.0");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.active_mtu"), "1024");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.gids.1.type"), "RoCE v2");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.gids.1.netdev"), "eth1");
+	assert_null(path_str(o, "rdma.0.ports.0.gids.2"));
+	assert_string_equal(path_str(o, "netdevs.0.name"), "eth1");
+	assert_string_equal(path_str(o, "netdevs.0.addresses.0"), "10.77.0.11/24");
+	/* NVMe: the local PCIe drive with its namespace */
+	assert_string_equal(path_str(o, "nvme.0.transport"), "pcie");
+	assert_string_equal(path_str(o, "nvme.0.namespaces.0.block"), "nvme0n1");
+	assert_string_equal(path_str(o, "nvme.0.namespaces.0.size_bytes"), "134217728");
+	/* nvmet: the foreign objects as they are, no auth in 6.1 */
+	assert_string_equal(path_str(o, "nvmet.auth"), "false");
+	assert_string_equal(path_str(o, "nvmet.subsystems.0.nqn"),
+			    "nqn.2014-08.org.example:foreign.target");
+	assert_string_equal(path_str(o, "nvmet.subsystems.0.namespaces.0.device_path"),
+			    "/srv/foreign.img");
+	assert_string_equal(path_str(o, "nvmet.ports.0.service"), "4421");
+	assert_string_equal(path_str(o, "nvmet.ports.0.subsystems.0"),
+			    "nqn.2014-08.org.example:foreign.target");
+	assert_string_equal(path_str(o, "modules.0"), "configfs");
+	assert_string_equal(path_str(o, "gpus.count"), "0");
+	json_object_put(o);
+	fx_remove(root);
+}
+
+static void test_agent_facts__initiator_node_skips_hidden_paths(void **st)
+{
+	const char *args[] = { "facts", NULL };
+	char *root = fx_build("node-initiator");
+	struct json_object *o, *ns;
+
+	(void)st;
+	o = run_json(root, args, 0);
+	assert_string_equal(path_str(o, "nvme.0.address"), "10.77.0.13");
+	assert_string_equal(path_str(o, "nvme.0.service"), "4420");
+	assert_string_equal(path_str(o, "nvme.0.subsysnqn"), "nqn.2014-08.org.example:other.target");
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(
+		json_object_object_get(o, "nvme"), 0), "namespaces", &ns));
+	assert_int_equal(json_object_array_length(ns), 1);
+	assert_string_equal(path_str(o, "nvme.0.namespaces.0.block"), "nvme0n1");
+	assert_string_equal(path_str(o, "rdma"), "[ ]");
+	assert_string_equal(path_str(o, "netdevs.0.mtu"), "9000");
+	assert_string_equal(path_str(o, "nvmet.configfs"), "false");
+	json_object_put(o);
+	fx_remove(root);
+}
+
+static void test_agent_facts__gpus_from_proc(void **st)
+{
+	const char *args[] = { "facts", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf e = LN_BUF_INIT;
+	struct json_object *o;
+	const char *info = "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 42\n";
+	int i;
+
+	(void)st;
+	for (i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/proc/driver/nvidia/gpus/0000:0%d:00.0", root, i + 1);
+		assert_int_equal(ln_mkdir_p(p, 0755, &e), 0);
+		strcat(p, "/information");
+		assert_int_equal(ln_file_write_atomic(p, info, strlen(info), 0644, &e), 0);
+	}
+	o = run_json(root, args, 0);
+	assert_string_equal(path_str(o, "gpus.count"), "2");
+	assert_string_equal(path_str(o, "gpus.source"), "proc");
+	assert_string_equal(path_str(o, "gpus.models.1"), "NVIDIA H100 80GB HBM3");
+	json_object_put(o);
+	ln_buf_release(&e);
+	fx_remove(root);
+}
+
+static void test_agent_facts__bad_root_and_verb(void **st)
+{
+	const char *facts[] = { "facts", NULL }, *nope[] = { "frobnicate", NULL };
+	struct json_object *o;
+
+	(void)st;
+	o = run_json("relative/root", facts, 64);
+	assert_string_equal(path_str(o, "error.code"), "usage");
+	json_object_put(o);
+	o = run_json("/nonexistent-llmnet-root", facts, 64);
+	assert_non_null(strstr(path_str(o, "error.message"), "not a directory"));
+	json_object_put(o);
+	o = run_json(NULL, nope, 64);
+	assert_string_equal(path_str(o, "error.code"), "usage");
+	json_object_put(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_facts__version),
+		cmocka_unit_test(test_agent_facts__target_node),
+		cmocka_unit_test(test_agent_facts__initiator_node_skips_hidden_paths),
+		cmocka_unit_test(test_agent_facts__gpus_from_proc),
+		cmocka_unit_test(test_agent_facts__bad_root_and_verb),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
