@@ -59,6 +59,7 @@ struct ln_mpi_probe {
 	long ranks;		/* world size the probe saw */
 	char **hosts;		/* hosts[rank], ranks entries */
 	int allreduce_ok;
+	int pass;		/* the probe's own verdict (also checks --expect-ranks) */
 	double seconds;		/* one allreduce, slowest rank */
 	long elements;
 };
@@ -80,6 +81,8 @@ struct ln_nccl {
 	double busbw;		/* GB/s */
 	long wrong;		/* wrong elements; 0 means checked and correct */
 	int correct;		/* result verified */
+	int not_run;		/* the probe could not run (no NCCL, no GPU) */
+	char reason[256];	/* the probe's first "error: " line */
 };
 
 int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_buf *err);

@@ -6,7 +6,8 @@
  *      ranks N bytes B
  *      allreduce time_us T algbw A busbw U wrong W
  *      result pass|fail
- *    or "error: ..." lines;
+ *    with "error: ..." lines, and "result notrun" when NCCL, the CUDA
+ *    runtime or a GPU is missing (not_run set, reason from the error);
  *  - nccl-tests' all_reduce_perf text report: '#' comment lines, then one
  *    row per size: size count type redop [root] followed by out-of-place
  *    and in-place groups of (time algbw busbw #wrong). Older releases have
@@ -51,6 +52,9 @@ static int parse_probe_line(const char *line, struct ln_nccl *out, int *seen_res
 	} else if (sscanf(line, "result %15s", word) == 1) {
 		*seen_result = 1;
 		*pass = !strcmp(word, "pass");
+		out->not_run = !strcmp(word, "notrun");
+	} else if (!strncmp(line, "error: ", 7) && !out->reason[0]) {
+		snprintf(out->reason, sizeof(out->reason), "%.255s", line + 7);
 	}
 	return 0;
 }
@@ -152,6 +156,8 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 		}
 	}
 	if (probe) {
+		if (seen_result && out->not_run)
+			return 0;
 		if (seen_result && out->ranks > 0 && out->time_us > 0) {
 			if (!pass && out->correct)
 				out->correct = 0;

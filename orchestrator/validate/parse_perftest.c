@@ -19,7 +19,7 @@
 static const char *const error_words[] = {
 	"error", "failed", "failure", "couldn't", "could not", "unable", "cannot",
 	"mismatch", "refused", "timed out", "timeout", "not found", "no such", "abort",
-	"rejected", "unreachable", NULL,
+	"rejected", "unreachable", "not enough", NULL,
 };
 
 static int line_is_error(const char *s, size_t n)

@@ -152,6 +152,7 @@ static void test_validate_parse__mpi(void **state)
 	assert_string_equal(m.hosts[2], "node3");
 	assert_true(m.allreduce_ok);
 	assert_float_equal(m.seconds, 0.00421, 1e-9);
+	assert_true(m.pass);
 	ln_mpi_probe_release(&m);
 
 	load("validate", "mpi_wrong.txt", &t);
@@ -162,6 +163,24 @@ static void test_validate_parse__mpi(void **state)
 	load("validate", "mpi_orte_fail.txt", &t);
 	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "ORTE was unable to reliably start"));
+
+	/* real mpirun output (Open MPI 4.1.4, this repository's probe) */
+	load("validate", "mpirun_real_ok3.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), 0);
+	assert_int_equal(m.ranks, 3);
+	assert_true(m.allreduce_ok);
+	assert_int_equal(m.elements, 262144);
+	ln_mpi_probe_release(&m);
+	load("validate", "mpirun_real_wrong.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), 0);
+	assert_int_equal(m.ranks, 2);
+	assert_false(m.allreduce_ok);
+	assert_false(m.pass);
+	ln_mpi_probe_release(&m);
+	ln_buf_reset(&err);
+	load("validate", "mpirun_real_slots.txt", &t);
+	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "There are not enough slots available"));
 
 	ln_buf_reset(&err);
 	load("validate", "mpi_truncated.txt", &t);

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT
+#
+# validate: the NCCL probe (plain cc; it loads NCCL and the CUDA runtime
+# with dlopen, so it builds without them) and, for the unit tests only,
+# STAND-IN libnccl/libcudart (clearly not NCCL or CUDA) that let the
+# probe's wiring run without a GPU. The MPI probe is built by mpicc on
+# the launcher node at run time (and by its unit test the same way).
+
+PROBES_DIR := $(BUILD)/probes
+STANDIN_DIR := $(BUILD)/standin
+NCCL_PROBE := $(PROBES_DIR)/nccl_probe
+STANDIN_LIBS := $(STANDIN_DIR)/libcudart.so $(STANDIN_DIR)/libnccl.so.2 \
+	$(STANDIN_DIR)/nosym/libnccl.so.2
+
+all: $(NCCL_PROBE)
+
+$(NCCL_PROBE): agents/probes/nccl_probe.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) $(SANFLAGS) -D_GNU_SOURCE -o $@ $< -ldl
+
+$(STANDIN_DIR)/libcudart.so: tests/unit/standin/cudart_standin.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -fPIC -shared -o $@ $<
+
+$(STANDIN_DIR)/libnccl.so.2: tests/unit/standin/nccl_standin.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -fPIC -shared -o $@ $<
+
+$(STANDIN_DIR)/nosym/libnccl.so.2: tests/unit/standin/nccl_standin.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_NO_ALLREDUCE -fPIC -shared -o $@ $<
+
+$(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(STANDIN_LIBS)

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probes, run for real. The NCCL probe runs against STAND-IN
+ * libnccl/libcudart built by these tests (tests/unit/standin/: they are
+ * NOT NCCL or CUDA, they sum on the host) to check its wiring: library
+ * loading, rank setup, busbw arithmetic, a wrong sum, an NCCL error, a
+ * missing symbol, a missing library and a node without GPUs. The MPI
+ * probe is built with this machine's mpicc and run under mpirun, as the
+ * mpi stage does on the launcher node.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/unit/cmocka.h"
+#include "common/error.h"
+#include "orchestrator/validate/parse.h"
+
+#define SRC_DIR FIXTURES_DIR "/../.."
+
+/* Run cmd through the shell, capture stdout, return the exit status. */
+static int capture(const char *cmd, struct ln_buf *out)
+{
+	char chunk[4096];
+	size_t n;
+	FILE *f;
+	int st;
+
+	ln_buf_reset(out);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		assert_int_equal(ln_buf_add(out, chunk, n), 0);
+	st = pclose(f);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static int nccl(const char *env, const char *nccl_lib, const char *args, struct ln_buf *out)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "env %s %s/probes/nccl_probe --nccl-lib %s/standin/%s --cudart-lib "
+		 "%s/standin/libcudart.so %s",
+		 env, BUILD_DIR, BUILD_DIR, nccl_lib, BUILD_DIR, args);
+	return capture(cmd, out);
+}
+
+static void test_validate_probes__nccl_standin_pass_and_busbw(void **state)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_nccl n;
+	static const int ranks[] = { 1, 2, 4, 8 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+		char env[64];
+
+		snprintf(env, sizeof(env), "STANDIN_GPUS=%d", ranks[i]);
+		assert_int_equal(nccl(env, "libnccl.so.2", "--bytes 1048576 --iters 3", &out), 0);
+		assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+		assert_int_equal(n.ranks, ranks[i]);
+		assert_int_equal(n.bytes, 1048576);
+		assert_true(n.correct);
+		assert_int_equal(n.wrong, 0);
+		assert_true(n.algbw > 0);
+		/* busbw = algbw * 2(n-1)/n, printed to 4 decimals; 0 for one rank */
+		if (ranks[i] == 1)
+			assert_float_equal(n.busbw, 0.0, 0);
+		else
+			assert_float_equal(n.busbw, ln_nccl_busbw(n.algbw, n.ranks), 1e-3);
+		assert_non_null(strstr(out.buf, "nccl version 99999\n"));
+	}
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
+static void test_validate_probes__nccl_standin_faults(void **state)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_nccl n;
+
+	(void)state;
+	/* a wrong sum: the run "works" but the check catches it */
+	assert_int_equal(nccl("STANDIN_NCCL=wrong STANDIN_GPUS=3", "libnccl.so.2", "--bytes 4096",
+			      &out), 1);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_false(n.correct);
+	assert_int_equal(n.wrong, 1);
+	assert_string_equal(n.reason, "allreduce result wrong: rank 2 element 1023 is 7, "
+				      "expected 6");
+
+	/* an NCCL error: no result at all, and the error is quoted */
+	assert_int_equal(nccl("STANDIN_NCCL=error", "libnccl.so.2", "--bytes 4096", &out), 1);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "'error: ncclAllReduce failed: unhandled cuda error "
+					"(stand-in)'"));
+
+	/* a library without ncclAllReduce: not run, naming the symbol */
+	assert_int_equal(nccl("", "nosym/libnccl.so.2", "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_non_null(strstr(n.reason, "lacks 'ncclAllReduce'"));
+
+	/* no library at that path */
+	assert_int_equal(nccl("", "absent/libnccl.so.2", "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_non_null(strstr(n.reason, "cannot load NCCL: "));
+
+	/* a node without GPUs */
+	assert_int_equal(nccl("STANDIN_GPUS=0", "libnccl.so.2", "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_string_equal(n.reason, "no CUDA device: 0 devices");
+
+	/* fewer GPUs than the spec declares */
+	assert_int_equal(nccl("STANDIN_GPUS=2", "libnccl.so.2", "--gpus 3", &out), 1);
+	assert_non_null(strstr(out.buf, "error: 3 GPUs expected, 2 found\nresult fail\n"));
+
+	/* bad arguments never reach the libraries */
+	assert_int_equal(nccl("", "libnccl.so.2", "--bytes -5", &out), 1);
+	assert_non_null(strstr(out.buf, "error: bad argument '-5'"));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
+static void test_validate_probes__mpi_probe_under_mpirun(void **state)
+{
+	char dir[] = "/tmp/ln-mpi-XXXXXX", cmd[1024], host[256];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_mpi_probe m;
+	const char *mpirun = "mpirun --allow-run-as-root --oversubscribe -np 3";
+	long i;
+
+	(void)state;
+	if (access("/usr/bin/mpicc", X_OK))
+		fail_msg("mpicc is not installed: run 'make deps' (deps/validate.list)");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "mpicc -O2 -o %s/mpi_probe %s/agents/probes/mpi_probe.c 2>&1",
+		 dir, SRC_DIR);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+
+	snprintf(cmd, sizeof(cmd), "%s %s/mpi_probe --expect-ranks 3 2>&1", mpirun, dir);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_int_equal(ln_parse_mpi(out.buf, out.len, &m, &err), 0);
+	assert_int_equal(m.ranks, 3);
+	for (i = 0; i < m.ranks; i++)
+		assert_string_equal(m.hosts[i], host);
+	assert_true(m.allreduce_ok);
+	assert_true(m.pass);
+	assert_true(m.seconds > 0);
+	ln_mpi_probe_release(&m);
+
+	/* the hostfile says 4 ranks, 3 started */
+	snprintf(cmd, sizeof(cmd), "%s %s/mpi_probe --expect-ranks 4 2>&1", mpirun, dir);
+	assert_int_not_equal(capture(cmd, &out), 0);
+	assert_int_equal(ln_parse_mpi(out.buf, out.len, &m, &err), 0);
+	assert_true(m.allreduce_ok);
+	assert_false(m.pass);
+	assert_non_null(strstr(out.buf, "error: 4 ranks expected from the hostfile, 3 started"));
+	ln_mpi_probe_release(&m);
+
+	snprintf(cmd, sizeof(cmd), "%s %s/mpi_probe --self-test-wrong-sum 2>&1", mpirun, dir);
+	assert_int_not_equal(capture(cmd, &out), 0);
+	assert_int_equal(ln_parse_mpi(out.buf, out.len, &m, &err), 0);
+	assert_false(m.allreduce_ok);
+	assert_false(m.pass);
+	ln_mpi_probe_release(&m);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validate_probes__nccl_standin_pass_and_busbw),
+		cmocka_unit_test(test_validate_probes__nccl_standin_faults),
+		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
