@@ -33,5 +33,6 @@ int ln_cmd_usage(const char *usage);
 
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_lint(int argc, char **argv);
 
 #endif

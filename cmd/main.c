@@ -17,6 +17,7 @@ struct ln_cli ln_cli;
 const struct ln_command ln_commands[] = {
 	{ "help", cmd_help, "show help for llmnet or a command" },
 	{ "version", cmd_version, "print llmnet's version" },
+	{ "lint", cmd_lint, "check a spec without contacting any node" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Storage for the spec module: the arena that holds the model's strings,
+ * the index hash set used for every duplicate check (linear in the spec's
+ * size, never all-pairs), and the diagnostics list.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/spec_impl.h"
+
+#define ARENA_CHUNK (64u << 10)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	/* max_align_t keeps every allocation suitably aligned */
+	max_align_t data[];
+};
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	struct arena_chunk *c;
+	size_t want;
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n <= a->left) {
+		p = a->cur;
+		a->cur += n;
+		a->left -= n;
+		return p;
+	}
+	/* A large request gets its own chunk, behind the current one, so the
+	 * space left in the current chunk stays usable. */
+	want = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+	c = malloc(sizeof(*c) + want);
+	if (!c)
+		return NULL;
+	if (want != ARENA_CHUNK && a->head) {
+		c->next = a->head->next;
+		a->head->next = c;
+		return c->data;
+	}
+	c->next = a->head;
+	a->head = c;
+	a->cur = (char *)c->data + n;
+	a->left = want - n;
+	return c->data;
+}
+
+char *arena_strndup(struct arena *a, const char *s, size_t n)
+{
+	char *d = arena_alloc(a, n + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+void arena_release(struct arena *a)
+{
+	struct arena_chunk *c = a->head, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+uint64_t hash_str(const char *s, uint64_t h)
+{
+	/* FNV-1a, then a final mix so linear probing sees spread-out bits. */
+	for (; s && *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+int idxmap_init(struct idxmap *m, size_t n, uint64_t (*hash)(const void *, uint32_t),
+		int (*eq)(const void *, uint32_t, uint32_t), const void *ctx)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n + 2)
+		cap <<= 1;
+	m->slot = calloc(cap, sizeof(*m->slot));
+	if (!m->slot)
+		return -ENOMEM;
+	m->mask = cap - 1;
+	m->hash = hash;
+	m->eq = eq;
+	m->ctx = ctx;
+	return 0;
+}
+
+long idxmap_insert(struct idxmap *m, uint32_t idx)
+{
+	size_t i = (size_t)m->hash(m->ctx, idx) & m->mask;
+
+	for (;; i = (i + 1) & m->mask) {
+		uint32_t s = m->slot[i];
+
+		if (!s) {
+			m->slot[i] = idx + 1;
+			return -1;
+		}
+		if (m->eq(m->ctx, s - 1, idx))
+			return (long)(s - 1);
+	}
+}
+
+long idxmap_find(const struct idxmap *m, uint64_t h,
+		 int (*match)(const void *ctx, uint32_t idx, const void *key), const void *key)
+{
+	size_t i;
+
+	if (!m->slot)
+		return -1;
+	for (i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
+		uint32_t s = m->slot[i];
+
+		if (!s)
+			return -1;
+		if (match(m->ctx, s - 1, key))
+			return (long)(s - 1);
+	}
+}
+
+void idxmap_release(struct idxmap *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+}
+
+void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
+{
+	struct ln_spec_store *st = spec->store;
+	struct ln_buf b = LN_BUF_INIT;
+	va_list ap;
+
+	/* A runaway spec (or a fuzzer) must not grow the list without end;
+	 * past the cap only the count grows, reported at the end. */
+	if (st->n_diags >= 1000) {
+		st->n_dropped++;
+		return;
+	}
+	if (st->n_diags == st->alloc_diags) {
+		size_t n = st->alloc_diags ? st->alloc_diags * 2 : 16;
+		struct diag *d = realloc(st->diags, n * sizeof(*d));
+
+		if (!d)
+			return;
+		st->diags = d;
+		st->alloc_diags = n;
+	}
+	va_start(ap, fmt);
+	if (ln_buf_vaddf(&b, fmt, ap) < 0) {
+		va_end(ap);
+		ln_buf_release(&b);
+		return;
+	}
+	va_end(ap);
+	st->diags[st->n_diags].line = m.line ? m.line : 1;
+	st->diags[st->n_diags].col = m.line ? m.col : 1;
+	st->diags[st->n_diags].seq = (uint32_t)st->n_diags;
+	st->diags[st->n_diags].msg = ln_buf_detach(&b, NULL);
+	st->n_diags++;
+}
