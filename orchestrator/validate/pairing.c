@@ -15,9 +15,9 @@
 int ln_pairing_parse(const char *s, enum ln_pairing *kind)
 {
 	if (!strcmp(s, "ring"))
-		*kind = LN_PAIRS_RING;
+		*kind = LN_PAIRING_RING;
 	else if (!strcmp(s, "all"))
-		*kind = LN_PAIRS_ALL;
+		*kind = LN_PAIRING_ALL;
 	else
 		return -EINVAL;
 	return 0;
@@ -25,7 +25,7 @@ int ln_pairing_parse(const char *s, enum ln_pairing *kind)
 
 const char *ln_pairing_name(enum ln_pairing kind)
 {
-	return kind == LN_PAIRS_ALL ? "all" : "ring";
+	return kind == LN_PAIRING_ALL ? "all" : "ring";
 }
 
 void ln_schedule_release(struct ln_schedule *s)
@@ -130,7 +130,7 @@ int ln_pairing_build(enum ln_pairing kind, size_t n, struct ln_schedule *out,
 	ln_schedule_release(out);
 	if (n < 2)
 		return 0;
-	if (kind == LN_PAIRS_ALL)
+	if (kind == LN_PAIRING_ALL)
 		r = build_all(n, out);
 	else
 		r = build_ring(n, out);

@@ -20,8 +20,8 @@
 #include "common/buf.h"
 
 enum ln_pairing {
-	LN_PAIRS_RING = 0,
-	LN_PAIRS_ALL,
+	LN_PAIRING_RING = 0,
+	LN_PAIRING_ALL,
 };
 
 /* In a pair, a runs the server side and b the client side. */

@@ -41,7 +41,7 @@ static void test_pairing__ring_rounds_and_links(void **state)
 		unsigned char *seen;
 		size_t i;
 
-		assert_int_equal(ln_pairing_build(LN_PAIRS_RING, n, &s, &err), 0);
+		assert_int_equal(ln_pairing_build(LN_PAIRING_RING, n, &s, &err), 0);
 		assert_int_equal(ln_schedule_check(&s, n, &err), 0);
 		if (n == 2)
 			assert_int_equal(s.nrounds, 1);
@@ -72,7 +72,7 @@ static void test_pairing__all_pairs_circle_method(void **state)
 		unsigned char *seen;
 		size_t a, b;
 
-		assert_int_equal(ln_pairing_build(LN_PAIRS_ALL, n, &s, &err), 0);
+		assert_int_equal(ln_pairing_build(LN_PAIRING_ALL, n, &s, &err), 0);
 		assert_int_equal(ln_schedule_check(&s, n, &err), 0);
 		assert_int_equal(s.nrounds, n % 2 ? n : n - 1);
 		assert_int_equal(s.npairs, n * (n - 1) / 2);
@@ -96,17 +96,17 @@ static void test_pairing__tiny_and_names(void **state)
 	enum ln_pairing k;
 
 	(void)state;
-	assert_int_equal(ln_pairing_build(LN_PAIRS_ALL, 1, &s, &err), 0);
+	assert_int_equal(ln_pairing_build(LN_PAIRING_ALL, 1, &s, &err), 0);
 	assert_int_equal(s.nrounds, 0);
-	assert_int_equal(ln_pairing_build(LN_PAIRS_RING, 0, &s, &err), 0);
+	assert_int_equal(ln_pairing_build(LN_PAIRING_RING, 0, &s, &err), 0);
 	assert_int_equal(s.npairs, 0);
 	assert_int_equal(ln_pairing_parse("all", &k), 0);
-	assert_int_equal(k, LN_PAIRS_ALL);
+	assert_int_equal(k, LN_PAIRING_ALL);
 	assert_int_equal(ln_pairing_parse("ring", &k), 0);
-	assert_int_equal(k, LN_PAIRS_RING);
+	assert_int_equal(k, LN_PAIRING_RING);
 	assert_int_equal(ln_pairing_parse("Ring", &k), -EINVAL);
 	assert_int_equal(ln_pairing_parse("rin", &k), -EINVAL);
-	assert_string_equal(ln_pairing_name(LN_PAIRS_ALL), "all");
+	assert_string_equal(ln_pairing_name(LN_PAIRING_ALL), "all");
 	ln_buf_release(&err);
 }
 

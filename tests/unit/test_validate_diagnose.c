@@ -135,7 +135,7 @@ static void test_validate_diagnose__bad_node_ring(void **state)
 
 	(void)state;
 	s.bad_node[3] = 1;
-	run(&r, 8, LN_PAIRS_RING, &s, &st);
+	run(&r, 8, LN_PAIRING_RING, &s, &st);
 	assert_int_equal(r.nverdicts, 1);
 	assert_int_equal(r.verdicts[0].kind, LN_VERDICT_NODE);
 	assert_int_equal(r.verdicts[0].a, 3);
@@ -162,7 +162,7 @@ static void test_validate_diagnose__bad_link_ring(void **state)
 
 	(void)state;
 	s.bad_link[1][2] = 1;
-	expect(8, LN_PAIRS_RING, &s, "link:1-2 ");
+	expect(8, LN_PAIRING_RING, &s, "link:1-2 ");
 }
 
 static void test_validate_diagnose__two_faults_odd_ring(void **state)
@@ -172,7 +172,7 @@ static void test_validate_diagnose__two_faults_odd_ring(void **state)
 	(void)state;
 	s.bad_node[0] = 1;
 	s.bad_link[4][5] = 1;
-	expect(9, LN_PAIRS_RING, &s, "node:0 link:4-5 ");
+	expect(9, LN_PAIRING_RING, &s, "node:0 link:4-5 ");
 }
 
 static void test_validate_diagnose__all_pairs(void **state)
@@ -182,11 +182,11 @@ static void test_validate_diagnose__all_pairs(void **state)
 	(void)state;
 	s.bad_node[2] = 1;
 	s.bad_link[4][6] = 1;
-	expect(7, LN_PAIRS_ALL, &s, "node:2 link:4-6 ");
+	expect(7, LN_PAIRING_ALL, &s, "node:2 link:4-6 ");
 	memset(&s, 0, sizeof(s));
 	s.bad_node[0] = s.bad_node[5] = 1;
 	s.bad_link[1][3] = 1;
-	expect(10, LN_PAIRS_ALL, &s, "node:0 node:5 link:1-3 ");
+	expect(10, LN_PAIRING_ALL, &s, "node:0 node:5 link:1-3 ");
 }
 
 /* Two bad links on one node make it fail with both ring partners; the
@@ -197,7 +197,7 @@ static void test_validate_diagnose__two_links_one_node(void **state)
 
 	(void)state;
 	s.bad_link[4][5] = s.bad_link[5][6] = 1;
-	expect(10, LN_PAIRS_RING, &s, "link:4-5 link:5-6 ");
+	expect(10, LN_PAIRING_RING, &s, "link:4-5 link:5-6 ");
 }
 
 static void test_validate_diagnose__pass_on_retry_keeps_first_failure(void **state)
@@ -209,7 +209,7 @@ static void test_validate_diagnose__pass_on_retry_keeps_first_failure(void **sta
 
 	(void)state;
 	s.flaky[2][3] = 1;
-	run(&r, 6, LN_PAIRS_RING, &s, &st);
+	run(&r, 6, LN_PAIRING_RING, &s, &st);
 	assert_int_equal(r.nverdicts, 0);
 	assert_int_equal(st.passed_on_retry, 1);
 	for (i = 0; i < r.nchecks; i++) {
@@ -241,12 +241,12 @@ static void test_validate_diagnose__ambiguous_is_undetermined(void **state)
 	(void)state;
 	s.bad_node[2] = 1;
 	s.bad_link[0][1] = 1;
-	expect(3, LN_PAIRS_RING, &s, "undetermined:0 undetermined:1 undetermined:2 ");
+	expect(3, LN_PAIRING_RING, &s, "undetermined:0 undetermined:1 undetermined:2 ");
 	memset(&s, 0, sizeof(s));
 	s.bad_link[0][1] = 1;
-	expect(2, LN_PAIRS_RING, &s, "undetermined:0 undetermined:1 ");
+	expect(2, LN_PAIRING_RING, &s, "undetermined:0 undetermined:1 ");
 	memset(&s, 0, sizeof(s));
-	expect(5, LN_PAIRS_ALL, &s, "");
+	expect(5, LN_PAIRING_ALL, &s, "");
 }
 
 static void test_validate_diagnose__deterministic(void **state)
@@ -260,8 +260,8 @@ static void test_validate_diagnose__deterministic(void **state)
 	s1.bad_node[7] = s1.bad_node[20] = 1;
 	s1.bad_link[11][12] = s1.bad_link[30][31] = 1;
 	s2 = s1;
-	run(&r1, 40, LN_PAIRS_RING, &s1, &st);
-	run(&r2, 40, LN_PAIRS_RING, &s2, &st);
+	run(&r1, 40, LN_PAIRING_RING, &s1, &st);
+	run(&r2, 40, LN_PAIRING_RING, &s2, &st);
 	assert_int_equal(r1.nverdicts, 4);
 	assert_int_equal(r1.nverdicts, r2.nverdicts);
 	assert_int_equal(r1.nchecks, r2.nchecks);
