@@ -9,6 +9,8 @@
 #ifndef LN_CMD_H
 #define LN_CMD_H
 
+#include <stddef.h>
+
 enum ln_output { LN_OUT_TEXT, LN_OUT_JSON };
 
 struct ln_cli {
@@ -32,6 +34,38 @@ extern const struct ln_command ln_commands[];
 int ln_cmd_usage(const char *usage);
 
 int cmd_help(int argc, char **argv);
+int cmd_facts(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_teardown(int argc, char **argv);
+
+/* Shared by facts, plan, apply and teardown (cmd-apply.c). */
+struct ln_spec;
+struct ln_run;
+enum {
+	LN_CTL_PARALLEL = 1,
+	LN_CTL_LIMIT = 2,
+	LN_CTL_ACCEPT = 4,
+	LN_CTL_DETAILED = 8,
+	LN_CTL_PURGE = 16,
+};
+struct ln_ctl_opts {
+	const char *spec_path;
+	unsigned parallel;
+	char **limit, **accept;
+	size_t n_limit, n_accept;
+	int detailed, purge;
+	char *to_free[32];
+	size_t n_to_free;
+	struct ln_spec *spec;
+};
+/* Parse the shared options; 1: --help printed, -1: usage error. */
+int ln_cmd_ctl_parse(int argc, char **argv, unsigned flags, const char *usage,
+		     struct ln_ctl_opts *o);
+/* Load the spec (exit 3 on error, nothing contacted), set up the run and
+ * gather facts. Returns an exit code; LN_EXIT_OK to go on. */
+int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
+void ln_cmd_ctl_release(struct ln_ctl_opts *o);
 int cmd_version(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
 

@@ -18,6 +18,10 @@ const struct ln_command ln_commands[] = {
 	{ "help", cmd_help, "show help for llmnet or a command" },
 	{ "version", cmd_version, "print llmnet's version" },
 	{ "lint", cmd_lint, "check a spec without contacting any node" },
+	{ "facts", cmd_facts, "show what every node is and holds" },
+	{ "plan", cmd_plan, "show what apply would change" },
+	{ "apply", cmd_apply, "converge every node to the spec" },
+	{ "teardown", cmd_teardown, "remove what llmnet created for this cluster" },
 	{ NULL, NULL, NULL },
 };
 

@@ -194,6 +194,39 @@ out:
 	return r;
 }
 
+/* Fingerprint of the key known_hosts records for host:port (libssh does
+ * not hand back the mismatching entry), or NULL. */
+static char *recorded_fingerprint(const char *file, const char *host, int port)
+{
+	struct ln_buf cur = LN_BUF_INIT, e = LN_BUF_INIT;
+	char name[512], *fp = NULL, *p, *nl;
+
+	host_key_name(name, sizeof(name), host, port);
+	if (ln_file_read(file, &cur, &e) < 0)
+		goto out;
+	for (p = cur.buf; *p && !fp; p = nl) {
+		struct ssh_knownhosts_entry *entry = NULL;
+		size_t n;
+		char *copy;
+
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		nl = nl ? nl + 1 : p + n;
+		if (!n || *p == '#')
+			continue;
+		copy = strndup(p, n);
+		if (copy && ssh_known_hosts_parse_line(name, copy, &entry) == SSH_OK && entry) {
+			fp = key_fingerprint(entry->publickey);
+			ssh_knownhosts_entry_free(entry);
+		}
+		free(copy);
+	}
+out:
+	ln_buf_release(&cur);
+	ln_buf_release(&e);
+	return fp;
+}
+
 /*
  * The host-key decision. Changed keys are refused with both fingerprints
  * unless this node's replacement was accepted; unknown keys are refused
@@ -225,8 +258,10 @@ static int verify_host_key(struct ln_session *s, const struct ln_ssh_opts *o, co
 	case SSH_KNOWN_HOSTS_CHANGED:
 	case SSH_KNOWN_HOSTS_OTHER:
 		ssh_session_get_known_hosts_entry(s->ssh, &old);
-		old_fp = old ? key_fingerprint(old->publickey) : NULL;
+		old_fp = old && old->publickey ? key_fingerprint(old->publickey) : NULL;
 		ssh_knownhosts_entry_free(old);
+		if (!old_fp)
+			old_fp = recorded_fingerprint(kh, o->host, o->port);
 		if (!o->accept_replaced) {
 			ln_buf_addf(err,
 				    "refusing '%s': host key changed (known_hosts has %s, server "

@@ -126,3 +126,48 @@ cluster_down() {
 cluster_conn_count() {
 	grep -c 'Connection from' "$1/node$2/sshd.log" 2>/dev/null || true
 }
+
+# Write a spec for nodes 1..N: node 1 exports one target (tcp, a 1 MiB
+# backing file), every other node mounts nothing but connects to it, and
+# every node gets the hostfile. Extra YAML for the ssh section may follow.
+#   cluster_spec DIR N [SSH_EXTRA] > spec.yaml
+cluster_spec() {
+	local dir=$1 count=$2 extra=${3:-} i
+	cat <<YAML
+version: 1
+cluster: loop
+ssh: { user: root, identity: $dir/id_ed25519, known_hosts: $dir/known_hosts, parallel: 64, connect_timeout: 5s, timeout: 30s${extra:+, $extra} }
+nodes:
+YAML
+	for i in $(seq "$count"); do
+		printf '  - { name: n%d, address: %s, gpus: 1 }\n' "$i" "$(cluster_addr "$i")"
+	done
+	cat <<YAML
+storage:
+  targets:
+    - nqn: nqn.2024-04.io.llmnet:n1.t1
+      node: n1
+      transport: tcp
+      address: 127.0.1.1
+      service: 4420
+      namespaces:
+        - { nsid: 1, file: /var/lib/nvmet/disk1.img, size: 1MiB }
+  initiators:
+YAML
+	for i in $(seq 2 "$count"); do
+		printf '    - { node: n%d, target: nqn.2024-04.io.llmnet:n1.t1 }\n' "$i"
+	done
+	cat <<YAML
+mpi: { hostfile: /etc/llmnet/hostfile }
+YAML
+}
+
+# Give node I a host identity, as nvme-cli's installation does on a real
+# node: /etc/nvme/hostnqn and hostid under its root.
+cluster_node_identity() {
+	local dir=$1 i=$2 uuid=${3:-}
+	[ -n "$uuid" ] || uuid=$(cat /proc/sys/kernel/random/uuid)
+	mkdir -p "$dir/node$i/root/etc/nvme"
+	echo "nqn.2014-08.org.nvmexpress:uuid:$uuid" > "$dir/node$i/root/etc/nvme/hostnqn"
+	echo "$uuid" > "$dir/node$i/root/etc/nvme/hostid"
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* llmnet plan SPEC: what apply would change, per node, read-only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "orchestrator/facts.h"
+#include "orchestrator/fanout.h"
+#include "orchestrator/plan.h"
+
+static const char plan_usage[] =
+	"llmnet plan SPEC [--parallel N] [--limit NODES] [--accept-replaced NODES] [--detailed-exitcode]\n"
+	"shows what apply would change (+ create, ~ change, - remove); with --detailed-exitcode\n"
+	"exits 0 when nothing would change and 2 when something would";
+
+int cmd_plan(int argc, char **argv)
+{
+	struct ln_ctl_opts o;
+	struct ln_run run;
+	struct ln_plan_summary sum;
+	struct ln_buf err = LN_BUF_INIT;
+	int code, r;
+	size_t i;
+
+	memset(&run, 0, sizeof(run));
+	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT | LN_CTL_DETAILED,
+			     plan_usage, &o);
+	if (r)
+		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(plan_usage);
+	code = ln_cmd_ctl_start(&o, "plan", &run);
+	if (code != LN_EXIT_OK)
+		goto out;
+	if (ln_plan_check_duplicates(&run, &err) < 0) {
+		ln_error("%s", err.buf);
+		code = LN_EXIT_FAILED;
+	}
+	r = ln_plan_run(&run);
+	if (r < 0) {
+		ln_error("plan could not run: %s", ln_strerror(r));
+		code = LN_EXIT_FAILED;
+		goto out;
+	}
+	ln_plan_print(&run, ln_cli.output == LN_OUT_JSON, stdout, &sum);
+	for (i = 0; i < run.n; i++)
+		code = ln_exit_merge(code, ln_node_state_exit(run.nodes[i].state));
+	if (ln_fanout_interrupted())
+		code = ln_exit_merge(code, LN_EXIT_FAILED);
+	if (o.detailed && sum.create + sum.change + sum.remove + sum.error > 0)
+		code = ln_exit_merge(code, LN_EXIT_CHANGES);
+out:
+	ln_buf_release(&err);
+	ln_run_release(&run);
+	ln_cmd_ctl_release(&o);
+	return code;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* llmnet teardown SPEC: remove what llmnet owns for this cluster. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "orchestrator/apply.h"
+#include "orchestrator/facts.h"
+#include "orchestrator/fanout.h"
+#include "orchestrator/teardown.h"
+
+static const char teardown_usage[] =
+	"llmnet teardown SPEC [--parallel N] [--limit NODES] [--accept-replaced NODES] [--purge]\n"
+	"removes, in reverse order, what llmnet created for this cluster and nothing else;\n"
+	"--purge also deletes the backing files it created and the agent";
+
+int cmd_teardown(int argc, char **argv)
+{
+	struct ln_ctl_opts o;
+	struct ln_run run;
+	int code, r;
+
+	memset(&run, 0, sizeof(run));
+	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT | LN_CTL_PURGE,
+			     teardown_usage, &o);
+	if (r)
+		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(teardown_usage);
+	code = ln_cmd_ctl_start(&o, "teardown", &run);
+	if (code != LN_EXIT_OK)
+		goto out;
+	if (!ln_fanout_interrupted()) {
+		r = ln_teardown_run(&run);
+		if (r < 0)
+			ln_error("teardown could not run: %s", ln_strerror(r));
+	}
+	code = ln_apply_recap(&run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
+out:
+	ln_run_release(&run);
+	ln_cmd_ctl_release(&o);
+	return code;
+}

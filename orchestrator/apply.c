@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * apply's phases and recap. The ordering is the kernel's dependency: a
+ * target must allow a host before that host connects, and the hostfile is
+ * written last. Within a phase every node is independent, so the fan-out
+ * window runs them in parallel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "orchestrator/apply.h"
+#include "orchestrator/fanout.h"
+#include "orchestrator/plan.h"
+
+struct phase_ctx {
+	struct ln_run *r;
+	const char *name;
+	enum ln_phase_kind kind;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int phase_one(void *vctx, size_t i, struct ln_buf *line)
+{
+	struct phase_ctx *pc = vctx;
+	struct ln_run *r = pc->r;
+	struct ln_node_run *nr = &r->nodes[i];
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *req = NULL, *ans = NULL;
+	const char *args[6] = { NULL };
+	double t0 = now_s();
+	int rc, status = -1, c, ch, rm, ok, e;
+
+	switch (pc->kind) {
+	case LN_PK_APPLY_TARGETS:
+		args[0] = "apply";
+		req = ln_plan_request(r, i, LN_PHASE_TARGETS, NULL);
+		break;
+	case LN_PK_APPLY_FULL:
+		args[0] = "apply";
+		req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
+		break;
+	case LN_PK_PLAN:
+		args[0] = "plan";
+		req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
+		break;
+	case LN_PK_TEARDOWN:
+		args[0] = "teardown";
+		args[1] = "--cluster";
+		args[2] = r->spec->cluster;
+		args[3] = r->purge ? "--purge" : NULL;
+		break;
+	}
+	if (pc->kind != LN_PK_TEARDOWN && !req) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = ln_run_session(r, nr, &err);
+	if (rc == 0)
+		rc = ln_agent_call(nr->s, args, req, 0, &ans, &status, &err);
+	nr->seconds += now_s() - t0;
+	if (rc < 0) {
+		nr->state = rc == -LN_EUNREACH ? LN_NODE_UNREACHABLE : LN_NODE_FAILED;
+		nr->err_code = rc;
+		ln_buf_reset(&nr->reason);
+		ln_buf_addf(&nr->reason, "%s%s%s%s", err.buf, rc == -LN_ETIMEOUT ? " (phase " : "",
+			    rc == -LN_ETIMEOUT ? pc->name : "", rc == -LN_ETIMEOUT ? ")" : "");
+		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
+			    nr->reason.buf);
+		ln_run_log(r, "%s %s: %s", pc->name, nr->spec->name, nr->reason.buf);
+		ln_ssh_close(nr->s);
+		nr->s = NULL;
+		goto out;
+	}
+	ln_plan_count(ans, &c, &ch, &rm, &ok, &e);
+	json_object_put(nr->answer);
+	nr->answer = ans;
+	ans = NULL;
+	if (pc->kind != LN_PK_PLAN) {
+		nr->applied = 1;
+		nr->n_changed += c + ch + rm;
+		nr->n_ok = ok;
+		nr->n_failed = e;
+		ln_run_log(r, "%s %s: %d created, %d changed, %d removed, %d ok, %d failed", pc->name,
+			   nr->spec->name, c, ch, rm, ok, e);
+	}
+	ln_buf_addf(line, "%-12s %s: %s +%d ~%d -%d", e ? "failed" : (c + ch + rm) ?
+		    (pc->kind == LN_PK_PLAN ? "pending" : "changed") : "ok",
+		    nr->spec->name, pc->name, c, ch, rm);
+	if (e)
+		ln_buf_addf(line, ", %d failed", e);
+	ln_buf_addf(line, " (%.2fs)", now_s() - t0);
+out:
+	json_object_put(req);
+	json_object_put(ans);
+	ln_buf_release(&err);
+	return rc;
+}
+
+int ln_apply_phase(struct ln_run *r, const char *name, const unsigned char *sel,
+		   enum ln_phase_kind kind)
+{
+	struct phase_ctx pc = { r, name, kind };
+	struct ln_fanout f = { name, r->n, sel, r->parallel, phase_one, &pc, 0 };
+	struct ln_fanout_result res;
+	size_t i;
+	int rc;
+
+	r->phase = name;
+	f.quiet = kind == LN_PK_PLAN && ln_log_threshold < LN_LOG_VERBOSE;
+	rc = ln_fanout_run(&f, &res);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < r->n; i++) {
+		if (sel[i] && !res.started[i] && !r->nodes[i].skip.len)
+			ln_buf_addf(&r->nodes[i].skip, "%s not started: interrupted", name);
+	}
+	ln_fanout_result_release(&res);
+	ln_run_phase_done(r);
+	return 0;
+}
+
+/* A node applied in phase 1 that came back broken blocks its initiators. */
+static int node_blocked(const struct ln_node_run *nr)
+{
+	return nr->state != LN_NODE_OK || nr->n_failed > 0 || nr->skip.len > 0;
+}
+
+static int answer_pending(const struct ln_node_run *nr)
+{
+	int c, ch, rm, ok, e;
+
+	ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+	return c + ch + rm + e > 0;
+}
+
+/* Skip initiator nodes whose targets cannot be relied on; say why. */
+static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel)
+{
+	const struct ln_spec *spec = r->spec;
+	size_t k;
+
+	for (k = 0; k < spec->n_initiators; k++) {
+		const struct ln_initiator *in = &spec->initiators[k];
+		const struct ln_target *tg = &spec->targets[in->target];
+		struct ln_node_run *nr = &r->nodes[in->node], *tn = &r->nodes[tg->node];
+
+		if (!sel[in->node] || tg->node == in->node)
+			continue;
+		if (node_blocked(tn)) {
+			sel[in->node] = 0;
+			if (!nr->skip.len)
+				ln_buf_addf(&nr->skip, "skipped: target node '%s' of '%s' is %s",
+					    tn->spec->name, tg->nqn,
+					    tn->state != LN_NODE_OK ? ln_node_state_name(tn->state) : "failed");
+		} else if (!tn->limited && answer_pending(tn)) {
+			sel[in->node] = 0;
+			if (!nr->skip.len)
+				ln_buf_addf(&nr->skip, "skipped: target node '%s' has changes pending (outside --limit)",
+					    tn->spec->name);
+		}
+	}
+}
+
+int ln_apply_run(struct ln_run *r)
+{
+	const struct ln_spec *spec = r->spec;
+	unsigned char *sel = calloc(r->n ? r->n : 1, 1), *had_nqn = calloc(r->n ? r->n : 1, 1);
+	size_t i, k;
+	int rc = 0, any;
+
+	if (!sel || !had_nqn) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < r->n; i++)
+		had_nqn[i] = ln_facts_host_nqn(&r->nodes[i]) != NULL;
+
+	/* Nodes outside --limit: only a read-only plan, to show what waits. */
+	for (i = 0, any = 0; i < r->n; i++)
+		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && !r->nodes[i].limited;
+	if (any && (rc = ln_apply_phase(r, "plan", sel, LN_PK_PLAN)) < 0)
+		goto out;
+
+	/* Phase 1: targets. */
+	for (i = 0, any = 0; i < r->n && !ln_fanout_interrupted(); i++)
+		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
+				ln_plan_has_targets(spec, i);
+	if (any && (rc = ln_apply_phase(r, "targets", sel, LN_PK_APPLY_TARGETS)) < 0)
+		goto out;
+
+	/* Phase 2: initiators, unless their target is in trouble. */
+	for (i = 0, any = 0; i < r->n; i++)
+		sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK &&
+			 r->nodes[i].limited && !r->nodes[i].skip.len && ln_plan_has_initiators(spec, i);
+	skip_blocked_initiators(r, sel);
+	for (i = 0; i < r->n; i++)
+		any |= sel[i];
+	if (any && (rc = ln_apply_phase(r, "initiators", sel, LN_PK_APPLY_FULL)) < 0)
+		goto out;
+
+	/* Phase 3: hostfiles on every node not applied yet. */
+	for (i = 0, any = 0; i < r->n; i++)
+		any |= sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK &&
+				r->nodes[i].limited && !r->nodes[i].applied && !r->nodes[i].skip.len;
+	if (any && (rc = ln_apply_phase(r, "hostfiles", sel, LN_PK_APPLY_FULL)) < 0)
+		goto out;
+
+	/* An initiator that had no host identity got one in phase 2: read it
+	 * and run its targets and it once more, so one apply converges. */
+	memset(sel, 0, r->n);
+	for (k = 0, any = 0; k < spec->n_initiators; k++) {
+		size_t n = spec->initiators[k].node;
+
+		if (!had_nqn[n] && r->nodes[n].applied && r->nodes[n].state == LN_NODE_OK &&
+		    !ln_fanout_interrupted())
+			any |= sel[n] = 1;
+	}
+	if (any) {
+		struct ln_node_run *nr;
+
+		for (i = 0; i < r->n; i++) {
+			static const char *const fa[] = { "facts", NULL };
+			struct ln_buf e = LN_BUF_INIT;
+			struct json_object *f = NULL;
+			int st;
+
+			nr = &r->nodes[i];
+			if (!sel[i] || ln_run_session(r, nr, &e) < 0 ||
+			    ln_agent_call(nr->s, fa, NULL, 0, &f, &st, &e) < 0) {
+				if (sel[i])
+					ln_warn("cannot re-read facts of '%s': %s", nr->spec->name, e.buf);
+				sel[i] = 0;
+				ln_buf_release(&e);
+				continue;
+			}
+			json_object_put(nr->facts);
+			nr->facts = f;
+			ln_buf_release(&e);
+		}
+		{
+			unsigned char *tsel = calloc(r->n, 1);
+
+			if (!tsel) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			for (k = 0, any = 0; k < spec->n_initiators; k++)
+				if (sel[spec->initiators[k].node]) {
+					size_t tn = spec->targets[spec->initiators[k].target].node;
+
+					if (r->nodes[tn].state == LN_NODE_OK && r->nodes[tn].limited)
+						any |= tsel[tn] = 1;
+				}
+			if (any)
+				rc = ln_apply_phase(r, "targets (new hosts)", tsel, LN_PK_APPLY_TARGETS);
+			free(tsel);
+			if (rc < 0)
+				goto out;
+		}
+		skip_blocked_initiators(r, sel);
+		rc = ln_apply_phase(r, "initiators (new hosts)", sel, LN_PK_APPLY_FULL);
+	}
+out:
+	free(sel);
+	free(had_nqn);
+	ln_run_phase_done(r);
+	return rc;
+}
+
+int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
+{
+	struct json_object *all = NULL, *nodes = NULL;
+	struct ln_buf b = LN_BUF_INIT;
+	int code = LN_EXIT_OK, changed = 0, failed = 0, pending = 0, unreachable = 0, skipped = 0;
+	size_t i, w = 4;
+
+	for (i = 0; i < r->n; i++)
+		if (strlen(r->nodes[i].spec->name) > w)
+			w = strlen(r->nodes[i].spec->name);
+	if (json) {
+		all = json_object_new_object();
+		nodes = json_object_new_object();
+		ln_json_add_str(all, "cluster", r->spec->cluster);
+		ln_json_add_str(all, "command", verb);
+	} else {
+		fprintf(out, "\nRECAP\n");
+	}
+	for (i = 0; i < r->n; i++) {
+		struct ln_node_run *nr = &r->nodes[i];
+		int unr = nr->state == LN_NODE_UNREACHABLE || nr->state == LN_NODE_REFUSED;
+		int sk = nr->skip.len > 0 || nr->state == LN_NODE_INTERRUPTED;
+		int fl = nr->n_failed + (nr->state == LN_NODE_FAILED);
+		int pend = nr->state == LN_NODE_OK && !nr->limited && answer_pending(nr);
+		const char *why = nr->state != LN_NODE_OK ? nr->reason.buf : sk ? nr->skip.buf :
+				  pend ? "pending (outside --limit)" : NULL;
+
+		code = ln_exit_merge(code, ln_node_state_exit(nr->state));
+		if (fl || sk || pend)
+			code = ln_exit_merge(code, LN_EXIT_FAILED);
+		changed += nr->n_changed;
+		failed += fl;
+		pending += pend;
+		unreachable += unr;
+		skipped += sk;
+		if (json) {
+			struct json_object *o = json_object_new_object();
+
+			ln_json_add_str(o, "state", ln_node_state_name(nr->state));
+			ln_json_add_i64(o, "ok", nr->n_ok);
+			ln_json_add_i64(o, "changed", nr->n_changed);
+			ln_json_add_i64(o, "failed", fl);
+			ln_json_add_i64(o, "skipped", sk);
+			ln_json_add_i64(o, "unreachable", unr);
+			ln_json_add_bool(o, "pending_outside_limit", pend);
+			ln_json_add_double(o, "seconds", nr->seconds);
+			if (why)
+				ln_json_add_str(o, "reason", why);
+			if (nr->answer)
+				ln_json_add(o, "last_answer", json_object_get(nr->answer));
+			ln_json_add(nodes, nr->spec->name, o);
+			continue;
+		}
+		fprintf(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s%s\n",
+			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "",
+			why ? why : "");
+		if (nr->n_failed) {
+			struct json_object *chs = NULL;
+			size_t j;
+
+			json_object_object_get_ex(nr->answer, "changes", &chs);
+			for (j = 0; chs && j < json_object_array_length(chs); j++) {
+				struct json_object *c = json_object_array_get_idx(chs, j), *e = NULL, *id = NULL;
+
+				if (json_object_object_get_ex(c, "error", &e)) {
+					json_object_object_get_ex(c, "id", &id);
+					fprintf(out, "%*s   ! %s: %s\n", (int)w, "", json_object_get_string(id),
+						json_object_get_string(e));
+				}
+			}
+		}
+	}
+	if (ln_fanout_interrupted())
+		code = ln_exit_merge(code, LN_EXIT_FAILED);
+	if (json) {
+		ln_json_add(all, "nodes", nodes);
+		ln_json_add_i64(all, "changed", changed);
+		ln_json_add_bool(all, "converged", code == LN_EXIT_OK);
+		ln_json_add_bool(all, "interrupted", ln_fanout_interrupted());
+		ln_json_add_i64(all, "exit", code);
+		ln_json_write(all, 1, &b);
+		fputs(b.buf, out);
+		json_object_put(all);
+		ln_buf_release(&b);
+	} else {
+		fprintf(out, "\n%s: %d changed on %zu nodes", verb, changed, r->n);
+		if (failed)
+			fprintf(out, ", %d failed", failed);
+		if (unreachable)
+			fprintf(out, ", %d unreachable", unreachable);
+		if (skipped)
+			fprintf(out, ", %d skipped", skipped);
+		if (pending)
+			fprintf(out, ", %d pending (outside --limit)", pending);
+		if (ln_fanout_interrupted())
+			fprintf(out, "; interrupted");
+		fprintf(out, "; %s.\n", code == LN_EXIT_OK ? "converged" : "not converged");
+	}
+	ln_run_log(r, "%s finished: %d changed, %d failed, %d unreachable, %d skipped, %d pending, exit %d%s",
+		   verb, changed, failed, unreachable, skipped, pending, code,
+		   ln_fanout_interrupted() ? " (interrupted)" : "");
+	return code;
+}

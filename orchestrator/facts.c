@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run record, the run log, and the facts phase (connect, agent push,
+ * facts) that every command starts with.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "orchestrator/facts.h"
+#include "orchestrator/fanout.h"
+
+/* File descriptors kept free for everything that is not a session. */
+#define FD_RESERVE 128
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+const char *ln_node_state_name(enum ln_node_state st)
+{
+	switch (st) {
+	case LN_NODE_PENDING: return "pending";
+	case LN_NODE_OK: return "ok";
+	case LN_NODE_UNREACHABLE: return "unreachable";
+	case LN_NODE_REFUSED: return "refused";
+	case LN_NODE_FAILED: return "failed";
+	case LN_NODE_INTERRUPTED: return "interrupted";
+	}
+	return "?";
+}
+
+int ln_node_state_exit(enum ln_node_state st)
+{
+	switch (st) {
+	case LN_NODE_OK: return LN_EXIT_OK;
+	case LN_NODE_UNREACHABLE:
+	case LN_NODE_REFUSED: return LN_EXIT_UNREACHABLE;
+	case LN_NODE_FAILED: return LN_EXIT_AGENT;
+	default: return LN_EXIT_FAILED;
+	}
+}
+
+static char *state_dir(void)
+{
+	const char *env = getenv("LLMNET_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"),
+		   *home = getenv("HOME");
+	char *p = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (xdg && *xdg)
+		return asprintf(&p, "%s/llmnet", xdg) < 0 ? NULL : p;
+	return asprintf(&p, "%s/.local/state/llmnet", home ? home : "/root") < 0 ? NULL : p;
+}
+
+static long find_name(const struct ln_spec *spec, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < spec->n_nodes; i++)
+		if (!strcmp(spec->nodes[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
+		char *const *accept, size_t n_accept, char *const *limit, size_t n_limit,
+		const char *command, struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	struct rlimit rl;
+	char *dir = NULL;
+	size_t i;
+	long k;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->log_lock, NULL);
+	r->spec = spec;
+	r->n = spec->n_nodes;
+	r->parallel = parallel ? parallel : (spec->ssh.parallel ? spec->ssh.parallel : 64);
+	r->exit = LN_EXIT_OK;
+	r->nodes = calloc(r->n ? r->n : 1, sizeof(*r->nodes));
+	if (!r->nodes)
+		return -ENOMEM;
+	for (i = 0; i < r->n; i++) {
+		r->nodes[i].idx = i;
+		r->nodes[i].spec = &spec->nodes[i];
+		r->nodes[i].limited = n_limit ? 0 : 1;
+		ln_buf_init(&r->nodes[i].reason, 4096);
+		ln_buf_init(&r->nodes[i].skip, 4096);
+	}
+	for (i = 0; i < n_accept; i++) {
+		k = find_name(spec, accept[i]);
+		if (k < 0) {
+			ln_buf_addf(err, "--accept-replaced names '%s', which is not a node of '%s'",
+				    accept[i], spec->path);
+			return -EINVAL;
+		}
+		r->nodes[k].accept_replaced = 1;
+	}
+	for (i = 0; i < n_limit; i++) {
+		k = find_name(spec, limit[i]);
+		if (k < 0) {
+			ln_buf_addf(err, "--limit names '%s', which is not a node of '%s'", limit[i],
+				    spec->path);
+			return -EINVAL;
+		}
+		r->nodes[k].limited = 1;
+	}
+
+	/* Sessions: each open one holds a socket (a jump host adds a pipe
+	 * pair); keep them all for the run when the file limit allows. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+		r->keep_sessions = rl.rlim_cur == RLIM_INFINITY ||
+				   (rlim_t)(r->n * (spec->ssh.jump_host ? 3 : 1) + FD_RESERVE) <= rl.rlim_cur;
+	}
+
+	rc = ln_agent_image_load(&r->img, err);
+	if (rc < 0)
+		return rc;
+
+	dir = state_dir();
+	if (!dir)
+		return -ENOMEM;
+	if (ln_mkdir_p(dir, 0700, &e) == 0 &&
+	    asprintf(&r->log_path, "%s/%s.log", dir, spec->cluster) >= 0) {
+		r->log = fopen(r->log_path, "ae");
+		if (!r->log)
+			ln_warn("cannot open run log '%s': %s", r->log_path, strerror(errno));
+	} else {
+		ln_warn("cannot create state directory '%s': %s", dir, e.buf);
+	}
+	free(dir);
+	ln_buf_release(&e);
+	ln_run_log(r, "%s '%s' (%zu nodes, parallel %u, agent %.12s)", command, spec->path, r->n,
+		   r->parallel, r->img.sha256);
+	return 0;
+}
+
+void ln_run_release(struct ln_run *r)
+{
+	size_t i;
+
+	for (i = 0; r->nodes && i < r->n; i++) {
+		struct ln_node_run *nr = &r->nodes[i];
+
+		ln_ssh_close(nr->s);
+		json_object_put(nr->facts);
+		json_object_put(nr->request);
+		json_object_put(nr->answer);
+		ln_buf_release(&nr->reason);
+		ln_buf_release(&nr->skip);
+	}
+	free(r->nodes);
+	ln_agent_image_release(&r->img);
+	if (r->log)
+		fclose(r->log);
+	free(r->log_path);
+	pthread_mutex_destroy(&r->log_lock);
+	memset(r, 0, sizeof(*r));
+}
+
+void ln_run_log(struct ln_run *r, const char *fmt, ...)
+{
+	char stamp[32];
+	struct tm tm;
+	time_t t = time(NULL);
+	va_list ap;
+
+	if (!r->log)
+		return;
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	pthread_mutex_lock(&r->log_lock);
+	fprintf(r->log, "%s [%ld] ", stamp, (long)getpid());
+	va_start(ap, fmt);
+	vfprintf(r->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', r->log);
+	fflush(r->log);
+	pthread_mutex_unlock(&r->log_lock);
+}
+
+static void set_state(struct ln_node_run *nr, int code, const struct ln_buf *msg)
+{
+	nr->err_code = code;
+	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
+		nr->state = LN_NODE_REFUSED;
+	else if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
+		nr->state = LN_NODE_UNREACHABLE;
+	else
+		nr->state = LN_NODE_FAILED;
+	ln_buf_reset(&nr->reason);
+	ln_buf_addstr(&nr->reason, msg->len ? msg->buf : ln_strerror(code));
+}
+
+int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
+{
+	const struct ln_ssh_spec *ss = &r->spec->ssh;
+	struct ln_ssh_opts o;
+	struct ln_buf note = LN_BUF_INIT;
+	char jump[600];
+	int rc;
+
+	if (nr->s)
+		return 0;
+	memset(&o, 0, sizeof(o));
+	o.node = nr->spec->name;
+	o.host = nr->spec->address;
+	o.port = nr->spec->port;
+	o.user = nr->spec->user;
+	o.identity = ss->identity;
+	o.known_hosts = ss->known_hosts;
+	o.policy = ss->host_key_policy == LN_HOST_KEY_ACCEPT_NEW ? LN_HOSTKEY_ACCEPT_NEW :
+								    LN_HOSTKEY_STRICT;
+	o.accept_replaced = nr->accept_replaced;
+	if (ss->jump_host) {
+		snprintf(jump, sizeof(jump), "%s@%s:%u", ss->jump_user ? ss->jump_user : o.user,
+			 ss->jump_host, ss->jump_port ? ss->jump_port : 22);
+		o.jump = jump;
+	}
+	o.connect_timeout_ms = (int)ss->connect_timeout_ms;
+	o.step_timeout_ms = (int)ss->timeout_ms;
+	o.sudo = o.user && strcmp(o.user, "root") != 0;
+	rc = ln_ssh_connect(&o, &nr->s, &note, err);
+	if (note.len) {
+		ln_run_log(r, "%s", note.buf);
+		ln_warn("%s", note.buf);
+	}
+	ln_buf_release(&note);
+	return rc;
+}
+
+void ln_run_phase_done(struct ln_run *r)
+{
+	size_t i;
+
+	if (r->keep_sessions)
+		return;
+	for (i = 0; i < r->n; i++) {
+		ln_ssh_close(r->nodes[i].s);
+		r->nodes[i].s = NULL;
+	}
+}
+
+static int gather_one(void *ctx, size_t i, struct ln_buf *line)
+{
+	static const char *const facts_args[] = { "facts", NULL };
+	struct ln_run *r = ctx;
+	struct ln_node_run *nr = &r->nodes[i];
+	struct ln_buf err = LN_BUF_INIT;
+	double t0 = now_s();
+	int rc, status;
+
+	rc = ln_run_session(r, nr, &err);
+	if (rc == 0)
+		rc = ln_agent_ensure(nr->s, &r->img, &nr->pushed, &err);
+	if (rc == 0) {
+		json_object_put(nr->facts);
+		nr->facts = NULL;
+		rc = ln_agent_call(nr->s, facts_args, NULL, 0, &nr->facts, &status, &err);
+	}
+	nr->seconds += now_s() - t0;
+	if (rc < 0) {
+		if (rc == -LN_ETIMEOUT)
+			ln_buf_addf(&err, " (phase facts)");
+		set_state(nr, rc, &err);
+		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
+			    nr->reason.buf);
+		ln_run_log(r, "%s %s: %s", nr->spec->name, ln_node_state_name(nr->state),
+			   nr->reason.buf);
+		ln_ssh_close(nr->s);
+		nr->s = NULL;
+	} else {
+		nr->state = LN_NODE_OK;
+		ln_buf_addf(line, "%-12s %s%s (%.2fs)", "facts", nr->spec->name,
+			    nr->pushed ? ", agent pushed" : "", now_s() - t0);
+		if (nr->pushed)
+			ln_run_log(r, "%s: agent %.12s pushed", nr->spec->name, r->img.sha256);
+	}
+	ln_buf_release(&err);
+	return rc;
+}
+
+int ln_facts_gather(struct ln_run *r)
+{
+	struct ln_fanout f = { "facts", r->n, NULL, r->parallel, gather_one, r, 0 };
+	struct ln_fanout_result res;
+	size_t i;
+	int rc;
+
+	r->phase = "facts";
+	f.quiet = ln_log_threshold < LN_LOG_VERBOSE;
+	rc = ln_fanout_run(&f, &res);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < r->n; i++) {
+		struct ln_node_run *nr = &r->nodes[i];
+
+		if (!res.started[i]) {
+			nr->state = LN_NODE_INTERRUPTED;
+			ln_buf_reset(&nr->reason);
+			ln_buf_addstr(&nr->reason, "not contacted: interrupted");
+		}
+	}
+	ln_fanout_result_release(&res);
+	return 0;
+}
+
+const char *ln_facts_host_nqn(const struct ln_node_run *nr)
+{
+	struct json_object *v = NULL;
+
+	if (!nr->facts || !json_object_object_get_ex(nr->facts, "host_nqn", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static struct json_object *jget(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+static void print_node_facts(const struct ln_node_run *nr, FILE *out)
+{
+	struct json_object *rdma, *nvme, *gpus, *models;
+	size_t i, j;
+
+	fprintf(out, "%s (%s)\n", nr->spec->name, nr->spec->address);
+	if (nr->state != LN_NODE_OK) {
+		fprintf(out, "  %s: %s\n\n", ln_node_state_name(nr->state), nr->reason.buf);
+		return;
+	}
+	fprintf(out, "  host nqn   %s\n", jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)");
+	gpus = jget(nr->facts, "gpus");
+	models = jget(gpus, "models");
+	fprintf(out, "  gpus       %s", jstr(gpus, "count") ? jstr(gpus, "count") : "unknown");
+	if (models && json_object_array_length(models))
+		fprintf(out, " (%s)", json_object_get_string(json_object_array_get_idx(models, 0)));
+	fprintf(out, ", spec expects %u\n", nr->spec->gpus);
+	rdma = jget(nr->facts, "rdma");
+	fprintf(out, "  rdma       %-12s %-5s %-8s %-10s %-6s\n", "DEVICE", "PORT", "STATE", "RATE", "MTU");
+	for (i = 0; rdma && json_object_is_type(rdma, json_type_array) && i < json_object_array_length(rdma); i++) {
+		struct json_object *d = json_object_array_get_idx(rdma, i), *ports = jget(d, "ports");
+
+		for (j = 0; ports && j < json_object_array_length(ports); j++) {
+			struct json_object *p = json_object_array_get_idx(ports, j);
+
+			fprintf(out, "             %-12s %-5s %-8s %-10s %-6s\n", jstr(d, "device"),
+				jstr(p, "port") ? jstr(p, "port") : "?",
+				jstr(p, "state") ? jstr(p, "state") : "?",
+				jstr(p, "rate_gbps") ? jstr(p, "rate_gbps") : "?",
+				jstr(p, "active_mtu") ? jstr(p, "active_mtu") : "?");
+		}
+	}
+	if (!rdma || !json_object_array_length(rdma))
+		fprintf(out, "             (no RDMA devices)\n");
+	nvme = jget(nr->facts, "nvme");
+	fprintf(out, "  nvme-of    %-8s %-6s %-22s %-8s %s\n", "CTRL", "TRANS", "ADDRESS", "STATE", "SUBSYSTEM");
+	for (i = 0; nvme && json_object_is_type(nvme, json_type_array) && i < json_object_array_length(nvme); i++) {
+		struct json_object *c = json_object_array_get_idx(nvme, i);
+		char addr[96];
+		const char *tr = jstr(c, "transport");
+
+		if (tr && !strcmp(tr, "pcie"))
+			continue;
+		snprintf(addr, sizeof(addr), "%s:%s", jstr(c, "address") ? jstr(c, "address") : "?",
+			 jstr(c, "service") ? jstr(c, "service") : "?");
+		fprintf(out, "             %-8s %-6s %-22s %-8s %s\n", jstr(c, "name"), tr ? tr : "?",
+			addr, jstr(c, "state") ? jstr(c, "state") : "?",
+			jstr(c, "subsysnqn") ? jstr(c, "subsysnqn") : "?");
+	}
+	fputc('\n', out);
+}
+
+void ln_facts_print(struct ln_run *r, int json, FILE *out)
+{
+	struct json_object *all = NULL, *nodes = NULL;
+	struct ln_buf b = LN_BUF_INIT;
+	size_t i;
+
+	if (!json) {
+		for (i = 0; i < r->n; i++)
+			print_node_facts(&r->nodes[i], out);
+		return;
+	}
+	all = json_object_new_object();
+	nodes = json_object_new_object();
+	ln_json_add_str(all, "cluster", r->spec->cluster);
+	for (i = 0; i < r->n; i++) {
+		struct ln_node_run *nr = &r->nodes[i];
+		struct json_object *o = json_object_new_object();
+
+		ln_json_add_str(o, "state", ln_node_state_name(nr->state));
+		ln_json_add_str(o, "address", nr->spec->address);
+		if (nr->state == LN_NODE_OK)
+			ln_json_add(o, "facts", json_object_get(nr->facts));
+		else
+			ln_json_add_str(o, "error", nr->reason.buf);
+		ln_json_add(nodes, nr->spec->name, o);
+	}
+	ln_json_add(all, "nodes", nodes);
+	ln_json_write(all, 1, &b);
+	fputs(b.buf, out);
+	ln_buf_release(&b);
+	json_object_put(all);
+}

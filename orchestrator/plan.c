@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Desired state per node and the read-only plan. The controller owns every
+ * cross-node fact (who may connect to whom, who is in the hostfile); each
+ * agent gets only its own node's slice and works out the delta itself.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "orchestrator/fanout.h"
+#include "orchestrator/plan.h"
+
+static struct json_object *jget(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v = jget(o, key);
+
+	if (!v || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
+{
+	size_t i, j;
+	int found = 0;
+
+	for (i = 0; i < r->n; i++) {
+		const char *a = r->nodes[i].state == LN_NODE_OK ? ln_facts_host_nqn(&r->nodes[i]) : NULL;
+
+		if (!a)
+			continue;
+		for (j = i + 1; j < r->n; j++) {
+			const char *b = r->nodes[j].state == LN_NODE_OK ? ln_facts_host_nqn(&r->nodes[j]) : NULL;
+
+			if (b && !strcmp(a, b)) {
+				ln_buf_addf(err, "%snodes '%s' and '%s' report the same host NQN '%s' "
+					    "(a cloned image?); give one a new /etc/nvme/hostnqn and hostid",
+					    found ? "\n" : "", r->nodes[i].spec->name,
+					    r->nodes[j].spec->name, a);
+				found = 1;
+			}
+		}
+	}
+	return found ? -LN_ECONFLICT : 0;
+}
+
+int ln_plan_has_targets(const struct ln_spec *spec, size_t i)
+{
+	size_t t;
+
+	for (t = 0; t < spec->n_targets; t++)
+		if (spec->targets[t].node == i)
+			return 1;
+	return 0;
+}
+
+int ln_plan_has_initiators(const struct ln_spec *spec, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < spec->n_initiators; k++)
+		if (spec->initiators[k].node == i)
+			return 1;
+	return 0;
+}
+
+/* Host NQNs of nodes that answered this run: these speak for themselves. */
+static int claimed_by_reachable(const struct ln_run *r, const char *nqn)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		const char *h = r->nodes[i].state == LN_NODE_OK ? ln_facts_host_nqn(&r->nodes[i]) : NULL;
+
+		if (h && !strcmp(h, nqn))
+			return 1;
+	}
+	return 0;
+}
+
+/* The subsystem entry for nqn in a target node's facts. */
+static struct json_object *facts_subsystem(const struct ln_node_run *nr, const char *nqn)
+{
+	struct json_object *subs = jget(jget(nr->facts, "nvmet"), "subsystems");
+	size_t i;
+
+	for (i = 0; subs && json_object_is_type(subs, json_type_array) &&
+		    i < json_object_array_length(subs); i++) {
+		struct json_object *s = json_object_array_get_idx(subs, i);
+		const char *n = jstr(s, "nqn");
+
+		if (n && !strcmp(n, nqn))
+			return s;
+	}
+	return NULL;
+}
+
+static int array_has_str(struct json_object *arr, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(arr); i++)
+		if (!strcmp(json_object_get_string(json_object_array_get_idx(arr, i)), s))
+			return 1;
+	return 0;
+}
+
+static struct json_object *target_hosts(const struct ln_run *r, const struct ln_target *t,
+					struct ln_buf *notes)
+{
+	const struct ln_node_run *tn = &r->nodes[t->node];
+	struct json_object *hosts = json_object_new_array(), *sub, *allowed;
+	size_t h, k;
+
+	for (h = 0; h < t->n_hosts; h++) {
+		const struct ln_node_run *hn = &r->nodes[t->hosts[h]];
+		const char *nqn;
+
+		if (hn->state == LN_NODE_OK) {
+			nqn = ln_facts_host_nqn(hn);
+			if (nqn && !array_has_str(hosts, nqn))
+				json_object_array_add(hosts, json_object_new_string(nqn));
+			continue;
+		}
+		/* Unreachable: keep what the target has on record for it. We
+		 * cannot tell which recorded NQN was this node's, so every
+		 * allowed NQN no reachable node claims is kept: access is
+		 * never revoked on the word of a silent node. */
+		sub = facts_subsystem(tn, t->nqn);
+		allowed = jget(sub, "allowed_hosts");
+		for (k = 0; allowed && json_object_is_type(allowed, json_type_array) &&
+			    k < json_object_array_length(allowed); k++) {
+			const char *a = json_object_get_string(json_object_array_get_idx(allowed, k));
+
+			if (claimed_by_reachable(r, a) || array_has_str(hosts, a))
+				continue;
+			json_object_array_add(hosts, json_object_new_string(a));
+			if (notes)
+				ln_buf_addf(notes, "= nvmet_allowed_host %s/%s  blocked: unreachable ('%s' kept)\n",
+					    t->nqn, a, hn->spec->name);
+		}
+	}
+	return hosts;
+}
+
+/* Is node i connected to target t right now (per its facts)? */
+static int connected_now(const struct ln_node_run *nr, const struct ln_target *t)
+{
+	struct json_object *nvme = jget(nr->facts, "nvme");
+	size_t i;
+
+	for (i = 0; nvme && json_object_is_type(nvme, json_type_array) &&
+		    i < json_object_array_length(nvme); i++) {
+		const char *s = jstr(json_object_array_get_idx(nvme, i), "subsysnqn");
+
+		if (s && !strcmp(s, t->nqn))
+			return 1;
+	}
+	return 0;
+}
+
+struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
+				    struct ln_buf *notes)
+{
+	const struct ln_spec *spec = r->spec;
+	struct json_object *req = json_object_new_object(), *targets = json_object_new_array(),
+			   *inits = json_object_new_array(), *hf = json_object_new_object(),
+			   *lines = json_object_new_array();
+	size_t t, k;
+
+	if (!req || !targets || !inits || !hf || !lines)
+		goto nomem;
+	ln_json_add_i64(req, "protocol", LN_AGENT_PROTOCOL_WANTED);
+	ln_json_add_str(req, "cluster", spec->cluster);
+	for (t = 0; t < spec->n_targets; t++) {
+		const struct ln_target *tg = &spec->targets[t];
+		struct json_object *o, *nss;
+
+		if (tg->node != i)
+			continue;
+		o = json_object_new_object();
+		nss = json_object_new_array();
+		ln_json_add_str(o, "nqn", tg->nqn);
+		ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
+		ln_json_add_str(o, "address", tg->address);
+		ln_json_add_i64(o, "service", tg->service);
+		if (tg->hosts_any)
+			ln_json_add_str(o, "hosts", "any");
+		else
+			ln_json_add(o, "hosts", target_hosts(r, tg, notes));
+		for (k = 0; k < tg->n_namespaces; k++) {
+			const struct ln_namespace *ns = &tg->namespaces[k];
+			struct json_object *n = json_object_new_object();
+
+			ln_json_add_i64(n, "nsid", ns->nsid);
+			if (ns->file) {
+				ln_json_add_str(n, "file", ns->file);
+				ln_json_add_i64(n, "size", (int64_t)ns->size);
+			} else {
+				ln_json_add_str(n, "device", ns->device);
+			}
+			json_object_array_add(nss, n);
+		}
+		ln_json_add(o, "namespaces", nss);
+		json_object_array_add(targets, o);
+	}
+	for (k = 0; k < spec->n_initiators; k++) {
+		const struct ln_initiator *in = &spec->initiators[k];
+		const struct ln_target *tg = &spec->targets[in->target];
+		struct json_object *o;
+
+		if (in->node != i)
+			continue;
+		/* In the targets phase, an initiator of another node's target
+		 * is only carried along when it already exists: leaving it out
+		 * would disconnect it, adding it would race that target. */
+		if (phase == LN_PHASE_TARGETS && tg->node != i && !connected_now(&r->nodes[i], tg))
+			continue;
+		o = json_object_new_object();
+		ln_json_add_str(o, "target", tg->nqn);
+		ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
+		ln_json_add_str(o, "address", tg->address);
+		ln_json_add_i64(o, "service", tg->service);
+		if (in->nr_io_queues || in->queue_size || in->ctrl_loss_tmo_ms >= 0 ||
+		    in->reconnect_delay_ms >= 0) {
+			struct json_object *q = json_object_new_object();
+
+			if (in->nr_io_queues)
+				ln_json_add_i64(q, "nr_io_queues", in->nr_io_queues);
+			if (in->queue_size)
+				ln_json_add_i64(q, "queue_size", in->queue_size);
+			if (in->ctrl_loss_tmo_ms >= 0)
+				ln_json_add_i64(q, "ctrl_loss_tmo", in->ctrl_loss_tmo_ms / 1000);
+			if (in->reconnect_delay_ms >= 0)
+				ln_json_add_i64(q, "reconnect_delay", in->reconnect_delay_ms / 1000);
+			ln_json_add(o, "queues", q);
+		}
+		if (in->mount.present) {
+			struct json_object *m = json_object_new_object();
+
+			ln_json_add_str(m, "path", in->mount.path);
+			ln_json_add_str(m, "fs", in->mount.fs);
+			ln_json_add_str(m, "format",
+					in->mount.format == LN_FORMAT_IF_BLANK ? "if-blank" : "never");
+			ln_json_add(o, "mount", m);
+		}
+		json_object_array_add(inits, o);
+	}
+	ln_json_add(req, "targets", targets);
+	ln_json_add(req, "initiators", inits);
+	/* Every node gets the hostfile, listing every node of the spec. */
+	ln_json_add_str(hf, "path", spec->mpi.hostfile ? spec->mpi.hostfile : "/etc/llmnet/hostfile");
+	ln_json_add_str(hf, "format", spec->mpi.format == LN_MPI_MPICH ? "mpich" : "openmpi");
+	for (k = 0; k < spec->n_nodes; k++) {
+		struct json_object *l = json_object_new_object();
+
+		ln_json_add_str(l, "name", spec->nodes[k].name);
+		ln_json_add_i64(l, "slots", spec->nodes[k].slots ? spec->nodes[k].slots : 1);
+		json_object_array_add(lines, l);
+	}
+	ln_json_add(hf, "lines", lines);
+	ln_json_add(req, "hostfile", hf);
+	return req;
+nomem:
+	json_object_put(req);
+	json_object_put(targets);
+	json_object_put(inits);
+	json_object_put(hf);
+	json_object_put(lines);
+	return NULL;
+}
+
+void ln_plan_count(struct json_object *answer, int *create, int *change, int *remove, int *ok,
+		   int *error)
+{
+	struct json_object *ch = jget(answer, "changes");
+	size_t i;
+
+	*create = *change = *remove = *ok = *error = 0;
+	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
+		struct json_object *c = json_object_array_get_idx(ch, i);
+		const char *a = jstr(c, "action");
+
+		if (jget(c, "error"))
+			(*error)++;
+		else if (!a)
+			continue;
+		else if (!strcmp(a, "create"))
+			(*create)++;
+		else if (!strcmp(a, "change"))
+			(*change)++;
+		else if (!strcmp(a, "remove"))
+			(*remove)++;
+		else if (!strcmp(a, "ok"))
+			(*ok)++;
+	}
+}
+
+static int plan_one(void *ctx, size_t i, struct ln_buf *line)
+{
+	static const char *const args[] = { "plan", NULL };
+	struct ln_run *r = ctx;
+	struct ln_node_run *nr = &r->nodes[i];
+	struct ln_buf err = LN_BUF_INIT;
+	int rc, status, c, ch, rm, ok, e;
+
+	rc = ln_run_session(r, nr, &err);
+	if (rc == 0) {
+		json_object_put(nr->answer);
+		nr->answer = NULL;
+		rc = ln_agent_call(nr->s, args, nr->request, 0, &nr->answer, &status, &err);
+	}
+	if (rc < 0) {
+		nr->state = rc == -LN_EUNREACH || rc == -LN_ETIMEOUT ? LN_NODE_UNREACHABLE : LN_NODE_FAILED;
+		nr->err_code = rc;
+		ln_buf_reset(&nr->reason);
+		ln_buf_addf(&nr->reason, "%s%s", err.buf, rc == -LN_ETIMEOUT ? " (phase plan)" : "");
+		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
+			    nr->reason.buf);
+	} else {
+		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+		ln_buf_addf(line, "%-12s %s: +%d ~%d -%d", "planned", nr->spec->name, c, ch, rm);
+	}
+	ln_buf_release(&err);
+	return rc;
+}
+
+int ln_plan_run(struct ln_run *r)
+{
+	struct ln_fanout f = { "plan", r->n, NULL, r->parallel, plan_one, r, 0 };
+	struct ln_fanout_result res;
+	unsigned char *sel = calloc(r->n ? r->n : 1, 1);
+	size_t i;
+	int rc;
+
+	if (!sel)
+		return -ENOMEM;
+	r->phase = "plan";
+	for (i = 0; i < r->n; i++) {
+		struct ln_node_run *nr = &r->nodes[i];
+
+		if (nr->state != LN_NODE_OK)
+			continue;
+		json_object_put(nr->request);
+		nr->request = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
+		if (!nr->request) {
+			free(sel);
+			return -ENOMEM;
+		}
+		sel[i] = 1;
+	}
+	f.select = sel;
+	f.quiet = ln_log_threshold < LN_LOG_VERBOSE;
+	rc = ln_fanout_run(&f, &res);
+	if (rc == 0) {
+		for (i = 0; i < r->n; i++)
+			if (sel[i] && !res.started[i]) {
+				r->nodes[i].state = LN_NODE_INTERRUPTED;
+				ln_buf_reset(&r->nodes[i].reason);
+				ln_buf_addstr(&r->nodes[i].reason, "not planned: interrupted");
+			}
+		ln_fanout_result_release(&res);
+	}
+	free(sel);
+	ln_run_phase_done(r);
+	return rc;
+}
+
+static char sign_of(const char *action)
+{
+	if (!strcmp(action, "create"))
+		return '+';
+	if (!strcmp(action, "change"))
+		return '~';
+	if (!strcmp(action, "remove"))
+		return '-';
+	return ' ';
+}
+
+static void print_changes(FILE *out, struct json_object *answer, const char *indent)
+{
+	struct json_object *ch = jget(answer, "changes");
+	size_t i;
+
+	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
+		struct json_object *c = json_object_array_get_idx(ch, i);
+		const char *a = jstr(c, "action"), *d = jstr(c, "detail"), *e = jstr(c, "error");
+
+		if (!a || (!strcmp(a, "ok") && !e))
+			continue;
+		fprintf(out, "%s%c %-22s %s%s%s%s%s%s\n", indent, e ? '!' : sign_of(a), jstr(c, "kind"),
+			jstr(c, "id"), d ? "  (" : "", d ? d : "", d ? ")" : "", e ? "  error: " : "",
+			e ? e : "");
+	}
+}
+
+/* Allowed hosts a plan removes: connections from them stay until they go. */
+static void removed_host_warnings(struct ln_node_run *nr, struct ln_buf *w)
+{
+	struct json_object *ch = jget(nr->answer, "changes");
+	size_t i;
+
+	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
+		struct json_object *c = json_object_array_get_idx(ch, i);
+		const char *a = jstr(c, "action"), *k = jstr(c, "kind"), *id = jstr(c, "id");
+		const char *slash;
+
+		if (!a || !k || !id || strcmp(a, "remove") || strcmp(k, "nvmet_allowed_host"))
+			continue;
+		slash = strchr(id, '/');
+		ln_buf_addf(w, "'%s' loses access to '%.*s' on '%s'; connections it already has stay "
+			    "open until that host disconnects\n", slash ? slash + 1 : id,
+			    slash ? (int)(slash - id) : (int)strlen(id), id, nr->spec->name);
+	}
+}
+
+void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum)
+{
+	struct json_object *all = NULL, *nodes = NULL, *warn = NULL;
+	struct ln_buf w = LN_BUF_INIT, notes = LN_BUF_INIT, b = LN_BUF_INIT;
+	size_t i;
+
+	memset(sum, 0, sizeof(*sum));
+	if (json) {
+		all = json_object_new_object();
+		nodes = json_object_new_object();
+		warn = json_object_new_array();
+		ln_json_add_str(all, "cluster", r->spec->cluster);
+	}
+	for (i = 0; i < r->n; i++) {
+		struct ln_node_run *nr = &r->nodes[i];
+		int c = 0, ch = 0, rm = 0, ok = 0, e = 0, pending;
+		struct json_object *o = NULL;
+		struct json_object *req;
+
+		ln_buf_reset(&notes);
+		if (nr->state == LN_NODE_OK) {
+			ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+			/* regenerate the notes of allowed hosts kept for silent initiators */
+			req = ln_plan_request(r, i, LN_PHASE_FULL, &notes);
+			json_object_put(req);
+			removed_host_warnings(nr, &w);
+		}
+		pending = c + ch + rm + e > 0;
+		if (nr->state == LN_NODE_OK) {
+			sum->create += c;
+			sum->change += ch;
+			sum->remove += rm;
+			sum->ok += ok;
+			sum->error += e;
+			if (pending)
+				sum->nodes_changing++;
+			if (pending && !nr->limited)
+				sum->nodes_pending_limit++;
+		} else if (nr->state == LN_NODE_FAILED) {
+			sum->nodes_failed++;
+		} else {
+			sum->nodes_unreachable++;
+		}
+		if (json) {
+			o = json_object_new_object();
+			ln_json_add_str(o, "state", ln_node_state_name(nr->state));
+			ln_json_add_bool(o, "limited", nr->limited);
+			if (nr->state == LN_NODE_OK) {
+				struct json_object *chs = jget(nr->answer, "changes");
+
+				ln_json_add(o, "changes", chs ? json_object_get(chs) : json_object_new_array());
+				if (pending && !nr->limited)
+					ln_json_add_str(o, "note", "pending (outside --limit)");
+				if (notes.len)
+					ln_json_add_str(o, "blocked", notes.buf);
+			} else {
+				ln_json_add_str(o, "error", nr->reason.buf);
+			}
+			ln_json_add(nodes, nr->spec->name, o);
+			continue;
+		}
+		if (nr->state != LN_NODE_OK) {
+			fprintf(out, "%s: %s: %s\n", nr->spec->name, ln_node_state_name(nr->state), nr->reason.buf);
+			continue;
+		}
+		if (!pending && !notes.len) {
+			fprintf(out, "%s: no changes\n", nr->spec->name);
+			continue;
+		}
+		fprintf(out, "%s:%s\n", nr->spec->name,
+			pending && !nr->limited ? " pending (outside --limit)" : "");
+		print_changes(out, nr->answer, "  ");
+		if (notes.len) {
+			char *p = notes.buf, *nl;
+
+			for (; *p; p = nl + 1) {
+				nl = strchr(p, '\n');
+				fprintf(out, "  %.*s\n", (int)(nl - p), p);
+			}
+		}
+	}
+	if (json) {
+		struct json_object *s = json_object_new_object();
+		char *p, *nl;
+
+		for (p = w.buf; *p; p = nl + 1) {
+			nl = strchr(p, '\n');
+			json_object_array_add(warn, json_object_new_string_len(p, (int)(nl - p)));
+		}
+		ln_json_add_i64(s, "create", sum->create);
+		ln_json_add_i64(s, "change", sum->change);
+		ln_json_add_i64(s, "remove", sum->remove);
+		ln_json_add_i64(s, "ok", sum->ok);
+		ln_json_add_i64(s, "error", sum->error);
+		ln_json_add_i64(s, "nodes_changing", sum->nodes_changing);
+		ln_json_add_i64(s, "nodes_pending_outside_limit", sum->nodes_pending_limit);
+		ln_json_add_i64(s, "nodes_unreachable", sum->nodes_unreachable);
+		ln_json_add_i64(s, "nodes_failed", sum->nodes_failed);
+		ln_json_add(all, "nodes", nodes);
+		ln_json_add(all, "warnings", warn);
+		ln_json_add(all, "summary", s);
+		ln_json_write(all, 1, &b);
+		fputs(b.buf, out);
+		json_object_put(all);
+	} else {
+		char *p, *nl;
+
+		for (p = w.buf; *p; p = nl + 1) {
+			nl = strchr(p, '\n');
+			ln_warn("%.*s", (int)(nl - p), p);
+		}
+		fprintf(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
+			sum->create, sum->change, sum->remove, sum->nodes_changing, r->n);
+		if (sum->nodes_pending_limit)
+			fprintf(out, "; %d pending (outside --limit)", sum->nodes_pending_limit);
+		if (sum->nodes_unreachable)
+			fprintf(out, "; %d unreachable", sum->nodes_unreachable);
+		if (sum->nodes_failed)
+			fprintf(out, "; %d failed", sum->nodes_failed);
+		fputs(".\n", out);
+	}
+	ln_buf_release(&w);
+	ln_buf_release(&notes);
+	ln_buf_release(&b);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Desired state per node, from the spec and every node's facts: a target's
+ * allowed hosts are the host NQNs its initiators report (an unreachable
+ * initiator keeps the NQN the target has on record, "blocked: unreachable",
+ * never revoked), every node gets the hostfile. Then the read-only `plan`
+ * of each agent, printed the way Terraform does (+ create, ~ change,
+ * - remove) with a summary line, or as JSON.
+ */
+#ifndef LN_PLAN_H
+#define LN_PLAN_H
+
+#include <stdio.h>
+
+#include "common/buf.h"
+#include "orchestrator/facts.h"
+
+struct ln_plan_summary {
+	int create, change, remove, ok, error;
+	int nodes_changing, nodes_pending_limit, nodes_unreachable, nodes_failed;
+};
+
+/* Two reachable nodes reporting one host NQN (a cloned image): -LN_ECONFLICT
+ * naming both; nothing may change then. */
+int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err);
+
+/* Which phase a request is for. */
+enum ln_plan_phase {
+	LN_PHASE_FULL = 0,	/* everything the node should end up with */
+	LN_PHASE_TARGETS,	/* targets now; initiators to other nodes only if already connected */
+};
+
+/*
+ * The request (the agent protocol's desired local state) for node i.
+ * notes (may be NULL) receives one line per allowed host kept for an
+ * unreachable initiator. Returns a new object or NULL (-ENOMEM).
+ */
+struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
+				    struct ln_buf *notes);
+
+/* Node i has targets / initiators in the spec. */
+int ln_plan_has_targets(const struct ln_spec *spec, size_t i);
+int ln_plan_has_initiators(const struct ln_spec *spec, size_t i);
+
+/* Build requests and ask every reachable node's agent for its plan. */
+int ln_plan_run(struct ln_run *r);
+
+/* Count actions in an answer's change list. */
+void ln_plan_count(struct json_object *answer, int *create, int *change, int *remove, int *ok,
+		   int *error);
+
+/* Print the plan (text or JSON) and fill sum. */
+void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum);
+
+#endif
