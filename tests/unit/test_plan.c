@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the desired state the controller derives per node: a
+ * target's allowed hosts from its initiators' facts, the unreachable
+ * initiator whose access is kept, duplicate host NQNs, the targets-phase
+ * request, and counting a change list. The spec is built by hand, the
+ * facts are JSON as the agent protocol defines them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "common/error.h"
+#include "common/json.h"
+#include "orchestrator/facts.h"
+#include "orchestrator/plan.h"
+
+#define T1 "nqn.2024-04.io.llmnet:n1.t1"
+#define T3 "nqn.2024-04.io.llmnet:n3.t3"
+#define H(n) "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-00000000000" #n
+
+struct world {
+	struct ln_spec spec;
+	struct ln_node nodes[3];
+	struct ln_target targets[2];
+	size_t hosts1[2];
+	size_t hosts3[1];
+	struct ln_namespace ns;
+	struct ln_initiator inits[3];
+	struct ln_node_run nr[3];
+	struct ln_run run;
+};
+
+static struct json_object *facts(const char *host_nqn, const char *allowed_json, const char *nvme_json)
+{
+	char buf[2048];
+	struct json_object *o = NULL;
+	struct ln_buf err = LN_BUF_INIT;
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"host_nqn\":%s%s%s,\"nvme\":%s,\"nvmet\":{\"subsystems\":"
+		 "[{\"nqn\":\"" T1 "\",\"allowed_hosts\":%s}]}}",
+		 host_nqn ? "\"" : "", host_nqn ? host_nqn : "null", host_nqn ? "\"" : "",
+		 nvme_json ? nvme_json : "[]", allowed_json ? allowed_json : "[]");
+	assert_int_equal(ln_json_parse(buf, strlen(buf), &o, &err), 0);
+	ln_buf_release(&err);
+	return o;
+}
+
+/* n1 exports T1 to n2 and n3; n3 exports T3 to n1 (a cycle); hostfile. */
+static struct world *world_new(void)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	size_t i;
+	static const char *names[] = { "n1", "n2", "n3" };
+	static const char *addrs[] = { "127.0.1.1", "127.0.1.2", "127.0.1.3" };
+
+	assert_non_null(w);
+	for (i = 0; i < 3; i++) {
+		w->nodes[i].name = names[i];
+		w->nodes[i].address = addrs[i];
+		w->nodes[i].slots = (unsigned)i + 1;
+		w->nr[i].idx = i;
+		w->nr[i].spec = &w->nodes[i];
+		w->nr[i].state = LN_NODE_OK;
+		w->nr[i].limited = 1;
+	}
+	w->ns.nsid = 1;
+	w->ns.file = "/var/lib/nvmet/disk1.img";
+	w->ns.size = 1048576;
+	w->hosts1[0] = 1;
+	w->hosts1[1] = 2;
+	w->targets[0] = (struct ln_target){ .nqn = T1, .node = 0, .transport = LN_TRANSPORT_TCP,
+					    .address = "127.0.1.1", .service = 4420,
+					    .hosts = w->hosts1, .n_hosts = 2,
+					    .namespaces = &w->ns, .n_namespaces = 1 };
+	w->hosts3[0] = 0;
+	w->targets[1] = (struct ln_target){ .nqn = T3, .node = 2, .transport = LN_TRANSPORT_RDMA,
+					    .address = "127.0.1.3", .service = 4421,
+					    .hosts = w->hosts3, .n_hosts = 1 };
+	w->inits[0] = (struct ln_initiator){ .node = 1, .target = 0, .ctrl_loss_tmo_ms = -1,
+					     .reconnect_delay_ms = -1 };
+	w->inits[1] = (struct ln_initiator){ .node = 2, .target = 0, .ctrl_loss_tmo_ms = -1,
+					     .reconnect_delay_ms = -1 };
+	w->inits[2] = (struct ln_initiator){ .node = 0, .target = 1, .ctrl_loss_tmo_ms = 600000,
+					     .reconnect_delay_ms = -1 };
+	w->spec.path = "test.yaml";
+	w->spec.cluster = "loop";
+	w->spec.nodes = w->nodes;
+	w->spec.n_nodes = 3;
+	w->spec.targets = w->targets;
+	w->spec.n_targets = 2;
+	w->spec.initiators = w->inits;
+	w->spec.n_initiators = 3;
+	w->spec.mpi.hostfile = "/etc/llmnet/hostfile";
+	w->run.spec = &w->spec;
+	w->run.nodes = w->nr;
+	w->run.n = 3;
+	w->nr[0].facts = facts(H(1), "[\"" H(2) "\"]", NULL);
+	w->nr[1].facts = facts(H(2), NULL, NULL);
+	w->nr[2].facts = facts(H(3), NULL, NULL);
+	for (i = 0; i < 3; i++) {
+		ln_buf_init(&w->nr[i].reason, 0);
+		ln_buf_init(&w->nr[i].skip, 0);
+	}
+	return w;
+}
+
+static void world_free(struct world *w)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		json_object_put(w->nr[i].facts);
+	free(w);
+}
+
+static const char *req_str(struct json_object *req, struct ln_buf *b)
+{
+	ln_buf_reset(b);
+	assert_int_equal(ln_json_write(req, 0, b), 0);
+	ln_buf_rtrim(b);
+	return b->buf;
+}
+
+static void test_plan__target_allows_its_initiators(void **state)
+{
+	struct world *w = world_new();
+	struct ln_buf b = LN_BUF_INIT;
+	struct json_object *req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+
+	(void)state;
+	assert_non_null(req);
+	assert_string_equal(req_str(req, &b),
+		"{\"protocol\":1,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
+		"\"address\":\"127.0.1.1\",\"service\":4420,\"hosts\":[\"" H(2) "\",\"" H(3) "\"],"
+		"\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/disk1.img\",\"size\":1048576}]}],"
+		"\"initiators\":[{\"target\":\"" T3 "\",\"transport\":\"rdma\",\"address\":\"127.0.1.3\","
+		"\"service\":4421,\"queues\":{\"ctrl_loss_tmo\":600}}],"
+		"\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\",\"lines\":["
+		"{\"name\":\"n1\",\"slots\":1},{\"name\":\"n2\",\"slots\":2},{\"name\":\"n3\",\"slots\":3}]}}");
+	json_object_put(req);
+	ln_buf_release(&b);
+	world_free(w);
+}
+
+static void test_plan__unreachable_initiator_keeps_access(void **state)
+{
+	struct world *w = world_new();
+	struct ln_buf b = LN_BUF_INIT, notes = LN_BUF_INIT;
+	struct json_object *req, *t, *hosts;
+
+	(void)state;
+	/* n2 is silent; n1 has H(2) on record and must keep it */
+	w->nr[1].state = LN_NODE_UNREACHABLE;
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, &notes);
+	t = json_object_array_get_idx(json_object_object_get(req, "targets"), 0);
+	hosts = json_object_object_get(t, "hosts");
+	assert_string_equal(req_str(hosts, &b), "[\"" H(2) "\",\"" H(3) "\"]");
+	assert_non_null(strstr(notes.buf, "blocked: unreachable ('n2' kept)"));
+	assert_non_null(strstr(notes.buf, T1 "/" H(2)));
+	json_object_put(req);
+	ln_buf_release(&b);
+	ln_buf_release(&notes);
+	world_free(w);
+}
+
+static void test_plan__reachable_nodes_drop_stale_hosts(void **state)
+{
+	struct world *w = world_new();
+	struct ln_buf b = LN_BUF_INIT, notes = LN_BUF_INIT;
+	struct json_object *req, *t;
+
+	(void)state;
+	/* n1 records an NQN nobody reports (a removed or replaced node):
+	 * with every initiator reachable it is not carried over */
+	json_object_put(w->nr[0].facts);
+	w->nr[0].facts = facts(H(1), "[\"" H(9) "\",\"" H(2) "\"]", NULL);
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, &notes);
+	t = json_object_array_get_idx(json_object_object_get(req, "targets"), 0);
+	assert_string_equal(req_str(json_object_object_get(t, "hosts"), &b),
+			    "[\"" H(2) "\",\"" H(3) "\"]");
+	assert_int_equal(notes.len, 0);
+	json_object_put(req);
+	ln_buf_release(&b);
+	ln_buf_release(&notes);
+	world_free(w);
+}
+
+static void test_plan__targets_phase_defers_new_connections(void **state)
+{
+	struct world *w = world_new();
+	struct json_object *req;
+
+	(void)state;
+	/* n1 is not connected to T3 yet: the targets phase leaves it out */
+	req = ln_plan_request(&w->run, 0, LN_PHASE_TARGETS, NULL);
+	assert_int_equal(json_object_array_length(json_object_object_get(req, "initiators")), 0);
+	assert_int_equal(json_object_array_length(json_object_object_get(req, "targets")), 1);
+	json_object_put(req);
+	/* once connected it is carried, so the targets phase never disconnects it */
+	json_object_put(w->nr[0].facts);
+	w->nr[0].facts = facts(H(1), NULL, "[{\"name\":\"nvme1\",\"subsysnqn\":\"" T3 "\"}]");
+	req = ln_plan_request(&w->run, 0, LN_PHASE_TARGETS, NULL);
+	assert_int_equal(json_object_array_length(json_object_object_get(req, "initiators")), 1);
+	json_object_put(req);
+	world_free(w);
+}
+
+static void test_plan__duplicate_host_nqn_names_both(void **state)
+{
+	struct world *w = world_new();
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(ln_plan_check_duplicates(&w->run, &err), 0);
+	json_object_put(w->nr[2].facts);
+	w->nr[2].facts = facts(H(2), NULL, NULL);
+	assert_int_equal(ln_plan_check_duplicates(&w->run, &err), -LN_ECONFLICT);
+	assert_non_null(strstr(err.buf, "nodes 'n2' and 'n3' report the same host NQN '" H(2) "'"));
+	ln_buf_release(&err);
+	world_free(w);
+}
+
+static void test_plan__count_change_list(void **state)
+{
+	static const char ans[] =
+		"{\"protocol\":1,\"changes\":[{\"action\":\"create\",\"kind\":\"nvmet_host\",\"id\":\"a\"},"
+		"{\"action\":\"ok\",\"kind\":\"hostfile\",\"id\":\"b\"},"
+		"{\"action\":\"remove\",\"kind\":\"nvmet_allowed_host\",\"id\":\"c\"},"
+		"{\"action\":\"change\",\"kind\":\"nvmet_namespace\",\"id\":\"d\"},"
+		"{\"action\":\"create\",\"kind\":\"nvmet_port\",\"id\":\"e\",\"error\":\"boom\"}]}";
+	struct json_object *o = NULL;
+	struct ln_buf err = LN_BUF_INIT;
+	int c, ch, rm, ok, e;
+
+	(void)state;
+	assert_int_equal(ln_json_parse(ans, strlen(ans), &o, &err), 0);
+	ln_plan_count(o, &c, &ch, &rm, &ok, &e);
+	assert_int_equal(c, 1);
+	assert_int_equal(ch, 1);
+	assert_int_equal(rm, 1);
+	assert_int_equal(ok, 1);
+	assert_int_equal(e, 1);
+	json_object_put(o);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan__target_allows_its_initiators),
+		cmocka_unit_test(test_plan__unreachable_initiator_keeps_access),
+		cmocka_unit_test(test_plan__reachable_nodes_drop_stale_hosts),
+		cmocka_unit_test(test_plan__targets_phase_defers_new_connections),
+		cmocka_unit_test(test_plan__duplicate_host_nqn_names_both),
+		cmocka_unit_test(test_plan__count_change_list),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
