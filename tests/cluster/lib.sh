@@ -67,11 +67,18 @@ cluster_keyscan_line() {
 }
 
 cluster_start_node() {
-	local dir=$1 i=$2 n=$1/node$2
+	local dir=$1 i=$2 n=$1/node$2 addr pid
+	addr=$(cluster_addr "$i")
+	if [ -n "$(ss -Hltn "src $addr:22")" ]; then
+		cluster_fail "node$i: $addr:22 is already taken (another cluster still running?)"
+		return 1
+	fi
 	mkdir -p /run/sshd
 	"$SSHD" -D -f "$n/sshd_config" -E "$n/sshd.log" &
-	echo $! > "$n/harness.pid"
-	cluster_wait_port "$(cluster_addr "$i")" || cluster_fail "node$i: sshd did not start (see $n/sshd.log)"
+	pid=$!
+	echo "$pid" > "$n/harness.pid"
+	cluster_wait_port "$addr" && kill -0 "$pid" 2>/dev/null ||
+		{ cluster_fail "node$i: sshd did not start (see $n/sshd.log)"; return 1; }
 }
 
 cluster_stop_node() {
@@ -148,7 +155,7 @@ storage:
     - nqn: nqn.2024-04.io.llmnet:n1.t1
       node: n1
       transport: tcp
-      address: 127.0.1.1
+      address: 10.77.0.11
       service: 4420
       namespaces:
         - { nsid: 1, file: /var/lib/nvmet/disk1.img, size: 1MiB }
@@ -170,4 +177,22 @@ cluster_node_identity() {
 	mkdir -p "$dir/node$i/root/etc/nvme"
 	echo "nqn.2014-08.org.nvmexpress:uuid:$uuid" > "$dir/node$i/root/etc/nvme/hostnqn"
 	echo "$uuid" > "$dir/node$i/root/etc/nvme/hostid"
+}
+
+# Build node I's root from the agent's fixture trees: node 1 is a target
+# node, the others initiator nodes without a host identity. Each node gets
+# its own hostname, machine id and product UUID (the seed of its host NQN).
+#   cluster_build_tree DIR I [SERIAL]
+cluster_build_tree() {
+	local dir=$1 i=$2 serial=${3:-$2} tree fx=${CLUSTER_FIXTURES:-tests/fixtures/agent}
+	local root=$dir/node$i/root
+	local id
+	id=$(printf '%012d' "$serial")
+	[ "$i" -eq 1 ] && tree=$fx/node-target.tree || tree=$fx/node-initiator.tree
+	rm -rf "$root"
+	sed -e "s/hostname te[0-9]*/hostname n$i/" \
+	    -e "s/1f0f7b8a-0000-4000-8000-00000000000[0-9]/1f0f7b8a-0000-4000-8000-$id/g" \
+	    -e "s/4b0c0d6f2a1e4c7e9d1b2f3a4c5d6e0[0-9]/4b0c0d6f2a1e4c7e9d1b$id/" \
+	    "$tree" > "$dir/node$i/tree"
+	bash "$fx/build-tree.sh" "$dir/node$i/tree" "$root"
 }

@@ -1,0 +1,307 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Loopback-cluster scenarios: real libssh, real sshd, real host-key checks,
+# each node's agent on its own fixture root. Every scenario asserts on the
+# node trees, not only on llmnet's output.
+#
+#   tests/cluster/run.sh BUILD [SCENARIO...]
+#
+# Writes "PASSED FAILED" to BUILD/check/cluster.counts.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cluster/lib.sh
+
+BUILD=${1:-build}
+shift || true
+LLMNET=$PWD/$BUILD/llmnet
+export LLMNET_AGENT=$PWD/$BUILD/llmnet-agent
+WORK=$(mktemp -d /tmp/llmnet-cluster.XXXXXX)
+export LLMNET_STATE_DIR=$WORK/state
+T1=nqn.2024-04.io.llmnet:n1.t1
+pass=0 fail=0 failed=()
+clusters=()
+
+cleanup() {
+	local c
+	for c in "${clusters[@]}"; do cluster_down "$c"; done
+	[ "$fail" -eq 0 ] && rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "  ok      $*"; }
+notok() { fail=$((fail + 1)); failed+=("$scenario: $*"); echo "  FAILED  $*"; }
+# check DESCRIPTION COMMAND...: one assertion.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+
+root() { echo "$C/node$1/root"; }
+cfg() { echo "$C/node$1/root/sys/kernel/config/nvmet"; }
+hostnqn() { cat "$C/node$1/root/etc/nvme/hostnqn" 2>/dev/null; }
+allowed() { [ -L "$(cfg 1)/subsystems/$T1/allowed_hosts/$1" ]; }
+not_allowed() { ! allowed "$1"; }
+subsystem_exists() { [ -d "$(cfg 1)/subsystems/$T1" ]; }
+port_links() { ls "$(cfg 1)"/ports/*/subsystems/ 2>/dev/null | grep -qxF "$T1"; }
+connected() { grep -qxF "$T1" "$(root "$1")"/sys/class/nvme/*/subsysnqn 2>/dev/null; }
+not_connected() { ! connected "$1"; }
+hostfile_is() {	# node, expected content
+	[ "$(cat "$(root "$1")/etc/llmnet/hostfile" 2>/dev/null)" = "$2" ]
+}
+no_hostfile() { [ ! -e "$(root "$1")/etc/llmnet/hostfile" ]; }
+unchanged_since() { [ -z "$(find "$(root "$1")" -newer "$2" -print -quit)" ]; }
+foreign_intact() {
+	[ -d "$(cfg 1)/subsystems/nqn.2014-08.org.example:foreign.target/namespaces/1" ] &&
+	[ -L "$(cfg 1)/ports/7/subsystems/nqn.2014-08.org.example:foreign.target" ] &&
+	[ -d "$(cfg 1)/hosts/nqn.2014-08.org.example:foreign.host" ] &&
+	[ -f "$(root 1)/srv/foreign.img" ] &&
+	grep -qxF nqn.2014-08.org.example:other.target "$(root 2)/sys/class/nvme/nvme0/subsysnqn"
+}
+out_has() { grep -qF -- "$1" "$C/out"; }
+llmnet() { "$LLMNET" --no-color "$@" > "$C/out" 2>&1; rc=$?; cat "$C/out" >> "$C/all.out"; return 0; }
+rc_is() { [ "$rc" -eq "$1" ]; }
+
+HOSTFILE3='n1 slots=1
+n2 slots=1
+n3 slots=1'
+
+# A fresh cluster of N nodes with fixture trees, in $C.
+new_cluster() {
+	local n=${2:-3} i
+	C=$WORK/$1
+	mkdir -p "$C"
+	clusters+=("$C")
+	cluster_up "$C" "$n" || return 1
+	for i in $(seq "$n"); do cluster_build_tree "$C" "$i" || return 1; done
+	cluster_spec "$C" "$n" > "$C/spec.yaml"
+}
+
+scenario_fresh_apply() {
+	new_cluster fresh || { notok "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check "apply exits 0" rc_is 0
+	check "recap says converged" out_has "; converged."
+	check "n2 and n3 got a host identity" test -n "$(hostnqn 2)" -a -n "$(hostnqn 3)"
+	check "n1 exports the subsystem" subsystem_exists
+	check "the subsystem is linked to a port" port_links
+	check "n1 allows n2" allowed "$(hostnqn 2)"
+	check "n1 allows n3" allowed "$(hostnqn 3)"
+	check "n2 is connected" connected 2
+	check "n3 is connected" connected 3
+	check "every node has the hostfile" hostfile_is 1 "$HOSTFILE3"
+	check "n3's hostfile" hostfile_is 3 "$HOSTFILE3"
+	check "foreign objects untouched" foreign_intact
+	check "agent was pushed to every node" test -x "$(root 3)/var/lib/llmnet/bin/llmnet-agent"
+}
+
+scenario_converged() {
+	new_cluster converged || { notok "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check "first apply exits 0" rc_is 0
+	sleep 1.1	# mtimes have 1 s granularity on some filesystems
+	touch "$C/marker"
+	llmnet apply "$C/spec.yaml"
+	check "re-apply exits 0" rc_is 0
+	check "re-apply reports 0 changed" out_has "apply: 0 changed on 3 nodes"
+	check "n1: no file written" unchanged_since 1 "$C/marker"
+	check "n2: no file written" unchanged_since 2 "$C/marker"
+	check "n3: no file written" unchanged_since 3 "$C/marker"
+	llmnet plan "$C/spec.yaml" --detailed-exitcode
+	check "plan --detailed-exitcode exits 0" rc_is 0
+	check "plan says no changes" out_has "Plan: 0 to create, 0 to change, 0 to remove"
+}
+
+scenario_replace() {
+	local old new m2
+	new_cluster replace || { notok "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check "first apply exits 0" rc_is 0
+	old=$(hostnqn 3)
+	# Reinstall n3: new host key, new host NQN, empty state.
+	cluster_stop_node "$C" 3
+	cluster_rekey_node "$C" 3
+	cluster_build_tree "$C" 3 33
+	cluster_start_node "$C" 3
+	sleep 1.1
+	touch "$C/marker"
+	llmnet apply "$C/spec.yaml"
+	check "changed host key: exit 4" rc_is 4
+	check "refusal names the node and --accept-replaced" out_has "refusing 'n3': host key changed (known_hosts has SHA256:"
+	check "refusal shows the new fingerprint" out_has "server offers SHA256:"
+	check "n1 untouched while refused" unchanged_since 1 "$C/marker"
+	check "old NQN still allowed while refused" allowed "$old"
+	m2=$C/marker2; touch "$m2"
+	llmnet apply "$C/spec.yaml" --accept-replaced n3
+	new=$(hostnqn 3)
+	check "accepted apply exits 0" rc_is 0
+	check "the run log records the accepted key" grep -q "accepted replaced host key of 'n3'" "$LLMNET_STATE_DIR/loop.log"
+	check "n3 has a new host NQN" test -n "$new" -a "$new" != "$old"
+	check "n1 allows the new NQN" allowed "$new"
+	check "n1 dropped the old NQN" not_allowed "$old"
+	check "n3 is connected again" connected 3
+	check "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
+	check "n2 got no needless change" unchanged_since 2 "$m2"
+	llmnet apply "$C/spec.yaml"
+	check "next apply: 0 changed, no flag needed" out_has "apply: 0 changed on 3 nodes"
+	check "next apply exits 0" rc_is 0
+}
+
+scenario_killed_mid_apply() {
+	new_cluster killed || { notok "cluster up"; return; }
+	# n2's agent dies (as a crash would) before its 3rd change.
+	cluster_stop_node "$C" 2
+	sed -i "s|^SetEnv .*|& LLMNET_FAILPOINT=3|" "$C/node2/sshd_config"
+	cluster_start_node "$C" 2
+	llmnet apply "$C/spec.yaml"
+	check "apply with a dying node exits non-zero" test "$rc" -ne 0
+	check "recap reports n2 failed" grep -qE '^n2 +: .*failed=1' "$C/out"
+	check "n1 finished" subsystem_exists
+	check "n3 finished" connected 3
+	check "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
+	cluster_stop_node "$C" 2
+	sed -i "s| LLMNET_FAILPOINT=3||" "$C/node2/sshd_config"
+	cluster_start_node "$C" 2
+	llmnet apply "$C/spec.yaml"
+	check "next run converges" rc_is 0
+	check "n2 connected after the next run" connected 2
+	check "n2 has the hostfile" hostfile_is 2 "$HOSTFILE3"
+}
+
+scenario_unreachable_initiator() {
+	local n3
+	new_cluster unreach || { notok "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check "first apply exits 0" rc_is 0
+	n3=$(hostnqn 3)
+	cluster_stop_node "$C" 3
+	llmnet plan "$C/spec.yaml"
+	check "plan marks n3's access blocked: unreachable" out_has "blocked: unreachable ('n3' kept)"
+	check "plan exits 4 (unreachable)" rc_is 4
+	llmnet apply "$C/spec.yaml"
+	check "apply exits 4" rc_is 4
+	check "recap shows n3 unreachable" grep -qE '^n3 +: .*unreachable=1' "$C/out"
+	check "n3's access is not revoked" allowed "$n3"
+	check "n2 still allowed" allowed "$(hostnqn 2)"
+	cluster_start_node "$C" 3
+}
+
+scenario_limit() {
+	new_cluster limit || { notok "cluster up"; return; }
+	touch "$C/marker"
+	llmnet apply "$C/spec.yaml" --limit n1
+	check "--limit apply exits 1 (not converged)" rc_is 1
+	check "others are pending (outside --limit)" out_has "pending (outside --limit)"
+	check "n1 was changed" subsystem_exists
+	check "n2 untouched" unchanged_since 2 "$C/marker"
+	check "n3 untouched" unchanged_since 3 "$C/marker"
+	llmnet apply "$C/spec.yaml" --limit n1,n9
+	check "--limit with an unknown node is a usage error" rc_is 64
+	llmnet apply "$C/spec.yaml"
+	check "full apply converges" rc_is 0
+	check "n2 connected" connected 2
+}
+
+scenario_sigint() {
+	local pid lockpid
+	new_cluster sigint || { notok "cluster up"; return; }
+	llmnet facts "$C/spec.yaml"	# pushes the agents, so the lock dir exists
+	mkdir -p "$(root 1)/run"
+	# Hold n1's node lock: its apply waits in flight while we interrupt.
+	flock "$(root 1)/run/llmnet.lock" sleep 3 &
+	lockpid=$!
+	sleep 0.3
+	"$LLMNET" --no-color apply "$C/spec.yaml" --parallel 1 > "$C/out" 2>&1 &
+	pid=$!
+	sleep 1.5
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	wait "$lockpid"
+	check "interrupted apply exits non-zero" test "$rc" -ne 0
+	check "it says it was interrupted" out_has "interrupted"
+	check "the node in flight finished" subsystem_exists
+	check "no new work started (n2 untouched)" no_hostfile 2
+	check "no new work started (n3 untouched)" not_connected 3
+	llmnet apply "$C/spec.yaml"
+	check "next run converges" rc_is 0
+}
+
+scenario_teardown() {
+	new_cluster teardown || { notok "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check "apply exits 0" rc_is 0
+	llmnet teardown "$C/spec.yaml"
+	check "teardown exits 0" rc_is 0
+	check "subsystem removed" test ! -e "$(cfg 1)/subsystems/$T1"
+	check "no owned host entries left" test -z "$(ls "$(cfg 1)/hosts" | grep -v foreign)"
+	check "n2 disconnected" not_connected 2
+	check "n3 disconnected" not_connected 3
+	check "hostfiles removed" no_hostfile 1
+	check "foreign objects untouched" foreign_intact
+	check "backing file kept without --purge" test -f "$(root 1)/var/lib/nvmet/disk1.img"
+	llmnet teardown "$C/spec.yaml"
+	check "second teardown exits 0" rc_is 0
+	check "second teardown: nothing to do" out_has "teardown: 0 changed on 3 nodes"
+	llmnet teardown "$C/spec.yaml" --purge
+	check "teardown --purge exits 0" rc_is 0
+	check "--purge removed the backing file" test ! -e "$(root 1)/var/lib/nvmet/disk1.img"
+	check "--purge removed the agent" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+	check "foreign objects still untouched" foreign_intact
+}
+
+scenario_duplicate_nqn() {
+	new_cluster dup || { notok "cluster up"; return; }
+	cluster_build_tree "$C" 3 2	# n3 cloned from n2's image
+	mkdir -p "$(root 2)/etc/nvme" "$(root 3)/etc/nvme"
+	echo nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002 > "$(root 2)/etc/nvme/hostnqn"
+	cp "$(root 2)/etc/nvme/hostnqn" "$(root 3)/etc/nvme/hostnqn"
+	touch "$C/marker"
+	llmnet apply "$C/spec.yaml"
+	check "duplicate host NQN stops the run (exit 1)" rc_is 1
+	check "the message names both nodes" out_has "nodes 'n2' and 'n3' report the same host NQN"
+	check "nothing changed on n1" test ! -e "$(cfg 1)/subsystems/$T1"
+}
+
+scenario_removed_node() {
+	local n3
+	new_cluster removed || { notok "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	n3=$(hostnqn 3)
+	cluster_spec "$C" 2 > "$C/spec2.yaml"
+	llmnet plan "$C/spec2.yaml"
+	check "plan warns open connections stay open" out_has "connections it already has stay open until that host disconnects"
+	llmnet apply "$C/spec2.yaml"
+	check "apply without n3 exits 0" rc_is 0
+	check "n3 lost its allowed-host link" not_allowed "$n3"
+	check "n2 keeps its link" allowed "$(hostnqn 2)"
+	check "n3 left the hostfile" hostfile_is 1 "n1 slots=1
+n2 slots=1"
+}
+
+scenario_spec_error() {
+	local before
+	new_cluster specerr || { notok "cluster up"; return; }
+	sed 's/^cluster: loop/cluster: loop\nbogus_key: 1/' "$C/spec.yaml" > "$C/bad.yaml"
+	before=$(cluster_conn_count "$C" 1)
+	llmnet apply "$C/bad.yaml"
+	check "spec error exits 3" rc_is 3
+	check "message has file:line:col" grep -qE "bad.yaml:[0-9]+:[0-9]+:" "$C/out"
+	check "no node was contacted (sshd logged no connection)" test "$(cluster_conn_count "$C" 1)" = "$before"
+	llmnet plan "$C/bad.yaml"
+	check "plan on a bad spec exits 3" rc_is 3
+}
+
+all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint
+     teardown duplicate_nqn removed_node spec_error)
+[ $# -gt 0 ] && all=("$@")
+for scenario in "${all[@]}"; do
+	echo "scenario $scenario"
+	"scenario_$scenario"
+done
+
+mkdir -p "$BUILD/check"
+echo "$pass $fail" > "$BUILD/check/cluster.counts"
+echo "cluster: $pass passed, $fail failed"
+if [ "$fail" -gt 0 ]; then
+	printf '  failed: %s\n' "${failed[@]}"
+	echo "  work directory kept: $WORK"
+	exit 1
+fi
