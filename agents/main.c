@@ -14,10 +14,11 @@
 #include <openssl/evp.h>
 
 #include "agents/agent.h"
-#include "common/fileio.h"
+#include "agents/reconcile.h"
 #include "agents/run.h"
 #include "agents/state.h"
 #include "common/error.h"
+#include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
 
@@ -33,6 +34,9 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv);
 static const struct verb verbs[] = {
 	{ "version", 0, verb_version },
 	{ "facts", 0, verb_facts },
+	{ "plan", 0, ln_reconcile_plan_verb },
+	{ "apply", 1, ln_reconcile_apply_verb },
+	{ "teardown", 1, ln_reconcile_teardown_verb },
 	{ "run", 0, ln_run_verb },
 };
 

@@ -9,6 +9,9 @@
 #ifndef LN_TEST_AGENT_FIXTURE_H
 #define LN_TEST_AGENT_FIXTURE_H
 
+/* test paths live in /tmp and are short; a truncated one fails the test */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -177,6 +180,41 @@ static inline void fx_list(const char *root, struct ln_buf *out, int (*skip_fn)(
 {
 	ln_buf_reset(out);
 	fx_list_rec(root, "", out, skip_fn);
+}
+
+/* Every path with its mtime (ns) and size: "converged writes nothing". */
+static inline void fx_mtimes_rec(const char *base, const char *rel, struct ln_buf *out)
+{
+	char p[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(p, sizeof(p), "%s%s", base, rel);
+	d = opendir(p);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char r[4096], full[4096];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(r, sizeof(r), "%s/%s", rel, de->d_name);
+		snprintf(full, sizeof(full), "%s%s", base, r);
+		if (lstat(full, &st) < 0)
+			continue;
+		ln_buf_addf(out, "%s %lld.%09ld %lld\n", r, (long long)st.st_mtim.tv_sec,
+			    st.st_mtim.tv_nsec, (long long)st.st_size);
+		if (S_ISDIR(st.st_mode))
+			fx_mtimes_rec(base, r, out);
+	}
+	closedir(d);
+}
+
+static inline void fx_list_mtimes(const char *root, struct ln_buf *out)
+{
+	ln_buf_reset(out);
+	fx_mtimes_rec(root, "", out);
 }
 
 #endif

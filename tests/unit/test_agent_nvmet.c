@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmet reconcile on fixture trees (the fixture fsops enforce 6.1's configfs
+ * rules): golden first apply, a converged apply that writes nothing,
+ * teardown back to the exact prior listing, refused requests that change
+ * nothing, DH-HMAC-CHAP on a kernel without it, and the failpoint loop over
+ * every change of a full apply and teardown.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include <json-c/json.h>
+
+#include "common/json.h"
+
+#define REQ FIXTURES_DIR "/agent/request-target.json"
+
+static char *slurp(const char *path)
+{
+	struct ln_buf b = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	assert_int_equal(ln_file_read(path, &b, &e), 0);
+	ln_buf_release(&e);
+	return ln_buf_detach(&b, NULL);
+}
+
+static struct json_object *parse(struct ln_buf *out)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	struct json_object *o = NULL;
+
+	if (ln_json_parse(out->buf, out->len, &o, &e) < 0)
+		fprintf(stderr, "bad answer: %s\n%s\n", e.buf, out->buf);
+	assert_non_null(o);
+	ln_buf_release(&e);
+	return o;
+}
+
+static int64_t summary(struct json_object *o, const char *key)
+{
+	struct json_object *s, *v;
+
+	assert_true(json_object_object_get_ex(o, "summary", &s));
+	assert_true(json_object_object_get_ex(s, key, &v));
+	return json_object_get_int64(v);
+}
+
+static int run(const char *root, const char *verb, const char *in, struct ln_buf *out,
+	       const char *env)
+{
+	const char *args[] = { verb, NULL };
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = fx_agent(root, args, in, out, &err, env);
+
+	if (rc != 0 && rc != 99)
+		fprintf(stderr, "%s rc %d: %s\n%s\n", verb, rc, err.buf, out->buf);
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* What apply+teardown may leave: kept backing files (and their directories),
+ * the state file, the lock file. */
+static int skip_owned_leftovers(const char *rel)
+{
+	return !strncmp(rel, "/var/lib/llmnet", 15) || !strcmp(rel, "/run/llmnet.lock") ||
+	       !strncmp(rel, "/var/lib/nvmet", 14) || !strncmp(rel, "/run/llmnet", 11);
+}
+
+static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
+{
+	char *root = fx_build("node-target"), *req = slurp(REQ), *golden;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT, got = LN_BUF_INIT;
+	struct ln_buf m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+	struct json_object *o, *changes;
+	size_t i;
+
+	(void)st;
+	fx_list(root, &before, skip_owned_leftovers);
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	o = parse(&out);
+	assert_true(json_object_object_get_ex(o, "changes", &changes));
+	for (i = 0; i < json_object_array_length(changes); i++) {
+		struct json_object *c = json_object_array_get_idx(changes, i), *d;
+
+		ln_buf_addf(&got, "%s %s %s %s\n",
+			    json_object_get_string(json_object_object_get(c, "action")),
+			    json_object_get_string(json_object_object_get(c, "kind")),
+			    json_object_get_string(json_object_object_get(c, "id")),
+			    json_object_object_get_ex(c, "detail", &d) ? json_object_get_string(d) : "");
+	}
+	golden = slurp(FIXTURES_DIR "/agent/request-target.golden");
+	assert_string_equal(got.buf, golden);
+	json_object_put(o);
+	/* the kernel's view: buffered_io only on the tmpfs-like /run file */
+	{
+		char p[4096];
+		struct ln_buf v = LN_BUF_INIT, e = LN_BUF_INIT;
+
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
+			 "nqn.2024-04.com.example:te1.target1/namespaces/2/buffered_io", root);
+		assert_int_equal(ln_file_read(p, &v, &e), 0);
+		assert_string_equal(v.buf, "1\n");
+		ln_buf_reset(&v);
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
+			 "nqn.2024-04.com.example:te1.target1/namespaces/1/buffered_io", root);
+		assert_int_equal(ln_file_read(p, &v, &e), 0);
+		assert_string_equal(v.buf, "0\n");
+		ln_buf_reset(&v);
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
+			 "nqn.2024-04.com.example:te1.target2/attr_allow_any_host", root);
+		assert_int_equal(ln_file_read(p, &v, &e), 0);
+		assert_string_equal(v.buf, "1\n");
+		ln_buf_release(&v);
+		ln_buf_release(&e);
+	}
+	/* converged: only ok, and nothing written (mtimes and contents equal) */
+	fx_list_mtimes(root, &m1);
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	fx_list_mtimes(root, &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	o = parse(&out);
+	assert_int_equal(summary(o, "create") + summary(o, "change") + summary(o, "remove"), 0);
+	assert_true(summary(o, "ok") > 10);
+	json_object_put(o);
+	/* plan on a converged node: converged */
+	assert_int_equal(run(root, "plan", req, &out, NULL), 0);
+	o = parse(&out);
+	assert_true(json_object_get_boolean(json_object_object_get(o, "converged")));
+	json_object_put(o);
+	/* teardown: back to the listing from before, foreign objects intact */
+	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	fx_list(root, &after, skip_owned_leftovers);
+	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	o = parse(&out);
+	assert_int_equal(summary(o, "remove"), 0);
+	json_object_put(o);
+	free(req);
+	free(golden);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	ln_buf_release(&got);
+	ln_buf_release(&m1);
+	ln_buf_release(&m2);
+	fx_remove(root);
+}
+
+static void expect_refused(const char *root, const char *req, const char *needle, int code)
+{
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	fx_list_mtimes(root, &before);
+	assert_int_equal(run(root, "apply", req, &out, NULL), code);
+	if (!strstr(out.buf, needle))
+		fprintf(stderr, "expected '%s' in %s\n", needle, out.buf);
+	assert_non_null(strstr(out.buf, needle));
+	fx_list_mtimes(root, &after);
+	assert_string_equal(before.buf, after.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+}
+
+static void test_agent_nvmet__bad_requests_change_nothing(void **st)
+{
+	char *root = fx_build("node-target");
+	struct ln_buf out = LN_BUF_INIT;
+
+	(void)st;
+	/* a node that ran the agent once has its lock file; nothing else */
+	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	ln_buf_release(&out);
+	expect_refused(root, "{\"protocol\":1,\"cluster\":\"c\",\"targetz\":[]}",
+		       "unknown field 'targetz'", 2);
+	expect_refused(root, "{\"protocol\":2,\"cluster\":\"c\",\"future\":1}",
+		       "speaks protocol 2", 2);
+	expect_refused(root,
+		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.x/../../etc\","
+		       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\"}]}",
+		       "is not a valid NQN", 2);
+	expect_refused(root,
+		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+		       "\"transport\":\"tcp\",\"address\":\"host.example\",\"service\":4420,\"hosts\":\"any\"}]}",
+		       "numeric IPv4 or IPv6", 2);
+	expect_refused(root,
+		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+		       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\","
+		       "\"namespaces\":[{\"nsid\":1,\"file\":\"/var/../etc/shadow\",\"size\":4096}]}]}",
+		       "absolute, normalized path", 2);
+	expect_refused(root,
+		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+		       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\","
+		       "\"namespaces\":[{\"nsid\":1,\"file\":\"/a.img\",\"size\":4096,\"mode\":1}]}]}",
+		       "unknown field 'mode'", 2);
+	expect_refused(root,
+		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+		       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\","
+		       "\"dhchap\":{\"key_file\":\"/k\"}}]}",
+		       "cannot go with hosts", 2);
+	expect_refused(root, "{\"protocol\":1,\"cluster\":\"c\",", "request", 2);
+	fx_remove(root);
+}
+
+static const char *one_target(const char *ns, const char *extra)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.com.example:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
+		 "\"hosts\":[\"nqn.2014-08.org.example:h1\"],\"namespaces\":[%s]%s}]}", ns, extra);
+	return buf;
+}
+
+static void test_agent_nvmet__size_mismatch_states_both_sizes(void **st)
+{
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/srv/foreign.img", root);
+	assert_int_equal(run(root, "apply",
+			     one_target("{\"nsid\":1,\"file\":\"/srv/foreign.img\",\"size\":1048576}", ""),
+			     &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "is 16777216 bytes but the request says 1048576 bytes"));
+	{
+		struct stat s;
+
+		assert_int_equal(stat(p, &s), 0);
+		assert_int_equal(s.st_size, 16777216);	/* never truncated */
+	}
+	fx_remove(root);
+	ln_buf_release(&out);
+}
+
+static void test_agent_nvmet__mounted_device_refused(void **st)
+{
+	char *root = fx_build("node-target");
+	struct ln_buf out = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", one_target("{\"nsid\":1,\"device\":\"/dev/vdb\"}", ""),
+			     &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "device '/dev/vdb' is mounted on this node"));
+	fx_remove(root);
+	ln_buf_release(&out);
+}
+
+static void test_agent_nvmet__dhchap_without_kernel_support_is_not_exported(void **st)
+{
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, e = LN_BUF_INIT, ports = LN_BUF_INIT;
+	const char *key = "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNA==:\n";
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/llmnet-key", root);
+	assert_int_equal(ln_file_write_atomic(p, key, strlen(key), 0600, &e), 0);
+	assert_int_equal(run(root, "apply",
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/t.img\",\"size\":4096}",
+					",\"dhchap\":{\"key_file\":\"/etc/llmnet-key\"}"),
+			     &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "NVME_TARGET_AUTH"));
+	assert_null(strstr(out.buf, "c2VjcmV0"));
+	/* nothing exported: no subsystem, and the only port is the foreign one */
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t",
+		 root);
+	assert_int_equal(access(p, F_OK), -1);
+	fx_list_rec(root, "/sys/kernel/config/nvmet/ports", &ports, NULL);
+	assert_null(strstr(ports.buf, "nqn.2024-04.com.example:t"));
+	/* with a kernel that has auth: the key goes to the host entry, never to
+	 * the answer, the log or the state */
+	snprintf(p, sizeof(p), "%s/etc/llmnet-fixture/nvmet-auth", root);
+	assert_int_equal(ln_file_write_atomic(p, "", 0, 0644, &e), 0);
+	snprintf(p, sizeof(p), "rmdir '%s/sys/kernel/config/nvmet/hosts/nqn.2014-08.org.example:h1'",
+		 root);
+	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	{
+		const char *args[] = { "apply", NULL };
+		struct ln_buf err = LN_BUF_INIT, state = LN_BUF_INIT;
+
+		assert_int_equal(fx_agent(root, args,
+					  one_target("{\"nsid\":1,\"file\":\"/var/lib/t.img\",\"size\":4096}",
+						     ",\"dhchap\":{\"key_file\":\"/etc/llmnet-key\"}"),
+					  &out, &err, NULL), 0);
+		assert_null(strstr(out.buf, "c2VjcmV0"));
+		assert_null(strstr(err.buf, "c2VjcmV0"));
+		snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+		assert_int_equal(ln_file_read(p, &state, &e), 0);
+		assert_null(strstr(state.buf, "c2VjcmV0"));
+		ln_buf_reset(&state);
+		snprintf(p, sizeof(p),
+			 "%s/sys/kernel/config/nvmet/hosts/nqn.2014-08.org.example:h1/dhchap_key", root);
+		assert_int_equal(ln_file_read(p, &state, &e), 0);
+		assert_string_equal(state.buf, key);
+		ln_buf_release(&err);
+		ln_buf_release(&state);
+	}
+	ln_buf_release(&out);
+	ln_buf_release(&e);
+	ln_buf_release(&ports);
+	fx_remove(root);
+}
+
+static void copy_tree(const char *from, const char *to)
+{
+	char cmd[8192];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && cp -a '%s' '%s'", to, from, to);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Stop before change n of apply (phase 0) or teardown (phase 1), re-run,
+ * and check the node converges and teardown restores the listing. Returns
+ * 0 when n was past the last change. */
+static int failpoint_round(const char *pristine, const char *work, const char *req, int phase,
+			   int n, const char *before)
+{
+	struct ln_buf out = LN_BUF_INIT, after = LN_BUF_INIT;
+	char env[64];
+	int rc;
+
+	copy_tree(pristine, work);
+	snprintf(env, sizeof(env), "LLMNET_FAILPOINT=%d", n);
+	if (phase == 0) {
+		rc = run(work, "apply", req, &out, env);
+	} else {
+		assert_int_equal(run(work, "apply", req, &out, NULL), 0);
+		rc = run(work, "teardown", NULL, &out, env);
+	}
+	if (rc != 99) {
+		assert_int_equal(rc, 0);
+		ln_buf_release(&out);
+		return 0;
+	}
+	if (phase == 0) {
+		/* the re-run converges, and a third run has nothing to do */
+		assert_int_equal(run(work, "apply", req, &out, NULL), 0);
+		assert_int_equal(run(work, "apply", req, &out, NULL), 0);
+		{
+			struct json_object *o = parse(&out);
+
+			assert_int_equal(summary(o, "create") + summary(o, "change") +
+						 summary(o, "remove") + summary(o, "error"), 0);
+			json_object_put(o);
+		}
+	}
+	assert_int_equal(run(work, "teardown", NULL, &out, NULL), 0);
+	fx_list(work, &after, skip_owned_leftovers);
+	if (strcmp(before, after.buf))
+		fprintf(stderr, "phase %d failpoint %d left:\n%s\n", phase, n, after.buf);
+	assert_string_equal(before, after.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&after);
+	return 1;
+}
+
+static void test_agent_nvmet__failpoint_every_change(void **st)
+{
+	char *pristine = fx_build("node-target"), *req = slurp(REQ), work[4200];
+	struct ln_buf before = LN_BUF_INIT;
+	int phase, n, counted[2] = { 0, 0 };
+
+	(void)st;
+	snprintf(work, sizeof(work), "%s.work", pristine);
+	fx_list(pristine, &before, skip_owned_leftovers);
+	for (phase = 0; phase < 2; phase++) {
+		for (n = 1; n < 1000; n++) {
+			if (!failpoint_round(pristine, work, req, phase, n, before.buf))
+				break;
+			counted[phase]++;
+		}
+	}
+	fprintf(stderr, "failpoint loop: %d apply changes, %d teardown changes\n", counted[0],
+		counted[1]);
+	assert_true(counted[0] > 40);
+	assert_true(counted[1] > 15);
+	{
+		char cmd[4300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
+		assert_int_equal(system(cmd), 0);
+	}
+	free(req);
+	ln_buf_release(&before);
+	fx_remove(pristine);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_nvmet__golden_then_converged_then_teardown),
+		cmocka_unit_test(test_agent_nvmet__bad_requests_change_nothing),
+		cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
+		cmocka_unit_test(test_agent_nvmet__mounted_device_refused),
+		cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
+		cmocka_unit_test(test_agent_nvmet__failpoint_every_change),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
