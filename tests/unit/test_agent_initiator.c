@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Initiator, hostfile and run on fixture trees: host identity generated
+ * once from the DMI UUID, idempotent connect (an existing controller for
+ * the same tuple counts as connected and is never disconnected), format
+ * only when libblkid finds the device blank, MPICH hostfile rewritten only
+ * on difference, teardown back to the prior listing; the probe runner's
+ * allow-list and bound.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include <json-c/json.h>
+
+#include "common/json.h"
+
+static char *slurp(const char *path)
+{
+	struct ln_buf b = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	assert_int_equal(ln_file_read(path, &b, &e), 0);
+	ln_buf_release(&e);
+	return ln_buf_detach(&b, NULL);
+}
+
+static int run(const char *root, const char *const *args, const char *in, struct ln_buf *out)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = fx_agent(root, args, in, out, &err, "LLMNET_NS_WAIT=2");
+
+	if (rc != 0)
+		fprintf(stderr, "%s rc %d: %s\n%s\n", args[0], rc, err.buf, out->buf);
+	ln_buf_release(&err);
+	return rc;
+}
+
+static int skip_leftovers(const char *rel)
+{
+	/* generated identity, state and lock are the documented leftovers */
+	return !strncmp(rel, "/var/lib/llmnet", 15) || !strcmp(rel, "/run/llmnet.lock") ||
+	       !strncmp(rel, "/etc/nvme", 9);
+}
+
+static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *td[] = { "teardown", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	char *req = slurp(FIXTURES_DIR "/agent/request-initiator.json");
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT, v = LN_BUF_INIT;
+	struct ln_buf e = LN_BUF_INIT, m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+
+	(void)st;
+	fx_list(root, &before, skip_leftovers);
+	assert_int_equal(run(root, apply, req, &out), 0);
+	/* identity from the DMI product UUID */
+	snprintf(p, sizeof(p), "%s/etc/nvme/hostnqn", root);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf,
+			    "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002\n");
+	ln_buf_reset(&v);
+	snprintf(p, sizeof(p), "%s/etc/nvme/hostid", root);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, "1f0f7b8a-0000-4000-8000-000000000002\n");
+	/* the foreign controller nvme0 already serves the second tuple: ok */
+	assert_non_null(strstr(out.buf, "\"action\":\"ok\",\"kind\":\"nvme_connection\"") ||
+			strstr(out.buf, "\"action\": \"ok\""));
+	/* the new controller and its block device, formatted (blank) and mounted */
+	snprintf(p, sizeof(p), "%s/sys/class/nvme/nvme1/subsysnqn", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, "nqn.2024-04.com.example:te1.target1\n");
+	assert_non_null(strstr(out.buf, "formatted: was blank"));
+	snprintf(p, sizeof(p), "%s/proc/mounts", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_non_null(strstr(v.buf, "/dev/nvme1n1 /mnt/ckpt ext4"));
+	/* MPICH hostfile */
+	snprintf(p, sizeof(p), "%s/etc/llmnet/hostfile", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_non_null(strstr(v.buf, "\nte1:2\nte2:4\n"));
+	/* converged: nothing written */
+	fx_list_mtimes(root, &m1);
+	assert_int_equal(run(root, apply, req, &out), 0);
+	fx_list_mtimes(root, &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	assert_null(strstr(out.buf, "\"action\": \"create\""));
+	assert_null(strstr(out.buf, "\"action\": \"change\""));
+	assert_non_null(strstr(out.buf, "\"action\": \"ok\""));
+	/* teardown: our controller and mount go; nvme0 (foreign) stays */
+	assert_int_equal(run(root, td, NULL, &out), 0);
+	fx_list(root, &after, skip_leftovers);
+	assert_string_equal(before.buf, after.buf);
+	/* a second apply keeps the generated identity (never overwritten) */
+	assert_int_equal(run(root, apply, req, &out), 0);
+	snprintf(p, sizeof(p), "%s/etc/nvme/hostid", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, "1f0f7b8a-0000-4000-8000-000000000002\n");
+	/* now the device holds ext4: it is mounted without formatting again */
+	assert_int_equal(run(root, td, NULL, &out), 0);
+	free(req);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+	ln_buf_release(&m1);
+	ln_buf_release(&m2);
+	fx_remove(root);
+}
+
+static void test_agent_initiator__format_never_refuses_blank(void **st)
+{
+	const char *apply[] = { "apply", NULL };
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	const char *req =
+		"{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		"\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420,"
+		"\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\"}}]}";
+
+	(void)st;
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
+	assert_non_null(strstr(out.buf, "has no filesystem and format is 'never'"));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	fx_remove(root);
+}
+
+static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
+{
+	const char *bad[] = { "run", "--timeout", "5", "--", "sh", "-c", "id", NULL };
+	const char *path[] = { "run", "--timeout", "5", "--", "/usr/bin/rping", NULL };
+	const char *meta[] = { "run", "--timeout", "5", "--", "rping", "-a", "1.2.3.4;reboot", NULL };
+	const char *mpi[] = { "run", "--timeout", "5", "--", "mpirun", "-np", "2", "sh", NULL };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(fx_agent(NULL, bad, NULL, &out, &err, NULL), 2);
+	assert_non_null(strstr(out.buf, "not on the allow-list"));
+	assert_int_equal(fx_agent(NULL, path, NULL, &out, &err, NULL), 2);
+	assert_int_equal(fx_agent(NULL, meta, NULL, &out, &err, NULL), 2);
+	assert_non_null(strstr(out.buf, "argument 2 of 'rping' is not allowed"));
+	assert_int_equal(fx_agent(NULL, mpi, NULL, &out, &err, NULL), 2);
+	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes"));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
+		cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
+		cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
