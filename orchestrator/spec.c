@@ -439,11 +439,9 @@ static int walk_map(struct parser *p, const struct table *t, void *obj, struct l
 		if (p->ev.type == YAML_SCALAR_EVENT &&
 		    is_null((const char *)p->ev.data.scalar.value, p->ev.data.scalar.length,
 			    p->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE))
-			spec_diag(p->spec, start, "'%s' is empty: it takes a mapping (%s)", key,
-				  t->what);
+			spec_diag(p->spec, start, "'%s' is empty: it takes a mapping", key);
 		else
-			spec_diag(p->spec, start, "'%s' takes a mapping (%s), not %s", key, t->what,
-				  kind(p));
+			spec_diag(p->spec, start, "'%s' takes a mapping, not %s", key, kind(p));
 		p->seen = 0;
 		return skip_node(p);
 	}
@@ -699,6 +697,9 @@ static int h_fs(struct parser *p, const struct field *f, void *obj, const char *
 			return 0;
 		}
 	}
+	/* Keep what was written, so the mount does not also read as lacking
+	 * a file system. */
+	*(const char **)at(obj, f->off) = arena_strndup(&p->st->arena, v, strlen(v));
 	ln_buf_reset(&p->why);
 	ln_buf_addf(&p->why, "'%s' takes ", f->key);
 	enum_list(&p->why, spec_fs_names);
@@ -852,7 +853,7 @@ static const struct field rdma_fields[] = {
 
 static const struct table rdma_table = {
 	"rdma port", rdma_fields, sizeof(rdma_fields) / sizeof(rdma_fields[0]),
-	0, 0, "An RDMA port of the node.",
+	0, 0, "An RDMA port of the node.", NULL,
 };
 
 static const struct field node_fields[] = {
@@ -876,7 +877,7 @@ static const struct field node_fields[] = {
 
 static const struct table node_table = {
 	"node", node_fields, sizeof(node_fields) / sizeof(node_fields[0]), 0, 0,
-	"A node, or a range of nodes expanded in step.",
+	"A node, or a range of nodes expanded in step.", NULL,
 };
 
 /* Append the entry's nodes (one, or one per name of its range). */
@@ -1016,19 +1017,49 @@ static const struct field ns_fields[] = {
 
 static const struct table ns_table = {
 	"namespace", ns_fields, sizeof(ns_fields) / sizeof(ns_fields[0]), 0, 0,
-	"A namespace: a backing file with a size, or a block device.",
+	"A namespace: a backing file with a size, or a block device.", "namespace",
 };
+
+/* A namespace is a file with a size, or a device. Judged on the keys
+ * written (seen, by ns_fields index), so a size that failed to parse is
+ * not also reported missing. */
+static void check_namespace(struct parser *p, const struct ln_namespace *ns, uint64_t seen)
+{
+	int file = !!(seen & 2), size = !!(seen & 4), dev = !!(seen & 8);
+
+	if (file && dev)
+		spec_diag(p->spec, ns->mark, "namespace %u has both 'file' and 'device': it takes one",
+			  ns->nsid);
+	else if (!file && !dev)
+		spec_diag(p->spec, ns->mark, "namespace %u needs 'file' (with 'size') or 'device'",
+			  ns->nsid);
+	else if (file && !size)
+		spec_diag(p->spec, ns->mark, "namespace %u: 'file' needs a 'size'", ns->nsid);
+	else if (dev && size)
+		spec_diag(p->spec, ns->mark,
+			  "namespace %u: 'size' goes with 'file'; a device has its own size",
+			  ns->nsid);
+	else if (file && ns->size % 512)
+		spec_diag(p->spec, ns->mark,
+			  "namespace %u: size %llu is not a multiple of 512 bytes", ns->nsid,
+			  (unsigned long long)ns->size);
+}
 
 static int ns_item(struct parser *p, void *arg)
 {
 	struct target_entry *te = arg;
 	struct ns_entry *e = GROW(te->ns, te->n_ns, te->alloc_ns);
+	int r;
 
 	if (!e)
 		return -ENOMEM;
 	te->n_ns++;
 	e->ns.mark = ev_mark(p);
-	return walk_map(p, &ns_table, &e->ns, e->m, "namespaces");
+	r = walk_map(p, &ns_table, &e->ns, e->m, "namespaces");
+	if (r < 0 || p->ev.type != YAML_MAPPING_END_EVENT)
+		return r;
+	check_namespace(p, &e->ns, p->seen);
+	return 0;
 }
 
 static int h_namespaces(struct parser *p, const struct field *f, void *obj)
@@ -1096,7 +1127,7 @@ static const struct field dhchap_fields[] = {
 };
 
 static const struct table dhchap_table = {
-	"dhchap", dhchap_fields, 1, 0, 0, "DH-HMAC-CHAP authentication for the target's hosts.",
+	"dhchap", dhchap_fields, 1, 0, 0, "DH-HMAC-CHAP authentication for the target's hosts.", NULL,
 };
 
 static const struct field target_fields[] = {
@@ -1122,7 +1153,7 @@ static const struct field target_fields[] = {
 
 static const struct table target_table = {
 	"target", target_fields, sizeof(target_fields) / sizeof(target_fields[0]), 0, 0,
-	"An NVMe-oF target (subsystem) on one node.",
+	"An NVMe-oF target (subsystem) on one node.", NULL,
 };
 
 static int finish_target(struct parser *p)
@@ -1251,7 +1282,7 @@ static const struct field mount_fields[] = {
 static const struct table mount_table = {
 	"mount", mount_fields, sizeof(mount_fields) / sizeof(mount_fields[0]),
 	offsetof(struct ln_mount, mark) + 1, offsetof(struct ln_mount, present) + 1,
-	"Mount the connected namespace.",
+	"Mount the connected namespace.", "mount",
 };
 
 static const struct field init_fields[] = {
@@ -1276,7 +1307,7 @@ static const struct field init_fields[] = {
 
 static const struct table init_table = {
 	"initiator", init_fields, sizeof(init_fields) / sizeof(init_fields[0]), 0, 0,
-	"An NVMe-oF initiator: a node that connects to a target.",
+	"An NVMe-oF initiator: a node that connects to a target.", NULL,
 };
 
 static int finish_initiator(struct parser *p)
@@ -1364,7 +1395,7 @@ static const struct field storage_fields[] = {
 };
 
 static const struct table storage_table = {
-	"storage", storage_fields, 2, 0, 0, "NVMe-oF targets and the initiators that use them.",
+	"storage", storage_fields, 2, 0, 0, "NVMe-oF targets and the initiators that use them.", NULL,
 };
 
 /* ---- mpi -------------------------------------------------------------- */
@@ -1444,7 +1475,7 @@ static const struct field mpi_fields[] = {
 static const struct table mpi_table = {
 	"mpi", mpi_fields, sizeof(mpi_fields) / sizeof(mpi_fields[0]),
 	offsetof(struct ln_mpi_spec, mark) + 1, offsetof(struct ln_mpi_spec, present) + 1,
-	"The MPI hostfile and mpirun settings.",
+	"The MPI hostfile and mpirun settings.", NULL,
 };
 
 /* ---- validation ------------------------------------------------------- */
@@ -1518,7 +1549,7 @@ static const struct field nccl_fields[] = {
 	  .max = 86400000, .def = "300s", .doc = "bound on the run" },
 };
 
-#define STAGE(name, f, doc) { "stage '" name "'", f, sizeof(f) / sizeof(f[0]), 0, 0, doc }
+#define STAGE(name, f, doc) { "stage '" name "'", f, sizeof(f) / sizeof(f[0]), 0, 0, doc, NULL }
 
 const struct table spec_stage_tables[LN_STAGE_COUNT] = {
 	STAGE("devices", devices_fields, "RDMA ports, GPUs and NVMe controllers as declared."),
@@ -1675,9 +1706,13 @@ static int stage_item(struct parser *p, void *arg)
 		if (stage < 0) {
 			ln_buf_reset(&p->why);
 			ln_buf_addf(&p->why, "unknown validation stage '%.100s'", kvs[i].v);
-			did_you_mean(&p->why, kvs[i].v, spec_stage_names, LN_STAGE_COUNT,
-				     sizeof(spec_stage_names[0]));
-			ln_buf_addstr(&p->why, " (stages: devices, rping, bandwidth, io, mpi, nccl)");
+			if (closest(kvs[i].v, spec_stage_names, LN_STAGE_COUNT,
+				    sizeof(spec_stage_names[0])))
+				did_you_mean(&p->why, kvs[i].v, spec_stage_names, LN_STAGE_COUNT,
+					     sizeof(spec_stage_names[0]));
+			else
+				ln_buf_addstr(&p->why,
+					      " (stages: devices, rping, bandwidth, io, mpi, nccl)");
 			spec_diag(p->spec, kvs[i].vm, "%s", p->why.buf);
 			goto out;
 		}
@@ -1754,7 +1789,7 @@ static const struct field ssh_fields[] = {
 
 static const struct table ssh_table = {
 	"ssh", ssh_fields, sizeof(ssh_fields) / sizeof(ssh_fields[0]),
-	offsetof(struct ln_ssh_spec, mark) + 1, 0, "How llmnet reaches the nodes.",
+	offsetof(struct ln_ssh_spec, mark) + 1, 0, "How llmnet reaches the nodes.", NULL,
 };
 
 static const struct field top_fields[] = {
@@ -1777,7 +1812,7 @@ static const struct field top_fields[] = {
 
 const struct table spec_top_table = {
 	"the spec", top_fields, sizeof(top_fields) / sizeof(top_fields[0]), 0, 0,
-	"A llmnet cluster spec, version 1.",
+	"A llmnet cluster spec, version 1.", NULL,
 };
 
 /* ---- load ------------------------------------------------------------- */

@@ -496,29 +496,9 @@ static int check_targets(struct ctx *x)
 					  "duplicate nsid %u in target '%s' (first on line %u)",
 					  st->nss[order[k]].nsid, t->nqn,
 					  st->nss[order[k - 1]].mark.line);
-			if (ns->file && ns->device) {
-				spec_diag(spec, ns->mark,
-					  "namespace %u has both 'file' and 'device': it takes one",
-					  ns->nsid);
+			/* file/size/device rules are the parser's (check_namespace) */
+			if ((ns->file && ns->device) || (!ns->file && !ns->device))
 				continue;
-			}
-			if (!ns->file && !ns->device) {
-				spec_diag(spec, ns->mark,
-					  "namespace %u needs 'file' (with 'size') or 'device'",
-					  ns->nsid);
-				continue;
-			}
-			if (ns->file && !ns->size)
-				spec_diag(spec, ns->mark, "namespace %u: 'file' needs a 'size'",
-					  ns->nsid);
-			if (ns->device && ns->size)
-				spec_diag(spec, ns->mark,
-					  "namespace %u: 'size' goes with 'file'; a device has its own size",
-					  ns->nsid);
-			if (ns->file && ns->size % 512)
-				spec_diag(spec, ns->mark,
-					  "namespace %u: size %llu is not a multiple of 512 bytes",
-					  ns->nsid, (unsigned long long)ns->size);
 			if (node) {
 				other = idxmap_insert(&backing, (uint32_t)(off + k));
 				if (other >= 0)

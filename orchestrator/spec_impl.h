@@ -183,6 +183,9 @@ struct table {
 	size_t mark_off;		/* offset + 1 of a struct ln_mark to set; 0: none */
 	size_t present_off;		/* offset + 1 of an int set to 1; 0: none */
 	const char *doc;
+	/* Rules across keys the parser checks by hand, for the schema:
+	 * "namespace" (file+size or device), "mount" (if-blank needs fs). */
+	const char *schema_rule;
 };
 
 struct field {

@@ -116,8 +116,16 @@ static struct json_object *custom_schema(const struct field *f)
 {
 	const char *st = f->schema_type ? f->schema_type : "";
 
-	if (!strcmp(st, "list"))
-		return array_of(table_schema(f->sub, NULL));
+	if (!strcmp(st, "list")) {
+		struct json_object *a = array_of(table_schema(f->sub, NULL));
+
+		/* A required list must also hold something. */
+		if (a && (f->flags & F_REQUIRED) && ln_json_add_i64(a, "minItems", 1) < 0) {
+			json_object_put(a);
+			a = NULL;
+		}
+		return a;
+	}
 	if (!strcmp(st, "hosts")) {
 		struct json_object *any = json_object_new_object();
 
@@ -226,6 +234,10 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 		switch (f->type) {
 		case FT_STR:
 			o = str_pattern(spec_pattern_regex[f->pat]);
+			if (o && f->pat == SP_NQN && ln_json_add_i64(o, "maxLength", 223) < 0) {
+				json_object_put(o);
+				o = NULL;
+			}
 			/* A range entry: the strict pattern, or a bracket range. */
 			if (f->flags & F_RANGE)
 				o = any_of(o, str_pattern("\\[[0-9]"));
@@ -275,6 +287,33 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 	return o;
 }
 
+/* Cross-key rules, written as JSON text: they are fixed, and JSON reads
+ * more plainly than a tree of builder calls. */
+static int add_rule(struct json_object *o, const char *rule)
+{
+	static const char namespace_rule[] =
+		"{\"oneOf\": [{\"required\": [\"file\", \"size\"], \"not\": {\"required\": [\"device\"]}},"
+		" {\"required\": [\"device\"], \"not\": {\"anyOf\": [{\"required\": [\"file\"]},"
+		" {\"required\": [\"size\"]}]}}]}";
+	static const char mount_rule[] =
+		"{\"if\": {\"required\": [\"format\"], \"properties\": {\"format\": {\"const\": \"if-blank\"}}},"
+		" \"then\": {\"required\": [\"fs\"]}}";
+	const char *text = !strcmp(rule, "namespace") ? namespace_rule : mount_rule;
+	struct json_object *r = json_tokener_parse(text);
+
+	if (!r)
+		return -ENOMEM;
+	json_object_object_foreach(r, key, val)
+	{
+		if (ln_json_add(o, key, json_object_get(val)) < 0) {
+			json_object_put(r);
+			return -ENOMEM;
+		}
+	}
+	json_object_put(r);
+	return 0;
+}
+
 static struct json_object *table_schema(const struct table *t, const char *stage)
 {
 	struct json_object *o = json_object_new_object(), *props = json_object_new_object();
@@ -311,6 +350,8 @@ static struct json_object *table_schema(const struct table *t, const char *stage
 	}
 	req = NULL;
 	if (ln_json_add_bool(o, "additionalProperties", 0) < 0)
+		goto fail;
+	if (t->schema_rule && add_rule(o, t->schema_rule) < 0)
 		goto fail;
 	return o;
 fail:

@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The spec tier: tests/spec/run.sh BUILD FUZZER [--regen]
+#  1. every examples/*.yaml passes `llmnet lint` (text and -o json);
+#  2. every tests/spec/CASE.yaml fails with exit 3 and exactly the messages
+#     in CASE.err (stderr; stdout stays empty), and -o json reports the same
+#     count of errors; at least 40 cases;
+#  3. specs/llmnet.schema.json is what `llmnet lint --dump-schema` prints,
+#     accepts every example and rejects the cases in schema-rejects.list;
+#  4. the fuzz target replays tests/fuzz/corpus (each input once).
+# --regen rewrites the .err files from the current output: review the diff.
+set -u
+build=$1 fuzzer=$2 regen=${3:-}
+cd "$(dirname "$0")/../.."
+llmnet=$build/llmnet
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+for f in examples/*.yaml; do
+	out=$("$llmnet" lint "$f" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		bad "$f: lint exited $rc"
+		echo "$out"
+		continue
+	fi
+	if "$llmnet" -o json lint "$f" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["nodes"] else 1)'; then
+		ok
+	else
+		bad "$f: lint -o json did not print a model with nodes"
+	fi
+done
+
+n=0
+for y in tests/spec/*.yaml; do
+	n=$((n + 1))
+	golden=${y%.yaml}.err
+	out=$("$llmnet" lint "$y" 2>&1 >/dev/null)
+	rc=$?
+	stdout=$("$llmnet" lint "$y" 2>/dev/null)
+	if [ "$regen" = --regen ]; then
+		printf '%s\n' "$out" > "$golden"
+	fi
+	if [ ! -f "$golden" ]; then
+		bad "$y: no golden $golden"
+		continue
+	fi
+	if [ $rc -ne 3 ]; then
+		bad "$y: lint exited $rc, not 3"
+	elif [ -n "$stdout" ]; then
+		bad "$y: lint printed on stdout: $stdout"
+	elif ! diff -u "$golden" <(printf '%s\n' "$out"); then
+		bad "$y: messages differ from $golden"
+	else
+		want=$(wc -l < "$golden")
+		got=$("$llmnet" -o json lint "$y" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["errors"]))')
+		if [ "$got" = "$want" ]; then ok; else bad "$y: -o json has $got errors, the golden $want"; fi
+	fi
+done
+if [ $n -ge 40 ]; then ok; else bad "the invalid corpus has $n cases, fewer than 40"; fi
+
+if diff -u specs/llmnet.schema.json <("$llmnet" lint --dump-schema) > /dev/null; then
+	ok
+else
+	bad "specs/llmnet.schema.json differs from 'llmnet lint --dump-schema' (regenerate it)"
+fi
+while read -r line; do
+	case $line in
+	PASS*) ok ;;
+	*) bad "$line" ;;
+	esac
+done < <(python3 tests/spec/schema_check.py specs/llmnet.schema.json examples \
+	tests/spec/schema-rejects.list tests/spec 2>&1)
+
+if [ ! -x "$fuzzer" ]; then
+	bad "fuzz target $fuzzer was not built"
+else
+	log=$build/check/fuzz-replay.log
+	mkdir -p "$build/check"
+	if timeout 60 "$fuzzer" tests/fuzz/corpus/* > "$log" 2>&1; then
+		ok
+		echo "  fuzz replay: $(ls tests/fuzz/corpus | wc -l) inputs, no finding"
+	else
+		bad "fuzz replay failed (see $log)"
+		tail -20 "$log"
+	fi
+fi
+
+mkdir -p "$build/check"
+echo "$pass $fail" > "$build/check/spec.counts"
+echo "spec: $pass passed, $fail failed ($n invalid specs)"
+[ $fail -eq 0 ]
