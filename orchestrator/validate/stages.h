@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validation stage runner: devices, rping, bandwidth, io, mpi, nccl,
+ * always in that order, only those the spec lists (and --stages keeps).
+ * It talks to nodes only through a small ops table (facts, a bounded run
+ * of an allow-listed probe, a file upload), so the whole runner is tested
+ * with a fake; `llmnet validate` plugs in the SSH transport and the
+ * agent's `run` verb. Pairwise stages run in rounds of disjoint pairs,
+ * the pairs of a round in parallel; client/server probes start a fresh
+ * server for every attempt and retry the client. Results, diagnosis
+ * included, land in a struct ln_results for the reports.
+ */
+#ifndef LN_VALIDATE_STAGES_H
+#define LN_VALIDATE_STAGES_H
+
+#include <json-c/json.h>
+
+#include "common/buf.h"
+#include "orchestrator/spec.h"
+#include "orchestrator/validate/results.h"
+
+struct ln_probe_result {
+	int exit_status;	/* -1 when the probe died of a signal */
+	int timed_out;		/* the agent's bound fired */
+	double seconds;
+	struct ln_buf output;	/* stdout and stderr together */
+};
+
+struct ln_probe_ops {
+	/* The node's facts (the agent's `facts` answer); *out is borrowed
+	 * and must stay valid for the whole run. NULL with a message when
+	 * the node could not be read. */
+	int (*facts)(void *ctx, size_t node, struct json_object **out, struct ln_buf *err);
+	/* `llmnet-agent run --timeout S -- argv...` on node. 0 when the probe
+	 * ran (whatever its exit status), else a negative code with a message
+	 * (node unreachable, probe refused by the agent's allow-list). Called
+	 * from several threads at once, never twice at once for one node. */
+	int (*run)(void *ctx, size_t node, const char *const *argv, int timeout_s,
+		   struct ln_probe_result *out, struct ln_buf *err);
+	/* Install data on node at the absolute path, mode 0755 (a probe in
+	 * the agent's probe directory, or a source file). */
+	int (*put)(void *ctx, size_t node, const char *path, const void *data, size_t len,
+		   struct ln_buf *err);
+};
+
+/* Where llmnet's probes live on a node; the agent runs probes from here. */
+#define LN_PROBE_DIR "/var/lib/llmnet/bin"
+#define LN_PROBE_SRC_DIR "/var/lib/llmnet/src"
+
+struct ln_validate_opts {
+	unsigned stages;		/* bit per enum ln_vstage kept by --stages; 0: all */
+	const unsigned char *limit;	/* per node: 1 = under test; NULL: every node */
+	unsigned parallel;		/* pairs (or nodes) in flight; 0: 32 */
+	int attempts;			/* client attempts per pair; 0: 3 */
+	int server_delay_ms;		/* wait between server and client start; -1: 1000 */
+	int retry_delay_ms;		/* first wait between attempts, doubled each time; -1: 1000 */
+	unsigned perftest_iters;	/* 0: 1000 */
+	const char *mpi_probe_source;	/* local path of mpi_probe.c; NULL: mpi stage not run */
+	const char *nccl_probe_path;	/* local nccl_probe binary; NULL: nccl stage not run */
+	int run_as_root;		/* mpirun needs --allow-run-as-root */
+	/* Progress: one line per finished round or node check. */
+	void (*progress)(void *ctx, const char *line);
+	void *progress_ctx;
+};
+
+/* Run the listed stages on spec's nodes through ops. res is initialized
+ * here (release with ln_results_release). Returns 0 when validation ran
+ * (pass or fail is in res: ln_results_exit), or a negative code for a
+ * failure of the run itself (out of memory). */
+int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, void *ctx,
+		    const struct ln_validate_opts *o, struct ln_results *res, struct ln_buf *err);
+
+/* Parse "--stages devices,rping" into a bit mask. -EINVAL names the bad word. */
+int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *err);
+
+#endif

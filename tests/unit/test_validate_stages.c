@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stage runner against a fake cluster (an ops table, not the
+ * network): facts are generated per node, and rping, perftest, ssh,
+ * mpicc, mpirun and the probes answer as the real tools do, from injected
+ * faults. Checks the stage order, skips with reasons, retries per
+ * attempt, timeouts naming node/pair/stage/command, "not run" counting
+ * as failure, --stages, --limit, and that the verdicts name exactly the
+ * injected bad node and bad link.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cmocka.h"
+#include "common/error.h"
+#include "orchestrator/report/report.h"
+#include "orchestrator/spec.h"
+#include "orchestrator/validate/stages.h"
+
+#define MAXN 16
+
+struct fake {
+	size_t n;
+	struct json_object *facts[MAXN];
+	int bad_node[MAXN], no_mpicc[MAXN], no_facts[MAXN];
+	int bad_link[MAXN][MAXN], race_once[MAXN][MAXN], hang[MAXN][MAXN];
+	double gbps[MAXN][MAXN];	/* 0: 95 */
+	pthread_mutex_t lock;
+	int busy[MAXN];			/* a node never serves two probes at once */
+	int overlap;
+	char problem[256];		/* set from worker threads, checked after the run */
+	size_t runs, puts;
+};
+
+static size_t node_of_ip(const char *ip)
+{
+	return (size_t)atoi(strrchr(ip, '.') + 1) - 1;
+}
+
+static const char *find_arg(const char *const *argv, const char *opt)
+{
+	int i;
+
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], opt) && argv[i + 1])
+			return argv[i + 1];
+	return NULL;
+}
+
+static int last_is_ip(const char *const *argv, size_t *node)
+{
+	int i;
+
+	for (i = 0; argv[i + 1]; i++)
+		;
+	if (strncmp(argv[i], "10.0.0.", 7))
+		return 0;
+	*node = node_of_ip(argv[i]);
+	return 1;
+}
+
+static int link_ok(struct fake *f, size_t a, size_t b)
+{
+	return !f->bad_node[a] && !f->bad_node[b] && !f->bad_link[a][b] && !f->bad_link[b][a];
+}
+
+static int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+
+	if (f->no_facts[node]) {
+		ln_buf_addstr(err, "connection refused");
+		return -LN_EUNREACH;
+	}
+	*out = f->facts[node];
+	return 0;
+}
+
+static int fake_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
+		    struct ln_buf *err)
+{
+	struct fake *f = ctx;
+
+	(void)node;
+	(void)data;
+	(void)err;
+	pthread_mutex_lock(&f->lock);
+	if (!len || path[0] != '/')
+		snprintf(f->problem, sizeof(f->problem), "bad put of '%s'", path);
+	f->puts++;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static const char perf_head[] =
+	"---------------------------------------------------------------------------------------\n"
+	" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
+
+static void problem(struct fake *f, const char *what, const char *const *argv)
+{
+	pthread_mutex_lock(&f->lock);
+	if (!f->problem[0])
+		snprintf(f->problem, sizeof(f->problem), "%s: %s %s", what, argv[0],
+			 argv[1] ? argv[1] : "");
+	pthread_mutex_unlock(&f->lock);
+}
+
+static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
+		    struct ln_probe_result *out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	const char *p = argv[0];
+	size_t peer;
+	int client;
+
+	(void)err;
+	pthread_mutex_lock(&f->lock);
+	if (f->busy[node])
+		f->overlap = 1;
+	f->busy[node]++;
+	f->runs++;
+	pthread_mutex_unlock(&f->lock);
+	out->exit_status = 0;
+	out->timed_out = 0;
+	out->seconds = 0.01;
+	if (timeout_s < 1)
+		problem(f, "no bound", argv);
+	if (!strcmp(p, "rping")) {
+		client = !strcmp(argv[1], "-c");
+		peer = node_of_ip(find_arg(argv, "-a"));
+		if (!client) {
+			/* the server: fine unless its own fabric is dead */
+			if (f->bad_node[node])
+				out->timed_out = 1;
+		} else if (f->hang[peer][node]) {
+			out->timed_out = 1;
+		} else if (!link_ok(f, peer, node)) {
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
+						    "waiting for addr/route resolution state 1\n");
+		} else {
+			pthread_mutex_lock(&f->lock);
+			if (f->race_once[peer][node]) {
+				f->race_once[peer][node] = 0;
+				out->exit_status = 1;
+				ln_buf_addstr(&out->output,
+					      "cma event RDMA_CM_EVENT_REJECTED, error 8\n");
+			}
+			pthread_mutex_unlock(&f->lock);
+		}
+	} else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw")) {
+		if (!find_arg(argv, "-p"))
+			problem(f, "no port", argv);
+		if (!last_is_ip(argv, &peer)) {
+			ln_buf_addstr(&out->output, perf_head);
+		} else if (!link_ok(f, peer, node)) {
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
+		} else {
+			double g = f->gbps[peer][node] ? f->gbps[peer][node] : 95.0;
+
+			ln_buf_addstr(&out->output, perf_head);
+			ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
+				    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
+				    0.011);
+		}
+	} else if (!strcmp(p, "ssh")) {
+		out->exit_status = 0;
+	} else if (!strcmp(p, "mpicc")) {
+		if (f->no_mpicc[node]) {
+			out->exit_status = 127;
+			ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
+		}
+	} else if (!strcmp(p, "mpirun")) {
+		long np = atol(find_arg(argv, "-np")), r;
+
+		if (!find_arg(argv, "--hostfile"))
+			problem(f, "no hostfile", argv);
+		ln_buf_addf(&out->output, "llmnet-mpi-probe 1\nranks %ld\n", np);
+		for (r = 0; r < np; r++)
+			ln_buf_addf(&out->output, "rank %ld host n%ld\n", r, r % (long)f->n + 1);
+		ln_buf_addstr(&out->output, "allreduce elements 262144 seconds 0.004 result ok\n"
+					    "result pass\n");
+	} else if (!strcmp(p, "llmnet-probe-nccl")) {
+		ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %s bytes 1073741824\n"
+			    "allreduce time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\nresult pass\n",
+			    find_arg(argv, "--gpus"), 109.56 * 2 * 7 / 8);
+	} else if (!strcmp(p, "llmnet-probe-io")) {
+		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
+					    "result pass\n");
+	} else {
+		problem(f, "unexpected probe", argv);
+	}
+	pthread_mutex_lock(&f->lock);
+	f->busy[node]--;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put };
+
+static void fake_init(struct fake *f, size_t n)
+{
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	f->n = n;
+	for (i = 0; i < n; i++) {
+		char js[1024];
+
+		snprintf(js, sizeof(js),
+			 "{\"hostname\":\"n%zu\",\"rdma\":[{\"device\":\"rxe0\",\"ports\":[{\"port\":1,"
+			 "\"state\":\"%s\",\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,"
+			 "\"active_mtu\":1024,\"link_layer\":\"Ethernet\",\"gids\":["
+			 "{\"index\":0,\"gid\":\"fe80:0000:0000:0000:5054:00ff:fe12:34%02zx\",\"type\":\"RoCE v2\"},"
+			 "{\"index\":1,\"gid\":\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]}],"
+			 "\"gpus\":{\"count\":8},\"nvme\":[]}",
+			 i + 1, "ACTIVE", i + 1, i + 1);
+		f->facts[i] = json_tokener_parse(js);
+		assert_non_null(f->facts[i]);
+	}
+}
+
+static void fake_release(struct fake *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		json_object_put(f->facts[i]);
+}
+
+static struct ln_spec *make_spec(size_t n, const char *validation, int with_mpi)
+{
+	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	size_t i;
+
+	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n"
+			    "    rdma:\n      - { device: rxe0, port: 1, ip: 10.0.0.%zu, "
+			    "min_rate: 100Gb/s, link_layer: ethernet, mtu: 1024 }\n",
+			    i + 1, i + 1, i + 1);
+	if (with_mpi)
+		ln_buf_addstr(&y, "mpi:\n  hostfile: /etc/llmnet/hostfile\n  mca: { pml: ob1 }\n");
+	ln_buf_addf(&y, "validation:\n%s", validation);
+	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	ln_buf_release(&y);
+	ln_buf_release(&err);
+	return spec;
+}
+
+static const char all_stages[] =
+	"  - { stage: devices }\n  - { stage: rping, count: 5 }\n"
+	"  - { stage: bandwidth, tool: ib_write_bw, pairs: ring, min: 0.9 of rate }\n"
+	"  - { stage: mpi }\n  - { stage: nccl, bytes: 1GiB, min_busbw: 100GB/s }\n";
+
+static void opts(struct ln_validate_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->server_delay_ms = 0;
+	o->retry_delay_ms = 0;
+	o->mpi_probe_source = FIXTURES_DIR "/../../agents/probes/mpi_probe.c";
+	o->nccl_probe_path = FIXTURES_DIR "/../../agents/probes/nccl_probe.c"; /* any file */
+}
+
+static void run(struct fake *f, struct ln_spec *spec, struct ln_validate_opts *o,
+		struct ln_results *res)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	if (ln_validate_run(spec, &fake_ops, f, o, res, &err) < 0)
+		fail_msg("%s", err.buf);
+	assert_false(f->overlap);
+	if (f->problem[0])
+		fail_msg("%s", f->problem);
+	ln_buf_release(&err);
+}
+
+static char *verdicts(const struct ln_results *r)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+
+		ln_buf_addf(&b, "%s:%s:", ln_vstage_name(v->stage), ln_verdict_kind_name(v->kind));
+		ln_results_subject(r, v->a, v->b, &b);
+		ln_buf_addch(&b, ' ');
+	}
+	return ln_buf_detach(&b, NULL);
+}
+
+static void test_validate_stages__healthy(void **state)
+{
+	struct ln_spec *spec = make_spec(6, all_stages, 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, bw = 0;
+
+	(void)state;
+	fake_init(&f, 6);
+	opts(&o);
+	run(&f, spec, &o, &res);
+	assert_int_equal(ln_results_exit(&res), 0);
+	assert_int_equal(res.nverdicts, 0);
+	assert_int_equal(res.stages[LN_VS_RPING].rounds, 2);
+	assert_int_equal(res.stages[LN_VS_RPING].passed, 6);
+	assert_int_equal(res.stages[LN_VS_DEVICES].passed, 12);	/* port + gpus per node */
+	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	assert_int_equal(res.stages[LN_VS_NCCL].passed, 6);
+	assert_false(res.stages[LN_VS_IO].listed);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		if (c->stage == LN_VS_DEVICES && !strcmp(c->name, "rxe0/1")) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "RoCE v2 GID index 1 on 10.0.0.%zu", c->a + 1);
+			assert_string_equal(c->reason, want);
+		}
+		if (c->stage != LN_VS_BANDWIDTH)
+			continue;
+		bw++;
+		assert_float_equal(c->value, 95.0, 1e-9);
+		assert_float_equal(c->threshold, 90.0, 1e-9);
+		assert_float_equal(c->line_rate, 100.0, 1e-9);
+		assert_non_null(strstr(c->attempts[0].command, "ib_write_bw -d rxe0 -i 1 -x 1 -s "
+								"1048576"));
+	}
+	assert_int_equal(bw, 6);
+	/* the MPI probe source and the NCCL probe go to every node */
+	assert_int_equal(f.puts, 6 + 6);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__bad_node_and_bad_link(void **state)
+{
+	struct ln_spec *spec = make_spec(6, all_stages, 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	char *v;
+	size_t i;
+
+	(void)state;
+	fake_init(&f, 6);
+	f.bad_node[3] = 1;
+	f.bad_link[0][1] = 1;
+	opts(&o);
+	run(&f, spec, &o, &res);
+	v = verdicts(&res);
+	assert_string_equal(v, "rping:node:n4 rping:link:n1-n2 ");
+	free(v);
+	assert_int_equal(ln_results_exit(&res), 1);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		if (c->stage != LN_VS_BANDWIDTH)
+			continue;
+		if ((c->a == 0 && c->b == 1) || c->a == 3 || c->b == 3) {
+			assert_int_equal(c->status, LN_ST_SKIPPED);
+			assert_true(strstr(c->reason, "cannot rping") ||
+				    strstr(c->reason, "'n4' is a bad node in rping"));
+		} else {
+			assert_int_equal(c->status, LN_ST_PASS);
+		}
+	}
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__twin_run_fails_every_pair(void **state)
+{
+	struct ln_spec *spec = make_spec(5, "  - { stage: rping }\n"
+					    "  - { stage: bandwidth, min: 950Gb/s }\n", 0);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct ln_buf text = LN_BUF_INIT;
+	struct fake f;
+	size_t i, failed = 0;
+
+	(void)state;
+	fake_init(&f, 5);
+	opts(&o);
+	run(&f, spec, &o, &res);
+	assert_int_equal(ln_results_exit(&res), 1);
+	assert_int_equal(ln_report_text(&res, 0, &text), 0);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+		char want[64];
+
+		if (c->stage != LN_VS_BANDWIDTH || c->retest)
+			continue;
+		failed++;
+		assert_int_equal(c->status, LN_ST_FAIL);
+		assert_string_equal(c->reason, "95 Gb/s is below 950 Gb/s");
+		snprintf(want, sizeof(want), "bandwidth n%zu-n%zu fail: 95 Gb/s is below", c->a + 1,
+			 c->b + 1);
+		assert_non_null(strstr(text.buf, want));
+	}
+	assert_int_equal(failed, 5);
+	ln_buf_release(&text);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__port_down_skips_with_reason(void **state)
+{
+	struct ln_spec *spec = make_spec(4, all_stages, 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, skipped = 0;
+	char *v;
+
+	(void)state;
+	fake_init(&f, 4);
+	/* node 3's port goes DOWN in its facts */
+	json_object_object_add(json_object_array_get_idx(
+		json_object_object_get(json_object_array_get_idx(
+			json_object_object_get(f.facts[2], "rdma"), 0), "ports"), 0),
+		"state", json_object_new_string("DOWN"));
+	opts(&o);
+	run(&f, spec, &o, &res);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		if (c->stage == LN_VS_DEVICES && c->a == 2 && !strcmp(c->name, "rxe0/1")) {
+			assert_int_equal(c->status, LN_ST_FAIL);
+			assert_string_equal(c->reason, "state DOWN, want ACTIVE");
+		}
+		if (c->stage == LN_VS_RPING && (c->a == 2 || c->b == 2)) {
+			skipped++;
+			assert_int_equal(c->status, LN_ST_SKIPPED);
+			assert_string_equal(c->reason, "'n3' failed devices: state DOWN, want ACTIVE");
+		}
+	}
+	assert_int_equal(skipped, 2);
+	v = verdicts(&res);
+	assert_string_equal(v, "devices:node:n3 ");
+	free(v);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__retry_and_timeout(void **state)
+{
+	struct ln_spec *spec = make_spec(4, "  - { stage: rping, timeout: 7s }\n", 0);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, seen = 0;
+
+	(void)state;
+	fake_init(&f, 4);
+	f.race_once[0][1] = 1;
+	f.hang[2][3] = 1;
+	opts(&o);
+	o.attempts = 2;
+	run(&f, spec, &o, &res);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		if (c->a == 0 && c->b == 1 && !c->retest) {
+			seen++;
+			assert_int_equal(c->status, LN_ST_PASS);
+			assert_int_equal(c->nattempts, 2);
+			assert_false(c->attempts[0].ok);
+			assert_string_equal(c->attempts[0].detail, "client on 'n2': cma event "
+								   "RDMA_CM_EVENT_REJECTED, error 8");
+			assert_true(c->attempts[1].ok);
+		}
+		if (c->a == 2 && c->b == 3 && !c->retest) {
+			seen++;
+			assert_int_equal(c->status, LN_ST_FAIL);
+			assert_true(c->attempts[0].timed_out);
+			assert_string_equal(c->attempts[0].detail,
+					    "rping client on 'n4' (stage rping, pair n3-n4) timed out "
+					    "after 7s: rping -c -a 10.0.0.3 -p 7175 -C 10 -V");
+		}
+	}
+	assert_int_equal(seen, 2);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__not_run_counts_as_failure(void **state)
+{
+	struct ln_spec *spec = make_spec(3, all_stages, 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, nr = 0;
+
+	(void)state;
+	fake_init(&f, 3);
+	f.no_mpicc[1] = 1;
+	opts(&o);
+	o.nccl_probe_path = NULL;
+	run(&f, spec, &o, &res);
+	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
+	for (i = 0; i < res.nchecks; i++)
+		if (res.checks[i].status == LN_ST_NOT_RUN) {
+			nr++;
+			assert_true(!strcmp(res.checks[i].reason, "no mpicc on 'n2'") ||
+				    !strcmp(res.checks[i].reason, "the NCCL probe was not built"));
+		}
+	assert_int_equal(nr, 1 + 3);
+	assert_int_equal(ln_results_exit(&res), 1);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__stages_and_limit(void **state)
+{
+	struct ln_spec *spec = make_spec(6, all_stages, 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct ln_buf err = LN_BUF_INIT;
+	unsigned char limit[6] = { 0, 0, 0, 0, 1, 0 };
+	struct fake f;
+	size_t i, pairs = 0;
+	int s;
+
+	(void)state;
+	fake_init(&f, 6);
+	opts(&o);
+	assert_int_equal(ln_validate_parse_stages("devices,rping", &o.stages, &err), 0);
+	assert_int_equal(ln_validate_parse_stages("devices,ping", &o.stages, &err), -EINVAL);
+	assert_string_equal(err.buf, "unknown stage 'ping' (stages: devices, rping, bandwidth, io, "
+				     "mpi, nccl)");
+	assert_int_equal(ln_validate_parse_stages("rping", &o.stages, &err), 0);
+	o.limit = limit;
+	run(&f, spec, &o, &res);
+	for (s = 0; s < LN_VS_COUNT; s++)
+		assert_int_equal(res.stages[s].listed, s == LN_VS_RPING);
+	for (i = 0; i < res.nchecks; i++) {
+		assert_int_equal(res.checks[i].stage, LN_VS_RPING);
+		/* the new node only, against known-good peers */
+		assert_int_equal(res.checks[i].b, 4);
+		assert_true(res.checks[i].a != 4);
+		pairs++;
+	}
+	assert_int_equal(pairs, 2);
+	assert_int_equal(ln_results_exit(&res), 0);
+	ln_buf_release(&err);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validate_stages__healthy),
+		cmocka_unit_test(test_validate_stages__bad_node_and_bad_link),
+		cmocka_unit_test(test_validate_stages__twin_run_fails_every_pair),
+		cmocka_unit_test(test_validate_stages__port_down_skips_with_reason),
+		cmocka_unit_test(test_validate_stages__retry_and_timeout),
+		cmocka_unit_test(test_validate_stages__not_run_counts_as_failure),
+		cmocka_unit_test(test_validate_stages__stages_and_limit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
