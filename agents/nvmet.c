@@ -53,92 +53,53 @@ static int read_eq(struct ln_agent *a, const char *path, const char *want)
 	return eq;
 }
 
-/* Does the request want this owned record? */
-static const struct ln_req_target *find_target(struct ln_rc *r, const char *nqn)
+/* Every (kind, id) the request wants, as a hash set: "kind\x1fid". */
+static struct json_object *wanted_set(struct ln_rc *r)
 {
-	size_t i;
-
-	for (i = 0; r->rq && i < r->rq->ntargets; i++)
-		if (!strcmp(r->rq->targets[i].nqn, nqn))
-			return &r->rq->targets[i];
-	return NULL;
-}
-
-static int target_has_host(const struct ln_req_target *t, const char *h)
-{
-	size_t i;
-
-	for (i = 0; t && i < t->nhosts; i++)
-		if (!strcmp(t->hosts[i], h))
-			return 1;
-	return 0;
-}
-
-static int wanted(struct ln_rc *r, const char *kind, const char *id)
-{
-	const struct ln_req_target *t;
-	char buf[1024], tup[128];
+	struct json_object *set = json_object_new_object();
+	char key[1100], tup[128];
 	size_t i, j;
 
-	if (!r->rq)
-		return 0;
-	if (!strcmp(kind, "nvmet_host")) {
-		for (i = 0; i < r->rq->ntargets; i++)
-			if (target_has_host(&r->rq->targets[i], id))
-				return 1;
-		return 0;
-	}
-	if (!strcmp(kind, "nvmet_subsystem"))
-		return find_target(r, id) != NULL;
-	if (!strcmp(kind, "nvmet_allowed_host")) {
-		for (i = 0; i < r->rq->ntargets; i++) {
-			t = &r->rq->targets[i];
-			for (j = 0; j < t->nhosts; j++) {
-				snprintf(buf, sizeof(buf), "%s/%s", t->nqn, t->hosts[j]);
-				if (!strcmp(buf, id))
-					return 1;
-			}
+#define WANT(kind, ...) \
+	do { \
+		int n_ = snprintf(key, sizeof(key), kind "\x1f" __VA_ARGS__); \
+		if (n_ > 0 && (size_t)n_ < sizeof(key)) \
+			json_object_object_add(set, key, NULL); \
+	} while (0)
+	for (i = 0; r->rq && i < r->rq->ntargets; i++) {
+		const struct ln_req_target *t = &r->rq->targets[i];
+
+		tuple(tup, sizeof(tup), t->transport, t->address, t->service);
+		WANT("nvmet_subsystem", "%s", t->nqn);
+		WANT("nvmet_port", "%s", tup);
+		WANT("nvmet_port_subsystem", "%s/%s", tup, t->nqn);
+		for (j = 0; j < t->nhosts; j++) {
+			WANT("nvmet_host", "%s", t->hosts[j]);
+			WANT("nvmet_allowed_host", "%s/%s", t->nqn, t->hosts[j]);
 		}
-		return 0;
+		for (j = 0; j < t->nns; j++)
+			WANT("nvmet_namespace", "%s/%u", t->nqn, t->ns[j].nsid);
 	}
-	if (!strcmp(kind, "nvmet_namespace")) {
-		for (i = 0; i < r->rq->ntargets; i++) {
-			t = &r->rq->targets[i];
-			for (j = 0; j < t->nns; j++) {
-				snprintf(buf, sizeof(buf), "%s/%u", t->nqn, t->ns[j].nsid);
-				if (!strcmp(buf, id))
-					return 1;
-			}
-		}
-		return 0;
-	}
-	if (!strcmp(kind, "nvmet_port") || !strcmp(kind, "nvmet_port_subsystem")) {
-		for (i = 0; i < r->rq->ntargets; i++) {
-			t = &r->rq->targets[i];
-			tuple(tup, sizeof(tup), t->transport, t->address, t->service);
-			if (!strcmp(kind, "nvmet_port") && !strcmp(tup, id))
-				return 1;
-			snprintf(buf, sizeof(buf), "%s/%s", tup, t->nqn);
-			if (!strcmp(kind, "nvmet_port_subsystem") && !strcmp(buf, id))
-				return 1;
-		}
-		return 0;
-	}
-	return 1;	/* files and directories are pruned by teardown --purge only */
+#undef WANT
+	return set;
 }
 
 /* Owned records of kind this run no longer wants (a copy: the list changes). */
-static struct json_object *unwanted(struct ln_rc *r, const char *kind)
+static struct json_object *unwanted(struct ln_rc *r, struct json_object *want, const char *kind)
 {
 	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *out;
 	size_t i, n = objs ? json_object_array_length(objs) : 0;
+	char key[1100];
 
 	out = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(objs, i);
 		const char *k = rec_str(o, "kind"), *id = rec_str(o, "id");
 
-		if (k && id && !strcmp(k, kind) && !wanted(r, kind, id))
+		if (!k || !id || strcmp(k, kind))
+			continue;
+		snprintf(key, sizeof(key), "%s\x1f%s", kind, id);
+		if (!json_object_object_get_ex(want, key, NULL))
 			json_object_array_add(out, json_object_get(o));
 	}
 	return out;
@@ -188,10 +149,11 @@ void ln_nvmet_remove(struct ln_rc *r)
 	static const char *const order[] = { "nvmet_port_subsystem", "nvmet_port",
 					     "nvmet_namespace", "nvmet_allowed_host",
 					     "nvmet_subsystem", "nvmet_host", NULL };
+	struct json_object *want = wanted_set(r);
 	const char *const *k;
 
 	for (k = order; *k; k++) {
-		struct json_object *l = unwanted(r, *k);
+		struct json_object *l = unwanted(r, want, *k);
 		size_t i, n = json_object_array_length(l);
 
 		for (i = 0; i < n; i++) {
@@ -252,6 +214,7 @@ void ln_nvmet_remove(struct ln_rc *r)
 		}
 		json_object_put(l);
 	}
+	json_object_put(want);
 }
 
 /* ---- creates ---- */
@@ -822,6 +785,7 @@ void ln_nvmet_apply(struct ln_rc *r)
 {
 	struct ln_request *rq = r->rq;
 	struct port_want *ports = NULL;
+	struct json_object *seen;
 	size_t np = 0, i, j, k;
 	char p[PATH_MAX], t2[PATH_MAX], id[1024];
 
@@ -840,18 +804,15 @@ void ln_nvmet_apply(struct ln_rc *r)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
-	/* hosts */
+	/* hosts, each once */
+	seen = json_object_new_object();
 	for (i = 0; i < rq->ntargets; i++) {
 		for (j = 0; j < rq->targets[i].nhosts; j++) {
 			const char *h = rq->targets[i].hosts[j];
-			int seen = 0;
 
-			for (k = 0; k < i && !seen; k++)
-				seen = target_has_host(&rq->targets[k], h);
-			for (k = 0; k < j && !seen; k++)
-				seen = !strcmp(rq->targets[i].hosts[k], h);
-			if (seen)
+			if (json_object_object_get_ex(seen, h, NULL))
 				continue;
+			json_object_object_add(seen, h, NULL);
 			snprintf(p, sizeof(p), P_HOST "%s", h);
 			if (ln_is_dir(r->a, p))
 				ln_rc_report(r, "ok", "nvmet_host", h, NULL, NULL);
@@ -859,6 +820,7 @@ void ln_nvmet_apply(struct ln_rc *r)
 				create_dir(r, "nvmet_host", h, p, NULL);
 		}
 	}
+	json_object_put(seen);
 	for (i = 0; i < rq->ntargets; i++)
 		apply_dhchap(r, &rq->targets[i]);
 	for (i = 0; i < rq->ntargets; i++)

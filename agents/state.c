@@ -30,6 +30,7 @@ int ln_state_load(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 	int r;
 
 	s->root = NULL;
+	s->index = NULL;
 	s->dirty = 0;
 	if (ln_agent_path(a, LN_STATE_PATH, p) < 0)
 		return -ENAMETOOLONG;
@@ -69,7 +70,50 @@ out:
 void ln_state_release(struct ln_state *s)
 {
 	json_object_put(s->root);
+	json_object_put(s->index);
 	s->root = NULL;
+	s->index = NULL;
+}
+
+static void index_key(char *out, size_t size, const char *cluster, const char *kind,
+		      const char *id)
+{
+	snprintf(out, size, "%s\x1f%s\x1f%s", cluster, kind, id);
+}
+
+static const char *rec_field(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+}
+
+static struct json_object *clusters(struct ln_state *s);
+
+/* A hash index over every record, so a converged run over thousands of
+ * objects does not scan the record list for each lookup. */
+static struct json_object *state_index(struct ln_state *s)
+{
+	char key[2048];
+
+	if (s->index)
+		return s->index;
+	s->index = json_object_new_object();
+	json_object_object_foreach(clusters(s), name, c) {
+		struct json_object *objs;
+		size_t i, n;
+
+		if (!json_object_object_get_ex(c, "objects", &objs))
+			continue;
+		n = json_object_array_length(objs);
+		for (i = 0; i < n; i++) {
+			struct json_object *o = json_object_array_get_idx(objs, i);
+
+			index_key(key, sizeof(key), name, rec_field(o, "kind"), rec_field(o, "id"));
+			json_object_object_add(s->index, key, json_object_get(o));
+		}
+	}
+	return s->index;
 }
 
 static struct json_object *clusters(struct ln_state *s)
@@ -101,16 +145,11 @@ static int rec_is(struct json_object *o, const char *kind, const char *id)
 struct json_object *ln_state_find(struct ln_state *s, const char *cluster, const char *kind,
 				  const char *id)
 {
-	struct json_object *objs = ln_state_objects(s, cluster);
-	size_t i, n = objs ? json_object_array_length(objs) : 0;
+	struct json_object *o;
+	char key[2048];
 
-	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(objs, i);
-
-		if (rec_is(o, kind, id))
-			return o;
-	}
-	return NULL;
+	index_key(key, sizeof(key), cluster, kind, id);
+	return json_object_object_get_ex(state_index(s), key, &o) ? o : NULL;
 }
 
 const char *ln_state_other_owner(struct ln_state *s, const char *cluster, const char *kind,
@@ -144,6 +183,12 @@ struct json_object *ln_state_add(struct ln_state *s, const char *cluster, const 
 	ln_json_add_str(o, "kind", kind);
 	ln_json_add_str(o, "id", id);
 	json_object_array_add(objs, o);
+	{
+		char key[2048];
+
+		index_key(key, sizeof(key), cluster, kind, id);
+		json_object_object_add(state_index(s), key, json_object_get(o));
+	}
 	s->dirty = 1;
 	return o;
 }
@@ -155,6 +200,10 @@ void ln_state_remove(struct ln_state *s, const char *cluster, const char *kind, 
 
 	for (i = 0; i < n; i++) {
 		if (rec_is(json_object_array_get_idx(objs, i), kind, id)) {
+			char key[2048];
+
+			index_key(key, sizeof(key), cluster, kind, id);
+			json_object_object_del(state_index(s), key);
 			json_object_array_del_idx(objs, i, 1);
 			s->dirty = 1;
 			return;

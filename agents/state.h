@@ -20,6 +20,7 @@ struct ln_agent;
 
 struct ln_state {
 	struct json_object *root;	/* {"version":1,"clusters":{...}} */
+	struct json_object *index;	/* "cluster\x1fkind\x1fid" -> record, built lazily */
 	int dirty;
 };
 

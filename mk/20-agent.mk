@@ -20,3 +20,6 @@ tier-agent: all unit-tests
 	$(Q)tests/unit/agent_static_check.sh $(BUILD)/llmnet-agent $(BUILD)/check/agent.counts
 
 CHECK_TIERS += agent:300
+
+bench-agent: $(BUILD)/llmnet-agent
+	$(Q)bench/agent/run.sh $(BUILD) 20
