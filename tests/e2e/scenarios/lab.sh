@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The lab's own smoke test, run by tests/e2e/run.sh against a lab that is up.
+# It asserts what it observes inside the guests over ssh, not exit codes:
+# modules load and expose configfs/nvmet and /dev/nvme-fabrics, rxe0 is
+# ACTIVE on the fabric NIC with the fabric address as a RoCE GID, each guest
+# has its own identity, the guests reach each other on the fabric (ping,
+# rping, ssh by name) and nothing of the fabric is addressed on the host,
+# and a rebooted guest keeps its disk, machine-id, host key and host NQN.
+set -uo pipefail
+. "$(dirname "$0")/../../lab/lib.sh"
+
+n_ok=0 n_fail=0 step=0
+ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
+fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
+# check DESC EXPECTED ACTUAL
+check() {
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
+}
+
+N=$LAB_N
+[ "$N" -ge 2 ] || { fail "lab has $N guests; the smoke test needs at least 2"; exit 1; }
+
+# --- every guest: name, modules, configfs, rxe0, fabric address ------------
+for i in $(seq 1 "$N"); do
+	ip=$(lab_fabric_ip "$i")
+	out=$(lab_ssh "$i" "hostname
+modprobe -a configfs nvmet nvmet_tcp nvme_tcp rdma_rxe 2>&1 || echo modprobe-failed
+for m in configfs nvmet nvmet_tcp nvme_tcp rdma_rxe; do [ -d /sys/module/\$m ] && echo mod:\$m; done
+[ -d /sys/kernel/config/nvmet/subsystems ] && echo nvmet-configfs
+[ -c /dev/nvme-fabrics ] && echo nvme-fabrics
+modprobe -r nvmet_tcp nvmet nvme_tcp 2>&1 || echo unload-failed
+[ -d /sys/module/nvmet ] || echo nvmet-unloaded
+echo state=\$(cat /sys/class/infiniband/rxe0/ports/1/state)
+echo ndev=\$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/1)
+echo gid=\$(cat /sys/class/infiniband/rxe0/ports/1/gids/1)
+echo addr=\$(ip -4 -o addr show dev fabric0 | awk '{ print \$4 }')
+echo mtu=\$(cat /sys/class/net/fabric0/mtu)
+[ -b /dev/nvme0n1 ] && echo scratch-nvme" 2>&1)
+	got() { grep -qxF "$1" <<<"$out"; }
+	val() { sed -n "s/^$1=//p" <<<"$out"; }
+	check "lab$i answers as lab$i" "lab$i" "$(head -1 <<<"$out")"
+	mods=$(grep '^mod:' <<<"$out" | tr '\n' ' ')
+	check "lab$i loads configfs nvmet nvmet_tcp nvme_tcp rdma_rxe" \
+		"mod:configfs mod:nvmet mod:nvmet_tcp mod:nvme_tcp mod:rdma_rxe " "$mods"
+	if got nvmet-configfs && got nvme-fabrics; then
+		ok "lab$i shows /sys/kernel/config/nvmet and /dev/nvme-fabrics"
+	else
+		fail "lab$i lacks nvmet in configfs or /dev/nvme-fabrics: $out"
+	fi
+	if got nvmet-unloaded && ! got unload-failed && ! got modprobe-failed; then
+		ok "lab$i unloads nvmet and nvme_tcp again"
+	else
+		fail "lab$i module load/unload: $out"
+	fi
+	check "lab$i rxe0 port 1 is ACTIVE" "4: ACTIVE" "$(val state)"
+	check "lab$i rxe0 sits on fabric0" "fabric0" "$(val ndev)"
+	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip//./ })
+	check "lab$i rxe0 GID 1 is its fabric address $ip" "$gid" "$(val gid)"
+	check "lab$i fabric0 has $ip/24" "$ip/24" "$(val addr)"
+	check "lab$i fabric0 MTU" "$LAB_FABRIC_MTU" "$(val mtu)"
+	if got scratch-nvme; then ok "lab$i has its emulated NVMe scratch disk"; else fail "lab$i has no /dev/nvme0n1"; fi
+done
+
+# --- identities differ, and follow the DMI UUID ------------------------------
+ids=() nqns=() keys=()
+for i in $(seq 1 "$N"); do
+	read -r mid nqn < <(lab_ssh "$i" 'echo "$(cat /etc/machine-id) $(cat /etc/nvme/hostnqn)"')
+	ids+=("$mid") nqns+=("$nqn")
+	keys+=("$(lab_ssh "$i" cat /etc/ssh/ssh_host_ed25519_key.pub | awk '{ print $2 }')")
+	check "lab$i host NQN derives from its DMI UUID" \
+		"nqn.2014-08.org.nvmexpress:uuid:$(cat "$(lab_node_dir "$i")/uuid")" "$nqn"
+done
+uniq_ids=$(printf '%s\n' "${ids[@]}" | grep -E '^[0-9a-f]{32}$' | sort -u | wc -l)
+uniq_nqns=$(printf '%s\n' "${nqns[@]}" | sort -u | wc -l)
+uniq_keys=$(printf '%s\n' "${keys[@]}" | grep . | sort -u | wc -l)
+check "every guest has its own machine-id" "$N" "$uniq_ids"
+check "every guest has its own host NQN" "$N" "$uniq_nqns"
+check "every guest has its own ssh host key" "$N" "$uniq_keys"
+
+# --- the fabric exists only between the guests ------------------------------
+host_fabric=$(ip -o addr show | grep -c " $LAB_FABRIC_NET\." || true)
+check "the host has no fabric address" 0 "$host_fabric"
+ns_addrs=$(ip -n "$LAB_NETNS" -o addr show dev "$LAB_BRIDGE" 2>/dev/null | wc -l)
+check "the lab bridge has no address" 0 "$ns_addrs"
+
+# --- guests reach each other: ping and ssh by name, in a ring ----------------
+for i in $(seq 1 "$N"); do
+	j=$((i % N + 1))
+	loss=$(lab_ssh "$i" "ping -c 3 -i 0.3 -W 5 $(lab_fabric_ip "$j")" 2>&1 |
+		sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p')
+	check "lab$i pings lab$j on the fabric" 0 "$loss"
+	check "lab$i reaches lab$j by name over ssh (host key checked)" "lab$j" \
+		"$(lab_ssh "$i" "ssh lab$j hostname" 2>&1)"
+done
+
+# --- rping over rxe: lab1 serves, lab2 connects ----------------------------
+# rping has no connect timeout and the client may come before the server
+# listens: a fresh bounded server per attempt, the client retried.
+srv=$(lab_fabric_ip 1)
+rping_ok=0
+for try in 1 2 3; do
+	lab_ssh 1 "pkill -x rping; rm -f /tmp/rping-server.out
+		nohup sh -c 'timeout 60 rping -s -a $srv -C 10 -S 4096 -V >/tmp/rping-server.out 2>&1; echo rc=\$? >>/tmp/rping-server.out' >/dev/null 2>&1 &"
+	sleep $((1 + try))
+	client=$(lab_ssh 2 "timeout 60 rping -c -a $srv -C 10 -S 4096 -V -v 2>&1; echo rc=\$?")
+	sleep 1
+	server=$(lab_ssh 1 "for k in 1 2 3 4 5 6 7 8 9 10; do grep -q '^rc=' /tmp/rping-server.out && break; sleep 1; done; cat /tmp/rping-server.out")
+	pings=$(grep -c '^ping data: rdma-ping-' <<<"$client")
+	if [ "$(tail -1 <<<"$client")" = rc=0 ] && [ "$pings" = 10 ] && grep -qx rc=0 <<<"$server"; then
+		rping_ok=1
+		break
+	fi
+	echo "# rping attempt $try: client $(tail -1 <<<"$client"), $pings pings; server $(grep '^rc=' <<<"$server")"
+done
+if [ "$rping_ok" = 1 ]; then
+	ok "rping lab2 -> lab1 over rxe0: 10 verified pings, both ends exit 0"
+else
+	fail "rping lab2 -> lab1 over rxe0 failed: $client / $server"
+fi
+lab_ssh 1 'pkill -x rping' || true
+
+# --- reboot lab2: its disk and identity survive --------------------------------
+token=$(tr -d '-' </proc/sys/kernel/random/uuid)
+b=2
+before=$(lab_ssh "$b" "echo $token >/root/lab-smoke.token; cat /etc/machine-id /etc/nvme/hostnqn; ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub | awk '{ print \$2 }'; cut -d' ' -f1 /proc/uptime")
+t=$(lab_now)
+if lab_reboot "$b"; then
+	ok "lab$b rebooted and answers ssh with the same host key ($(lab_since "$t")s)"
+	after=$(lab_ssh "$b" "cat /root/lab-smoke.token /etc/machine-id /etc/nvme/hostnqn; ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub | awk '{ print \$2 }'; cut -d' ' -f1 /proc/uptime; cat /sys/class/infiniband/rxe0/ports/1/state")
+	check "lab$b kept a file written before the reboot" "$token" "$(sed -n 1p <<<"$after")"
+	check "lab$b kept its machine-id" "$(sed -n 1p <<<"$before")" "$(sed -n 2p <<<"$after")"
+	check "lab$b kept its host NQN" "$(sed -n 2p <<<"$before")" "$(sed -n 3p <<<"$after")"
+	check "lab$b kept its host key" "$(sed -n 3p <<<"$before")" "$(sed -n 4p <<<"$after")"
+	if awk -v a="$(sed -n 4p <<<"$before")" -v b="$(sed -n 5p <<<"$after")" 'BEGIN { exit !(b < a) }'; then
+		ok "lab$b uptime restarted ($(sed -n 5p <<<"$after")s < $(sed -n 4p <<<"$before")s)"
+	else
+		fail "lab$b did not really reboot: uptime $(sed -n 5p <<<"$after")s after $(sed -n 4p <<<"$before")s"
+	fi
+	check "lab$b rxe0 is ACTIVE again after the reboot" "4: ACTIVE" "$(sed -n 6p <<<"$after")"
+	lab_ssh "$b" rm -f /root/lab-smoke.token
+else
+	fail "lab$b did not come back from a reboot"
+fi
+
+echo "# lab smoke: $n_ok passed, $n_fail failed"
+[ "$n_fail" = 0 ]

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: MIT
+#
+# Shared settings and helpers of the QEMU lab, sourced by every lab script and
+# by the e2e scenarios (tests/e2e/scenarios/*.sh):
+#
+#   . tests/lab/lib.sh
+#   lab_ssh 2 'nvme list-subsys'          # run a command on guest 2 (lab2)
+#   lab_put 1 build/llmnet-agent /tmp/    # copy a file to guest 1
+#   echo "$LAB_N $(lab_addr 1) $(lab_fabric_ip 1)"
+#
+# Guest i (1-based) is named lab<i>; its sshd is reachable from the host at
+# 127.0.0.(10+i):22 (QEMU user-net hostfwd, nothing else is reachable), and
+# its fabric NIC "fabric0" carries 10.77.0.(10+i)/24 on a private bridge inside
+# the network namespace "llmnetlab", with Soft-RoCE device rxe0 on top.
+#
+# Two known_hosts files, on purpose:
+#   $LAB_KNOWN_HOSTS  the controller's file (examples/lab.yaml points at it).
+#                     lab-up adds a guest's key when lab-up created that guest;
+#                     a replaced guest (tests/lab/replace) is NOT updated, so the
+#                     controller sees the host key change as a real one would.
+#                     tests/lab/trust I accepts the current key.
+#   $LAB_SEEN_HOSTS   the harness's own file: the keys each guest printed on its
+#                     serial console during this boot (an out-of-band channel),
+#                     used by lab_ssh / lab_put. Host keys are always verified.
+
+LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB_REPO=$(cd "$LAB_SRC/../.." && pwd)
+LAB_DIR=${LLMNET_LAB_DIR:-${HOME:-/root}/.cache/llmnet-lab}
+LAB_IMAGE=$LAB_DIR/image
+LAB_RUN=$LAB_DIR/run
+LAB_NODES_DIR=$LAB_DIR/nodes
+LAB_KEY=$LAB_DIR/ssh/id_ed25519
+LAB_KNOWN_HOSTS=$LAB_DIR/ssh/known_hosts
+LAB_SEEN_HOSTS=$LAB_RUN/known_hosts.boot
+# One lab per machine: guests bind 127.0.0.1x:22 and the netns name is fixed,
+# so the lock is machine-wide, not per lab directory.
+LAB_LOCK=${LLMNET_LAB_LOCK:-/run/llmnet-lab.lock}
+LAB_ACTIVE=/run/llmnet-lab.active
+LAB_NETNS=llmnetlab
+LAB_BRIDGE=labbr0
+LAB_FABRIC_NET=10.77.0
+LAB_FABRIC_MTU=9000
+LAB_MEM=${LLMNET_LAB_MEM:-512}
+# TCG by default: the figures in docs/lab.md are for software emulation, which
+# is what CI machines without /dev/kvm get.
+LAB_ACCEL=${LLMNET_LAB_ACCEL:-tcg}
+LAB_BOOT_TIMEOUT=${LLMNET_LAB_BOOT_TIMEOUT:-300}
+LAB_SCRATCH_SIZE=1G
+
+# Node count: the running lab's, else LLMNET_LAB_N, else 3.
+if [ -r "$LAB_RUN/nodes" ]; then
+	LAB_N=$(cat "$LAB_RUN/nodes")
+else
+	LAB_N=${LLMNET_LAB_N:-3}
+fi
+
+lab_log() { printf 'lab: %s\n' "$*" >&2; }
+lab_die() { printf 'lab: %s\n' "$*" >&2; exit 1; }
+lab_now() { date +%s.%N; }
+lab_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+lab_name() { echo "lab$1"; }
+lab_addr() { echo "127.0.0.$((10 + $1))"; }
+lab_fabric_ip() { echo "$LAB_FABRIC_NET.$((10 + $1))"; }
+lab_node_dir() { echo "$LAB_NODES_DIR/lab$1"; }
+lab_console() { echo "$LAB_RUN/lab$1.console"; }
+lab_pidfile() { echo "$LAB_RUN/lab$1.pid"; }
+
+# A guest index must be a number within 1..4 before it reaches a path or an
+# address.
+lab_check_index() {
+	case $1 in
+	[1-4]) ;;
+	*) lab_die "invalid guest index '$1': expected 1..4" ;;
+	esac
+}
+
+LAB_SSH_OPTS=(-i "$LAB_KEY" -o IdentitiesOnly=yes -o BatchMode=yes
+	-o StrictHostKeyChecking=yes -o "UserKnownHostsFile=$LAB_SEEN_HOSTS"
+	-o GlobalKnownHostsFile=/dev/null -o HostKeyAlgorithms=ssh-ed25519
+	-o ConnectTimeout=30 -o ServerAliveInterval=10 -o ServerAliveCountMax=6
+	-o LogLevel=ERROR
+	# a fresh handshake costs 2-7 s against a TCG guest, a multiplexed one ~0.3 s
+	-o ControlMaster=auto -o "ControlPath=$LAB_RUN/cm-%C" -o ControlPersist=120)
+
+# lab_ssh I CMD...: run CMD as root on guest I; stdin is passed through.
+lab_ssh() {
+	local i=$1
+	shift
+	ssh "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$i")" "$@" 200>&-
+}
+
+# lab_put I LOCAL REMOTE: copy a file to guest I (SFTP).
+lab_put() {
+	scp -q "${LAB_SSH_OPTS[@]}" "$2" "root@$(lab_addr "$1"):$3" 200>&-
+}
+
+# lab_get I REMOTE LOCAL: copy a file from guest I.
+lab_get() {
+	scp -q "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$1"):$2" "$3" 200>&-
+}
+
+# Close guest I's multiplexed connection (before a reboot or a replacement).
+lab_ssh_close() {
+	ssh "${LAB_SSH_OPTS[@]}" -O exit "root@$(lab_addr "$1")" >/dev/null 2>&1 || true
+}
+
+# lab_lock: take the machine-wide lab lock for the rest of this process (and
+# its children, which see LLMNET_LAB_LOCKED=1 and do not lock again). Waits
+# up to LLMNET_LAB_LOCK_WAIT seconds (default 1800) for another session. The
+# lock is fd 200; whatever may outlive the holder (qemu, ssh's multiplexing
+# master) is started with fd 200 closed, or it would keep the lock.
+lab_lock() {
+	[ "${LLMNET_LAB_LOCKED:-}" = 1 ] && return 0
+	exec 200>>"$LAB_LOCK" || lab_die "cannot open lock '$LAB_LOCK'"
+	if ! flock -n 200; then
+		lab_log "waiting for the lab lock '$LAB_LOCK' (another session uses the lab)"
+		flock -w "${LLMNET_LAB_LOCK_WAIT:-1800}" 200 ||
+			lab_die "cannot take the lab lock '$LAB_LOCK': still held after ${LLMNET_LAB_LOCK_WAIT:-1800}s"
+	fi
+	export LLMNET_LAB_LOCKED=1
+}
+
+# lab_qemu_pid I: print guest I's qemu pid if its pidfile names a live qemu of
+# this lab (guards against a reused pid), else fail.
+lab_qemu_pid() {
+	local f pid
+	f=$(lab_pidfile "$1")
+	[ -r "$f" ] || return 1
+	pid=$(cat "$f")
+	case $pid in '' | *[!0-9]*) return 1 ;; esac
+	[ -r "/proc/$pid/cmdline" ] || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "-name llmnet-lab-lab$1 " || return 1
+	echo "$pid"
+}
+
+# lab_is_up: every guest of the recorded lab has a live qemu.
+lab_is_up() {
+	local i
+	[ -r "$LAB_RUN/nodes" ] || return 1
+	for i in $(seq 1 "$LAB_N"); do
+		lab_qemu_pid "$i" >/dev/null || return 1
+	done
+}
+
+# lab_healthy: up, and every guest answers over ssh with its own name.
+lab_healthy() {
+	local i
+	lab_is_up || return 1
+	for i in $(seq 1 "$LAB_N"); do
+		[ "$(timeout 60 ssh "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$i")" hostname 2>/dev/null 200>&-)" = "lab$i" ] ||
+			return 1
+	done
+}
+
+# lab_reboot I: reboot guest I cleanly (sync, read-only root, reset) and wait
+# until it booted again and answers ssh. Its host key must not change: ssh
+# still checks it against this boot's known_hosts.
+lab_reboot() {
+	local i=$1 before deadline
+	before=$(grep -ac "^LAB-READY lab$i " "$(lab_console "$i")")
+	lab_ssh "$i" 'nohup sh -c "sleep 0.5; /sbin/lab-halt reboot" >/dev/null 2>&1 &' || return 1
+	lab_ssh_close "$i"
+	deadline=$(($(date +%s) + LAB_BOOT_TIMEOUT))
+	while [ "$(grep -ac "^LAB-READY lab$i " "$(lab_console "$i")")" -le "$before" ]; do
+		if [ "$(date +%s)" -ge "$deadline" ] || ! lab_qemu_pid "$i" >/dev/null; then
+			lab_log "lab$i did not come back from reboot; console tail:"
+			tail -n 20 "$(lab_console "$i")" >&2
+			return 1
+		fi
+		sleep 1
+	done
+	until [ "$(timeout 30 ssh "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$i")" hostname 2>/dev/null 200>&-)" = "lab$i" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || { lab_log "lab$i: no ssh after reboot"; return 1; }
+		sleep 1
+	done
+}
