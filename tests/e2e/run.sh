@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Run end-to-end scenarios against ONE boot of the QEMU lab.
+#
+#   tests/e2e/run.sh [--tier NAME] [-n N] [--keep|--down] [SCENARIO...]
+#
+# A scenario is tests/e2e/scenarios/NAME.sh: it sources tests/lab/lib.sh,
+# prints its own step lines, checks real state inside the guests over ssh
+# and exits 0 on pass. With no names, every scenario runs, the lab's own
+# smoke test ("lab") first, the rest in name order.
+#
+# The machine-wide lab lock is held throughout, so two sessions never drive
+# one lab at once. A lab that is already up and healthy with N guests is
+# reused and left up; otherwise the lab is built (if needed) and booted, and
+# taken down at the end unless --keep. --down takes it down in any case.
+# A lab that cannot be built or booted is a failure, never a skip: every
+# scenario then counts as failed.
+#
+# Counts (scenarios passed, failed) go to $BUILD/check/NAME.counts (NAME
+# defaults to e2e); each scenario's output also to $BUILD/check/e2e/NAME.log.
+# LLMNET_E2E_TIMEOUT bounds each scenario (default 1200 s).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lab/lib.sh"
+cd "$LAB_REPO"
+
+tier=e2e n=${LLMNET_LAB_N:-3} keep=auto names=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--tier) tier=${2:-}; shift 2 ;;
+	-n) n=${2:-}; shift 2 ;;
+	--keep) keep=yes; shift ;;
+	--down) keep=no; shift ;;
+	-h | --help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) lab_die "unknown option '$1' (tests/e2e/run.sh --help)" ;;
+	*) names+=("$1"); shift ;;
+	esac
+done
+case $tier in '' | *[!a-z0-9_-]*) lab_die "invalid tier name '$tier'" ;; esac
+case $n in [2-4]) ;; *) lab_die "invalid guest count '$n': the lab runs 2 to 4 guests" ;; esac
+
+if [ ${#names[@]} -eq 0 ]; then
+	[ -f "$here/scenarios/lab.sh" ] && names+=(lab)
+	for f in "$here"/scenarios/*.sh; do
+		s=${f##*/}
+		s=${s%.sh}
+		[ "$s" = lab ] || names+=("$s")
+	done
+fi
+for s in "${names[@]}"; do
+	case $s in '' | *[!A-Za-z0-9_-]*) lab_die "invalid scenario name '$s'" ;; esac
+	[ -f "$here/scenarios/$s.sh" ] || lab_die "no scenario '$s' (tests/e2e/scenarios/$s.sh)"
+done
+
+build=${BUILD:-build}
+logs=$build/check/e2e
+mkdir -p "$logs"
+counts=$build/check/$tier.counts
+rm -f "$counts"
+pass=0 fail=0 results=()
+finish() {
+	echo "$pass $fail" >"$counts"
+	echo "=== e2e summary"
+	printf '  %s\n' "${results[@]}"
+	echo "$tier: $pass passed, $fail failed"
+	[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
+	exit
+}
+
+t_all=$(lab_now)
+lab_lock
+owned=0
+if lab_is_up && [ "$LAB_N" = "$n" ] && lab_healthy; then
+	echo "=== reusing the lab that is up ($n guests, $LAB_DIR)"
+else
+	if lab_is_up; then
+		lab_log "the lab that is up is unhealthy or has $LAB_N guests, not $n: restarting it"
+		"$LAB_SRC/lab-down" || true
+	fi
+	echo "=== booting the lab ($n guests)"
+	t=$(lab_now)
+	if ! "$LAB_SRC/lab-up" -n "$n"; then
+		fail=$((fail + ${#names[@]}))
+		for s in "${names[@]}"; do results+=("FAIL $s: not run, the lab did not come up"); done
+		finish
+	fi
+	owned=1
+	results+=("lab image and boot: $(lab_since "$t")s")
+	# lab-up ran in a child: read what it recorded
+	LAB_N=$(cat "$LAB_RUN/nodes")
+fi
+
+for s in "${names[@]}"; do
+	echo "=== scenario $s"
+	t=$(lab_now)
+	timeout -k 10 "${LLMNET_E2E_TIMEOUT:-1200}" bash "$here/scenarios/$s.sh" 2>&1 |
+		tee "$logs/$s.log"
+	rc=${PIPESTATUS[0]}
+	dt=$(lab_since "$t")
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+		results+=("PASS $s (${dt}s)")
+	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		fail=$((fail + 1))
+		results+=("FAIL $s: timed out after ${LLMNET_E2E_TIMEOUT:-1200}s")
+	else
+		fail=$((fail + 1))
+		results+=("FAIL $s (exit $rc, ${dt}s)")
+	fi
+	echo "=== scenario $s: $([ "$rc" = 0 ] && echo PASS || echo FAIL) in ${dt}s"
+done
+
+if [ "$keep" = no ] || { [ "$keep" = auto ] && [ "$owned" = 1 ]; }; then
+	if ! "$LAB_SRC/lab-down"; then
+		fail=$((fail + 1))
+		results+=("FAIL lab-down did not leave a clean machine")
+	fi
+else
+	echo "=== leaving the lab up (tests/lab/lab-down stops it)"
+fi
+results+=("total $(lab_since "$t_all")s")
+finish
