@@ -38,6 +38,7 @@ int cmd_facts(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_teardown(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 /* Shared by facts, plan, apply and teardown (cmd-apply.c). */
 struct ln_spec;

@@ -21,6 +21,7 @@ const struct ln_command ln_commands[] = {
 	{ "facts", cmd_facts, "show what every node is and holds" },
 	{ "plan", cmd_plan, "show what apply would change" },
 	{ "apply", cmd_apply, "converge every node to the spec" },
+	{ "validate", cmd_validate, "check the fabric stage by stage and name bad nodes and links" },
 	{ "teardown", cmd_teardown, "remove what llmnet created for this cluster" },
 	{ NULL, NULL, NULL },
 };

@@ -31,3 +31,18 @@ $(STANDIN_DIR)/nosym/libnccl.so.2: tests/unit/standin/nccl_standin.c
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_NO_ALLREDUCE -fPIC -shared -o $@ $<
 
 $(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(STANDIN_LIBS)
+
+# The MPI probe travels as source (built by each node's mpicc); llmnet
+# finds it next to itself in probes/, or in LIBEXECDIR/probes once installed.
+all: $(PROBES_DIR)/mpi_probe.c
+
+$(PROBES_DIR)/mpi_probe.c: agents/probes/mpi_probe.c
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+install: install-probes
+.PHONY: install-probes
+install-probes: $(NCCL_PROBE) $(PROBES_DIR)/mpi_probe.c
+	install -d $(DESTDIR)$(LIBEXECDIR)/probes
+	install -m 755 $(NCCL_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/nccl_probe
+	install -m 644 agents/probes/mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/mpi_probe.c
