@@ -73,7 +73,12 @@ CHECK_TIERS := unit:600
 
 PROGRAMS := $(BUILD)/llmnet
 ifneq ($(wildcard $(AGENT_MAIN)),)
+# A sanitizer build cannot link statically: it builds only the -dyn agent.
+ifdef SANITIZE
+PROGRAMS += $(BUILD)/llmnet-agent-dyn
+else
 PROGRAMS += $(BUILD)/llmnet-agent $(BUILD)/llmnet-agent-dyn
+endif
 endif
 
 .PHONY: all check check-tiers deps asan fuzz install clean tier-unit unit-tests
