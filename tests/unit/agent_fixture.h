@@ -10,7 +10,9 @@
 #define LN_TEST_AGENT_FIXTURE_H
 
 /* test paths live in /tmp and are short; a truncated one fails the test */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 #include <dirent.h>
 #include <fcntl.h>
