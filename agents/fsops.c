@@ -28,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -138,9 +140,18 @@ static int real_mount_configfs(struct ln_agent *a, struct ln_buf *err)
 
 static int real_odirect_ok(struct ln_agent *a, const char *path)
 {
+	struct statfs sfs;
+	struct stat st;
 	int fd;
 
 	(void)a;
+	/* A directory (the file is not there yet) cannot be asked with an
+	 * O_DIRECT open: judge its filesystem, tmpfs and ramfs have none. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		if (statfs(path, &sfs) < 0)
+			return 1;
+		return sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC;
+	}
 	fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd >= 0) {
 		close(fd);

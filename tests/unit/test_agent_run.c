@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bounded runner and the node lock: a child that outlives its bound is
+ * killed with its whole process group and reported as timed out; output is
+ * capped and the rest drained; a second mutating run waits for the lock
+ * only as long as LLMNET_LOCK_WAIT says, then refuses with nothing changed;
+ * plan writes nothing.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include <signal.h>
+#include <sys/file.h>
+#include <time.h>
+
+#include "agents/agent.h"
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void test_agent_run__timeout_kills_the_group(void **st)
+{
+	/* the grandchild holds the pipe: only a group kill ends it */
+	const char *argv[] = { "/bin/sh", "-c", "echo started; sleep 60 & sleep 60", NULL };
+	struct ln_run_result res;
+	struct ln_buf err = LN_BUF_INIT;
+	long t0 = now_ms();
+
+	(void)st;
+	assert_int_equal(ln_run_bounded(argv, 1, 1024, &res, &err), 0);
+	assert_true(res.timed_out);
+	assert_false(res.exited);
+	assert_int_equal(res.signal, SIGTERM);
+	assert_string_equal(res.output.buf, "started\n");
+	assert_true(now_ms() - t0 < 5000);
+	ln_run_result_release(&res);
+	ln_buf_release(&err);
+}
+
+static void test_agent_run__exit_status_and_output_cap(void **st)
+{
+	const char *argv[] = { "/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\\\0' x; exit 3",
+			       NULL };
+	struct ln_run_result res;
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(ln_run_bounded(argv, 10, 1000, &res, &err), 0);
+	assert_false(res.timed_out);
+	assert_true(res.exited);
+	assert_int_equal(res.exit_status, 3);
+	assert_int_equal(res.output.len, 1000);
+	assert_int_equal(res.output_bytes, 100000);
+	assert_true(res.truncated);
+	ln_run_result_release(&res);
+	ln_buf_release(&err);
+}
+
+static void test_agent_run__lock_wait_is_bounded(void **st)
+{
+	const char *args[] = { "teardown", NULL };
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	long t0;
+	int fd;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/run/llmnet.lock", root);
+	fd = open(p, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	t0 = now_ms();
+	assert_int_equal(fx_agent(root, args, NULL, &out, &err, "LLMNET_LOCK_WAIT=1"), 3);
+	assert_true(now_ms() - t0 >= 900);
+	assert_non_null(strstr(out.buf, "\"locked\""));
+	close(fd);
+	assert_int_equal(fx_agent(root, args, NULL, &out, &err, "LLMNET_LOCK_WAIT=1"), 0);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	fx_remove(root);
+}
+
+static void test_agent_run__plan_writes_nothing(void **st)
+{
+	const char *args[] = { "plan", NULL };
+	char *root = fx_build("node-target"), *req;
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf after = LN_BUF_INIT, e = LN_BUF_INIT, r = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(ln_file_read(FIXTURES_DIR "/agent/request-target.json", &r, &e), 0);
+	req = r.buf;
+	fx_list_mtimes(root, &before);
+	assert_int_equal(fx_agent(root, args, req, &out, &err, NULL), 0);
+	fx_list_mtimes(root, &after);
+	assert_string_equal(before.buf, after.buf);
+	assert_non_null(strstr(out.buf, "\"mode\": \"plan\""));
+	assert_non_null(strstr(out.buf, "\"converged\": false"));
+	assert_non_null(strstr(out.buf, "nqn.2024-04.com.example:te1.target3"));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	ln_buf_release(&e);
+	ln_buf_release(&r);
+	fx_remove(root);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_run__timeout_kills_the_group),
+		cmocka_unit_test(test_agent_run__exit_status_and_output_cap),
+		cmocka_unit_test(test_agent_run__lock_wait_is_bounded),
+		cmocka_unit_test(test_agent_run__plan_writes_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
