@@ -33,7 +33,11 @@ $(BUILD)/bench/yaml_events: bench/lint/yaml_events.c
 tier-spec: all $(FUZZ_DIR)/fuzz_spec
 	$(Q)tests/spec/run.sh $(BUILD) $(FUZZ_DIR)/fuzz_spec
 
-bench-lint: all $(BUILD)/bench/yaml_events
+$(BUILD)/bench/runstat: bench/lint/runstat.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -o $@ $<
+
+bench-lint: all $(BUILD)/bench/yaml_events $(BUILD)/bench/runstat
 	$(Q)bench/lint/run.sh $(BUILD)
 
 CHECK_TIERS += spec:300

@@ -71,6 +71,7 @@ struct parser {
 	struct target_entry te;
 	struct init_entry ie;
 	uint64_t seen;		/* keys seen by the last walk_map() */
+	const char *last_device[16];	/* see share_device() */
 	int stage_seen[LN_STAGE_COUNT];
 	struct ln_mark stage_mark[LN_STAGE_COUNT];
 };
@@ -880,6 +881,23 @@ static const struct table node_table = {
 	"A node, or a range of nodes expanded in step.", NULL,
 };
 
+/* Nodes usually repeat the same device names port by port (mlx5_0 ..
+ * mlx5_7): keep one copy per port position, compared with the previous
+ * node's, so a large cluster stores them once. */
+#define SHARED_DEVICES 16
+
+static void share_device(struct parser *p, struct ln_rdma_port *port, size_t k)
+{
+	const char **last = p->last_device;
+
+	if (k >= SHARED_DEVICES || !port->device)
+		return;
+	if (last[k] && !strcmp(last[k], port->device))
+		port->device = last[k];
+	else
+		last[k] = port->device;
+}
+
 /* Append the entry's nodes (one, or one per name of its range). */
 static int finish_node(struct parser *p)
 {
@@ -957,6 +975,7 @@ static int finish_node(struct parser *p)
 			*port = ne->rdma[k].r;
 			port->device = rng_get(p, &pr[2 * k], i);
 			port->ip = rng_get(p, &pr[2 * k + 1], i);
+			share_device(p, port, k);
 			st->n_ports++;
 		}
 		spec->n_nodes++;

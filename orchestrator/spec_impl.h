@@ -21,8 +21,10 @@
 struct arena_chunk;
 struct arena {
 	struct arena_chunk *head;
-	char *cur;
+	char *cur;			/* aligned objects */
 	size_t left;
+	char *scur;			/* strings: byte-packed, no alignment */
+	size_t sleft;
 };
 
 void *arena_alloc(struct arena *a, size_t n);

@@ -20,43 +20,67 @@ struct arena_chunk {
 	max_align_t data[];
 };
 
-void *arena_alloc(struct arena *a, size_t n)
+/* A new chunk of at least n bytes, linked for release. */
+static char *new_chunk(struct arena *a, size_t n)
 {
-	struct arena_chunk *c;
-	size_t want;
-	void *p;
+	struct arena_chunk *c = malloc(sizeof(*c) + n);
 
-	n = (n + 15) & ~(size_t)15;
-	if (n <= a->left) {
-		p = a->cur;
-		a->cur += n;
-		a->left -= n;
-		return p;
-	}
-	/* A large request gets its own chunk, behind the current one, so the
-	 * space left in the current chunk stays usable. */
-	want = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
-	c = malloc(sizeof(*c) + want);
 	if (!c)
 		return NULL;
-	if (want != ARENA_CHUNK && a->head) {
-		c->next = a->head->next;
-		a->head->next = c;
-		return c->data;
-	}
 	c->next = a->head;
 	a->head = c;
-	a->cur = (char *)c->data + n;
-	a->left = want - n;
-	return c->data;
+	return (char *)c->data;
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	char *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n > a->left) {
+		/* A large request gets a chunk of its own; the current one
+		 * keeps serving small ones. */
+		if (n > ARENA_CHUNK / 4)
+			return new_chunk(a, n);
+		p = new_chunk(a, ARENA_CHUNK);
+		if (!p)
+			return NULL;
+		a->cur = p;
+		a->left = ARENA_CHUNK;
+	}
+	p = a->cur;
+	a->cur += n;
+	a->left -= n;
+	return p;
 }
 
 char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
-	char *d = arena_alloc(a, n + 1);
+	char *d;
 
-	if (!d)
-		return NULL;
+	/* Strings are packed byte by byte: a 4,096-node spec holds some
+	 * 80,000 short ones, and 16-byte rounding would cost a third more. */
+	if (n + 1 > a->sleft) {
+		if (n + 1 > ARENA_CHUNK / 4) {
+			d = new_chunk(a, n + 1);
+			if (!d)
+				return NULL;
+		} else {
+			d = new_chunk(a, ARENA_CHUNK);
+			if (!d)
+				return NULL;
+			a->scur = d;
+			a->sleft = ARENA_CHUNK;
+		}
+		if (n + 1 > ARENA_CHUNK / 4) {
+			memcpy(d, s, n);
+			d[n] = '\0';
+			return d;
+		}
+	}
+	d = a->scur;
+	a->scur += n + 1;
+	a->sleft -= n + 1;
 	memcpy(d, s, n);
 	d[n] = '\0';
 	return d;
@@ -91,7 +115,8 @@ int idxmap_init(struct idxmap *m, size_t n, uint64_t (*hash)(const void *, uint3
 {
 	size_t cap = 16;
 
-	while (cap < 2 * n + 2)
+	/* load factor at most 2/3: short probe runs, 4 bytes a slot */
+	while (cap < n + n / 2 + 2)
 		cap <<= 1;
 	m->slot = calloc(cap, sizeof(*m->slot));
 	if (!m->slot)
