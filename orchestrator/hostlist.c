@@ -35,7 +35,7 @@ static int read_num(const char **p, unsigned long *v, int *ndigits)
 
 	while (*s >= '0' && *s <= '9') {
 		if (++d > 9)
-			return -1;
+			return -2;
 		n = n * 10 + (unsigned long)(*s - '0');
 		s++;
 	}
@@ -52,26 +52,22 @@ static int parse_group(const char *expr, const char **pp, struct ln_hostlist_gro
 {
 	const char *p = *pp + 1;	/* past '[' */
 	size_t alloc = 0;
+	int r;
 
 	for (;;) {
 		struct ln_hostlist_item it;
 		int dlo, dhi;
 
-		if (read_num(&p, &it.lo, &dlo) < 0) {
-			ln_buf_addf(err, "cannot expand range '%s': expected a number at offset %zu",
-				    expr, (size_t)(p - expr));
-			return -EINVAL;
-		}
+		r = read_num(&p, &it.lo, &dlo);
+		if (r < 0)
+			goto badnum;
 		it.hi = it.lo;
 		it.width = (dlo > 1 && p[-dlo] == '0') ? dlo : 0;
 		if (*p == '-') {
 			p++;
-			if (read_num(&p, &it.hi, &dhi) < 0) {
-				ln_buf_addf(err,
-					    "cannot expand range '%s': expected a number at offset %zu",
-					    expr, (size_t)(p - expr));
-				return -EINVAL;
-			}
+			r = read_num(&p, &it.hi, &dhi);
+			if (r < 0)
+				goto badnum;
 			if (it.hi < it.lo) {
 				ln_buf_addf(err, "cannot expand range '%s': %lu-%lu runs backwards",
 					    expr, it.lo, it.hi);
@@ -104,6 +100,11 @@ static int parse_group(const char *expr, const char **pp, struct ln_hostlist_gro
 	}
 	*pp = p + 1;
 	return 0;
+badnum:
+	ln_buf_addf(err, "cannot expand range '%s': %s at offset %zu", expr,
+		    r == -2 ? "a number longer than 9 digits" : "expected a number",
+		    (size_t)(p - expr));
+	return -EINVAL;
 toomany:
 	ln_buf_addf(err, "cannot expand range '%s': more than %d names", expr, LN_HOSTLIST_MAX);
 	return -EINVAL;

@@ -4,6 +4,7 @@
  * examples, ranges expanded in step, defaults, and the semantic rules,
  * each asserted through the exact message and position a user sees.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,12 @@
 #include "tests/unit/cmocka.h"
 
 #include "common/error.h"
+#include "common/fileio.h"
 #include "common/json.h"
 #include "orchestrator/spec.h"
 
 #define EXAMPLES_DIR FIXTURES_DIR "/spec/../../../examples"
+#define CASES_DIR FIXTURES_DIR "/spec/../../spec"
 
 /* Load text; return the code, with the messages in *msgs (caller frees). */
 static int load_text(const char *text, struct ln_spec **spec, char **msgs)
@@ -190,6 +193,315 @@ static void test_spec__duplicates(void **state)
 }
 
 
+
+static void test_spec__defaults_filled(void **state)
+{
+	const struct ln_validation *v;
+	struct ln_spec *s;
+
+	(void)state;
+	s = expect_valid(HEAD "nodes:\n"
+			      "  - { name: a, address: 10.0.0.1, rdma: [ { device: rxe0, ip: 10.1.0.1 } ] }\n"
+			      "  - { name: b, address: 10.0.0.2, gpus: 4, user: ops, port: 2200,\n"
+			      "      rdma: [ { device: rxe0, ip: 10.1.0.2 } ] }\n"
+			      "  - { name: c, address: 10.0.0.3 }\n"
+			      "storage:\n"
+			      "  targets:\n"
+			      "    - nqn: nqn.2024-04.com.example:a.t\n"
+			      "      node: a\n"
+			      "      transport: rdma\n"
+			      "      namespaces: [ { nsid: 7, device: /dev/nvme0n1 } ]\n"
+			      "  initiators:\n"
+			      "    - { node: c, target: nqn.2024-04.com.example:a.t }\n"
+			      "    - { node: b, target: nqn.2024-04.com.example:a.t }\n"
+			      "validation:\n"
+			      "  - { stage: nccl }\n  - { stage: io }\n  - { stage: mpi }\n"
+			      "  - { stage: bandwidth }\n  - { stage: rping }\n  - { stage: devices }\n"
+			      );
+	assert_string_equal(s->ssh.user, "root");
+	assert_int_equal(s->ssh.port, 22);
+	assert_null(s->ssh.identity);
+	assert_string_equal(s->ssh.known_hosts, "~/.ssh/known_hosts");
+	assert_null(s->ssh.jump_host);
+	assert_int_equal(s->ssh.connect_timeout_ms, 10000);
+	assert_int_equal(s->ssh.timeout_ms, 120000);
+	assert_int_equal(s->ssh.parallel, 32);
+	/* node overrides and inherited SSH settings */
+	assert_string_equal(s->nodes[0].user, "root");
+	assert_int_equal(s->nodes[0].port, 22);
+	assert_string_equal(s->nodes[1].user, "ops");
+	assert_int_equal(s->nodes[1].port, 2200);
+	/* slots default to max(gpus, 1) */
+	assert_int_equal(s->nodes[0].slots, 1);
+	assert_int_equal(s->nodes[1].slots, 4);
+	assert_int_equal(s->nodes[0].rdma[0].port, 1);
+	assert_int_equal(s->nodes[0].rdma[0].gid_index, -1);
+	assert_int_equal(s->nodes[0].rdma[0].link_layer, LN_LINK_ANY);
+	assert_int_equal(s->targets[0].service, 4420);
+	assert_string_equal(s->targets[0].address, "10.1.0.1");
+	/* hosts default to the target's initiators, in initiator order */
+	assert_false(s->targets[0].hosts_given);
+	assert_false(s->targets[0].hosts_any);
+	assert_int_equal(s->targets[0].n_hosts, 2);
+	assert_int_equal(s->targets[0].hosts[0], 2);
+	assert_int_equal(s->targets[0].hosts[1], 1);
+	assert_null(s->targets[0].dhchap_key_file);
+	assert_int_equal(s->initiators[0].ctrl_loss_tmo_ms, -1);
+	assert_int_equal(s->initiators[0].nr_io_queues, 0);
+	assert_false(s->initiators[0].mount.present);
+	assert_false(s->mpi.present);
+	assert_string_equal(s->mpi.hostfile, "/etc/llmnet/hostfile");
+	assert_int_equal(s->mpi.format, LN_MPI_OPENMPI);
+	/* stages run in the fixed order whatever the listing order */
+	v = &s->validation;
+	assert_int_equal(v->n_order, 6);
+	assert_int_equal(v->order[0], LN_STAGE_DEVICES);
+	assert_int_equal(v->order[1], LN_STAGE_RPING);
+	assert_int_equal(v->order[2], LN_STAGE_BANDWIDTH);
+	assert_int_equal(v->order[3], LN_STAGE_IO);
+	assert_int_equal(v->order[4], LN_STAGE_MPI);
+	assert_int_equal(v->order[5], LN_STAGE_NCCL);
+	assert_int_equal(v->rping.count, 10);
+	assert_int_equal(v->rping.timeout_ms, 30000);
+	assert_int_equal(v->bandwidth.tool, LN_BW_IB_WRITE_BW);
+	assert_int_equal(v->bandwidth.size, 1 << 20);
+	assert_int_equal(v->bandwidth.min_kind, LN_MIN_NONE);
+	assert_int_equal(v->bandwidth.port_base, 18515);
+	assert_int_equal(v->io.size, 256ull << 20);
+	assert_false(v->io.destructive);
+	assert_int_equal(v->mpi.np, 0);
+	assert_int_equal(v->nccl.tool, LN_NCCL_PROBE);
+	assert_int_equal(v->nccl.op, LN_NCCL_ALL_REDUCE);
+	assert_int_equal(v->nccl.bytes, 1ull << 30);
+	ln_spec_free(s);
+}
+
+static void test_spec__stages_absent_are_not_present(void **state)
+{
+	struct ln_spec *s;
+
+	(void)state;
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1 } ]\n"
+			      "validation: [ { stage: devices }, { stage: mpi, np: 1 } ]\n");
+	assert_true(s->validation.present[LN_STAGE_DEVICES]);
+	assert_false(s->validation.present[LN_STAGE_RPING]);
+	assert_true(s->validation.present[LN_STAGE_MPI]);
+	assert_int_equal(s->validation.n_order, 2);
+	assert_int_equal(s->validation.mark[LN_STAGE_MPI].line, 4);
+	ln_spec_free(s);
+}
+
+static void test_spec__ranged_targets_and_initiators(void **state)
+{
+	struct ln_spec *s;
+
+	(void)state;
+	s = expect_valid(HEAD "nodes:\n"
+			      "  - name: s[1-2]\n"
+			      "    address: 10.0.2.[1-2]\n"
+			      "    rdma:\n"
+			      "      - device: rxe0\n"
+			      "        ip: 10.2.0.[1-2]\n"
+			      "  - name: g[01-04]\n"
+			      "    address: 10.0.1.[1-4]\n"
+			      "storage:\n"
+			      "  targets:\n"
+			      "    - nqn: nqn.2024-04.com.example:pool[1-2]\n"
+			      "      node: s[1-2]\n"
+			      "      transport: tcp\n"
+			      "      hosts: [\"g[01-04]\"]\n"
+			      "      namespaces: [ { nsid: 1, file: /srv/p.img, size: 1GiB } ]\n"
+			      "  initiators:\n"
+			      "    - { node: \"g[01-02]\", target: nqn.2024-04.com.example:pool1 }\n"
+			      "    - { node: \"g[03-04]\", target: nqn.2024-04.com.example:pool2 }\n");
+	assert_int_equal(s->n_nodes, 6);
+	assert_int_equal(s->n_targets, 2);
+	assert_string_equal(s->targets[1].nqn, "nqn.2024-04.com.example:pool2");
+	assert_int_equal(s->targets[1].node, 1);
+	assert_string_equal(s->targets[1].address, "10.2.0.2");
+	/* a range in hosts is a list of nodes, not expanded in step */
+	assert_int_equal(s->targets[1].n_hosts, 4);
+	assert_int_equal(s->targets[1].hosts[3], 5);
+	assert_int_equal(s->n_initiators, 4);
+	assert_int_equal(s->initiators[2].node, 4);
+	assert_int_equal(s->initiators[2].target, 1);
+	/* the same backing path on two different nodes is fine */
+	assert_string_equal(s->targets[0].namespaces[0].file, s->targets[1].namespaces[0].file);
+	ln_spec_free(s);
+}
+
+static void test_spec__jump_host_forms(void **state)
+{
+	static const struct {
+		const char *jump, *host, *user;
+		unsigned port;
+	} cases[] = {
+		{ "bastion", "bastion", NULL, 22 },
+		{ "ops@bastion.example.com:2222", "bastion.example.com", "ops", 2222 },
+		{ "\"[fd00::1]:2200\"", "fd00::1", NULL, 2200 },
+		{ "\"fd00::1\"", "fd00::1", NULL, 22 },
+		{ "10.9.9.9", "10.9.9.9", NULL, 22 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512];
+		struct ln_spec *s;
+
+		snprintf(text, sizeof(text), HEAD "ssh: { jump: %s }\nnodes: [ { name: a, address: h } ]\n",
+			 cases[i].jump);
+		s = expect_valid(text);
+		assert_string_equal(s->ssh.jump_host, cases[i].host);
+		if (cases[i].user)
+			assert_string_equal(s->ssh.jump_user, cases[i].user);
+		else
+			assert_null(s->ssh.jump_user);
+		assert_int_equal(s->ssh.jump_port, cases[i].port);
+		ln_spec_free(s);
+	}
+	expect_errors(HEAD "ssh: { jump: \"h:0\" }\nnodes: [ { name: a, address: h } ]\n",
+		      "t.yaml:3:14: 'jump' port must be from 1 to 65535, not '0'\n");
+	expect_errors(HEAD "ssh: { jump: \"[fd00::1\" }\nnodes: [ { name: a, address: h } ]\n",
+		      "t.yaml:3:14: 'jump' has '[' without ']' in '[fd00::1'\n");
+}
+
+static void test_spec__nul_and_control_bytes(void **state)
+{
+	(void)state;
+	expect_errors(HEAD "nodes: [ { name: \"a\\0b\", address: 10.0.0.1 } ]\n",
+		      "t.yaml:3:18: 'name' holds a NUL byte\n");
+	expect_errors(HEAD "nodes: [ { name: a, address: \"10.0.0.1\\n\" } ]\n",
+		      "t.yaml:3:30: 'address' holds a control character (byte 0x0a)\n");
+	expect_errors(HEAD "nodes: [ { name: a, address: 10.0.0.1 } ]\nmpi: { mca: { btl: \"a\\0\" } }\n",
+		      "t.yaml:4:20: mca value for 'btl' holds a NUL byte\n");
+}
+
+static void test_spec__json_keys_are_stable(void **state)
+{
+	static const char *const top[] = { "version", "cluster", "ssh", "nodes", "targets",
+					   "initiators", "mpi", "validation", NULL };
+	static const char *const node[] = { "name", "address", "port", "user", "gpus", "slots",
+					    "rdma", NULL };
+	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
+					    "link_layer", "mtu", NULL };
+	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
+					      "hosts", "hosts_given", "namespaces", "dhchap", NULL };
+	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
+	struct json_object *o = NULL, *a, *x;
+	struct ln_spec *s = NULL;
+	const char *const *k;
+
+	(void)state;
+	assert_int_equal(ln_spec_load(EXAMPLES_DIR "/storage-only.yaml", &s, &err), 0);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(json_object_object_length(o), 8);
+	for (k = top; *k; k++)
+		assert_non_null(json_object_object_get(o, *k));
+	a = json_object_object_get(o, "nodes");
+	x = json_object_array_get_idx(a, 2);
+	assert_string_equal(json_object_get_string(json_object_object_get(x, "name")), "client1");
+	assert_int_equal(json_object_object_length(x), 7);
+	for (k = node; *k; k++)
+		assert_non_null(json_object_object_get_ex(x, *k, NULL) ? x : NULL);
+	a = json_object_object_get(o, "targets");
+	x = json_object_array_get_idx(a, 1);
+	assert_int_equal(json_object_object_length(x), 9);
+	for (k = target; *k; k++)
+		assert_true(json_object_object_get_ex(x, *k, NULL));
+	assert_string_equal(json_object_get_string(json_object_object_get(x, "hosts")), "any");
+	/* the key file is named, never read or printed */
+	assert_string_equal(json_object_get_string(json_object_object_get(
+				    json_object_object_get(x, "dhchap"), "key_file")),
+			    "/etc/llmnet/keys/scratch.key");
+	json_object_put(o);
+	ln_spec_free(s);
+	s = NULL;
+	assert_int_equal(ln_spec_load(EXAMPLES_DIR "/te-lab.yaml", &s, &err), 0);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	x = json_object_array_get_idx(json_object_object_get(
+					      json_object_array_get_idx(json_object_object_get(o, "nodes"), 0),
+					      "rdma"),
+				      0);
+	assert_int_equal(json_object_object_length(x), 7);
+	for (k = port; *k; k++)
+		assert_true(json_object_object_get_ex(x, *k, NULL));
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	assert_non_null(strstr(out.buf, "\"min_fraction\":0.9,"));
+	json_object_put(o);
+	ln_spec_free(s);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
+static void test_spec__schema_from_tables(void **state)
+{
+	struct json_object *o = NULL, *props, *stages;
+
+	(void)state;
+	assert_int_equal(ln_spec_schema(&o), 0);
+	props = json_object_object_get(o, "properties");
+	assert_int_equal(json_object_object_length(props), 7);
+	assert_false(json_object_get_boolean(json_object_object_get(o, "additionalProperties")));
+	assert_non_null(json_object_object_get(
+		json_object_object_get(json_object_object_get(props, "ssh"), "properties"),
+		"host_key_policy"));
+	stages = json_object_object_get(json_object_object_get(
+						json_object_object_get(props, "validation"), "items"),
+					"oneOf");
+	assert_int_equal(json_object_array_length(stages), LN_STAGE_COUNT);
+	json_object_put(o);
+}
+
+static void test_spec__missing_file(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *s = (struct ln_spec *)&err;
+
+	(void)state;
+	assert_int_equal(ln_spec_load("/nonexistent/spec.yaml", &s, &err), -ENOENT);
+	assert_null(s);
+	assert_string_equal(err.buf, "cannot open spec '/nonexistent/spec.yaml': No such file or directory\n");
+	ln_buf_release(&err);
+	ln_spec_free(NULL);
+}
+
+/* The invalid corpus through the library: each tests/spec/CASE.yaml gives
+ * exactly CASE.err (the spec tier checks the same through the CLI). */
+static void test_spec__invalid_corpus(void **state)
+{
+	DIR *d = opendir(CASES_DIR);
+	struct dirent *e;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		struct ln_buf text = LN_BUF_INIT, want = LN_BUF_INIT, err = LN_BUF_INIT;
+		char path[512], name[512];
+		struct ln_spec *s = NULL;
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", CASES_DIR, e->d_name);
+		snprintf(name, sizeof(name), "tests/spec/%s", e->d_name);
+		assert_int_equal(ln_file_read(path, &text, &err), 0);
+		snprintf(path + strlen(path) - 5, 6, ".err");
+		assert_int_equal(ln_file_read(path, &want, &err), 0);
+		assert_int_equal(ln_spec_load_buf(name, text.buf, text.len, &s, &err), -LN_ESPEC);
+		assert_null(s);
+		if (strcmp(err.buf, want.buf))
+			fail_msg("%s:\n got: %s\nwant: %s", name, err.buf, want.buf);
+		n++;
+		ln_buf_release(&text);
+		ln_buf_release(&want);
+		ln_buf_release(&err);
+	}
+	closedir(d);
+	assert_true(n >= 40);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +511,15 @@ int main(void)
 		cmocka_unit_test(test_spec__all_errors_sorted),
 		cmocka_unit_test(test_spec__unknown_version_only),
 		cmocka_unit_test(test_spec__duplicates),
+		cmocka_unit_test(test_spec__defaults_filled),
+		cmocka_unit_test(test_spec__stages_absent_are_not_present),
+		cmocka_unit_test(test_spec__ranged_targets_and_initiators),
+		cmocka_unit_test(test_spec__jump_host_forms),
+		cmocka_unit_test(test_spec__nul_and_control_bytes),
+		cmocka_unit_test(test_spec__json_keys_are_stable),
+		cmocka_unit_test(test_spec__schema_from_tables),
+		cmocka_unit_test(test_spec__missing_file),
+		cmocka_unit_test(test_spec__invalid_corpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
