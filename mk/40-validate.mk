@@ -46,3 +46,12 @@ install-probes: $(NCCL_PROBE) $(PROBES_DIR)/mpi_probe.c
 	install -d $(DESTDIR)$(LIBEXECDIR)/probes
 	install -m 755 $(NCCL_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/nccl_probe
 	install -m 644 agents/probes/mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/mpi_probe.c
+
+# Diagnosis benchmark (docs/benchmarks.md, "Diagnosis"): make bench-diagnose
+$(BUILD)/bench/diagnose_bench: bench/diagnose/diagnose_bench.c $(LIBLLMNET)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBLLMNET) $(LLMNET_LIBS)
+
+.PHONY: bench-diagnose
+bench-diagnose: $(BUILD)/bench/diagnose_bench
+	$(Q)$(BUILD)/bench/diagnose_bench 1024
