@@ -52,6 +52,8 @@ struct ln_fsops {
 			  struct ln_buf *err);
 	/* ensure a kernel module is loaded (bounded) */
 	int (*modprobe)(struct ln_agent *a, const char *module, struct ln_buf *err);
+	/* unload a module (bounded); fails while it is in use */
+	int (*rmmod)(struct ln_agent *a, const char *module, struct ln_buf *err);
 	/* mount configfs at /sys/kernel/config */
 	int (*mount_configfs)(struct ln_agent *a, struct ln_buf *err);
 	/* 1 when the filesystem holding path opens files with O_DIRECT, 0 if not */

@@ -130,6 +130,33 @@ static int real_modprobe(struct ln_agent *a, const char *module, struct ln_buf *
 	return r;
 }
 
+static int real_rmmod(struct ln_agent *a, const char *module, struct ln_buf *err)
+{
+	const char *argv[] = { "/sbin/modprobe", "-r", "-q", "--", module, NULL };
+	struct ln_run_result res;
+	int r;
+
+	(void)a;
+	if (!ln_valid_name(module, 64)) {
+		ln_buf_addf(err, "invalid module name '%s'", module);
+		return -EINVAL;
+	}
+	if (access(argv[0], X_OK) < 0)
+		argv[0] = "/usr/sbin/modprobe";
+	r = ln_run_bounded(argv, 30, 4096, &res, err);
+	if (r < 0)
+		return r;
+	if (res.timed_out || !res.exited || res.exit_status) {
+		ln_buf_addf(err, "modprobe -r %s %s%s%s", module,
+			    res.timed_out ? "timed out" : "failed (in use)", res.output.len ? ": " : "",
+			    res.output.buf);
+		ln_buf_rtrim(err);
+		r = -EBUSY;
+	}
+	ln_run_result_release(&res);
+	return r;
+}
+
 static int real_mount_configfs(struct ln_agent *a, struct ln_buf *err)
 {
 	(void)a;
@@ -225,6 +252,7 @@ const struct ln_fsops ln_fsops_real = {
 	.unlink = real_unlink,
 	.write_attr = real_write_attr,
 	.modprobe = real_modprobe,
+	.rmmod = real_rmmod,
 	.mount_configfs = real_mount_configfs,
 	.odirect_ok = real_odirect_ok,
 	.mount = real_mount,
@@ -796,6 +824,100 @@ static int fx_modprobe(struct ln_agent *a, const char *module, struct ln_buf *er
 	return 0;
 }
 
+static int rm_rf(const struct ln_agent *a, const char *path)
+{
+	char p[PATH_MAX], **names;
+	size_t n, i;
+	int r = 0;
+
+	if (ln_is_dir(a, path) && ln_list_dir(a, path, &names, &n) == 0) {
+		for (i = 0; i < n; i++) {
+			char sub[PATH_MAX];
+
+			snprintf(sub, sizeof(sub), "%s/%s", path, names[i]);
+			rm_rf(a, sub);
+		}
+		ln_names_free(names, n);
+		if (ln_agent_path(a, path, p) < 0 || rmdir(p) < 0)
+			r = -errno;
+	} else if (ln_agent_path(a, path, p) < 0 || unlink(p) < 0) {
+		r = -errno;
+	}
+	return r;
+}
+
+/* Like the kernel: a module with users stays. nvmet is used by any
+ * configfs object, a host transport by any controller on it. */
+static int fx_module_in_use(const struct ln_agent *a, const char *module)
+{
+	static const char *const groups[] = { "subsystems", "ports", "hosts", NULL };
+	const char *const *g;
+	char p[PATH_MAX];
+
+	if (!strcmp(module, "nvmet") || !strncmp(module, "nvmet_", 6)) {
+		for (g = groups; *g; g++) {
+			snprintf(p, sizeof(p), LN_NVMET "/%s", *g);
+			if (!dir_empty(a, p))
+				return 1;
+		}
+		if (!strcmp(module, "nvmet"))
+			return ln_module_loaded(a, "nvmet_tcp") || ln_module_loaded(a, "nvmet_rdma");
+	}
+	if (!strcmp(module, "nvme_tcp") || !strcmp(module, "nvme_rdma")) {
+		struct ln_ctrl_list l = { 0 };
+		struct ln_buf e = LN_BUF_INIT;
+		size_t i;
+		int used = 0;
+
+		if (ln_iniops_fixture.scan((struct ln_agent *)a, &l, &e) == 0)
+			for (i = 0; i < l.n; i++)
+				used |= !strcmp(l.v[i].transport, module + 5);
+		free(l.v);
+		ln_buf_release(&e);
+		return used;
+	}
+	if (!strcmp(module, "configfs"))
+		return ln_configfs_mounted(a) || ln_module_loaded(a, "nvmet");
+	return 0;
+}
+
+static int fx_rmmod(struct ln_agent *a, const char *module, struct ln_buf *err)
+{
+	struct ln_buf in = LN_BUF_INIT, out = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[PATH_MAX], *line, *save = NULL;
+	int r;
+
+	if (!ln_module_loaded(a, module))
+		return 0;
+	if (fx_module_in_use(a, module)) {
+		ln_buf_addf(err, "modprobe -r %s failed (in use)", module);
+		return -EBUSY;
+	}
+	snprintf(p, sizeof(p), "/sys/module/%s", module);
+	rm_rf(a, p);
+	if (!strcmp(module, "nvmet"))
+		rm_rf(a, LN_NVMET);
+	if (ln_agent_path(a, "/proc/modules", p) < 0)
+		return -ENAMETOOLONG;
+	r = ln_file_read(p, &in, &e);
+	for (line = strtok_r(in.buf, "\n", &save); r == 0 && line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		size_t n = strcspn(line, " ");
+
+		if (n == strlen(module) && !strncmp(line, module, n))
+			continue;
+		ln_buf_addf(&out, "%s\n", line);
+	}
+	if (r == 0)
+		r = ln_file_write_atomic(p, out.buf, out.len, 0644, &e);
+	if (r < 0)
+		ln_buf_addf(err, "cannot unload '%s': %s", module, e.buf);
+	ln_buf_release(&in);
+	ln_buf_release(&out);
+	ln_buf_release(&e);
+	return r;
+}
+
 static int fx_mount_configfs(struct ln_agent *a, struct ln_buf *err)
 {
 	char p[PATH_MAX];
@@ -875,6 +997,7 @@ const struct ln_fsops ln_fsops_fixture = {
 	.unlink = fx_unlink,
 	.write_attr = fx_write_attr,
 	.modprobe = fx_modprobe,
+	.rmmod = fx_rmmod,
 	.mount_configfs = fx_mount_configfs,
 	.odirect_ok = fx_odirect_ok,
 	.mount = fx_mount,

@@ -349,15 +349,7 @@ void ln_initiator_apply(struct ln_rc *r)
 	for (i = 0; i < rq->ninits; i++) {
 		const char *m = !strcmp(rq->inits[i].transport, "tcp") ? "nvme_tcp" : "nvme_rdma";
 
-		if (!ln_module_loaded(r->a, m)) {
-			int rc = 0;
-
-			ln_buf_reset(&err);
-			if (!r->plan)
-				rc = ln_agent_change(r->a, "modprobe") ?:
-					r->a->fs->modprobe(r->a, m, &err);
-			ln_rc_report(r, "create", "module", m, NULL, rc < 0 ? err.buf : NULL);
-		}
+		ln_rc_module(r, m);
 	}
 	if (host_identity(r, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
 		goto out;

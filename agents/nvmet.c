@@ -219,36 +219,6 @@ void ln_nvmet_remove(struct ln_rc *r)
 
 /* ---- creates ---- */
 
-static void ensure_module(struct ln_rc *r, const char *module)
-{
-	struct ln_buf err = LN_BUF_INIT;
-	int rc = 0;
-
-	if (ln_module_loaded(r->a, module))
-		return;
-	if (!r->plan)
-		rc = ln_agent_change(r->a, "modprobe") ?: r->a->fs->modprobe(r->a, module, &err);
-	ln_rc_report(r, "create", "module", module, NULL, rc < 0 ? err.buf : NULL);
-	ln_buf_release(&err);
-}
-
-static int ensure_configfs(struct ln_rc *r)
-{
-	struct ln_buf err = LN_BUF_INIT;
-	int rc = 0;
-
-	ensure_module(r, "configfs");
-	if (!ln_configfs_mounted(r->a)) {
-		if (!r->plan)
-			rc = ln_agent_change(r->a, "mount configfs") ?:
-				r->a->fs->mount_configfs(r->a, &err);
-		ln_rc_report(r, "create", "configfs_mount", "/sys/kernel/config", NULL,
-			     rc < 0 ? err.buf : NULL);
-	}
-	ln_buf_release(&err);
-	return rc;
-}
-
 /* mkdir an owned configfs object; reports create (or the error). */
 static int create_dir(struct ln_rc *r, const char *kind, const char *id, const char *path,
 		      const char *detail)
@@ -791,13 +761,13 @@ void ln_nvmet_apply(struct ln_rc *r)
 
 	if (!rq->ntargets)
 		return;
-	if (ensure_configfs(r) < 0)
+	if (ln_rc_module(r, "configfs") < 0 || ln_rc_configfs(r) < 0)
 		return;
-	ensure_module(r, "nvmet");
+	ln_rc_module(r, "nvmet");
 	for (i = 0; i < rq->ntargets; i++) {
 		const char *m = !strcmp(rq->targets[i].transport, "tcp") ? "nvmet_tcp" : "nvmet_rdma";
 
-		ensure_module(r, m);
+		ln_rc_module(r, m);
 	}
 	if (!r->plan && !ln_is_dir(r->a, LN_NVMET)) {
 		ln_rc_report(r, "create", "nvmet_subsystem", "*", NULL,

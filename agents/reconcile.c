@@ -153,6 +153,7 @@ static int converge(struct ln_agent *a, int argc, char **argv, int plan)
 	ln_changes_init(&r.ch);
 	ln_initiator_remove(&r);
 	ln_nvmet_remove(&r);
+	ln_modules_remove(&r);
 	ln_nvmet_apply(&r);
 	ln_initiator_apply(&r);
 	ln_hostfile_reconcile(&r);
@@ -223,6 +224,7 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	ln_nvmet_remove(&r);
 	ln_hostfile_reconcile(&r);
 	ln_purge_files(&r);
+	ln_modules_remove(&r);
 	rc = finish(&r, "teardown");
 out:
 	json_object_put(names);

@@ -86,6 +86,14 @@ void ln_rc_report(struct ln_rc *r, const char *action, const char *kind, const c
  * "directory" object; 0 or negative. */
 int ln_rc_mkdirs(struct ln_rc *r, const char *dir, struct ln_buf *err);
 
+/* Load a module the run needs (owned when the agent loaded it); 0 or negative. */
+int ln_rc_module(struct ln_rc *r, const char *module);
+/* Mount configfs when it is not (owned when the agent mounted it). */
+int ln_rc_configfs(struct ln_rc *r);
+/* Unload owned modules and unmount an owned configfs the run no longer
+ * needs; in use means kept, with a warning. */
+void ln_modules_remove(struct ln_rc *r);
+
 void ln_nvmet_remove(struct ln_rc *r);
 void ln_nvmet_apply(struct ln_rc *r);
 void ln_initiator_remove(struct ln_rc *r);

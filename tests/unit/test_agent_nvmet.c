@@ -63,7 +63,8 @@ static int run(const char *root, const char *verb, const char *in, struct ln_buf
 static int skip_owned_leftovers(const char *rel)
 {
 	return !strncmp(rel, "/var/lib/llmnet", 15) || !strcmp(rel, "/run/llmnet.lock") ||
-	       !strncmp(rel, "/var/lib/nvmet", 14) || !strncmp(rel, "/run/llmnet", 11);
+	       !strncmp(rel, "/var/lib/nvmet", 14) || !strncmp(rel, "/run/llmnet", 11) ||
+	       !strcmp(rel, "/var/lib/t.img");
 }
 
 static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
@@ -302,6 +303,27 @@ static void test_agent_nvmet__dhchap_without_kernel_support_is_not_exported(void
 	fx_remove(root);
 }
 
+static void test_agent_nvmet__bare_node_loads_then_unloads(void **st)
+{
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	const char *req = one_target("{\"nsid\":1,\"file\":\"/var/lib/t.img\",\"size\":4096}", "");
+
+	(void)st;
+	fx_list(root, &before, skip_owned_leftovers);
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "\"configfs_mount\""));
+	assert_non_null(strstr(out.buf, "\"id\": \"nvmet_tcp\""));
+	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "\"id\": \"nvmet_tcp\""));
+	fx_list(root, &after, skip_owned_leftovers);
+	assert_string_equal(before.buf, after.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	fx_remove(root);
+}
+
 static void copy_tree(const char *from, const char *to)
 {
 	char cmd[8192];
@@ -394,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
 		cmocka_unit_test(test_agent_nvmet__mounted_device_refused),
 		cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
+		cmocka_unit_test(test_agent_nvmet__bare_node_loads_then_unloads),
 		cmocka_unit_test(test_agent_nvmet__failpoint_every_change),
 	};
 

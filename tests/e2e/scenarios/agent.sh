@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# llmnet-agent alone (no controller) on the real kernel, between lab1 (target)
+# and lab2 (initiator), over TCP and over RDMA (rxe):
+#  - lab1 exports a file namespace on its disk and one on tmpfs (buffered_io);
+#  - lab2 connects, writes data, disconnects, reconnects and reads it back;
+#  - apply run again reports no changes on both guests;
+#  - teardown leaves configfs and the tcp/rdma controllers as they were;
+#  - the failpoint loop once against real configfs: stop before every change
+#    of an apply and of a teardown, re-run, and check nothing is left over.
+# Run through tests/e2e/run.sh (it takes the lab lock).
+set -uo pipefail
+. "$(dirname "$0")/../../lab/lib.sh"
+cd "$LAB_REPO"
+
+n_ok=0 n_fail=0 step=0
+ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
+fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi; }
+
+AGENT=/usr/local/lib/llmnet/llmnet-agent
+build=${BUILD:-build}
+[ -x "$build/llmnet-agent" ] || { fail "no $build/llmnet-agent: run make first"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# json FILE EXPR: evaluate a Python expression on the parsed answer d
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# agent I VERB [ARGS] < REQUEST > ANSWER; returns the agent's exit status
+agent() { local i=$1; shift; lab_ssh "$i" "$AGENT -q $*"; }
+changes() { json "$1" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]'; }
+
+for i in 1 2; do
+	lab_ssh "$i" "mkdir -p /usr/local/lib/llmnet" && lab_put "$i" "$build/llmnet-agent" "$AGENT.new" &&
+		lab_ssh "$i" "chmod 755 $AGENT.new && mv $AGENT.new $AGENT" ||
+		{ fail "cannot push the agent to lab$i"; exit 1; }
+done
+check "the pushed agent speaks protocol 1" 1 "$(agent 1 version | python3 -c 'import json,sys; print(json.load(sys.stdin)["protocol"])')"
+
+# what was there before: configfs on lab1, fabric controllers on lab2
+snap_target='find /sys/kernel/config -mindepth 1 2>/dev/null | sort'
+snap_ctrls='for c in /sys/class/nvme/nvme*; do [ -e "$c" ] && echo "${c##*/} $(cat $c/transport) $(cat $c/address) $(cat $c/subsysnqn)"; done | sort'
+before1=$(lab_ssh 1 "$snap_target")
+before2=$(lab_ssh 2 "$snap_ctrls")
+hostnqn=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
+case $hostnqn in nqn.*) ok "lab2's host NQN is $hostnqn" ;; *) fail "lab2 has no host NQN" ;; esac
+tip=$(lab_fabric_ip 1)
+
+target_req() { # TRANSPORT
+	cat <<JSON
+{"protocol": 1, "cluster": "e2e-agent", "targets": [{
+  "nqn": "nqn.2024-04.io.llmnet:e2e.agent.$1", "transport": "$1",
+  "address": "$tip", "service": 4420, "hosts": ["$hostnqn"],
+  "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/$1.img", "size": 16777216},
+                 {"nsid": 2, "file": "/run/llmnet-e2e/$1.img", "size": 4194304}]}]}
+JSON
+}
+init_req() { # TRANSPORT
+	cat <<JSON
+{"protocol": 1, "cluster": "e2e-agent", "initiators": [{
+  "target": "nqn.2024-04.io.llmnet:e2e.agent.$1", "transport": "$1",
+  "address": "$tip", "service": 4420, "queues": {"nr_io_queues": 1}}]}
+JSON
+}
+
+for tr in tcp rdma; do
+	nqn=nqn.2024-04.io.llmnet:e2e.agent.$tr
+	target_req "$tr" >"$tmp/t.json"
+	init_req "$tr" >"$tmp/i.json"
+	agent 1 apply <"$tmp/t.json" >"$tmp/a1.json"
+	rc=$?
+	check "$tr: lab1 apply exits 0" 0 "$rc"
+	check "$tr: lab1 exports through a port link" 1 \
+		"$(lab_ssh 1 "ls /sys/kernel/config/nvmet/ports/*/subsystems/ | grep -cx '$nqn'")"
+	check "$tr: the tmpfs-backed namespace got buffered_io=1" 1 \
+		"$(lab_ssh 1 "cat /sys/kernel/config/nvmet/subsystems/$nqn/namespaces/2/buffered_io")"
+	check "$tr: the disk-backed namespace is enabled with O_DIRECT" "1 0" \
+		"$(lab_ssh 1 "cd /sys/kernel/config/nvmet/subsystems/$nqn/namespaces/1 && echo \$(cat enable) \$(cat buffered_io)")"
+	agent 2 apply <"$tmp/i.json" >"$tmp/a2.json"
+	check "$tr: lab2 apply (connect) exits 0" 0 "$?"
+	dev=$(agent 2 facts | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv[1] for n in c["namespaces"] if n["nsid"]==1))' "$nqn")
+	case $dev in /dev/nvme*n1) ok "$tr: lab2 sees the namespace as $dev" ;; *) fail "$tr: no block device for $nqn ('$dev')"; continue ;; esac
+	sum_w=$(lab_ssh 2 "head -c 4194304 /dev/urandom >/tmp/e2e.data && dd if=/tmp/e2e.data of=$dev bs=1M oflag=direct status=none && sha256sum </tmp/e2e.data | cut -d' ' -f1")
+	agent 2 teardown <"/dev/null" >"$tmp/d2.json"
+	check "$tr: lab2 teardown (disconnect) exits 0" 0 "$?"
+	check "$tr: the controller is gone after disconnect" "" \
+		"$(lab_ssh 2 "grep -lx '$nqn' /sys/class/nvme/nvme*/subsysnqn 2>/dev/null")"
+	agent 2 apply <"$tmp/i.json" >"$tmp/a2.json"
+	check "$tr: lab2 reconnects" 0 "$?"
+	dev=$(agent 2 facts | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv[1] for n in c["namespaces"] if n["nsid"]==1))' "$nqn")
+	sum_r=$(lab_ssh 2 "dd if=$dev bs=1M count=4 iflag=direct status=none | sha256sum | cut -d' ' -f1")
+	if [ -n "$sum_w" ] && [ "$sum_w" = "$sum_r" ]; then
+		ok "$tr: data written before the disconnect reads back the same ($sum_r)"
+	else
+		fail "$tr: read back '$sum_r', wrote '$sum_w'"
+	fi
+	agent 1 apply <"$tmp/t.json" >"$tmp/r1.json"
+	check "$tr: lab1 apply again: no changes" 0 "$(changes "$tmp/r1.json")"
+	agent 2 apply <"$tmp/i.json" >"$tmp/r2.json"
+	check "$tr: lab2 apply again: no changes" 0 "$(changes "$tmp/r2.json")"
+	agent 2 teardown </dev/null >"$tmp/d2.json"
+	check "$tr: lab2 teardown exits 0" 0 "$?"
+	agent 1 teardown --purge </dev/null >"$tmp/d1.json"
+	check "$tr: lab1 teardown exits 0" 0 "$?"
+	check "$tr: lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
+	check "$tr: lab2 controllers are as they were before" "$before2" "$(lab_ssh 2 "$snap_ctrls")"
+done
+
+# --- the failpoint loop against real configfs, inside lab1 ----------------
+target_req tcp >"$tmp/t.json"
+lab_put 1 "$tmp/t.json" /tmp/e2e-fp.json
+out=$(lab_ssh 1 "before=\$($snap_target); bad=0; counts=
+for phase in apply teardown; do
+  n=1
+  while [ \$n -lt 200 ]; do
+    if [ \$phase = apply ]; then
+      LLMNET_FAILPOINT=\$n $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1; rc=\$?
+    else
+      $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1
+      LLMNET_FAILPOINT=\$n $AGENT -q teardown >/dev/null 2>&1; rc=\$?
+    fi
+    [ \$rc = 99 ] || break
+    if [ \$phase = apply ]; then
+      $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1 || { echo \"rerun-failed \$phase \$n\"; bad=1; }
+      $AGENT -q apply </tmp/e2e-fp.json | grep -q '\"converged\": true' || { echo \"not-converged \$phase \$n\"; bad=1; }
+    fi
+    $AGENT -q teardown --purge >/dev/null 2>&1 || { echo \"teardown-failed \$phase \$n\"; bad=1; }
+    [ \"\$($snap_target)\" = \"\$before\" ] || { echo \"leftover \$phase \$n\"; bad=1; }
+    n=\$((n + 1))
+  done
+  counts=\"\$counts \$phase=\$((n - 1))\"
+done
+$AGENT -q teardown --purge >/dev/null 2>&1
+echo \"counts\$counts bad=\$bad\"" 2>&1)
+echo "# failpoint loop: $(tail -1 <<<"$out")"
+if grep -q 'bad=0' <<<"$out" && ! grep -q 'apply=0' <<<"$out"; then
+	ok "failpoint loop on real configfs: every stop re-converges and teardown leaves nothing ($(tail -1 <<<"$out"))"
+else
+	fail "failpoint loop on real configfs: $out"
+fi
+check "lab1 configfs is as it was before the whole scenario" "$before1" "$(lab_ssh 1 "$snap_target")"
+
+echo "# agent scenario: $n_ok passed, $n_fail failed"
+[ "$n_fail" = 0 ]
