@@ -147,7 +147,7 @@ int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_outp
 static const char *const probes[] = {
 	"rping", "ib_send_bw", "ib_write_bw", "ib_read_bw", "ib_atomic_bw",
 	"ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic_lat", "mpirun",
-	"llmnet-probe-mpi", "llmnet-probe-nccl", "llmnet-probe-io", NULL
+	"llmnet-probe-mpi", "llmnet-probe-nccl", "llmnet-probe-io", "mpicc", NULL
 };
 
 const char *const *ln_run_probes(void)
@@ -254,7 +254,7 @@ static int check_mpirun(int argc, char **argv, struct ln_buf *err)
 		}
 		base = strrchr(argv[i], '/');
 		base = base ? base + 1 : argv[i];
-		if (!allowed(base) || !strcmp(base, "mpirun")) {
+		if (!allowed(base) || !strcmp(base, "mpirun") || !strcmp(base, "mpicc")) {
 			ln_buf_addf(err, "mpirun may only start llmnet's probes, not '%s'", argv[i]);
 			return -LN_EREQUEST;
 		}
@@ -262,6 +262,29 @@ static int check_mpirun(int argc, char **argv, struct ln_buf *err)
 	}
 	ln_buf_addf(err, "mpirun needs a program to start");
 	return -LN_EREQUEST;
+}
+
+/* An absolute path without ".." parts whose last part is base. */
+static int probe_path(const char *p, const char *base)
+{
+	const char *slash = strrchr(p, '/');
+
+	return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && slash &&
+	       !strcmp(slash + 1, base);
+}
+
+/* mpicc only builds llmnet's MPI probe (the validate mpi stage builds it
+ * with each node's own mpicc): exactly "-O2 -o .../llmnet-probe-mpi
+ * .../mpi_probe.c", nothing that could compile or link anything else. */
+static int check_mpicc(int argc, char **argv, struct ln_buf *err)
+{
+	if (argc != 5 || strcmp(argv[1], "-O2") || strcmp(argv[2], "-o") ||
+	    !probe_path(argv[3], "llmnet-probe-mpi") || !probe_path(argv[4], "mpi_probe.c")) {
+		ln_buf_addstr(err, "mpicc may only build llmnet's MPI probe: "
+				   "mpicc -O2 -o DIR/llmnet-probe-mpi DIR/mpi_probe.c");
+		return -LN_EREQUEST;
+	}
+	return 0;
 }
 
 int ln_run_verb(struct ln_agent *a, int argc, char **argv)
@@ -323,7 +346,8 @@ int ln_run_verb(struct ln_agent *a, int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!strcmp(pargv[0], "mpirun") && check_mpirun(pargc, pargv, &err) < 0) {
+	if ((!strcmp(pargv[0], "mpirun") && check_mpirun(pargc, pargv, &err) < 0) ||
+	    (!strcmp(pargv[0], "mpicc") && check_mpicc(pargc, pargv, &err) < 0)) {
 		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
 		goto out;
 	}

@@ -1053,34 +1053,6 @@ static int mpi_stage(struct vctx *c)
 		goto out;
 	}
 	c->res->stages[LN_VS_MPI].ran = 1;
-	/* Preflight: mpirun's launch needs every node to reach every other
-	 * over SSH by its hostfile name; a failure names the pair. */
-	for (i = 0; i < c->n && r >= 0; i++)
-		for (j = 0; j < c->n && r >= 0; j++) {
-			if (i == j)
-				continue;
-			arg(&av, "ssh");
-			arg(&av, "-o");
-			arg(&av, "BatchMode=yes");
-			arg(&av, "-o");
-			arg(&av, "ConnectTimeout=10");
-			arg(&av, "%s", nname(c, j));
-			arg(&av, "true");
-			if (run_probe(c, LN_VS_MPI, i, &av, 30, &pr, &at, &why) == 0) {
-				if (pr.exit_status == 0)
-					at.ok = 1;
-				else
-					ln_buf_addf(&why, "'%s' cannot reach '%s' over SSH by name (exit "
-						    "status %d)%s%.200s", nname(c, i), nname(c, j),
-						    pr.exit_status, pr.output.len ? ": " : "",
-						    pr.output.buf);
-			}
-			blocked += !at.ok;
-			r = record(c, LN_VS_MPI, i, j, "ssh preflight", &at, &why, "", NAN);
-			argv_free(&av);
-		}
-	if (r < 0 || blocked)
-		goto out;
 	/* The probe: source to every node, built there by that node's mpicc
 	 * at the same path. */
 	for (i = 0; i < c->n && r >= 0; i++) {
@@ -1114,6 +1086,53 @@ static int mpi_stage(struct vctx *c)
 		ln_buf_reset(&why);
 		argv_free(&av);
 	}
+	if (r < 0 || blocked)
+		goto out;
+	/* Preflight: mpirun's launch needs each node to reach the others over
+	 * SSH by hostfile name and start a process there; a one-rank mpirun
+	 * from i onto j tests exactly that, and a failure names the pair.
+	 * Every ordered pair up to 16 nodes; beyond, the launcher to every
+	 * node and every node to its ring neighbours. */
+	for (i = 0; i < c->n && r >= 0; i++)
+		for (j = 0; j < c->n && r >= 0; j++) {
+			size_t k;
+
+			if (i == j || (c->n > 16 && i != launcher && j != (i + 1) % c->n &&
+				       (j + 1) % c->n != i))
+				continue;
+			arg(&av, "mpirun");
+			if (c->o->run_as_root)
+				arg(&av, "--allow-run-as-root");
+			arg(&av, "--host");
+			arg(&av, "%s:1", nname(c, j));
+			arg(&av, "-np");
+			arg(&av, "1");
+			for (k = 0; k < sp->mpi.n_mca; k++) {
+				arg(&av, "--mca");
+				arg(&av, "%s", sp->mpi.mca[k].key);
+				arg(&av, "%s", sp->mpi.mca[k].value);
+			}
+			arg(&av, "%s", bin);
+			arg(&av, "--elements");
+			arg(&av, "1");
+			if (run_probe(c, LN_VS_MPI, i, &av, 60, &pr, &at, &why) == 0) {
+				struct ln_mpi_probe m;
+				struct ln_buf perr = LN_BUF_INIT;
+
+				if (ln_parse_mpi(pr.output.buf, pr.output.len, &m, &perr) == 0) {
+					at.ok = m.pass && pr.exit_status == 0;
+					ln_mpi_probe_release(&m);
+				}
+				if (!at.ok)
+					ln_buf_addf(&why, "'%s' cannot start a rank on '%s' (by SSH and "
+						    "name): %s", nname(c, i), nname(c, j),
+						    perr.len ? perr.buf : "mpirun failed");
+				ln_buf_release(&perr);
+			}
+			blocked += !at.ok;
+			r = record(c, LN_VS_MPI, i, j, "mpirun preflight", &at, &why, "", NAN);
+			argv_free(&av);
+		}
 	if (r < 0 || blocked)
 		goto out;
 	for (i = 0; i < c->n; i++)

@@ -179,12 +179,50 @@ static void test_validate_probes__mpi_probe_under_mpirun(void **state)
 	ln_buf_release(&err);
 }
 
+/* The agent builds the MPI probe with the node's mpicc, and nothing else:
+ * mpicc is allow-listed for exactly "-O2 -o DIR/llmnet-probe-mpi
+ * DIR/mpi_probe.c", and mpirun may not start it. */
+static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state)
+{
+	char dir[] = "/tmp/ln-mpicc-XXXXXX", cmd[1024];
+	struct ln_buf out = LN_BUF_INIT;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/mpi_probe.c %s/ && %s/llmnet-agent run "
+		 "--timeout 120 -- mpicc -O2 -o %s/llmnet-probe-mpi %s/mpi_probe.c", SRC_DIR, dir,
+		 BUILD_DIR, dir, dir);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_non_null(strstr(out.buf, "\"exit_status\": 0"));
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-mpi", dir);
+	assert_int_equal(access(cmd, X_OK), 0);
+
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpicc -O2 -o "
+		 "%s/llmnet-probe-mpi /etc/passwd", BUILD_DIR, dir);
+	assert_int_equal(capture(cmd, &out), 2);
+	assert_non_null(strstr(out.buf, "mpicc may only build llmnet's MPI probe"));
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpicc -O2 -o "
+		 "%s/../x/llmnet-probe-mpi %s/mpi_probe.c", BUILD_DIR, dir, dir);
+	assert_int_equal(capture(cmd, &out), 2);
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpicc -O2 -o "
+		 "%s/llmnet-probe-mpi %s/mpi_probe.c -lfoo", BUILD_DIR, dir, dir);
+	assert_int_equal(capture(cmd, &out), 2);
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpirun -np 1 mpicc",
+		 BUILD_DIR);
+	assert_int_equal(capture(cmd, &out), 2);
+	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes, not 'mpicc'"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validate_probes__nccl_standin_pass_and_busbw),
 		cmocka_unit_test(test_validate_probes__nccl_standin_faults),
 		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
+		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,7 +27,7 @@ struct fake {
 	size_t n;
 	struct json_object *facts[MAXN];
 	int bad_node[MAXN], no_mpicc[MAXN], no_facts[MAXN];
-	int bad_link[MAXN][MAXN], race_once[MAXN][MAXN], hang[MAXN][MAXN];
+	int bad_link[MAXN][MAXN], race_once[MAXN][MAXN], hang[MAXN][MAXN], no_ssh[MAXN][MAXN];
 	double gbps[MAXN][MAXN];	/* 0: 95 */
 	pthread_mutex_t lock;
 	int busy[MAXN];			/* a node never serves two probes at once */
@@ -168,8 +168,6 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 				    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
 				    0.011);
 		}
-	} else if (!strcmp(p, "ssh")) {
-		out->exit_status = 0;
 	} else if (!strcmp(p, "mpicc")) {
 		if (f->no_mpicc[node]) {
 			out->exit_status = 127;
@@ -178,8 +176,17 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 	} else if (!strcmp(p, "mpirun")) {
 		long np = atol(find_arg(argv, "-np")), r;
 
-		if (!find_arg(argv, "--hostfile"))
-			problem(f, "no hostfile", argv);
+		const char *host = find_arg(argv, "--host");
+
+		if (!find_arg(argv, "--hostfile") && !host)
+			problem(f, "no hostfile or host", argv);
+		if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
+			out->exit_status = 1;
+			ln_buf_addf(&out->output, "ssh: Could not resolve hostname %.*s: Name or "
+				    "service not known\nORTE was unable to reliably start one or more "
+				    "daemons.\n", (int)(strchr(host, ':') - host), host);
+			goto done;
+		}
 		ln_buf_addf(&out->output, "llmnet-mpi-probe 1\nranks %ld\n", np);
 		for (r = 0; r < np; r++)
 			ln_buf_addf(&out->output, "rank %ld host n%ld\n", r, r % (long)f->n + 1);
@@ -195,6 +202,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 	} else {
 		problem(f, "unexpected probe", argv);
 	}
+done:
 	pthread_mutex_lock(&f->lock);
 	f->busy[node]--;
 	pthread_mutex_unlock(&f->lock);
@@ -566,6 +574,34 @@ static void test_validate_stages__stages_and_limit(void **state)
 	fake_release(&f);
 }
 
+static void test_validate_stages__mpi_preflight_names_the_pair(void **state)
+{
+	struct ln_spec *spec = make_spec(3, "  - { stage: mpi }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	char *v;
+
+	(void)state;
+	fake_init(&f, 3);
+	f.no_ssh[1][2] = 1;
+	opts(&o);
+	run(&f, spec, &o, &res);
+	v = verdicts(&res);
+	assert_string_equal(v, "mpi:link:n2-n3 ");
+	free(v);
+	assert_non_null(strstr(res.verdicts[0].reason, "'n2' cannot start a rank on 'n3' (by SSH "
+							"and name): no mpi probe result: 'ssh: Could "
+							"not resolve hostname n3"));
+	/* the full mpirun never started */
+	assert_int_equal(res.stages[LN_VS_MPI].passed, 5);
+	assert_int_equal(res.stages[LN_VS_MPI].failed, 1);
+	assert_int_equal(ln_results_exit(&res), 1);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_validate_stages__retry_and_timeout),
 		cmocka_unit_test(test_validate_stages__not_run_counts_as_failure),
 		cmocka_unit_test(test_validate_stages__stages_and_limit),
+		cmocka_unit_test(test_validate_stages__mpi_preflight_names_the_pair),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
