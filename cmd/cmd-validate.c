@@ -323,7 +323,7 @@ int cmd_validate(int argc, char **argv)
 	struct vopts v;
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
 	unsigned char *limit = NULL;
-	char *mpi_src = NULL, *nccl = NULL;
+	char *mpi_src = NULL, *nccl = NULL, *io = NULL;
 	int code, r;
 	size_t i;
 
@@ -362,6 +362,8 @@ int cmd_validate(int argc, char **argv)
 	}
 	mpi_src = find_probe("mpi_probe.c");
 	nccl = find_probe("nccl_probe");
+	io = find_probe("io_probe");
+	vo.io_probe_path = io;
 	vo.mpi_probe_source = mpi_src;
 	vo.nccl_probe_path = nccl;
 	vo.parallel = run.parallel;
@@ -427,5 +429,6 @@ out:
 	free(limit);
 	free(mpi_src);
 	free(nccl);
+	free(io);
 	return code;
 }

@@ -9,10 +9,16 @@
 PROBES_DIR := $(BUILD)/probes
 STANDIN_DIR := $(BUILD)/standin
 NCCL_PROBE := $(PROBES_DIR)/nccl_probe
+IO_PROBE := $(PROBES_DIR)/io_probe
 STANDIN_LIBS := $(STANDIN_DIR)/libcudart.so $(STANDIN_DIR)/libnccl.so.2 \
 	$(STANDIN_DIR)/nosym/libnccl.so.2
 
-all: $(NCCL_PROBE)
+all: $(NCCL_PROBE) $(IO_PROBE)
+
+# The io probe runs on nodes like the agent: static, libc only.
+$(IO_PROBE): agents/probes/io_probe.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -static -o $@ $<
 
 $(NCCL_PROBE): agents/probes/nccl_probe.c
 	@mkdir -p $(dir $@)
@@ -30,7 +36,7 @@ $(STANDIN_DIR)/nosym/libnccl.so.2: tests/unit/standin/nccl_standin.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_NO_ALLREDUCE -fPIC -shared -o $@ $<
 
-$(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent
+$(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(IO_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent
 
 # The MPI probe travels as source (built by each node's mpicc); llmnet
 # finds it next to itself in probes/, or in LIBEXECDIR/probes once installed.
@@ -42,8 +48,9 @@ $(PROBES_DIR)/mpi_probe.c: agents/probes/mpi_probe.c
 
 install: install-probes
 .PHONY: install-probes
-install-probes: $(NCCL_PROBE) $(PROBES_DIR)/mpi_probe.c
+install-probes: $(NCCL_PROBE) $(IO_PROBE) $(PROBES_DIR)/mpi_probe.c
 	install -d $(DESTDIR)$(LIBEXECDIR)/probes
+	install -m 755 $(IO_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/io_probe
 	install -m 755 $(NCCL_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/nccl_probe
 	install -m 644 agents/probes/mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/mpi_probe.c
 

@@ -914,6 +914,9 @@ static double kv(const char *text, const char *key)
 	return NAN;
 }
 
+static int push_file(struct vctx *c, size_t node, const char *local, const char *remote,
+		     struct ln_buf *why);
+
 static int io_stage(struct vctx *c)
 {
 	const struct ln_validation *v = &c->spec->validation;
@@ -957,6 +960,16 @@ static int io_stage(struct vctx *c)
 		}
 		if (dk && dk->reason && !strncmp(dk->reason, "block device /dev/", 18))
 			block = dk->reason + 13;
+		if (!c->o->io_probe_path) {
+			r = not_run_check(c, LN_VS_IO, in->node, name, "the io probe was not built");
+			continue;
+		}
+		if (push_file(c, in->node, c->o->io_probe_path, LN_PROBE_DIR "/llmnet-probe-io",
+			      &why) < 0) {
+			r = not_run_check(c, LN_VS_IO, in->node, name, "%s", why.buf);
+			ln_buf_reset(&why);
+			continue;
+		}
 		arg(&av, "llmnet-probe-io");
 		if (in->mount.present) {
 			arg(&av, "--mount");

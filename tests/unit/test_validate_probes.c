@@ -216,6 +216,50 @@ static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state
 	ln_buf_release(&out);
 }
 
+/* The io probe on a real filesystem: a bind mount in a private mount
+ * namespace stands for the namespace's mount point. */
+static void test_validate_probes__io_probe(void **state)
+{
+	char dir[] = "/tmp/ln-io-XXXXXX", cmd[1024];
+	struct ln_buf out = LN_BUF_INIT;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "%s/keep.bin", dir);
+	f = fopen(cmd, "w");
+	assert_non_null(f);
+	fputs("checkpoint shard\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "unshare -m sh -c 'mount --bind %s %s && %s/probes/io_probe "
+		 "--mount %s --size 4194304'", dir, dir, BUILD_DIR, dir);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_non_null(strstr(out.buf, "write_mbps "));
+	assert_non_null(strstr(out.buf, "read_mbps "));
+	assert_non_null(strstr(out.buf, "/keep.bin kept\nresult pass\n"));
+
+	/* not a mount point: the test would measure the wrong disk */
+	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --mount %s --size 4194304", BUILD_DIR, dir);
+	assert_int_equal(capture(cmd, &out), 1);
+	assert_non_null(strstr(out.buf, "is not a mount point"));
+	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --device %s --size 4194304", BUILD_DIR, dir);
+	assert_int_equal(capture(cmd, &out), 1);
+	assert_non_null(strstr(out.buf, "is not a block device"));
+	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --mount %s --size 4194304 --write", BUILD_DIR,
+		 dir);
+	assert_int_equal(capture(cmd, &out), 1);
+	assert_non_null(strstr(out.buf, "--write is for a raw device only"));
+	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --mount %s --size 12", BUILD_DIR, dir);
+	assert_int_equal(capture(cmd, &out), 1);
+	/* nothing left behind */
+	snprintf(cmd, sizeof(cmd), "ls -A %s", dir);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_string_equal(out.buf, "keep.bin\n");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_validate_probes__nccl_standin_faults),
 		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
 		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
+		cmocka_unit_test(test_validate_probes__io_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -276,6 +276,7 @@ static void opts(struct ln_validate_opts *o)
 	o->retry_delay_ms = 0;
 	o->mpi_probe_source = FIXTURES_DIR "/../../agents/probes/mpi_probe.c";
 	o->nccl_probe_path = FIXTURES_DIR "/../../agents/probes/nccl_probe.c"; /* any file */
+	o->io_probe_path = FIXTURES_DIR "/../../agents/probes/io_probe.c";
 }
 
 static void run(struct fake *f, struct ln_spec *spec, struct ln_validate_opts *o,

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmnet I/O probe (pushed to nodes as llmnet-probe-io, run through the
+ * agent's bounded `run`): measures storage I/O on an NVMe-oF namespace
+ * with O_DIRECT, so the figure crosses the fabric and not the page cache.
+ *
+ *   llmnet-probe-io --mount DIR --size BYTES
+ *       DIR must be a mount point. A temporary file in it is written,
+ *       read back and checked, then removed; a file already there (the
+ *       first regular file found) is checksummed before and after and
+ *       must be unchanged.
+ *   llmnet-probe-io --device /dev/NAME --size BYTES [--write]
+ *       Reads BYTES from the start of the device. Only with --write (the
+ *       spec's `destructive: true`) is the device written first, and the
+ *       data read back and checked.
+ *
+ * Prints "llmnet-io-probe 1", "write_mbps X" (when it wrote), "read_mbps Y",
+ * "witness PATH kept|changed|none", "error: ..." lines, then
+ * "result pass|fail". MB/s are 10^6 bytes per second. Exit 0 pass, 1 fail.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK (1u << 20)
+#define WITNESS_MAX (64ull << 20)
+
+static int failed;
+
+static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("error: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failed = 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Every 8-byte word holds a function of its offset, so a misplaced or
+ * stale block is caught, not only a wrong byte. */
+static void fill(uint64_t *buf, uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < CHUNK / 8; i++)
+		buf[i] = (off + i * 8) ^ 0x9e3779b97f4a7c15ull;
+}
+
+static int check(const uint64_t *buf, uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < CHUNK / 8; i++)
+		if (buf[i] != ((off + i * 8) ^ 0x9e3779b97f4a7c15ull))
+			return -1;
+	return 0;
+}
+
+/* FNV-1a over the first WITNESS_MAX bytes (buffered: it is a checksum,
+ * not a measurement). */
+static int checksum(const char *path, uint64_t *out)
+{
+	unsigned char b[65536];
+	uint64_t h = 0xcbf29ce484222325ull, total = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return -1;
+	while (total < WITNESS_MAX && (n = read(fd, b, sizeof(b))) > 0) {
+		for (i = 0; i < n; i++)
+			h = (h ^ b[i]) * 0x100000001b3ull;
+		total += (uint64_t)n;
+	}
+	close(fd);
+	*out = h;
+	return n < 0 ? -1 : 0;
+}
+
+static int find_witness(const char *dir, char *out, size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lost+found"))
+			continue;
+		if (snprintf(out, size, "%s/%s", dir, e->d_name) >= (int)size)
+			continue;
+		if (!lstat(out, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+			closedir(d);
+			return 0;
+		}
+	}
+	closedir(d);
+	return -1;
+}
+
+/* Write (if wr) then read back size bytes of fd with O_DIRECT. */
+static void transfer(int fd, uint64_t size, int wr, const char *what)
+{
+	uint64_t *buf = NULL, off;
+	double t0, dt;
+
+	if (posix_memalign((void **)&buf, 4096, CHUNK)) {
+		err("cannot allocate an aligned buffer");
+		return;
+	}
+	if (wr) {
+		t0 = now();
+		for (off = 0; off < size; off += CHUNK) {
+			fill(buf, off);
+			if (pwrite(fd, buf, CHUNK, (off_t)off) != CHUNK) {
+				err("cannot write '%s': %s", what, strerror(errno));
+				goto out;
+			}
+		}
+		if (fdatasync(fd) < 0) {
+			err("cannot flush '%s': %s", what, strerror(errno));
+			goto out;
+		}
+		dt = now() - t0;
+		printf("write_mbps %.1f\n", (double)size / 1e6 / (dt > 0 ? dt : 1e-9));
+	}
+	t0 = now();
+	for (off = 0; off < size; off += CHUNK) {
+		if (pread(fd, buf, CHUNK, (off_t)off) != CHUNK) {
+			err("cannot read '%s': %s", what, errno ? strerror(errno) : "short read");
+			goto out;
+		}
+		if (wr && check(buf, off) < 0) {
+			char at[32];
+
+			snprintf(at, sizeof(at), "%llu", (unsigned long long)off);
+			err("data read back from '%s' differs at offset %s", what, at);
+			goto out;
+		}
+	}
+	dt = now() - t0;
+	printf("read_mbps %.1f\n", (double)size / 1e6 / (dt > 0 ? dt : 1e-9));
+out:
+	free(buf);
+}
+
+/* Is dir (resolved) a mount point in /proc/self/mountinfo? The 5th field
+ * is the mount point, with space, tab, newline and backslash as octal
+ * escapes. A bind mount has the same device as its parent, so comparing
+ * st_dev with ".." would miss it. */
+static int is_mount_point(const char *dir)
+{
+	char real[PATH_MAX], line[8192], mp[PATH_MAX];
+	FILE *f;
+	int found = 0;
+
+	if (!realpath(dir, real))
+		return 0;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = line, *q = mp;
+		int field;
+
+		for (field = 0; field < 4 && p; field++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		if (!p)
+			continue;
+		while (*p && *p != ' ' && q < mp + sizeof(mp) - 1) {
+			if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] && p[3]) {
+				*q++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+				p += 4;
+			} else {
+				*q++ = *p++;
+			}
+		}
+		*q = '\0';
+		found = !strcmp(mp, real);
+	}
+	fclose(f);
+	return found;
+}
+
+static void mount_mode(const char *dir, uint64_t size)
+{
+	char path[PATH_MAX], witness[PATH_MAX];
+	struct stat st;
+	uint64_t before = 0, after = 0;
+	int have_witness, fd, tmp;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		err("'%s' is not a directory", dir);
+		return;
+	}
+	if (!is_mount_point(dir)) {
+		err("'%s' is not a mount point: the namespace is not mounted there", dir);
+		return;
+	}
+	have_witness = find_witness(dir, witness, sizeof(witness)) == 0 &&
+		       checksum(witness, &before) == 0;
+	snprintf(path, sizeof(path), "%s/.llmnet-io-XXXXXX", dir);
+	tmp = mkstemp(path);
+	if (tmp < 0) {
+		err("cannot create a file in '%s': %s", dir, strerror(errno));
+		return;
+	}
+	close(tmp);
+	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		err("cannot open a file in '%s' with O_DIRECT: %s", dir, strerror(errno));
+	} else {
+		transfer(fd, size, 1, path);
+		close(fd);
+	}
+	unlink(path);
+	if (!have_witness) {
+		printf("witness none\n");
+	} else if (checksum(witness, &after) < 0 || after != before) {
+		printf("witness %s changed\n", witness);
+		err("the checksum of '%s' changed during the test", witness);
+	} else {
+		printf("witness %s kept\n", witness);
+	}
+}
+
+static void device_mode(const char *dev, uint64_t size, int wr)
+{
+	struct stat st;
+	int fd;
+
+	if (strncmp(dev, "/dev/", 5) || stat(dev, &st) < 0 || !S_ISBLK(st.st_mode)) {
+		err("'%s' is not a block device", dev);
+		return;
+	}
+	fd = open(dev, (wr ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		err("cannot open '%s' with O_DIRECT: %s", dev, strerror(errno));
+		return;
+	}
+	transfer(fd, size, wr, dev);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mount = NULL, *dev = NULL;
+	unsigned long long size = 0;
+	int wr = 0, a;
+
+	printf("llmnet-io-probe 1\n");
+	for (a = 1; a < argc; a++) {
+		char *end;
+
+		if (!strcmp(argv[a], "--mount") && a + 1 < argc) {
+			mount = argv[++a];
+		} else if (!strcmp(argv[a], "--device") && a + 1 < argc) {
+			dev = argv[++a];
+		} else if (!strcmp(argv[a], "--size") && a + 1 < argc) {
+			errno = 0;
+			size = strtoull(argv[++a], &end, 10);
+			if (errno || *end || size < CHUNK || size > (64ull << 30))
+				size = 0;
+		} else if (!strcmp(argv[a], "--write")) {
+			wr = 1;
+		} else {
+			err("unknown argument '%s'", argv[a]);
+		}
+	}
+	if (!size)
+		err("--size takes bytes from 1 MiB to 64 GiB");
+	else if (!!mount == !!dev)
+		err("give --mount DIR or --device /dev/NAME");
+	else if (mount && wr)
+		err("--write is for a raw device only");
+	/* whole chunks: O_DIRECT transfers are multiples of the block size */
+	size -= size % CHUNK;
+	if (!failed) {
+		if (mount)
+			mount_mode(mount, size);
+		else
+			device_mode(dev, size, wr);
+	}
+	printf("result %s\n", failed ? "fail" : "pass");
+	return failed;
+}
