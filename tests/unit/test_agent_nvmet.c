@@ -324,6 +324,86 @@ static void test_agent_nvmet__bare_node_loads_then_unloads(void **st)
 	fx_remove(root);
 }
 
+static void write_file(const char *root, const char *rel, const char *val)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_write_atomic(p, val, strlen(val), 0644, &e), 0);
+	ln_buf_release(&e);
+}
+
+static void test_agent_nvmet__changes_follow_the_kernel_order(void **st)
+{
+	char *root = fx_build("node-target");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[4096];
+	const char *port = "/sys/kernel/config/nvmet/ports/1";
+
+	(void)st;
+	assert_int_equal(run(root, "apply",
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096}", ""),
+			     &out, NULL), 0);
+	/* a new backing file: the enabled namespace is disabled, repointed,
+	 * enabled (the fixture refuses device_path while enabled) */
+	assert_int_equal(run(root, "apply",
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/b.img\",\"size\":4096}", ""),
+			     &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "device_path '/var/lib/a.img' -> '/var/lib/b.img'"));
+	/* the port drifted behind our back: its subsystem is unlinked, the
+	 * address set back, the link restored (addr_* is refused while linked) */
+	write_file(root, "/sys/kernel/config/nvmet/ports/1/addr_trsvcid", "4999\n");
+	assert_int_equal(run(root, "apply",
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/b.img\",\"size\":4096}", ""),
+			     &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "addr_trsvcid -> 4430"));
+	snprintf(p, sizeof(p), "%s%s/addr_trsvcid", root, port);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, "4430\n");
+	snprintf(p, sizeof(p), "%s%s/subsystems/nqn.2024-04.com.example:t", root, port);
+	{
+		struct stat s;
+
+		assert_int_equal(lstat(p, &s), 0);
+		assert_true(S_ISLNK(s.st_mode));
+	}
+	/* a namespace dropped from the request is removed, the rest stays */
+	assert_int_equal(run(root, "apply", one_target("", ""), &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "\"action\": \"remove\""));
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t/"
+		 "namespaces/1", root);
+	assert_int_equal(access(p, F_OK), -1);
+	ln_buf_release(&out);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+	fx_remove(root);
+}
+
+static void test_agent_nvmet__foreign_subsystem_and_free_space(void **st)
+{
+	char *root = fx_build("node-target");
+	struct ln_buf out = LN_BUF_INIT;
+	char req[2048];
+
+	(void)st;
+	/* a wanted NQN that exists and is not ours: a conflict, untouched */
+	snprintf(req, sizeof(req),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+		 "\"nqn.2014-08.org.example:foreign.target\",\"transport\":\"tcp\","
+		 "\"address\":\"10.77.0.11\",\"service\":4421,\"hosts\":\"any\"}]}");
+	assert_int_equal(run(root, "apply", req, &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "exists and was not created by llmnet"));
+	/* declared sizes beyond the free space: a warning, files still sparse */
+	assert_int_equal(run(root, "plan",
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/huge.img\","
+					"\"size\":8796093022208}", ""),
+			     &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "declared backing files need 8796093022208 bytes"));
+	ln_buf_release(&out);
+	fx_remove(root);
+}
+
 static void copy_tree(const char *from, const char *to)
 {
 	char cmd[8192];
@@ -417,6 +497,8 @@ int main(void)
 		cmocka_unit_test(test_agent_nvmet__mounted_device_refused),
 		cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
 		cmocka_unit_test(test_agent_nvmet__bare_node_loads_then_unloads),
+		cmocka_unit_test(test_agent_nvmet__changes_follow_the_kernel_order),
+		cmocka_unit_test(test_agent_nvmet__foreign_subsystem_and_free_space),
 		cmocka_unit_test(test_agent_nvmet__failpoint_every_change),
 	};
 
