@@ -30,6 +30,19 @@ int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
 	memset(a, 0, sizeof(*a));
 	if (!root || !*root)
 		root = getenv("LLMNET_AGENT_ROOT");
+	if (root && *root) {
+		/* "DIR/" is DIR: sshd's SetEnv lines are written by hand */
+		n = strlen(root);
+		while (n > 1 && root[n - 1] == '/')
+			n--;
+		if (n >= sizeof(a->root) - 256) {
+			ln_buf_addf(err, "invalid root '%s': too long", root);
+			return -ENAMETOOLONG;
+		}
+		memcpy(a->root, root, n);
+		a->root[n] = '\0';
+		root = a->root;
+	}
 	if (root && *root && strcmp(root, "/")) {
 		if (!ln_valid_abs_path(root)) {
 			ln_buf_addf(err, "invalid root '%s': must be an absolute, normalized path",
@@ -40,16 +53,11 @@ int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
 			ln_buf_addf(err, "invalid root '%s': not a directory", root);
 			return -ENOTDIR;
 		}
-		n = strlen(root);
-		if (n + 256 >= sizeof(a->root)) {
-			ln_buf_addf(err, "invalid root '%s': too long", root);
-			return -ENAMETOOLONG;
-		}
-		memcpy(a->root, root, n + 1);
 		a->fixture = 1;
 		a->fs = &ln_fsops_fixture;
 		a->ini = &ln_iniops_fixture;
 	} else {
+		a->root[0] = '\0';
 		a->fs = &ln_fsops_real;
 		a->ini = &ln_iniops_real;
 	}
