@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "common/error.h"
@@ -104,6 +105,10 @@ static int next(struct parser *p)
 
 		if (y->error == YAML_MEMORY_ERROR)
 			spec_diag(p->spec, m, "out of memory while reading the spec");
+		else if (y->error == YAML_READER_ERROR)
+			/* The reader knows the byte offset, not the line. */
+			spec_diag(p->spec, m, "cannot read the spec: %s at byte %zu",
+				  y->problem ? y->problem : "read error", y->problem_offset);
 		else if (y->context)
 			spec_diag(p->spec, m, "yaml syntax error: %s %s (line %u)",
 				  y->problem ? y->problem : "error", y->context,
@@ -2033,6 +2038,7 @@ int ln_spec_load_buf(const char *name, const char *data, size_t len, struct ln_s
 
 int ln_spec_load(const char *path, struct ln_spec **out, struct ln_buf *err)
 {
+	struct stat sb;
 	FILE *f;
 	int r;
 
@@ -2043,6 +2049,11 @@ int ln_spec_load(const char *path, struct ln_spec **out, struct ln_buf *err)
 		r = -errno;
 		ln_buf_addf(err, "cannot open spec '%s': %s\n", path, strerror(errno));
 		return r;
+	}
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fclose(f);
+		ln_buf_addf(err, "cannot open spec '%s': %s\n", path, strerror(EISDIR));
+		return -EISDIR;
 	}
 	r = load(path, f, NULL, 0, out, err);
 	fclose(f);

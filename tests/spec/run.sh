@@ -7,7 +7,8 @@
 #     count of errors; at least 40 cases;
 #  3. specs/llmnet.schema.json is what `llmnet lint --dump-schema` prints,
 #     accepts every example and rejects the cases in schema-rejects.list;
-#  4. the fuzz target replays tests/fuzz/corpus (each input once).
+#  4. docs/spec.md names every key of the schema;
+#  5. the fuzz target replays tests/fuzz/corpus (each input once).
 # --regen rewrites the .err files from the current output: review the diff.
 set -u
 build=$1 fuzzer=$2 regen=${3:-}
@@ -72,6 +73,26 @@ while read -r line; do
 	esac
 done < <(python3 tests/spec/schema_check.py specs/llmnet.schema.json examples \
 	tests/spec/schema-rejects.list tests/spec 2>&1)
+
+# docs/spec.md documents every key the parser knows
+missing=$(python3 - <<'PY'
+import json
+def keys(o, out):
+    if isinstance(o, dict):
+        for k, v in o.get("properties", {}).items():
+            out.add(k)
+        for v in o.values():
+            keys(v, out)
+    elif isinstance(o, list):
+        for v in o:
+            keys(v, out)
+    return out
+doc = open("docs/spec.md").read()
+print(" ".join(sorted(k for k in keys(json.load(open("specs/llmnet.schema.json")), set())
+                   if "`%s`" % k not in doc)))
+PY
+)
+if [ -z "$missing" ]; then ok; else bad "docs/spec.md does not document: $missing"; fi
 
 if [ ! -x "$fuzzer" ]; then
 	bad "fuzz target $fuzzer was not built"
