@@ -37,7 +37,12 @@ $(BUILD)/bench/runstat: bench/lint/runstat.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -o $@ $<
 
-bench-lint: all $(BUILD)/bench/yaml_events $(BUILD)/bench/runstat
+# The parser alone, linked with only its own libraries (see the source).
+$(BUILD)/bench/spec_only: bench/lint/spec_only.c $(call obj,$(filter-out tests/fuzz/%,$(SPEC_FUZZ_SRC)))
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ -lyaml -ljson-c
+
+bench-lint: all $(BUILD)/bench/yaml_events $(BUILD)/bench/runstat $(BUILD)/bench/spec_only
 	$(Q)bench/lint/run.sh $(BUILD)
 
 CHECK_TIERS += spec:300

@@ -70,13 +70,13 @@ enum ln_link_layer {
 
 struct ln_rdma_port {
 	const char *device;		/* e.g. "mlx5_0", as in /sys/class/infiniband */
-	unsigned port;			/* 1-based port number; default 1 */
 	const char *ip;			/* numeric IPv4/IPv6 or NULL */
-	int gid_index;			/* -1: chosen from the port's GID table */
 	uint64_t min_rate_bps;		/* 0: no expectation */
+	struct ln_mark mark;
+	unsigned port;			/* 1-based port number; default 1 */
+	int gid_index;			/* -1: chosen from the port's GID table */
 	enum ln_link_layer link_layer;	/* LN_LINK_ANY when not stated */
 	unsigned mtu;			/* 0, or 256/512/1024/2048/4096 (active MTU) */
-	struct ln_mark mark;
 };
 
 struct ln_node {

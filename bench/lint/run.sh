@@ -19,20 +19,24 @@ floor_mem=$("$build/bench/runstat" 9 "$build/bench/yaml_events" --in-memory "$sp
 docapi=$("$build/bench/runstat" 3 "$build/bench/yaml_events" --document "$spec")
 lint=$("$build/bench/runstat" 9 "$build/llmnet" -q lint "$spec")
 base=$("$build/bench/runstat" 9 "$build/llmnet" -q lint examples/te-lab.yaml)
+parser=$("$build/bench/runstat" 9 "$build/bench/spec_only" "$spec")
 echo "floor (libyaml events, streamed as lint reads): $floor"
 echo "floor (libyaml events, file read whole first): $floor_mem"
 echo "libyaml document API (for comparison):          $docapi"
 echo "llmnet lint:                                    $lint"
 echo "llmnet lint of te-lab.yaml (process baseline):  $base"
-python3 - "$floor" "$floor_mem" "$lint" "$base" <<'PY'
+echo "the spec parser alone (libyaml + json-c only):   $parser"
+python3 - "$floor" "$floor_mem" "$lint" "$base" "$parser" <<'PY'
 import sys
-f, fm, l, b = (dict(kv.split("=") for kv in a.split()) for a in sys.argv[1:5])
+f, fm, l, b, p = (dict(kv.split("=") for kv in a.split()) for a in sys.argv[1:6])
 def r(x, y, k, conv):
     return conv(x[k]) / conv(y[k])
 print("ratio to the streamed floor:   cpu %.2fx, peak rss %.2fx"
       % (r(l, f, "cpu_s", float), r(l, f, "maxrss_kib", int)))
 print("ratio to the in-memory floor:  cpu %.2fx, peak rss %.2fx"
       % (r(l, fm, "cpu_s", float), r(l, fm, "maxrss_kib", int)))
+print("parser alone to the streamed floor: cpu %.2fx, peak rss %.2fx"
+      % (r(p, f, "cpu_s", float), r(p, f, "maxrss_kib", int)))
 print("model and parse state above llmnet's own baseline: %d KiB"
       % (int(l["maxrss_kib"]) - int(b["maxrss_kib"])))
 PY
