@@ -133,7 +133,9 @@ static struct json_object *custom_schema(const struct field *f)
 			json_object_put(any);
 			any = NULL;
 		}
-		return any_of(any, array_of(str_pattern(NULL)));
+		/* node names, or ranges of them */
+		return any_of(any, array_of(any_of(str_pattern(spec_pattern_regex[SP_NODE]),
+						   str_pattern("\\[[0-9]"))));
 	}
 	if (!strcmp(st, "mca")) {
 		struct json_object *o = json_object_new_object(), *names, *vals, *types;
