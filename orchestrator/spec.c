@@ -628,6 +628,18 @@ static void rng_release(struct rng *r)
 		ln_hostlist_release(&r->hl);
 }
 
+/* A spec of a few lines must not expand into millions of objects: the
+ * total of each kind is capped, like a single range. */
+#define MAX_OBJECTS LN_HOSTLIST_MAX
+
+static int over_cap(struct parser *p, size_t have, size_t n, const char *what, struct ln_mark m)
+{
+	if (have + n <= MAX_OBJECTS)
+		return 0;
+	spec_diag(p->spec, m, "the spec expands to more than %d %s", MAX_OBJECTS, what);
+	return 1;
+}
+
 /* Count of the lead field (1 when not a range; 0 when it cannot expand). */
 static size_t lead_count(struct parser *p, const char *lead, const char *key, struct ln_mark m)
 {
@@ -917,7 +929,7 @@ static int finish_node(struct parser *p)
 	if (!ne->n.name)
 		return 0;	/* missing name: reported */
 	n = lead_count(p, ne->n.name, "name", ne->m[0]);
-	if (!n)
+	if (!n || over_cap(p, spec->n_nodes, n, "nodes", ne->m[0]))
 		return 0;
 	rng_init(p, &addr, ne->n.address, "address", SP_HOST, ne->m[1], "name", ne->n.name, n);
 	rng_init(p, &user, ne->n.user, "user", SP_USER, ne->m[3], "name", ne->n.name, n);
@@ -1193,7 +1205,7 @@ static int finish_target(struct parser *p)
 	if (!te->t.nqn)
 		return 0;
 	n = lead_count(p, te->t.nqn, "nqn", te->m[0]);
-	if (!n)
+	if (!n || over_cap(p, spec->n_targets, n, "targets", te->m[0]))
 		return 0;
 	rng_init(p, &node, te->node, "node", SP_NODE, te->m[1], "nqn", te->t.nqn, n);
 	rng_init(p, &addr, te->t.address, "address", SP_IP, te->m[3], "nqn", te->t.nqn, n);
@@ -1347,7 +1359,7 @@ static int finish_initiator(struct parser *p)
 	if (!ie->node)
 		return 0;
 	n = lead_count(p, ie->node, "node", ie->m[0]);
-	if (!n)
+	if (!n || over_cap(p, spec->n_initiators, n, "initiators", ie->m[0]))
 		return 0;
 	rng_init(p, &target, ie->target, "target", SP_NQN, ie->m[1], "node", ie->node, n);
 	if (n > 1) {
