@@ -132,6 +132,19 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 				   (rlim_t)(r->n * (spec->ssh.jump_host ? 3 : 1) + FD_RESERVE) <= rl.rlim_cur;
 	}
 
+	/* LLMNET_SESSIONS=per-phase forces the fallback policy, so both can
+	 * be measured on the same cluster (bench/fanout). */
+	{
+		const char *pol = getenv("LLMNET_SESSIONS");
+
+		if (pol && !strcmp(pol, "per-phase"))
+			r->keep_sessions = 0;
+		else if (pol && *pol && strcmp(pol, "run")) {
+			ln_buf_addf(err, "LLMNET_SESSIONS must be 'run' or 'per-phase', not '%s'", pol);
+			return -EINVAL;
+		}
+	}
+
 	rc = ln_agent_image_load(&r->img, err);
 	if (rc < 0)
 		return rc;

@@ -87,10 +87,10 @@ cluster_stop_node() {
 	pid=$(cat "$n/harness.pid")
 	# Only a PID we started, and only while it is still our sshd.
 	if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$n/sshd_config"; then
-		kill "$pid" 2>/dev/null
+		kill "$pid" 2>/dev/null || true
 		for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-		kill -9 "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
+		kill -9 "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
 	fi
 	rm -f "$n/harness.pid"
 }
@@ -143,7 +143,7 @@ cluster_spec() {
 	cat <<YAML
 version: 1
 cluster: loop
-ssh: { user: root, identity: $dir/id_ed25519, known_hosts: $dir/known_hosts, parallel: 64, connect_timeout: 5s, timeout: 30s${extra:+, $extra} }
+ssh: { user: root, identity: $dir/id_ed25519, known_hosts: $dir/known_hosts, parallel: ${CLUSTER_PARALLEL:-64}, connect_timeout: 5s, timeout: 30s${extra:+, $extra} }
 nodes:
 YAML
 	for i in $(seq "$count"); do
