@@ -300,7 +300,12 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 	for (i = 0; i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];
 		int unr = nr->state == LN_NODE_UNREACHABLE || nr->state == LN_NODE_REFUSED;
-		int sk = nr->skip.len > 0 || nr->state == LN_NODE_INTERRUPTED;
+		int sk;
+
+		if (ln_fanout_interrupted() && nr->state == LN_NODE_OK && !nr->applied &&
+		    !nr->skip.len && nr->limited)
+			ln_buf_addstr(&nr->skip, "not started: interrupted");
+		sk = nr->skip.len > 0 || nr->state == LN_NODE_INTERRUPTED;
 		int fl = nr->n_failed + (nr->state == LN_NODE_FAILED);
 		int pend = nr->state == LN_NODE_OK && !nr->limited && answer_pending(nr);
 		const char *why = nr->state != LN_NODE_OK ? nr->reason.buf : sk ? nr->skip.buf :

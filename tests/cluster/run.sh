@@ -44,10 +44,14 @@ port_links() { ls "$(cfg 1)"/ports/*/subsystems/ 2>/dev/null | grep -qxF "$T1"; 
 connected() { grep -qxF "$T1" "$(root "$1")"/sys/class/nvme/*/subsysnqn 2>/dev/null; }
 not_connected() { ! connected "$1"; }
 hostfile_is() {	# node, expected content
-	[ "$(cat "$(root "$1")/etc/llmnet/hostfile" 2>/dev/null)" = "$2" ]
+	[ "$(grep -v '^#' "$(root "$1")/etc/llmnet/hostfile" 2>/dev/null)" = "$2" ]
 }
 no_hostfile() { [ ! -e "$(root "$1")/etc/llmnet/hostfile" ]; }
 unchanged_since() { [ -z "$(find "$(root "$1")" -newer "$2" -print -quit)" ]; }
+# the same, but for the agent binary itself (pushed to every node contacted)
+unchanged_but_agent() {
+	[ -z "$(find "$(root "$1")" -newer "$2" ! -path '*/var/lib/llmnet/bin*' ! -path '*/var/lib/llmnet' ! -path '*/var/lib' -print -quit)" ]
+}
 foreign_intact() {
 	[ -d "$(cfg 1)/subsystems/nqn.2014-08.org.example:foreign.target/namespaces/1" ] &&
 	[ -L "$(cfg 1)/ports/7/subsystems/nqn.2014-08.org.example:foreign.target" ] &&
@@ -66,6 +70,8 @@ n3 slots=1'
 # A fresh cluster of N nodes with fixture trees, in $C.
 new_cluster() {
 	local n=${2:-3} i
+	# one cluster at a time: they share the 127.0.1.x addresses
+	[ -n "${C:-}" ] && cluster_down "$C"
 	C=$WORK/$1
 	mkdir -p "$C"
 	clusters+=("$C")
@@ -190,8 +196,8 @@ scenario_limit() {
 	check "--limit apply exits 1 (not converged)" rc_is 1
 	check "others are pending (outside --limit)" out_has "pending (outside --limit)"
 	check "n1 was changed" subsystem_exists
-	check "n2 untouched" unchanged_since 2 "$C/marker"
-	check "n3 untouched" unchanged_since 3 "$C/marker"
+	check "n2 untouched (but for the agent push)" unchanged_but_agent 2 "$C/marker"
+	check "n3 untouched (but for the agent push)" unchanged_but_agent 3 "$C/marker"
 	llmnet apply "$C/spec.yaml" --limit n1,n9
 	check "--limit with an unknown node is a usage error" rc_is 64
 	llmnet apply "$C/spec.yaml"
@@ -205,16 +211,22 @@ scenario_sigint() {
 	llmnet facts "$C/spec.yaml"	# pushes the agents, so the lock dir exists
 	mkdir -p "$(root 1)/run"
 	# Hold n1's node lock: its apply waits in flight while we interrupt.
-	flock "$(root 1)/run/llmnet.lock" sleep 3 &
+	flock -o "$(root 1)/run/llmnet.lock" sleep 60 &
 	lockpid=$!
 	sleep 0.3
 	"$LLMNET" --no-color apply "$C/spec.yaml" --parallel 1 > "$C/out" 2>&1 &
 	pid=$!
-	sleep 1.5
+	for _ in $(seq 100); do
+		pgrep -f "$(root 1)/var/lib/llmnet/bin/llmnet-agent apply" >/dev/null && break
+		sleep 0.1
+	done
 	kill -INT "$pid"
+	sleep 0.5
+	kill "$lockpid"
 	wait "$pid"
 	rc=$?
-	wait "$lockpid"
+	wait "$lockpid" 2>/dev/null
+	cp "$C/out" "$C/interrupted.out"
 	check "interrupted apply exits non-zero" test "$rc" -ne 0
 	check "it says it was interrupted" out_has "interrupted"
 	check "the node in flight finished" subsystem_exists
