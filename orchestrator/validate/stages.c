@@ -553,8 +553,11 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 		ln_buf_release(&job.err);
 		argv_free(&sv);
 		argv_free(&cv);
-		if (at->ok || crc < 0)
-			break;	/* a refused probe will be refused again */
+		/* A refused probe will be refused again, and a measured value
+		 * below the threshold is a result, not a race: the diagnosis'
+		 * second pass retests it. Only "no result" is retried here. */
+		if (at->ok || crc < 0 || !isnan(at->value))
+			break;
 		sleep_ms(delay);
 		delay *= 2;
 	}

@@ -415,6 +415,8 @@ static void test_validate_stages__twin_run_fails_every_pair(void **state)
 		failed++;
 		assert_int_equal(c->status, LN_ST_FAIL);
 		assert_string_equal(c->reason, "95 Gb/s is below 950 Gb/s");
+		/* a low result is not retried (the second pass retests it) */
+		assert_int_equal(c->nattempts, 1);
 		snprintf(want, sizeof(want), "bandwidth n%zu-n%zu fail: 95 Gb/s is below", c->a + 1,
 			 c->b + 1);
 		assert_non_null(strstr(text.buf, want));
