@@ -605,6 +605,68 @@ static void test_validate_stages__mpi_preflight_names_the_pair(void **state)
 	fake_release(&f);
 }
 
+static void test_validate_stages__io(void **state)
+{
+	static const char io_spec[] =
+		"storage:\n  targets:\n    - nqn: nqn.2024-04.io.llmnet:n1.t1\n      node: n1\n"
+		"      transport: rdma\n      namespaces:\n        - { nsid: 1, file: /srv/a.img, "
+		"size: 1GiB }\n  initiators:\n    - node: n2\n      target: nqn.2024-04.io.llmnet:n1.t1\n"
+		"      mount: { path: /mnt/ckpt, fs: ext4 }\n    - node: n3\n"
+		"      target: nqn.2024-04.io.llmnet:n1.t1\n"
+		"validation:\n  - { stage: devices }\n  - { stage: io, size: 16MiB, min: 500MB/s }\n";
+	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, seen = 0;
+
+	(void)state;
+	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
+	for (i = 0; i < 3; i++)
+		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    rdma:\n"
+			    "      - { device: rxe0, port: 1, ip: 10.0.0.%zu }\n", i + 1, i + 1, i + 1);
+	ln_buf_addstr(&y, io_spec);
+	if (ln_spec_load_buf("io.yaml", y.buf, y.len, &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	fake_init(&f, 3);
+	/* n2 holds a live controller with its namespace; n3 has none */
+	json_object_object_add(f.facts[1], "nvme", json_tokener_parse(
+		"[{\"name\":\"nvme1\",\"transport\":\"rdma\",\"subsysnqn\":"
+		"\"nqn.2024-04.io.llmnet:n1.t1\",\"state\":\"live\",\"namespaces\":"
+		"[{\"nsid\":1,\"block\":\"nvme1n1\",\"size_bytes\":1073741824}]}]"));
+	opts(&o);
+	run(&f, spec, &o, &res);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		if (c->stage != LN_VS_IO)
+			continue;
+		seen++;
+		if (c->a == 1) {
+			assert_int_equal(c->status, LN_ST_PASS);
+			assert_float_equal(c->value, 900.0, 1e-9);	/* the lower of write and read */
+			assert_float_equal(c->threshold, 500.0, 1e-9);
+			assert_string_equal(c->unit, "MB/s");
+			assert_string_equal(c->attempts[0].command, "llmnet-probe-io --mount /mnt/ckpt "
+								    "--size 16777216");
+		} else {
+			assert_int_equal(c->a, 2);
+			assert_int_equal(c->status, LN_ST_SKIPPED);
+			assert_string_equal(c->reason, "devices found no namespace of "
+						       "'nqn.2024-04.io.llmnet:n1.t1'");
+		}
+	}
+	assert_int_equal(seen, 2);
+	assert_int_equal(res.stages[LN_VS_DEVICES].status, LN_ST_FAIL);
+	assert_int_equal(ln_results_exit(&res), 1);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+	ln_buf_release(&y);
+	ln_buf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -616,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_validate_stages__not_run_counts_as_failure),
 		cmocka_unit_test(test_validate_stages__stages_and_limit),
 		cmocka_unit_test(test_validate_stages__mpi_preflight_names_the_pair),
+		cmocka_unit_test(test_validate_stages__io),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
