@@ -111,6 +111,34 @@ static void test_agent_run__plan_writes_nothing(void **st)
 	fx_remove(root);
 }
 
+static void test_agent_run__corrupt_state_changes_nothing(void **st)
+{
+	const char *args[] = { "apply", NULL };
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, e = LN_BUF_INIT;
+	struct ln_buf before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet", root);
+	assert_int_equal(ln_mkdir_p(p, 0700, &e), 0);
+	strcat(p, "/state.json");
+	assert_int_equal(ln_file_write_atomic(p, "{\"version\": 7}", 14, 0600, &e), 0);
+	assert_int_equal(fx_agent(root, (const char *[]){ "teardown", NULL }, NULL, &out, &err,
+				  NULL), 70);
+	fx_list_mtimes(root, &before);
+	assert_int_equal(fx_agent(root, args, "{\"protocol\":1,\"cluster\":\"c\"}", &out, &err,
+				  NULL), 70);
+	assert_non_null(strstr(out.buf, "is not llmnet state version 1"));
+	fx_list_mtimes(root, &after);
+	assert_string_equal(before.buf, after.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&e);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	fx_remove(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_agent_run__exit_status_and_output_cap),
 		cmocka_unit_test(test_agent_run__lock_wait_is_bounded),
 		cmocka_unit_test(test_agent_run__plan_writes_nothing),
+		cmocka_unit_test(test_agent_run__corrupt_state_changes_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -64,6 +64,17 @@ init_req() { # TRANSPORT
 JSON
 }
 
+# facts from the real kernel: RoCE on rxe0 over fabric0, the host NQN
+agent 1 facts >"$tmp/f1.json"
+check "facts: rxe0 port 1 is ACTIVE / LINK_UP" "ACTIVE LINK_UP" \
+	"$(json "$tmp/f1.json" 'd["rdma"][0]["ports"][0]["state"] + " " + d["rdma"][0]["ports"][0]["phys_state"]')"
+check "facts: rxe0 GID 1 is RoCE v2 on fabric0" "RoCE v2 fabric0" \
+	"$(json "$tmp/f1.json" '[g["type"] + " " + g["netdev"] for g in d["rdma"][0]["ports"][0]["gids"] if g["index"] == 1][0]')"
+check "facts: RoCE MTU from fabric0's MTU $LAB_FABRIC_MTU" 4096 \
+	"$(json "$tmp/f1.json" 'd["rdma"][0]["ports"][0]["active_mtu"]')"
+check "facts: lab1's host NQN and machine id" "$(lab_ssh 1 'cat /etc/nvme/hostnqn /etc/machine-id' | tr '\n' ' ')" \
+	"$(json "$tmp/f1.json" 'd["host_nqn"] + " " + d["machine_id"] + " "')"
+
 for tr in tcp rdma; do
 	nqn=nqn.2024-04.io.llmnet:e2e.agent.$tr
 	target_req "$tr" >"$tmp/t.json"
@@ -77,6 +88,22 @@ for tr in tcp rdma; do
 		"$(lab_ssh 1 "cat /sys/kernel/config/nvmet/subsystems/$nqn/namespaces/2/buffered_io")"
 	check "$tr: the disk-backed namespace is enabled with O_DIRECT" "1 0" \
 		"$(lab_ssh 1 "cd /sys/kernel/config/nvmet/subsystems/$nqn/namespaces/1 && echo \$(cat enable) \$(cat buffered_io)")"
+	if [ "$tr" = tcp ]; then
+		# the fixture's configfs shapes against the real kernel's: the same
+		# request on a fixture root built from node-target.tree inside lab1
+		lab_put 1 tests/fixtures/agent/build-tree.sh /tmp/build-tree.sh &&
+			lab_put 1 tests/fixtures/agent/node-target.tree /tmp/node-target.tree
+		shape='find . | grep -v -e foreign -e "^./ports/7" | sort'
+		real=$(lab_ssh 1 "cd /sys/kernel/config/nvmet && $shape")
+		fx=$(lab_ssh 1 "rm -rf /tmp/fx && bash /tmp/build-tree.sh /tmp/node-target.tree /tmp/fx &&
+			$AGENT -q --root /tmp/fx apply >/dev/null && cd /tmp/fx/sys/kernel/config/nvmet && $shape" <"$tmp/t.json")
+		if [ "$real" = "$fx" ]; then
+			ok "fixture configfs shapes match the real kernel's ($(wc -l <<<"$real") entries)"
+		else
+			fail "fixture configfs shapes differ from the real kernel's: $(diff <(echo "$real") <(echo "$fx") | grep '^[<>]' | tr '\n' ' ')"
+		fi
+		lab_ssh 1 'rm -rf /tmp/fx /tmp/build-tree.sh /tmp/node-target.tree'
+	fi
 	agent 2 apply <"$tmp/i.json" >"$tmp/a2.json"
 	check "$tr: lab2 apply (connect) exits 0" 0 "$?"
 	dev=$(agent 2 facts | python3 -c '
@@ -112,6 +139,23 @@ print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv
 	check "$tr: lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
 	check "$tr: lab2 controllers are as they were before" "$before2" "$(lab_ssh 2 "$snap_ctrls")"
 done
+
+# --- DH-HMAC-CHAP on Debian's 6.1 (no NVME_TARGET_AUTH): refused, nothing exported
+lab_ssh 1 'umask 077; echo "DHHC-1:00:$(head -c 32 /dev/urandom | base64):" >/root/e2e.key'
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["targets"][0]["dhchap"]={"key_file":"/root/e2e.key"}; print(json.dumps(d))' \
+	"$tmp/t.json" >"$tmp/auth.json"
+agent 1 apply <"$tmp/auth.json" >"$tmp/auth.out"
+rc=$?
+check "dhchap on 6.1: apply reports the failure (exit 1)" 1 "$rc"
+if grep -q NVME_TARGET_AUTH "$tmp/auth.out" && ! grep -q "$(lab_ssh 1 'cut -d: -f3 /root/e2e.key')" "$tmp/auth.out"; then
+	ok "dhchap on 6.1: a clear error, and the key is not in the answer"
+else
+	fail "dhchap on 6.1: $(cat "$tmp/auth.out")"
+fi
+check "dhchap on 6.1: nothing exported (no port links)" "" \
+	"$(lab_ssh 1 'ls /sys/kernel/config/nvmet/ports/*/subsystems/ 2>/dev/null | grep -v : | grep .')"
+agent 1 teardown --purge </dev/null >/dev/null
+lab_ssh 1 'rm -f /root/e2e.key'
 
 # --- the failpoint loop against real configfs, inside lab1 ----------------
 target_req tcp >"$tmp/t.json"
