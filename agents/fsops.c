@@ -374,7 +374,7 @@ static const char *const ns_attrs[] = {
 };
 static const char *const port_attrs[] = {
 	"addr_adrfam", "", "addr_treq", "not specified", "addr_traddr", "", "addr_trsvcid", "",
-	"addr_trtype", "", "addr_tsas", "", "param_inline_data_size", "-1",
+	"addr_trtype", "", "param_inline_data_size", "-1",
 	"param_pi_enable", "0", NULL
 };
 static const char *const port_groups[] = { "subsystems", "referrals", "ana_groups", NULL };

@@ -112,7 +112,7 @@ d=json.load(sys.stdin)
 print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv[1] for n in c["namespaces"] if n["nsid"]==1))' "$nqn")
 	case $dev in /dev/nvme*n1) ok "$tr: lab2 sees the namespace as $dev" ;; *) fail "$tr: no block device for $nqn ('$dev')"; continue ;; esac
 	sum_w=$(lab_ssh 2 "head -c 4194304 /dev/urandom >/tmp/e2e.data && dd if=/tmp/e2e.data of=$dev bs=1M oflag=direct status=none && sha256sum </tmp/e2e.data | cut -d' ' -f1")
-	agent 2 teardown <"/dev/null" >"$tmp/d2.json"
+	agent 2 teardown --cluster e2e-agent <"/dev/null" >"$tmp/d2.json"
 	check "$tr: lab2 teardown (disconnect) exits 0" 0 "$?"
 	check "$tr: the controller is gone after disconnect" "" \
 		"$(lab_ssh 2 "grep -lx '$nqn' /sys/class/nvme/nvme*/subsysnqn 2>/dev/null")"
@@ -132,9 +132,9 @@ print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv
 	check "$tr: lab1 apply again: no changes" 0 "$(changes "$tmp/r1.json")"
 	agent 2 apply <"$tmp/i.json" >"$tmp/r2.json"
 	check "$tr: lab2 apply again: no changes" 0 "$(changes "$tmp/r2.json")"
-	agent 2 teardown </dev/null >"$tmp/d2.json"
+	agent 2 teardown --cluster e2e-agent </dev/null >"$tmp/d2.json"
 	check "$tr: lab2 teardown exits 0" 0 "$?"
-	agent 1 teardown --purge </dev/null >"$tmp/d1.json"
+	agent 1 teardown --cluster e2e-agent --purge </dev/null >"$tmp/d1.json"
 	check "$tr: lab1 teardown exits 0" 0 "$?"
 	check "$tr: lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
 	check "$tr: lab2 controllers are as they were before" "$before2" "$(lab_ssh 2 "$snap_ctrls")"
@@ -154,7 +154,7 @@ else
 fi
 check "dhchap on 6.1: nothing exported (no port links)" "" \
 	"$(lab_ssh 1 'ls /sys/kernel/config/nvmet/ports/*/subsystems/ 2>/dev/null | grep -v : | grep .')"
-agent 1 teardown --purge </dev/null >/dev/null
+agent 1 teardown --cluster e2e-agent --purge </dev/null >/dev/null
 lab_ssh 1 'rm -f /root/e2e.key'
 
 # --- the failpoint loop against real configfs, inside lab1 ----------------
@@ -168,20 +168,20 @@ for phase in apply teardown; do
       LLMNET_FAILPOINT=\$n $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1; rc=\$?
     else
       $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1
-      LLMNET_FAILPOINT=\$n $AGENT -q teardown >/dev/null 2>&1; rc=\$?
+      LLMNET_FAILPOINT=\$n $AGENT -q teardown --cluster e2e-agent >/dev/null 2>&1; rc=\$?
     fi
     [ \$rc = 99 ] || break
     if [ \$phase = apply ]; then
       $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1 || { echo \"rerun-failed \$phase \$n\"; bad=1; }
       $AGENT -q apply </tmp/e2e-fp.json | grep -q '\"converged\": true' || { echo \"not-converged \$phase \$n\"; bad=1; }
     fi
-    $AGENT -q teardown --purge >/dev/null 2>&1 || { echo \"teardown-failed \$phase \$n\"; bad=1; }
+    $AGENT -q teardown --cluster e2e-agent --purge >/dev/null 2>&1 || { echo \"teardown-failed \$phase \$n\"; bad=1; }
     [ \"\$($snap_target)\" = \"\$before\" ] || { echo \"leftover \$phase \$n\"; bad=1; }
     n=\$((n + 1))
   done
   counts=\"\$counts \$phase=\$((n - 1))\"
 done
-$AGENT -q teardown --purge >/dev/null 2>&1
+$AGENT -q teardown --cluster e2e-agent --purge >/dev/null 2>&1
 echo \"counts\$counts bad=\$bad\"" 2>&1)
 echo "# failpoint loop: $(tail -1 <<<"$out")"
 if grep -q 'bad=0' <<<"$out" && ! grep -q 'apply=0' <<<"$out"; then
