@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The controller on the real kernel, with the three lab guests and the lab's
+# own spec (examples/lab.yaml): lab1 exports a TCP and an RDMA subsystem,
+# lab2 and lab3 connect and mount them, every guest gets the hostfile.
+#  - apply converges; the guests' configfs, controllers, mounts and
+#    hostfiles are checked over ssh, not taken from llmnet's word;
+#  - a second apply reports 0 changed;
+#  - lab2 is replaced (tests/lab/replace 2: new disk, DMI UUID, host NQN,
+#    host key): apply refuses it (exit 4) and lab1 keeps the old access
+#    until the operator accepts; apply --accept-replaced lab2 converges
+#    (lab1 drops the old NQN and allows the new one, lab2 connects again);
+#    the next apply reports 0 changed;
+#  - teardown leaves no llmnet object in configfs and no tcp/rdma
+#    controller on any guest.
+# Run through tests/e2e/run.sh (it takes the lab lock).
+set -uo pipefail
+. "$(dirname "$0")/../../lab/lib.sh"
+cd "$LAB_REPO"
+
+n_ok=0 n_fail=0 step=0
+ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
+fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi; }
+
+build=${BUILD:-build}
+LLMNET=$PWD/$build/llmnet
+export LLMNET_AGENT=$PWD/$build/llmnet-agent
+[ -x "$LLMNET" ] && [ -x "$LLMNET_AGENT" ] || { fail "no $build/llmnet or llmnet-agent: run make first"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export LLMNET_STATE_DIR=$tmp/state
+
+TCP=nqn.2024-04.io.llmnet.lab:lab1.tcp
+RDMA=nqn.2024-04.io.llmnet.lab:lab1.rdma
+# The lab's spec, pointed at this lab's key and known_hosts, without the
+# validation stages (they have their own scenario).
+sed -e "s|~/.cache/llmnet-lab/ssh/id_ed25519|$LAB_KEY|" \
+    -e "s|~/.cache/llmnet-lab/ssh/known_hosts|$LAB_KNOWN_HOSTS|" \
+    -e '/^validation:/,$d' examples/lab.yaml > "$tmp/lab.yaml"
+SPEC=$tmp/lab.yaml
+
+run() { "$LLMNET" --no-color "$@" > "$tmp/out" 2>&1; rc=$?; sed 's/^/    /' "$tmp/out"; }
+
+ours_in_configfs() { lab_ssh 1 'ls /sys/kernel/config/nvmet/subsystems 2>/dev/null | grep -c "^nqn.2024-04.io.llmnet.lab:" || true'; }
+allowed() { # TARGET_NQN HOST_NQN -> 1/0
+	lab_ssh 1 "test -L '/sys/kernel/config/nvmet/subsystems/$1/allowed_hosts/$2' && echo 1 || echo 0"
+}
+port_linked() { lab_ssh 1 "ls /sys/kernel/config/nvmet/ports/*/subsystems/ 2>/dev/null | grep -cx '$1'"; }
+ctrl_live() { # GUEST NQN -> transport of a live controller to NQN, or none
+	lab_ssh "$1" "for c in /sys/class/nvme/nvme*; do [ -e \$c/subsysnqn ] || continue; [ \"\$(cat \$c/subsysnqn)\" = '$2' ] && [ \"\$(cat \$c/state)\" = live ] && cat \$c/transport; done | head -n1" || true
+}
+fabric_ctrls() { lab_ssh "$1" 'n=0; for c in /sys/class/nvme/nvme*; do [ -e $c/transport ] || continue; case $(cat $c/transport) in tcp|rdma) n=$((n+1));; esac; done; echo $n'; }
+mounted() { lab_ssh "$1" "findmnt -n -o FSTYPE '$2' || echo none"; }
+hostfile() { lab_ssh "$1" 'grep -v "^#" /etc/llmnet/hostfile 2>/dev/null | tr "\n" " "'; }
+HF="lab1 slots=1 lab2 slots=1 lab3 slots=1 "
+
+# Start from nothing of ours (a previous run may have left objects).
+run teardown "$SPEC"
+
+run apply "$SPEC"
+check "apply exits 0" 0 "$rc"
+check "apply converged" 1 "$(grep -c '; converged\.' "$tmp/out")"
+h2=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
+h3=$(lab_ssh 3 'cat /etc/nvme/hostnqn')
+check "lab1 exports the tcp subsystem through a port" 1 "$(port_linked "$TCP")"
+check "lab1 exports the rdma subsystem through a port" 1 "$(port_linked "$RDMA")"
+check "lab1 allows lab2 ($h2) on tcp" 1 "$(allowed "$TCP" "$h2")"
+check "lab1 allows lab3 on rdma" 1 "$(allowed "$RDMA" "$h3")"
+check "lab2 has a live tcp controller" tcp "$(ctrl_live 2 "$TCP")"
+check "lab3 has a live rdma controller" rdma "$(ctrl_live 3 "$RDMA")"
+check "lab2 mounted /mnt/lab-tcp" ext4 "$(mounted 2 /mnt/lab-tcp)"
+check "lab3 mounted /mnt/lab-rdma" ext4 "$(mounted 3 /mnt/lab-rdma)"
+for i in 1 2 3; do check "lab$i has the hostfile" "$HF" "$(hostfile "$i")"; done
+
+run apply "$SPEC"
+check "re-apply exits 0" 0 "$rc"
+check "re-apply reports 0 changed" 1 "$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
+
+# Replace lab2: new machine, new host key, new host NQN, empty state.
+tests/lab/replace 2 > "$tmp/replace.out" 2>&1 || { fail "tests/lab/replace 2 failed"; cat "$tmp/replace.out"; }
+n2=$(lab_ssh 2 'cat /etc/nvme/hostnqn 2>/dev/null || true')
+check "lab2 came back with another host NQN" 1 "$([ -n "$n2" ] && [ "$n2" != "$h2" ] && echo 1 || echo 0)"
+run apply "$SPEC"
+check "apply refuses the changed host key (exit 4)" 4 "$rc"
+check "the refusal names lab2 and both fingerprints" 1 \
+	"$(grep -c "refusing 'lab2': host key changed (known_hosts has SHA256:.*, server offers SHA256:" "$tmp/out")"
+check "lab1 keeps lab2's old access while refused" 1 "$(allowed "$TCP" "$h2")"
+run apply "$SPEC" --accept-replaced lab2
+check "apply --accept-replaced lab2 exits 0" 0 "$rc"
+check "lab1 allows lab2's new NQN" 1 "$(allowed "$TCP" "$n2")"
+check "lab1 dropped lab2's old NQN" 0 "$(allowed "$TCP" "$h2")"
+check "lab2 has a live tcp controller again" tcp "$(ctrl_live 2 "$TCP")"
+check "lab2 mounted /mnt/lab-tcp again (no reformat: same data)" ext4 "$(mounted 2 /mnt/lab-tcp)"
+check "lab2 has the hostfile" "$HF" "$(hostfile 2)"
+check "lab3 got no change" 1 "$(grep -cE '^lab3 +: ok=[0-9]+ +changed=0 ' "$tmp/out")"
+run apply "$SPEC"
+check "next apply reports 0 changed" 1 "$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
+
+run teardown "$SPEC" --purge
+check "teardown exits 0" 0 "$rc"
+check "configfs holds nothing of llmnet's" 0 "$(ours_in_configfs)"
+check "lab1 has no llmnet port left" 0 "$(lab_ssh 1 'grep -l "^10.77.0.11$" /sys/kernel/config/nvmet/ports/*/addr_traddr 2>/dev/null | wc -l')"
+for i in 2 3; do check "lab$i has no tcp/rdma controller" 0 "$(fabric_ctrls "$i")"; done
+for i in 1 2 3; do check "lab$i has no hostfile" 0 "$(lab_ssh "$i" 'test -e /etc/llmnet/hostfile && echo 1 || echo 0')"; done
+run teardown "$SPEC"
+check "a second teardown has nothing to do" 1 "$(grep -c '^teardown: 0 changed on 3 nodes' "$tmp/out")"
+
+echo "controller: $n_ok passed, $n_fail failed"
+[ "$n_fail" -eq 0 ]
