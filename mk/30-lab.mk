@@ -32,7 +32,7 @@ e2e: all
 tier-e2e: all
 	$(Q)BUILD=$(BUILD) tests/e2e/run.sh --tier e2e -n $(N)
 
-CHECK_TIERS += e2e:2400
+CHECK_TIERS += e2e:1800
 
 # The README's first command: from a fresh machine to a converged lab.
 demo: deps

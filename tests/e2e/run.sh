@@ -11,8 +11,8 @@
 # smoke test ("lab") first, the rest in name order.
 #
 # The machine-wide lab lock is held throughout, so two sessions never drive
-# one lab at once. A lab that is already up and healthy with N guests is
-# reused and left up; otherwise the lab is built (if needed) and booted, and
+# one lab at once. A lab that is already up and healthy with N guests, made
+# from this tree's current image, is reused and left up; otherwise the lab is built (if needed) and booted, and
 # taken down at the end unless --keep. --down takes it down in any case.
 # A lab that cannot be built or booted is a failure, never a skip: every
 # scenario then counts as failed.
@@ -71,11 +71,14 @@ finish() {
 t_all=$(lab_now)
 lab_lock
 owned=0
-if lab_is_up && [ "$LAB_N" = "$n" ] && lab_healthy; then
+# A lab that is up is reused only if it runs this tree's image: guests made
+# from another tree's image would test other guest code.
+if lab_is_up && [ "$LAB_N" = "$n" ] && "$LAB_SRC/build-image" --check >/dev/null 2>&1 &&
+	lab_runs_current_image && lab_healthy; then
 	echo "=== reusing the lab that is up ($n guests, $LAB_DIR)"
 else
 	if lab_is_up; then
-		lab_log "the lab that is up is unhealthy or has $LAB_N guests, not $n: restarting it"
+		lab_log "the lab that is up is unhealthy, runs another image or has $LAB_N guests, not $n: restarting it"
 		"$LAB_SRC/lab-down" || true
 	fi
 	echo "=== booting the lab ($n guests)"

@@ -4,7 +4,7 @@
 # lib.sh; not for scenarios). A guest's persistent state is its folder
 # $LAB_DIR/nodes/labI:
 #   uuid          DMI product UUID (QEMU -uuid): the guest's host NQN derives from it
-#   image-id      the base image its overlay was made over
+#   image-stamp   the build of the base image its overlay was made over
 #   overlay.qcow2 copy-on-write over $LAB_DIR/image/root.ext4: the guest's own disk
 #   scratch.img   backing of the emulated NVMe disk /dev/nvme0n1
 #   trust-on-boot present until lab-up has written the guest's key to the
@@ -23,7 +23,7 @@ guest_create() {
 		"$d/overlay.qcow2.new" || lab_die "cannot create the overlay of lab$i"
 	mv "$d/overlay.qcow2.new" "$d/overlay.qcow2"
 	truncate -s "$LAB_SCRATCH_SIZE" "$d/scratch.img"
-	cp "$LAB_IMAGE/id" "$d/image-id"
+	cp "$LAB_IMAGE/stamp" "$d/image-stamp"
 	[ "${2:-}" = trust ] && : >"$d/trust-on-boot"
 	echo "$uuid" >"$d/uuid.new" && mv "$d/uuid.new" "$d/uuid"
 }
@@ -34,11 +34,11 @@ guest_prepare() {
 	local i=$1 d
 	d=$(lab_node_dir "$i")
 	if [ -s "$d/uuid" ] && [ -s "$d/overlay.qcow2" ] && [ -f "$d/scratch.img" ] &&
-		[ "$(cat "$d/image-id" 2>/dev/null)" = "$(cat "$LAB_IMAGE/id")" ]; then
+		[ "$(cat "$d/image-stamp" 2>/dev/null)" = "$(cat "$LAB_IMAGE/stamp")" ]; then
 		return 0
 	fi
 	if [ -d "$d" ]; then
-		lab_log "lab$i: its disk is over an older image; making it a new machine"
+		lab_log "lab$i: its disk was made over another build of the image; making it a new machine"
 	fi
 	guest_create "$i" trust
 }

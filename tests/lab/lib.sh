@@ -143,6 +143,16 @@ lab_is_up() {
 	done
 }
 
+# lab_runs_current_image: every guest of the running lab was made over the
+# image build that is in the cache now.
+lab_runs_current_image() {
+	local i
+	for i in $(seq 1 "$LAB_N"); do
+		[ "$(cat "$(lab_node_dir "$i")/image-stamp" 2>/dev/null)" = "$(cat "$LAB_IMAGE/stamp" 2>/dev/null)" ] ||
+			return 1
+	done
+}
+
 # lab_healthy: up, and every guest answers over ssh with its own name.
 lab_healthy() {
 	local i
