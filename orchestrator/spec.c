@@ -289,7 +289,7 @@ static int set_scalar(struct parser *p, const struct field *f, void *obj, const 
 		return f->sfn(p, f, obj, v, m);
 	switch (f->type) {
 	case FT_STR: {
-		char *s = arena_strndup(&p->st->arena, v, len);
+		char *s = spec_arena_strndup(&p->st->arena, v, len);
 
 		if (!s)
 			return -ENOMEM;
@@ -618,7 +618,7 @@ static const char *rng_get(struct parser *p, struct rng *r, size_t i)
 		r->bad = 1;	/* once per field, not once per node */
 		return NULL;
 	}
-	v = arena_strndup(&p->st->arena, s->buf, s->len);
+	v = spec_arena_strndup(&p->st->arena, s->buf, s->len);
 	return v;
 }
 
@@ -717,7 +717,7 @@ static int h_fs(struct parser *p, const struct field *f, void *obj, const char *
 	}
 	/* Keep what was written, so the mount does not also read as lacking
 	 * a file system. */
-	*(const char **)at(obj, f->off) = arena_strndup(&p->st->arena, v, strlen(v));
+	*(const char **)at(obj, f->off) = spec_arena_strndup(&p->st->arena, v, strlen(v));
 	ln_buf_reset(&p->why);
 	ln_buf_addf(&p->why, "'%s' takes ", f->key);
 	enum_list(&p->why, spec_fs_names);
@@ -732,14 +732,14 @@ static int h_jump(struct parser *p, const struct field *f, void *obj, const char
 		  struct ln_mark m)
 {
 	struct ln_ssh_spec *ssh = obj;
-	struct arena *a = &p->st->arena;
+	struct spec_arena *a = &p->st->arena;
 	const char *at_sign = strchr(v, '@'), *host = at_sign ? at_sign + 1 : v, *end, *colon;
 	long long port = 22;
 
 	(void)f;
 	ln_buf_reset(&p->why);
 	if (at_sign) {
-		char *user = arena_strndup(a, v, (size_t)(at_sign - v));
+		char *user = spec_arena_strndup(a, v, (size_t)(at_sign - v));
 
 		if (!user)
 			return -ENOMEM;
@@ -772,7 +772,7 @@ static int h_jump(struct parser *p, const struct field *f, void *obj, const char
 		spec_diag(p->spec, m, "'jump' port must be from 1 to 65535, not '%.100s'", colon + 1);
 		return 0;
 	}
-	ssh->jump_host = arena_strndup(a, host, (size_t)(end - host));
+	ssh->jump_host = spec_arena_strndup(a, host, (size_t)(end - host));
 	if (!ssh->jump_host)
 		return -ENOMEM;
 	if (spec_pattern_check(SP_HOST, "jump", ssh->jump_host, &p->why) < 0) {
@@ -972,7 +972,8 @@ static int finish_node(struct parser *p)
 					  ne->n.name);
 				name_bad = 1;
 			}
-			node->name = arena_strndup(&st->arena, st->scratch.buf, st->scratch.len);
+			node->name = spec_arena_strndup(&st->arena, st->scratch.buf,
+							st->scratch.len);
 			if (!node->name) {
 				r = -ENOMEM;
 				goto out;
@@ -1128,7 +1129,7 @@ static int host_item(struct parser *p, void *arg)
 	h = GROW(te->hosts, te->n_hosts, te->alloc_hosts);
 	if (!h)
 		return -ENOMEM;
-	h->name = arena_strndup(&p->st->arena, (const char *)e->data.scalar.value,
+	h->name = spec_arena_strndup(&p->st->arena, (const char *)e->data.scalar.value,
 				e->data.scalar.length);
 	if (!h->name)
 		return -ENOMEM;
@@ -1235,7 +1236,7 @@ static int finish_target(struct parser *p)
 					spec_diag(spec, te->m[0], "%s (from range '%.100s')",
 						  p->why.buf, te->t.nqn);
 			}
-			t->nqn = arena_strndup(&st->arena, st->scratch.buf, st->scratch.len);
+			t->nqn = spec_arena_strndup(&st->arena, st->scratch.buf, st->scratch.len);
 			if (!t->nqn) {
 				r = -ENOMEM;
 				goto out;
@@ -1261,7 +1262,8 @@ static int finish_target(struct parser *p)
 			st->n_nss++;
 		}
 		for (k = 0; k < te->n_hosts; k++) {
-			struct host_raw *h = GROW(st->hosts_raw, st->n_hosts_raw, st->alloc_hosts_raw);
+			struct host_raw *h =
+				GROW(st->hosts_raw, st->n_hosts_raw, st->alloc_hosts_raw);
 
 			if (!h) {
 				r = -ENOMEM;
@@ -1383,7 +1385,8 @@ static int finish_initiator(struct parser *p)
 			r = ln_hostlist_get(&hl, i, &st->scratch);
 			if (r < 0)
 				goto out;
-			raw->node = arena_strndup(&st->arena, st->scratch.buf, st->scratch.len);
+			raw->node = spec_arena_strndup(&st->arena, st->scratch.buf,
+						       st->scratch.len);
 			if (!raw->node) {
 				r = -ENOMEM;
 				goto out;
@@ -1465,7 +1468,7 @@ static int h_mca(struct parser *p, const struct field *f, void *obj)
 		mca = GROW(st->mca, mpi->n_mca, st->alloc_mca);
 		if (!mca)
 			return -ENOMEM;
-		k = arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
+		k = spec_arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
 				  p->ev.data.scalar.length);
 		if (!k)
 			return -ENOMEM;
@@ -1483,7 +1486,7 @@ static int h_mca(struct parser *p, const struct field *f, void *obj)
 				return -1;
 			continue;
 		}
-		v = arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
+		v = spec_arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
 				  p->ev.data.scalar.length);
 		if (!v)
 			return -ENOMEM;
@@ -1906,7 +1909,8 @@ static int parse_stream(struct parser *p)
 	r = walk_map(p, &spec_top_table, p->spec, NULL, "the spec");
 	if (r < 0)
 		return r == -1 ? 0 : r;
-	if (next(p) < 0 || next(p) < 0)	/* document end, then stream end or another document */
+	/* document end, then stream end or another document */
+	if (next(p) < 0 || next(p) < 0)
 		return 0;
 	if (p->ev.type == YAML_DOCUMENT_START_EVENT)
 		spec_diag(p->spec, ev_mark(p), "the spec must be one YAML document, not several");
@@ -1978,7 +1982,7 @@ static int load(const char *name, FILE *f, const char *data, size_t len, struct 
 	spec->store = st;
 	ln_buf_init(&st->scratch, 1 << 16);
 	ln_buf_init(&p.why, 1 << 16);
-	spec->path = arena_strndup(&st->arena, name, strlen(name));
+	spec->path = spec_arena_strndup(&st->arena, name, strlen(name));
 	if (!spec->path) {
 		r = -ENOMEM;
 		goto out;
@@ -2088,10 +2092,10 @@ void ln_spec_free(struct ln_spec *spec)
 		free(st->nss);
 		free(st->mca);
 		free(st->host_idx);
-		idxmap_release(&st->node_by_name);
-		idxmap_release(&st->target_by_nqn);
+		spec_idxmap_release(&st->node_by_name);
+		spec_idxmap_release(&st->target_by_nqn);
 		release_parse_state(st);
-		arena_release(&st->arena);
+		spec_arena_release(&st->arena);
 		free(st);
 	}
 	free(spec->nodes);

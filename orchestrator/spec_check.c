@@ -33,7 +33,7 @@ static int streq(const char *a, const char *b)
 
 static uint64_t h_node_name(const void *c, uint32_t i)
 {
-	return hash_str(((const struct ln_spec *)c)->nodes[i].name, HASH_SEED);
+	return spec_hash_str(((const struct ln_spec *)c)->nodes[i].name, HASH_SEED);
 }
 
 static int eq_node_name(const void *c, uint32_t a, uint32_t b)
@@ -52,7 +52,7 @@ static uint64_t h_endpoint(const void *c, uint32_t i)
 {
 	const struct ln_node *n = &((const struct ln_spec *)c)->nodes[i];
 
-	return hash_str(n->address, HASH_SEED ^ n->port);
+	return spec_hash_str(n->address, HASH_SEED ^ n->port);
 }
 
 static int eq_endpoint(const void *c, uint32_t a, uint32_t b)
@@ -65,7 +65,7 @@ static int eq_endpoint(const void *c, uint32_t a, uint32_t b)
 
 static uint64_t h_port_ip(const void *c, uint32_t i)
 {
-	return hash_str(((const struct ctx *)c)->st->ports[i].ip, HASH_SEED);
+	return spec_hash_str(((const struct ctx *)c)->st->ports[i].ip, HASH_SEED);
 }
 
 static int eq_port_ip(const void *c, uint32_t a, uint32_t b)
@@ -77,7 +77,7 @@ static int eq_port_ip(const void *c, uint32_t a, uint32_t b)
 
 static uint64_t h_nqn(const void *c, uint32_t i)
 {
-	return hash_str(((const struct ln_spec *)c)->targets[i].nqn, HASH_SEED);
+	return spec_hash_str(((const struct ln_spec *)c)->targets[i].nqn, HASH_SEED);
 }
 
 static int eq_nqn(const void *c, uint32_t a, uint32_t b)
@@ -104,7 +104,7 @@ static uint64_t h_backing(const void *c, uint32_t i)
 {
 	const struct ctx *x = c;
 
-	return hash_str(ns_backing(x, i), HASH_SEED ^ x->spec->targets[x->ns_target[i]].node);
+	return spec_hash_str(ns_backing(x, i), HASH_SEED ^ x->spec->targets[x->ns_target[i]].node);
 }
 
 static int eq_backing(const void *c, uint32_t a, uint32_t b)
@@ -119,7 +119,7 @@ static uint64_t h_init_pair(const void *c, uint32_t i)
 {
 	const struct ln_initiator *in = &((const struct ln_spec *)c)->initiators[i];
 
-	return hash_str("", ((uint64_t)in->node << 32) ^ in->target ^ HASH_SEED);
+	return spec_hash_str("", ((uint64_t)in->node << 32) ^ in->target ^ HASH_SEED);
 }
 
 static int eq_init_pair(const void *c, uint32_t a, uint32_t b)
@@ -134,7 +134,7 @@ static uint64_t h_mount(const void *c, uint32_t i)
 {
 	const struct ln_initiator *in = &((const struct ln_spec *)c)->initiators[i];
 
-	return hash_str(in->mount.path, HASH_SEED ^ in->node);
+	return spec_hash_str(in->mount.path, HASH_SEED ^ in->node);
 }
 
 static int eq_mount(const void *c, uint32_t a, uint32_t b)
@@ -149,7 +149,7 @@ static uint64_t h_pair(const void *c, uint32_t i)
 {
 	const struct ctx *x = c;
 
-	return hash_str("", ((uint64_t)x->pair_t[i] << 32) ^ x->pair_n[i] ^ HASH_SEED);
+	return spec_hash_str("", ((uint64_t)x->pair_t[i] << 32) ^ x->pair_n[i] ^ HASH_SEED);
 }
 
 static int eq_pair(const void *c, uint32_t a, uint32_t b)
@@ -199,7 +199,7 @@ static long node_index(const struct ln_spec *spec, const char *name)
 {
 	if (!name)
 		return -1;
-	return idxmap_find(&spec->store->node_by_name, hash_str(name, HASH_SEED),
+	return spec_idxmap_find(&spec->store->node_by_name, spec_hash_str(name, HASH_SEED),
 			   match_node_name, name);
 }
 
@@ -279,18 +279,18 @@ static int check_nodes(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_spec_store *st = x->st;
-	struct idxmap ep = { 0 }, ips = { 0 };
+	struct spec_idxmap ep = { 0 }, ips = { 0 };
 	uint32_t *order = NULL;
 	size_t i, k, off = 0, maxports = 0;
 	int r;
 
-	r = idxmap_init(&st->node_by_name, spec->n_nodes, h_node_name, eq_node_name, spec);
+	r = spec_idxmap_init(&st->node_by_name, spec->n_nodes, h_node_name, eq_node_name, spec);
 	if (r < 0)
 		goto out;
-	r = idxmap_init(&ep, spec->n_nodes, h_endpoint, eq_endpoint, spec);
+	r = spec_idxmap_init(&ep, spec->n_nodes, h_endpoint, eq_endpoint, spec);
 	if (r < 0)
 		goto out;
-	r = idxmap_init(&ips, st->n_ports, h_port_ip, eq_port_ip, x);
+	r = spec_idxmap_init(&ips, st->n_ports, h_port_ip, eq_port_ip, x);
 	if (r < 0)
 		goto out;
 	x->port_node = malloc((st->n_ports + 1) * sizeof(*x->port_node));
@@ -317,12 +317,12 @@ static int check_nodes(struct ctx *x)
 			n->user = spec->ssh.user;
 		if (!n->slots)
 			n->slots = n->gpus > 1 ? n->gpus : 1;
-		other = idxmap_insert(&st->node_by_name, (uint32_t)i);
+		other = spec_idxmap_insert(&st->node_by_name, (uint32_t)i);
 		if (other >= 0)
 			spec_diag(spec, raw->name, "duplicate node name '%s' (first on line %u)",
 				  n->name, st->node_raw[other].name.line);
 		if (n->address) {
-			other = idxmap_insert(&ep, (uint32_t)i);
+			other = spec_idxmap_insert(&ep, (uint32_t)i);
 			if (other >= 0)
 				spec_diag(spec, raw->address,
 					  "nodes '%s' and '%s' have the same SSH endpoint %s port %u",
@@ -343,7 +343,7 @@ static int check_nodes(struct ctx *x)
 						  b->device, b->port, n->name, a->mark.line);
 			}
 			if (p->ip) {
-				other = idxmap_insert(&ips, (uint32_t)(off + k));
+				other = spec_idxmap_insert(&ips, (uint32_t)(off + k));
 				if (other >= 0)
 					spec_diag(spec, p->mark,
 						  "rdma ip %s of node '%s' is already on node '%s' (line %u)",
@@ -357,8 +357,8 @@ static int check_nodes(struct ctx *x)
 	r = 0;
 out:
 	free(order);
-	idxmap_release(&ep);
-	idxmap_release(&ips);
+	spec_idxmap_release(&ep);
+	spec_idxmap_release(&ips);
 	return r;
 }
 
@@ -425,12 +425,12 @@ static int check_targets(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_spec_store *st = x->st;
-	struct idxmap backing = { 0 };
+	struct spec_idxmap backing = { 0 };
 	uint32_t *order = NULL, *stamp = NULL;
 	size_t i, k, off = 0, hoff = 0, maxns = 0;
 	int r;
 
-	r = idxmap_init(&st->target_by_nqn, spec->n_targets, h_nqn, eq_nqn, spec);
+	r = spec_idxmap_init(&st->target_by_nqn, spec->n_targets, h_nqn, eq_nqn, spec);
 	if (r < 0)
 		goto out;
 	x->ns_target = malloc((st->n_nss + 1) * sizeof(*x->ns_target));
@@ -443,7 +443,7 @@ static int check_targets(struct ctx *x)
 		r = -ENOMEM;
 		goto out;
 	}
-	r = idxmap_init(&backing, st->n_nss, h_backing, eq_backing, x);
+	r = spec_idxmap_init(&backing, st->n_nss, h_backing, eq_backing, x);
 	if (r < 0)
 		goto out;
 	for (i = 0; i < spec->n_targets; i++) {
@@ -452,7 +452,7 @@ static int check_targets(struct ctx *x)
 		const struct ln_node *node = NULL;
 		long other, ni;
 
-		other = idxmap_insert(&st->target_by_nqn, (uint32_t)i);
+		other = spec_idxmap_insert(&st->target_by_nqn, (uint32_t)i);
 		if (other >= 0)
 			spec_diag(spec, raw->nqn, "duplicate target nqn '%s' (first on line %u)",
 				  t->nqn, st->target_raw[other].nqn.line);
@@ -500,7 +500,7 @@ static int check_targets(struct ctx *x)
 			if ((ns->file && ns->device) || (!ns->file && !ns->device))
 				continue;
 			if (node) {
-				other = idxmap_insert(&backing, (uint32_t)(off + k));
+				other = spec_idxmap_insert(&backing, (uint32_t)(off + k));
 				if (other >= 0)
 					spec_diag(spec, ns->mark,
 						  "'%s' on node '%s' already backs namespace %u of '%s' (line %u)",
@@ -522,7 +522,7 @@ static int check_targets(struct ctx *x)
 out:
 	free(order);
 	free(stamp);
-	idxmap_release(&backing);
+	spec_idxmap_release(&backing);
 	return r;
 }
 
@@ -532,21 +532,21 @@ static int check_initiators(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_spec_store *st = x->st;
-	struct idxmap pairs = { 0 }, mounts = { 0 }, explicit = { 0 };
+	struct spec_idxmap pairs = { 0 }, mounts = { 0 }, explicit = { 0 };
 	size_t i, n_explicit = x->n_pairs;
 	int r;
 
-	r = idxmap_init(&pairs, spec->n_initiators, h_init_pair, eq_init_pair, spec);
+	r = spec_idxmap_init(&pairs, spec->n_initiators, h_init_pair, eq_init_pair, spec);
 	if (r < 0)
 		goto out;
-	r = idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
+	r = spec_idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
 	if (r < 0)
 		goto out;
-	r = idxmap_init(&explicit, n_explicit, h_pair, eq_pair, x);
+	r = spec_idxmap_init(&explicit, n_explicit, h_pair, eq_pair, x);
 	if (r < 0)
 		goto out;
 	for (i = 0; i < n_explicit; i++)
-		idxmap_insert(&explicit, (uint32_t)i);
+		spec_idxmap_insert(&explicit, (uint32_t)i);
 	for (i = 0; i < spec->n_initiators; i++) {
 		struct ln_initiator *in = &spec->initiators[i];
 		const struct init_raw *raw = &st->init_raw[i];
@@ -565,9 +565,11 @@ static int check_initiators(struct ctx *x)
 				spec_diag(spec, raw->node_mark, "initiator is on unknown node '%.100s'",
 					  raw->node);
 		}
-		ti = raw->target ? idxmap_find(&st->target_by_nqn, hash_str(raw->target, HASH_SEED),
-					       match_nqn, raw->target)
-				 : -1;
+		ti = -1;
+		if (raw->target)
+			ti = spec_idxmap_find(&st->target_by_nqn,
+					      spec_hash_str(raw->target, HASH_SEED), match_nqn,
+					      raw->target);
 		if (raw->target && ti < 0)
 			spec_diag(spec, raw->target_mark,
 				  "initiator on '%.100s' names unknown target '%s'",
@@ -580,7 +582,7 @@ static int check_initiators(struct ctx *x)
 		in->node = (size_t)ni;
 		in->target = (size_t)ti;
 		t = &spec->targets[ti];
-		other = idxmap_insert(&pairs, (uint32_t)i);
+		other = spec_idxmap_insert(&pairs, (uint32_t)i);
 		if (other >= 0) {
 			spec_diag(spec, in->mark,
 				  "node '%s' has two initiators for target '%s' (first on line %u)",
@@ -588,7 +590,7 @@ static int check_initiators(struct ctx *x)
 			continue;
 		}
 		if (in->mount.present && in->mount.path) {
-			other = idxmap_insert(&mounts, (uint32_t)i);
+			other = spec_idxmap_insert(&mounts, (uint32_t)i);
 			if (other >= 0)
 				spec_diag(spec, in->mount.mark,
 					  "mount point '%s' on node '%s' is already used (line %u)",
@@ -597,9 +599,9 @@ static int check_initiators(struct ctx *x)
 		}
 		if (t->hosts_given && !t->hosts_any) {
 			uint32_t key[2] = { (uint32_t)ti, (uint32_t)ni };
-			uint64_t h = hash_str("", ((uint64_t)key[0] << 32) ^ key[1] ^ HASH_SEED);
+			uint64_t h = spec_hash_str("", ((uint64_t)key[0] << 32) ^ key[1] ^ HASH_SEED);
 
-			if (idxmap_find(&explicit, h, match_pair, key) < 0)
+			if (spec_idxmap_find(&explicit, h, match_pair, key) < 0)
 				spec_diag(spec, in->mark,
 					  "node '%s' connects to target '%s' but is not in its hosts",
 					  spec->nodes[ni].name, t->nqn);
@@ -611,9 +613,9 @@ static int check_initiators(struct ctx *x)
 	}
 	r = 0;
 out:
-	idxmap_release(&pairs);
-	idxmap_release(&mounts);
-	idxmap_release(&explicit);
+	spec_idxmap_release(&pairs);
+	spec_idxmap_release(&mounts);
+	spec_idxmap_release(&explicit);
 	return r;
 }
 
@@ -635,7 +637,8 @@ static int layout_hosts(struct ctx *x)
 		spec->targets[x->pair_t[i]].n_hosts++;
 	for (i = 0; i < spec->n_targets; i++) {
 		start[i + 1] = start[i] + spec->targets[i].n_hosts;
-		spec->targets[i].hosts = spec->targets[i].n_hosts ? &x->st->host_idx[start[i]] : NULL;
+		spec->targets[i].hosts =
+			spec->targets[i].n_hosts ? &x->st->host_idx[start[i]] : NULL;
 	}
 	for (i = 0; i < x->n_pairs; i++)
 		x->st->host_idx[start[x->pair_t[i]]++] = x->pair_n[i];
@@ -753,5 +756,6 @@ long ln_spec_target_index(const struct ln_spec *spec, const char *nqn)
 {
 	if (!nqn)
 		return -1;
-	return idxmap_find(&spec->store->target_by_nqn, hash_str(nqn, HASH_SEED), match_nqn, nqn);
+	return spec_idxmap_find(&spec->store->target_by_nqn, spec_hash_str(nqn, HASH_SEED),
+				match_nqn, nqn);
 }

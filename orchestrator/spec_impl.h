@@ -18,24 +18,24 @@
 /* A bump allocator: the model's strings and small arrays live in a few
  * large chunks, so a 4,096-node spec costs its bytes, not malloc's
  * per-object overhead, and freeing is one walk over the chunks. */
-struct arena_chunk;
-struct arena {
-	struct arena_chunk *head;
+struct spec_arena_chunk;
+struct spec_arena {
+	struct spec_arena_chunk *head;
 	char *cur;			/* aligned objects */
 	size_t left;
 	char *scur;			/* strings: byte-packed, no alignment */
 	size_t sleft;
 };
 
-void *arena_alloc(struct arena *a, size_t n);
-char *arena_strndup(struct arena *a, const char *s, size_t n);
-void arena_release(struct arena *a);
+void *spec_arena_alloc(struct spec_arena *a, size_t n);
+char *spec_arena_strndup(struct spec_arena *a, const char *s, size_t n);
+void spec_arena_release(struct spec_arena *a);
 
 /* Open-addressing set of uint32 indexes, hashed and compared through the
  * caller's callbacks, so one structure serves names, (address, port)
  * pairs and (node, path) pairs without building composite keys. Sized up
  * front (no rehash): every use knows its element count. */
-struct idxmap {
+struct spec_idxmap {
 	uint32_t *slot;			/* index + 1; 0 = empty */
 	size_t mask;
 	uint64_t (*hash)(const void *ctx, uint32_t idx);
@@ -43,17 +43,17 @@ struct idxmap {
 	const void *ctx;
 };
 
-int idxmap_init(struct idxmap *m, size_t n, uint64_t (*hash)(const void *, uint32_t),
+int spec_idxmap_init(struct spec_idxmap *m, size_t n, uint64_t (*hash)(const void *, uint32_t),
 		int (*eq)(const void *, uint32_t, uint32_t), const void *ctx);
 /* Insert idx; returns -1 when inserted, else the index already there. */
-long idxmap_insert(struct idxmap *m, uint32_t idx);
+long spec_idxmap_insert(struct spec_idxmap *m, uint32_t idx);
 /* The index whose element matches key (hash h, as the hash callback would
  * give), or -1. */
-long idxmap_find(const struct idxmap *m, uint64_t h,
+long spec_idxmap_find(const struct spec_idxmap *m, uint64_t h,
 		 int (*match)(const void *ctx, uint32_t idx, const void *key), const void *key);
-void idxmap_release(struct idxmap *m);
+void spec_idxmap_release(struct spec_idxmap *m);
 
-uint64_t hash_str(const char *s, uint64_t h);
+uint64_t spec_hash_str(const char *s, uint64_t h);
 #define HASH_SEED 0xcbf29ce484222325ull
 
 /* ---- diagnostics ------------------------------------------------------ */
@@ -87,7 +87,7 @@ struct init_raw {
 };
 
 struct ln_spec_store {
-	struct arena arena;
+	struct spec_arena arena;
 	struct ln_buf scratch;
 
 	struct diag *diags;
@@ -114,8 +114,8 @@ struct ln_spec_store {
 	size_t *host_idx;		/* storage for every target's hosts[] */
 
 	/* Lookups that outlive the load. */
-	struct idxmap node_by_name;
-	struct idxmap target_by_nqn;
+	struct spec_idxmap node_by_name;
+	struct spec_idxmap target_by_nqn;
 };
 
 /* Record "line:col: message" (mark is 1-based; 0/0 reads as 1:1). */

@@ -173,7 +173,8 @@ mfail:
 		return NULL;
 	}
 	if (!strcmp(st, "validation")) {
-		struct json_object *one = json_object_new_array(), *items = json_object_new_object();
+		struct json_object *one = json_object_new_array();
+		struct json_object *items = json_object_new_object();
 		size_t s;
 
 		if (!one || !items)

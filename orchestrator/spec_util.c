@@ -14,16 +14,16 @@
 
 #define ARENA_CHUNK (64u << 10)
 
-struct arena_chunk {
-	struct arena_chunk *next;
+struct spec_arena_chunk {
+	struct spec_arena_chunk *next;
 	/* max_align_t keeps every allocation suitably aligned */
 	max_align_t data[];
 };
 
 /* A new chunk of at least n bytes, linked for release. */
-static char *new_chunk(struct arena *a, size_t n)
+static char *new_chunk(struct spec_arena *a, size_t n)
 {
-	struct arena_chunk *c = malloc(sizeof(*c) + n);
+	struct spec_arena_chunk *c = malloc(sizeof(*c) + n);
 
 	if (!c)
 		return NULL;
@@ -32,7 +32,7 @@ static char *new_chunk(struct arena *a, size_t n)
 	return (char *)c->data;
 }
 
-void *arena_alloc(struct arena *a, size_t n)
+void *spec_arena_alloc(struct spec_arena *a, size_t n)
 {
 	char *p;
 
@@ -54,7 +54,7 @@ void *arena_alloc(struct arena *a, size_t n)
 	return p;
 }
 
-char *arena_strndup(struct arena *a, const char *s, size_t n)
+char *spec_arena_strndup(struct spec_arena *a, const char *s, size_t n)
 {
 	char *d;
 
@@ -86,9 +86,9 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 	return d;
 }
 
-void arena_release(struct arena *a)
+void spec_arena_release(struct spec_arena *a)
 {
-	struct arena_chunk *c = a->head, *next;
+	struct spec_arena_chunk *c = a->head, *next;
 
 	for (; c; c = next) {
 		next = c->next;
@@ -97,7 +97,7 @@ void arena_release(struct arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
-uint64_t hash_str(const char *s, uint64_t h)
+uint64_t spec_hash_str(const char *s, uint64_t h)
 {
 	/* FNV-1a, then a final mix so linear probing sees spread-out bits. */
 	for (; s && *s; s++) {
@@ -110,7 +110,7 @@ uint64_t hash_str(const char *s, uint64_t h)
 	return h;
 }
 
-int idxmap_init(struct idxmap *m, size_t n, uint64_t (*hash)(const void *, uint32_t),
+int spec_idxmap_init(struct spec_idxmap *m, size_t n, uint64_t (*hash)(const void *, uint32_t),
 		int (*eq)(const void *, uint32_t, uint32_t), const void *ctx)
 {
 	size_t cap = 16;
@@ -128,7 +128,7 @@ int idxmap_init(struct idxmap *m, size_t n, uint64_t (*hash)(const void *, uint3
 	return 0;
 }
 
-long idxmap_insert(struct idxmap *m, uint32_t idx)
+long spec_idxmap_insert(struct spec_idxmap *m, uint32_t idx)
 {
 	size_t i = (size_t)m->hash(m->ctx, idx) & m->mask;
 
@@ -144,7 +144,7 @@ long idxmap_insert(struct idxmap *m, uint32_t idx)
 	}
 }
 
-long idxmap_find(const struct idxmap *m, uint64_t h,
+long spec_idxmap_find(const struct spec_idxmap *m, uint64_t h,
 		 int (*match)(const void *ctx, uint32_t idx, const void *key), const void *key)
 {
 	size_t i;
@@ -161,7 +161,7 @@ long idxmap_find(const struct idxmap *m, uint64_t h,
 	}
 }
 
-void idxmap_release(struct idxmap *m)
+void spec_idxmap_release(struct spec_idxmap *m)
 {
 	free(m->slot);
 	m->slot = NULL;
