@@ -36,7 +36,7 @@ $(STANDIN_DIR)/nosym/libnccl.so.2: tests/unit/standin/nccl_standin.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_NO_ALLREDUCE -fPIC -shared -o $@ $<
 
-$(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(IO_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent
+$(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(IO_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent-dyn
 
 # The MPI probe travels as source (built by each node's mpicc); llmnet
 # finds it next to itself in probes/, or in LIBEXECDIR/probes once installed.

@@ -189,7 +189,7 @@ static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/mpi_probe.c %s/ && %s/llmnet-agent run "
+	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/mpi_probe.c %s/ && %s/llmnet-agent-dyn run "
 		 "--timeout 120 -- mpicc -O2 -o %s/llmnet-probe-mpi %s/mpi_probe.c", SRC_DIR, dir,
 		 BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 0);
@@ -197,17 +197,17 @@ static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-mpi", dir);
 	assert_int_equal(access(cmd, X_OK), 0);
 
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
 		 "%s/llmnet-probe-mpi /etc/passwd", BUILD_DIR, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	assert_non_null(strstr(out.buf, "mpicc may only build llmnet's MPI probe"));
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
 		 "%s/../x/llmnet-probe-mpi %s/mpi_probe.c", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
 		 "%s/llmnet-probe-mpi %s/mpi_probe.c -lfoo", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent run --timeout 5 -- mpirun -np 1 mpicc",
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpirun -np 1 mpicc",
 		 BUILD_DIR);
 	assert_int_equal(capture(cmd, &out), 2);
 	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes, not 'mpicc'"));
