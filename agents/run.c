@@ -274,7 +274,7 @@ static int probe_path(const char *p, const char *base)
 }
 
 /* mpicc only builds llmnet's MPI probe (the validate mpi stage builds it
- * with each node's own mpicc): exactly "-O2 -o .../llmnet-probe-mpi
+ * with the launcher's mpicc and copies it to the other nodes): exactly "-O2 -o .../llmnet-probe-mpi
  * .../mpi_probe.c", nothing that could compile or link anything else. */
 static int check_mpicc(int argc, char **argv, struct ln_buf *err)
 {

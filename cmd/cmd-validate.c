@@ -258,7 +258,38 @@ static int ops_put(void *ctx, size_t node, const char *path, const void *data, s
 	return r;
 }
 
-static const struct ln_probe_ops transport_ops = { ops_facts, ops_run, ops_put };
+/* Read back a file llmnet installed (the MPI probe, to copy it from the
+ * launcher and to check each copy): cat over the session, bounded by the
+ * step timeout and by data's cap. */
+static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
+		   struct ln_buf *err)
+{
+	struct ln_run *run = ctx;
+	struct ln_node_run *nr = node_run(ctx, node);
+	struct ln_buf cmd = LN_BUF_INIT, se = LN_BUF_INIT;
+	int r, status = -1;
+
+	if (!nr || path[0] != '/' || !ln_ssh_safe_word(path + 1))
+		return -EINVAL;
+	r = ln_run_session(run, nr, err);
+	if (r < 0)
+		return r;
+	ln_buf_addf(&cmd, "%scat -- \"${LLMNET_AGENT_ROOT%%/}%s\"",
+		    ln_ssh_is_sudo(nr->s) ? "sudo -n " : "", path);
+	ln_buf_reset(data);
+	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, data, &se, &status, err);
+	if (r == 0 && status != 0) {
+		ln_buf_rtrim(&se);
+		ln_buf_addf(err, "cannot read '%s' on '%s' (exit %d): %s", path, nr->spec->name,
+			    status, se.buf);
+		r = -EIO;
+	}
+	ln_buf_release(&cmd);
+	ln_buf_release(&se);
+	return r;
+}
+
+static const struct ln_probe_ops transport_ops = { ops_facts, ops_run, ops_put, ops_get };
 
 /* llmnet's probes: $LLMNET_PROBES, else probes/ next to the llmnet binary
  * (the build tree), else ../lib/llmnet/probes from it (an install). */

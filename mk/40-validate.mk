@@ -38,7 +38,7 @@ $(STANDIN_DIR)/nosym/libnccl.so.2: tests/unit/standin/nccl_standin.c
 
 $(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(IO_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent-dyn
 
-# The MPI probe travels as source (built by each node's mpicc); llmnet
+# The MPI probe travels as source (built by the launcher's mpicc, then copied); llmnet
 # finds it next to itself in probes/, or in LIBEXECDIR/probes once installed.
 all: $(PROBES_DIR)/mpi_probe.c
 

@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "orchestrator/push.h"
 #include "orchestrator/validate/diagnose.h"
 #include "orchestrator/validate/pairing.h"
 #include "orchestrator/validate/parse.h"
@@ -1037,6 +1038,121 @@ static int push_file(struct vctx *c, size_t node, const char *local, const char 
 	return r;
 }
 
+/* The MPI probe is built once, by the launcher's own mpicc, as operators
+ * do by hand: mpirun starts the same binary at the same path on every
+ * node, so the ranks must agree on the MPI ABI the launcher was built
+ * against. image receives the built binary, read back from the launcher.
+ * A build that cannot happen is "not run" on the launcher; returns < 0
+ * only when results cannot be recorded. */
+static int mpi_build(struct vctx *c, size_t l, const char *src, const char *bin,
+		     struct ln_buf *image, int *blocked)
+{
+	static const char name[] = "build the mpi probe";
+	struct ln_probe_result pr;
+	struct ln_attempt at;
+	struct ln_buf why = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct argv av = { .n = 0 };
+	int r = 0, rr;
+
+	memset(&at, 0, sizeof(at));
+	ln_buf_init(&pr.output, 1u << 20);
+	if (push_file(c, l, c->o->mpi_probe_source, src, &why) < 0) {
+		r = not_run_check(c, LN_VS_MPI, l, name, "%s", why.buf);
+		goto fail;
+	}
+	arg(&av, "mpicc");
+	arg(&av, "-O2");
+	arg(&av, "-o");
+	arg(&av, "%s", bin);
+	arg(&av, "%s", src);
+	rr = run_probe(c, LN_VS_MPI, l, &av, 120, &pr, &at, &why);
+	if (rr < 0) {
+		r = not_run_check(c, LN_VS_MPI, l, name, "no usable mpicc on '%s': %s",
+				  nname(c, l), why.buf);
+		goto fail;
+	}
+	if (pr.exit_status == 127) {
+		r = not_run_check(c, LN_VS_MPI, l, name, "no mpicc on '%s'", nname(c, l));
+		goto fail;
+	}
+	if (pr.exit_status) {
+		r = not_run_check(c, LN_VS_MPI, l, name, "mpicc on '%s' failed (exit status %d): "
+				  "%.300s", nname(c, l), pr.exit_status, pr.output.buf);
+		goto fail;
+	}
+	ln_buf_reset(image);
+	if (c->ops->get(c->octx, l, bin, image, &err) < 0 || !image->len) {
+		r = not_run_check(c, LN_VS_MPI, l, name, "cannot read back the mpi probe built on "
+				  "'%s': %s", nname(c, l), err.len ? err.buf : "empty file");
+		goto fail;
+	}
+	goto out;
+fail:
+	(*blocked)++;
+out:
+	free(at.command);
+	argv_free(&av);
+	ln_buf_release(&pr.output);
+	ln_buf_release(&why);
+	ln_buf_release(&err);
+	return r;
+}
+
+/* Copy the launcher's build to every other node at the same path (put
+ * installs it by temporary name and rename), then read each copy back and
+ * compare its sha256 with the launcher's: a rank must never run a stale
+ * or truncated probe. */
+static int mpi_copy(struct vctx *c, size_t l, const char *bin, const struct ln_buf *image,
+		    int *blocked)
+{
+	static const char name[] = "copy the mpi probe";
+	struct ln_buf back, err = LN_BUF_INIT, why = LN_BUF_INIT;
+	struct ln_attempt at;
+	char want[65], got[65];
+	size_t i;
+	int r = 0;
+
+	ln_sha256_hex(image->buf, image->len, want);
+	ln_buf_init(&back, 64u << 20);
+	for (i = 0; i < c->n && r >= 0; i++) {
+		double t0 = now_s();
+
+		if (i == l)
+			continue;
+		ln_buf_reset(&back);
+		ln_buf_reset(&err);
+		if (c->ops->put(c->octx, i, bin, image->buf, image->len, &err) < 0) {
+			r = not_run_check(c, LN_VS_MPI, i, name, "cannot copy the mpi probe from "
+					  "'%s' to '%s': %s", nname(c, l), nname(c, i), err.buf);
+			(*blocked)++;
+			continue;
+		}
+		if (c->ops->get(c->octx, i, bin, &back, &err) < 0) {
+			r = not_run_check(c, LN_VS_MPI, i, name, "cannot read back the mpi probe "
+					  "copied to '%s': %s", nname(c, i), err.buf);
+			(*blocked)++;
+			continue;
+		}
+		ln_sha256_hex(back.buf, back.len, got);
+		if (!strcmp(got, want))
+			continue;
+		memset(&at, 0, sizeof(at));
+		at.value = NAN;
+		at.seconds = now_s() - t0;
+		if (asprintf(&at.command, "sha256 of %s", bin) < 0)
+			at.command = NULL;
+		ln_buf_addf(&why, "the mpi probe copied to '%s' has sha256 %.16s (%zu bytes), "
+			    "the one built on '%s' %.16s (%zu bytes)", nname(c, i), got, back.len,
+			    nname(c, l), want, image->len);
+		r = record(c, LN_VS_MPI, i, LN_NO_NODE, name, &at, &why, "", NAN);
+		(*blocked)++;
+	}
+	ln_buf_release(&back);
+	ln_buf_release(&err);
+	ln_buf_release(&why);
+	return r;
+}
+
 static int mpi_stage(struct vctx *c)
 {
 	const struct ln_spec *sp = c->spec;
@@ -1049,6 +1165,7 @@ static int mpi_stage(struct vctx *c)
 	int r = 0, timeout_s = (int)((sp->validation.mpi.timeout_ms + 999) / 1000), blocked = 0;
 	const char *bin = LN_PROBE_DIR "/llmnet-probe-mpi";
 	const char *src = LN_PROBE_SRC_DIR "/mpi_probe.c";
+	struct ln_buf image;
 
 	memset(&at, 0, sizeof(at));
 	at.value = NAN;
@@ -1061,47 +1178,24 @@ static int mpi_stage(struct vctx *c)
 		c->res->stages[LN_VS_MPI].reason = strdup("the MPI probe's source was not found");
 		goto out;
 	}
-	for (i = 0; i < c->n; i++)
-		if (c->ni[i].facts && launcher == LN_NO_NODE)
+	/* The launcher: the first node of the hostfile that answered and
+	 * passed devices, else the first that answered. */
+	for (i = 0; i < c->n && launcher == LN_NO_NODE; i++)
+		if (c->ni[i].facts && c->ni[i].rdma_ok)
+			launcher = i;
+	for (i = 0; i < c->n && launcher == LN_NO_NODE; i++)
+		if (c->ni[i].facts)
 			launcher = i;
 	if (launcher == LN_NO_NODE) {
 		c->res->stages[LN_VS_MPI].reason = strdup("no node answered");
 		goto out;
 	}
 	c->res->stages[LN_VS_MPI].ran = 1;
-	/* The probe: source to every node, built there by that node's mpicc
-	 * at the same path. */
-	for (i = 0; i < c->n && r >= 0; i++) {
-		if (push_file(c, i, c->o->mpi_probe_source, src, &why) < 0) {
-			r = not_run_check(c, LN_VS_MPI, i, "build the mpi probe", "%s", why.buf);
-			ln_buf_reset(&why);
-			blocked++;
-			continue;
-		}
-		arg(&av, "mpicc");
-		arg(&av, "-O2");
-		arg(&av, "-o");
-		arg(&av, "%s", bin);
-		arg(&av, "%s", src);
-		if (run_probe(c, LN_VS_MPI, i, &av, 120, &pr, &at, &why) < 0) {
-			r = not_run_check(c, LN_VS_MPI, i, "build the mpi probe",
-					  "no usable mpicc on '%s': %s", nname(c, i), why.buf);
-			blocked++;
-		} else if (pr.exit_status == 127) {
-			r = not_run_check(c, LN_VS_MPI, i, "build the mpi probe", "no mpicc on '%s'",
-					  nname(c, i));
-			blocked++;
-		} else if (pr.exit_status) {
-			r = not_run_check(c, LN_VS_MPI, i, "build the mpi probe",
-					  "mpicc on '%s' failed (exit status %d): %.300s", nname(c, i),
-					  pr.exit_status, pr.output.buf);
-			blocked++;
-		}
-		free(at.command);
-		at.command = NULL;
-		ln_buf_reset(&why);
-		argv_free(&av);
-	}
+	ln_buf_init(&image, 64u << 20);
+	r = mpi_build(c, launcher, src, bin, &image, &blocked);
+	if (r >= 0 && !blocked)
+		r = mpi_copy(c, launcher, bin, &image, &blocked);
+	ln_buf_release(&image);
 	if (r < 0 || blocked)
 		goto out;
 	/* Preflight: mpirun's launch needs each node to reach the others over

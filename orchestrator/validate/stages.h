@@ -3,12 +3,12 @@
  * The validation stage runner: devices, rping, bandwidth, io, mpi, nccl,
  * always in that order, only those the spec lists (and --stages keeps).
  * It talks to nodes only through a small ops table (facts, a bounded run
- * of an allow-listed probe, a file upload), so the whole runner is tested
- * with a fake; `llmnet validate` plugs in the SSH transport and the
- * agent's `run` verb. Pairwise stages run in rounds of disjoint pairs,
- * the pairs of a round in parallel; client/server probes start a fresh
- * server for every attempt and retry the client. Results, diagnosis
- * included, land in a struct ln_results for the reports.
+ * of an allow-listed probe, a file upload and its read-back), so the
+ * whole runner is tested with a fake; `llmnet validate` plugs in the SSH
+ * transport and the agent's `run` verb. Pairwise stages run in rounds of
+ * disjoint pairs, the pairs of a round in parallel; client/server probes
+ * start a fresh server for every attempt and retry the client. Results,
+ * diagnosis included, land in a struct ln_results for the reports.
  */
 #ifndef LN_VALIDATE_STAGES_H
 #define LN_VALIDATE_STAGES_H
@@ -40,6 +40,13 @@ struct ln_probe_ops {
 	/* Install data on node at the absolute path, mode 0755 (a probe in
 	 * the agent's probe directory, or a source file). */
 	int (*put)(void *ctx, size_t node, const char *path, const void *data, size_t len,
+		   struct ln_buf *err);
+	/* Read back a file llmnet installed on node (an absolute path under
+	 * LN_PROBE_DIR) into data, bounded by data's cap and the transport's
+	 * step bound: the MPI probe built on the launcher is read back this
+	 * way to be copied to the other nodes, and every copy is read back
+	 * to check its sha256. */
+	int (*get)(void *ctx, size_t node, const char *path, struct ln_buf *data,
 		   struct ln_buf *err);
 };
 

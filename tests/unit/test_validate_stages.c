@@ -3,7 +3,8 @@
  * The stage runner against a fake cluster (an ops table, not the
  * network): facts are generated per node, and rping, perftest, ssh,
  * mpicc, mpirun and the probes answer as the real tools do, from injected
- * faults. Checks the stage order, skips with reasons, retries per
+ * faults; files put on a node are kept per node, so the MPI probe built
+ * on the launcher can be followed to every other node. Checks the stage order, skips with reasons, retries per
  * attempt, timeouts naming node/pair/stage/command, "not run" counting
  * as failure, --stages, --limit, and that the verdicts name exactly the
  * injected bad node and bad link.
@@ -34,7 +35,16 @@ struct fake {
 	int overlap;
 	char problem[256];		/* set from worker threads, checked after the run */
 	size_t runs, puts;
+	/* the MPI probe binary at its path on each node, mpicc runs per node,
+	 * source uploads per node, and a transfer that flips a byte */
+	struct ln_buf mpi_bin[MAXN];
+	int has_mpi_bin[MAXN], mpicc_runs[MAXN], src_puts[MAXN], corrupt_copy[MAXN];
 };
+
+static int is_mpi_bin(const char *path)
+{
+	return !strcmp(path, LN_PROBE_DIR "/llmnet-probe-mpi");
+}
 
 static size_t node_of_ip(const char *ip)
 {
@@ -85,15 +95,52 @@ static int fake_put(void *ctx, size_t node, const char *path, const void *data, 
 {
 	struct fake *f = ctx;
 
-	(void)node;
-	(void)data;
 	(void)err;
 	pthread_mutex_lock(&f->lock);
 	if (!len || path[0] != '/')
 		snprintf(f->problem, sizeof(f->problem), "bad put of '%s'", path);
 	f->puts++;
+	if (!strcmp(path, LN_PROBE_SRC_DIR "/mpi_probe.c"))
+		f->src_puts[node]++;
+	if (is_mpi_bin(path)) {
+		ln_buf_reset(&f->mpi_bin[node]);
+		ln_buf_add(&f->mpi_bin[node], data, len);
+		if (f->corrupt_copy[node])
+			f->mpi_bin[node].buf[len / 2] ^= 0x20;
+		f->has_mpi_bin[node] = 1;
+	}
 	pthread_mutex_unlock(&f->lock);
 	return 0;
+}
+
+static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
+		    struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	int r = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (!is_mpi_bin(path) || !f->has_mpi_bin[node]) {
+		ln_buf_addf(err, "cat: %s: No such file or directory", path);
+		r = -ENOENT;
+	} else {
+		ln_buf_reset(data);
+		ln_buf_add(data, f->mpi_bin[node].buf, f->mpi_bin[node].len);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+/* Does every node hold the launcher's MPI probe, byte for byte? */
+static int same_mpi_bin_everywhere(struct fake *f, size_t launcher)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (!f->has_mpi_bin[i] || f->mpi_bin[i].len != f->mpi_bin[launcher].len ||
+		    memcmp(f->mpi_bin[i].buf, f->mpi_bin[launcher].buf, f->mpi_bin[i].len))
+			return 0;
+	return 1;
 }
 
 static const char perf_head[] =
@@ -169,10 +216,23 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 				    0.011);
 		}
 	} else if (!strcmp(p, "mpicc")) {
+		pthread_mutex_lock(&f->lock);
+		f->mpicc_runs[node]++;
 		if (f->no_mpicc[node]) {
 			out->exit_status = 127;
 			ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
+		} else if (!f->src_puts[node]) {
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, "gcc: error: mpi_probe.c: No such file\n");
+		} else {
+			/* a "binary" that differs per node, as builds against
+			 * different MPI installs do */
+			ln_buf_reset(&f->mpi_bin[node]);
+			ln_buf_addf(&f->mpi_bin[node], "\177ELF mpi probe built by mpicc on n%zu\n",
+				    node + 1);
+			f->has_mpi_bin[node] = 1;
 		}
+		pthread_mutex_unlock(&f->lock);
 	} else if (!strcmp(p, "mpirun")) {
 		long np = atol(find_arg(argv, "-np")), r;
 
@@ -180,6 +240,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 
 		if (!find_arg(argv, "--hostfile") && !host)
 			problem(f, "no hostfile or host", argv);
+		if (!same_mpi_bin_everywhere(f, node))
+			problem(f, "a node lacks the launcher's mpi probe", argv);
 		if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
 			out->exit_status = 1;
 			ln_buf_addf(&out->output, "ssh: Could not resolve hostname %.*s: Name or "
@@ -209,7 +271,7 @@ done:
 	return 0;
 }
 
-static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put };
+static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get };
 
 static void fake_init(struct fake *f, size_t n)
 {
@@ -221,6 +283,7 @@ static void fake_init(struct fake *f, size_t n)
 	for (i = 0; i < n; i++) {
 		char js[1024];
 
+		ln_buf_init(&f->mpi_bin[i], 1u << 20);
 		snprintf(js, sizeof(js),
 			 "{\"hostname\":\"n%zu\",\"rdma\":[{\"device\":\"rxe0\",\"ports\":[{\"port\":1,"
 			 "\"state\":\"%s\",\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,"
@@ -238,8 +301,10 @@ static void fake_release(struct fake *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++) {
 		json_object_put(f->facts[i]);
+		ln_buf_release(&f->mpi_bin[i]);
+	}
 }
 
 static struct ln_spec *make_spec(size_t n, const char *validation, int with_mpi)
@@ -346,8 +411,9 @@ static void test_validate_stages__healthy(void **state)
 								"1048576"));
 	}
 	assert_int_equal(bw, 6);
-	/* the MPI probe source and the NCCL probe go to every node */
-	assert_int_equal(f.puts, 6 + 6);
+	/* the MPI probe's source to the launcher, its build to the 5 others,
+	 * the NCCL probe to every node */
+	assert_int_equal(f.puts, 1 + 5 + 6);
 	ln_results_release(&res);
 	ln_spec_free(spec);
 	fake_release(&f);
@@ -520,7 +586,7 @@ static void test_validate_stages__not_run_counts_as_failure(void **state)
 
 	(void)state;
 	fake_init(&f, 3);
-	f.no_mpicc[1] = 1;
+	f.no_mpicc[0] = 1;
 	opts(&o);
 	o.nccl_probe_path = NULL;
 	run(&f, spec, &o, &res);
@@ -529,7 +595,7 @@ static void test_validate_stages__not_run_counts_as_failure(void **state)
 	for (i = 0; i < res.nchecks; i++)
 		if (res.checks[i].status == LN_ST_NOT_RUN) {
 			nr++;
-			assert_true(!strcmp(res.checks[i].reason, "no mpicc on 'n2'") ||
+			assert_true(!strcmp(res.checks[i].reason, "no mpicc on 'n1'") ||
 				    !strcmp(res.checks[i].reason, "the NCCL probe was not built"));
 		}
 	assert_int_equal(nr, 1 + 3);
@@ -600,6 +666,124 @@ static void test_validate_stages__mpi_preflight_names_the_pair(void **state)
 	assert_int_equal(res.stages[LN_VS_MPI].passed, 5);
 	assert_int_equal(res.stages[LN_VS_MPI].failed, 1);
 	assert_int_equal(ln_results_exit(&res), 1);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__mpi_probe_built_once_and_copied(void **state)
+{
+	struct ln_spec *spec = make_spec(4, "  - { stage: mpi }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i;
+
+	(void)state;
+	fake_init(&f, 4);
+	opts(&o);
+	run(&f, spec, &o, &res);
+	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	/* source and mpicc on the launcher (n1) only ... */
+	assert_int_equal(f.src_puts[0], 1);
+	assert_int_equal(f.mpicc_runs[0], 1);
+	for (i = 1; i < 4; i++) {
+		assert_int_equal(f.src_puts[i], 0);
+		assert_int_equal(f.mpicc_runs[i], 0);
+	}
+	/* ... and its build, byte for byte, on every other node */
+	assert_non_null(strstr(f.mpi_bin[0].buf, "built by mpicc on n1"));
+	assert_true(same_mpi_bin_everywhere(&f, 0));
+	assert_int_equal(ln_results_exit(&res), 0);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__mpi_launcher_skips_failed_devices(void **state)
+{
+	struct ln_spec *spec = make_spec(3, "  - { stage: devices }\n  - { stage: mpi }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+
+	(void)state;
+	fake_init(&f, 3);
+	/* n1's port is down: the launcher is n2 */
+	json_object_put(f.facts[0]);
+	f.facts[0] = json_tokener_parse("{\"hostname\":\"n1\",\"rdma\":[],\"gpus\":"
+					"{\"count\":8},\"nvme\":[]}");
+	assert_non_null(f.facts[0]);
+	opts(&o);
+	run(&f, spec, &o, &res);
+	assert_int_equal(f.mpicc_runs[0], 0);
+	assert_int_equal(f.mpicc_runs[1], 1);
+	assert_int_equal(f.mpicc_runs[2], 0);
+	assert_true(same_mpi_bin_everywhere(&f, 1));
+	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__mpi_no_mpicc_on_launcher(void **state)
+{
+	struct ln_spec *spec = make_spec(3, "  - { stage: mpi }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, nr = 0;
+
+	(void)state;
+	fake_init(&f, 3);
+	f.no_mpicc[0] = 1;
+	opts(&o);
+	run(&f, spec, &o, &res);
+	for (i = 0; i < res.nchecks; i++) {
+		assert_int_equal(res.checks[i].status, LN_ST_NOT_RUN);
+		assert_string_equal(res.checks[i].name, "build the mpi probe");
+		assert_string_equal(res.checks[i].reason, "no mpicc on 'n1'");
+		nr++;
+	}
+	assert_int_equal(nr, 1);
+	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
+	assert_int_equal(ln_results_exit(&res), 1);
+	/* mpicc was tried once, nothing was copied, mpirun never ran */
+	assert_int_equal(f.mpicc_runs[0] + f.mpicc_runs[1] + f.mpicc_runs[2], 1);
+	assert_false(f.has_mpi_bin[1] || f.has_mpi_bin[2]);
+	assert_int_equal(f.runs, 1);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
+static void test_validate_stages__mpi_corrupt_copy_fails_that_node(void **state)
+{
+	struct ln_spec *spec = make_spec(3, "  - { stage: mpi }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+	size_t i, failed = 0;
+
+	(void)state;
+	fake_init(&f, 3);
+	f.corrupt_copy[2] = 1;
+	opts(&o);
+	run(&f, spec, &o, &res);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		assert_int_equal(c->status, LN_ST_FAIL);
+		assert_string_equal(c->name, "copy the mpi probe");
+		assert_int_equal(c->a, 2);
+		assert_non_null(strstr(c->reason, "the mpi probe copied to 'n3' has sha256 "));
+		assert_non_null(strstr(c->reason, "the one built on 'n1' "));
+		failed++;
+	}
+	assert_int_equal(failed, 1);
+	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
+	assert_int_equal(f.mpicc_runs[0], 1);
+	assert_int_equal(f.runs, 1);	/* no preflight, no mpirun on a bad copy */
 	ln_results_release(&res);
 	ln_spec_free(spec);
 	fake_release(&f);
@@ -678,6 +862,10 @@ int main(void)
 		cmocka_unit_test(test_validate_stages__not_run_counts_as_failure),
 		cmocka_unit_test(test_validate_stages__stages_and_limit),
 		cmocka_unit_test(test_validate_stages__mpi_preflight_names_the_pair),
+		cmocka_unit_test(test_validate_stages__mpi_probe_built_once_and_copied),
+		cmocka_unit_test(test_validate_stages__mpi_launcher_skips_failed_devices),
+		cmocka_unit_test(test_validate_stages__mpi_no_mpicc_on_launcher),
+		cmocka_unit_test(test_validate_stages__mpi_corrupt_copy_fails_that_node),
 		cmocka_unit_test(test_validate_stages__io),
 	};
 
