@@ -37,11 +37,4 @@ CHECK_TIERS += e2e:1800
 # The README's first command: from a fresh machine to a converged lab.
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(LAB)/lab-up -n $(N)
-	$(Q)if $(BUILD)/llmnet help 2>&1 | grep -qE '^  apply '; then \
-		echo "=== $(BUILD)/llmnet apply examples/lab.yaml"; \
-		$(BUILD)/llmnet apply examples/lab.yaml; \
-	else \
-		echo "demo: the lab is up, but this llmnet has no 'apply' command yet: stopping here."; \
-		echo "demo: try 'tests/lab/ssh 1', and 'make lab-down' when done."; \
-	fi
+	$(Q)$(LAB)/demo $(BUILD)/llmnet

@@ -70,6 +70,14 @@ finish() {
 
 t_all=$(lab_now)
 lab_lock
+# Under the lock nobody is using the lab, so a lab left up from another lab
+# directory (another checkout's cache) may be stopped: it holds the ports.
+if [ -s "$LAB_ACTIVE" ] && [ "$(cat "$LAB_ACTIVE")" != "$LAB_DIR" ]; then
+	other=$(cat "$LAB_ACTIVE")
+	lab_log "stopping the lab left up from '$other'"
+	LLMNET_LAB_DIR=$other "$LAB_SRC/lab-down" ||
+		lab_die "cannot stop the lab left up from '$other'"
+fi
 owned=0
 # A lab that is up is reused only if it runs this tree's image: guests made
 # from another tree's image would test other guest code.
