@@ -143,6 +143,13 @@ lab_is_up() {
 	done
 }
 
+# lab_spec IN OUT: copy the spec IN to OUT with the lab's own identity and
+# known_hosts paths: the examples name the default lab folder
+# (~/.cache/llmnet-lab), which differs when LLMNET_LAB_DIR is set.
+lab_spec() {
+	sed "s|~/.cache/llmnet-lab/|$LAB_DIR/|g" "$1" >"$2"
+}
+
 # lab_runs_current_image: every guest of the running lab was made over the
 # image build that is in the cache now.
 lab_runs_current_image() {
