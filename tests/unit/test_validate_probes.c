@@ -5,8 +5,10 @@
  * NOT NCCL or CUDA, they sum on the host) to check its wiring: library
  * loading, rank setup, busbw arithmetic, a wrong sum, an NCCL error, a
  * missing symbol, a missing library and a node without GPUs. The MPI
- * probe is built with this machine's mpicc and run under mpirun, as the
- * mpi stage does on the launcher node.
+ * probe, and the NCCL probe across nodes (nccl_mpi_probe.c, one rank per
+ * GPU, again against the STAND-INs, whose ranks sum through a shared
+ * file), are built with this machine's mpicc and run under mpirun, as the
+ * stages do on the launcher node.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +181,94 @@ static void test_validate_probes__mpi_probe_under_mpirun(void **state)
 	ln_buf_release(&err);
 }
 
+/* The NCCL probe across processes, under mpirun on this machine against
+ * the STAND-IN libraries (not NCCL, not CUDA): one rank per "GPU", the
+ * ncclUniqueId shared by MPI. */
+static int nccl_mpi(const char *dir, const char *env, int np, const char *nccl_lib,
+		    const char *args, struct ln_buf *out)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "env %s mpirun --allow-run-as-root --oversubscribe -np %d %s/nccl_mpi_probe "
+		 "--nccl-lib %s/standin/%s --cudart-lib %s/standin/libcudart.so %s 2>&1",
+		 env, np, dir, BUILD_DIR, nccl_lib, BUILD_DIR, args);
+	return capture(cmd, out);
+}
+
+static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
+{
+	char dir[] = "/tmp/ln-ncclmpi-XXXXXX", cmd[1024], host[256], line[700];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_nccl n;
+
+	(void)state;
+	if (access("/usr/bin/mpicc", X_OK))
+		fail_msg("mpicc is not installed: run 'make deps' (deps/validate.list)");
+	assert_non_null(mkdtemp(dir));
+	/* built like on the launcher: neither NCCL nor CUDA needed */
+	snprintf(cmd, sizeof(cmd), "mpicc -O2 -o %s/nccl_mpi_probe "
+		 "%s/agents/probes/nccl_mpi_probe.c 2>&1", dir, SRC_DIR);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+
+	/* a correct sum over 2 ranks, each on its own "GPU" */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=2", 2, "libnccl.so.2",
+				  "--bytes 1048576 --iters 3 --expect-ranks 2", &out), 0);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_int_equal(n.ranks, 2);
+	assert_int_equal(n.bytes, 1048576);
+	assert_true(n.correct);
+	assert_true(n.algbw > 0);
+	assert_float_equal(n.busbw, ln_nccl_busbw(n.algbw, 2), 1e-3);
+	snprintf(line, sizeof(line), "rank 0 host %s device 0\nrank 1 host %s device 1\n", host,
+		 host);
+	assert_non_null(strstr(out.buf, line));
+	assert_non_null(strstr(out.buf, "result pass\n"));
+
+	/* one rank: busbw is 0 by definition, the sum and algbw still count */
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--bytes 4096", &out), 0);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_int_equal(n.ranks, 1);
+	assert_true(n.correct);
+	assert_true(n.algbw > 0);
+	assert_float_equal(n.busbw, 0.0, 0);
+
+	/* a wrong sum on the last rank: caught, and that rank is named */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_NCCL=wrong", 2, "libnccl.so.2", "--bytes 4096",
+				  &out), 1);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_false(n.correct);
+	assert_int_equal(n.wrong, 1);
+	snprintf(line, sizeof(line), "rank 1 on %s: allreduce result wrong: element 1023 is 4, "
+		 "expected 3", host);
+	assert_string_equal(n.reason, line);
+
+	/* an NCCL error: no figure, the error quoted */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_NCCL=error", 2, "libnccl.so.2", "--bytes 4096",
+				  &out), 1);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "ncclAllReduce failed: unhandled cuda error (stand-in)"));
+
+	/* a library without ncclAllReduce: not run, naming the symbol */
+	assert_int_equal(nccl_mpi(dir, "", 2, "nosym/libnccl.so.2", "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_non_null(strstr(n.reason, "lacks 'ncclAllReduce'"));
+
+	/* more ranks on the node than GPUs, and fewer ranks than the hostfile */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=2", 3, "libnccl.so.2", "--bytes 4096", &out),
+			 1);
+	assert_non_null(strstr(out.buf, "this node runs more ranks than its 2 GPUs"));
+	assert_int_equal(nccl_mpi(dir, "", 2, "libnccl.so.2", "--expect-ranks 4", &out), 1);
+	assert_non_null(strstr(out.buf, "error: 2 ranks started, 4 expected\nresult fail\n"));
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
 /* The agent builds the MPI probe with the node's mpicc, and nothing else:
  * mpicc is allow-listed for exactly "-O2 -o DIR/llmnet-probe-mpi
  * DIR/mpi_probe.c", and mpirun may not start it. */
@@ -266,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_validate_probes__nccl_standin_pass_and_busbw),
 		cmocka_unit_test(test_validate_probes__nccl_standin_faults),
 		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
+		cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
 		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
 		cmocka_unit_test(test_validate_probes__io_probe),
 	};
