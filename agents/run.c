@@ -273,15 +273,20 @@ static int probe_path(const char *p, const char *base)
 	       !strcmp(slash + 1, base);
 }
 
-/* mpicc only builds llmnet's MPI probe (the validate mpi stage builds it
- * with the launcher's mpicc and copies it to the other nodes): exactly "-O2 -o .../llmnet-probe-mpi
- * .../mpi_probe.c", nothing that could compile or link anything else. */
+/* mpicc only builds llmnet's MPI and NCCL probes (the validate mpi and
+ * nccl stages build them with the launcher's mpicc and copy them to the
+ * other nodes): exactly "-O2 -o .../llmnet-probe-mpi .../mpi_probe.c" or
+ * "-O2 -o .../llmnet-probe-nccl .../nccl_mpi_probe.c", nothing that could
+ * compile or link anything else. */
 static int check_mpicc(int argc, char **argv, struct ln_buf *err)
 {
 	if (argc != 5 || strcmp(argv[1], "-O2") || strcmp(argv[2], "-o") ||
-	    !probe_path(argv[3], "llmnet-probe-mpi") || !probe_path(argv[4], "mpi_probe.c")) {
-		ln_buf_addstr(err, "mpicc may only build llmnet's MPI probe: "
-				   "mpicc -O2 -o DIR/llmnet-probe-mpi DIR/mpi_probe.c");
+	    !((probe_path(argv[3], "llmnet-probe-mpi") && probe_path(argv[4], "mpi_probe.c")) ||
+	      (probe_path(argv[3], "llmnet-probe-nccl") &&
+	       probe_path(argv[4], "nccl_mpi_probe.c")))) {
+		ln_buf_addstr(err, "mpicc may only build llmnet's MPI or NCCL probe: "
+				   "mpicc -O2 -o DIR/llmnet-probe-mpi DIR/mpi_probe.c, or "
+				   "mpicc -O2 -o DIR/llmnet-probe-nccl DIR/nccl_mpi_probe.c");
 		return -LN_EREQUEST;
 	}
 	return 0;

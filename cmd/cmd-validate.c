@@ -392,11 +392,11 @@ int cmd_validate(int argc, char **argv)
 		vo.limit = limit;
 	}
 	mpi_src = find_probe("mpi_probe.c");
-	nccl = find_probe("nccl_probe");
+	nccl = find_probe("nccl_mpi_probe.c");
 	io = find_probe("io_probe");
 	vo.io_probe_path = io;
 	vo.mpi_probe_source = mpi_src;
-	vo.nccl_probe_path = nccl;
+	vo.nccl_probe_source = nccl;
 	vo.parallel = run.parallel;
 	vo.attempts = (int)v.attempts;
 	vo.server_delay_ms = -1;

@@ -40,19 +40,26 @@ $(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(IO_PROBE) $(STANDIN_LIBS) $
 
 # The MPI probe travels as source (built by the launcher's mpicc, then copied); llmnet
 # finds it next to itself in probes/, or in LIBEXECDIR/probes once installed.
-all: $(PROBES_DIR)/mpi_probe.c
+# The NCCL probe the nccl stage runs travels the same way
+# (nccl_mpi_probe.c); nccl_probe above is the single-process variant.
+all: $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
 
 $(PROBES_DIR)/mpi_probe.c: agents/probes/mpi_probe.c
 	@mkdir -p $(dir $@)
 	$(Q)cp $< $@
 
+$(PROBES_DIR)/nccl_mpi_probe.c: agents/probes/nccl_mpi_probe.c
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
 install: install-probes
 .PHONY: install-probes
-install-probes: $(NCCL_PROBE) $(IO_PROBE) $(PROBES_DIR)/mpi_probe.c
+install-probes: $(NCCL_PROBE) $(IO_PROBE) $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
 	install -d $(DESTDIR)$(LIBEXECDIR)/probes
 	install -m 755 $(IO_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/io_probe
 	install -m 755 $(NCCL_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/nccl_probe
 	install -m 644 agents/probes/mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/mpi_probe.c
+	install -m 644 agents/probes/nccl_mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/nccl_mpi_probe.c
 
 # Diagnosis benchmark (docs/benchmarks.md, "Diagnosis"): make bench-diagnose
 $(BUILD)/bench/diagnose_bench: bench/diagnose/diagnose_bench.c $(LIBLLMNET)

@@ -1038,16 +1038,32 @@ static int push_file(struct vctx *c, size_t node, const char *local, const char 
 	return r;
 }
 
+/* The launcher: the first node of the hostfile that answered and passed
+ * devices, else the first that answered; LN_NO_NODE when none did. */
+static size_t pick_launcher(struct vctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->ni[i].facts && c->ni[i].rdma_ok)
+			return i;
+	for (i = 0; i < c->n; i++)
+		if (c->ni[i].facts)
+			return i;
+	return LN_NO_NODE;
+}
+
 /* The MPI probe is built once, by the launcher's own mpicc, as operators
  * do by hand: mpirun starts the same binary at the same path on every
  * node, so the ranks must agree on the MPI ABI the launcher was built
  * against. image receives the built binary, read back from the launcher.
  * A build that cannot happen is "not run" on the launcher; returns < 0
  * only when results cannot be recorded. */
-static int mpi_build(struct vctx *c, size_t l, const char *src, const char *bin,
-		     struct ln_buf *image, int *blocked)
+static int mpi_build(struct vctx *c, enum ln_vstage st, size_t l, const char *local,
+		     const char *src, const char *bin, struct ln_buf *image, int *blocked)
 {
-	static const char name[] = "build the mpi probe";
+	const char *name = st == LN_VS_MPI ? "build the mpi probe" : "build the nccl probe";
+	const char *what = st == LN_VS_MPI ? "mpi" : "nccl";
 	struct ln_probe_result pr;
 	struct ln_attempt at;
 	struct ln_buf why = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -1056,8 +1072,8 @@ static int mpi_build(struct vctx *c, size_t l, const char *src, const char *bin,
 
 	memset(&at, 0, sizeof(at));
 	ln_buf_init(&pr.output, 1u << 20);
-	if (push_file(c, l, c->o->mpi_probe_source, src, &why) < 0) {
-		r = not_run_check(c, LN_VS_MPI, l, name, "%s", why.buf);
+	if (push_file(c, l, local, src, &why) < 0) {
+		r = not_run_check(c, st, l, name, "%s", why.buf);
 		goto fail;
 	}
 	arg(&av, "mpicc");
@@ -1065,25 +1081,25 @@ static int mpi_build(struct vctx *c, size_t l, const char *src, const char *bin,
 	arg(&av, "-o");
 	arg(&av, "%s", bin);
 	arg(&av, "%s", src);
-	rr = run_probe(c, LN_VS_MPI, l, &av, 120, &pr, &at, &why);
+	rr = run_probe(c, st, l, &av, 120, &pr, &at, &why);
 	if (rr < 0) {
-		r = not_run_check(c, LN_VS_MPI, l, name, "no usable mpicc on '%s': %s",
-				  nname(c, l), why.buf);
+		r = not_run_check(c, st, l, name, "no usable mpicc on '%s': %s", nname(c, l),
+				  why.buf);
 		goto fail;
 	}
 	if (pr.exit_status == 127) {
-		r = not_run_check(c, LN_VS_MPI, l, name, "no mpicc on '%s'", nname(c, l));
+		r = not_run_check(c, st, l, name, "no mpicc on '%s'", nname(c, l));
 		goto fail;
 	}
 	if (pr.exit_status) {
-		r = not_run_check(c, LN_VS_MPI, l, name, "mpicc on '%s' failed (exit status %d): "
-				  "%.300s", nname(c, l), pr.exit_status, pr.output.buf);
+		r = not_run_check(c, st, l, name, "mpicc on '%s' failed (exit status %d): %.300s",
+				  nname(c, l), pr.exit_status, pr.output.buf);
 		goto fail;
 	}
 	ln_buf_reset(image);
 	if (c->ops->get(c->octx, l, bin, image, &err) < 0 || !image->len) {
-		r = not_run_check(c, LN_VS_MPI, l, name, "cannot read back the mpi probe built on "
-				  "'%s': %s", nname(c, l), err.len ? err.buf : "empty file");
+		r = not_run_check(c, st, l, name, "cannot read back the %s probe built on '%s': %s",
+				  what, nname(c, l), err.len ? err.buf : "empty file");
 		goto fail;
 	}
 	goto out;
@@ -1102,10 +1118,11 @@ out:
  * installs it by temporary name and rename), then read each copy back and
  * compare its sha256 with the launcher's: a rank must never run a stale
  * or truncated probe. */
-static int mpi_copy(struct vctx *c, size_t l, const char *bin, const struct ln_buf *image,
-		    int *blocked)
+static int mpi_copy(struct vctx *c, enum ln_vstage st, size_t l, const char *bin,
+		    const struct ln_buf *image, int *blocked)
 {
-	static const char name[] = "copy the mpi probe";
+	const char *name = st == LN_VS_MPI ? "copy the mpi probe" : "copy the nccl probe";
+	const char *what = st == LN_VS_MPI ? "mpi" : "nccl";
 	struct ln_buf back, err = LN_BUF_INIT, why = LN_BUF_INIT;
 	struct ln_attempt at;
 	char want[65], got[65];
@@ -1122,14 +1139,14 @@ static int mpi_copy(struct vctx *c, size_t l, const char *bin, const struct ln_b
 		ln_buf_reset(&back);
 		ln_buf_reset(&err);
 		if (c->ops->put(c->octx, i, bin, image->buf, image->len, &err) < 0) {
-			r = not_run_check(c, LN_VS_MPI, i, name, "cannot copy the mpi probe from "
-					  "'%s' to '%s': %s", nname(c, l), nname(c, i), err.buf);
+			r = not_run_check(c, st, i, name, "cannot copy the %s probe from '%s' to "
+					  "'%s': %s", what, nname(c, l), nname(c, i), err.buf);
 			(*blocked)++;
 			continue;
 		}
 		if (c->ops->get(c->octx, i, bin, &back, &err) < 0) {
-			r = not_run_check(c, LN_VS_MPI, i, name, "cannot read back the mpi probe "
-					  "copied to '%s': %s", nname(c, i), err.buf);
+			r = not_run_check(c, st, i, name, "cannot read back the %s probe copied to "
+					  "'%s': %s", what, nname(c, i), err.buf);
 			(*blocked)++;
 			continue;
 		}
@@ -1141,10 +1158,10 @@ static int mpi_copy(struct vctx *c, size_t l, const char *bin, const struct ln_b
 		at.seconds = now_s() - t0;
 		if (asprintf(&at.command, "sha256 of %s", bin) < 0)
 			at.command = NULL;
-		ln_buf_addf(&why, "the mpi probe copied to '%s' has sha256 %.16s (%zu bytes), "
-			    "the one built on '%s' %.16s (%zu bytes)", nname(c, i), got, back.len,
-			    nname(c, l), want, image->len);
-		r = record(c, LN_VS_MPI, i, LN_NO_NODE, name, &at, &why, "", NAN);
+		ln_buf_addf(&why, "the %s probe copied to '%s' has sha256 %.16s (%zu bytes), "
+			    "the one built on '%s' %.16s (%zu bytes)", what, nname(c, i), got,
+			    back.len, nname(c, l), want, image->len);
+		r = record(c, st, i, LN_NO_NODE, name, &at, &why, "", NAN);
 		(*blocked)++;
 	}
 	ln_buf_release(&back);
@@ -1178,23 +1195,16 @@ static int mpi_stage(struct vctx *c)
 		c->res->stages[LN_VS_MPI].reason = strdup("the MPI probe's source was not found");
 		goto out;
 	}
-	/* The launcher: the first node of the hostfile that answered and
-	 * passed devices, else the first that answered. */
-	for (i = 0; i < c->n && launcher == LN_NO_NODE; i++)
-		if (c->ni[i].facts && c->ni[i].rdma_ok)
-			launcher = i;
-	for (i = 0; i < c->n && launcher == LN_NO_NODE; i++)
-		if (c->ni[i].facts)
-			launcher = i;
+	launcher = pick_launcher(c);
 	if (launcher == LN_NO_NODE) {
 		c->res->stages[LN_VS_MPI].reason = strdup("no node answered");
 		goto out;
 	}
 	c->res->stages[LN_VS_MPI].ran = 1;
 	ln_buf_init(&image, 64u << 20);
-	r = mpi_build(c, launcher, src, bin, &image, &blocked);
+	r = mpi_build(c, LN_VS_MPI, launcher, c->o->mpi_probe_source, src, bin, &image, &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_copy(c, launcher, bin, &image, &blocked);
+		r = mpi_copy(c, LN_VS_MPI, launcher, bin, &image, &blocked);
 	ln_buf_release(&image);
 	if (r < 0 || blocked)
 		goto out;
@@ -1305,6 +1315,137 @@ out:
 	return r < 0 && r != -LN_ETIMEOUT ? r : 0;
 }
 
+/* Judge one parsed NCCL result into at/why; 1 when the stage was "not
+ * run" (reason in why). */
+static int nccl_judge(const struct ln_probe_result *pr, double want, struct ln_attempt *at,
+		      struct ln_buf *why)
+{
+	struct ln_nccl n;
+	struct ln_buf perr = LN_BUF_INIT;
+	int notrun = 0;
+
+	if (ln_parse_nccl(pr->output.buf, pr->output.len, &n, &perr) < 0) {
+		ln_buf_addf(why, "%s", perr.buf);
+	} else if (n.not_run) {
+		ln_buf_addf(why, "%s", n.reason);
+		notrun = 1;
+	} else {
+		/* one rank: busbw is 0 by definition; judge the sum and algbw */
+		at->value = n.ranks > 1 ? n.busbw : n.algbw;
+		if (!n.correct)
+			ln_buf_addf(why, "the all_reduce result is wrong%s%s", n.reason[0] ? ": " : "",
+				    n.reason);
+		else if (n.ranks > 1 && !isnan(want) && n.busbw < want)
+			ln_buf_addf(why, "busbw %.2f GB/s is below %.2f GB/s", n.busbw, want);
+		else if (n.ranks <= 1 && !(n.algbw > 0))
+			ln_buf_addstr(why, "no algbw measured");
+		else
+			at->ok = 1;
+	}
+	ln_buf_release(&perr);
+	return notrun;
+}
+
+/* llmnet's NCCL probe, launched like the MPI probe: built once on the
+ * launcher with its mpicc, copied to every node, then started by mpirun
+ * over the hostfile with one rank per GPU (ppr:G:node, so every node
+ * declares the same G), one communicator across all of them. */
+static int nccl_mpi_stage(struct vctx *c)
+{
+	const struct ln_spec *sp = c->spec;
+	const struct ln_validation *v = &sp->validation;
+	static const char name[] = "nccl all_reduce";
+	struct ln_probe_result pr;
+	struct ln_attempt at;
+	struct ln_buf why = LN_BUF_INIT, image;
+	struct argv av = { .n = 0 };
+	size_t i, launcher, first = LN_NO_NODE;
+	unsigned gpus = 0, np = 0;
+	int r = 0, blocked = 0, timeout_s = (int)((v->nccl.timeout_ms + 999) / 1000);
+	double want = v->nccl.min_busbw_bps ? (double)v->nccl.min_busbw_bps / 8e9 : NAN;
+	const char *bin = LN_PROBE_DIR "/llmnet-probe-nccl";
+	const char *src = LN_PROBE_SRC_DIR "/nccl_mpi_probe.c";
+
+	memset(&at, 0, sizeof(at));
+	at.value = NAN;
+	ln_buf_init(&pr.output, 4u << 20);
+	for (i = 0; i < c->n && first == LN_NO_NODE; i++)
+		if (sp->nodes[i].gpus && under_test(c, i))
+			first = i;
+	if (first == LN_NO_NODE) {
+		c->res->stages[LN_VS_NCCL].reason = strdup("no node under test declares GPUs");
+		goto out;
+	}
+	c->res->stages[LN_VS_NCCL].ran = 1;
+	if (!sp->mpi.present) {
+		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "the NCCL probe runs under "
+				  "mpirun: the spec has no mpi section (no hostfile)");
+		goto out;
+	}
+	if (!c->o->nccl_probe_source) {
+		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "the NCCL probe's source was not "
+				  "found");
+		goto out;
+	}
+	gpus = sp->nodes[first].gpus;
+	for (i = 0; i < c->n; i++) {
+		if (sp->nodes[i].gpus != gpus) {
+			r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "one rank per GPU over the "
+					  "hostfile needs the same GPU count on every node: '%s' "
+					  "declares %u, '%s' %u", nname(c, first), gpus, nname(c, i),
+					  sp->nodes[i].gpus);
+			goto out;
+		}
+		np += gpus;
+	}
+	launcher = pick_launcher(c);
+	if (launcher == LN_NO_NODE) {
+		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "no node answered");
+		goto out;
+	}
+	ln_buf_init(&image, 64u << 20);
+	r = mpi_build(c, LN_VS_NCCL, launcher, c->o->nccl_probe_source, src, bin, &image,
+		      &blocked);
+	if (r >= 0 && !blocked)
+		r = mpi_copy(c, LN_VS_NCCL, launcher, bin, &image, &blocked);
+	ln_buf_release(&image);
+	if (r < 0 || blocked)
+		goto out;
+	arg(&av, "mpirun");
+	if (c->o->run_as_root)
+		arg(&av, "--allow-run-as-root");
+	arg(&av, "--hostfile");
+	arg(&av, "%s", sp->mpi.hostfile);
+	arg(&av, "-np");
+	arg(&av, "%u", np);
+	arg(&av, "--map-by");
+	arg(&av, "ppr:%u:node", gpus);
+	for (i = 0; i < sp->mpi.n_mca; i++) {
+		arg(&av, "--mca");
+		arg(&av, "%s", sp->mpi.mca[i].key);
+		arg(&av, "%s", sp->mpi.mca[i].value);
+	}
+	arg(&av, "%s", bin);
+	arg(&av, "--bytes");
+	arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
+	arg(&av, "--expect-ranks");
+	arg(&av, "%u", np);
+	if (run_probe(c, LN_VS_NCCL, launcher, &av, timeout_s, &pr, &at, &why) == 0 &&
+	    nccl_judge(&pr, want, &at, &why)) {
+		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "%s", why.buf);
+		free(at.command);
+		memset(&at, 0, sizeof(at));
+		ln_buf_reset(&why);
+		goto out;
+	}
+	r = record(c, LN_VS_NCCL, LN_NO_NODE, LN_NO_NODE, name, &at, &why, "GB/s", want);
+out:
+	argv_free(&av);
+	ln_buf_release(&pr.output);
+	ln_buf_release(&why);
+	return r < 0 && r != -LN_ETIMEOUT ? r : 0;
+}
+
 static int nccl_stage(struct vctx *c)
 {
 	const struct ln_validation *v = &c->spec->validation;
@@ -1314,8 +1455,9 @@ static int nccl_stage(struct vctx *c)
 	size_t i;
 	int r = 0, timeout_s = (int)((v->nccl.timeout_ms + 999) / 1000), any = 0;
 	double want = v->nccl.min_busbw_bps ? (double)v->nccl.min_busbw_bps / 8e9 : NAN;
-	const char *bin = LN_PROBE_DIR "/llmnet-probe-nccl";
 
+	if (v->nccl.tool != LN_NCCL_ALL_REDUCE_PERF)
+		return nccl_mpi_stage(c);
 	memset(&at, 0, sizeof(at));
 	at.value = NAN;
 	ln_buf_init(&pr.output, 4u << 20);
@@ -1326,61 +1468,24 @@ static int nccl_stage(struct vctx *c)
 		if (!under_test(c, i) || !node->gpus)
 			continue;
 		any = 1;
-		if (v->nccl.tool == LN_NCCL_ALL_REDUCE_PERF) {
-			arg(&av, "all_reduce_perf");
-			arg(&av, "-b");
-			arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
-			arg(&av, "-e");
-			arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
-			arg(&av, "-g");
-			arg(&av, "%u", node->gpus);
-			arg(&av, "-c");
-			arg(&av, "1");
-		} else {
-			if (!c->o->nccl_probe_path) {
-				r = not_run_check(c, LN_VS_NCCL, i, "nccl all_reduce",
-						  "the NCCL probe was not built");
-				continue;
-			}
-			if (push_file(c, i, c->o->nccl_probe_path, bin, &why) < 0) {
-				r = not_run_check(c, LN_VS_NCCL, i, "nccl all_reduce", "%s", why.buf);
-				ln_buf_reset(&why);
-				continue;
-			}
-			arg(&av, "llmnet-probe-nccl");
-			arg(&av, "--bytes");
-			arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
-			arg(&av, "--gpus");
-			arg(&av, "%u", node->gpus);
-		}
-		if (run_probe(c, LN_VS_NCCL, i, &av, timeout_s, &pr, &at, &why) == 0) {
-			struct ln_nccl n;
-			struct ln_buf perr = LN_BUF_INIT;
-
-			if (ln_parse_nccl(pr.output.buf, pr.output.len, &n, &perr) < 0) {
-				ln_buf_addf(&why, "%s", perr.buf);
-			} else if (n.not_run) {
-				free(at.command);
-				at.command = NULL;
-				r = not_run_check(c, LN_VS_NCCL, i, "nccl all_reduce", "%s", n.reason);
-				ln_buf_release(&perr);
-				argv_free(&av);
-				continue;
-			} else {
-				/* one rank: busbw is 0 by definition; judge the sum and algbw */
-				at.value = n.ranks > 1 ? n.busbw : n.algbw;
-				if (!n.correct)
-					ln_buf_addf(&why, "the all_reduce result is wrong%s%s",
-						    n.reason[0] ? ": " : "", n.reason);
-				else if (n.ranks > 1 && !isnan(want) && n.busbw < want)
-					ln_buf_addf(&why, "busbw %.2f GB/s is below %.2f GB/s", n.busbw,
-						    want);
-				else if (n.ranks <= 1 && !(n.algbw > 0))
-					ln_buf_addstr(&why, "no algbw measured");
-				else
-					at.ok = 1;
-			}
-			ln_buf_release(&perr);
+		arg(&av, "all_reduce_perf");
+		arg(&av, "-b");
+		arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
+		arg(&av, "-e");
+		arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
+		arg(&av, "-g");
+		arg(&av, "%u", node->gpus);
+		arg(&av, "-c");
+		arg(&av, "1");
+		if (run_probe(c, LN_VS_NCCL, i, &av, timeout_s, &pr, &at, &why) == 0 &&
+		    nccl_judge(&pr, want, &at, &why)) {
+			r = not_run_check(c, LN_VS_NCCL, i, "nccl all_reduce", "%s", why.buf);
+			free(at.command);
+			memset(&at, 0, sizeof(at));
+			at.value = NAN;
+			ln_buf_reset(&why);
+			argv_free(&av);
+			continue;
 		}
 		r = record(c, LN_VS_NCCL, i, LN_NO_NODE, "nccl all_reduce", &at, &why, "GB/s", want);
 		argv_free(&av);

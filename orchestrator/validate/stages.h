@@ -63,7 +63,7 @@ struct ln_validate_opts {
 	int retry_delay_ms;		/* first wait between attempts, doubled each time; -1: 1000 */
 	unsigned perftest_iters;	/* 0: 1000 */
 	const char *mpi_probe_source;	/* local path of mpi_probe.c; NULL: mpi stage not run */
-	const char *nccl_probe_path;	/* local nccl_probe binary; NULL: nccl stage not run */
+	const char *nccl_probe_source;	/* local nccl_mpi_probe.c; NULL: nccl stage not run */
 	const char *io_probe_path;	/* local io_probe binary; NULL: io stage not run */
 	int run_as_root;		/* mpirun needs --allow-run-as-root */
 	/* Progress: one line per finished round or node check. */

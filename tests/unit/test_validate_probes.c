@@ -269,9 +269,10 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	ln_buf_release(&err);
 }
 
-/* The agent builds the MPI probe with the node's mpicc, and nothing else:
- * mpicc is allow-listed for exactly "-O2 -o DIR/llmnet-probe-mpi
- * DIR/mpi_probe.c", and mpirun may not start it. */
+/* The agent builds the MPI and NCCL probes with the launcher's mpicc, and
+ * nothing else: mpicc is allow-listed for exactly "-O2 -o
+ * DIR/llmnet-probe-mpi DIR/mpi_probe.c" or "-O2 -o DIR/llmnet-probe-nccl
+ * DIR/nccl_mpi_probe.c", and mpirun may not start it. */
 static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state)
 {
 	char dir[] = "/tmp/ln-mpicc-XXXXXX", cmd[1024];
@@ -290,12 +291,23 @@ static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
 		 "%s/llmnet-probe-mpi /etc/passwd", BUILD_DIR, dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	assert_non_null(strstr(out.buf, "mpicc may only build llmnet's MPI probe"));
+	assert_non_null(strstr(out.buf, "mpicc may only build llmnet's MPI or NCCL probe"));
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
 		 "%s/../x/llmnet-probe-mpi %s/mpi_probe.c", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
 		 "%s/llmnet-probe-mpi %s/mpi_probe.c -lfoo", BUILD_DIR, dir, dir);
+	assert_int_equal(capture(cmd, &out), 2);
+	/* the NCCL probe, from its own source only */
+	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/nccl_mpi_probe.c %s/ && %s/llmnet-agent-dyn "
+		 "run --timeout 120 -- mpicc -O2 -o %s/llmnet-probe-nccl %s/nccl_mpi_probe.c",
+		 SRC_DIR, dir, BUILD_DIR, dir, dir);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_non_null(strstr(out.buf, "\"exit_status\": 0"));
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-nccl", dir);
+	assert_int_equal(access(cmd, X_OK), 0);
+	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
+		 "%s/llmnet-probe-nccl %s/mpi_probe.c", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpirun -np 1 mpicc",
 		 BUILD_DIR);

@@ -39,11 +39,20 @@ struct fake {
 	 * source uploads per node, and a transfer that flips a byte */
 	struct ln_buf mpi_bin[MAXN];
 	int has_mpi_bin[MAXN], mpicc_runs[MAXN], src_puts[MAXN], corrupt_copy[MAXN];
+	/* the same for the NCCL probe */
+	struct ln_buf nccl_bin[MAXN];
+	int has_nccl_bin[MAXN], nccl_mpicc_runs[MAXN], nccl_src_puts[MAXN];
+	char nccl_result[256];	/* what the NCCL probe prints after its ranks; "" pass */
 };
 
 static int is_mpi_bin(const char *path)
 {
 	return !strcmp(path, LN_PROBE_DIR "/llmnet-probe-mpi");
+}
+
+static int is_nccl_bin(const char *path)
+{
+	return !strcmp(path, LN_PROBE_DIR "/llmnet-probe-nccl");
 }
 
 static size_t node_of_ip(const char *ip)
@@ -102,12 +111,16 @@ static int fake_put(void *ctx, size_t node, const char *path, const void *data, 
 	f->puts++;
 	if (!strcmp(path, LN_PROBE_SRC_DIR "/mpi_probe.c"))
 		f->src_puts[node]++;
-	if (is_mpi_bin(path)) {
-		ln_buf_reset(&f->mpi_bin[node]);
-		ln_buf_add(&f->mpi_bin[node], data, len);
+	if (!strcmp(path, LN_PROBE_SRC_DIR "/nccl_mpi_probe.c"))
+		f->nccl_src_puts[node]++;
+	if (is_mpi_bin(path) || is_nccl_bin(path)) {
+		struct ln_buf *b = is_mpi_bin(path) ? &f->mpi_bin[node] : &f->nccl_bin[node];
+
+		ln_buf_reset(b);
+		ln_buf_add(b, data, len);
 		if (f->corrupt_copy[node])
-			f->mpi_bin[node].buf[len / 2] ^= 0x20;
-		f->has_mpi_bin[node] = 1;
+			b->buf[len / 2] ^= 0x20;
+		*(is_mpi_bin(path) ? &f->has_mpi_bin[node] : &f->has_nccl_bin[node]) = 1;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return 0;
@@ -120,27 +133,41 @@ static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *dat
 	int r = 0;
 
 	pthread_mutex_lock(&f->lock);
-	if (!is_mpi_bin(path) || !f->has_mpi_bin[node]) {
-		ln_buf_addf(err, "cat: %s: No such file or directory", path);
-		r = -ENOENT;
-	} else {
+	if (is_mpi_bin(path) && f->has_mpi_bin[node]) {
 		ln_buf_reset(data);
 		ln_buf_add(data, f->mpi_bin[node].buf, f->mpi_bin[node].len);
+	} else if (is_nccl_bin(path) && f->has_nccl_bin[node]) {
+		ln_buf_reset(data);
+		ln_buf_add(data, f->nccl_bin[node].buf, f->nccl_bin[node].len);
+	} else {
+		ln_buf_addf(err, "cat: %s: No such file or directory", path);
+		r = -ENOENT;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return r;
 }
 
-/* Does every node hold the launcher's MPI probe, byte for byte? */
-static int same_mpi_bin_everywhere(struct fake *f, size_t launcher)
+/* Does every node hold the launcher's probe, byte for byte? */
+static int same_bin_everywhere(struct fake *f, const struct ln_buf *bin, const int *has,
+			       size_t launcher)
 {
 	size_t i;
 
 	for (i = 0; i < f->n; i++)
-		if (!f->has_mpi_bin[i] || f->mpi_bin[i].len != f->mpi_bin[launcher].len ||
-		    memcmp(f->mpi_bin[i].buf, f->mpi_bin[launcher].buf, f->mpi_bin[i].len))
+		if (!has[i] || bin[i].len != bin[launcher].len ||
+		    memcmp(bin[i].buf, bin[launcher].buf, bin[i].len))
 			return 0;
 	return 1;
+}
+
+static int same_mpi_bin_everywhere(struct fake *f, size_t launcher)
+{
+	return same_bin_everywhere(f, f->mpi_bin, f->has_mpi_bin, launcher);
+}
+
+static int same_nccl_bin_everywhere(struct fake *f, size_t launcher)
+{
+	return same_bin_everywhere(f, f->nccl_bin, f->has_nccl_bin, launcher);
 }
 
 static const char perf_head[] =
@@ -215,6 +242,23 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 				    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
 				    0.011);
 		}
+	} else if (!strcmp(p, "mpicc") && is_nccl_bin(argv[3])) {
+		pthread_mutex_lock(&f->lock);
+		f->nccl_mpicc_runs[node]++;
+		if (f->no_mpicc[node]) {
+			out->exit_status = 127;
+			ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
+		} else if (!f->nccl_src_puts[node] ||
+			   strcmp(argv[4], LN_PROBE_SRC_DIR "/nccl_mpi_probe.c")) {
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, "gcc: error: nccl_mpi_probe.c: No such file\n");
+		} else {
+			ln_buf_reset(&f->nccl_bin[node]);
+			ln_buf_addf(&f->nccl_bin[node], "\177ELF nccl probe built by mpicc on n%zu\n",
+				    node + 1);
+			f->has_nccl_bin[node] = 1;
+		}
+		pthread_mutex_unlock(&f->lock);
 	} else if (!strcmp(p, "mpicc")) {
 		pthread_mutex_lock(&f->lock);
 		f->mpicc_runs[node]++;
@@ -240,6 +284,31 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 
 		if (!find_arg(argv, "--hostfile") && !host)
 			problem(f, "no hostfile or host", argv);
+		if (find_arg(argv, "--bytes")) {
+			/* the NCCL probe: one rank per GPU (8 per node here) */
+			const char *ppr = find_arg(argv, "--map-by");
+
+			if (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n ||
+			    atol(find_arg(argv, "--expect-ranks")) != np ||
+			    !find_arg(argv, "--hostfile"))
+				problem(f, "nccl probe not one rank per GPU", argv);
+			if (!same_nccl_bin_everywhere(f, node))
+				problem(f, "a node lacks the launcher's nccl probe", argv);
+			ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
+				    find_arg(argv, "--bytes"));
+			for (r = 0; r < np; r++)
+				ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
+					    r / 8 + 1, r % 8);
+			if (f->nccl_result[0]) {
+				out->exit_status = 1;
+				ln_buf_addstr(&out->output, f->nccl_result);
+			} else {
+				ln_buf_addf(&out->output, "allreduce time_us 9800.5 algbw 109.56 "
+					    "busbw %.2f wrong 0\nresult pass\n",
+					    109.56 * 2 * (double)(np - 1) / (double)np);
+			}
+			goto done;
+		}
 		if (!same_mpi_bin_everywhere(f, node))
 			problem(f, "a node lacks the launcher's mpi probe", argv);
 		if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
@@ -254,10 +323,6 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 			ln_buf_addf(&out->output, "rank %ld host n%ld\n", r, r % (long)f->n + 1);
 		ln_buf_addstr(&out->output, "allreduce elements 262144 seconds 0.004 result ok\n"
 					    "result pass\n");
-	} else if (!strcmp(p, "llmnet-probe-nccl")) {
-		ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %s bytes 1073741824\n"
-			    "allreduce time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\nresult pass\n",
-			    find_arg(argv, "--gpus"), 109.56 * 2 * 7 / 8);
 	} else if (!strcmp(p, "llmnet-probe-io")) {
 		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 					    "result pass\n");
@@ -284,6 +349,7 @@ static void fake_init(struct fake *f, size_t n)
 		char js[1024];
 
 		ln_buf_init(&f->mpi_bin[i], 1u << 20);
+		ln_buf_init(&f->nccl_bin[i], 1u << 20);
 		snprintf(js, sizeof(js),
 			 "{\"hostname\":\"n%zu\",\"rdma\":[{\"device\":\"rxe0\",\"ports\":[{\"port\":1,"
 			 "\"state\":\"%s\",\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,"
@@ -304,6 +370,7 @@ static void fake_release(struct fake *f)
 	for (i = 0; i < f->n; i++) {
 		json_object_put(f->facts[i]);
 		ln_buf_release(&f->mpi_bin[i]);
+		ln_buf_release(&f->nccl_bin[i]);
 	}
 }
 
@@ -340,7 +407,7 @@ static void opts(struct ln_validate_opts *o)
 	o->server_delay_ms = 0;
 	o->retry_delay_ms = 0;
 	o->mpi_probe_source = FIXTURES_DIR "/../../agents/probes/mpi_probe.c";
-	o->nccl_probe_path = FIXTURES_DIR "/../../agents/probes/nccl_probe.c"; /* any file */
+	o->nccl_probe_source = FIXTURES_DIR "/../../agents/probes/nccl_mpi_probe.c";
 	o->io_probe_path = FIXTURES_DIR "/../../agents/probes/io_probe.c";
 }
 
@@ -390,7 +457,10 @@ static void test_validate_stages__healthy(void **state)
 	assert_int_equal(res.stages[LN_VS_RPING].passed, 6);
 	assert_int_equal(res.stages[LN_VS_DEVICES].passed, 12);	/* port + gpus per node */
 	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
-	assert_int_equal(res.stages[LN_VS_NCCL].passed, 6);
+	/* one mpirun, 48 ranks: busbw 109.56 * 2 * 47/48 GB/s */
+	assert_int_equal(res.stages[LN_VS_NCCL].passed, 1);
+	assert_int_equal(f.nccl_mpicc_runs[0], 1);
+	assert_true(same_nccl_bin_everywhere(&f, 0));
 	assert_false(res.stages[LN_VS_IO].listed);
 	for (i = 0; i < res.nchecks; i++) {
 		const struct ln_check *c = &res.checks[i];
@@ -411,9 +481,8 @@ static void test_validate_stages__healthy(void **state)
 								"1048576"));
 	}
 	assert_int_equal(bw, 6);
-	/* the MPI probe's source to the launcher, its build to the 5 others,
-	 * the NCCL probe to every node */
-	assert_int_equal(f.puts, 1 + 5 + 6);
+	/* each probe's source to the launcher, its build to the 5 others */
+	assert_int_equal(f.puts, 2 * (1 + 5));
 	ln_results_release(&res);
 	ln_spec_free(spec);
 	fake_release(&f);
@@ -588,7 +657,7 @@ static void test_validate_stages__not_run_counts_as_failure(void **state)
 	fake_init(&f, 3);
 	f.no_mpicc[0] = 1;
 	opts(&o);
-	o.nccl_probe_path = NULL;
+	o.nccl_probe_source = NULL;
 	run(&f, spec, &o, &res);
 	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
 	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
@@ -596,9 +665,9 @@ static void test_validate_stages__not_run_counts_as_failure(void **state)
 		if (res.checks[i].status == LN_ST_NOT_RUN) {
 			nr++;
 			assert_true(!strcmp(res.checks[i].reason, "no mpicc on 'n1'") ||
-				    !strcmp(res.checks[i].reason, "the NCCL probe was not built"));
+				    !strcmp(res.checks[i].reason, "the NCCL probe's source was not found"));
 		}
-	assert_int_equal(nr, 1 + 3);
+	assert_int_equal(nr, 1 + 1);
 	assert_int_equal(ln_results_exit(&res), 1);
 	ln_results_release(&res);
 	ln_spec_free(spec);
@@ -789,6 +858,81 @@ static void test_validate_stages__mpi_corrupt_copy_fails_that_node(void **state)
 	fake_release(&f);
 }
 
+/* The NCCL stage: built once on the launcher, copied, one mpirun with a
+ * rank per GPU; each way the probe can end is judged as such. */
+static void test_validate_stages__nccl_under_mpirun(void **state)
+{
+	static const struct {
+		const char *printed, *status, *reason;
+	} cases[] = {
+		{ "error: rank 5 on n1: allreduce result wrong: element 1023 is 7, expected 6\n"
+		  "allreduce time_us 9800.5 algbw 109.56 busbw 201.1 wrong 1\nresult fail\n",
+		  "fail", "the all_reduce result is wrong: rank 5 on n1: allreduce result wrong: "
+		  "element 1023 is 7, expected 6" },
+		{ "error: rank 0 on n1: ncclAllReduce failed: unhandled cuda error\nresult fail\n",
+		  "fail", "ncclAllReduce failed" },
+		{ "error: rank 3 on n1: the library lacks 'ncclAllReduce': not an NCCL or CUDA "
+		  "runtime this probe can use\nresult notrun\n", "not run", "lacks 'ncclAllReduce'" },
+		{ "allreduce time_us 9800.5 algbw 50.0 busbw 93.75 wrong 0\nresult pass\n", "fail",
+		  "busbw 93.75 GB/s is below 100.00 GB/s" },
+	};
+	size_t k, i;
+
+	(void)state;
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct ln_spec *spec = make_spec(2, "  - { stage: nccl, bytes: 1GiB, min_busbw: "
+						 "100GB/s }\n", 1);
+		struct ln_validate_opts o;
+		struct ln_results res;
+		struct fake f;
+		size_t seen = 0;
+
+		fake_init(&f, 2);
+		snprintf(f.nccl_result, sizeof(f.nccl_result), "%s", cases[k].printed);
+		opts(&o);
+		run(&f, spec, &o, &res);
+		for (i = 0; i < res.nchecks; i++) {
+			const struct ln_check *c = &res.checks[i];
+
+			assert_string_equal(c->name, "nccl all_reduce");
+			assert_string_equal(ln_status_name(c->status), cases[k].status);
+			if (!strstr(c->reason, cases[k].reason))
+				fail_msg("case %zu: '%s' lacks '%s'", k, c->reason, cases[k].reason);
+			seen++;
+		}
+		assert_int_equal(seen, 1);
+		assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
+		assert_int_equal(f.nccl_mpicc_runs[0] + f.nccl_mpicc_runs[1], 1);
+		ln_results_release(&res);
+		ln_spec_free(spec);
+		fake_release(&f);
+	}
+}
+
+static void test_validate_stages__nccl_no_mpicc_on_launcher(void **state)
+{
+	struct ln_spec *spec = make_spec(3, "  - { stage: nccl }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+
+	(void)state;
+	fake_init(&f, 3);
+	f.no_mpicc[0] = 1;
+	opts(&o);
+	run(&f, spec, &o, &res);
+	assert_int_equal(res.nchecks, 1);
+	assert_int_equal(res.checks[0].status, LN_ST_NOT_RUN);
+	assert_string_equal(res.checks[0].name, "build the nccl probe");
+	assert_string_equal(res.checks[0].reason, "no mpicc on 'n1'");
+	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
+	assert_int_equal(ln_results_exit(&res), 1);
+	assert_int_equal(f.runs, 1);	/* mpicc once, no mpirun */
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
 static void test_validate_stages__io(void **state)
 {
 	static const char io_spec[] =
@@ -866,6 +1010,8 @@ int main(void)
 		cmocka_unit_test(test_validate_stages__mpi_launcher_skips_failed_devices),
 		cmocka_unit_test(test_validate_stages__mpi_no_mpicc_on_launcher),
 		cmocka_unit_test(test_validate_stages__mpi_corrupt_copy_fails_that_node),
+		cmocka_unit_test(test_validate_stages__nccl_under_mpirun),
+		cmocka_unit_test(test_validate_stages__nccl_no_mpicc_on_launcher),
 		cmocka_unit_test(test_validate_stages__io),
 	};
 
