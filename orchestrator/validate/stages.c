@@ -1348,8 +1348,8 @@ static int nccl_judge(const struct ln_probe_result *pr, double want, struct ln_a
 
 /* llmnet's NCCL probe, launched like the MPI probe: built once on the
  * launcher with its mpicc, copied to every node, then started by mpirun
- * over the hostfile with one rank per GPU (ppr:G:node, so every node
- * declares the same G), one communicator across all of them. */
+ * over the hostfile with one rank per GPU, one communicator across all
+ * of them. */
 static int nccl_mpi_stage(struct vctx *c)
 {
 	const struct ln_spec *sp = c->spec;
@@ -1359,8 +1359,9 @@ static int nccl_mpi_stage(struct vctx *c)
 	struct ln_attempt at;
 	struct ln_buf why = LN_BUF_INIT, image;
 	struct argv av = { .n = 0 };
-	size_t i, launcher, first = LN_NO_NODE;
+	size_t i, launcher, first = LN_NO_NODE, odd = LN_NO_NODE;
 	unsigned gpus = 0, np = 0;
+	int uniform = 1;
 	int r = 0, blocked = 0, timeout_s = (int)((v->nccl.timeout_ms + 999) / 1000);
 	double want = v->nccl.min_busbw_bps ? (double)v->nccl.min_busbw_bps / 8e9 : NAN;
 	const char *bin = LN_PROBE_DIR "/llmnet-probe-nccl";
@@ -1387,16 +1388,23 @@ static int nccl_mpi_stage(struct vctx *c)
 				  "found");
 		goto out;
 	}
+	/* One rank per GPU: ppr:G:node when every node has G GPUs; else the
+	 * hostfile's slots place the ranks, so each node's slots must equal
+	 * its GPUs (the default). */
 	gpus = sp->nodes[first].gpus;
 	for (i = 0; i < c->n; i++) {
-		if (sp->nodes[i].gpus != gpus) {
-			r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "one rank per GPU over the "
-					  "hostfile needs the same GPU count on every node: '%s' "
-					  "declares %u, '%s' %u", nname(c, first), gpus, nname(c, i),
-					  sp->nodes[i].gpus);
-			goto out;
-		}
-		np += gpus;
+		if (sp->nodes[i].gpus != gpus)
+			uniform = 0;
+		if (sp->nodes[i].slots != sp->nodes[i].gpus && odd == LN_NO_NODE)
+			odd = i;
+		np += sp->nodes[i].gpus;
+	}
+	if (!uniform && odd != LN_NO_NODE) {
+		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "one rank per GPU: the nodes "
+				  "declare different GPU counts and '%s' has %u MPI slots for %u "
+				  "GPUs (make its slots equal its gpus)", nname(c, odd),
+				  sp->nodes[odd].slots, sp->nodes[odd].gpus);
+		goto out;
 	}
 	launcher = pick_launcher(c);
 	if (launcher == LN_NO_NODE) {
@@ -1418,8 +1426,10 @@ static int nccl_mpi_stage(struct vctx *c)
 	arg(&av, "%s", sp->mpi.hostfile);
 	arg(&av, "-np");
 	arg(&av, "%u", np);
-	arg(&av, "--map-by");
-	arg(&av, "ppr:%u:node", gpus);
+	if (uniform) {
+		arg(&av, "--map-by");
+		arg(&av, "ppr:%u:node", gpus);
+	}
 	for (i = 0; i < sp->mpi.n_mca; i++) {
 		arg(&av, "--mca");
 		arg(&av, "%s", sp->mpi.mca[i].key);

@@ -43,6 +43,7 @@ struct fake {
 	struct ln_buf nccl_bin[MAXN];
 	int has_nccl_bin[MAXN], nccl_mpicc_runs[MAXN], nccl_src_puts[MAXN];
 	char nccl_result[256];	/* what the NCCL probe prints after its ranks; "" pass */
+	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
 };
 
 static int is_mpi_bin(const char *path)
@@ -288,7 +289,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 			/* the NCCL probe: one rank per GPU (8 per node here) */
 			const char *ppr = find_arg(argv, "--map-by");
 
-			if (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n ||
+			if (f->nccl_np ? (ppr || np != f->nccl_np) :
+			    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
 			    atol(find_arg(argv, "--expect-ranks")) != np ||
 			    !find_arg(argv, "--hostfile"))
 				problem(f, "nccl probe not one rank per GPU", argv);
@@ -909,6 +911,41 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 	}
 }
 
+/* Uneven GPU counts: the hostfile's slots (= gpus) place the ranks; a
+ * node whose slots differ from its GPUs makes the stage "not run". */
+static void test_validate_stages__nccl_uneven_gpus(void **state)
+{
+	struct ln_spec *spec = make_spec(3, "  - { stage: nccl }\n", 1);
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct fake f;
+
+	(void)state;
+	fake_init(&f, 3);
+	spec->nodes[1].gpus = 4;
+	spec->nodes[1].slots = 4;
+	f.nccl_np = 8 + 4 + 8;
+	opts(&o);
+	run(&f, spec, &o, &res);
+	assert_int_equal(res.nchecks, 1);
+	assert_int_equal(res.checks[0].status, LN_ST_PASS);
+	ln_results_release(&res);
+
+	spec->nodes[1].slots = 1;
+	fake_release(&f);
+	fake_init(&f, 3);
+	run(&f, spec, &o, &res);
+	assert_int_equal(res.nchecks, 1);
+	assert_int_equal(res.checks[0].status, LN_ST_NOT_RUN);
+	assert_string_equal(res.checks[0].reason, "one rank per GPU: the nodes declare different "
+				"GPU counts and 'n2' has 1 MPI slots for 4 GPUs (make its slots "
+				"equal its gpus)");
+	assert_int_equal(f.runs, 0);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	fake_release(&f);
+}
+
 static void test_validate_stages__nccl_no_mpicc_on_launcher(void **state)
 {
 	struct ln_spec *spec = make_spec(3, "  - { stage: nccl }\n", 1);
@@ -1011,6 +1048,7 @@ int main(void)
 		cmocka_unit_test(test_validate_stages__mpi_no_mpicc_on_launcher),
 		cmocka_unit_test(test_validate_stages__mpi_corrupt_copy_fails_that_node),
 		cmocka_unit_test(test_validate_stages__nccl_under_mpirun),
+		cmocka_unit_test(test_validate_stages__nccl_uneven_gpus),
 		cmocka_unit_test(test_validate_stages__nccl_no_mpicc_on_launcher),
 		cmocka_unit_test(test_validate_stages__io),
 	};
