@@ -147,6 +147,32 @@ int ln_json_get_arr(struct json_object *obj, const char *key, int required,
 	return get_typed(obj, key, required, json_type_array, out, err);
 }
 
+struct json_object *ln_json_at(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+const char *ln_json_str_at(struct json_object *o, const char *key)
+{
+	struct json_object *v = ln_json_at(o, key);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+int ln_json_i64_at(struct json_object *o, const char *key, int64_t *out)
+{
+	struct json_object *v = ln_json_at(o, key);
+
+	if (!v || !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+		return -ENOENT;
+	*out = json_object_get_int64(v);
+	return 0;
+}
+
 int ln_json_add(struct json_object *obj, const char *key, struct json_object *val)
 {
 	if (json_object_object_add(obj, key, val) < 0) {

@@ -38,6 +38,13 @@ int ln_json_get_obj(struct json_object *obj, const char *key, int required,
 int ln_json_get_arr(struct json_object *obj, const char *key, int required,
 		    struct json_object **out, struct ln_buf *err);
 
+/* Lenient lookups for reading facts, where a missing or odd value is just
+ * "unknown": NULL-safe on o, NULL (or -ENOENT) when the key is absent or
+ * holds another type. ln_json_i64_at accepts an integer or a double. */
+struct json_object *ln_json_at(struct json_object *o, const char *key);
+const char *ln_json_str_at(struct json_object *o, const char *key);
+int ln_json_i64_at(struct json_object *o, const char *key, int64_t *out);
+
 /* Builders: add key to obj. A NULL string becomes JSON null. They return
  * 0 or -ENOMEM. */
 int ln_json_add_str(struct json_object *obj, const char *key, const char *val);

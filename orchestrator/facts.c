@@ -356,14 +356,6 @@ static const char *jstr(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!o || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
 
 static void print_node_facts(const struct ln_node_run *nr, FILE *out)
 {
@@ -376,16 +368,16 @@ static void print_node_facts(const struct ln_node_run *nr, FILE *out)
 		return;
 	}
 	fprintf(out, "  host nqn   %s\n", jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)");
-	gpus = jget(nr->facts, "gpus");
-	models = jget(gpus, "models");
+	gpus = ln_json_at(nr->facts, "gpus");
+	models = ln_json_at(gpus, "models");
 	fprintf(out, "  gpus       %s", jstr(gpus, "count") ? jstr(gpus, "count") : "unknown");
 	if (models && json_object_array_length(models))
 		fprintf(out, " (%s)", json_object_get_string(json_object_array_get_idx(models, 0)));
 	fprintf(out, ", spec expects %u\n", nr->spec->gpus);
-	rdma = jget(nr->facts, "rdma");
+	rdma = ln_json_at(nr->facts, "rdma");
 	fprintf(out, "  rdma       %-12s %-5s %-8s %-10s %-6s\n", "DEVICE", "PORT", "STATE", "RATE", "MTU");
 	for (i = 0; rdma && json_object_is_type(rdma, json_type_array) && i < json_object_array_length(rdma); i++) {
-		struct json_object *d = json_object_array_get_idx(rdma, i), *ports = jget(d, "ports");
+		struct json_object *d = json_object_array_get_idx(rdma, i), *ports = ln_json_at(d, "ports");
 
 		for (j = 0; ports && j < json_object_array_length(ports); j++) {
 			struct json_object *p = json_object_array_get_idx(ports, j);
@@ -399,7 +391,7 @@ static void print_node_facts(const struct ln_node_run *nr, FILE *out)
 	}
 	if (!rdma || !json_object_array_length(rdma))
 		fprintf(out, "             (no RDMA devices)\n");
-	nvme = jget(nr->facts, "nvme");
+	nvme = ln_json_at(nr->facts, "nvme");
 	fprintf(out, "  nvme-of    %-8s %-6s %-22s %-8s %s\n", "CTRL", "TRANS", "ADDRESS", "STATE", "SUBSYSTEM");
 	for (i = 0; nvme && json_object_is_type(nvme, json_type_array) && i < json_object_array_length(nvme); i++) {
 		struct json_object *c = json_object_array_get_idx(nvme, i);

@@ -15,23 +15,7 @@
 #include "orchestrator/fanout.h"
 #include "orchestrator/plan.h"
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
 
-	if (!o || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
-
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v = jget(o, key);
-
-	if (!v || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
 {
@@ -95,13 +79,13 @@ static int claimed_by_reachable(const struct ln_run *r, const char *nqn)
 /* The subsystem entry for nqn in a target node's facts. */
 static struct json_object *facts_subsystem(const struct ln_node_run *nr, const char *nqn)
 {
-	struct json_object *subs = jget(jget(nr->facts, "nvmet"), "subsystems");
+	struct json_object *subs = ln_json_at(ln_json_at(nr->facts, "nvmet"), "subsystems");
 	size_t i;
 
 	for (i = 0; subs && json_object_is_type(subs, json_type_array) &&
 		    i < json_object_array_length(subs); i++) {
 		struct json_object *s = json_object_array_get_idx(subs, i);
-		const char *n = jstr(s, "nqn");
+		const char *n = ln_json_str_at(s, "nqn");
 
 		if (n && !strcmp(n, nqn))
 			return s;
@@ -141,7 +125,7 @@ static struct json_object *target_hosts(const struct ln_run *r, const struct ln_
 		 * allowed NQN no reachable node claims is kept: access is
 		 * never revoked on the word of a silent node. */
 		sub = facts_subsystem(tn, t->nqn);
-		allowed = jget(sub, "allowed_hosts");
+		allowed = ln_json_at(sub, "allowed_hosts");
 		for (k = 0; allowed && json_object_is_type(allowed, json_type_array) &&
 			    k < json_object_array_length(allowed); k++) {
 			const char *a = json_object_get_string(json_object_array_get_idx(allowed, k));
@@ -160,12 +144,12 @@ static struct json_object *target_hosts(const struct ln_run *r, const struct ln_
 /* Is node i connected to target t right now (per its facts)? */
 static int connected_now(const struct ln_node_run *nr, const struct ln_target *t)
 {
-	struct json_object *nvme = jget(nr->facts, "nvme");
+	struct json_object *nvme = ln_json_at(nr->facts, "nvme");
 	size_t i;
 
 	for (i = 0; nvme && json_object_is_type(nvme, json_type_array) &&
 		    i < json_object_array_length(nvme); i++) {
-		const char *s = jstr(json_object_array_get_idx(nvme, i), "subsysnqn");
+		const char *s = ln_json_str_at(json_object_array_get_idx(nvme, i), "subsysnqn");
 
 		if (s && !strcmp(s, t->nqn))
 			return 1;
@@ -287,15 +271,15 @@ nomem:
 void ln_plan_count(struct json_object *answer, int *create, int *change, int *remove, int *ok,
 		   int *error)
 {
-	struct json_object *ch = jget(answer, "changes");
+	struct json_object *ch = ln_json_at(answer, "changes");
 	size_t i;
 
 	*create = *change = *remove = *ok = *error = 0;
 	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
 		struct json_object *c = json_object_array_get_idx(ch, i);
-		const char *a = jstr(c, "action");
+		const char *a = ln_json_str_at(c, "action");
 
-		if (jget(c, "error"))
+		if (ln_json_at(c, "error"))
 			(*error)++;
 		else if (!a)
 			continue;
@@ -393,17 +377,17 @@ static char sign_of(const char *action)
 
 static void print_changes(FILE *out, struct json_object *answer, const char *indent)
 {
-	struct json_object *ch = jget(answer, "changes");
+	struct json_object *ch = ln_json_at(answer, "changes");
 	size_t i;
 
 	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
 		struct json_object *c = json_object_array_get_idx(ch, i);
-		const char *a = jstr(c, "action"), *d = jstr(c, "detail"), *e = jstr(c, "error");
+		const char *a = ln_json_str_at(c, "action"), *d = ln_json_str_at(c, "detail"), *e = ln_json_str_at(c, "error");
 
 		if (!a || (!strcmp(a, "ok") && !e))
 			continue;
-		fprintf(out, "%s%c %-22s %s%s%s%s%s%s\n", indent, e ? '!' : sign_of(a), jstr(c, "kind"),
-			jstr(c, "id"), d ? "  (" : "", d ? d : "", d ? ")" : "", e ? "  error: " : "",
+		fprintf(out, "%s%c %-22s %s%s%s%s%s%s\n", indent, e ? '!' : sign_of(a), ln_json_str_at(c, "kind"),
+			ln_json_str_at(c, "id"), d ? "  (" : "", d ? d : "", d ? ")" : "", e ? "  error: " : "",
 			e ? e : "");
 	}
 }
@@ -411,12 +395,12 @@ static void print_changes(FILE *out, struct json_object *answer, const char *ind
 /* Allowed hosts a plan removes: connections from them stay until they go. */
 static void removed_host_warnings(struct ln_node_run *nr, struct ln_buf *w)
 {
-	struct json_object *ch = jget(nr->answer, "changes");
+	struct json_object *ch = ln_json_at(nr->answer, "changes");
 	size_t i;
 
 	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
 		struct json_object *c = json_object_array_get_idx(ch, i);
-		const char *a = jstr(c, "action"), *k = jstr(c, "kind"), *id = jstr(c, "id");
+		const char *a = ln_json_str_at(c, "action"), *k = ln_json_str_at(c, "kind"), *id = ln_json_str_at(c, "id");
 		const char *slash;
 
 		if (!a || !k || !id || strcmp(a, "remove") || strcmp(k, "nvmet_allowed_host"))
@@ -476,7 +460,7 @@ void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary
 			ln_json_add_str(o, "state", ln_node_state_name(nr->state));
 			ln_json_add_bool(o, "limited", nr->limited);
 			if (nr->state == LN_NODE_OK) {
-				struct json_object *chs = jget(nr->answer, "changes");
+				struct json_object *chs = ln_json_at(nr->answer, "changes");
 
 				ln_json_add(o, "changes", chs ? json_object_get(chs) : json_object_new_array());
 				if (pending && !nr->limited)

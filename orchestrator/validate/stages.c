@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "orchestrator/push.h"
@@ -140,52 +141,28 @@ static int under_test(struct vctx *c, size_t i)
 
 /* ---- facts helpers ---- */
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
 
-	if (!o || !json_object_object_get_ex(o, key, &v))
-		return NULL;
-	return v;
-}
 
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v = jget(o, key);
-
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static int jint(struct json_object *o, const char *key, int64_t *out)
-{
-	struct json_object *v = jget(o, key);
-
-	if (!v || !(json_object_is_type(v, json_type_int) ||
-		    json_object_is_type(v, json_type_double)))
-		return -1;
-	*out = json_object_get_int64(v);
-	return 0;
-}
 
 static struct json_object *find_port(struct json_object *facts, const char *dev, unsigned port)
 {
-	struct json_object *rdma = jget(facts, "rdma");
+	struct json_object *rdma = ln_json_at(facts, "rdma");
 	size_t i, j;
 
 	if (!rdma || !json_object_is_type(rdma, json_type_array))
 		return NULL;
 	for (i = 0; i < json_object_array_length(rdma); i++) {
 		struct json_object *d = json_object_array_get_idx(rdma, i), *ports;
-		const char *name = jstr(d, "device");
+		const char *name = ln_json_str_at(d, "device");
 
 		if (!name || strcmp(name, dev))
 			continue;
-		ports = jget(d, "ports");
+		ports = ln_json_at(d, "ports");
 		for (j = 0; ports && j < json_object_array_length(ports); j++) {
 			struct json_object *p = json_object_array_get_idx(ports, j);
 			int64_t num;
 
-			if (!jint(p, "port", &num) && num == (int64_t)port)
+			if (!ln_json_i64_at(p, "port", &num) && num == (int64_t)port)
 				return p;
 		}
 	}
@@ -196,7 +173,7 @@ static struct json_object *find_port(struct json_object *facts, const char *dev,
  * in the GID table as ::ffff:a.b.c.d. */
 static int roce_gid_index(struct json_object *port, const char *ip)
 {
-	struct json_object *gids = jget(port, "gids");
+	struct json_object *gids = ln_json_at(port, "gids");
 	unsigned char want[16], have[16];
 	struct in_addr v4;
 	size_t i;
@@ -210,10 +187,10 @@ static int roce_gid_index(struct json_object *port, const char *ip)
 	}
 	for (i = 0; gids && i < json_object_array_length(gids); i++) {
 		struct json_object *g = json_object_array_get_idx(gids, i);
-		const char *gid = jstr(g, "gid"), *type = jstr(g, "type");
+		const char *gid = ln_json_str_at(g, "gid"), *type = ln_json_str_at(g, "type");
 		int64_t idx;
 
-		if (!gid || !type || strcmp(type, "RoCE v2") || jint(g, "index", &idx))
+		if (!gid || !type || strcmp(type, "RoCE v2") || ln_json_i64_at(g, "index", &idx))
 			continue;
 		if (inet_pton(AF_INET6, gid, have) == 1 && !memcmp(want, have, 16))
 			return (int)idx;
@@ -262,10 +239,10 @@ static int devices_node(struct vctx *c, size_t i)
 		if (!port) {
 			ln_buf_addf(&why, "port '%s' is not present", name.buf);
 		} else {
-			state = jstr(port, "state");
-			phys = jstr(port, "phys_state");
-			ll = jstr(port, "link_layer");
-			if (!jint(port, "rate_gbps", &v))
+			state = ln_json_str_at(port, "state");
+			phys = ln_json_str_at(port, "phys_state");
+			ll = ln_json_str_at(port, "link_layer");
+			if (!ln_json_i64_at(port, "rate_gbps", &v))
 				rate = (double)v;
 			if (!state || strcmp(state, "ACTIVE"))
 				ln_buf_addf(&why, "%sstate %s, want ACTIVE", why.len ? "; " : "",
@@ -281,9 +258,9 @@ static int devices_node(struct vctx *c, size_t i)
 					   "InfiniBand")))
 				ln_buf_addf(&why, "%slink layer %s, want %s", why.len ? "; " : "",
 					    ll ? ll : "unknown", ln_link_layer_name(rp->link_layer));
-			if (rp->mtu && (jint(port, "active_mtu", &v) || v != (int64_t)rp->mtu))
+			if (rp->mtu && (ln_json_i64_at(port, "active_mtu", &v) || v != (int64_t)rp->mtu))
 				ln_buf_addf(&why, "%sactive MTU %lld, want %u", why.len ? "; " : "",
-					    (long long)(jint(port, "active_mtu", &v) ? -1 : v), rp->mtu);
+					    (long long)(ln_json_i64_at(port, "active_mtu", &v) ? -1 : v), rp->mtu);
 			if (ll && !strcmp(ll, "Ethernet") && rp->ip) {
 				gid = roce_gid_index(port, rp->ip);
 				if (gid < 0)
@@ -315,12 +292,12 @@ static int devices_node(struct vctx *c, size_t i)
 			ni->rate_gbps = rate;
 		}
 	}
-	gpus = jget(ni->facts, "gpus");
-	if (node->gpus || (gpus && !jint(gpus, "count", &v) && v)) {
+	gpus = ln_json_at(ni->facts, "gpus");
+	if (node->gpus || (gpus && !ln_json_i64_at(gpus, "count", &v) && v)) {
 		idx = add_check(c, LN_VS_DEVICES, i, LN_NO_NODE, "gpus");
 		if (idx < 0)
 			goto nomem;
-		if (!gpus || jint(gpus, "count", &v))
+		if (!gpus || ln_json_i64_at(gpus, "count", &v))
 			v = -1;
 		c->res->checks[idx].value = (double)v;
 		c->res->checks[idx].threshold = node->gpus;
@@ -332,7 +309,7 @@ static int devices_node(struct vctx *c, size_t i)
 	for (k = 0; k < c->spec->n_initiators; k++) {
 		const struct ln_initiator *in = &c->spec->initiators[k];
 		const char *nqn = c->spec->targets[in->target].nqn;
-		struct json_object *nvme = jget(ni->facts, "nvme");
+		struct json_object *nvme = ln_json_at(ni->facts, "nvme");
 		const char *block = NULL;
 		size_t j;
 
@@ -340,13 +317,13 @@ static int devices_node(struct vctx *c, size_t i)
 			continue;
 		for (j = 0; nvme && j < json_object_array_length(nvme) && !block; j++) {
 			struct json_object *ctrl = json_object_array_get_idx(nvme, j), *nss;
-			const char *sub = jstr(ctrl, "subsysnqn"), *st = jstr(ctrl, "state");
+			const char *sub = ln_json_str_at(ctrl, "subsysnqn"), *st = ln_json_str_at(ctrl, "state");
 
 			if (!sub || strcmp(sub, nqn) || !st || strcmp(st, "live"))
 				continue;
-			nss = jget(ctrl, "namespaces");
+			nss = ln_json_at(ctrl, "namespaces");
 			if (nss && json_object_array_length(nss))
-				block = jstr(json_object_array_get_idx(nss, 0), "block");
+				block = ln_json_str_at(json_object_array_get_idx(nss, 0), "block");
 		}
 		ln_buf_reset(&name);
 		ln_buf_addf(&name, "namespace of %s", nqn);
@@ -1595,7 +1572,7 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 			ni->port = node->rdma[0].port;
 			ni->gid_index = node->rdma[0].gid_index;
 		}
-		h = jstr(ni->facts, "hostname");
+		h = ln_json_str_at(ni->facts, "hostname");
 		ni->hostname = h ? strdup(h) : NULL;
 	}
 	r = 0;

@@ -85,6 +85,30 @@ static void test_common__json_unknown_field_and_types(void **state)
 	ln_buf_release(&err);
 }
 
+static void test_common__json_lenient_lookups(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	const char *s = "{\"rate\":100,\"mtu\":4096.0,\"state\":\"ACTIVE\",\"gid\":null}";
+	int64_t n = -1;
+
+	(void)state;
+	assert_int_equal(ln_json_parse(s, strlen(s), &o, &err), 0);
+	assert_null(ln_json_at(NULL, "rate"));
+	assert_null(ln_json_at(o, "missing"));
+	assert_string_equal(ln_json_str_at(o, "state"), "ACTIVE");
+	assert_null(ln_json_str_at(o, "rate"));
+	assert_int_equal(ln_json_i64_at(o, "rate", &n), 0);
+	assert_int_equal(n, 100);
+	assert_int_equal(ln_json_i64_at(o, "mtu", &n), 0);
+	assert_int_equal(n, 4096);
+	assert_int_equal(ln_json_i64_at(o, "state", &n), -ENOENT);
+	assert_int_equal(ln_json_i64_at(o, "gid", &n), -ENOENT);
+	assert_int_equal(n, 4096);
+	json_object_put(o);
+	ln_buf_release(&err);
+}
+
 static void test_common__atomic_write_replaces_whole_file(void **state)
 {
 	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
@@ -131,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_common__buf_cap_is_all_or_nothing),
 		cmocka_unit_test(test_common__json_parse_rejects_trailing_data),
 		cmocka_unit_test(test_common__json_unknown_field_and_types),
+		cmocka_unit_test(test_common__json_lenient_lookups),
 		cmocka_unit_test(test_common__atomic_write_replaces_whole_file),
 		cmocka_unit_test(test_common__exit_merge_highest_wins),
 	};
