@@ -79,6 +79,8 @@ int ln_cmd_ctl_parse(int argc, char **argv, unsigned flags, const char *usage,
 			o->detailed = 1;
 		} else if ((flags & LN_CTL_PURGE) && !strcmp(a, "--purge")) {
 			o->purge = 1;
+		} else if ((flags & LN_CTL_VALIDATE) && !strcmp(a, "--validate")) {
+			o->validate = 1;
 		} else if (a[0] == '-' && a[1]) {
 			ln_error("unknown option '%s'", a);
 			return -1;
@@ -149,8 +151,9 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 }
 
 static const char apply_usage[] =
-	"llmnet apply SPEC [--parallel N] [--limit NODES] [--accept-replaced NODES]\n"
-	"converges every node: targets, then initiators, then hostfiles; prints a recap";
+	"llmnet apply SPEC [--parallel N] [--limit NODES] [--accept-replaced NODES] [--validate]\n"
+	"converges every node: targets, then initiators, then hostfiles; prints a recap;\n"
+	"with --validate, a converged cluster then runs the spec's validation stages";
 
 int cmd_apply(int argc, char **argv)
 {
@@ -160,7 +163,8 @@ int cmd_apply(int argc, char **argv)
 	int code, r;
 
 	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT, apply_usage, &o);
+	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT | LN_CTL_VALIDATE,
+			     apply_usage, &o);
 	if (r)
 		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(apply_usage);
 	code = ln_cmd_ctl_start(&o, "apply", &run);
@@ -182,6 +186,10 @@ int cmd_apply(int argc, char **argv)
 	code = ln_apply_recap(&run, "apply", ln_cli.output == LN_OUT_JSON, stdout);
 	if (ln_fanout_interrupted())
 		ln_error("interrupted: nodes in flight finished, no new work was started");
+	else if (o.validate && code == LN_EXIT_OK)
+		code = ln_cmd_validate_after_apply(&o, &run);
+	else if (o.validate)
+		ln_error("validation not run: the cluster did not converge");
 out:
 	ln_buf_release(&err);
 	ln_run_release(&run);

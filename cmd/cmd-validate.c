@@ -345,50 +345,33 @@ static int save(const char *what, const char *path, const struct ln_buf *b)
 	return r;
 }
 
-int cmd_validate(int argc, char **argv)
+/*
+ * Run the spec's stages over a run whose facts are gathered, print the
+ * report and write the requested files. Shared by validate and by
+ * apply --validate, which reuses the sessions apply opened.
+ */
+static int validate_on_run(struct ln_ctl_opts *o, struct ln_run *run, const struct vopts *v,
+			   unsigned stages)
 {
 	struct ln_validate_opts vo;
-	struct ln_ctl_opts o;
 	struct ln_results res;
-	struct ln_run run;
-	struct vopts v;
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
 	unsigned char *limit = NULL;
 	char *mpi_src = NULL, *nccl = NULL, *io = NULL;
 	int code, r;
 	size_t i;
 
-	memset(&run, 0, sizeof(run));
 	memset(&res, 0, sizeof(res));
 	memset(&vo, 0, sizeof(vo));
-	if (take_own(&argc, argv, &v) < 0)
-		return ln_cmd_usage(validate_usage);
-	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT,
-			     validate_usage, &o);
-	if (r)
-		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(validate_usage);
-	if (v.stages && ln_validate_parse_stages(v.stages, &vo.stages, &err) < 0) {
-		ln_error("%s", err.buf);
-		ln_cmd_ctl_release(&o);
-		ln_buf_release(&err);
-		return ln_cmd_usage(validate_usage);
-	}
-	if (v.url && strncmp(v.url, "http://", 7) && strncmp(v.url, "https://", 8)) {
-		ln_error("--report-url takes an http:// or https:// URL");
-		ln_cmd_ctl_release(&o);
-		return ln_cmd_usage(validate_usage);
-	}
-	code = ln_cmd_ctl_start(&o, "validate", &run);
-	if (code != LN_EXIT_OK)
-		goto out;
-	if (o.n_limit) {
-		limit = calloc(run.n, 1);
+	vo.stages = stages;
+	if (o->n_limit) {
+		limit = calloc(run->n, 1);
 		if (!limit) {
 			code = LN_EXIT_FAILED;
 			goto out;
 		}
-		for (i = 0; i < run.n; i++)
-			limit[i] = (unsigned char)run.nodes[i].limited;
+		for (i = 0; i < run->n; i++)
+			limit[i] = (unsigned char)run->nodes[i].limited;
 		vo.limit = limit;
 	}
 	mpi_src = find_probe("mpi_probe.c");
@@ -397,13 +380,13 @@ int cmd_validate(int argc, char **argv)
 	vo.io_probe_path = io;
 	vo.mpi_probe_source = mpi_src;
 	vo.nccl_probe_source = nccl;
-	vo.parallel = run.parallel;
-	vo.attempts = (int)v.attempts;
+	vo.parallel = run->parallel;
+	vo.attempts = (int)v->attempts;
 	vo.server_delay_ms = -1;
 	vo.retry_delay_ms = -1;
-	vo.run_as_root = !o.spec->ssh.user || !strcmp(o.spec->ssh.user, "root");
+	vo.run_as_root = !o->spec->ssh.user || !strcmp(o->spec->ssh.user, "root");
 	vo.progress = on_progress;
-	r = ln_validate_run(o.spec, &transport_ops, &run, &vo, &res, &err);
+	r = ln_validate_run(o->spec, &transport_ops, run, &vo, &res, &err);
 	if (r < 0) {
 		ln_error("%s", err.buf);
 		code = LN_EXIT_FAILED;
@@ -416,34 +399,34 @@ int cmd_validate(int argc, char **argv)
 	fputs(out.buf, stdout);
 	fflush(stdout);
 	code = ln_results_exit(&res);
-	for (i = 0; i < run.n; i++)
-		code = ln_exit_merge(code, ln_node_state_exit(run.nodes[i].state));
-	if (v.json) {
+	for (i = 0; i < run->n; i++)
+		code = ln_exit_merge(code, ln_node_state_exit(run->nodes[i].state));
+	if (v->json) {
 		ln_buf_reset(&out);
-		if (ln_report_json(&res, 1, &out) < 0 || save("JSON", v.json, &out) < 0)
+		if (ln_report_json(&res, 1, &out) < 0 || save("JSON", v->json, &out) < 0)
 			code = ln_exit_merge(code, LN_EXIT_FAILED);
 	}
-	if (v.junit) {
+	if (v->junit) {
 		ln_buf_reset(&out);
-		if (ln_report_junit(&res, &out) < 0 || save("JUnit", v.junit, &out) < 0)
+		if (ln_report_junit(&res, &out) < 0 || save("JUnit", v->junit, &out) < 0)
 			code = ln_exit_merge(code, LN_EXIT_FAILED);
 	}
-	if (v.html) {
+	if (v->html) {
 		ln_buf_reset(&out);
-		if (ln_report_html(&res, &out) < 0 || save("HTML", v.html, &out) < 0)
+		if (ln_report_html(&res, &out) < 0 || save("HTML", v->html, &out) < 0)
 			code = ln_exit_merge(code, LN_EXIT_FAILED);
 	}
-	if (v.metrics) {
+	if (v->metrics) {
 		ln_buf_reset(&out);
-		if (ln_report_metrics(&res, &out) < 0 || save("metrics", v.metrics, &out) < 0)
+		if (ln_report_metrics(&res, &out) < 0 || save("metrics", v->metrics, &out) < 0)
 			code = ln_exit_merge(code, LN_EXIT_FAILED);
 	}
-	if (v.url) {
+	if (v->url) {
 		ln_buf_reset(&out);
 		ln_buf_reset(&err);
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		if (ln_report_json(&res, 0, &out) < 0 ||
-		    ln_report_post(v.url, out.buf, out.len, v.url_timeout_s * 1000, &err) < 0) {
+		    ln_report_post(v->url, out.buf, out.len, v->url_timeout_s * 1000, &err) < 0) {
 			ln_error("%s", err.buf);
 			code = ln_exit_merge(code, LN_EXIT_FAILED);
 		}
@@ -453,13 +436,56 @@ int cmd_validate(int argc, char **argv)
 		code = ln_exit_merge(code, LN_EXIT_FAILED);
 out:
 	ln_results_release(&res);
-	ln_run_release(&run);
-	ln_cmd_ctl_release(&o);
 	ln_buf_release(&err);
 	ln_buf_release(&out);
 	free(limit);
 	free(mpi_src);
 	free(nccl);
 	free(io);
+	return code;
+}
+
+int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run)
+{
+	struct vopts v;
+
+	memset(&v, 0, sizeof(v));
+	v.url_timeout_s = 10;
+	return validate_on_run(o, run, &v, 0);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	struct ln_ctl_opts o;
+	struct ln_run run;
+	struct vopts v;
+	struct ln_buf err = LN_BUF_INIT;
+	unsigned stages = 0;
+	int code, r;
+
+	memset(&run, 0, sizeof(run));
+	if (take_own(&argc, argv, &v) < 0)
+		return ln_cmd_usage(validate_usage);
+	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT,
+			     validate_usage, &o);
+	if (r)
+		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(validate_usage);
+	if (v.stages && ln_validate_parse_stages(v.stages, &stages, &err) < 0) {
+		ln_error("%s", err.buf);
+		ln_cmd_ctl_release(&o);
+		ln_buf_release(&err);
+		return ln_cmd_usage(validate_usage);
+	}
+	if (v.url && strncmp(v.url, "http://", 7) && strncmp(v.url, "https://", 8)) {
+		ln_error("--report-url takes an http:// or https:// URL");
+		ln_cmd_ctl_release(&o);
+		return ln_cmd_usage(validate_usage);
+	}
+	code = ln_cmd_ctl_start(&o, "validate", &run);
+	if (code == LN_EXIT_OK)
+		code = validate_on_run(&o, &run, &v, stages);
+	ln_run_release(&run);
+	ln_cmd_ctl_release(&o);
+	ln_buf_release(&err);
 	return code;
 }

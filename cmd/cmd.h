@@ -49,13 +49,14 @@ enum {
 	LN_CTL_ACCEPT = 4,
 	LN_CTL_DETAILED = 8,
 	LN_CTL_PURGE = 16,
+	LN_CTL_VALIDATE = 32,
 };
 struct ln_ctl_opts {
 	const char *spec_path;
 	unsigned parallel;
 	char **limit, **accept;
 	size_t n_limit, n_accept;
-	int detailed, purge;
+	int detailed, purge, validate;
 	char *to_free[32];
 	size_t n_to_free;
 	struct ln_spec *spec;
@@ -67,6 +68,8 @@ int ln_cmd_ctl_parse(int argc, char **argv, unsigned flags, const char *usage,
  * gather facts. Returns an exit code; LN_EXIT_OK to go on. */
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
+/* apply --validate: the spec's stages over apply's own run (cmd-validate.c). */
+int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run);
 int cmd_version(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
 

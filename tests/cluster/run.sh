@@ -60,6 +60,7 @@ foreign_intact() {
 	grep -qxF nqn.2014-08.org.example:other.target "$(root 2)/sys/class/nvme/nvme0/subsysnqn"
 }
 out_has() { grep -qF -- "$1" "$C/out"; }
+not_out_has() { ! out_has "$1"; }
 llmnet() { "$LLMNET" --no-color "$@" > "$C/out" 2>&1; rc=$?; cat "$C/out" >> "$C/all.out"; return 0; }
 rc_is() { [ "$rc" -eq "$1" ]; }
 
@@ -301,8 +302,24 @@ scenario_spec_error() {
 	check "plan on a bad spec exits 3" rc_is 3
 }
 
+# apply --validate runs the spec's stages on the converged cluster, over the
+# same sessions: the fixture nodes have no GPU while the spec asks for one,
+# so the devices stage must fail and name it; plain apply runs no stage.
+scenario_apply_validate() {
+	new_cluster validate || { notok "cluster up"; return; }
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
+	llmnet apply "$C/spec.yaml"
+	check "apply without --validate exits 0" rc_is 0
+	check "apply without --validate runs no stage" not_out_has "devices"
+	llmnet apply --validate "$C/spec.yaml"
+	check "apply --validate on a converged cluster exits 1 (GPU missing)" rc_is 1
+	check "apply --validate reports 0 changed first" out_has "apply: 0 changed on 3 nodes"
+	check "the devices stage ran and failed" grep -qiE "devices.*fail" "$C/out"
+	check "the missing GPU is named" grep -qiE "gpu" "$C/out"
+}
+
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint
-     teardown duplicate_nqn removed_node spec_error)
+     teardown duplicate_nqn removed_node spec_error apply_validate)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"
