@@ -448,7 +448,16 @@ out:
 int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run)
 {
 	struct vopts v;
+	int r;
 
+	/* The facts apply started from predate its changes (no controllers,
+	 * no mounts yet): validation judges the converged node, so read them
+	 * again over the sessions apply kept open. */
+	r = ln_facts_gather(run);
+	if (r < 0) {
+		ln_error("cannot read facts again after apply: %s", ln_strerror(r));
+		return LN_EXIT_FAILED;
+	}
 	memset(&v, 0, sizeof(v));
 	v.url_timeout_s = 10;
 	return validate_on_run(o, run, &v, 0);
