@@ -102,14 +102,16 @@ static int real_write_attr(struct ln_agent *a, const char *path, const char *val
 	return 0;
 }
 
-static int real_modprobe(struct ln_agent *a, const char *module, struct ln_buf *err)
+/* Load (or, with unload, remove) one checked module name with modprobe,
+ * bounded. Returns 0, or -EIO (load) / -EBUSY (unload) with the reason. */
+static int run_modprobe(const char *module, int unload, struct ln_buf *err)
 {
-	const char *argv[] = { "/sbin/modprobe", "-q", "--", module, NULL };
+	const char *load_argv[] = { "/sbin/modprobe", "-q", "--", module, NULL };
+	const char *unload_argv[] = { "/sbin/modprobe", "-r", "-q", "--", module, NULL };
+	const char **argv = unload ? unload_argv : load_argv;
 	struct ln_run_result res;
 	int r;
 
-	if (ln_module_loaded(a, module))
-		return 0;
 	if (!ln_valid_name(module, 64)) {
 		ln_buf_addf(err, "invalid module name '%s'", module);
 		return -EINVAL;
@@ -120,41 +122,32 @@ static int real_modprobe(struct ln_agent *a, const char *module, struct ln_buf *
 	if (r < 0)
 		return r;
 	if (res.timed_out || !res.exited || res.exit_status) {
-		ln_buf_addf(err, "cannot load module '%s': modprobe %s%s%s", module,
-			    res.timed_out ? "timed out" : "failed", res.output.len ? ": " : "",
-			    res.output.buf);
+		if (unload)
+			ln_buf_addf(err, "modprobe -r %s %s", module,
+				    res.timed_out ? "timed out" : "failed (in use)");
+		else
+			ln_buf_addf(err, "cannot load module '%s': modprobe %s", module,
+				    res.timed_out ? "timed out" : "failed");
+		if (res.output.len)
+			ln_buf_addf(err, ": %s", res.output.buf);
 		ln_buf_rtrim(err);
-		r = -EIO;
+		r = unload ? -EBUSY : -EIO;
 	}
 	ln_run_result_release(&res);
 	return r;
 }
 
+static int real_modprobe(struct ln_agent *a, const char *module, struct ln_buf *err)
+{
+	if (ln_module_loaded(a, module))
+		return 0;
+	return run_modprobe(module, 0, err);
+}
+
 static int real_rmmod(struct ln_agent *a, const char *module, struct ln_buf *err)
 {
-	const char *argv[] = { "/sbin/modprobe", "-r", "-q", "--", module, NULL };
-	struct ln_run_result res;
-	int r;
-
 	(void)a;
-	if (!ln_valid_name(module, 64)) {
-		ln_buf_addf(err, "invalid module name '%s'", module);
-		return -EINVAL;
-	}
-	if (access(argv[0], X_OK) < 0)
-		argv[0] = "/usr/sbin/modprobe";
-	r = ln_run_bounded(argv, 30, 4096, &res, err);
-	if (r < 0)
-		return r;
-	if (res.timed_out || !res.exited || res.exit_status) {
-		ln_buf_addf(err, "modprobe -r %s %s%s%s", module,
-			    res.timed_out ? "timed out" : "failed (in use)", res.output.len ? ": " : "",
-			    res.output.buf);
-		ln_buf_rtrim(err);
-		r = -EBUSY;
-	}
-	ln_run_result_release(&res);
-	return r;
+	return run_modprobe(module, 1, err);
 }
 
 static int real_mount_configfs(struct ln_agent *a, struct ln_buf *err)
