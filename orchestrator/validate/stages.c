@@ -399,26 +399,22 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 		memset(at, 0, sizeof(*at));
 		at->value = NAN;
 		if (st == LN_VS_RPING) {
-			unsigned port = RPING_PORT_BASE + slot;
+			/* server and client differ only in -s / -c: both name
+			 * the server's address (rping -S must match too) */
+			struct argv *both[2] = { &sv, &cv };
+			int k;
 
-			arg(&sv, "rping");
-			arg(&sv, "-s");
-			arg(&sv, "-a");
-			arg(&sv, "%s", c->ni[a].ip);
-			arg(&sv, "-p");
-			arg(&sv, "%u", port);
-			arg(&sv, "-C");
-			arg(&sv, "%u", v->rping.count);
-			arg(&sv, "-V");
-			arg(&cv, "rping");
-			arg(&cv, "-c");
-			arg(&cv, "-a");
-			arg(&cv, "%s", c->ni[a].ip);
-			arg(&cv, "-p");
-			arg(&cv, "%u", port);
-			arg(&cv, "-C");
-			arg(&cv, "%u", v->rping.count);
-			arg(&cv, "-V");
+			for (k = 0; k < 2; k++) {
+				arg(both[k], "rping");
+				arg(both[k], k ? "-c" : "-s");
+				arg(both[k], "-a");
+				arg(both[k], "%s", c->ni[a].ip);
+				arg(both[k], "-p");
+				arg(both[k], "%u", RPING_PORT_BASE + slot);
+				arg(both[k], "-C");
+				arg(both[k], "%u", v->rping.count);
+				arg(both[k], "-V");
+			}
 		} else {
 			struct argv *both[2] = { &sv, &cv };
 			int k;
