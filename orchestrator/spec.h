@@ -122,7 +122,6 @@ struct ln_target {
 	size_t n_namespaces;
 	/* DH-HMAC-CHAP: the path of a file holding the secret, on the controller.
 	 * The spec never carries the secret and llmnet lint never reads it. */
-	const char *dhchap_key_file;	/* NULL: no authentication */
 	struct ln_mark mark;
 };
 

@@ -72,7 +72,7 @@ struct node_raw {
 
 struct target_raw {
 	const char *node;
-	struct ln_mark nqn, node_mark, address, hosts, key_file;
+	struct ln_mark nqn, node_mark, address, hosts;
 	size_t n_hosts;			/* raw host names of this target */
 };
 
@@ -188,6 +188,13 @@ struct table {
 	/* Rules across keys the parser checks by hand, for the schema:
 	 * "namespace" (file+size or device), "mount" (if-blank needs fs). */
 	const char *schema_rule;
+	/* Keys refused by name with a reason (NULL-terminated; may be NULL). */
+	const struct refused_key *refused;
+};
+
+struct refused_key {
+	const char *key;
+	const char *why;
 };
 
 struct field {

@@ -148,17 +148,6 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	}
 	ADD(ln_json_add(o, "namespaces", ns));
 	ns = NULL;
-	if (t->dhchap_key_file) {
-		struct json_object *d = json_object_new_object();
-
-		if (!d)
-			r = 1;
-		else
-			ADD(ln_json_add_str(d, "key_file", t->dhchap_key_file));
-		ADD(ln_json_add(o, "dhchap", d));
-	} else {
-		ADD(ln_json_add(o, "dhchap", NULL));
-	}
 	if (r)
 		goto fail;
 	return o;

@@ -245,7 +245,6 @@ static void test_spec__defaults_filled(void **state)
 	assert_int_equal(s->targets[0].n_hosts, 2);
 	assert_int_equal(s->targets[0].hosts[0], 2);
 	assert_int_equal(s->targets[0].hosts[1], 1);
-	assert_null(s->targets[0].dhchap_key_file);
 	assert_int_equal(s->initiators[0].ctrl_loss_tmo_ms, -1);
 	assert_int_equal(s->initiators[0].nr_io_queues, 0);
 	assert_false(s->initiators[0].mount.present);
@@ -386,7 +385,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
 					    "link_layer", "mtu", NULL };
 	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
-					      "hosts", "hosts_given", "namespaces", "dhchap", NULL };
+					      "hosts", "hosts_given", "namespaces", NULL };
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
 	struct json_object *o = NULL, *a, *x;
 	struct ln_spec *s = NULL;
@@ -406,14 +405,12 @@ static void test_spec__json_keys_are_stable(void **state)
 		assert_non_null(json_object_object_get_ex(x, *k, NULL) ? x : NULL);
 	a = json_object_object_get(o, "targets");
 	x = json_object_array_get_idx(a, 1);
-	assert_int_equal(json_object_object_length(x), 9);
+	assert_int_equal(json_object_object_length(x), 8);
 	for (k = target; *k; k++)
 		assert_true(json_object_object_get_ex(x, *k, NULL));
 	assert_string_equal(json_object_get_string(json_object_object_get(x, "hosts")), "any");
-	/* the key file is named, never read or printed */
-	assert_string_equal(json_object_get_string(json_object_object_get(
-				    json_object_object_get(x, "dhchap"), "key_file")),
-			    "/etc/llmnet/keys/scratch.key");
+	/* no authentication key is accepted, so none is shown */
+	assert_false(json_object_object_get_ex(x, "dhchap", NULL));
 	json_object_put(o);
 	ln_spec_free(s);
 	s = NULL;
