@@ -54,11 +54,14 @@ AGENT_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm
 AGENT_STATIC_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm -lpthread -ldl
 TEST_LIBS := -lcmocka $(sort $(LLMNET_LIBS) $(AGENT_LIBS))
 
-COMMON_SRC := $(wildcard common/*.c)
-ORCH_SRC := $(wildcard orchestrator/*.c orchestrator/*/*.c)
-CMD_SRC := $(wildcard cmd/*.c)
-AGENT_MAIN := agents/main.c
-AGENT_SRC := $(filter-out $(AGENT_MAIN),$(wildcard agents/*.c))
+# Every .c below a folder belongs to that folder's binary or library: a file
+# moved within it can never drop out of the build. Probes build on their own
+# rules (mk/40-validate.mk).
+COMMON_SRC := $(sort $(shell find common -name '*.c'))
+ORCH_SRC := $(sort $(shell find orchestrator -name '*.c'))
+CMD_SRC := $(sort $(shell find cmd -name '*.c'))
+AGENT_MAIN := agents/agent/main.c
+AGENT_SRC := $(filter-out $(AGENT_MAIN),$(sort $(shell find agents/agent -name '*.c')))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

@@ -14,10 +14,10 @@
 #include "common/log.h"
 #include "orchestrator/apply.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
-#include "orchestrator/spec.h"
-#include "orchestrator/transport.h"
+#include "orchestrator/spec/spec.h"
+#include "orchestrator/transport/ssh.h"
 
 static int add_names(struct ln_ctl_opts *o, char ***v, size_t *n, const char *list)
 {

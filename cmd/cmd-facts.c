@@ -6,7 +6,7 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 
 static const char facts_usage[] =
 	"llmnet facts SPEC [--parallel N] [--accept-replaced NODES]\n"

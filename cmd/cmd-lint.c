@@ -15,7 +15,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/spec.h"
+#include "orchestrator/spec/spec.h"
 
 static const char lint_usage[] = "llmnet lint [-o json] SPEC";
 

@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 
 static const char plan_usage[] =

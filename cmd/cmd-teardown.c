@@ -8,7 +8,7 @@
 #include "common/log.h"
 #include "orchestrator/apply.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/teardown.h"
 
 static const char teardown_usage[] =

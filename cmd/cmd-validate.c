@@ -21,10 +21,10 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/fanout.h"
-#include "orchestrator/push.h"
+#include "orchestrator/transport/fanout.h"
+#include "orchestrator/transport/push.h"
 #include "orchestrator/report/report.h"
-#include "orchestrator/transport.h"
+#include "orchestrator/transport/ssh.h"
 #include "orchestrator/validate/stages.h"
 
 static const char validate_usage[] =

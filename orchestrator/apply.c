@@ -14,7 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "orchestrator/apply.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 
 struct phase_ctx {

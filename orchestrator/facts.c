@@ -16,7 +16,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128

@@ -21,9 +21,9 @@
 #include <json-c/json.h>
 
 #include "common/buf.h"
-#include "orchestrator/push.h"
-#include "orchestrator/spec.h"
-#include "orchestrator/transport.h"
+#include "orchestrator/transport/push.h"
+#include "orchestrator/spec/spec.h"
+#include "orchestrator/transport/ssh.h"
 
 enum ln_node_state {
 	LN_NODE_PENDING = 0,	/* not contacted yet */

@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 
 

@@ -12,7 +12,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/apply.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/teardown.h"
 

@@ -8,7 +8,7 @@
  *
  *   mpi_probe [--elements N] [--expect-ranks N] [--self-test-wrong-sum]
  *
- * Rank 0 prints, for llmnet's parser (orchestrator/validate/parse_mpi.c):
+ * Rank 0 prints, for llmnet's parser (orchestrator/validate/parse/parse_mpi.c):
  *   llmnet-mpi-probe 1 / ranks N / rank R host H (each) /
  *   allreduce elements E seconds S result ok|wrong / result pass|fail
  * and "error: ..." lines saying what is wrong. Exit 0 on pass, 1 on fail.

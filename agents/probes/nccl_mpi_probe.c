@@ -15,7 +15,7 @@
  *                             [--nccl-lib PATH] [--cudart-lib PATH]
  *
  * Output, from rank 0 only (the format of nccl_probe.c, parsed by
- * orchestrator/validate/parse_nccl.c), plus "error: rank R on HOST: ..."
+ * orchestrator/validate/parse/parse_nccl.c), plus "error: rank R on HOST: ..."
  * lines from any rank that failed:
  *   llmnet-nccl-probe 1 / nccl version V / ranks N bytes B /
  *   rank R host H device D (each) / allreduce time_us T algbw A busbw U

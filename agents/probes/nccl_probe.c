@@ -10,7 +10,7 @@
  *
  *   nccl_probe [--bytes B] [--iters N] [--gpus N] [--nccl-lib PATH] [--cudart-lib PATH]
  *
- * Output (parsed by orchestrator/validate/parse_nccl.c):
+ * Output (parsed by orchestrator/validate/parse/parse_nccl.c):
  *   llmnet-nccl-probe 1 / nccl version V / ranks N bytes B /
  *   rank R device D (each) / allreduce time_us T algbw A busbw U wrong W /
  *   result pass|fail|notrun, with "error: ..." lines saying why.

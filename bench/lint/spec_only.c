@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "common/buf.h"
-#include "orchestrator/spec.h"
+#include "orchestrator/spec/spec.h"
 
 int main(int argc, char **argv)
 {

@@ -21,10 +21,10 @@
 #include "common/json.h"
 #include "common/fileio.h"
 #include "common/log.h"
-#include "orchestrator/push.h"
+#include "orchestrator/transport/push.h"
 #include "orchestrator/validate/diagnose.h"
 #include "orchestrator/validate/pairing.h"
-#include "orchestrator/validate/parse.h"
+#include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stages.h"
 
 #define RPING_PORT_BASE 7174

@@ -16,7 +16,7 @@
 #include <json-c/json.h>
 
 #include "common/buf.h"
-#include "orchestrator/spec.h"
+#include "orchestrator/spec/spec.h"
 #include "orchestrator/validate/results.h"
 
 struct ln_probe_result {

@@ -15,7 +15,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/json.h"
-#include "orchestrator/spec.h"
+#include "orchestrator/spec/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

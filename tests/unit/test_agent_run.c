@@ -13,7 +13,7 @@
 #include <sys/file.h>
 #include <time.h>
 
-#include "agents/agent.h"
+#include "agents/agent/agent.h"
 
 static long now_ms(void)
 {

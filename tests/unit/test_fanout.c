@@ -9,7 +9,7 @@
 #include "tests/unit/cmocka.h"
 
 #include "common/buf.h"
-#include "orchestrator/fanout.h"
+#include "orchestrator/transport/fanout.h"
 
 struct probe {
 	pthread_mutex_t lock;

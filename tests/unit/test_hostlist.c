@@ -5,7 +5,7 @@
 
 #include "tests/unit/cmocka.h"
 
-#include "orchestrator/hostlist.h"
+#include "orchestrator/spec/hostlist.h"
 
 static void expand(const char *expr, size_t count, const char *first, const char *last)
 {

@@ -5,7 +5,7 @@
 
 #include "tests/unit/cmocka.h"
 
-#include "orchestrator/nqn.h"
+#include "orchestrator/spec/nqn.h"
 
 static void good(const char *nqn)
 {

@@ -15,7 +15,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
-#include "orchestrator/spec.h"
+#include "orchestrator/spec/spec.h"
 
 #define EXAMPLES_DIR FIXTURES_DIR "/spec/../../../examples"
 #define CASES_DIR FIXTURES_DIR "/spec/../../spec"

@@ -15,8 +15,8 @@
 
 #include "common/buf.h"
 #include "common/fileio.h"
-#include "orchestrator/push.h"
-#include "orchestrator/transport.h"
+#include "orchestrator/transport/push.h"
+#include "orchestrator/transport/ssh.h"
 
 #define KEY_A "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBbnXUL0H4yPOgGDqkIsKXi1X1TVMlCDCW8Vt1v7XmV9"
 #define KEY_B "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHY0QzQW7D6k4m0zpX1YqVZ6H1YJ0V5m2m8Zs3C8d8aK"

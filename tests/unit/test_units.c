@@ -6,7 +6,7 @@
 
 #include "tests/unit/cmocka.h"
 
-#include "orchestrator/units.h"
+#include "orchestrator/spec/units.h"
 
 static void test_units__sizes(void **state)
 {

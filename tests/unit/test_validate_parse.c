@@ -13,7 +13,7 @@
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
 #include "common/fileio.h"
-#include "orchestrator/validate/parse.h"
+#include "orchestrator/validate/parse/parse.h"
 
 static void load(const char *dir, const char *name, struct ln_buf *b)
 {

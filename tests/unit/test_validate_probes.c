@@ -18,7 +18,7 @@
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
-#include "orchestrator/validate/parse.h"
+#include "orchestrator/validate/parse/parse.h"
 
 #define SRC_DIR FIXTURES_DIR "/../.."
 

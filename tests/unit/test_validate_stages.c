@@ -19,7 +19,7 @@
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
 #include "orchestrator/report/report.h"
-#include "orchestrator/spec.h"
+#include "orchestrator/spec/spec.h"
 #include "orchestrator/validate/stages.h"
 
 #define MAXN 16

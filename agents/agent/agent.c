@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's shared plumbing: choosing the root and the implementations,
+ * the failpoint every change passes through, reads under the root, value
+ * validation, and the change-list answer.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/agent/agent.h"
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+
+int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
+{
+	const char *fp;
+	struct stat st;
+	size_t n;
+
+	memset(a, 0, sizeof(*a));
+	if (!root || !*root)
+		root = getenv("LLMNET_AGENT_ROOT");
+	if (root && *root) {
+		/* "DIR/" is DIR: sshd's SetEnv lines are written by hand */
+		n = strlen(root);
+		while (n > 1 && root[n - 1] == '/')
+			n--;
+		if (n >= sizeof(a->root) - 256) {
+			ln_buf_addf(err, "invalid root '%s': too long", root);
+			return -ENAMETOOLONG;
+		}
+		memcpy(a->root, root, n);
+		a->root[n] = '\0';
+		root = a->root;
+	}
+	if (root && *root && strcmp(root, "/")) {
+		if (!ln_valid_abs_path(root)) {
+			ln_buf_addf(err, "invalid root '%s': must be an absolute, normalized path",
+				    root);
+			return -EINVAL;
+		}
+		if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			ln_buf_addf(err, "invalid root '%s': not a directory", root);
+			return -ENOTDIR;
+		}
+		a->fixture = 1;
+		a->fs = &ln_fsops_fixture;
+		a->ini = &ln_iniops_fixture;
+	} else {
+		a->root[0] = '\0';
+		a->fs = &ln_fsops_real;
+		a->ini = &ln_iniops_real;
+	}
+	fp = getenv("LLMNET_FAILPOINT");
+	if (fp && *fp) {
+		char *end;
+
+		errno = 0;
+		a->failpoint = strtoul(fp, &end, 10);
+		if (errno || *end) {
+			ln_buf_addf(err, "invalid LLMNET_FAILPOINT '%s'", fp);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int ln_agent_path(const struct ln_agent *a, const char *path, char *out)
+{
+	if (snprintf(out, PATH_MAX, "%s%s", a->root, path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int ln_agent_change(struct ln_agent *a, const char *what)
+{
+	if (a->dry_run) {
+		ln_error("refusing change in a read-only verb: %s", what);
+		return -EROFS;
+	}
+	a->changes++;
+	ln_trace("agent", "change %lu: %s", a->changes, what);
+	if (a->failpoint && a->changes == a->failpoint) {
+		ln_warn("failpoint: stopping before change %lu (%s)", a->changes, what);
+		fflush(stdout);
+		_exit(LN_AGENT_EXIT_FAILPOINT);
+	}
+	return 0;
+}
+
+static int change2(struct ln_agent *a, const char *verb, const char *path)
+{
+	char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "%s %s", verb, path);
+	return ln_agent_change(a, what);
+}
+
+int ln_fs_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err)
+{
+	int r = change2(a, "mkdir", path);
+
+	return r < 0 ? r : a->fs->mkdir(a, path, err);
+}
+
+int ln_fs_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err)
+{
+	int r = change2(a, "rmdir", path);
+
+	return r < 0 ? r : a->fs->rmdir(a, path, err);
+}
+
+int ln_fs_symlink(struct ln_agent *a, const char *target, const char *linkpath,
+		  struct ln_buf *err)
+{
+	int r = change2(a, "symlink", linkpath);
+
+	return r < 0 ? r : a->fs->symlink(a, target, linkpath, err);
+}
+
+int ln_fs_unlink(struct ln_agent *a, const char *path, struct ln_buf *err)
+{
+	int r = change2(a, "unlink", path);
+
+	return r < 0 ? r : a->fs->unlink(a, path, err);
+}
+
+int ln_fs_write_attr(struct ln_agent *a, const char *path, const char *val, struct ln_buf *err)
+{
+	int r = change2(a, "write", path);
+
+	return r < 0 ? r : a->fs->write_attr(a, path, val, err);
+}
+
+int ln_fs_write_file(struct ln_agent *a, const char *path, const char *data, size_t len,
+		     mode_t mode, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	int r = change2(a, "write file", path);
+
+	if (r < 0)
+		return r;
+	if (ln_agent_path(a, path, p) < 0) {
+		ln_buf_addf(err, "path too long: '%s'", path);
+		return -ENAMETOOLONG;
+	}
+	return ln_file_write_atomic(p, data, len, mode, err);
+}
+
+int ln_fs_create_sparse(struct ln_agent *a, const char *path, uint64_t size, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	int fd, r = change2(a, "create sparse", path);
+
+	if (r < 0)
+		return r;
+	if (ln_agent_path(a, path, p) < 0) {
+		ln_buf_addf(err, "path too long: '%s'", path);
+		return -ENAMETOOLONG;
+	}
+	/* O_EXCL: an existing file is never truncated or resized. */
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		ln_buf_addf(err, "cannot create backing file '%s': %s", path, strerror(errno));
+		return r;
+	}
+	if (ftruncate(fd, (off_t)size) < 0 || fsync(fd) < 0) {
+		r = -errno;
+		ln_buf_addf(err, "cannot size backing file '%s': %s", path, strerror(errno));
+		close(fd);
+		unlink(p);
+		return r;
+	}
+	close(fd);
+	return 0;
+}
+
+int ln_fs_remove_file(struct ln_agent *a, const char *path, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	int r = change2(a, "remove file", path);
+
+	if (r < 0)
+		return r;
+	if (ln_agent_path(a, path, p) < 0)
+		return -ENAMETOOLONG;
+	if (unlink(p) < 0 && errno != ENOENT) {
+		r = -errno;
+		ln_buf_addf(err, "cannot remove '%s': %s", path, strerror(errno));
+		return r;
+	}
+	return 0;
+}
+
+int ln_read_attr(const struct ln_agent *a, const char *path, struct ln_buf *out)
+{
+	struct ln_buf ignore = LN_BUF_INIT;
+	char p[PATH_MAX];
+	int r;
+
+	if (ln_agent_path(a, path, p) < 0)
+		return -ENAMETOOLONG;
+	r = ln_file_read(p, out, &ignore);
+	ln_buf_release(&ignore);
+	if (r < 0)
+		return r;
+	if (out->len && out->buf[out->len - 1] == '\n')
+		ln_buf_setlen(out, out->len - 1);
+	return 0;
+}
+
+int ln_path_exists(const struct ln_agent *a, const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return ln_agent_path(a, path, p) == 0 && lstat(p, &st) == 0;
+}
+
+int ln_is_dir(const struct ln_agent *a, const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return ln_agent_path(a, path, p) == 0 && lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int ln_is_link(const struct ln_agent *a, const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return ln_agent_path(a, path, p) == 0 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n)
+{
+	char p[PATH_MAX];
+	struct dirent *de;
+	char **v = NULL;
+	size_t cnt = 0, alloc = 0;
+	DIR *d;
+	int r = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (ln_agent_path(a, path, p) < 0)
+		return -ENAMETOOLONG;
+	d = opendir(p);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (cnt + 2 > alloc) {
+			char **nv;
+
+			alloc = alloc ? alloc * 2 : 16;
+			nv = realloc(v, alloc * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[cnt] = strdup(de->d_name);
+		if (!v[cnt]) {
+			r = -ENOMEM;
+			break;
+		}
+		v[++cnt] = NULL;
+	}
+	closedir(d);
+	if (r < 0) {
+		ln_names_free(v, cnt);
+		return r;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_names);
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
+void ln_names_free(char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int ln_module_loaded(const struct ln_agent *a, const char *module)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "/sys/module/%s", module);
+	return ln_is_dir(a, p);
+}
+
+/* Call fn for each line of ROOT/proc/mounts, split into its fields. */
+static int scan_mounts(const struct ln_agent *a,
+		       int (*fn)(const char *dev, const char *dir, const char *fs, void *arg),
+		       void *arg)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char *line, *save = NULL;
+	int r;
+
+	r = ln_read_attr(a, "/proc/mounts", &b);
+	if (r < 0)
+		goto out;
+	r = 0;
+	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char dev[PATH_MAX], dir[PATH_MAX], fs[64];
+
+		if (sscanf(line, "%4095s %4095s %63s", dev, dir, fs) != 3)
+			continue;
+		r = fn(dev, dir, fs, arg);
+		if (r)
+			break;
+	}
+out:
+	ln_buf_release(&b);
+	return r;
+}
+
+static int match_configfs(const char *dev, const char *dir, const char *fs, void *arg)
+{
+	(void)dev;
+	(void)arg;
+	return !strcmp(fs, "configfs") && !strcmp(dir, "/sys/kernel/config");
+}
+
+int ln_configfs_mounted(const struct ln_agent *a)
+{
+	return scan_mounts(a, match_configfs, NULL) == 1;
+}
+
+struct dev_match {
+	const struct ln_agent *a;
+	const char *dev;
+	dev_t rdev;
+	int have_rdev;
+};
+
+static int match_dev(const char *dev, const char *dir, const char *fs, void *arg)
+{
+	struct dev_match *m = arg;
+	char p[PATH_MAX];
+	struct stat st;
+
+	(void)dir;
+	(void)fs;
+	if (!strcmp(dev, m->dev))
+		return 1;
+	if (m->have_rdev && dev[0] == '/' && ln_agent_path(m->a, dev, p) == 0 &&
+	    stat(p, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == m->rdev)
+		return 1;
+	return 0;
+}
+
+int ln_dev_mounted(const struct ln_agent *a, const char *dev)
+{
+	struct dev_match m = { a, dev, 0, 0 };
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (ln_agent_path(a, dev, p) == 0 && stat(p, &st) == 0 && S_ISBLK(st.st_mode)) {
+		m.rdev = st.st_rdev;
+		m.have_rdev = 1;
+	}
+	return scan_mounts(a, match_dev, &m) == 1;
+}
+
+struct dir_match {
+	const char *path;
+	char *fs;
+	size_t fslen;
+};
+
+static int match_dir(const char *dev, const char *dir, const char *fs, void *arg)
+{
+	struct dir_match *m = arg;
+
+	(void)dev;
+	if (strcmp(dir, m->path))
+		return 0;
+	if (m->fs)
+		snprintf(m->fs, m->fslen, "%s", fs);
+	return 1;
+}
+
+int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t fslen)
+{
+	struct dir_match m = { path, fs, fslen };
+
+	return scan_mounts(a, match_dir, &m) == 1;
+}
+
+/* An NQN as the kernel and the spec accept it, and safe as a configfs name. */
+int ln_valid_nqn(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n < 12 || n > 223 || strncmp(s, "nqn.", 4))
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= ' ' || c >= 0x7f || c == '/' || c == '"' || c == '\'' || c == '\\')
+			return 0;
+	}
+	return 1;
+}
+
+int ln_valid_abs_path(const char *s)
+{
+	size_t n = strlen(s);
+	const char *p;
+
+	if (n < 2 || n > 4095 || s[0] != '/' || s[n - 1] == '/')
+		return 0;
+	for (p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < ' ' || c == 0x7f)
+			return 0;
+	}
+	for (p = s; p; p = strchr(p + 1, '/')) {
+		const char *q = p + 1;
+		size_t len = strcspn(q, "/");
+
+		if (len == 0 || (len == 1 && q[0] == '.') || (len == 2 && q[0] == '.' && q[1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+int ln_valid_name(const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > max)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+			return 0;
+	}
+	return 1;
+}
+
+int ln_valid_addr(const char *s, const char **family)
+{
+	unsigned char buf[16];
+
+	if (inet_pton(AF_INET, s, buf) == 1) {
+		if (family)
+			*family = "ipv4";
+		return 1;
+	}
+	if (inet_pton(AF_INET6, s, buf) == 1 && !strchr(s, '%')) {
+		if (family)
+			*family = "ipv6";
+		return 1;
+	}
+	return 0;
+}
+
+void ln_changes_init(struct ln_changes *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->list = json_object_new_array();
+	c->warnings = json_object_new_array();
+}
+
+void ln_changes_release(struct ln_changes *c)
+{
+	json_object_put(c->list);
+	json_object_put(c->warnings);
+	c->list = c->warnings = NULL;
+}
+
+void ln_changes_add(struct ln_changes *c, const char *action, const char *kind, const char *id,
+		    const char *detail, const char *error)
+{
+	struct json_object *o = json_object_new_object();
+
+	ln_json_add_str(o, "action", action);
+	ln_json_add_str(o, "kind", kind);
+	ln_json_add_str(o, "id", id);
+	if (detail && *detail)
+		ln_json_add_str(o, "detail", detail);
+	if (error) {
+		ln_json_add_str(o, "error", error);
+		c->n_error++;
+	} else if (!strcmp(action, "create")) {
+		c->n_create++;
+	} else if (!strcmp(action, "change")) {
+		c->n_change++;
+	} else if (!strcmp(action, "remove")) {
+		c->n_remove++;
+	} else {
+		c->n_ok++;
+	}
+	json_object_array_add(c->list, o);
+	if (error)
+		ln_error("cannot %s %s '%s': %s", action, kind, id, error);
+	else if (strcmp(action, "ok"))
+		ln_verbose("%s %s '%s'%s%s", action, kind, id, detail ? ": " : "",
+			   detail ? detail : "");
+}
+
+void ln_changes_warn(struct ln_changes *c, const char *fmt, ...)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	ln_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	ln_warn("%s", b.buf);
+	json_object_array_add(c->warnings, json_object_new_string(b.buf));
+	ln_buf_release(&b);
+}
+
+struct json_object *ln_changes_answer(struct ln_changes *c, const char *mode,
+				      const char *cluster, int plan)
+{
+	struct json_object *o = json_object_new_object(), *s = json_object_new_object();
+	int pending = c->n_create + c->n_change + c->n_remove;
+
+	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_str(o, "mode", mode);
+	ln_json_add_str(o, "cluster", cluster);
+	ln_json_add(o, "changes", c->list);
+	ln_json_add(o, "warnings", c->warnings);
+	c->list = c->warnings = NULL;
+	ln_json_add_i64(s, "create", c->n_create);
+	ln_json_add_i64(s, "change", c->n_change);
+	ln_json_add_i64(s, "remove", c->n_remove);
+	ln_json_add_i64(s, "ok", c->n_ok);
+	ln_json_add_i64(s, "error", c->n_error);
+	ln_json_add(o, "summary", s);
+	ln_json_add_bool(o, "converged", c->n_error == 0 && (!plan || pending == 0));
+	return o;
+}
+
+int ln_agent_emit(struct json_object *obj)
+{
+	struct ln_buf out = LN_BUF_INIT;
+	int r = ln_json_write(obj, 1, &out);
+
+	if (r == 0 && fwrite(out.buf, 1, out.len, stdout) != out.len)
+		r = -EIO;
+	if (fflush(stdout) != 0)
+		r = -EIO;
+	ln_buf_release(&out);
+	return r;
+}
+
+int ln_agent_fail(const char *code, const char *message, int exit_code)
+{
+	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
+
+	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_str(e, "code", code);
+	ln_json_add_str(e, "message", message);
+	ln_json_add(o, "error", e);
+	ln_error("%s", message);
+	ln_agent_emit(o);
+	json_object_put(o);
+	return exit_code;
+}

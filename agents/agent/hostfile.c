@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The MPI hostfile: Open MPI's `name slots=N` or MPICH's `name:N`, one
+ * line per node, written atomically and only when its content differs, so
+ * a converged node's hostfile keeps its mtime.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agents/agent/reconcile.h"
+#include "common/json.h"
+
+int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
+{
+	size_t i;
+	int r = ln_buf_addf(out, "# written by llmnet for cluster %s; do not edit\n", rq->cluster);
+
+	for (i = 0; r == 0 && i < rq->nlines; i++)
+		r = rq->hostfile_mpich
+			    ? ln_buf_addf(out, "%s:%d\n", rq->lines[i].name, rq->lines[i].slots)
+			    : ln_buf_addf(out, "%s slots=%d\n", rq->lines[i].name, rq->lines[i].slots);
+	return r;
+}
+
+static void remove_hostfile(struct ln_rc *r, const char *path)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = 0;
+
+	if (!ln_path_exists(r->a, path)) {
+		if (!r->plan)
+			ln_rc_disown(r, "hostfile", path);
+		return;
+	}
+	if (!r->plan)
+		rc = ln_fs_remove_file(r->a, path, &err);
+	if (rc == 0 && !r->plan)
+		ln_rc_disown(r, "hostfile", path);
+	ln_rc_report(r, "remove", "hostfile", path, NULL, rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+}
+
+void ln_hostfile_reconcile(struct ln_rc *r)
+{
+	struct ln_buf want = LN_BUF_INIT, cur = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct json_object *objs = ln_state_objects(&r->st, r->cluster);
+	const char *path = r->rq ? r->rq->hostfile_path : NULL;
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+	int rc = 0, exists;
+
+	/* an owned hostfile at another path (or none wanted) goes */
+	for (i = n; i-- > 0;) {
+		struct json_object *o = json_object_array_get_idx(objs, i), *k, *id;
+
+		if (json_object_object_get_ex(o, "kind", &k) && json_object_object_get_ex(o, "id", &id) &&
+		    !strcmp(json_object_get_string(k), "hostfile") &&
+		    (!path || strcmp(json_object_get_string(id), path))) {
+			char idbuf[PATH_MAX];
+
+			snprintf(idbuf, sizeof(idbuf), "%s", json_object_get_string(id));
+			remove_hostfile(r, idbuf);
+		}
+	}
+	if (!path)
+		goto out;
+	ln_hostfile_render(r->rq, &want);
+	exists = ln_read_attr(r->a, path, &cur) == 0;
+	if (exists) {
+		/* ln_read_attr dropped one newline */
+		ln_buf_addch(&cur, '\n');
+		if (cur.len == want.len && !memcmp(cur.buf, want.buf, want.len)) {
+			ln_rc_report(r, "ok", "hostfile", path, NULL, NULL);
+			goto out;
+		}
+	}
+	if (!r->plan) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+		if (*dir)
+			rc = ln_rc_mkdirs(r, dir, &err);
+		/* a hostfile that was there before is changed but never owned */
+		if (rc == 0 && !exists)
+			rc = ln_rc_own(r, "hostfile", path);
+		if (rc == 0)
+			rc = ln_fs_write_file(r->a, path, want.buf, want.len, 0644, &err);
+	}
+	ln_rc_report(r, exists ? "change" : "create", "hostfile", path,
+		     r->rq->hostfile_mpich ? "mpich" : "openmpi", rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&want);
+	ln_buf_release(&cur);
+	ln_buf_release(&err);
+}

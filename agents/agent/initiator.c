@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Initiator reconcile: the host identity (/etc/nvme/hostnqn and hostid,
+ * generated when missing, never overwritten), idempotent connections (an
+ * existing controller with the same host NQN, subsystem NQN, transport,
+ * address and service is "connected"), a bounded wait for the namespace's
+ * block device (found by subsystem NQN, hidden multipath paths skipped),
+ * and an optional mount that formats only a device libblkid finds blank
+ * and only with format: if-blank. Only controllers and mounts the agent
+ * created are ever disconnected or unmounted.
+ *
+ * Ownership ids: nvme_connection T/A/S/NQN, mount PATH (with "device").
+ */
+#include <blkid/blkid.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agents/agent/reconcile.h"
+#include "common/json.h"
+#include "common/log.h"
+
+static const char *rec_str(struct json_object *rec, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(rec, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static void conn_id(char *out, size_t size, const struct ln_req_init *in)
+{
+	snprintf(out, size, "%s/%s/%s/%s", in->transport, in->address, in->service, in->target);
+}
+
+/* The controller serving (transport, address, service, nqn) for hostnqn. */
+static const struct ln_ctrl *find_ctrl(const struct ln_ctrl_list *l, const char *transport,
+				       const char *address, const char *service, const char *nqn,
+				       const char *hostnqn)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct ln_ctrl *c = &l->v[i];
+
+		if (!strcmp(c->transport, transport) && !strcmp(c->traddr, address) &&
+		    !strcmp(c->trsvcid, service) && !strcmp(c->subsysnqn, nqn) &&
+		    (!c->hostnqn[0] || !hostnqn || !strcmp(c->hostnqn, hostnqn)) &&
+		    strcmp(c->state, "deleting") && strcmp(c->state, "dead"))
+			return c;
+	}
+	return NULL;
+}
+
+static int split_conn_id(const char *id, char *t, char *a, char *s, char *nqn)
+{
+	/* T/A/S/NQN: NQNs and addresses hold no '/' */
+	return sscanf(id, "%15[^/]/%63[^/]/%15[^/]/%255s", t, a, s, nqn) == 4 ? 0 : -1;
+}
+
+static int wanted_conn(struct ln_rc *r, const char *id)
+{
+	size_t i;
+	char buf[512];
+
+	for (i = 0; r->rq && i < r->rq->ninits; i++) {
+		conn_id(buf, sizeof(buf), &r->rq->inits[i]);
+		if (!strcmp(buf, id))
+			return 1;
+	}
+	return 0;
+}
+
+static int wanted_mount(struct ln_rc *r, const char *path)
+{
+	size_t i;
+
+	for (i = 0; r->rq && i < r->rq->ninits; i++)
+		if (r->rq->inits[i].mount_path && !strcmp(r->rq->inits[i].mount_path, path))
+			return 1;
+	return 0;
+}
+
+static struct json_object *owned_of(struct ln_rc *r, const char *kind)
+{
+	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *out;
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+
+	out = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+
+		if (!strcmp(rec_str(o, "kind"), kind))
+			json_object_array_add(out, json_object_get(o));
+	}
+	return out;
+}
+
+void ln_initiator_remove(struct ln_rc *r)
+{
+	struct json_object *l = owned_of(r, "mount");
+	struct ln_ctrl_list ctrls = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i, n = json_object_array_length(l);
+
+	for (i = 0; i < n; i++) {
+		const char *path = rec_str(json_object_array_get_idx(l, i), "id");
+		int rc = 0;
+
+		if (wanted_mount(r, path))
+			continue;
+		ln_buf_reset(&err);
+		if (!ln_path_mounted(r->a, path, NULL, 0)) {
+			if (!r->plan)
+				ln_rc_disown(r, "mount", path);
+			continue;
+		}
+		if (!r->plan)
+			rc = ln_agent_change(r->a, "umount") ?: r->a->fs->umount(r->a, path, &err);
+		if (rc == 0 && !r->plan)
+			ln_rc_disown(r, "mount", path);
+		ln_rc_report(r, "remove", "mount", path, NULL, rc < 0 ? err.buf : NULL);
+	}
+	json_object_put(l);
+	l = owned_of(r, "nvme_connection");
+	n = json_object_array_length(l);
+	if (n && r->a->ini->scan(r->a, &ctrls, &err) < 0) {
+		ln_rc_report(r, "remove", "nvme_connection", "*", NULL, err.buf);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(l, i);
+		const char *id = rec_str(o, "id"), *host = rec_str(o, "hostnqn");
+		char t[16], a[64], s[16], nqn[256];
+		const struct ln_ctrl *c;
+		int rc = 0;
+
+		if (wanted_conn(r, id))
+			continue;
+		ln_buf_reset(&err);
+		if (split_conn_id(id, t, a, s, nqn) < 0 ||
+		    !(c = find_ctrl(&ctrls, t, a, s, nqn, host))) {
+			if (!r->plan)
+				ln_rc_disown(r, "nvme_connection", id);
+			continue;
+		}
+		if (!r->plan)
+			rc = ln_agent_change(r->a, "disconnect") ?:
+				r->a->ini->disconnect(r->a, c->name, &err);
+		if (rc == 0 && !r->plan)
+			ln_rc_disown(r, "nvme_connection", id);
+		ln_rc_report(r, "remove", "nvme_connection", id, c->name, rc < 0 ? err.buf : NULL);
+	}
+out:
+	free(ctrls.v);
+	json_object_put(l);
+	ln_buf_release(&err);
+}
+
+/* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan). */
+static int host_identity(struct ln_rc *r, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
+{
+	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, err = LN_BUF_INIT, line = LN_BUF_INIT;
+	char *gen = NULL;
+	int rc = 0, have_nqn, have_id;
+
+	have_nqn = ln_read_attr(r->a, "/etc/nvme/hostnqn", &nqn) == 0 && nqn.len;
+	have_id = ln_read_attr(r->a, "/etc/nvme/hostid", &id) == 0 && id.len;
+	ln_buf_rtrim(&nqn);
+	ln_buf_rtrim(&id);
+	if (have_nqn && have_id) {
+		ln_rc_report(r, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
+		goto done;
+	}
+	if (r->plan) {
+		ln_rc_report(r, "create", "host_identity", "/etc/nvme/hostnqn",
+			     have_nqn ? "hostid" : "hostnqn and hostid", NULL);
+		goto done;
+	}
+	rc = ln_rc_mkdirs(r, "/etc/nvme", &err);
+	if (rc == 0 && !have_nqn) {
+		rc = r->a->ini->hostnqn_generate(r->a, &gen, &err);
+		if (rc == 0 && !ln_valid_nqn(gen)) {
+			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
+			rc = -EINVAL;
+		}
+		if (rc == 0) {
+			ln_buf_addf(&line, "%s\n", gen);
+			rc = ln_fs_write_file(r->a, "/etc/nvme/hostnqn", line.buf, line.len, 0644, &err);
+			ln_buf_reset(&nqn);
+			ln_buf_addstr(&nqn, gen);
+		}
+	}
+	if (rc == 0 && !have_id) {
+		/* nvme-cli's convention: the host ID is the UUID in the host NQN */
+		const char *u = strstr(nqn.buf, ":uuid:");
+
+		ln_buf_reset(&id);
+		if (u && strlen(u + 6) == 36) {
+			ln_buf_addstr(&id, u + 6);
+		} else {
+			char *g2 = NULL;
+
+			rc = ln_iniops_fixture.hostnqn_generate(r->a, &g2, &err);
+			if (rc == 0)
+				ln_buf_addstr(&id, strstr(g2, ":uuid:") + 6);
+			free(g2);
+		}
+		ln_buf_reset(&line);
+		ln_buf_addf(&line, "%s\n", id.buf);
+		if (rc == 0)
+			rc = ln_fs_write_file(r->a, "/etc/nvme/hostid", line.buf, line.len, 0644, &err);
+	}
+	ln_rc_report(r, "create", "host_identity", "/etc/nvme/hostnqn",
+		     have_nqn ? "hostid" : "hostnqn and hostid", rc < 0 ? err.buf : NULL);
+done:
+	snprintf(hostnqn, nlen, "%s", nqn.buf);
+	snprintf(hostid, ilen, "%s", id.buf);
+	free(gen);
+	ln_buf_release(&nqn);
+	ln_buf_release(&id);
+	ln_buf_release(&err);
+	ln_buf_release(&line);
+	return rc;
+}
+
+/* Wait, bounded, for the namespace head of nqn; dev gets "/dev/nvme1n1". */
+static int wait_block(struct ln_rc *r, const char *nqn, char *dev, size_t size)
+{
+	const char *w = getenv("LLMNET_NS_WAIT");
+	long limit_ms = (w && atoi(w) > 0 ? atoi(w) : 30) * 1000L, waited = 0;
+
+	for (;;) {
+		char **names;
+		size_t n;
+
+		if (ln_nvme_blocks(r->a, nqn, &names, &n) == 0 && n) {
+			snprintf(dev, size, "/dev/%s", names[0]);
+			ln_names_free(names, n);
+			return 0;
+		}
+		ln_names_free(names, n);
+		if (waited >= limit_ms)
+			return -ETIMEDOUT;
+		poll(NULL, 0, 100);
+		waited += 100;
+	}
+}
+
+/* 1: no filesystem or partition signature; 0: one found; negative: error. */
+static int blank_device(struct ln_rc *r, const char *dev, char *type, size_t tlen)
+{
+	char p[PATH_MAX];
+	blkid_probe pr;
+	int rc;
+
+	type[0] = '\0';
+	if (ln_agent_path(r->a, dev, p) < 0)
+		return -ENAMETOOLONG;
+	pr = blkid_new_probe_from_filename(p);
+	if (!pr)
+		return -errno ? -errno : -EIO;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	rc = blkid_do_safeprobe(pr);
+	if (rc == 0) {
+		const char *v = NULL;
+
+		if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0 && v)
+			snprintf(type, tlen, "%s", v);
+		else if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
+			snprintf(type, tlen, "partition table %s", v);
+	}
+	blkid_free_probe(pr);
+	if (rc == 1)
+		return 1;
+	if (rc == 0)
+		return 0;
+	return rc == -2 ? 0 : -EIO;	/* -2: ambivalent signatures: not blank */
+}
+
+static void apply_mount(struct ln_rc *r, const struct ln_req_init *in, const char *dev)
+{
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char fs[64], type[64];
+	int rc = 0, blank;
+
+	if (ln_path_mounted(r->a, in->mount_path, fs, sizeof(fs))) {
+		if (strcmp(fs, in->mount_fs)) {
+			ln_buf_addf(&err, "'%s' is already mounted with %s, not %s", in->mount_path,
+				    fs, in->mount_fs);
+			ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		} else {
+			ln_rc_report(r, "ok", "mount", in->mount_path, NULL, NULL);
+		}
+		goto out;
+	}
+	if (!dev) {
+		ln_rc_report(r, "create", "mount", in->mount_path, "after connect", NULL);
+		goto out;
+	}
+	blank = blank_device(r, dev, type, sizeof(type));
+	if (blank < 0) {
+		ln_buf_addf(&err, "cannot probe '%s' for signatures: %s", dev, strerror(-blank));
+		ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (blank && !in->format_if_blank) {
+		ln_buf_addf(&err, "'%s' has no filesystem and format is 'never'", dev);
+		ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (!blank && strcmp(type, in->mount_fs)) {
+		ln_buf_addf(&err, "'%s' holds %s, not %s; llmnet never formats a device that is "
+			    "not blank", dev, type[0] ? type : "an unknown signature", in->mount_fs);
+		ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
+	if (!r->plan) {
+		rc = ln_rc_mkdirs(r, in->mount_path, &err);
+		if (rc == 0 && blank)
+			rc = ln_agent_change(r->a, "mkfs") ?: r->a->fs->mkfs(r->a, dev, in->mount_fs, &err);
+		if (rc == 0)
+			rc = ln_rc_own(r, "mount", in->mount_path);
+		if (rc == 0)
+			rc = ln_agent_change(r->a, "mount") ?:
+				r->a->fs->mount(r->a, dev, in->mount_path, in->mount_fs, &err);
+	}
+	ln_rc_report(r, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+	ln_buf_release(&det);
+}
+
+void ln_initiator_apply(struct ln_rc *r)
+{
+	struct ln_request *rq = r->rq;
+	struct ln_ctrl_list ctrls = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	char hostnqn[256], hostid[64];
+	size_t i;
+
+	if (!rq->ninits)
+		return;
+	for (i = 0; i < rq->ninits; i++) {
+		const char *m = !strcmp(rq->inits[i].transport, "tcp") ? "nvme_tcp" : "nvme_rdma";
+
+		ln_rc_module(r, m);
+	}
+	if (host_identity(r, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
+		goto out;
+	ln_buf_reset(&err);
+	if (r->a->ini->scan(r->a, &ctrls, &err) < 0) {
+		ln_rc_report(r, "create", "nvme_connection", "*", NULL, err.buf);
+		goto out;
+	}
+	for (i = 0; i < rq->ninits; i++) {
+		const struct ln_req_init *in = &rq->inits[i];
+		const struct ln_ctrl *c;
+		char id[512], name[32] = "", dev[64];
+		int rc = 0, have_dev = 0;
+
+		conn_id(id, sizeof(id), in);
+		ln_buf_reset(&err);
+		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
+			      hostnqn[0] ? hostnqn : NULL);
+		if (c) {
+			ln_rc_report(r, "ok", "nvme_connection", id, c->name, NULL);
+		} else if (!r->plan) {
+			struct ln_conn cn = {
+				.subsysnqn = in->target, .transport = in->transport,
+				.traddr = in->address, .trsvcid = in->service, .hostnqn = hostnqn,
+				.hostid = hostid, .nr_io_queues = in->nr_io_queues,
+				.queue_size = in->queue_size, .ctrl_loss_tmo = in->ctrl_loss_tmo,
+				.reconnect_delay = in->reconnect_delay,
+			};
+			struct json_object *rec;
+
+			rc = ln_rc_own(r, "nvme_connection", id);
+			if (rc == 0) {
+				rec = ln_state_find(&r->st, r->cluster, "nvme_connection", id);
+				json_object_object_del(rec, "hostnqn");
+				ln_json_add_str(rec, "hostnqn", hostnqn);
+				r->st.dirty = 1;
+				rc = ln_state_save(r->a, &r->st, &err);
+			}
+			if (rc == 0)
+				rc = ln_agent_change(r->a, "connect") ?:
+					r->a->ini->connect(r->a, &cn, name, &err);
+			ln_rc_report(r, "create", "nvme_connection", id, name,
+				     rc < 0 ? err.buf : NULL);
+		} else {
+			ln_rc_report(r, "create", "nvme_connection", id, NULL, NULL);
+			if (in->mount_path)
+				apply_mount(r, in, NULL);
+			continue;
+		}
+		if (rc < 0)
+			continue;
+		if (wait_block(r, in->target, dev, sizeof(dev)) < 0) {
+			ln_buf_reset(&err);
+			ln_buf_addf(&err, "no namespace block device for '%s' appeared in time "
+				    "(LLMNET_NS_WAIT)", in->target);
+			ln_rc_report(r, "create", "nvme_namespace", id, NULL, err.buf);
+			continue;
+		}
+		have_dev = 1;
+		if (in->mount_path)
+			apply_mount(r, in, have_dev ? dev : NULL);
+	}
+out:
+	free(ctrls.v);
+	ln_buf_release(&err);
+}

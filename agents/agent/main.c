@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * llmnet-agent: the static program that converges one node. The verb table
+ * marks each verb read-only or mutating: mutating verbs take the node lock,
+ * read-only ones run with the change gate closed (ln_agent_change refuses),
+ * so `plan` and `validate` can never change a node by mistake.
+ * docs/agent-protocol.md is the contract.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "agents/agent/agent.h"
+#include "agents/agent/reconcile.h"
+#include "agents/agent/exec.h"
+#include "agents/agent/state.h"
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+
+struct verb {
+	const char *name;
+	int mutating;
+	int (*fn)(struct ln_agent *a, int argc, char **argv);
+};
+
+static int verb_version(struct ln_agent *a, int argc, char **argv);
+static int verb_facts(struct ln_agent *a, int argc, char **argv);
+
+static const struct verb verbs[] = {
+	{ "version", 0, verb_version },
+	{ "facts", 0, verb_facts },
+	{ "plan", 0, ln_reconcile_plan_verb },
+	{ "apply", 1, ln_reconcile_apply_verb },
+	{ "teardown", 1, ln_reconcile_teardown_verb },
+	{ "run", 0, ln_run_verb },
+};
+
+#define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
+
+/* The controller compares this with its own copy's digest and pushes only
+ * on difference; the binary hashes itself so no shell tool is needed. */
+static void add_self_sha256(struct json_object *o)
+{
+	struct ln_buf b = LN_BUF_INIT, e = LN_BUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+	char hex[65];
+
+	if (ln_file_read("/proc/self/exe", &b, &e) == 0 &&
+	    EVP_Digest(b.buf, b.len, md, &n, EVP_sha256(), NULL) == 1 && n == 32) {
+		for (i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+		ln_json_add_str(o, "sha256", hex);
+	}
+	ln_buf_release(&b);
+	ln_buf_release(&e);
+}
+
+static int verb_version(struct ln_agent *a, int argc, char **argv)
+{
+	struct json_object *o = json_object_new_object(), *v = json_object_new_array(), *p;
+	const char *const *probe;
+	size_t i;
+	int rc;
+
+	(void)argv;
+	if (argc > 1) {
+		json_object_put(o);
+		json_object_put(v);
+		return ln_agent_fail("usage", "usage: llmnet-agent version", LN_AGENT_EXIT_USAGE);
+	}
+	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_str(o, "agent", "llmnet-agent");
+	ln_json_add_str(o, "version", LN_VERSION);
+	ln_json_add_str(o, "root", a->fixture ? a->root : "/");
+	add_self_sha256(o);
+	for (i = 0; i < N_VERBS; i++) {
+		struct json_object *x = json_object_new_object();
+
+		ln_json_add_str(x, "name", verbs[i].name);
+		ln_json_add_bool(x, "mutating", verbs[i].mutating);
+		json_object_array_add(v, x);
+	}
+	ln_json_add(o, "verbs", v);
+	p = json_object_new_array();
+	for (probe = ln_run_probes(); *probe; probe++)
+		json_object_array_add(p, json_object_new_string(*probe));
+	ln_json_add(o, "probes", p);
+	rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
+	json_object_put(o);
+	return rc;
+}
+
+static int verb_facts(struct ln_agent *a, int argc, char **argv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	int rc;
+
+	(void)argv;
+	if (argc > 1)
+		return ln_agent_fail("usage", "usage: llmnet-agent facts", LN_AGENT_EXIT_USAGE);
+	if (ln_facts_collect(a, &o, &err) < 0)
+		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
+	else
+		rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
+	json_object_put(o);
+	ln_buf_release(&err);
+	return rc;
+}
+
+static int usage(void)
+{
+	return ln_agent_fail("usage",
+			     "usage: llmnet-agent [--root DIR] [-q|-v|-vv] [--trace=AREAS] "
+			     "version|facts|plan|apply|teardown|run ...",
+			     LN_AGENT_EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_agent a;
+	const char *root = NULL;
+	const struct verb *v = NULL;
+	int i, rc, lock = -1;
+	size_t k;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--root") && i + 1 < argc) {
+			root = argv[++i];
+		} else if (!strncmp(argv[i], "--root=", 7)) {
+			root = argv[i] + 7;
+		} else if (!strcmp(argv[i], "-q")) {
+			ln_log_threshold = LN_LOG_ERROR;
+		} else if (!strcmp(argv[i], "-v")) {
+			ln_log_threshold = LN_LOG_VERBOSE;
+		} else if (!strcmp(argv[i], "-vv")) {
+			ln_log_threshold = LN_LOG_DEBUG;
+		} else if (!strncmp(argv[i], "--trace=", 8)) {
+			if (ln_log_set_trace(argv[i] + 8) < 0)
+				return usage();
+		} else {
+			return usage();
+		}
+	}
+	if (i >= argc)
+		return usage();
+	for (k = 0; k < N_VERBS; k++)
+		if (!strcmp(verbs[k].name, argv[i]))
+			v = &verbs[k];
+	if (!v)
+		return usage();
+	if (ln_agent_init(&a, root, &err) < 0) {
+		rc = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
+		goto out;
+	}
+	a.dry_run = !v->mutating;
+	if (v->mutating) {
+		lock = ln_lock_acquire(&a, &err);
+		if (lock < 0) {
+			rc = ln_agent_fail(lock == -LN_ELOCKED ? "locked" : "internal", err.buf,
+					   lock == -LN_ELOCKED ? LN_AGENT_EXIT_LOCKED
+							       : LN_AGENT_EXIT_INTERNAL);
+			goto out;
+		}
+	}
+	rc = v->fn(&a, argc - i, argv + i);
+out:
+	ln_lock_release(lock);
+	ln_buf_release(&err);
+	return rc;
+}

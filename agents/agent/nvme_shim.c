@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The only file that speaks libnvme. libnvme 1.3 (Debian 12) has the
+ * nvmf_* API that 3.x renames, so everything it does for the agent (scan
+ * the controllers, connect, disconnect, generate a host NQN) is wrapped
+ * here as the real ln_iniops; the rest of the agent never sees a libnvme
+ * type. libnvme's paths (/sys, /dev/nvme-fabrics) cannot be redirected, so
+ * this implementation is used on real nodes only and tested in the lab.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvme/fabrics.h>
+#include <nvme/tree.h>
+
+#include "agents/agent/agent.h"
+
+static void copy(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static nvme_root_t scan_root(struct ln_buf *err)
+{
+	nvme_root_t r = nvme_scan(NULL);
+
+	if (!r)
+		ln_buf_addf(err, "cannot scan nvme controllers: %s", strerror(errno));
+	return r;
+}
+
+static int shim_scan(struct ln_agent *a, struct ln_ctrl_list *out, struct ln_buf *err)
+{
+	nvme_root_t r;
+	nvme_host_t h;
+	nvme_subsystem_t s;
+	nvme_ctrl_t c;
+
+	(void)a;
+	out->v = NULL;
+	out->n = 0;
+	r = scan_root(err);
+	if (!r)
+		return -EIO;
+	nvme_for_each_host(r, h) {
+		nvme_for_each_subsystem(h, s) {
+			nvme_subsystem_for_each_ctrl(s, c) {
+				struct ln_ctrl *v = realloc(out->v, (out->n + 1) * sizeof(*v));
+				struct ln_ctrl *x;
+
+				if (!v) {
+					nvme_free_tree(r);
+					return -ENOMEM;
+				}
+				out->v = v;
+				x = &v[out->n++];
+				memset(x, 0, sizeof(*x));
+				copy(x->name, sizeof(x->name), nvme_ctrl_get_name(c));
+				copy(x->transport, sizeof(x->transport), nvme_ctrl_get_transport(c));
+				copy(x->traddr, sizeof(x->traddr), nvme_ctrl_get_traddr(c));
+				copy(x->trsvcid, sizeof(x->trsvcid), nvme_ctrl_get_trsvcid(c));
+				copy(x->subsysnqn, sizeof(x->subsysnqn), nvme_ctrl_get_subsysnqn(c));
+				copy(x->hostnqn, sizeof(x->hostnqn), nvme_host_get_hostnqn(h));
+				copy(x->state, sizeof(x->state), nvme_ctrl_get_state(c));
+			}
+		}
+	}
+	nvme_free_tree(r);
+	return 0;
+}
+
+static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name,
+			struct ln_buf *err)
+{
+	struct nvme_fabrics_config cfg;
+	nvme_root_t r;
+	nvme_host_t h;
+	nvme_ctrl_t c;
+	int ret;
+
+	(void)a;
+	r = scan_root(err);
+	if (!r)
+		return -EIO;
+	h = nvme_lookup_host(r, cn->hostnqn, cn->hostid);
+	c = h ? nvme_create_ctrl(r, cn->subsysnqn, cn->transport, cn->traddr, NULL, NULL,
+				 cn->trsvcid)
+	      : NULL;
+	if (!c) {
+		ln_buf_addf(err, "cannot set up controller for '%s': %s", cn->subsysnqn,
+			    strerror(errno));
+		nvme_free_tree(r);
+		return -ENOMEM;
+	}
+	nvmf_default_config(&cfg);
+	if (cn->nr_io_queues)
+		cfg.nr_io_queues = cn->nr_io_queues;
+	if (cn->queue_size)
+		cfg.queue_size = cn->queue_size;
+	if (cn->ctrl_loss_tmo)
+		cfg.ctrl_loss_tmo = cn->ctrl_loss_tmo;
+	if (cn->reconnect_delay)
+		cfg.reconnect_delay = cn->reconnect_delay;
+	ret = nvmf_add_ctrl(h, c, &cfg);
+	if (ret < 0) {
+		ret = errno ? -errno : -EIO;
+		ln_buf_addf(err, "cannot connect to '%s' at %s %s:%s: %s", cn->subsysnqn,
+			    cn->transport, cn->traddr, cn->trsvcid, strerror(-ret));
+		nvme_free_ctrl(c);
+		nvme_free_tree(r);
+		return ret;
+	}
+	copy(name, 32, nvme_ctrl_get_name(c));
+	nvme_free_tree(r);
+	return 0;
+}
+
+static int shim_disconnect(struct ln_agent *a, const char *name, struct ln_buf *err)
+{
+	nvme_root_t r;
+	nvme_ctrl_t c;
+	int ret;
+
+	(void)a;
+	r = scan_root(err);
+	if (!r)
+		return -EIO;
+	c = nvme_scan_ctrl(r, name);
+	if (!c) {
+		nvme_free_tree(r);
+		return -ENOENT;
+	}
+	ret = nvme_disconnect_ctrl(c);
+	if (ret < 0) {
+		ret = errno ? -errno : -EIO;
+		ln_buf_addf(err, "cannot disconnect '%s': %s", name, strerror(-ret));
+	}
+	nvme_free_tree(r);
+	return ret < 0 ? ret : 0;
+}
+
+static int shim_hostnqn_generate(struct ln_agent *a, char **out, struct ln_buf *err)
+{
+	(void)a;
+	*out = nvmf_hostnqn_generate();
+	if (!*out) {
+		ln_buf_addf(err, "cannot generate a host NQN: no DMI product UUID or machine id");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+const struct ln_iniops ln_iniops_real = {
+	.name = "libnvme",
+	.scan = shim_scan,
+	.connect = shim_connect,
+	.disconnect = shim_disconnect,
+	.hostnqn_generate = shim_hostnqn_generate,
+};

@@ -1,0 +1,954 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmet target reconcile, by delta, in the kernel's order.
+ *
+ * Removals of what this cluster owns and no longer wants go first, in
+ * reverse: port links, ports, namespaces, allowed-host links, subsystems,
+ * hosts. Then creates and changes: hosts (and their DH-HMAC-CHAP keys),
+ * subsystems, allowed-host links, backing files, namespaces, ports, port
+ * links. A subsystem is linked to a port last, so a target that failed
+ * anything before (a missing auth attribute above all) is never exported.
+ *
+ * Ownership ids: nvmet_host H, nvmet_subsystem N, nvmet_allowed_host N/H,
+ * nvmet_namespace N/NSID, backing_file PATH, directory PATH, nvmet_port
+ * T/A/S (with "port"), nvmet_port_subsystem T/A/S/N (with "port").
+ * Objects that exist and are not owned are used where sharing is safe
+ * (hosts, ports) and never removed; a foreign subsystem with a wanted NQN
+ * is a conflict.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "agents/agent/reconcile.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+
+#define P_SUB LN_NVMET "/subsystems/"
+#define P_PORT LN_NVMET "/ports/"
+#define P_HOST LN_NVMET "/hosts/"
+
+static const char *rec_str(struct json_object *rec, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(rec, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static void tuple(char *out, size_t size, const char *t, const char *a, const char *s)
+{
+	snprintf(out, size, "%s/%s/%s", t, a, s);
+}
+
+static int read_eq(struct ln_agent *a, const char *path, const char *want)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	int eq = ln_read_attr(a, path, &b) == 0 && !strcmp(b.buf, want);
+
+	ln_buf_release(&b);
+	return eq;
+}
+
+/* Every (kind, id) the request wants, as a hash set: "kind\x1fid". */
+static struct json_object *wanted_set(struct ln_rc *r)
+{
+	struct json_object *set = json_object_new_object();
+	char key[1100], tup[128];
+	size_t i, j;
+
+#define WANT(kind, ...) \
+	do { \
+		int n_ = snprintf(key, sizeof(key), kind "\x1f" __VA_ARGS__); \
+		if (n_ > 0 && (size_t)n_ < sizeof(key)) \
+			json_object_object_add(set, key, NULL); \
+	} while (0)
+	for (i = 0; r->rq && i < r->rq->ntargets; i++) {
+		const struct ln_req_target *t = &r->rq->targets[i];
+
+		tuple(tup, sizeof(tup), t->transport, t->address, t->service);
+		WANT("nvmet_subsystem", "%s", t->nqn);
+		WANT("nvmet_port", "%s", tup);
+		WANT("nvmet_port_subsystem", "%s/%s", tup, t->nqn);
+		for (j = 0; j < t->nhosts; j++) {
+			WANT("nvmet_host", "%s", t->hosts[j]);
+			WANT("nvmet_allowed_host", "%s/%s", t->nqn, t->hosts[j]);
+		}
+		for (j = 0; j < t->nns; j++)
+			WANT("nvmet_namespace", "%s/%u", t->nqn, t->ns[j].nsid);
+	}
+#undef WANT
+	return set;
+}
+
+/* Owned records of kind this run no longer wants (a copy: the list changes). */
+static struct json_object *unwanted(struct ln_rc *r, struct json_object *want, const char *kind)
+{
+	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *out;
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+	char key[1100];
+
+	out = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+		const char *k = rec_str(o, "kind"), *id = rec_str(o, "id");
+
+		if (!k || !id || strcmp(k, kind))
+			continue;
+		snprintf(key, sizeof(key), "%s\x1f%s", kind, id);
+		if (!json_object_object_get_ex(want, key, NULL))
+			json_object_array_add(out, json_object_get(o));
+	}
+	return out;
+}
+
+/* Remove one owned configfs object: fn is rmdir or unlink. */
+static void remove_owned(struct ln_rc *r, const char *kind, const char *id, const char *path,
+			 int is_link, const char *detail)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = 0;
+
+	if (!(is_link ? ln_is_link(r->a, path) : ln_is_dir(r->a, path))) {
+		/* Already gone (a stopped run, or removed by hand): forget it. */
+		if (!r->plan)
+			ln_rc_disown(r, kind, id);
+		return;
+	}
+	if (!r->plan)
+		rc = is_link ? ln_fs_unlink(r->a, path, &err) : ln_fs_rmdir(r->a, path, &err);
+	if (rc == 0 && !r->plan)
+		ln_rc_disown(r, kind, id);
+	ln_rc_report(r, "remove", kind, id, detail, rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+}
+
+/* 1 when some subsystem's allowed_hosts (or port's subsystems) links name. */
+static int still_linked(struct ln_agent *a, const char *parent, const char *sub,
+			const char *name)
+{
+	char **objs, p[PATH_MAX];
+	size_t n, i;
+	int found = 0;
+
+	if (ln_list_dir(a, parent, &objs, &n) < 0)
+		return 0;
+	for (i = 0; i < n && !found; i++) {
+		snprintf(p, sizeof(p), "%s/%s/%s/%s", parent, objs[i], sub, name);
+		found = ln_is_link(a, p);
+	}
+	ln_names_free(objs, n);
+	return found;
+}
+
+void ln_nvmet_remove(struct ln_rc *r)
+{
+	static const char *const order[] = { "nvmet_port_subsystem", "nvmet_port",
+					     "nvmet_namespace", "nvmet_allowed_host",
+					     "nvmet_subsystem", "nvmet_host", NULL };
+	struct json_object *want = wanted_set(r);
+	const char *const *k;
+
+	for (k = order; *k; k++) {
+		struct json_object *l = unwanted(r, want, *k);
+		size_t i, n = json_object_array_length(l);
+
+		for (i = 0; i < n; i++) {
+			struct json_object *o = json_object_array_get_idx(l, i);
+			const char *id = rec_str(o, "id"), *port = rec_str(o, "port");
+			char p[PATH_MAX], det[64] = "";
+			const char *slash;
+
+			if (!strcmp(*k, "nvmet_port_subsystem")) {
+				slash = strrchr(id, '/');
+				/* the NQN has no '/', so it is the last part */
+				snprintf(p, sizeof(p), P_PORT "%s/subsystems/%s", port ? port : "?",
+					 slash + 1);
+				remove_owned(r, *k, id, p, 1, NULL);
+			} else if (!strcmp(*k, "nvmet_port")) {
+				snprintf(p, sizeof(p), P_PORT "%s", port ? port : "?");
+				snprintf(det, sizeof(det), "port %s", port ? port : "?");
+				if (ln_is_dir(r->a, p)) {
+					char **links;
+					size_t nl;
+
+					snprintf(p, sizeof(p), P_PORT "%s/subsystems", port);
+					ln_list_dir(r->a, p, &links, &nl);
+					ln_names_free(links, nl);
+					if (nl && !(r->plan && r->teardown)) {
+						ln_changes_warn(&r->ch,
+								"kept port %s ('%s'): other subsystems "
+								"are still linked to it", port, id);
+						continue;
+					}
+				}
+				snprintf(p, sizeof(p), P_PORT "%s", port ? port : "?");
+				remove_owned(r, *k, id, p, 0, det);
+			} else if (!strcmp(*k, "nvmet_namespace")) {
+				slash = strrchr(id, '/');
+				snprintf(p, sizeof(p), P_SUB "%.*s/namespaces/%s", (int)(slash - id), id,
+					 slash + 1);
+				remove_owned(r, *k, id, p, 0, NULL);
+			} else if (!strcmp(*k, "nvmet_allowed_host")) {
+				slash = strchr(id, '/');
+				snprintf(p, sizeof(p), P_SUB "%.*s/allowed_hosts/%s", (int)(slash - id),
+					 id, slash + 1);
+				remove_owned(r, *k, id, p, 1, NULL);
+			} else if (!strcmp(*k, "nvmet_subsystem")) {
+				snprintf(p, sizeof(p), P_SUB "%s", id);
+				remove_owned(r, *k, id, p, 0, NULL);
+			} else {
+				snprintf(p, sizeof(p), P_HOST "%s", id);
+				if (ln_is_dir(r->a, p) && still_linked(r->a, LN_NVMET "/subsystems",
+								       "allowed_hosts", id) &&
+				    !r->plan) {
+					ln_changes_warn(&r->ch, "kept host '%s': a subsystem llmnet "
+						       "does not own still allows it", id);
+					continue;
+				}
+				remove_owned(r, *k, id, p, 0, NULL);
+			}
+		}
+		json_object_put(l);
+	}
+	json_object_put(want);
+}
+
+/* ---- creates ---- */
+
+/* mkdir an owned configfs object; reports create (or the error). */
+static int create_dir(struct ln_rc *r, const char *kind, const char *id, const char *path,
+		      const char *detail)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = 0;
+
+	if (!r->plan) {
+		rc = ln_rc_own(r, kind, id);
+		if (rc == 0)
+			rc = ln_fs_mkdir(r->a, path, &err);
+	}
+	ln_rc_report(r, "create", kind, id, detail, rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+	return rc;
+}
+
+static int create_link(struct ln_rc *r, const char *kind, const char *id, const char *target,
+		       const char *link, const char *port)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = 0;
+
+	if (!r->plan) {
+		rc = ln_rc_own(r, kind, id);
+		if (rc == 0 && port) {
+			json_object_object_del(ln_state_find(&r->st, r->cluster, kind, id), "port");
+			ln_json_add_str(ln_state_find(&r->st, r->cluster, kind, id), "port", port);
+			r->st.dirty = 1;
+			rc = ln_state_save(r->a, &r->st, &err);
+		}
+		if (rc == 0)
+			rc = ln_fs_symlink(r->a, target, link, &err);
+	}
+	ln_rc_report(r, "create", kind, id, NULL, rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+	return rc;
+}
+
+static int read_key_file(struct ln_rc *r, const char *path, struct ln_buf *key,
+			 struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[PATH_MAX];
+	int rc;
+
+	if (ln_agent_path(r->a, path, p) < 0)
+		return -ENAMETOOLONG;
+	rc = ln_file_read(p, key, &e);
+	ln_buf_release(&e);
+	if (rc < 0) {
+		ln_buf_addf(err, "cannot read DH-HMAC-CHAP key file '%s': %s", path, strerror(-rc));
+		return rc;
+	}
+	ln_buf_rtrim(key);
+	if (strncmp(key->buf, "DHHC-1:", 7) || strchr(key->buf, '\n')) {
+		ln_buf_addf(err, "key file '%s' does not hold one DHHC-1 secret", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Set the hosts' keys for target t; marks t failed when that is impossible. */
+static void apply_dhchap(struct ln_rc *r, struct ln_req_target *t)
+{
+	struct ln_buf key = LN_BUF_INIT, ckey = LN_BUF_INIT, err = LN_BUF_INIT;
+	size_t i;
+	int rc;
+
+	if (!t->key_file)
+		return;
+	rc = read_key_file(r, t->key_file, &key, &err);
+	if (rc == 0 && t->ctrl_key_file)
+		rc = read_key_file(r, t->ctrl_key_file, &ckey, &err);
+	for (i = 0; rc == 0 && i < t->nhosts; i++) {
+		char dir[PATH_MAX], p[PATH_MAX], id[512];
+		int changed = 0;
+
+		snprintf(dir, sizeof(dir), P_HOST "%s", t->hosts[i]);
+		snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[i]);
+		if (!ln_is_dir(r->a, dir)) {
+			/* plan: the host is still to be created; checked at apply */
+			ln_rc_report(r, "create", "nvmet_host_key", id, "from key file", NULL);
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/dhchap_key", dir);
+		if (!ln_path_exists(r->a, p)) {
+			ln_buf_addf(&err, "cannot export '%s' with DH-HMAC-CHAP: this kernel's nvmet "
+				    "has no authentication (no 'dhchap_key' on host entries; "
+				    "Debian's 6.1 is built without NVME_TARGET_AUTH); the target is "
+				    "not exported", t->nqn);
+			rc = -EOPNOTSUPP;
+			break;
+		}
+		if (!read_eq(r->a, p, key.buf)) {
+			if (!r->plan)
+				rc = ln_fs_write_attr(r->a, p, key.buf, &err);
+			changed = 1;
+		}
+		snprintf(p, sizeof(p), "%s/dhchap_ctrl_key", dir);
+		if (rc == 0 && t->ctrl_key_file && !read_eq(r->a, p, ckey.buf)) {
+			if (!r->plan)
+				rc = ln_fs_write_attr(r->a, p, ckey.buf, &err);
+			changed = 1;
+		}
+		/* err never holds the key: write errors name the attribute only */
+		ln_rc_report(r, changed ? "change" : "ok", "nvmet_host_key", id,
+			     changed ? "from key file" : NULL, rc < 0 ? err.buf : NULL);
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0) {
+		t->failed = 1;
+		if (rc != -EOPNOTSUPP || err.len)
+			ln_rc_report(r, "create", "nvmet_subsystem", t->nqn, "not exported",
+				     err.buf);
+	}
+	explicit_bzero(key.buf, key.len);
+	explicit_bzero(ckey.buf, ckey.len);
+	ln_buf_release(&key);
+	ln_buf_release(&ckey);
+	ln_buf_release(&err);
+}
+
+static void apply_subsystem(struct ln_rc *r, struct ln_req_target *t)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char p[PATH_MAX];
+	const char *other;
+	int rc = 0;
+
+	snprintf(p, sizeof(p), P_SUB "%s", t->nqn);
+	other = ln_state_other_owner(&r->st, r->cluster, "nvmet_subsystem", t->nqn);
+	if (other) {
+		ln_buf_addf(&err, "subsystem '%s' belongs to cluster '%s'", t->nqn, other);
+		t->failed = 1;
+		ln_rc_report(r, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
+		goto out;
+	}
+	if (!ln_is_dir(r->a, p)) {
+		if (create_dir(r, "nvmet_subsystem", t->nqn, p, NULL) < 0)
+			t->failed = 1;
+	} else if (!ln_rc_owned(r, "nvmet_subsystem", t->nqn)) {
+		ln_buf_addf(&err, "subsystem '%s' exists and was not created by llmnet; "
+			    "remove it or choose another NQN", t->nqn);
+		t->failed = 1;
+		ln_rc_report(r, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
+		goto out;
+	} else {
+		ln_rc_report(r, "ok", "nvmet_subsystem", t->nqn, NULL, NULL);
+	}
+	if (t->failed)
+		goto out;
+	/* attr_allow_any_host: 1 only for "any" */
+	snprintf(p, sizeof(p), P_SUB "%s/attr_allow_any_host", t->nqn);
+	if (!read_eq(r->a, p, t->any ? "1" : "0") &&
+	    (ln_path_exists(r->a, p) || t->any)) {
+		if (!r->plan)
+			rc = ln_fs_write_attr(r->a, p, t->any ? "1" : "0", &err);
+		ln_rc_report(r, "change", "nvmet_allow_any_host", t->nqn,
+			     t->any ? "0 -> 1 (hosts: any)" : "1 -> 0", rc < 0 ? err.buf : NULL);
+		if (rc < 0)
+			t->failed = 1;
+	}
+out:
+	ln_buf_release(&err);
+}
+
+/* Nearest existing ancestor's free bytes, for the free-space warning. */
+static long long free_bytes(struct ln_agent *a, const char *path, char *fsdir, size_t size)
+{
+	char p[PATH_MAX], q[PATH_MAX];
+	struct statvfs sv;
+	char *slash;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while ((slash = strrchr(p, '/'))) {
+		*slash = '\0';
+		if (ln_agent_path(a, *p ? p : "/", q) == 0 && statvfs(q, &sv) == 0) {
+			snprintf(fsdir, size, "%s", *p ? p : "/");
+			return (long long)sv.f_bavail * (long long)sv.f_frsize;
+		}
+		if (!*p)
+			break;
+	}
+	return -1;
+}
+
+static void warn_free_space(struct ln_rc *r)
+{
+	struct fsreq {
+		char dir[PATH_MAX];
+		long long need, free;
+	} *f = NULL;
+	size_t nf = 0, i, j, k;
+
+	for (i = 0; i < r->rq->ntargets; i++) {
+		const struct ln_req_target *t = &r->rq->targets[i];
+
+		for (j = 0; j < t->nns; j++) {
+			char dir[PATH_MAX];
+			long long fb;
+
+			if (!t->ns[j].file || ln_path_exists(r->a, t->ns[j].file))
+				continue;
+			fb = free_bytes(r->a, t->ns[j].file, dir, sizeof(dir));
+			if (fb < 0)
+				continue;
+			for (k = 0; k < nf && strcmp(f[k].dir, dir); k++)
+				;
+			if (k == nf) {
+				struct fsreq *nfq = realloc(f, (nf + 1) * sizeof(*f));
+
+				if (!nfq)
+					break;
+				f = nfq;
+				snprintf(f[nf].dir, sizeof(f[nf].dir), "%s", dir);
+				f[nf].need = 0;
+				f[nf].free = fb;
+				nf++;
+			}
+			f[k].need += (long long)t->ns[j].size;
+		}
+	}
+	for (k = 0; k < nf; k++)
+		if (f[k].need > f[k].free)
+			ln_changes_warn(&r->ch,
+					"declared backing files need %lld bytes but '%s' has %lld "
+					"bytes free (files are sparse: writes may fail later)",
+					f[k].need, f[k].dir, f[k].free);
+	free(f);
+}
+
+/* Make sure the backing file is there at the right size; 0 or negative. */
+static int apply_backing_file(struct ln_rc *r, const struct ln_req_ns *ns, struct ln_buf *err)
+{
+	char p[PATH_MAX], dir[PATH_MAX], det[64];
+	struct stat st;
+	int rc = 0;
+
+	if (ln_agent_path(r->a, ns->file, p) < 0)
+		return -ENAMETOOLONG;
+	if (stat(p, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			ln_buf_addf(err, "backing file '%s' is not a regular file", ns->file);
+			return -EINVAL;
+		}
+		if ((uint64_t)st.st_size != ns->size) {
+			ln_buf_addf(err, "backing file '%s' is %lld bytes but the request says %llu "
+				    "bytes; llmnet never resizes a backing file", ns->file,
+				    (long long)st.st_size, (unsigned long long)ns->size);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(ns->file, '/') - ns->file), ns->file);
+	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
+	if (!r->plan) {
+		if (*dir)
+			rc = ln_rc_mkdirs(r, dir, err);
+		if (rc == 0)
+			rc = ln_rc_own(r, "backing_file", ns->file);
+		if (rc == 0)
+			rc = ln_fs_create_sparse(r->a, ns->file, ns->size, err);
+	}
+	ln_rc_report(r, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
+	if (rc < 0)
+		ln_buf_reset(err);
+	return rc < 0 ? -EALREADY : 0;	/* already reported */
+}
+
+/* O_DIRECT answer for a path that may not exist yet: the file, else its
+ * nearest existing directory. */
+static int odirect_ok(struct ln_rc *r, const char *path)
+{
+	char p[PATH_MAX], *slash;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while (!ln_path_exists(r->a, p) && (slash = strrchr(p, '/')) && slash != p)
+		*slash = '\0';
+	return r->a->fs->odirect_ok(r->a, p);
+}
+
+static void apply_namespace(struct ln_rc *r, struct ln_req_target *t, const struct ln_req_ns *ns)
+{
+	struct ln_buf err = LN_BUF_INIT, cur = LN_BUF_INIT, det = LN_BUF_INIT;
+	char dir[PATH_MAX], p[PATH_MAX], id[300];
+	const char *want_path = ns->file ? ns->file : ns->device;
+	const char *want_bio;
+	int rc = 0, exists, bio_ok, path_ok, enabled;
+
+	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
+	snprintf(dir, sizeof(dir), P_SUB "%s/namespaces/%u", t->nqn, ns->nsid);
+	if (ns->file) {
+		rc = apply_backing_file(r, ns, &err);
+		if (rc == -EALREADY)
+			goto out;
+	} else {
+		struct stat st;
+
+		if (ln_agent_path(r->a, ns->device, p) < 0 || stat(p, &st) < 0) {
+			ln_buf_addf(&err, "device '%s' does not exist", ns->device);
+			rc = -ENOENT;
+		} else if (!r->a->fixture && !S_ISBLK(st.st_mode)) {
+			ln_buf_addf(&err, "'%s' is not a block device", ns->device);
+			rc = -ENOTBLK;
+		} else if (ln_dev_mounted(r->a, ns->device)) {
+			ln_buf_addf(&err, "device '%s' is mounted on this node; refusing to export it",
+				    ns->device);
+			rc = -EBUSY;
+		}
+	}
+	if (rc < 0) {
+		ln_rc_report(r, "create", "nvmet_namespace", id, NULL, err.buf);
+		goto out;
+	}
+	want_bio = ns->file && !odirect_ok(r, ns->file) ? "1" : "0";
+	exists = ln_is_dir(r->a, dir);
+	if (!exists) {
+		if (!r->plan) {
+			rc = ln_rc_own(r, "nvmet_namespace", id);
+			if (rc == 0)
+				rc = ln_fs_mkdir(r->a, dir, &err);
+			snprintf(p, sizeof(p), "%s/device_path", dir);
+			if (rc == 0)
+				rc = ln_fs_write_attr(r->a, p, want_path, &err);
+			snprintf(p, sizeof(p), "%s/buffered_io", dir);
+			if (rc == 0 && !strcmp(want_bio, "1"))
+				rc = ln_fs_write_attr(r->a, p, "1", &err);
+			snprintf(p, sizeof(p), "%s/enable", dir);
+			if (rc == 0)
+				rc = ln_fs_write_attr(r->a, p, "1", &err);
+		}
+		ln_buf_addf(&det, "%s %s%s", ns->file ? "file" : "device", want_path,
+			    !strcmp(want_bio, "1") ? ", buffered_io (no O_DIRECT)" : "");
+		ln_rc_report(r, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
+		goto out;
+	}
+	snprintf(p, sizeof(p), "%s/device_path", dir);
+	ln_read_attr(r->a, p, &cur);
+	path_ok = !strcmp(cur.buf, want_path);
+	if (!path_ok)
+		ln_buf_addf(&det, "device_path '%s' -> '%s'", cur.buf, want_path);
+	snprintf(p, sizeof(p), "%s/buffered_io", dir);
+	bio_ok = read_eq(r->a, p, want_bio);
+	if (!bio_ok)
+		ln_buf_addf(&det, "%sbuffered_io -> %s", det.len ? ", " : "", want_bio);
+	snprintf(p, sizeof(p), "%s/enable", dir);
+	enabled = read_eq(r->a, p, "1");
+	if (path_ok && bio_ok && enabled) {
+		ln_rc_report(r, "ok", "nvmet_namespace", id, NULL, NULL);
+		goto out;
+	}
+	if (!enabled)
+		ln_buf_addf(&det, "%senable", det.len ? ", " : "");
+	if (!r->plan) {
+		/* The kernel refuses device_path/buffered_io on an enabled namespace. */
+		snprintf(p, sizeof(p), "%s/enable", dir);
+		if (enabled && (!path_ok || !bio_ok))
+			rc = ln_fs_write_attr(r->a, p, "0", &err);
+		snprintf(p, sizeof(p), "%s/device_path", dir);
+		if (rc == 0 && !path_ok)
+			rc = ln_fs_write_attr(r->a, p, want_path, &err);
+		snprintf(p, sizeof(p), "%s/buffered_io", dir);
+		if (rc == 0 && !bio_ok)
+			rc = ln_fs_write_attr(r->a, p, want_bio, &err);
+		snprintf(p, sizeof(p), "%s/enable", dir);
+		if (rc == 0)
+			rc = ln_fs_write_attr(r->a, p, "1", &err);
+	}
+	ln_rc_report(r, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+	ln_buf_release(&cur);
+	ln_buf_release(&det);
+}
+
+struct port_want {
+	const char *transport, *address, *family, *service;
+	char id[16];
+	int used;	/* some target that is not failed uses it */
+};
+
+static int port_matches(struct ln_agent *a, const char *id, const struct port_want *w)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), P_PORT "%s/addr_trtype", id);
+	if (!read_eq(a, p, w->transport))
+		return 0;
+	snprintf(p, sizeof(p), P_PORT "%s/addr_traddr", id);
+	if (!read_eq(a, p, w->address))
+		return 0;
+	snprintf(p, sizeof(p), P_PORT "%s/addr_trsvcid", id);
+	return read_eq(a, p, w->service);
+}
+
+/* Choose the port for w: owned, else a matching existing one, else a new id. */
+static void choose_port(struct ln_rc *r, struct port_want *w, struct port_want *all, size_t nall,
+			int *is_new)
+{
+	char tup[128], **ports;
+	struct json_object *rec;
+	size_t n, i;
+	unsigned id;
+
+	*is_new = 0;
+	tuple(tup, sizeof(tup), w->transport, w->address, w->service);
+	rec = ln_state_find(&r->st, r->cluster, "nvmet_port", tup);
+	if (rec && rec_str(rec, "port")) {
+		snprintf(w->id, sizeof(w->id), "%s", rec_str(rec, "port"));
+		return;
+	}
+	if (ln_list_dir(r->a, LN_NVMET "/ports", &ports, &n) == 0) {
+		for (i = 0; i < n; i++) {
+			if (port_matches(r->a, ports[i], w)) {
+				snprintf(w->id, sizeof(w->id), "%s", ports[i]);
+				ln_names_free(ports, n);
+				return;
+			}
+		}
+		ln_names_free(ports, n);
+	}
+	for (id = 1; id < 65535; id++) {
+		char p[PATH_MAX], s[16];
+		size_t k;
+		int taken;
+
+		snprintf(s, sizeof(s), "%u", id);
+		snprintf(p, sizeof(p), P_PORT "%s", s);
+		taken = ln_path_exists(r->a, p);
+		for (k = 0; k < nall && !taken; k++)
+			taken = !strcmp(all[k].id, s);
+		if (!taken) {
+			snprintf(w->id, sizeof(w->id), "%s", s);
+			*is_new = 1;
+			return;
+		}
+	}
+}
+
+static void apply_port(struct ln_rc *r, struct port_want *w, struct port_want *all, size_t nall)
+{
+	static const char *const attrs[] = { "addr_trtype", "addr_adrfam", "addr_traddr",
+					     "addr_trsvcid" };
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char tup[128], dir[PATH_MAX], p[PATH_MAX], **links = NULL;
+	const char *vals[4];
+	size_t nl = 0, i;
+	int rc = 0, is_new, owned, differs = 0;
+	struct json_object *rec;
+
+	tuple(tup, sizeof(tup), w->transport, w->address, w->service);
+	choose_port(r, w, all, nall, &is_new);
+	snprintf(dir, sizeof(dir), P_PORT "%s", w->id);
+	owned = ln_rc_owned(r, "nvmet_port", tup);
+	vals[0] = w->transport;
+	vals[1] = w->family;
+	vals[2] = w->address;
+	vals[3] = w->service;
+	snprintf(p, sizeof(p), "port %s", w->id);
+	if (!ln_is_dir(r->a, dir)) {
+		if (!r->plan) {
+			rc = ln_rc_own(r, "nvmet_port", tup);
+			rec = ln_state_find(&r->st, r->cluster, "nvmet_port", tup);
+			if (rc == 0 && !rec_str(rec, "port")) {
+				ln_json_add_str(rec, "port", w->id);
+				r->st.dirty = 1;
+				rc = ln_state_save(r->a, &r->st, &err);
+			}
+			if (rc == 0)
+				rc = ln_fs_mkdir(r->a, dir, &err);
+			for (i = 0; rc == 0 && i < 4; i++) {
+				char q[PATH_MAX];
+
+				snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+				rc = ln_fs_write_attr(r->a, q, vals[i], &err);
+			}
+		}
+		ln_rc_report(r, "create", "nvmet_port", tup, p, rc < 0 ? err.buf : NULL);
+		goto out;
+	}
+	if (!owned) {
+		ln_rc_report(r, "ok", "nvmet_port", tup, p, NULL);
+		goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		char q[PATH_MAX];
+
+		snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+		if (!read_eq(r->a, q, vals[i])) {
+			differs = 1;
+			ln_buf_addf(&det, "%s%s -> %s", det.len ? ", " : "", attrs[i], vals[i]);
+		}
+	}
+	if (!differs) {
+		ln_rc_report(r, "ok", "nvmet_port", tup, p, NULL);
+		goto out;
+	}
+	if (!r->plan) {
+		/* The kernel refuses addr_* while a subsystem is linked: unlink,
+		 * set, and link back what was there. */
+		snprintf(p, sizeof(p), "%s/subsystems", dir);
+		ln_list_dir(r->a, p, &links, &nl);
+		for (i = 0; rc == 0 && i < nl; i++) {
+			char q[PATH_MAX];
+
+			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
+			rc = ln_fs_unlink(r->a, q, &err);
+		}
+		for (i = 0; rc == 0 && i < 4; i++) {
+			char q[PATH_MAX];
+
+			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+			if (!read_eq(r->a, q, vals[i]))
+				rc = ln_fs_write_attr(r->a, q, vals[i], &err);
+		}
+		for (i = 0; rc == 0 && i < nl; i++) {
+			char q[PATH_MAX], t[PATH_MAX];
+
+			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
+			snprintf(t, sizeof(t), P_SUB "%s", links[i]);
+			rc = ln_fs_symlink(r->a, t, q, &err);
+		}
+	}
+	ln_rc_report(r, "change", "nvmet_port", tup, det.buf, rc < 0 ? err.buf : NULL);
+out:
+	ln_names_free(links, nl);
+	ln_buf_release(&err);
+	ln_buf_release(&det);
+}
+
+void ln_nvmet_apply(struct ln_rc *r)
+{
+	struct ln_request *rq = r->rq;
+	struct port_want *ports = NULL;
+	struct json_object *seen;
+	size_t np = 0, i, j, k;
+	char p[PATH_MAX], t2[PATH_MAX], id[1024];
+
+	if (!rq->ntargets)
+		return;
+	if (ln_rc_module(r, "configfs") < 0 || ln_rc_configfs(r) < 0)
+		return;
+	ln_rc_module(r, "nvmet");
+	for (i = 0; i < rq->ntargets; i++) {
+		const char *m = !strcmp(rq->targets[i].transport, "tcp") ? "nvmet_tcp" : "nvmet_rdma";
+
+		ln_rc_module(r, m);
+	}
+	if (!r->plan && !ln_is_dir(r->a, LN_NVMET)) {
+		ln_rc_report(r, "create", "nvmet_subsystem", "*", NULL,
+			     "nvmet configfs is missing after loading nvmet");
+		return;
+	}
+	/* hosts, each once */
+	seen = json_object_new_object();
+	for (i = 0; i < rq->ntargets; i++) {
+		for (j = 0; j < rq->targets[i].nhosts; j++) {
+			const char *h = rq->targets[i].hosts[j];
+
+			if (json_object_object_get_ex(seen, h, NULL))
+				continue;
+			json_object_object_add(seen, h, NULL);
+			snprintf(p, sizeof(p), P_HOST "%s", h);
+			if (ln_is_dir(r->a, p))
+				ln_rc_report(r, "ok", "nvmet_host", h, NULL, NULL);
+			else
+				create_dir(r, "nvmet_host", h, p, NULL);
+		}
+	}
+	json_object_put(seen);
+	for (i = 0; i < rq->ntargets; i++)
+		apply_dhchap(r, &rq->targets[i]);
+	for (i = 0; i < rq->ntargets; i++)
+		if (!rq->targets[i].failed)
+			apply_subsystem(r, &rq->targets[i]);
+	/* allowed hosts */
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+
+		for (j = 0; !t->failed && j < t->nhosts; j++) {
+			snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[j]);
+			snprintf(p, sizeof(p), P_SUB "%s/allowed_hosts/%s", t->nqn, t->hosts[j]);
+			snprintf(t2, sizeof(t2), P_HOST "%s", t->hosts[j]);
+			if (ln_is_link(r->a, p))
+				ln_rc_report(r, "ok", "nvmet_allowed_host", id, NULL, NULL);
+			else if (create_link(r, "nvmet_allowed_host", id, t2, p, NULL) < 0)
+				t->failed = 1;
+		}
+	}
+	/* backing files and namespaces */
+	warn_free_space(r);
+	for (i = 0; i < rq->ntargets; i++)
+		for (j = 0; !rq->targets[i].failed && j < rq->targets[i].nns; j++)
+			apply_namespace(r, &rq->targets[i], &rq->targets[i].ns[j]);
+	/* ports */
+	ports = calloc(rq->ntargets + 1, sizeof(*ports));
+	if (!ports)
+		return;
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+
+		for (k = 0; k < np; k++)
+			if (!strcmp(ports[k].transport, t->transport) &&
+			    !strcmp(ports[k].address, t->address) &&
+			    !strcmp(ports[k].service, t->service))
+				break;
+		if (k == np) {
+			ports[np].transport = t->transport;
+			ports[np].address = t->address;
+			ports[np].family = t->family;
+			ports[np].service = t->service;
+			np++;
+		}
+		if (!t->failed)
+			ports[k].used = 1;
+	}
+	for (k = 0; k < np; k++)
+		if (ports[k].used)
+			apply_port(r, &ports[k], ports, np);
+	/* port links, last: this is what exports a subsystem */
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+		char tup[128];
+
+		if (t->failed)
+			continue;
+		for (k = 0; k < np; k++)
+			if (!strcmp(ports[k].transport, t->transport) &&
+			    !strcmp(ports[k].address, t->address) &&
+			    !strcmp(ports[k].service, t->service))
+				break;
+		if (k == np || !ports[k].id[0])
+			continue;
+		tuple(tup, sizeof(tup), t->transport, t->address, t->service);
+		snprintf(id, sizeof(id), "%s/%s", tup, t->nqn);
+		snprintf(p, sizeof(p), P_PORT "%s/subsystems/%s", ports[k].id, t->nqn);
+		snprintf(t2, sizeof(t2), P_SUB "%s", t->nqn);
+		if (ln_is_link(r->a, p))
+			ln_rc_report(r, "ok", "nvmet_port_subsystem", id, NULL, NULL);
+		else
+			create_link(r, "nvmet_port_subsystem", id, t2, p, ports[k].id);
+	}
+	free(ports);
+}
+
+void ln_purge_files(struct ln_rc *r)
+{
+	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *l;
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+
+	l = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+		const char *k = rec_str(o, "kind");
+
+		if (k && (!strcmp(k, "backing_file") || !strcmp(k, "directory"))) {
+			struct json_object *c = json_object_new_object();
+
+			ln_json_add_str(c, "kind", k);
+			ln_json_add_str(c, "id", rec_str(o, "id"));
+			json_object_array_add(l, c);
+		}
+	}
+	n = json_object_array_length(l);
+	/* files first, then directories deepest first */
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(l, i);
+		const char *id = rec_str(o, "id");
+		struct ln_buf err = LN_BUF_INIT;
+		int rc = 0;
+
+		if (strcmp(rec_str(o, "kind"), "backing_file"))
+			continue;
+		if (!r->purge) {
+			if (ln_path_exists(r->a, id))
+				ln_changes_warn(&r->ch, "kept backing file '%s' (use --purge to "
+					       "delete it)", id);
+			else if (!r->plan)
+				ln_rc_disown(r, "backing_file", id);
+			continue;
+		}
+		if (!ln_path_exists(r->a, id)) {
+			if (!r->plan)
+				ln_rc_disown(r, "backing_file", id);
+			continue;
+		}
+		if (!r->plan)
+			rc = ln_fs_remove_file(r->a, id, &err);
+		if (rc == 0 && !r->plan)
+			ln_rc_disown(r, "backing_file", id);
+		ln_rc_report(r, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
+		ln_buf_release(&err);
+	}
+	/* directories, deepest first, so a parent is empty once its children go */
+	for (;;) {
+		struct json_object *deep = NULL;
+		struct ln_buf err = LN_BUF_INIT;
+		char **names;
+		size_t nn;
+		const char *id;
+		int rc = 0;
+
+		for (i = 0; i < n; i++) {
+			struct json_object *o = json_object_array_get_idx(l, i);
+
+			if (!strcmp(rec_str(o, "kind"), "directory") && !rec_str(o, "_done") &&
+			    (!deep || strlen(rec_str(o, "id")) > strlen(rec_str(deep, "id"))))
+				deep = o;
+		}
+		if (!deep)
+			break;
+		ln_json_add_str(deep, "_done", "1");	/* our copy's marker, never saved */
+		id = rec_str(deep, "id");
+		if (!ln_is_dir(r->a, id)) {
+			if (!r->plan)
+				ln_rc_disown(r, "directory", id);
+			continue;
+		}
+		ln_list_dir(r->a, id, &names, &nn);
+		ln_names_free(names, nn);
+		if (nn)
+			continue;	/* holds a kept backing file, or something not ours */
+		if (!r->plan)
+			rc = ln_fs_rmdir(r->a, id, &err);
+		if (rc == 0 && !r->plan)
+			ln_rc_disown(r, "directory", id);
+		ln_rc_report(r, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
+		ln_buf_release(&err);
+	}
+	json_object_put(l);
+}

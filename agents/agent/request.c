@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The plan/apply request: parsed strictly (unknown fields, wrong types and
+ * values that would reach configfs names, paths or command lines are
+ * refused) before anything on the node is read or written.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agent/reconcile.h"
+#include "common/error.h"
+#include "common/json.h"
+
+static int bad(struct ln_buf *err, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct ln_buf *err, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+
+	ln_buf_addf(err, "request: %s: ", where);
+	va_start(ap, fmt);
+	ln_buf_vaddf(err, fmt, ap);
+	va_end(ap);
+	return -LN_EREQUEST;
+}
+
+static int get_int(struct json_object *o, const char *key, int required, int64_t lo, int64_t hi,
+		   int64_t *out, const char *where, struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	int r = ln_json_get_i64(o, key, required, out, &e);
+
+	if (r == -ENOENT) {
+		ln_buf_release(&e);
+		return r;
+	}
+	if (r < 0) {
+		ln_buf_addf(err, "request: %s: %s", where, e.buf);
+		ln_buf_release(&e);
+		return r;
+	}
+	ln_buf_release(&e);
+	if (*out < lo || *out > hi) {
+		ln_buf_addf(err, "request: %s: '%s' must be %lld-%lld, not %lld", where, key,
+			    (long long)lo, (long long)hi, (long long)*out);
+		return -LN_EREQUEST;
+	}
+	return 0;
+}
+
+static int get_str(struct json_object *o, const char *key, int required, const char **out,
+		   const char *where, struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	int r = ln_json_get_str(o, key, required, out, &e);
+
+	if (r < 0 && r != -ENOENT)
+		ln_buf_addf(err, "request: %s: %s", where, e.buf);
+	ln_buf_release(&e);
+	return r;
+}
+
+static int check_keys(struct json_object *o, const char *const *keys, const char *where,
+		      struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	int r = ln_json_check_keys(o, keys, where, &e);
+
+	if (r < 0) {
+		const char *const *k;
+
+		ln_buf_addf(err, "%s%s (allowed:", strncmp(e.buf, "request", 7) ? "request: " : "",
+			    e.buf);
+		for (k = keys; *k; k++)
+			ln_buf_addf(err, " %s", *k);
+		ln_buf_addstr(err, ")");
+	}
+	ln_buf_release(&e);
+	return r;
+}
+
+static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *where,
+		    struct ln_buf *err)
+{
+	static const char *const keys[] = { "nsid", "file", "size", "device", NULL };
+	int64_t v;
+	int r;
+
+	r = check_keys(o, keys, where, err);
+	if (r < 0)
+		return r;
+	r = get_int(o, "nsid", 1, 1, 4294967294LL, &v, where, err);
+	if (r < 0)
+		return r;
+	ns->nsid = (uint32_t)v;
+	r = get_str(o, "file", 0, &ns->file, where, err);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (r == -ENOENT)
+		ns->file = NULL;
+	if ((r = get_str(o, "device", 0, &ns->device, where, err)) < 0 && r != -ENOENT)
+		return r;
+	if (r == -ENOENT)
+		ns->device = NULL;
+	if (!!ns->file == !!ns->device)
+		return bad(err, where, "exactly one of 'file' and 'device' is needed%s", "");
+	if (ns->file) {
+		if (!ln_valid_abs_path(ns->file))
+			return bad(err, where, "file '%s' must be an absolute, normalized path",
+				   ns->file);
+		r = get_int(o, "size", 1, 512, INT64_MAX, &v, where, err);
+		if (r < 0)
+			return r;
+		if (v % 512)
+			return bad(err, where, "size must be a multiple of 512 bytes%s", "");
+		ns->size = (uint64_t)v;
+	} else {
+		if (!ln_valid_abs_path(ns->device) || strncmp(ns->device, "/dev/", 5))
+			return bad(err, where, "device '%s' must be an absolute path under /dev",
+				   ns->device);
+		if (json_object_object_get_ex(o, "size", NULL))
+			return bad(err, where, "'size' goes with 'file', not 'device'%s", "");
+	}
+	return 0;
+}
+
+static int parse_endpoint(struct json_object *o, const char **transport, const char **address,
+			  const char **family, char *service, const char *where, struct ln_buf *err)
+{
+	int64_t v;
+	int r;
+
+	if ((r = get_str(o, "transport", 1, transport, where, err)) < 0)
+		return r;
+	if (strcmp(*transport, "tcp") && strcmp(*transport, "rdma"))
+		return bad(err, where, "transport '%s' must be tcp or rdma", *transport);
+	if ((r = get_str(o, "address", 1, address, where, err)) < 0)
+		return r;
+	if (!ln_valid_addr(*address, family))
+		return bad(err, where, "address '%s' must be a numeric IPv4 or IPv6 address",
+			   *address);
+	r = get_int(o, "service", 1, 1, 65535, &v, where, err);
+	if (r < 0)
+		return r;
+	snprintf(service, 8, "%d", (int)v);
+	return 0;
+}
+
+static int parse_target(struct json_object *o, struct ln_req_target *t, const char *where,
+			struct ln_buf *err)
+{
+	static const char *const keys[] = { "nqn", "transport", "address", "service", "hosts",
+					    "namespaces", "dhchap", NULL };
+	static const char *const dkeys[] = { "key_file", "ctrl_key_file", NULL };
+	struct json_object *hosts, *nss, *d;
+	char w[128];
+	size_t i, j;
+	int r;
+
+	if ((r = check_keys(o, keys, where, err)) < 0)
+		return r;
+	if ((r = get_str(o, "nqn", 1, &t->nqn, where, err)) < 0)
+		return r;
+	if (!ln_valid_nqn(t->nqn))
+		return bad(err, where, "'%s' is not a valid NQN", t->nqn);
+	if ((r = parse_endpoint(o, &t->transport, &t->address, &t->family, t->service, where,
+				err)) < 0)
+		return r;
+	if (!json_object_object_get_ex(o, "hosts", &hosts))
+		return bad(err, where, "missing field 'hosts' (a list of host NQNs, or \"any\")%s", "");
+	if (json_object_is_type(hosts, json_type_string)) {
+		if (strcmp(json_object_get_string(hosts), "any"))
+			return bad(err, where, "hosts must be a list or \"any\", not '%s'",
+				   json_object_get_string(hosts));
+		t->any = 1;
+	} else if (json_object_is_type(hosts, json_type_array)) {
+		t->nhosts = json_object_array_length(hosts);
+		t->hosts = calloc(t->nhosts + 1, sizeof(*t->hosts));
+		if (!t->hosts)
+			return -ENOMEM;
+		for (i = 0; i < t->nhosts; i++) {
+			struct json_object *h = json_object_array_get_idx(hosts, i);
+
+			if (!json_object_is_type(h, json_type_string) ||
+			    !ln_valid_nqn(json_object_get_string(h)))
+				return bad(err, where, "hosts[%s] is not a valid host NQN",
+					   json_object_to_json_string(h));
+			t->hosts[i] = json_object_get_string(h);
+			for (j = 0; j < i; j++)
+				if (!strcmp(t->hosts[j], t->hosts[i]))
+					return bad(err, where, "host '%s' is listed twice",
+						   t->hosts[i]);
+		}
+	} else {
+		return bad(err, where, "hosts must be a list or \"any\"%s", "");
+	}
+	if (json_object_object_get_ex(o, "namespaces", &nss)) {
+		if (!json_object_is_type(nss, json_type_array))
+			return bad(err, where, "namespaces must be a list%s", "");
+		t->nns = json_object_array_length(nss);
+		t->ns = calloc(t->nns + 1, sizeof(*t->ns));
+		if (!t->ns)
+			return -ENOMEM;
+		for (i = 0; i < t->nns; i++) {
+			snprintf(w, sizeof(w), "%s.namespaces[%zu]", where, i);
+			if ((r = parse_ns(json_object_array_get_idx(nss, i), &t->ns[i], w, err)) < 0)
+				return r;
+			for (j = 0; j < i; j++)
+				if (t->ns[j].nsid == t->ns[i].nsid)
+					return bad(err, w, "nsid %s is used twice",
+						   json_object_to_json_string(json_object_object_get(
+							   json_object_array_get_idx(nss, i), "nsid")));
+		}
+	}
+	if (json_object_object_get_ex(o, "dhchap", &d)) {
+		snprintf(w, sizeof(w), "%s.dhchap", where);
+		if ((r = check_keys(d, dkeys, w, err)) < 0)
+			return r;
+		if ((r = get_str(d, "key_file", 1, &t->key_file, w, err)) < 0)
+			return r;
+		if (!ln_valid_abs_path(t->key_file))
+			return bad(err, w, "key_file '%s' must be an absolute, normalized path",
+				   t->key_file);
+		r = get_str(d, "ctrl_key_file", 0, &t->ctrl_key_file, w, err);
+		if (r < 0 && r != -ENOENT)
+			return r;
+		if (r == 0 && !ln_valid_abs_path(t->ctrl_key_file))
+			return bad(err, w, "ctrl_key_file '%s' must be an absolute, normalized path",
+				   t->ctrl_key_file);
+		if (r == -ENOENT)
+			t->ctrl_key_file = NULL;
+		if (t->any)
+			return bad(err, where,
+				   "DH-HMAC-CHAP needs a list of hosts: it cannot go with hosts \"any\"%s",
+				   "");
+	}
+	return 0;
+}
+
+static int parse_init(struct json_object *o, struct ln_req_init *in, const char *where,
+		      struct ln_buf *err)
+{
+	static const char *const keys[] = { "target", "transport", "address", "service", "queues",
+					    "mount", NULL };
+	static const char *const qkeys[] = { "nr_io_queues", "queue_size", "ctrl_loss_tmo",
+					     "reconnect_delay", NULL };
+	static const char *const mkeys[] = { "path", "fs", "format", NULL };
+	struct json_object *q, *m;
+	const char *family, *format = "never";
+	char w[128];
+	int64_t v;
+	int r;
+
+	if ((r = check_keys(o, keys, where, err)) < 0)
+		return r;
+	if ((r = get_str(o, "target", 1, &in->target, where, err)) < 0)
+		return r;
+	if (!ln_valid_nqn(in->target))
+		return bad(err, where, "target '%s' is not a valid NQN", in->target);
+	if ((r = parse_endpoint(o, &in->transport, &in->address, &family, in->service, where,
+				err)) < 0)
+		return r;
+	if (json_object_object_get_ex(o, "queues", &q)) {
+		snprintf(w, sizeof(w), "%s.queues", where);
+		if ((r = check_keys(q, qkeys, w, err)) < 0)
+			return r;
+#define Q(key, lo, hi) \
+	r = get_int(q, #key, 0, lo, hi, &v, w, err); \
+	if (r < 0 && r != -ENOENT) \
+		return r; \
+	in->key = r == 0 ? (int)v : 0
+		Q(nr_io_queues, 1, 1024);
+		Q(queue_size, 16, 1024);
+		Q(ctrl_loss_tmo, -1, 86400);
+		Q(reconnect_delay, 1, 3600);
+#undef Q
+	}
+	if (json_object_object_get_ex(o, "mount", &m)) {
+		snprintf(w, sizeof(w), "%s.mount", where);
+		if ((r = check_keys(m, mkeys, w, err)) < 0)
+			return r;
+		if ((r = get_str(m, "path", 1, &in->mount_path, w, err)) < 0)
+			return r;
+		if (!ln_valid_abs_path(in->mount_path))
+			return bad(err, w, "path '%s' must be an absolute, normalized path",
+				   in->mount_path);
+		if ((r = get_str(m, "fs", 1, &in->mount_fs, w, err)) < 0)
+			return r;
+		if (strcmp(in->mount_fs, "ext4") && strcmp(in->mount_fs, "xfs"))
+			return bad(err, w, "fs '%s' must be ext4 or xfs", in->mount_fs);
+		r = get_str(m, "format", 0, &format, w, err);
+		if (r < 0 && r != -ENOENT)
+			return r;
+		if (strcmp(format, "never") && strcmp(format, "if-blank"))
+			return bad(err, w, "format '%s' must be never or if-blank", format);
+		in->format_if_blank = !strcmp(format, "if-blank");
+	}
+	return 0;
+}
+
+static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct ln_buf *err)
+{
+	static const char *const keys[] = { "path", "format", "lines", NULL };
+	static const char *const lkeys[] = { "name", "slots", NULL };
+	struct json_object *lines;
+	const char *format;
+	char w[64];
+	size_t i;
+	int64_t v;
+	int r;
+
+	if ((r = check_keys(o, keys, "hostfile", err)) < 0)
+		return r;
+	if ((r = get_str(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0)
+		return r;
+	if (!ln_valid_abs_path(rq->hostfile_path))
+		return bad(err, "hostfile", "path '%s' must be an absolute, normalized path",
+			   rq->hostfile_path);
+	if ((r = get_str(o, "format", 1, &format, "hostfile", err)) < 0)
+		return r;
+	if (strcmp(format, "openmpi") && strcmp(format, "mpich"))
+		return bad(err, "hostfile", "format '%s' must be openmpi or mpich", format);
+	rq->hostfile_mpich = !strcmp(format, "mpich");
+	if (!json_object_object_get_ex(o, "lines", &lines) ||
+	    !json_object_is_type(lines, json_type_array))
+		return bad(err, "hostfile", "'lines' must be a list%s", "");
+	rq->nlines = json_object_array_length(lines);
+	rq->lines = calloc(rq->nlines + 1, sizeof(*rq->lines));
+	if (!rq->lines)
+		return -ENOMEM;
+	for (i = 0; i < rq->nlines; i++) {
+		struct json_object *l = json_object_array_get_idx(lines, i);
+
+		snprintf(w, sizeof(w), "hostfile.lines[%zu]", i);
+		if ((r = check_keys(l, lkeys, w, err)) < 0)
+			return r;
+		if ((r = get_str(l, "name", 1, &rq->lines[i].name, w, err)) < 0)
+			return r;
+		if (!ln_valid_name(rq->lines[i].name, 253))
+			return bad(err, w, "name '%s' is not a valid host name", rq->lines[i].name);
+		if ((r = get_int(l, "slots", 1, 1, 4096, &v, w, err)) < 0)
+			return r;
+		rq->lines[i].slots = (int)v;
+	}
+	return 0;
+}
+
+int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
+{
+	static const char *const keys[] = { "protocol", "cluster", "targets", "initiators",
+					    "hostfile", NULL };
+	struct json_object *arr, *hf;
+	struct ln_buf e = LN_BUF_INIT;
+	char w[64];
+	int64_t proto;
+	size_t i, j;
+	int r;
+
+	memset(rq, 0, sizeof(*rq));
+	r = ln_json_parse(text, len, &rq->json, &e);
+	if (r < 0) {
+		ln_buf_addf(err, "request: %s", e.buf);
+		ln_buf_release(&e);
+		return -LN_EREQUEST;
+	}
+	ln_buf_release(&e);
+	if (!json_object_is_type(rq->json, json_type_object))
+		return bad(err, "request", "expected a JSON object%s", "");
+	/* The version first: a newer controller gets "protocol", not "unknown field". */
+	r = get_int(rq->json, "protocol", 1, 1, INT32_MAX, &proto, "request", err);
+	if (r < 0)
+		return r;
+	if (proto > LN_AGENT_PROTOCOL) {
+		ln_buf_addf(err, "request speaks protocol %lld but this agent speaks protocol %d; "
+			    "push the agent that matches the controller", (long long)proto,
+			    LN_AGENT_PROTOCOL);
+		return -LN_EPROTO;
+	}
+	if ((r = check_keys(rq->json, keys, "request", err)) < 0)
+		return r;
+	if ((r = get_str(rq->json, "cluster", 1, &rq->cluster, "request", err)) < 0)
+		return r;
+	if (!ln_valid_name(rq->cluster, 64))
+		return bad(err, "request", "cluster '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
+			   rq->cluster);
+	if (json_object_object_get_ex(rq->json, "targets", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			return bad(err, "request", "'targets' must be a list%s", "");
+		rq->ntargets = json_object_array_length(arr);
+		rq->targets = calloc(rq->ntargets + 1, sizeof(*rq->targets));
+		if (!rq->targets)
+			return -ENOMEM;
+		for (i = 0; i < rq->ntargets; i++) {
+			snprintf(w, sizeof(w), "targets[%zu]", i);
+			r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
+			if (r < 0)
+				return r;
+			for (j = 0; j < i; j++)
+				if (!strcmp(rq->targets[j].nqn, rq->targets[i].nqn))
+					return bad(err, w, "target '%s' is listed twice",
+						   rq->targets[i].nqn);
+		}
+	}
+	if (json_object_object_get_ex(rq->json, "initiators", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			return bad(err, "request", "'initiators' must be a list%s", "");
+		rq->ninits = json_object_array_length(arr);
+		rq->inits = calloc(rq->ninits + 1, sizeof(*rq->inits));
+		if (!rq->inits)
+			return -ENOMEM;
+		for (i = 0; i < rq->ninits; i++) {
+			snprintf(w, sizeof(w), "initiators[%zu]", i);
+			r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
+			if (r < 0)
+				return r;
+			for (j = 0; j < i; j++) {
+				if (rq->inits[i].mount_path && rq->inits[j].mount_path &&
+				    !strcmp(rq->inits[i].mount_path, rq->inits[j].mount_path))
+					return bad(err, w, "mount path '%s' is used twice",
+						   rq->inits[i].mount_path);
+			}
+		}
+	}
+	if (json_object_object_get_ex(rq->json, "hostfile", &hf)) {
+		if ((r = parse_hostfile(hf, rq, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+void ln_request_release(struct ln_request *rq)
+{
+	size_t i;
+
+	for (i = 0; i < rq->ntargets; i++) {
+		free(rq->targets[i].hosts);
+		free(rq->targets[i].ns);
+	}
+	free(rq->targets);
+	free(rq->inits);
+	free(rq->lines);
+	json_object_put(rq->json);
+	memset(rq, 0, sizeof(*rq));
+}

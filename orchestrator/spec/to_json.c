@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The normalized model as JSON (`llmnet lint -o json`): ranges expanded,
+ * defaults filled, references by name, units in the model's own (ms,
+ * bytes, bits/s) under keys that say so. The keys are a stable interface,
+ * documented in docs/spec.md. No secret can appear: the spec holds none,
+ * and a DH-HMAC-CHAP key is named by its file only.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "common/json.h"
+#include "orchestrator/spec/impl.h"
+
+static const char *const policy_names[] = { "strict", "accept-new" };
+static const char *const format_names[] = { "never", "if-blank" };
+static const char *const mpi_format_names[] = { "openmpi", "mpich" };
+static const char *const pairs_names[] = { "ring", "all" };
+static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
+static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
+static const char *const nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
+					     "broadcast", "reduce" };
+
+/* Accumulate failures so the builders read as a list of keys. */
+#define ADD(expr) (r |= (expr) < 0)
+
+static struct json_object *ssh_json(const struct ln_ssh_spec *s)
+{
+	struct json_object *o = json_object_new_object(), *j;
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	ADD(ln_json_add_str(o, "user", s->user));
+	ADD(ln_json_add_i64(o, "port", s->port));
+	ADD(ln_json_add_str(o, "identity", s->identity));
+	ADD(ln_json_add_str(o, "known_hosts", s->known_hosts));
+	ADD(ln_json_add_str(o, "host_key_policy", policy_names[s->host_key_policy]));
+	if (s->jump_host) {
+		j = json_object_new_object();
+		if (!j)
+			r = 1;
+		ADD(ln_json_add(o, "jump", j));
+		if (j) {
+			ADD(ln_json_add_str(j, "host", s->jump_host));
+			ADD(ln_json_add_str(j, "user", s->jump_user ? s->jump_user : s->user));
+			ADD(ln_json_add_i64(j, "port", s->jump_port));
+		}
+	} else {
+		ADD(ln_json_add(o, "jump", NULL));
+	}
+	ADD(ln_json_add_i64(o, "connect_timeout_ms", (int64_t)s->connect_timeout_ms));
+	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)s->timeout_ms));
+	ADD(ln_json_add_i64(o, "parallel", s->parallel));
+	if (r) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static struct json_object *node_json(const struct ln_node *n)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t k;
+	int r = !o || !a;
+
+	if (r)
+		goto fail;
+	ADD(ln_json_add_str(o, "name", n->name));
+	ADD(ln_json_add_str(o, "address", n->address));
+	ADD(ln_json_add_i64(o, "port", n->port));
+	ADD(ln_json_add_str(o, "user", n->user));
+	ADD(ln_json_add_i64(o, "gpus", n->gpus));
+	ADD(ln_json_add_i64(o, "slots", n->slots));
+	for (k = 0; k < n->n_rdma && !r; k++) {
+		const struct ln_rdma_port *p = &n->rdma[k];
+		struct json_object *po = json_object_new_object();
+
+		if (!po || json_object_array_add(a, po) < 0) {
+			json_object_put(po);
+			r = 1;
+			break;
+		}
+		ADD(ln_json_add_str(po, "device", p->device));
+		ADD(ln_json_add_i64(po, "port", p->port));
+		ADD(ln_json_add_str(po, "ip", p->ip));
+		if (p->gid_index >= 0)
+			ADD(ln_json_add_i64(po, "gid_index", p->gid_index));
+		else
+			ADD(ln_json_add(po, "gid_index", NULL));
+		ADD(ln_json_add_i64(po, "min_rate_bps", (int64_t)p->min_rate_bps));
+		ADD(ln_json_add_str(po, "link_layer", ln_link_layer_name(p->link_layer)));
+		if (p->mtu)
+			ADD(ln_json_add_i64(po, "mtu", p->mtu));
+		else
+			ADD(ln_json_add(po, "mtu", NULL));
+	}
+	ADD(ln_json_add(o, "rdma", a));
+	a = NULL;
+	if (r)
+		goto fail;
+	return o;
+fail:
+	json_object_put(a);
+	json_object_put(o);
+	return NULL;
+}
+
+static struct json_object *target_json(const struct ln_spec *spec, const struct ln_target *t)
+{
+	struct json_object *o = json_object_new_object(), *ns = json_object_new_array(), *h = NULL;
+	size_t k;
+	int r = !o || !ns;
+
+	if (r)
+		goto fail;
+	ADD(ln_json_add_str(o, "nqn", t->nqn));
+	ADD(ln_json_add_str(o, "node", spec->nodes[t->node].name));
+	ADD(ln_json_add_str(o, "transport", ln_transport_name(t->transport)));
+	ADD(ln_json_add_str(o, "address", t->address));
+	ADD(ln_json_add_i64(o, "service", t->service));
+	if (t->hosts_any) {
+		ADD(ln_json_add_str(o, "hosts", "any"));
+	} else {
+		h = json_object_new_array();
+		for (k = 0; h && k < t->n_hosts; k++)
+			if (json_object_array_add(h, json_object_new_string(
+							     spec->nodes[t->hosts[k]].name)) < 0)
+				r = 1;
+		ADD(ln_json_add(o, "hosts", h));
+		h = NULL;
+	}
+	ADD(ln_json_add_bool(o, "hosts_given", t->hosts_given));
+	for (k = 0; k < t->n_namespaces && !r; k++) {
+		const struct ln_namespace *n = &t->namespaces[k];
+		struct json_object *no = json_object_new_object();
+
+		if (!no || json_object_array_add(ns, no) < 0) {
+			json_object_put(no);
+			r = 1;
+			break;
+		}
+		ADD(ln_json_add_i64(no, "nsid", n->nsid));
+		ADD(ln_json_add_str(no, "file", n->file));
+		ADD(ln_json_add_i64(no, "size", (int64_t)n->size));
+		ADD(ln_json_add_str(no, "device", n->device));
+	}
+	ADD(ln_json_add(o, "namespaces", ns));
+	ns = NULL;
+	if (r)
+		goto fail;
+	return o;
+fail:
+	json_object_put(ns);
+	json_object_put(o);
+	return NULL;
+}
+
+static void add_ms_or_null(struct json_object *o, const char *key, int64_t v, int *r)
+{
+	if (v < 0)
+		*r |= ln_json_add(o, key, NULL) < 0;
+	else
+		*r |= ln_json_add_i64(o, key, v) < 0;
+}
+
+static struct json_object *initiator_json(const struct ln_spec *spec, const struct ln_initiator *in)
+{
+	struct json_object *o = json_object_new_object();
+	int r = !o;
+
+	if (r)
+		return NULL;
+	ADD(ln_json_add_str(o, "node", spec->nodes[in->node].name));
+	ADD(ln_json_add_str(o, "target", spec->targets[in->target].nqn));
+	if (in->nr_io_queues)
+		ADD(ln_json_add_i64(o, "nr_io_queues", in->nr_io_queues));
+	else
+		ADD(ln_json_add(o, "nr_io_queues", NULL));
+	if (in->queue_size)
+		ADD(ln_json_add_i64(o, "queue_size", in->queue_size));
+	else
+		ADD(ln_json_add(o, "queue_size", NULL));
+	add_ms_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, &r);
+	add_ms_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, &r);
+	if (in->mount.present) {
+		struct json_object *m = json_object_new_object();
+
+		if (!m)
+			r = 1;
+		ADD(ln_json_add(o, "mount", m));
+		if (m) {
+			ADD(ln_json_add_str(m, "path", in->mount.path));
+			ADD(ln_json_add_str(m, "fs", in->mount.fs));
+			ADD(ln_json_add_str(m, "format", format_names[in->mount.format]));
+		}
+	} else {
+		ADD(ln_json_add(o, "mount", NULL));
+	}
+	if (r) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static struct json_object *mpi_json(const struct ln_mpi_spec *m)
+{
+	struct json_object *o = json_object_new_object(), *mca = json_object_new_object();
+	size_t k;
+	int r = !o || !mca;
+
+	if (r)
+		goto fail;
+	ADD(ln_json_add_str(o, "hostfile", m->hostfile));
+	ADD(ln_json_add_str(o, "format", mpi_format_names[m->format]));
+	for (k = 0; k < m->n_mca; k++)
+		ADD(ln_json_add_str(mca, m->mca[k].key, m->mca[k].value));
+	ADD(ln_json_add(o, "mca", mca));
+	mca = NULL;
+	if (r)
+		goto fail;
+	return o;
+fail:
+	json_object_put(mca);
+	json_object_put(o);
+	return NULL;
+}
+
+static struct json_object *stage_json(const struct ln_validation *v, enum ln_stage s)
+{
+	struct json_object *o = json_object_new_object();
+	int r = !o;
+
+	if (r)
+		return NULL;
+	ADD(ln_json_add_str(o, "stage", ln_stage_name(s)));
+	switch (s) {
+	case LN_STAGE_DEVICES:
+	case LN_STAGE_COUNT:
+		break;
+	case LN_STAGE_RPING:
+		ADD(ln_json_add_i64(o, "count", v->rping.count));
+		ADD(ln_json_add_str(o, "pairs", pairs_names[v->rping.pairs]));
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->rping.timeout_ms));
+		break;
+	case LN_STAGE_BANDWIDTH:
+		ADD(ln_json_add_str(o, "tool", bw_tool_names[v->bandwidth.tool]));
+		ADD(ln_json_add_i64(o, "size", (int64_t)v->bandwidth.size));
+		ADD(ln_json_add_str(o, "pairs", pairs_names[v->bandwidth.pairs]));
+		if (v->bandwidth.min_kind == LN_MIN_RATE) {
+			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->bandwidth.min_bps));
+			ADD(ln_json_add(o, "min_fraction", NULL));
+		} else if (v->bandwidth.min_kind == LN_MIN_FRACTION) {
+			ADD(ln_json_add(o, "min_bps", NULL));
+			char txt[32];
+
+			/* As written ("0.9"), not as the nearest double prints. */
+			snprintf(txt, sizeof(txt), "%.6g", v->bandwidth.min_fraction);
+			ADD(ln_json_add(o, "min_fraction",
+					json_object_new_double_s(v->bandwidth.min_fraction, txt)));
+		} else {
+			ADD(ln_json_add(o, "min_bps", NULL));
+			ADD(ln_json_add(o, "min_fraction", NULL));
+		}
+		ADD(ln_json_add_i64(o, "port_base", v->bandwidth.port_base));
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->bandwidth.timeout_ms));
+		break;
+	case LN_STAGE_IO:
+		ADD(ln_json_add_i64(o, "size", (int64_t)v->io.size));
+		if (v->io.min_bps)
+			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->io.min_bps));
+		else
+			ADD(ln_json_add(o, "min_bps", NULL));
+		ADD(ln_json_add_bool(o, "destructive", v->io.destructive));
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->io.timeout_ms));
+		break;
+	case LN_STAGE_MPI:
+		if (v->mpi.np)
+			ADD(ln_json_add_i64(o, "np", v->mpi.np));
+		else
+			ADD(ln_json_add(o, "np", NULL));
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->mpi.timeout_ms));
+		break;
+	case LN_STAGE_NCCL:
+		ADD(ln_json_add_str(o, "tool", nccl_tool_names[v->nccl.tool]));
+		ADD(ln_json_add_str(o, "op", nccl_op_names[v->nccl.op]));
+		ADD(ln_json_add_i64(o, "bytes", (int64_t)v->nccl.bytes));
+		if (v->nccl.min_busbw_bps)
+			ADD(ln_json_add_i64(o, "min_busbw_bps", (int64_t)v->nccl.min_busbw_bps));
+		else
+			ADD(ln_json_add(o, "min_busbw_bps", NULL));
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
+		break;
+	}
+	if (r) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Add a built object; NULL means the builder ran out of memory. */
+static int add_obj(struct json_object *o, const char *key, struct json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	return ln_json_add(o, key, val);
+}
+
+/* Append item to array a; on failure item is released. */
+static int push(struct json_object *a, struct json_object *item)
+{
+	if (!item)
+		return -ENOMEM;
+	if (json_object_array_add(a, item) < 0) {
+		json_object_put(item);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int ln_spec_to_json(const struct ln_spec *spec, struct json_object **out)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	size_t i;
+	int r = !o;
+
+	*out = NULL;
+	if (r)
+		return -ENOMEM;
+	ADD(ln_json_add_i64(o, "version", spec->version));
+	ADD(ln_json_add_str(o, "cluster", spec->cluster));
+	ADD(add_obj(o, "ssh", ssh_json(&spec->ssh)));
+
+	a = json_object_new_array();
+	for (i = 0; a && i < spec->n_nodes; i++)
+		ADD(push(a, node_json(&spec->nodes[i])));
+	ADD(ln_json_add(o, "nodes", a));
+
+	a = json_object_new_array();
+	for (i = 0; a && i < spec->n_targets; i++)
+		ADD(push(a, target_json(spec, &spec->targets[i])));
+	ADD(ln_json_add(o, "targets", a));
+
+	a = json_object_new_array();
+	for (i = 0; a && i < spec->n_initiators; i++)
+		ADD(push(a, initiator_json(spec, &spec->initiators[i])));
+	ADD(ln_json_add(o, "initiators", a));
+
+	ADD(add_obj(o, "mpi", mpi_json(&spec->mpi)));
+
+	a = json_object_new_array();
+	for (i = 0; a && i < spec->validation.n_order; i++)
+		ADD(push(a, stage_json(&spec->validation, spec->validation.order[i])));
+	ADD(ln_json_add(o, "validation", a));
+	if (r) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	*out = o;
+	return 0;
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sliding window. A fixed set of min(parallel, n) worker threads pulls
+ * the next item from a shared cursor, so at most `parallel` items are in
+ * flight and a slow node never holds back the ones behind it. Signals only
+ * set a flag; workers check it before taking the next item.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "orchestrator/transport/fanout.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	stop_flag = sig;
+}
+
+void ln_fanout_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART matters little: libssh retries its own polls. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A node closing its end must not kill the controller. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int ln_fanout_interrupted(void)
+{
+	return stop_flag != 0;
+}
+
+void ln_fanout_set_stop(int stop)
+{
+	stop_flag = stop;
+}
+
+struct pool {
+	const struct ln_fanout *f;
+	struct ln_fanout_result *res;
+	pthread_mutex_t lock;
+	size_t next, done, in_flight, total;
+	int live;
+};
+
+static void live_count(struct pool *p)
+{
+	if (!p->live)
+		return;
+	fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu in flight", p->f->phase, p->done, p->total,
+		p->in_flight);
+	fflush(stderr);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	const struct ln_fanout *f = p->f;
+	struct ln_buf line = LN_BUF_INIT;
+
+	for (;;) {
+		size_t i;
+		int rc;
+
+		pthread_mutex_lock(&p->lock);
+		while (p->next < f->n && f->select && !f->select[p->next])
+			p->next++;
+		if (p->next >= f->n || stop_flag) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		i = p->next++;
+		p->res->started[i] = 1;
+		p->res->n_started++;
+		p->in_flight++;
+		pthread_mutex_unlock(&p->lock);
+
+		ln_buf_reset(&line);
+		rc = f->fn(f->ctx, i, &line);
+
+		pthread_mutex_lock(&p->lock);
+		p->res->rc[i] = rc;
+		p->in_flight--;
+		p->done++;
+		if (p->live)
+			fputs("\r\033[K", stderr);
+		if (!f->quiet && line.len)
+			ln_info("%s", line.buf);
+		live_count(p);
+		pthread_mutex_unlock(&p->lock);
+	}
+	ln_buf_release(&line);
+	return NULL;
+}
+
+int ln_fanout_run(const struct ln_fanout *f, struct ln_fanout_result *res)
+{
+	struct pool p;
+	pthread_t *th = NULL;
+	pthread_attr_t attr;
+	size_t i, nthreads, created = 0;
+	unsigned parallel = f->parallel ? f->parallel : 64;
+	int r = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->started = calloc(f->n ? f->n : 1, 1);
+	res->rc = calloc(f->n ? f->n : 1, sizeof(int));
+	if (!res->started || !res->rc)
+		return -ENOMEM;
+	memset(&p, 0, sizeof(p));
+	p.f = f;
+	p.res = res;
+	pthread_mutex_init(&p.lock, NULL);
+	for (i = 0; i < f->n; i++)
+		if (!f->select || f->select[i])
+			p.total++;
+	p.live = isatty(STDERR_FILENO) && ln_log_threshold >= LN_LOG_INFO && p.total > 1;
+	nthreads = p.total < parallel ? p.total : parallel;
+	if (!nthreads)
+		goto out;
+	th = calloc(nthreads, sizeof(*th));
+	if (!th) {
+		r = -ENOMEM;
+		goto out;
+	}
+	pthread_attr_init(&attr);
+	/* libssh's deepest paths stay far below this; thousands of nodes
+	 * with a wide window should not reserve 8 MiB of stack each. */
+	pthread_attr_setstacksize(&attr, 1u << 20);
+	for (i = 0; i < nthreads; i++) {
+		if (pthread_create(&th[i], &attr, worker, &p) != 0)
+			break;
+		created++;
+	}
+	pthread_attr_destroy(&attr);
+	if (!created) {
+		r = -EAGAIN;
+		goto out;
+	}
+	for (i = 0; i < created; i++)
+		pthread_join(th[i], NULL);
+	if (p.live)
+		fputs("\r\033[K", stderr);
+out:
+	for (i = 0; i < f->n; i++)
+		if ((!f->select || f->select[i]) && !res->started[i])
+			res->n_skipped_by_signal++;
+	free(th);
+	pthread_mutex_destroy(&p.lock);
+	return r;
+}
+
+void ln_fanout_result_release(struct ln_fanout_result *res)
+{
+	free(res->started);
+	free(res->rc);
+	memset(res, 0, sizeof(*res));
+}

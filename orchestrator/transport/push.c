@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Agent push (compare by SHA-256, upload only on difference, install by
+ * rename) and the one function every agent call goes through, which checks
+ * that the answer is the protocol's JSON before anyone reads it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "orchestrator/transport/push.h"
+
+/* Where the agent lives, relative to the node's root; quoted for the shell. */
+#define AGENT_DIR_EXPR "\"${LLMNET_AGENT_ROOT%/}" LN_AGENT_REMOTE_DIR "\""
+#define AGENT_PATH_EXPR "\"${LLMNET_AGENT_ROOT%/}" LN_AGENT_REMOTE_DIR "/" LN_AGENT_REMOTE_NAME "\""
+/* The same, for use inside printf formats. */
+#define AGENT_DIR_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_AGENT_REMOTE_DIR "\""
+#define AGENT_PATH_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_AGENT_REMOTE_DIR "/" LN_AGENT_REMOTE_NAME "\""
+
+/* An answer larger than this is not an agent speaking the protocol. */
+#define ANSWER_CAP (64u << 20)
+
+void ln_sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+	for (i = 0; i < mdlen && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	out[64] = '\0';
+}
+
+static int try_load(struct ln_agent_image *img, const char *path, struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	int r;
+
+	if (access(path, R_OK) < 0)
+		return -ENOENT;
+	r = ln_file_read(path, &img->data, &e);
+	if (r < 0) {
+		ln_buf_addf(err, "%s", e.buf);
+		ln_buf_release(&e);
+		return r;
+	}
+	img->path = strdup(path);
+	if (!img->path)
+		return -ENOMEM;
+	ln_sha256_hex(img->data.buf, img->data.len, img->sha256);
+	return 0;
+}
+
+int ln_agent_image_load(struct ln_agent_image *img, struct ln_buf *err)
+{
+	char self[PATH_MAX], cand[PATH_MAX + 64];
+	const char *env = getenv("LLMNET_AGENT");
+	ssize_t n;
+	char *slash;
+	int r;
+
+	memset(img, 0, sizeof(*img));
+	ln_buf_init(&img->data, 0);
+	if (env && *env) {
+		r = try_load(img, env, err);
+		if (r == -ENOENT)
+			ln_buf_addf(err, "cannot read the agent named by LLMNET_AGENT: '%s'", env);
+		return r;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		n = 0;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(cand, sizeof(cand), "%s/llmnet-agent", self);
+	r = try_load(img, cand, err);
+	if (r != -ENOENT)
+		return r;
+	snprintf(cand, sizeof(cand), "%s/../lib/llmnet/llmnet-agent", self);
+	r = try_load(img, cand, err);
+	if (r != -ENOENT)
+		return r;
+	ln_buf_addf(err, "cannot find llmnet-agent next to '%s' or in ../lib/llmnet (set LLMNET_AGENT)",
+		    self);
+	return -ENOENT;
+}
+
+void ln_agent_image_release(struct ln_agent_image *img)
+{
+	free(img->path);
+	img->path = NULL;
+	ln_buf_release(&img->data);
+}
+
+int ln_agent_command(int sudo, const char *const *args, struct ln_buf *cmd)
+{
+	size_t i;
+
+	if (sudo)
+		/* sudo resets the environment; hand the root on explicitly. */
+		ln_buf_addstr(cmd, "sudo -n ${LLMNET_AGENT_ROOT:+env LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} ");
+	ln_buf_addstr(cmd, AGENT_PATH_EXPR);
+	for (i = 0; args[i]; i++) {
+		if (!ln_ssh_safe_word(args[i]) && !(args[i][0] == '-' && args[i][1] == '-' &&
+						   ln_ssh_safe_word(args[i] + 2)))
+			return -EINVAL;
+		ln_buf_addch(cmd, ' ');
+		ln_buf_addstr(cmd, args[i]);
+	}
+	return 0;
+}
+
+static const char *agent_error_message(struct json_object *answer, const char **code)
+{
+	struct json_object *e = NULL, *v = NULL;
+
+	*code = NULL;
+	if (!json_object_object_get_ex(answer, "error", &e) || !json_object_is_type(e, json_type_object))
+		return NULL;
+	if (json_object_object_get_ex(e, "code", &v))
+		*code = json_object_get_string(v);
+	if (json_object_object_get_ex(e, "message", &v))
+		return json_object_get_string(v);
+	return "error without a message";
+}
+
+int ln_agent_call(struct ln_session *s, const char *const *args, struct json_object *in,
+		  int timeout_ms, struct json_object **answer, int *exit_status,
+		  struct ln_buf *err)
+{
+	struct ln_buf cmd = LN_BUF_INIT, out = LN_BUF_INIT, errout = LN_BUF_INIT,
+		      req = LN_BUF_INIT, e = LN_BUF_INIT;
+	struct json_object *ans = NULL;
+	const char *msg, *code;
+	int64_t proto = 0;
+	int r, status = -1;
+
+	*answer = NULL;
+	ln_buf_init(&out, ANSWER_CAP);
+	ln_buf_init(&errout, 1u << 20);
+	r = ln_agent_command(ln_ssh_is_sudo(s), args, &cmd);
+	if (r < 0) {
+		ln_buf_addf(err, "refusing to pass an unsafe argument to the agent on '%s'",
+			    ln_ssh_node(s));
+		goto out;
+	}
+	if (in) {
+		r = ln_json_write(in, 0, &req);
+		if (r < 0)
+			goto out;
+	}
+	r = ln_ssh_exec(s, cmd.buf, req.buf, req.len, timeout_ms, &out, &errout, &status, err);
+	if (exit_status)
+		*exit_status = status;
+	if (r < 0)
+		goto out;
+	ln_buf_rtrim(&errout);
+	if (status == 127 || status == 126) {
+		ln_buf_addf(err, "no runnable agent on '%s'", ln_ssh_node(s));
+		r = -ENOENT;
+		goto out;
+	}
+	if (ln_json_parse(out.buf, out.len, &ans, &e) < 0 || !json_object_is_type(ans, json_type_object)) {
+		ln_buf_addf(err, "agent on '%s' answered '%s' with no JSON (exit %d)%s%s",
+			    ln_ssh_node(s), args[0], status, errout.len ? ": " : "",
+			    errout.len ? errout.buf : "");
+		r = -LN_EPROTO;
+		goto out;
+	}
+	if (ln_json_get_i64(ans, "protocol", 1, &proto, &e) < 0) {
+		ln_buf_addf(err, "agent on '%s' answered without a protocol version", ln_ssh_node(s));
+		r = -LN_EPROTO;
+		goto out;
+	}
+	msg = agent_error_message(ans, &code);
+	if (msg) {
+		ln_buf_addf(err, "agent on '%s' refused '%s': %s", ln_ssh_node(s), args[0], msg);
+		r = code && !strcmp(code, "locked") ? -LN_ELOCKED :
+		    code && !strcmp(code, "protocol") ? -LN_EPROTO : -LN_EREQUEST;
+		goto out;
+	}
+	if (proto != LN_AGENT_PROTOCOL_WANTED) {
+		ln_buf_addf(err, "agent on '%s' speaks protocol %lld, this llmnet speaks %d",
+			    ln_ssh_node(s), (long long)proto, LN_AGENT_PROTOCOL_WANTED);
+		r = -LN_EPROTO;
+		goto out;
+	}
+	if (status != 0 && status != 1) {
+		ln_buf_addf(err, "agent on '%s' exited %d on '%s'%s%s", ln_ssh_node(s), status, args[0],
+			    errout.len ? ": " : "", errout.len ? errout.buf : "");
+		r = -LN_EPROTO;
+		goto out;
+	}
+	*answer = ans;
+	ans = NULL;
+	r = 0;
+out:
+	json_object_put(ans);
+	ln_buf_release(&cmd);
+	ln_buf_release(&out);
+	ln_buf_release(&errout);
+	ln_buf_release(&req);
+	ln_buf_release(&e);
+	return r;
+}
+
+/* 1 when the node's agent is img's build and speaks our protocol. */
+static int agent_matches(struct ln_session *s, const struct ln_agent_image *img,
+			 struct ln_buf *why)
+{
+	static const char *const args[] = { "version", NULL };
+	struct json_object *ans = NULL;
+	struct ln_buf e = LN_BUF_INIT;
+	const char *sha = NULL;
+	int r, status;
+
+	r = ln_agent_call(s, args, NULL, 0, &ans, &status, &e);
+	if (r == -LN_ETIMEOUT || r == -LN_EUNREACH) {
+		ln_buf_addf(why, "%s", e.buf);
+		ln_buf_release(&e);
+		return r;
+	}
+	if (r < 0) {
+		/* absent, older protocol, or unreadable answer: upgrade it */
+		ln_buf_addf(why, "%s", e.buf);
+		r = 0;
+		goto out;
+	}
+	if (ln_json_get_str(ans, "sha256", 0, &sha, &e) < 0 || !sha) {
+		ln_buf_addstr(why, "the node's agent does not report its sha256");
+		r = 0;
+		goto out;
+	}
+	if (strcmp(sha, img->sha256)) {
+		ln_buf_addf(why, "the node's agent is %.12s, ours is %.12s", sha, img->sha256);
+		r = 0;
+		goto out;
+	}
+	r = 1;
+out:
+	json_object_put(ans);
+	ln_buf_release(&e);
+	return r;
+}
+
+static int install(struct ln_session *s, const struct ln_agent_image *img, struct ln_buf *err)
+{
+	struct ln_buf cmd = LN_BUF_INIT, out = LN_BUF_INIT, errout = LN_BUF_INIT;
+	char stage[160];
+	int r, status = -1;
+
+	/* A relative SFTP path lands in the login user's home, which is
+	 * private to that user; the name is unique per run and node. */
+	snprintf(stage, sizeof(stage), ".llmnet-agent.upload.%ld.%s.%08lx", (long)getpid(),
+		 ln_ssh_node(s), (unsigned long)random());
+	if (!ln_ssh_safe_word(stage)) {
+		ln_buf_addf(err, "cannot name a staging file for '%s'", ln_ssh_node(s));
+		return -EINVAL;
+	}
+	r = ln_ssh_put(s, stage, img->data.buf, img->data.len, 0600, err);
+	if (r < 0)
+		return r;
+	/* Copy into the root-only directory under a temporary name, then
+	 * rename over the old agent: a half-written agent is never run. */
+	ln_buf_addf(&cmd,
+		    "%sumask 077 && mkdir -p " AGENT_DIR_FMT " && chmod 0700 " AGENT_DIR_FMT
+		    " && cp -- \"$HOME/%s\" " AGENT_DIR_FMT "/.%s.new && chmod 0700 " AGENT_DIR_FMT
+		    "/.%s.new && mv -f -- " AGENT_DIR_FMT "/.%s.new " AGENT_PATH_FMT
+		    "; r=$?; rm -f -- \"$HOME/%s\"; exit $r%s",
+		    ln_ssh_is_sudo(s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} HOME=\"$HOME\" sh -c '" : "",
+		    stage, LN_AGENT_REMOTE_NAME, LN_AGENT_REMOTE_NAME, LN_AGENT_REMOTE_NAME, stage,
+		    ln_ssh_is_sudo(s) ? "'" : "");
+	r = ln_ssh_exec(s, cmd.buf, NULL, 0, 0, &out, &errout, &status, err);
+	if (r < 0)
+		goto out;
+	if (status != 0) {
+		ln_buf_rtrim(&errout);
+		ln_buf_addf(err, "cannot install the agent on '%s' (exit %d): %s", ln_ssh_node(s),
+			    status, errout.buf);
+		r = -EIO;
+		goto out;
+	}
+	r = 0;
+out:
+	ln_buf_release(&cmd);
+	ln_buf_release(&out);
+	ln_buf_release(&errout);
+	return r;
+}
+
+int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int *pushed,
+		    struct ln_buf *err)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	int r;
+
+	*pushed = 0;
+	r = agent_matches(s, img, &why);
+	if (r < 0) {
+		ln_buf_addf(err, "%s", why.buf);
+		goto out;
+	}
+	if (r == 1) {
+		r = 0;
+		goto out;
+	}
+	ln_verbose("pushing agent to '%s': %s", ln_ssh_node(s), why.buf);
+	r = install(s, img, err);
+	if (r < 0)
+		goto out;
+	*pushed = 1;
+	ln_buf_reset(&why);
+	r = agent_matches(s, img, &why);
+	if (r < 0) {
+		ln_buf_addf(err, "%s", why.buf);
+		goto out;
+	}
+	if (r == 0) {
+		ln_buf_addf(err, "agent pushed to '%s' does not answer as expected: %s",
+			    ln_ssh_node(s), why.buf);
+		r = -LN_EPROTO;
+		goto out;
+	}
+	r = 0;
+out:
+	ln_buf_release(&why);
+	return r;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NCCL result parser, for two producers:
+ *  - llmnet's probe (agents/probes/nccl_probe.c), which prints
+ *      llmnet-nccl-probe 1
+ *      ranks N bytes B
+ *      allreduce time_us T algbw A busbw U wrong W
+ *      result pass|fail
+ *    with "error: ..." lines, and "result notrun" when NCCL, the CUDA
+ *    runtime or a GPU is missing (not_run set, reason from the error);
+ *  - nccl-tests' all_reduce_perf text report: '#' comment lines, then one
+ *    row per size: size count type redop [root] followed by out-of-place
+ *    and in-place groups of (time algbw busbw #wrong). Older releases have
+ *    no root column, so the groups are read from the right. #wrong is
+ *    "N/A" when the run was started without -c 1 (no check).
+ * The largest size is the one judged. Bandwidths are GB/s (10^9 B/s).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "orchestrator/validate/parse/parse.h"
+
+double ln_nccl_busbw(double algbw, long ranks)
+{
+	if (ranks <= 1)
+		return 0.0;
+	return algbw * 2.0 * (double)(ranks - 1) / (double)ranks;
+}
+
+static int parse_probe_line(const char *line, struct ln_nccl *out, int *seen_result,
+			    int *pass)
+{
+	long ranks, wrong;
+	unsigned long long bytes;
+	double t, a, b;
+	char word[16];
+
+	if (sscanf(line, "ranks %ld bytes %llu", &ranks, &bytes) == 2) {
+		out->ranks = ranks;
+		out->bytes = bytes;
+	} else if (sscanf(line, "allreduce time_us %lf algbw %lf busbw %lf wrong %ld", &t, &a, &b,
+			  &wrong) == 4) {
+		out->time_us = t;
+		out->algbw = a;
+		out->busbw = b;
+		out->wrong = wrong;
+		out->correct = wrong == 0;
+	} else if (sscanf(line, "result %15s", word) == 1) {
+		*seen_result = 1;
+		*pass = !strcmp(word, "pass");
+		out->not_run = !strcmp(word, "notrun");
+	} else if (!strncmp(line, "error: ", 7) && !out->reason[0]) {
+		snprintf(out->reason, sizeof(out->reason), "%.255s", line + 7);
+	}
+	return 0;
+}
+
+/* One all_reduce_perf data row; returns 0 when it is one. */
+static int parse_tests_row(const char *line, struct ln_nccl *row)
+{
+	char copy[512], *tok[32], *save = NULL, *t, *end;
+	int n = 0;
+	long w1, w2;
+
+	if (strlen(line) >= sizeof(copy))
+		return -1;
+	strcpy(copy, line);
+	for (t = strtok_r(copy, " \t", &save); t && n < 32; t = strtok_r(NULL, " \t", &save))
+		tok[n++] = t;
+	if (n < 10 || !isdigit((unsigned char)tok[0][0]))
+		return -1;
+	errno = 0;
+	row->bytes = strtoull(tok[0], &end, 10);
+	if (*end || errno)
+		return -1;
+	/* out-of-place: n-8..n-5, in-place: n-4..n-1 */
+	row->time_us = strtod(tok[n - 8], &end);
+	if (*end)
+		return -1;
+	row->algbw = strtod(tok[n - 7], &end);
+	if (*end)
+		return -1;
+	row->busbw = strtod(tok[n - 6], &end);
+	if (*end)
+		return -1;
+	if (!strcmp(tok[n - 5], "N/A") || !strcmp(tok[n - 1], "N/A")) {
+		row->wrong = -1;
+	} else {
+		w1 = strtol(tok[n - 5], &end, 10);
+		if (*end)
+			return -1;
+		w2 = strtol(tok[n - 1], &end, 10);
+		if (*end)
+			return -1;
+		row->wrong = w1 + w2;
+	}
+	return 0;
+}
+
+int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_buf *err)
+{
+	const char *p = text, *end = text + len;
+	int probe = 0, seen_result = 0, pass = 0, rows = 0, oob_ok = -1;
+	struct ln_nccl best;
+	char why[200];
+
+	memset(out, 0, sizeof(*out));
+	memset(&best, 0, sizeof(best));
+	out->ranks = -1;
+	out->wrong = -1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		char line[512];
+		const char *s;
+		long v;
+
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p = nl ? nl + 1 : end;
+		if (!nl)
+			break;
+		if (!strcmp(line, "llmnet-nccl-probe 1")) {
+			probe = 1;
+			continue;
+		}
+		if (probe) {
+			parse_probe_line(line, out, &seen_result, &pass);
+			continue;
+		}
+		for (s = line; isspace((unsigned char)*s); s++)
+			;
+		if (*s == '#') {
+			/* The ranks listed under "# Using devices" give
+			 * the rank count. */
+			if (sscanf(s, "# Rank %ld", &v) == 1)
+				out->ranks = out->ranks < v + 1 ? v + 1 : out->ranks;
+			else if (strstr(s, "Out of bounds values"))
+				oob_ok = strstr(s, "OK") != NULL;
+			continue;
+		}
+		{
+			struct ln_nccl row = best;
+
+			if (parse_tests_row(s, &row) == 0) {
+				rows++;
+				if (row.bytes >= best.bytes)
+					best = row;
+			}
+		}
+	}
+	if (probe) {
+		if (seen_result && out->not_run)
+			return 0;
+		if (seen_result && out->ranks > 0 && out->time_us > 0) {
+			if (!pass && out->correct)
+				out->correct = 0;
+			return 0;
+		}
+		if (ln_parse_error_line(text, len, why, sizeof(why)))
+			ln_buf_addf(err, "no nccl result: '%s'", why);
+		else
+			ln_buf_addstr(err, "no nccl result: the probe's output is truncated");
+		return -LN_EPROTO;
+	}
+	if (rows) {
+		long ranks = out->ranks;
+
+		*out = best;
+		out->ranks = ranks;
+		out->from_nccl_tests = 1;
+		out->correct = best.wrong == 0 && oob_ok != 0;
+		return 0;
+	}
+	if (ln_parse_error_line(text, len, why, sizeof(why)))
+		ln_buf_addf(err, "no nccl result: '%s'", why);
+	else if (!len)
+		ln_buf_addstr(err, "no nccl result: the output is empty");
+	else
+		ln_buf_addstr(err, "no nccl result: no data row in the output");
+	return -LN_EPROTO;
+}

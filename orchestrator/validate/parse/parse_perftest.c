@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perftest 4.5 text report parser. perftest 4.5-0.17 (Debian 12) has no
+ * JSON output; its report is a result header
+ *   " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]"
+ * (Gb/sec instead of MB/sec with --report_gbits) and one data line per
+ * message size, between dashed rules. MB/sec is perftest's 2^20 bytes.
+ * Also home of the shared "find the tool's error line" helper.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "orchestrator/validate/parse/parse.h"
+
+/* Phrases tools print when they fail; matched case-insensitively. */
+static const char *const error_words[] = {
+	"error", "failed", "failure", "couldn't", "could not", "unable", "cannot",
+	"mismatch", "refused", "timed out", "timeout", "not found", "no such", "abort",
+	"rejected", "unreachable", "not enough", NULL,
+};
+
+static int line_is_error(const char *s, size_t n)
+{
+	char low[512];
+	size_t i;
+
+	if (n >= sizeof(low))
+		n = sizeof(low) - 1;
+	for (i = 0; i < n; i++)
+		low[i] = (char)tolower((unsigned char)s[i]);
+	low[n] = '\0';
+	for (i = 0; error_words[i]; i++)
+		if (strstr(low, error_words[i]))
+			return 1;
+	return 0;
+}
+
+int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end, *s = p;
+
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		while (e > s && isspace((unsigned char)e[-1]))
+			e--;
+		if (e > s && line_is_error(s, (size_t)(e - s))) {
+			size_t n = (size_t)(e - s);
+
+			if (dstsz) {
+				if (n >= dstsz)
+					n = dstsz - 1;
+				memcpy(dst, s, n);
+				dst[n] = '\0';
+			}
+			return 1;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if (dstsz)
+		dst[0] = '\0';
+	return 0;
+}
+
+void ln_perftest_release(struct ln_perftest *p)
+{
+	free(p->rows);
+	memset(p, 0, sizeof(*p));
+}
+
+/* A data line: bytes iterations peak average msgrate, all numeric, and
+ * nothing after them. */
+static int parse_row(const char *s, size_t n, struct ln_perftest_row *row)
+{
+	char line[256], *p, *end;
+	unsigned long long v;
+
+	if (n >= sizeof(line))
+		return -1;
+	memcpy(line, s, n);
+	line[n] = '\0';
+	p = line;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (end == p || errno)
+		return -1;
+	row->bytes = v;
+	p = end;
+	v = strtoull(p, &end, 10);
+	if (end == p || errno)
+		return -1;
+	row->iterations = v;
+	p = end;
+	row->bw_peak = strtod(p, &end);
+	if (end == p)
+		return -1;
+	p = end;
+	row->bw_avg = strtod(p, &end);
+	if (end == p)
+		return -1;
+	p = end;
+	row->msg_rate = strtod(p, &end);
+	if (end == p)
+		return -1;
+	while (*end && isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -1;
+	if (row->bw_peak < 0 || row->bw_avg < 0 || row->msg_rate < 0)
+		return -1;
+	return 0;
+}
+
+int ln_parse_perftest(const char *text, size_t len, struct ln_perftest *out, struct ln_buf *err)
+{
+	const char *p = text, *end = text + len;
+	char why[200];
+	size_t alloc = 0;
+
+	ln_perftest_release(out);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end, *s = p;
+
+		p = nl ? nl + 1 : end;
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		if (!out->has_header) {
+			if (e - s > 6 && !strncmp(s, "#bytes", 6) && memmem(s, (size_t)(e - s), "BW average[", 11)) {
+				out->has_header = 1;
+				out->gbits = memmem(s, (size_t)(e - s), "[Gb/sec]", 8) != NULL;
+			}
+			continue;
+		}
+		if (s < e && isdigit((unsigned char)*s)) {
+			struct ln_perftest_row row;
+
+			/* A truncated last line (no newline, cut mid-number)
+			 * either fails to parse or is the last row: a line
+			 * without its newline is not trusted. */
+			if (!nl || parse_row(s, (size_t)(e - s), &row) < 0)
+				continue;
+			if (out->nrows == alloc) {
+				size_t na = alloc ? alloc * 2 : 8;
+				void *nr = realloc(out->rows, na * sizeof(*out->rows));
+
+				if (!nr) {
+					ln_buf_addstr(err, "cannot parse the perftest report: out of memory");
+					ln_perftest_release(out);
+					return -ENOMEM;
+				}
+				out->rows = nr;
+				alloc = na;
+			}
+			out->rows[out->nrows++] = row;
+		}
+	}
+	if (out->nrows)
+		return 0;
+	if (ln_parse_error_line(text, len, why, sizeof(why)))
+		ln_buf_addf(err, "no bandwidth result: '%s'", why);
+	else if (!len)
+		ln_buf_addstr(err, "no bandwidth result: the report is empty");
+	else if (!out->has_header)
+		ln_buf_addstr(err, "no bandwidth result: the report has no result header");
+	else
+		ln_buf_addstr(err, "no bandwidth result: the report has a header but no data line "
+				   "(truncated)");
+	ln_perftest_release(out);
+	return -LN_EPROTO;
+}
+
+const struct ln_perftest_row *ln_perftest_large(const struct ln_perftest *p)
+{
+	const struct ln_perftest_row *best = NULL;
+	size_t i;
+
+	for (i = 0; i < p->nrows; i++)
+		if (!best || p->rows[i].bytes > best->bytes)
+			best = &p->rows[i];
+	return best;
+}
+
+double ln_perftest_gbps(const struct ln_perftest *p, const struct ln_perftest_row *row)
+{
+	if (p->gbits)
+		return row->bw_avg;
+	return row->bw_avg * 1048576.0 * 8.0 / 1e9;
+}
