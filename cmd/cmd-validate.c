@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/proto.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/transport/push.h"
@@ -158,7 +159,7 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, int timeout_
 		ln_buf_addstr(&cmd, "sudo -n ${LLMNET_AGENT_ROOT:+env "
 				    "LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} ");
 	ln_buf_addf(&cmd, "\"${LLMNET_AGENT_ROOT%%/}%s/%s\" run --timeout %d --max-output %u --",
-		    LN_AGENT_REMOTE_DIR, LN_AGENT_REMOTE_NAME, timeout_s, 4u << 20);
+		    LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME, timeout_s, 4u << 20);
 	for (i = 0; argv[i]; i++) {
 		if (!quotable(argv[i])) {
 			ln_buf_addf(err, "refusing to pass the argument '%.64s' of '%s' to '%s'",
@@ -374,8 +375,8 @@ static int validate_on_run(struct ln_ctl_opts *o, struct ln_run *run, const stru
 			limit[i] = (unsigned char)run->nodes[i].limited;
 		vo.limit = limit;
 	}
-	mpi_src = find_probe("mpi_probe.c");
-	nccl = find_probe("nccl_mpi_probe.c");
+	mpi_src = find_probe(LN_PROBE_MPI_SRC);
+	nccl = find_probe(LN_PROBE_NCCL_SRC);
 	io = find_probe("io_probe");
 	vo.io_probe_path = io;
 	vo.mpi_probe_source = mpi_src;

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "orchestrator/apply.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
@@ -23,14 +24,6 @@ struct phase_ctx {
 	enum ln_phase_kind kind;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 {
 	struct phase_ctx *pc = vctx;
@@ -39,24 +32,24 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *req = NULL, *ans = NULL;
 	const char *args[6] = { NULL };
-	double t0 = now_s();
+	double t0 = ln_now_s();
 	int rc, status = -1, c, ch, rm, ok, e;
 
 	switch (pc->kind) {
 	case LN_PK_APPLY_TARGETS:
-		args[0] = "apply";
+		args[0] = LN_VERB_APPLY;
 		req = ln_plan_request(r, i, LN_PHASE_TARGETS, NULL);
 		break;
 	case LN_PK_APPLY_FULL:
-		args[0] = "apply";
+		args[0] = LN_VERB_APPLY;
 		req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
 		break;
 	case LN_PK_PLAN:
-		args[0] = "plan";
+		args[0] = LN_VERB_PLAN;
 		req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
 		break;
 	case LN_PK_TEARDOWN:
-		args[0] = "teardown";
+		args[0] = LN_VERB_TEARDOWN;
 		args[1] = "--cluster";
 		args[2] = r->spec->cluster;
 		args[3] = r->purge ? "--purge" : NULL;
@@ -69,7 +62,7 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0)
 		rc = ln_agent_call(nr->s, args, req, 0, &ans, &status, &err);
-	nr->seconds += now_s() - t0;
+	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
 		nr->state = rc == -LN_EUNREACH ? LN_NODE_UNREACHABLE : LN_NODE_FAILED;
 		nr->err_code = rc;
@@ -100,7 +93,7 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		    nr->spec->name, pc->name, c, ch, rm);
 	if (e)
 		ln_buf_addf(line, ", %d failed", e);
-	ln_buf_addf(line, " (%.2fs)", now_s() - t0);
+	ln_buf_addf(line, " (%.2fs)", ln_now_s() - t0);
 out:
 	json_object_put(req);
 	json_object_put(ans);
@@ -231,7 +224,7 @@ int ln_apply_run(struct ln_run *r)
 		struct ln_node_run *nr;
 
 		for (i = 0; i < r->n; i++) {
-			static const char *const fa[] = { "facts", NULL };
+			static const char *const fa[] = { LN_VERB_FACTS, NULL };
 			struct ln_buf e = LN_BUF_INIT;
 			struct json_object *f = NULL;
 			int st;

@@ -15,19 +15,12 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 const char *ln_node_state_name(enum ln_node_state st)
 {
@@ -275,11 +268,11 @@ void ln_run_phase_done(struct ln_run *r)
 
 static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 {
-	static const char *const facts_args[] = { "facts", NULL };
+	static const char *const facts_args[] = { LN_VERB_FACTS, NULL };
 	struct ln_run *r = ctx;
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
-	double t0 = now_s();
+	double t0 = ln_now_s();
 	int rc, status;
 
 	rc = ln_run_session(r, nr, &err);
@@ -290,7 +283,7 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 		nr->facts = NULL;
 		rc = ln_agent_call(nr->s, facts_args, NULL, 0, &nr->facts, &status, &err);
 	}
-	nr->seconds += now_s() - t0;
+	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
 		if (rc == -LN_ETIMEOUT)
 			ln_buf_addf(&err, " (phase facts)");
@@ -304,7 +297,7 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 	} else {
 		nr->state = LN_NODE_OK;
 		ln_buf_addf(line, "%-12s %s%s (%.2fs)", "facts", nr->spec->name,
-			    nr->pushed ? ", agent pushed" : "", now_s() - t0);
+			    nr->pushed ? ", agent pushed" : "", ln_now_s() - t0);
 		if (nr->pushed)
 			ln_run_log(r, "%s: agent %.12s pushed", nr->spec->name, r->img.sha256);
 	}
@@ -355,7 +348,6 @@ static const char *jstr(struct json_object *o, const char *key)
 		return NULL;
 	return json_object_get_string(v);
 }
-
 
 static void print_node_facts(const struct ln_node_run *nr, FILE *out)
 {

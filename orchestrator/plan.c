@@ -168,7 +168,7 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 
 	if (!req || !targets || !inits || !hf || !lines)
 		goto nomem;
-	ln_json_add_i64(req, "protocol", LN_AGENT_PROTOCOL_WANTED);
+	ln_json_add_i64(req, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(req, "cluster", spec->cluster);
 	for (t = 0; t < spec->n_targets; t++) {
 		const struct ln_target *tg = &spec->targets[t];

@@ -28,7 +28,7 @@ static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 		ln_buf_addf(&cmd, "%srm -f -- \"${LLMNET_AGENT_ROOT%%/}%s/%s\" && "
 			    "{ rmdir -- \"${LLMNET_AGENT_ROOT%%/}%s\" 2>/dev/null; true; }%s",
 			    ln_ssh_is_sudo(nr->s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} sh -c '" : "",
-			    LN_AGENT_REMOTE_DIR, LN_AGENT_REMOTE_NAME, LN_AGENT_REMOTE_DIR,
+			    LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME, LN_PROTO_REMOTE_DIR,
 			    ln_ssh_is_sudo(nr->s) ? "'" : "");
 		rc = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, &out, &eo, &status, &err);
 		if (rc == 0 && status != 0) {

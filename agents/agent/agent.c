@@ -551,7 +551,7 @@ struct json_object *ln_changes_answer(struct ln_changes *c, const char *mode,
 	struct json_object *o = json_object_new_object(), *s = json_object_new_object();
 	int pending = c->n_create + c->n_change + c->n_remove;
 
-	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(o, "mode", mode);
 	ln_json_add_str(o, "cluster", cluster);
 	ln_json_add(o, "changes", c->list);
@@ -584,7 +584,7 @@ int ln_agent_fail(const char *code, const char *message, int exit_code)
 {
 	struct json_object *o = json_object_new_object(), *e = json_object_new_object();
 
-	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(e, "code", code);
 	ln_json_add_str(e, "message", message);
 	ln_json_add(o, "error", e);

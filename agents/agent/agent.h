@@ -23,20 +23,9 @@
 #include <json-c/json.h>
 
 #include "common/buf.h"
+#include "common/proto.h"
 
-#define LN_AGENT_PROTOCOL 1
 #define LN_NVMET "/sys/kernel/config/nvmet"
-
-/* Agent exit codes (docs/agent-protocol.md). */
-enum {
-	LN_AGENT_EXIT_OK = 0,
-	LN_AGENT_EXIT_PARTIAL = 1,
-	LN_AGENT_EXIT_REQUEST = 2,
-	LN_AGENT_EXIT_LOCKED = 3,
-	LN_AGENT_EXIT_USAGE = 64,
-	LN_AGENT_EXIT_INTERNAL = 70,
-	LN_AGENT_EXIT_FAILPOINT = 99,
-};
 
 struct ln_agent;
 

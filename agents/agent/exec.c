@@ -28,14 +28,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
+#include "common/util.h"
 
 void ln_run_result_release(struct ln_run_result *res)
 {
@@ -56,7 +49,7 @@ int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_outp
 		ln_buf_addf(err, "cannot run '%s': %s", argv[0], strerror(errno));
 		return r;
 	}
-	start = now_ms();
+	start = ln_now_ms();
 	deadline = start + (long)timeout_s * 1000L;
 	pid = fork();
 	if (pid < 0) {
@@ -82,7 +75,7 @@ int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_outp
 	setpgid(pid, pid);
 	close(pfd[1]);
 	for (;;) {
-		long now = now_ms(), wait_ms = 100;
+		long now = ln_now_ms(), wait_ms = 100;
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 
 		if (!reaped && !res->timed_out && now >= deadline) {
@@ -132,7 +125,7 @@ int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_outp
 		}
 	}
 	close(pfd[0]);
-	res->duration_ms = now_ms() - start;
+	res->duration_ms = ln_now_ms() - start;
 	if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->exit_status = WEXITSTATUS(status);
@@ -147,7 +140,7 @@ int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_outp
 static const char *const probes[] = {
 	"rping", "ib_send_bw", "ib_write_bw", "ib_read_bw", "ib_atomic_bw",
 	"ib_send_lat", "ib_write_lat", "ib_read_lat", "ib_atomic_lat", "mpirun",
-	"llmnet-probe-mpi", "llmnet-probe-nccl", "llmnet-probe-io", "mpicc", NULL
+	LN_PROBE_MPI, LN_PROBE_NCCL, LN_PROBE_IO, "mpicc", NULL
 };
 
 const char *const *ln_run_probes(void)
@@ -281,9 +274,9 @@ static int probe_path(const char *p, const char *base)
 static int check_mpicc(int argc, char **argv, struct ln_buf *err)
 {
 	if (argc != 5 || strcmp(argv[1], "-O2") || strcmp(argv[2], "-o") ||
-	    !((probe_path(argv[3], "llmnet-probe-mpi") && probe_path(argv[4], "mpi_probe.c")) ||
-	      (probe_path(argv[3], "llmnet-probe-nccl") &&
-	       probe_path(argv[4], "nccl_mpi_probe.c")))) {
+	    !((probe_path(argv[3], LN_PROBE_MPI) && probe_path(argv[4], LN_PROBE_MPI_SRC)) ||
+	      (probe_path(argv[3], LN_PROBE_NCCL) &&
+	       probe_path(argv[4], LN_PROBE_NCCL_SRC)))) {
 		ln_buf_addstr(err, "mpicc may only build llmnet's MPI or NCCL probe: "
 				   "mpicc -O2 -o DIR/llmnet-probe-mpi DIR/mpi_probe.c, or "
 				   "mpicc -O2 -o DIR/llmnet-probe-nccl DIR/nccl_mpi_probe.c");
@@ -376,7 +369,7 @@ int ln_run_verb(struct ln_agent *a, int argc, char **argv)
 	av = json_object_new_array();
 	for (i = 0; i < pargc; i++)
 		json_object_array_add(av, json_object_new_string(pargv[i]));
-	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(o, "probe", pargv[0]);
 	ln_json_add(o, "argv", av);
 	if (res.exited)

@@ -568,7 +568,7 @@ int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf
 	struct json_object *o = json_object_new_object(), *w = json_object_new_array(), *x;
 	struct json_object *owned = NULL;
 
-	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(o, "root", a->fixture ? a->root : "/");
 	ln_json_add(o, "hostname", str_or_null(a, "/proc/sys/kernel/hostname"));
 	ln_json_add(o, "machine_id", str_or_null(a, "/etc/machine-id"));

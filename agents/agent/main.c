@@ -32,12 +32,12 @@ static int verb_version(struct ln_agent *a, int argc, char **argv);
 static int verb_facts(struct ln_agent *a, int argc, char **argv);
 
 static const struct verb verbs[] = {
-	{ "version", 0, verb_version },
-	{ "facts", 0, verb_facts },
-	{ "plan", 0, ln_reconcile_plan_verb },
-	{ "apply", 1, ln_reconcile_apply_verb },
-	{ "teardown", 1, ln_reconcile_teardown_verb },
-	{ "run", 0, ln_run_verb },
+	{ LN_VERB_VERSION, 0, verb_version },
+	{ LN_VERB_FACTS, 0, verb_facts },
+	{ LN_VERB_PLAN, 0, ln_reconcile_plan_verb },
+	{ LN_VERB_APPLY, 1, ln_reconcile_apply_verb },
+	{ LN_VERB_TEARDOWN, 1, ln_reconcile_teardown_verb },
+	{ LN_VERB_RUN, 0, ln_run_verb },
 };
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -74,7 +74,7 @@ static int verb_version(struct ln_agent *a, int argc, char **argv)
 		json_object_put(v);
 		return ln_agent_fail("usage", "usage: llmnet-agent version", LN_AGENT_EXIT_USAGE);
 	}
-	ln_json_add_i64(o, "protocol", LN_AGENT_PROTOCOL);
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(o, "agent", "llmnet-agent");
 	ln_json_add_str(o, "version", LN_VERSION);
 	ln_json_add_str(o, "root", a->fixture ? a->root : "/");

@@ -374,10 +374,10 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	r = get_int(rq->json, "protocol", 1, 1, INT32_MAX, &proto, "request", err);
 	if (r < 0)
 		return r;
-	if (proto > LN_AGENT_PROTOCOL) {
+	if (proto > LN_PROTO_VERSION) {
 		ln_buf_addf(err, "request speaks protocol %lld but this agent speaks protocol %d; "
 			    "push the agent that matches the controller", (long long)proto,
-			    LN_AGENT_PROTOCOL);
+			    LN_PROTO_VERSION);
 		return -LN_EPROTO;
 	}
 	if ((r = check_keys(rq->json, keys, "request", err)) < 0)

@@ -20,11 +20,11 @@
 #include "orchestrator/transport/push.h"
 
 /* Where the agent lives, relative to the node's root; quoted for the shell. */
-#define AGENT_DIR_EXPR "\"${LLMNET_AGENT_ROOT%/}" LN_AGENT_REMOTE_DIR "\""
-#define AGENT_PATH_EXPR "\"${LLMNET_AGENT_ROOT%/}" LN_AGENT_REMOTE_DIR "/" LN_AGENT_REMOTE_NAME "\""
+#define AGENT_DIR_EXPR "\"${LLMNET_AGENT_ROOT%/}" LN_PROTO_REMOTE_DIR "\""
+#define AGENT_PATH_EXPR "\"${LLMNET_AGENT_ROOT%/}" LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME "\""
 /* The same, for use inside printf formats. */
-#define AGENT_DIR_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_AGENT_REMOTE_DIR "\""
-#define AGENT_PATH_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_AGENT_REMOTE_DIR "/" LN_AGENT_REMOTE_NAME "\""
+#define AGENT_DIR_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_PROTO_REMOTE_DIR "\""
+#define AGENT_PATH_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME "\""
 
 /* An answer larger than this is not an agent speaking the protocol. */
 #define ANSWER_CAP (64u << 20)
@@ -190,9 +190,9 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 		    code && !strcmp(code, "protocol") ? -LN_EPROTO : -LN_EREQUEST;
 		goto out;
 	}
-	if (proto != LN_AGENT_PROTOCOL_WANTED) {
+	if (proto != LN_PROTO_VERSION) {
 		ln_buf_addf(err, "agent on '%s' speaks protocol %lld, this llmnet speaks %d",
-			    ln_ssh_node(s), (long long)proto, LN_AGENT_PROTOCOL_WANTED);
+			    ln_ssh_node(s), (long long)proto, LN_PROTO_VERSION);
 		r = -LN_EPROTO;
 		goto out;
 	}
@@ -219,7 +219,7 @@ out:
 static int agent_matches(struct ln_session *s, const struct ln_agent_image *img,
 			 struct ln_buf *why)
 {
-	static const char *const args[] = { "version", NULL };
+	static const char *const args[] = { LN_VERB_VERSION, NULL };
 	struct json_object *ans = NULL;
 	struct ln_buf e = LN_BUF_INIT;
 	const char *sha = NULL;
@@ -279,7 +279,7 @@ static int install(struct ln_session *s, const struct ln_agent_image *img, struc
 		    "/.%s.new && mv -f -- " AGENT_DIR_FMT "/.%s.new " AGENT_PATH_FMT
 		    "; r=$?; rm -f -- \"$HOME/%s\"; exit $r%s",
 		    ln_ssh_is_sudo(s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} HOME=\"$HOME\" sh -c '" : "",
-		    stage, LN_AGENT_REMOTE_NAME, LN_AGENT_REMOTE_NAME, LN_AGENT_REMOTE_NAME, stage,
+		    stage, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, stage,
 		    ln_ssh_is_sudo(s) ? "'" : "");
 	r = ln_ssh_exec(s, cmd.buf, NULL, 0, 0, &out, &errout, &status, err);
 	if (r < 0)

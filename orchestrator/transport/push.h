@@ -18,11 +18,9 @@
 #include <json-c/json.h>
 
 #include "common/buf.h"
+#include "common/proto.h"
 #include "orchestrator/transport/ssh.h"
 
-#define LN_AGENT_PROTOCOL_WANTED 1
-#define LN_AGENT_REMOTE_DIR "/var/lib/llmnet/bin"
-#define LN_AGENT_REMOTE_NAME "llmnet-agent"
 
 /* The agent binary this controller carries. */
 struct ln_agent_image {

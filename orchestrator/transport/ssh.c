@@ -30,6 +30,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "orchestrator/transport/ssh.h"
 
 /* SFTP write size: well under the 32 KiB packets every server accepts. */
@@ -58,14 +59,6 @@ int ln_ssh_global_init(void)
 		return -LN_EPROTO;
 	done = 1;
 	return 0;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int ln_ssh_safe_word(const char *s)
@@ -522,7 +515,7 @@ int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t in
 	*status = -1;
 	if (timeout_ms <= 0)
 		timeout_ms = s->step_timeout_ms;
-	deadline = now_ms() + timeout_ms;
+	deadline = ln_now_ms() + timeout_ms;
 	set_timeout(s->ssh, timeout_ms);
 	if (ln_log_trace_enabled("ssh"))
 		ln_trace("ssh", "'%s' exec (%zu bytes in): %s", s->node, inlen, cmd);
@@ -530,14 +523,14 @@ int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t in
 	ch = ssh_channel_new(s->ssh);
 	if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, cmd) != SSH_OK) {
 		ln_buf_addf(err, "cannot run a command on '%s': %s", s->node, ssh_get_error(s->ssh));
-		r = now_ms() >= deadline ? -LN_ETIMEOUT : -LN_EUNREACH;
+		r = ln_now_ms() >= deadline ? -LN_ETIMEOUT : -LN_EUNREACH;
 		goto out;
 	}
 	while (inlen) {
 		n = ssh_channel_write(ch, p, inlen > 65536 ? 65536 : (uint32_t)inlen);
 		if (n <= 0) {
 			ln_buf_addf(err, "cannot send input to '%s': %s", s->node, ssh_get_error(s->ssh));
-			r = now_ms() >= deadline ? -LN_ETIMEOUT : -LN_EUNREACH;
+			r = ln_now_ms() >= deadline ? -LN_ETIMEOUT : -LN_EUNREACH;
 			goto out;
 		}
 		p += n;
@@ -546,7 +539,7 @@ int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t in
 	ssh_channel_send_eof(ch);
 
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - ln_now_ms();
 
 		if (left <= 0) {
 			r = -LN_ETIMEOUT;

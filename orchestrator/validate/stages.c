@@ -21,6 +21,7 @@
 #include "common/json.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "orchestrator/transport/push.h"
 #include "orchestrator/validate/diagnose.h"
 #include "orchestrator/validate/pairing.h"
@@ -97,14 +98,6 @@ static char *argv_join(const struct argv *a)
 	return ln_buf_detach(&b, NULL);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -140,9 +133,6 @@ static int under_test(struct vctx *c, size_t i)
 }
 
 /* ---- facts helpers ---- */
-
-
-
 
 static struct json_object *find_port(struct json_object *facts, const char *dev, unsigned port)
 {
@@ -393,7 +383,7 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 		struct server_job job;
 		struct ln_buf cerr = LN_BUF_INIT, why = LN_BUF_INIT;
 		pthread_t th;
-		double t0 = now_s();
+		double t0 = ln_now_s();
 		int crc, started;
 
 		memset(at, 0, sizeof(*at));
@@ -465,7 +455,7 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 		cres.timed_out = 0;
 		crc = c->ops->run(c->octx, b, (const char *const *)cv.v, timeout_s, &cres, &cerr);
 		pthread_join(th, NULL);
-		at->seconds = now_s() - t0;
+		at->seconds = ln_now_s() - t0;
 		if (crc < 0) {
 			ln_buf_addf(&why, "cannot run '%s' on '%s': %s", cv.v[0], nname(c, b), cerr.buf);
 		} else if (cres.timed_out) {
@@ -808,7 +798,7 @@ static int run_probe(struct vctx *c, enum ln_vstage st, size_t node, struct argv
 		     struct ln_buf *why)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	double t0 = now_s();
+	double t0 = ln_now_s();
 	int r;
 
 	ln_buf_reset(&pr->output);
@@ -816,7 +806,7 @@ static int run_probe(struct vctx *c, enum ln_vstage st, size_t node, struct argv
 	pr->timed_out = 0;
 	at->command = argv_join(av);
 	r = c->ops->run(c->octx, node, (const char *const *)av->v, timeout_s, pr, &err);
-	at->seconds = now_s() - t0;
+	at->seconds = ln_now_s() - t0;
 	if (r < 0)
 		ln_buf_addf(why, "cannot run '%s' on '%s': %s", av->v[0], nname(c, node), err.buf);
 	else if (pr->timed_out) {
@@ -941,13 +931,13 @@ static int io_stage(struct vctx *c)
 			r = not_run_check(c, LN_VS_IO, in->node, name, "the io probe was not built");
 			continue;
 		}
-		if (push_file(c, in->node, c->o->io_probe_path, LN_PROBE_DIR "/llmnet-probe-io",
+		if (push_file(c, in->node, c->o->io_probe_path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO,
 			      &why) < 0) {
 			r = not_run_check(c, LN_VS_IO, in->node, name, "%s", why.buf);
 			ln_buf_reset(&why);
 			continue;
 		}
-		arg(&av, "llmnet-probe-io");
+		arg(&av, LN_PROBE_IO);
 		if (in->mount.present) {
 			arg(&av, "--mount");
 			arg(&av, "%s", in->mount.path);
@@ -1105,7 +1095,7 @@ static int mpi_copy(struct vctx *c, enum ln_vstage st, size_t l, const char *bin
 	ln_sha256_hex(image->buf, image->len, want);
 	ln_buf_init(&back, 64u << 20);
 	for (i = 0; i < c->n && r >= 0; i++) {
-		double t0 = now_s();
+		double t0 = ln_now_s();
 
 		if (i == l)
 			continue;
@@ -1128,7 +1118,7 @@ static int mpi_copy(struct vctx *c, enum ln_vstage st, size_t l, const char *bin
 			continue;
 		memset(&at, 0, sizeof(at));
 		at.value = NAN;
-		at.seconds = now_s() - t0;
+		at.seconds = ln_now_s() - t0;
 		if (asprintf(&at.command, "sha256 of %s", bin) < 0)
 			at.command = NULL;
 		ln_buf_addf(&why, "the %s probe copied to '%s' has sha256 %.16s (%zu bytes), "
@@ -1153,7 +1143,7 @@ static int mpi_stage(struct vctx *c)
 	size_t i, j, launcher = LN_NO_NODE;
 	unsigned np = sp->validation.mpi.np, slots = 0;
 	int r = 0, timeout_s = (int)((sp->validation.mpi.timeout_ms + 999) / 1000), blocked = 0;
-	const char *bin = LN_PROBE_DIR "/llmnet-probe-mpi";
+	const char *bin = LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI;
 	const char *src = LN_PROBE_SRC_DIR "/mpi_probe.c";
 	struct ln_buf image;
 
@@ -1337,7 +1327,7 @@ static int nccl_mpi_stage(struct vctx *c)
 	int uniform = 1;
 	int r = 0, blocked = 0, timeout_s = (int)((v->nccl.timeout_ms + 999) / 1000);
 	double want = v->nccl.min_busbw_bps ? (double)v->nccl.min_busbw_bps / 8e9 : NAN;
-	const char *bin = LN_PROBE_DIR "/llmnet-probe-nccl";
+	const char *bin = LN_PROTO_REMOTE_DIR "/" LN_PROBE_NCCL;
 	const char *src = LN_PROBE_SRC_DIR "/nccl_mpi_probe.c";
 
 	memset(&at, 0, sizeof(at));
@@ -1517,7 +1507,7 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 	const char **names = NULL;
 	struct vctx c;
 	struct timespec wall;
-	double t0 = now_s();
+	double t0 = ln_now_s();
 	size_t i;
 	int s, r = -ENOMEM;
 
@@ -1573,7 +1563,7 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 	}
 	r = 0;
 	for (s = 0; s < LN_VS_COUNT && r == 0; s++) {
-		double ts = now_s();
+		double ts = ln_now_s();
 
 		if (!res->stages[s].listed)
 			continue;
@@ -1605,14 +1595,14 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 		case LN_VS_COUNT:
 			break;
 		}
-		res->stages[s].seconds = now_s() - ts;
+		res->stages[s].seconds = ln_now_s() - ts;
 	}
 	if (r == 0)
 		r = ln_diagnose_nodes(res, err);
 	else
 		ln_buf_addf(err, "validation stopped: %s", ln_strerror(r));
 	ln_results_summarize(res);
-	res->seconds = now_s() - t0;
+	res->seconds = ln_now_s() - t0;
 out:
 	if (r == -ENOMEM && !err->len)
 		ln_buf_addstr(err, "validation stopped: out of memory");

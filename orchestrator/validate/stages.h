@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "common/buf.h"
+#include "common/proto.h"
 #include "orchestrator/spec/spec.h"
 #include "orchestrator/validate/results.h"
 
@@ -42,7 +43,7 @@ struct ln_probe_ops {
 	int (*put)(void *ctx, size_t node, const char *path, const void *data, size_t len,
 		   struct ln_buf *err);
 	/* Read back a file llmnet installed on node (an absolute path under
-	 * LN_PROBE_DIR) into data, bounded by data's cap and the transport's
+	 * LN_PROTO_REMOTE_DIR) into data, bounded by data's cap and the transport's
 	 * step bound: the MPI probe built on the launcher is read back this
 	 * way to be copied to the other nodes, and every copy is read back
 	 * to check its sha256. */
@@ -50,8 +51,7 @@ struct ln_probe_ops {
 		   struct ln_buf *err);
 };
 
-/* Where llmnet's probes live on a node; the agent runs probes from here. */
-#define LN_PROBE_DIR "/var/lib/llmnet/bin"
+/* Where the MPI probes' sources are copied to on a node. */
 #define LN_PROBE_SRC_DIR "/var/lib/llmnet/src"
 
 struct ln_validate_opts {

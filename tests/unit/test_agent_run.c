@@ -14,14 +14,7 @@
 #include <time.h>
 
 #include "agents/agent/agent.h"
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
+#include "common/util.h"
 
 static void test_agent_run__timeout_kills_the_group(void **st)
 {
@@ -29,7 +22,7 @@ static void test_agent_run__timeout_kills_the_group(void **st)
 	const char *argv[] = { "/bin/sh", "-c", "echo started; sleep 60 & sleep 60", NULL };
 	struct ln_run_result res;
 	struct ln_buf err = LN_BUF_INIT;
-	long t0 = now_ms();
+	long t0 = ln_now_ms();
 
 	(void)st;
 	assert_int_equal(ln_run_bounded(argv, 1, 1024, &res, &err), 0);
@@ -37,7 +30,7 @@ static void test_agent_run__timeout_kills_the_group(void **st)
 	assert_false(res.exited);
 	assert_int_equal(res.signal, SIGTERM);
 	assert_string_equal(res.output.buf, "started\n");
-	assert_true(now_ms() - t0 < 5000);
+	assert_true(ln_now_ms() - t0 < 5000);
 	ln_run_result_release(&res);
 	ln_buf_release(&err);
 }
@@ -74,9 +67,9 @@ static void test_agent_run__lock_wait_is_bounded(void **st)
 	fd = open(p, O_RDWR | O_CREAT, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_EX), 0);
-	t0 = now_ms();
+	t0 = ln_now_ms();
 	assert_int_equal(fx_agent(root, args, NULL, &out, &err, "LLMNET_LOCK_WAIT=1"), 3);
-	assert_true(now_ms() - t0 >= 900);
+	assert_true(ln_now_ms() - t0 >= 900);
 	assert_non_null(strstr(out.buf, "\"locked\""));
 	close(fd);
 	assert_int_equal(fx_agent(root, args, NULL, &out, &err, "LLMNET_LOCK_WAIT=1"), 0);

@@ -48,12 +48,12 @@ struct fake {
 
 static int is_mpi_bin(const char *path)
 {
-	return !strcmp(path, LN_PROBE_DIR "/llmnet-probe-mpi");
+	return !strcmp(path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI);
 }
 
 static int is_nccl_bin(const char *path)
 {
-	return !strcmp(path, LN_PROBE_DIR "/llmnet-probe-nccl");
+	return !strcmp(path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_NCCL);
 }
 
 static size_t node_of_ip(const char *ip)

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent wire contract, defined once for both binaries: the protocol
+ * version the controller and agent negotiate, the verbs, the agent's exit
+ * codes, where llmnet keeps its programs on a node, and the names of the
+ * probes the `run` verb accepts. docs/agent-protocol.md describes each.
+ */
+#ifndef LN_PROTO_H
+#define LN_PROTO_H
+
+/* Bumped when a request or an answer changes shape. */
+#define LN_PROTO_VERSION 1
+
+/* Where the controller pushes the agent and the probes on a node. */
+#define LN_PROTO_REMOTE_DIR "/var/lib/llmnet/bin"
+#define LN_PROTO_AGENT_NAME "llmnet-agent"
+
+/* Verbs (argv[1] of the agent). */
+#define LN_VERB_VERSION "version"
+#define LN_VERB_FACTS "facts"
+#define LN_VERB_PLAN "plan"
+#define LN_VERB_APPLY "apply"
+#define LN_VERB_TEARDOWN "teardown"
+#define LN_VERB_RUN "run"
+
+/* llmnet's own probes, as installed in LN_PROTO_REMOTE_DIR, and the MPI
+ * sources the agent lets mpicc build into them. */
+#define LN_PROBE_IO "llmnet-probe-io"
+#define LN_PROBE_MPI "llmnet-probe-mpi"
+#define LN_PROBE_NCCL "llmnet-probe-nccl"
+#define LN_PROBE_MPI_SRC "mpi_probe.c"
+#define LN_PROBE_NCCL_SRC "nccl_mpi_probe.c"
+
+/* Agent exit codes. */
+enum ln_agent_exit {
+	LN_AGENT_EXIT_OK = 0,
+	LN_AGENT_EXIT_PARTIAL = 1,	/* some changes failed; the answer says which */
+	LN_AGENT_EXIT_REQUEST = 2,	/* the request was refused; nothing changed */
+	LN_AGENT_EXIT_LOCKED = 3,	/* another llmnet run holds the node lock */
+	LN_AGENT_EXIT_USAGE = 64,
+	LN_AGENT_EXIT_INTERNAL = 70,
+	LN_AGENT_EXIT_FAILPOINT = 99,	/* tests only: stopped at the failpoint */
+};
+
+#endif
