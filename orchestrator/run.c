@@ -16,7 +16,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "orchestrator/facts.h"
+#include "orchestrator/run.h"
 #include "orchestrator/transport/fanout.h"
 
 /* File descriptors kept free for everything that is not a session. */
