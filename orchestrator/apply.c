@@ -15,8 +15,9 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "orchestrator/apply.h"
-#include "orchestrator/transport/fanout.h"
+#include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/transport/fanout.h"
 
 struct phase_ctx {
 	struct ln_run *r;

@@ -1,8 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* The facts phase; for now all of it is in run.h. */
+/*
+ * The facts phase: connect, make sure the agent is current, and gather
+ * facts from every node of a run (see orchestrator/run.h for the run
+ * record and its session policy). Includes run.h, so a file that needs
+ * struct ln_run and the facts phase includes this one header.
+ */
 #ifndef LN_FACTS_H
 #define LN_FACTS_H
 
+#include <stdio.h>
+
 #include "orchestrator/run.h"
+
+/* Connect, ensure the agent, read facts from every node. Nodes that fail
+ * are marked (state, reason) and the run goes on with the others. */
+int ln_facts_gather(struct ln_run *r);
+
+/* Print facts: a table per node, or the whole JSON (-o json). */
+void ln_facts_print(struct ln_run *r, int json, FILE *out);
+
+/* The host NQN a node reported, or NULL. */
+const char *ln_facts_host_nqn(const struct ln_node_run *nr);
 
 #endif

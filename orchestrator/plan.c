@@ -12,10 +12,9 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/transport/fanout.h"
+#include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
-
-
+#include "orchestrator/transport/fanout.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
 {

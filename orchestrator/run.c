@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The run record, the run log, and the facts phase (connect, agent push,
- * facts) that every command starts with.
+ * The run record: its nodes, their sessions (opened on demand, kept or
+ * closed between phases by the budget ln_run_init() works out) and the
+ * run log every phase appends to.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,11 +14,8 @@
 
 #include "common/error.h"
 #include "common/fileio.h"
-#include "common/json.h"
 #include "common/log.h"
-#include "common/util.h"
 #include "orchestrator/run.h"
-#include "orchestrator/transport/fanout.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128
@@ -204,19 +202,6 @@ void ln_run_log(struct ln_run *r, const char *fmt, ...)
 	pthread_mutex_unlock(&r->log_lock);
 }
 
-static void set_state(struct ln_node_run *nr, int code, const struct ln_buf *msg)
-{
-	nr->err_code = code;
-	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
-		nr->state = LN_NODE_REFUSED;
-	else if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
-		nr->state = LN_NODE_UNREACHABLE;
-	else
-		nr->state = LN_NODE_FAILED;
-	ln_buf_reset(&nr->reason);
-	ln_buf_addstr(&nr->reason, msg->len ? msg->buf : ln_strerror(code));
-}
-
 int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 {
 	const struct ln_ssh_spec *ss = &r->spec->ssh;
@@ -264,172 +249,4 @@ void ln_run_phase_done(struct ln_run *r)
 		ln_ssh_close(r->nodes[i].s);
 		r->nodes[i].s = NULL;
 	}
-}
-
-static int gather_one(void *ctx, size_t i, struct ln_buf *line)
-{
-	static const char *const facts_args[] = { LN_VERB_FACTS, NULL };
-	struct ln_run *r = ctx;
-	struct ln_node_run *nr = &r->nodes[i];
-	struct ln_buf err = LN_BUF_INIT;
-	double t0 = ln_now_s();
-	int rc, status;
-
-	rc = ln_run_session(r, nr, &err);
-	if (rc == 0)
-		rc = ln_agent_ensure(nr->s, &r->img, &nr->pushed, &err);
-	if (rc == 0) {
-		json_object_put(nr->facts);
-		nr->facts = NULL;
-		rc = ln_agent_call(nr->s, facts_args, NULL, 0, &nr->facts, &status, &err);
-	}
-	nr->seconds += ln_now_s() - t0;
-	if (rc < 0) {
-		if (rc == -LN_ETIMEOUT)
-			ln_buf_addf(&err, " (phase facts)");
-		set_state(nr, rc, &err);
-		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
-			    nr->reason.buf);
-		ln_run_log(r, "%s %s: %s", nr->spec->name, ln_node_state_name(nr->state),
-			   nr->reason.buf);
-		ln_ssh_close(nr->s);
-		nr->s = NULL;
-	} else {
-		nr->state = LN_NODE_OK;
-		ln_buf_addf(line, "%-12s %s%s (%.2fs)", "facts", nr->spec->name,
-			    nr->pushed ? ", agent pushed" : "", ln_now_s() - t0);
-		if (nr->pushed)
-			ln_run_log(r, "%s: agent %.12s pushed", nr->spec->name, r->img.sha256);
-	}
-	ln_buf_release(&err);
-	return rc;
-}
-
-int ln_facts_gather(struct ln_run *r)
-{
-	struct ln_fanout f = { "facts", r->n, NULL, r->parallel, gather_one, r, 0 };
-	struct ln_fanout_result res;
-	size_t i;
-	int rc;
-
-	r->phase = "facts";
-	f.quiet = ln_log_threshold < LN_LOG_VERBOSE;
-	rc = ln_fanout_run(&f, &res);
-	if (rc < 0)
-		return rc;
-	for (i = 0; i < r->n; i++) {
-		struct ln_node_run *nr = &r->nodes[i];
-
-		if (!res.started[i]) {
-			nr->state = LN_NODE_INTERRUPTED;
-			ln_buf_reset(&nr->reason);
-			ln_buf_addstr(&nr->reason, "not contacted: interrupted");
-		}
-	}
-	ln_fanout_result_release(&res);
-	return 0;
-}
-
-const char *ln_facts_host_nqn(const struct ln_node_run *nr)
-{
-	struct json_object *v = NULL;
-
-	if (!nr->facts || !json_object_object_get_ex(nr->facts, "host_nqn", &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static void print_node_facts(const struct ln_node_run *nr, FILE *out)
-{
-	struct json_object *rdma, *nvme, *gpus, *models;
-	size_t i, j;
-
-	fprintf(out, "%s (%s)\n", nr->spec->name, nr->spec->address);
-	if (nr->state != LN_NODE_OK) {
-		fprintf(out, "  %s: %s\n\n", ln_node_state_name(nr->state), nr->reason.buf);
-		return;
-	}
-	fprintf(out, "  host nqn   %s\n", jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)");
-	gpus = ln_json_at(nr->facts, "gpus");
-	models = ln_json_at(gpus, "models");
-	fprintf(out, "  gpus       %s", jstr(gpus, "count") ? jstr(gpus, "count") : "unknown");
-	if (models && json_object_array_length(models))
-		fprintf(out, " (%s)", json_object_get_string(json_object_array_get_idx(models, 0)));
-	fprintf(out, ", spec expects %u\n", nr->spec->gpus);
-	rdma = ln_json_at(nr->facts, "rdma");
-	fprintf(out, "  rdma       %-12s %-5s %-8s %-10s %-6s\n", "DEVICE", "PORT", "STATE", "RATE", "MTU");
-	for (i = 0; rdma && json_object_is_type(rdma, json_type_array) && i < json_object_array_length(rdma); i++) {
-		struct json_object *d = json_object_array_get_idx(rdma, i), *ports = ln_json_at(d, "ports");
-
-		for (j = 0; ports && j < json_object_array_length(ports); j++) {
-			struct json_object *p = json_object_array_get_idx(ports, j);
-
-			fprintf(out, "             %-12s %-5s %-8s %-10s %-6s\n", jstr(d, "device"),
-				jstr(p, "port") ? jstr(p, "port") : "?",
-				jstr(p, "state") ? jstr(p, "state") : "?",
-				jstr(p, "rate_gbps") ? jstr(p, "rate_gbps") : "?",
-				jstr(p, "active_mtu") ? jstr(p, "active_mtu") : "?");
-		}
-	}
-	if (!rdma || !json_object_array_length(rdma))
-		fprintf(out, "             (no RDMA devices)\n");
-	nvme = ln_json_at(nr->facts, "nvme");
-	fprintf(out, "  nvme-of    %-8s %-6s %-22s %-8s %s\n", "CTRL", "TRANS", "ADDRESS", "STATE", "SUBSYSTEM");
-	for (i = 0; nvme && json_object_is_type(nvme, json_type_array) && i < json_object_array_length(nvme); i++) {
-		struct json_object *c = json_object_array_get_idx(nvme, i);
-		char addr[96];
-		const char *tr = jstr(c, "transport");
-
-		if (tr && !strcmp(tr, "pcie"))
-			continue;
-		snprintf(addr, sizeof(addr), "%s:%s", jstr(c, "address") ? jstr(c, "address") : "?",
-			 jstr(c, "service") ? jstr(c, "service") : "?");
-		fprintf(out, "             %-8s %-6s %-22s %-8s %s\n", jstr(c, "name"), tr ? tr : "?",
-			addr, jstr(c, "state") ? jstr(c, "state") : "?",
-			jstr(c, "subsysnqn") ? jstr(c, "subsysnqn") : "?");
-	}
-	fputc('\n', out);
-}
-
-void ln_facts_print(struct ln_run *r, int json, FILE *out)
-{
-	struct json_object *all = NULL, *nodes = NULL;
-	struct ln_buf b = LN_BUF_INIT;
-	size_t i;
-
-	if (!json) {
-		for (i = 0; i < r->n; i++)
-			print_node_facts(&r->nodes[i], out);
-		return;
-	}
-	all = json_object_new_object();
-	nodes = json_object_new_object();
-	ln_json_add_str(all, "cluster", r->spec->cluster);
-	for (i = 0; i < r->n; i++) {
-		struct ln_node_run *nr = &r->nodes[i];
-		struct json_object *o = json_object_new_object();
-
-		ln_json_add_str(o, "state", ln_node_state_name(nr->state));
-		ln_json_add_str(o, "address", nr->spec->address);
-		if (nr->state == LN_NODE_OK)
-			ln_json_add(o, "facts", json_object_get(nr->facts));
-		else
-			ln_json_add_str(o, "error", nr->reason.buf);
-		ln_json_add(nodes, nr->spec->name, o);
-	}
-	ln_json_add(all, "nodes", nodes);
-	ln_json_write(all, 1, &b);
-	fputs(b.buf, out);
-	ln_buf_release(&b);
-	json_object_put(all);
 }

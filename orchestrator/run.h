@@ -2,8 +2,8 @@
 /*
  * One controller run over a cluster: the per-node record every phase
  * shares (session, facts, desired state, last answer, recap counts), the
- * run log, and the first phase of every command: connect, make sure the
- * agent is current, and gather facts, all through the fan-out window.
+ * nodes' sessions and the run log. The phases that work on it follow in
+ * data-flow order: facts.h, plan.h, apply.h, teardown.h.
  *
  * Session policy: a node's SSH session is opened once, during the facts
  * phase, and kept for every later phase of the run (plan, targets,
@@ -79,10 +79,6 @@ void ln_run_release(struct ln_run *r);
 /* Append one timestamped line to the run log (thread-safe). */
 void ln_run_log(struct ln_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Connect, ensure the agent, read facts from every node. Nodes that fail
- * are marked (state, reason) and the run goes on with the others. */
-int ln_facts_gather(struct ln_run *r);
-
 /* Make sure a reachable node has a session (reopen if it was closed). */
 int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
 /* Close sessions between phases when the budget says so. */
@@ -91,11 +87,5 @@ void ln_run_phase_done(struct ln_run *r);
 /* Exit code for a node state (0 for OK). */
 int ln_node_state_exit(enum ln_node_state st);
 const char *ln_node_state_name(enum ln_node_state st);
-
-/* Print facts: a table per node, or the whole JSON (-o json). */
-void ln_facts_print(struct ln_run *r, int json, FILE *out);
-
-/* The host NQN a node reported, or NULL. */
-const char *ln_facts_host_nqn(const struct ln_node_run *nr);
 
 #endif
