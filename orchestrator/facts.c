@@ -14,27 +14,39 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 
-static void set_state(struct ln_node_run *nr, int code, const struct ln_buf *msg)
+/* What a failed connect, push or facts call makes of a node. */
+static enum ln_node_state failed_state(int code)
 {
-	nr->err_code = code;
 	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
-		nr->state = LN_NODE_REFUSED;
-	else if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
-		nr->state = LN_NODE_UNREACHABLE;
-	else
-		nr->state = LN_NODE_FAILED;
-	ln_buf_reset(&nr->reason);
-	ln_buf_addstr(&nr->reason, msg->len ? msg->buf : ln_strerror(code));
+		return LN_NODE_REFUSED;
+	if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
+		return LN_NODE_UNREACHABLE;
+	return LN_NODE_FAILED;
+}
+
+int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
+{
+	static const char *const args[] = { LN_VERB_FACTS, NULL };
+	struct json_object *facts = NULL;
+	int rc;
+
+	rc = ln_run_session(r, nr, err);
+	if (rc == 0)
+		rc = ln_agent_call(nr->s, args, NULL, 0, &facts, NULL, err);
+	if (rc < 0)
+		return rc;
+	json_object_put(nr->facts);
+	nr->facts = facts;
+	return 0;
 }
 
 static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 {
-	static const char *const facts_args[] = { LN_VERB_FACTS, NULL };
 	struct ln_run *r = ctx;
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
 	double t0 = ln_now_s();
-	int rc, status;
+	int rc;
 
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0)
@@ -42,15 +54,14 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 	if (rc == 0) {
 		json_object_put(nr->facts);
 		nr->facts = NULL;
-		rc = ln_agent_call(nr->s, facts_args, NULL, 0, &nr->facts, &status, &err);
+		rc = ln_facts_read(r, nr, &err);
 	}
 	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
-		if (rc == -LN_ETIMEOUT)
-			ln_buf_addf(&err, " (phase facts)");
-		set_state(nr, rc, &err);
-		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
-			    nr->reason.buf);
+		/* A timeout always comes with a message, so err is empty only
+		 * for codes that need no phase named. */
+		ln_run_node_failed(nr, failed_state(rc), rc, err.len ? err.buf : ln_strerror(rc),
+				   "facts", line);
 		ln_run_log(r, "%s %s: %s", nr->spec->name, ln_node_state_name(nr->state),
 			   nr->reason.buf);
 		ln_ssh_close(nr->s);

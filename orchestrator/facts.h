@@ -16,6 +16,11 @@
  * are marked (state, reason) and the run goes on with the others. */
 int ln_facts_gather(struct ln_run *r);
 
+/* Read node nr's facts again over its session (reopened if it was
+ * closed) and replace nr->facts; on failure nr->facts stays as it was
+ * and err says why. */
+int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
+
 /* Print facts: a table per node, or the whole JSON (-o json). */
 void ln_facts_print(struct ln_run *r, int json, FILE *out);
 

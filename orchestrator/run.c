@@ -239,6 +239,19 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 	return rc;
 }
 
+void ln_run_node_failed(struct ln_node_run *nr, enum ln_node_state st, int code,
+			const char *why, const char *phase, struct ln_buf *line)
+{
+	int timed_out = phase && code == -LN_ETIMEOUT;
+
+	nr->state = st;
+	nr->err_code = code;
+	ln_buf_reset(&nr->reason);
+	ln_buf_addf(&nr->reason, "%s%s%s%s", why, timed_out ? " (phase " : "",
+		    timed_out ? phase : "", timed_out ? ")" : "");
+	ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(st), nr->spec->name, nr->reason.buf);
+}
+
 void ln_run_phase_done(struct ln_run *r)
 {
 	size_t i;
