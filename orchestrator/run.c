@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -67,15 +68,80 @@ static long find_name(const struct ln_spec *spec, const char *name)
 	return -1;
 }
 
+/* Set the int at flag (an offset into struct ln_node_run) in every node
+ * that option names; a name that is not a node is a usage error. */
+static int mark_named(struct ln_run *r, const char *option, char *const *names, size_t n,
+		      size_t flag, struct ln_buf *err)
+{
+	size_t i;
+	long k;
+
+	for (i = 0; i < n; i++) {
+		k = find_name(r->spec, names[i]);
+		if (k < 0) {
+			ln_buf_addf(err, "%s names '%s', which is not a node of '%s'", option,
+				    names[i], r->spec->path);
+			return -EINVAL;
+		}
+		*(int *)((char *)&r->nodes[k] + flag) = 1;
+	}
+	return 0;
+}
+
+/* Keep every session for the run, or close them after each phase. */
+static int session_policy(struct ln_run *r, struct ln_buf *err)
+{
+	const char *pol = getenv("LLMNET_SESSIONS");
+	struct rlimit rl;
+
+	/* Each open session holds a socket (a jump host adds a pipe pair);
+	 * keep them all for the run when the file limit allows. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+		r->keep_sessions = rl.rlim_cur == RLIM_INFINITY ||
+				   (rlim_t)(r->n * (r->spec->ssh.jump_host ? 3 : 1) + FD_RESERVE) <=
+					   rl.rlim_cur;
+	}
+	/* LLMNET_SESSIONS=per-phase forces the fallback policy, so both can
+	 * be measured on the same cluster (bench/fanout). */
+	if (pol && !strcmp(pol, "per-phase"))
+		r->keep_sessions = 0;
+	else if (pol && *pol && strcmp(pol, "run")) {
+		ln_buf_addf(err, "LLMNET_SESSIONS must be 'run' or 'per-phase', not '%s'", pol);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The run log, appended to across runs; a run goes on without one. */
+static int open_log(struct ln_run *r)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char *dir = state_dir();
+
+	if (!dir)
+		return -ENOMEM;
+	if (ln_mkdir_p(dir, 0700, &e) == 0 &&
+	    asprintf(&r->log_path, "%s/%s.log", dir, r->spec->cluster) >= 0) {
+		r->log = fopen(r->log_path, "ae");
+		if (!r->log)
+			ln_warn("cannot open run log '%s': %s", r->log_path, strerror(errno));
+	} else {
+		r->log_path = NULL;	/* asprintf leaves it undefined on failure */
+		ln_warn("cannot create state directory '%s': %s", dir, e.buf);
+	}
+	free(dir);
+	ln_buf_release(&e);
+	return 0;
+}
+
 int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 		char *const *accept, size_t n_accept, char *const *limit, size_t n_limit,
 		const char *command, struct ln_buf *err)
 {
-	struct ln_buf e = LN_BUF_INIT;
-	struct rlimit rl;
-	char *dir = NULL;
 	size_t i;
-	long k;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -85,8 +151,10 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 	r->parallel = parallel ? parallel : (spec->ssh.parallel ? spec->ssh.parallel : 64);
 	r->exit = LN_EXIT_OK;
 	r->nodes = calloc(r->n ? r->n : 1, sizeof(*r->nodes));
-	if (!r->nodes)
-		return -ENOMEM;
+	if (!r->nodes) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	for (i = 0; i < r->n; i++) {
 		r->nodes[i].idx = i;
 		r->nodes[i].spec = &spec->nodes[i];
@@ -94,68 +162,26 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 		ln_buf_init(&r->nodes[i].reason, 4096);
 		ln_buf_init(&r->nodes[i].skip, 4096);
 	}
-	for (i = 0; i < n_accept; i++) {
-		k = find_name(spec, accept[i]);
-		if (k < 0) {
-			ln_buf_addf(err, "--accept-replaced names '%s', which is not a node of '%s'",
-				    accept[i], spec->path);
-			return -EINVAL;
-		}
-		r->nodes[k].accept_replaced = 1;
-	}
-	for (i = 0; i < n_limit; i++) {
-		k = find_name(spec, limit[i]);
-		if (k < 0) {
-			ln_buf_addf(err, "--limit names '%s', which is not a node of '%s'", limit[i],
-				    spec->path);
-			return -EINVAL;
-		}
-		r->nodes[k].limited = 1;
-	}
-
-	/* Sessions: each open one holds a socket (a jump host adds a pipe
-	 * pair); keep them all for the run when the file limit allows. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-		r->keep_sessions = rl.rlim_cur == RLIM_INFINITY ||
-				   (rlim_t)(r->n * (spec->ssh.jump_host ? 3 : 1) + FD_RESERVE) <= rl.rlim_cur;
-	}
-
-	/* LLMNET_SESSIONS=per-phase forces the fallback policy, so both can
-	 * be measured on the same cluster (bench/fanout). */
-	{
-		const char *pol = getenv("LLMNET_SESSIONS");
-
-		if (pol && !strcmp(pol, "per-phase"))
-			r->keep_sessions = 0;
-		else if (pol && *pol && strcmp(pol, "run")) {
-			ln_buf_addf(err, "LLMNET_SESSIONS must be 'run' or 'per-phase', not '%s'", pol);
-			return -EINVAL;
-		}
-	}
-
-	rc = ln_agent_image_load(&r->img, err);
+	rc = mark_named(r, "--accept-replaced", accept, n_accept,
+			offsetof(struct ln_node_run, accept_replaced), err);
+	if (rc == 0)
+		rc = mark_named(r, "--limit", limit, n_limit, offsetof(struct ln_node_run, limited),
+				err);
+	if (rc == 0)
+		rc = session_policy(r, err);
+	if (rc == 0)
+		rc = ln_agent_image_load(&r->img, err);
+	if (rc == 0)
+		rc = open_log(r);
 	if (rc < 0)
-		return rc;
-
-	dir = state_dir();
-	if (!dir)
-		return -ENOMEM;
-	if (ln_mkdir_p(dir, 0700, &e) == 0 &&
-	    asprintf(&r->log_path, "%s/%s.log", dir, spec->cluster) >= 0) {
-		r->log = fopen(r->log_path, "ae");
-		if (!r->log)
-			ln_warn("cannot open run log '%s': %s", r->log_path, strerror(errno));
-	} else {
-		ln_warn("cannot create state directory '%s': %s", dir, e.buf);
-	}
-	free(dir);
-	ln_buf_release(&e);
+		goto fail;
 	ln_run_log(r, "%s '%s' (%zu nodes, parallel %u, agent %.12s)", command, spec->path, r->n,
 		   r->parallel, r->img.sha256);
 	return 0;
+fail:
+	/* Nothing is left for the caller to free; releasing again is safe. */
+	ln_run_release(r);
+	return rc;
 }
 
 void ln_run_release(struct ln_run *r)
@@ -224,7 +250,7 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 	o.accept_replaced = nr->accept_replaced;
 	if (ss->jump_host) {
 		snprintf(jump, sizeof(jump), "%s@%s:%u", ss->jump_user ? ss->jump_user : o.user,
-			 ss->jump_host, ss->jump_port ? ss->jump_port : 22);
+			 ss->jump_host, ss->jump_port ? (unsigned)ss->jump_port : 22u);
 		o.jump = jump;
 	}
 	o.connect_timeout_ms = (int)ss->connect_timeout_ms;
