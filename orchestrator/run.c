@@ -153,7 +153,7 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 	r->nodes = calloc(r->n ? r->n : 1, sizeof(*r->nodes));
 	if (!r->nodes) {
 		rc = -ENOMEM;
-		goto fail;
+		goto out;
 	}
 	for (i = 0; i < r->n; i++) {
 		r->nodes[i].idx = i;
@@ -174,13 +174,13 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 	if (rc == 0)
 		rc = open_log(r);
 	if (rc < 0)
-		goto fail;
+		goto out;
 	ln_run_log(r, "%s '%s' (%zu nodes, parallel %u, agent %.12s)", command, spec->path, r->n,
 		   r->parallel, r->img.sha256);
-	return 0;
-fail:
-	/* Nothing is left for the caller to free; releasing again is safe. */
-	ln_run_release(r);
+out:
+	/* A failed init leaves nothing to free; releasing again is harmless. */
+	if (rc < 0)
+		ln_run_release(r);
 	return rc;
 }
 

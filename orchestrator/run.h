@@ -70,7 +70,8 @@ struct ln_run {
 
 /* Prepare a run for spec. accept: node names whose changed host key the
  * operator accepted; limit: node names to change (NULL: all). Unknown
- * names are a usage error (-EINVAL, message in err). */
+ * names are a usage error (-EINVAL, message in err). On failure r holds
+ * nothing; ln_run_release() on it is still harmless. */
 int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 		char *const *accept, size_t n_accept, char *const *limit, size_t n_limit,
 		const char *command, struct ln_buf *err);
