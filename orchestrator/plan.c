@@ -156,7 +156,7 @@ static int connected_now(const struct ln_node_run *nr, const struct ln_target *t
 	return 0;
 }
 
-/* The request's entry for target tg, which node i exports. */
+/* The request's entry for a target the node exports. */
 static struct json_object *target_request(const struct ln_run *r, const struct ln_target *tg,
 					  struct ln_buf *notes)
 {
