@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Error code texts and the exit-code merge rule from DESIGN.md. */
+/* Error code texts and the exit-code merge rule (docs/exit-codes.md). */
 #include <string.h>
 
 #include "error.h"

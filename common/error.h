@@ -20,7 +20,8 @@ enum ln_err {
 	LN_EFAILPOINT,		/* a test failpoint stopped the run on purpose */
 };
 
-/* Exit codes, DESIGN.md's table; documented once in docs/exit-codes.md. */
+/* Exit codes: the table in docs/exit-codes.md, the one place they are
+ * documented; keep the two in step. */
 enum ln_exit {
 	LN_EXIT_OK = 0,
 	LN_EXIT_FAILED = 1,	/* checks failed, or not converged */

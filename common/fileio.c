@@ -98,7 +98,8 @@ int ln_file_write_atomic(const char *path, const void *data, size_t len, mode_t 
 		ln_buf_addf(err, "cannot create temporary file for '%s': %s", path, strerror(errno));
 		return r;
 	}
-	if (fchmod(fd, mode) < 0 || (r = write_all(fd, data, len)) < 0 || fsync(fd) < 0) {
+	/* write_all() fails with -errno, errno still set: one rule for all three. */
+	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		r = -errno;
 		goto fail;
 	}

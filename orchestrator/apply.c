@@ -15,13 +15,26 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "orchestrator/apply.h"
-#include "orchestrator/transport/fanout.h"
+#include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/transport/fanout.h"
 
 struct phase_ctx {
 	struct ln_run *r;
 	const char *name;
 	enum ln_phase_kind kind;
+};
+
+/* What each kind of phase asks of the agent: the verb and, unless it is
+ * teardown (which takes its arguments instead), the request it sends. */
+static const struct {
+	const char *verb;
+	enum ln_plan_phase request;
+} phase_kinds[] = {
+	[LN_PK_APPLY_TARGETS] = { LN_VERB_APPLY, LN_PHASE_TARGETS },
+	[LN_PK_APPLY_FULL] = { LN_VERB_APPLY, LN_PHASE_FULL },
+	[LN_PK_PLAN] = { LN_VERB_PLAN, LN_PHASE_FULL },
+	[LN_PK_TEARDOWN] = { LN_VERB_TEARDOWN, LN_PHASE_FULL },
 };
 
 static int phase_one(void *vctx, size_t i, struct ln_buf *line)
@@ -35,42 +48,25 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	double t0 = ln_now_s();
 	int rc, status = -1, c, ch, rm, ok, e;
 
-	switch (pc->kind) {
-	case LN_PK_APPLY_TARGETS:
-		args[0] = LN_VERB_APPLY;
-		req = ln_plan_request(r, i, LN_PHASE_TARGETS, NULL);
-		break;
-	case LN_PK_APPLY_FULL:
-		args[0] = LN_VERB_APPLY;
-		req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
-		break;
-	case LN_PK_PLAN:
-		args[0] = LN_VERB_PLAN;
-		req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
-		break;
-	case LN_PK_TEARDOWN:
-		args[0] = LN_VERB_TEARDOWN;
+	args[0] = phase_kinds[pc->kind].verb;
+	if (pc->kind == LN_PK_TEARDOWN) {
 		args[1] = "--cluster";
 		args[2] = r->spec->cluster;
 		args[3] = r->purge ? "--purge" : NULL;
-		break;
-	}
-	if (pc->kind != LN_PK_TEARDOWN && !req) {
-		rc = -ENOMEM;
-		goto out;
+	} else {
+		req = ln_plan_request(r, i, phase_kinds[pc->kind].request, NULL);
+		if (!req) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0)
 		rc = ln_agent_call(nr->s, args, req, 0, &ans, &status, &err);
 	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
-		nr->state = rc == -LN_EUNREACH ? LN_NODE_UNREACHABLE : LN_NODE_FAILED;
-		nr->err_code = rc;
-		ln_buf_reset(&nr->reason);
-		ln_buf_addf(&nr->reason, "%s%s%s%s", err.buf, rc == -LN_ETIMEOUT ? " (phase " : "",
-			    rc == -LN_ETIMEOUT ? pc->name : "", rc == -LN_ETIMEOUT ? ")" : "");
-		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
-			    nr->reason.buf);
+		ln_run_node_failed(nr, rc == -LN_EUNREACH ? LN_NODE_UNREACHABLE : LN_NODE_FAILED, rc,
+				   err.buf, pc->name, line);
 		ln_run_log(r, "%s %s: %s", pc->name, nr->spec->name, nr->reason.buf);
 		ln_ssh_close(nr->s);
 		nr->s = NULL;
@@ -166,11 +162,60 @@ static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel)
 	}
 }
 
+/*
+ * An initiator that had no host identity got one in the initiators phase:
+ * read it, then run its targets and it once more, so one apply converges.
+ */
+static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn, unsigned char *sel)
+{
+	const struct ln_spec *spec = r->spec;
+	unsigned char *tsel = NULL;
+	size_t i, k;
+	int rc = 0, any;
+
+	memset(sel, 0, r->n);
+	for (k = 0, any = 0; k < spec->n_initiators; k++) {
+		size_t n = spec->initiators[k].node;
+
+		if (!had_nqn[n] && r->nodes[n].applied && r->nodes[n].state == LN_NODE_OK &&
+		    !ln_fanout_interrupted())
+			any |= sel[n] = 1;
+	}
+	if (!any)
+		return 0;
+	for (i = 0; i < r->n; i++) {
+		struct ln_buf e = LN_BUF_INIT;
+
+		if (sel[i] && ln_facts_read(r, &r->nodes[i], &e) < 0) {
+			ln_warn("cannot re-read facts of '%s': %s", r->nodes[i].spec->name, e.buf);
+			sel[i] = 0;
+		}
+		ln_buf_release(&e);
+	}
+	tsel = calloc(r->n ? r->n : 1, 1);
+	if (!tsel)
+		return -ENOMEM;
+	for (k = 0, any = 0; k < spec->n_initiators; k++)
+		if (sel[spec->initiators[k].node]) {
+			size_t tn = spec->targets[spec->initiators[k].target].node;
+
+			if (r->nodes[tn].state == LN_NODE_OK && r->nodes[tn].limited)
+				any |= tsel[tn] = 1;
+		}
+	if (any)
+		rc = ln_apply_phase(r, "targets (new hosts)", tsel, LN_PK_APPLY_TARGETS);
+	free(tsel);
+	if (rc < 0)
+		return rc;
+	skip_blocked_initiators(r, sel);
+	return ln_apply_phase(r, "initiators (new hosts)", sel, LN_PK_APPLY_FULL);
+}
+
 int ln_apply_run(struct ln_run *r)
 {
 	const struct ln_spec *spec = r->spec;
 	unsigned char *sel = calloc(r->n ? r->n : 1, 1), *had_nqn = calloc(r->n ? r->n : 1, 1);
-	size_t i, k;
+	size_t i;
 	int rc = 0, any;
 
 	if (!sel || !had_nqn) {
@@ -210,61 +255,7 @@ int ln_apply_run(struct ln_run *r)
 	if (any && (rc = ln_apply_phase(r, "hostfiles", sel, LN_PK_APPLY_FULL)) < 0)
 		goto out;
 
-	/* An initiator that had no host identity got one in phase 2: read it
-	 * and run its targets and it once more, so one apply converges. */
-	memset(sel, 0, r->n);
-	for (k = 0, any = 0; k < spec->n_initiators; k++) {
-		size_t n = spec->initiators[k].node;
-
-		if (!had_nqn[n] && r->nodes[n].applied && r->nodes[n].state == LN_NODE_OK &&
-		    !ln_fanout_interrupted())
-			any |= sel[n] = 1;
-	}
-	if (any) {
-		struct ln_node_run *nr;
-
-		for (i = 0; i < r->n; i++) {
-			static const char *const fa[] = { LN_VERB_FACTS, NULL };
-			struct ln_buf e = LN_BUF_INIT;
-			struct json_object *f = NULL;
-			int st;
-
-			nr = &r->nodes[i];
-			if (!sel[i] || ln_run_session(r, nr, &e) < 0 ||
-			    ln_agent_call(nr->s, fa, NULL, 0, &f, &st, &e) < 0) {
-				if (sel[i])
-					ln_warn("cannot re-read facts of '%s': %s", nr->spec->name, e.buf);
-				sel[i] = 0;
-				ln_buf_release(&e);
-				continue;
-			}
-			json_object_put(nr->facts);
-			nr->facts = f;
-			ln_buf_release(&e);
-		}
-		{
-			unsigned char *tsel = calloc(r->n, 1);
-
-			if (!tsel) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			for (k = 0, any = 0; k < spec->n_initiators; k++)
-				if (sel[spec->initiators[k].node]) {
-					size_t tn = spec->targets[spec->initiators[k].target].node;
-
-					if (r->nodes[tn].state == LN_NODE_OK && r->nodes[tn].limited)
-						any |= tsel[tn] = 1;
-				}
-			if (any)
-				rc = ln_apply_phase(r, "targets (new hosts)", tsel, LN_PK_APPLY_TARGETS);
-			free(tsel);
-			if (rc < 0)
-				goto out;
-		}
-		skip_blocked_initiators(r, sel);
-		rc = ln_apply_phase(r, "initiators (new hosts)", sel, LN_PK_APPLY_FULL);
-	}
+	rc = new_hosts_round(r, had_nqn, sel);
 out:
 	free(sel);
 	free(had_nqn);
@@ -272,11 +263,86 @@ out:
 	return rc;
 }
 
+/* The recap's totals over all nodes. */
+struct recap {
+	int code, changed, failed, pending, unreachable, skipped;
+};
+
+/* A node's recap entry in JSON. */
+static struct json_object *recap_node_json(const struct ln_node_run *nr, int fl, int sk, int unr,
+					   int pend, const char *why)
+{
+	struct json_object *o = json_object_new_object();
+
+	ln_json_add_str(o, "state", ln_node_state_name(nr->state));
+	ln_json_add_i64(o, "ok", nr->n_ok);
+	ln_json_add_i64(o, "changed", nr->n_changed);
+	ln_json_add_i64(o, "failed", fl);
+	ln_json_add_i64(o, "skipped", sk);
+	ln_json_add_i64(o, "unreachable", unr);
+	ln_json_add_bool(o, "pending_outside_limit", pend);
+	ln_json_add_double(o, "seconds", nr->seconds);
+	if (why)
+		ln_json_add_str(o, "reason", why);
+	if (nr->answer)
+		ln_json_add(o, "last_answer", json_object_get(nr->answer));
+	return o;
+}
+
+/* The changes that failed in a node's last answer, one line each. */
+static void print_failed_changes(FILE *out, const struct ln_node_run *nr, int w)
+{
+	struct json_object *chs = NULL;
+	size_t j;
+
+	json_object_object_get_ex(nr->answer, "changes", &chs);
+	for (j = 0; chs && j < json_object_array_length(chs); j++) {
+		struct json_object *c = json_object_array_get_idx(chs, j), *e = NULL, *id = NULL;
+
+		if (json_object_object_get_ex(c, "error", &e)) {
+			json_object_object_get_ex(c, "id", &id);
+			fprintf(out, "%*s   ! %s: %s\n", w, "", json_object_get_string(id),
+				json_object_get_string(e));
+		}
+	}
+}
+
+static void print_totals(FILE *out, const char *verb, size_t n, const struct recap *t)
+{
+	fprintf(out, "\n%s: %d changed on %zu nodes", verb, t->changed, n);
+	if (t->failed)
+		fprintf(out, ", %d failed", t->failed);
+	if (t->unreachable)
+		fprintf(out, ", %d unreachable", t->unreachable);
+	if (t->skipped)
+		fprintf(out, ", %d skipped", t->skipped);
+	if (t->pending)
+		fprintf(out, ", %d pending (outside --limit)", t->pending);
+	if (ln_fanout_interrupted())
+		fprintf(out, "; interrupted");
+	fprintf(out, "; %s.\n", t->code == LN_EXIT_OK ? "converged" : "not converged");
+}
+
+static void write_totals_json(FILE *out, struct json_object *all, struct json_object *nodes,
+			      const struct recap *t)
+{
+	struct ln_buf b = LN_BUF_INIT;
+
+	ln_json_add(all, "nodes", nodes);
+	ln_json_add_i64(all, "changed", t->changed);
+	ln_json_add_bool(all, "converged", t->code == LN_EXIT_OK);
+	ln_json_add_bool(all, "interrupted", ln_fanout_interrupted());
+	ln_json_add_i64(all, "exit", t->code);
+	ln_json_write(all, 1, &b);
+	fputs(b.buf, out);
+	json_object_put(all);
+	ln_buf_release(&b);
+}
+
 int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 {
 	struct json_object *all = NULL, *nodes = NULL;
-	struct ln_buf b = LN_BUF_INIT;
-	int code = LN_EXIT_OK, changed = 0, failed = 0, pending = 0, unreachable = 0, skipped = 0;
+	struct recap t = { LN_EXIT_OK, 0, 0, 0, 0, 0 };
 	size_t i, w = 4;
 
 	for (i = 0; i < r->n; i++)
@@ -293,90 +359,44 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 	for (i = 0; i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];
 		int unr = nr->state == LN_NODE_UNREACHABLE || nr->state == LN_NODE_REFUSED;
-		int sk;
+		int sk, fl, pend;
+		const char *why;
 
 		if (ln_fanout_interrupted() && nr->state == LN_NODE_OK && !nr->applied &&
 		    !nr->skip.len && nr->limited)
 			ln_buf_addstr(&nr->skip, "not started: interrupted");
 		sk = nr->skip.len > 0 || nr->state == LN_NODE_INTERRUPTED;
-		int fl = nr->n_failed + (nr->state == LN_NODE_FAILED);
-		int pend = nr->state == LN_NODE_OK && !nr->limited && answer_pending(nr);
-		const char *why = nr->state != LN_NODE_OK ? nr->reason.buf : sk ? nr->skip.buf :
-				  pend ? "pending (outside --limit)" : NULL;
+		fl = nr->n_failed + (nr->state == LN_NODE_FAILED);
+		pend = nr->state == LN_NODE_OK && !nr->limited && answer_pending(nr);
+		why = nr->state != LN_NODE_OK ? nr->reason.buf : sk ? nr->skip.buf :
+		      pend ? "pending (outside --limit)" : NULL;
 
-		code = ln_exit_merge(code, ln_node_state_exit(nr->state));
+		t.code = ln_exit_merge(t.code, ln_node_state_exit(nr->state));
 		if (fl || sk || pend)
-			code = ln_exit_merge(code, LN_EXIT_FAILED);
-		changed += nr->n_changed;
-		failed += fl;
-		pending += pend;
-		unreachable += unr;
-		skipped += sk;
+			t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
+		t.changed += nr->n_changed;
+		t.failed += fl;
+		t.pending += pend;
+		t.unreachable += unr;
+		t.skipped += sk;
 		if (json) {
-			struct json_object *o = json_object_new_object();
-
-			ln_json_add_str(o, "state", ln_node_state_name(nr->state));
-			ln_json_add_i64(o, "ok", nr->n_ok);
-			ln_json_add_i64(o, "changed", nr->n_changed);
-			ln_json_add_i64(o, "failed", fl);
-			ln_json_add_i64(o, "skipped", sk);
-			ln_json_add_i64(o, "unreachable", unr);
-			ln_json_add_bool(o, "pending_outside_limit", pend);
-			ln_json_add_double(o, "seconds", nr->seconds);
-			if (why)
-				ln_json_add_str(o, "reason", why);
-			if (nr->answer)
-				ln_json_add(o, "last_answer", json_object_get(nr->answer));
-			ln_json_add(nodes, nr->spec->name, o);
+			ln_json_add(nodes, nr->spec->name, recap_node_json(nr, fl, sk, unr, pend, why));
 			continue;
 		}
 		fprintf(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s%s\n",
 			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "",
 			why ? why : "");
-		if (nr->n_failed) {
-			struct json_object *chs = NULL;
-			size_t j;
-
-			json_object_object_get_ex(nr->answer, "changes", &chs);
-			for (j = 0; chs && j < json_object_array_length(chs); j++) {
-				struct json_object *c = json_object_array_get_idx(chs, j), *e = NULL, *id = NULL;
-
-				if (json_object_object_get_ex(c, "error", &e)) {
-					json_object_object_get_ex(c, "id", &id);
-					fprintf(out, "%*s   ! %s: %s\n", (int)w, "", json_object_get_string(id),
-						json_object_get_string(e));
-				}
-			}
-		}
+		if (nr->n_failed)
+			print_failed_changes(out, nr, (int)w);
 	}
 	if (ln_fanout_interrupted())
-		code = ln_exit_merge(code, LN_EXIT_FAILED);
-	if (json) {
-		ln_json_add(all, "nodes", nodes);
-		ln_json_add_i64(all, "changed", changed);
-		ln_json_add_bool(all, "converged", code == LN_EXIT_OK);
-		ln_json_add_bool(all, "interrupted", ln_fanout_interrupted());
-		ln_json_add_i64(all, "exit", code);
-		ln_json_write(all, 1, &b);
-		fputs(b.buf, out);
-		json_object_put(all);
-		ln_buf_release(&b);
-	} else {
-		fprintf(out, "\n%s: %d changed on %zu nodes", verb, changed, r->n);
-		if (failed)
-			fprintf(out, ", %d failed", failed);
-		if (unreachable)
-			fprintf(out, ", %d unreachable", unreachable);
-		if (skipped)
-			fprintf(out, ", %d skipped", skipped);
-		if (pending)
-			fprintf(out, ", %d pending (outside --limit)", pending);
-		if (ln_fanout_interrupted())
-			fprintf(out, "; interrupted");
-		fprintf(out, "; %s.\n", code == LN_EXIT_OK ? "converged" : "not converged");
-	}
+		t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
+	if (json)
+		write_totals_json(out, all, nodes, &t);
+	else
+		print_totals(out, verb, r->n, &t);
 	ln_run_log(r, "%s finished: %d changed, %d failed, %d unreachable, %d skipped, %d pending, exit %d%s",
-		   verb, changed, failed, unreachable, skipped, pending, code,
+		   verb, t.changed, t.failed, t.unreachable, t.skipped, t.pending, t.code,
 		   ln_fanout_interrupted() ? " (interrupted)" : "");
-	return code;
+	return t.code;
 }

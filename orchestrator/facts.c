@@ -1,279 +1,52 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The run record, the run log, and the facts phase (connect, agent push,
- * facts) that every command starts with.
+ * The facts phase, the first of every command after the run record is
+ * set up: connect to each node, make sure its agent is current, and read
+ * its facts, all through the fan-out window. Also the facts' readers
+ * (host NQN) and the `llmnet facts` printout.
  */
-#include <errno.h>
-#include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/error.h"
-#include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 
-/* File descriptors kept free for everything that is not a session. */
-#define FD_RESERVE 128
-
-const char *ln_node_state_name(enum ln_node_state st)
+/* What a failed connect, push or facts call makes of a node. */
+static enum ln_node_state failed_state(int code)
 {
-	switch (st) {
-	case LN_NODE_PENDING: return "pending";
-	case LN_NODE_OK: return "ok";
-	case LN_NODE_UNREACHABLE: return "unreachable";
-	case LN_NODE_REFUSED: return "refused";
-	case LN_NODE_FAILED: return "failed";
-	case LN_NODE_INTERRUPTED: return "interrupted";
-	}
-	return "?";
+	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
+		return LN_NODE_REFUSED;
+	if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
+		return LN_NODE_UNREACHABLE;
+	return LN_NODE_FAILED;
 }
 
-int ln_node_state_exit(enum ln_node_state st)
+int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 {
-	switch (st) {
-	case LN_NODE_OK: return LN_EXIT_OK;
-	case LN_NODE_UNREACHABLE:
-	case LN_NODE_REFUSED: return LN_EXIT_UNREACHABLE;
-	case LN_NODE_FAILED: return LN_EXIT_AGENT;
-	default: return LN_EXIT_FAILED;
-	}
-}
-
-static char *state_dir(void)
-{
-	const char *env = getenv("LLMNET_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"),
-		   *home = getenv("HOME");
-	char *p = NULL;
-
-	if (env && *env)
-		return strdup(env);
-	if (xdg && *xdg)
-		return asprintf(&p, "%s/llmnet", xdg) < 0 ? NULL : p;
-	return asprintf(&p, "%s/.local/state/llmnet", home ? home : "/root") < 0 ? NULL : p;
-}
-
-static long find_name(const struct ln_spec *spec, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < spec->n_nodes; i++)
-		if (!strcmp(spec->nodes[i].name, name))
-			return (long)i;
-	return -1;
-}
-
-int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
-		char *const *accept, size_t n_accept, char *const *limit, size_t n_limit,
-		const char *command, struct ln_buf *err)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	struct rlimit rl;
-	char *dir = NULL;
-	size_t i;
-	long k;
+	static const char *const args[] = { LN_VERB_FACTS, NULL };
+	struct json_object *facts = NULL;
 	int rc;
 
-	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->log_lock, NULL);
-	r->spec = spec;
-	r->n = spec->n_nodes;
-	r->parallel = parallel ? parallel : (spec->ssh.parallel ? spec->ssh.parallel : 64);
-	r->exit = LN_EXIT_OK;
-	r->nodes = calloc(r->n ? r->n : 1, sizeof(*r->nodes));
-	if (!r->nodes)
-		return -ENOMEM;
-	for (i = 0; i < r->n; i++) {
-		r->nodes[i].idx = i;
-		r->nodes[i].spec = &spec->nodes[i];
-		r->nodes[i].limited = n_limit ? 0 : 1;
-		ln_buf_init(&r->nodes[i].reason, 4096);
-		ln_buf_init(&r->nodes[i].skip, 4096);
-	}
-	for (i = 0; i < n_accept; i++) {
-		k = find_name(spec, accept[i]);
-		if (k < 0) {
-			ln_buf_addf(err, "--accept-replaced names '%s', which is not a node of '%s'",
-				    accept[i], spec->path);
-			return -EINVAL;
-		}
-		r->nodes[k].accept_replaced = 1;
-	}
-	for (i = 0; i < n_limit; i++) {
-		k = find_name(spec, limit[i]);
-		if (k < 0) {
-			ln_buf_addf(err, "--limit names '%s', which is not a node of '%s'", limit[i],
-				    spec->path);
-			return -EINVAL;
-		}
-		r->nodes[k].limited = 1;
-	}
-
-	/* Sessions: each open one holds a socket (a jump host adds a pipe
-	 * pair); keep them all for the run when the file limit allows. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-		r->keep_sessions = rl.rlim_cur == RLIM_INFINITY ||
-				   (rlim_t)(r->n * (spec->ssh.jump_host ? 3 : 1) + FD_RESERVE) <= rl.rlim_cur;
-	}
-
-	/* LLMNET_SESSIONS=per-phase forces the fallback policy, so both can
-	 * be measured on the same cluster (bench/fanout). */
-	{
-		const char *pol = getenv("LLMNET_SESSIONS");
-
-		if (pol && !strcmp(pol, "per-phase"))
-			r->keep_sessions = 0;
-		else if (pol && *pol && strcmp(pol, "run")) {
-			ln_buf_addf(err, "LLMNET_SESSIONS must be 'run' or 'per-phase', not '%s'", pol);
-			return -EINVAL;
-		}
-	}
-
-	rc = ln_agent_image_load(&r->img, err);
+	rc = ln_run_session(r, nr, err);
+	if (rc == 0)
+		rc = ln_agent_call(nr->s, args, NULL, 0, &facts, NULL, err);
 	if (rc < 0)
 		return rc;
-
-	dir = state_dir();
-	if (!dir)
-		return -ENOMEM;
-	if (ln_mkdir_p(dir, 0700, &e) == 0 &&
-	    asprintf(&r->log_path, "%s/%s.log", dir, spec->cluster) >= 0) {
-		r->log = fopen(r->log_path, "ae");
-		if (!r->log)
-			ln_warn("cannot open run log '%s': %s", r->log_path, strerror(errno));
-	} else {
-		ln_warn("cannot create state directory '%s': %s", dir, e.buf);
-	}
-	free(dir);
-	ln_buf_release(&e);
-	ln_run_log(r, "%s '%s' (%zu nodes, parallel %u, agent %.12s)", command, spec->path, r->n,
-		   r->parallel, r->img.sha256);
+	json_object_put(nr->facts);
+	nr->facts = facts;
 	return 0;
-}
-
-void ln_run_release(struct ln_run *r)
-{
-	size_t i;
-
-	for (i = 0; r->nodes && i < r->n; i++) {
-		struct ln_node_run *nr = &r->nodes[i];
-
-		ln_ssh_close(nr->s);
-		json_object_put(nr->facts);
-		json_object_put(nr->request);
-		json_object_put(nr->answer);
-		ln_buf_release(&nr->reason);
-		ln_buf_release(&nr->skip);
-	}
-	free(r->nodes);
-	ln_agent_image_release(&r->img);
-	if (r->log)
-		fclose(r->log);
-	free(r->log_path);
-	pthread_mutex_destroy(&r->log_lock);
-	memset(r, 0, sizeof(*r));
-}
-
-void ln_run_log(struct ln_run *r, const char *fmt, ...)
-{
-	char stamp[32];
-	struct tm tm;
-	time_t t = time(NULL);
-	va_list ap;
-
-	if (!r->log)
-		return;
-	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	pthread_mutex_lock(&r->log_lock);
-	fprintf(r->log, "%s [%ld] ", stamp, (long)getpid());
-	va_start(ap, fmt);
-	vfprintf(r->log, fmt, ap);
-	va_end(ap);
-	fputc('\n', r->log);
-	fflush(r->log);
-	pthread_mutex_unlock(&r->log_lock);
-}
-
-static void set_state(struct ln_node_run *nr, int code, const struct ln_buf *msg)
-{
-	nr->err_code = code;
-	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
-		nr->state = LN_NODE_REFUSED;
-	else if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
-		nr->state = LN_NODE_UNREACHABLE;
-	else
-		nr->state = LN_NODE_FAILED;
-	ln_buf_reset(&nr->reason);
-	ln_buf_addstr(&nr->reason, msg->len ? msg->buf : ln_strerror(code));
-}
-
-int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
-{
-	const struct ln_ssh_spec *ss = &r->spec->ssh;
-	struct ln_ssh_opts o;
-	struct ln_buf note = LN_BUF_INIT;
-	char jump[600];
-	int rc;
-
-	if (nr->s)
-		return 0;
-	memset(&o, 0, sizeof(o));
-	o.node = nr->spec->name;
-	o.host = nr->spec->address;
-	o.port = nr->spec->port;
-	o.user = nr->spec->user;
-	o.identity = ss->identity;
-	o.known_hosts = ss->known_hosts;
-	o.policy = ss->host_key_policy == LN_HOST_KEY_ACCEPT_NEW ? LN_HOSTKEY_ACCEPT_NEW :
-								    LN_HOSTKEY_STRICT;
-	o.accept_replaced = nr->accept_replaced;
-	if (ss->jump_host) {
-		snprintf(jump, sizeof(jump), "%s@%s:%u", ss->jump_user ? ss->jump_user : o.user,
-			 ss->jump_host, ss->jump_port ? ss->jump_port : 22);
-		o.jump = jump;
-	}
-	o.connect_timeout_ms = (int)ss->connect_timeout_ms;
-	o.step_timeout_ms = (int)ss->timeout_ms;
-	o.sudo = o.user && strcmp(o.user, "root") != 0;
-	rc = ln_ssh_connect(&o, &nr->s, &note, err);
-	if (note.len) {
-		ln_run_log(r, "%s", note.buf);
-		ln_warn("%s", note.buf);
-	}
-	ln_buf_release(&note);
-	return rc;
-}
-
-void ln_run_phase_done(struct ln_run *r)
-{
-	size_t i;
-
-	if (r->keep_sessions)
-		return;
-	for (i = 0; i < r->n; i++) {
-		ln_ssh_close(r->nodes[i].s);
-		r->nodes[i].s = NULL;
-	}
 }
 
 static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 {
-	static const char *const facts_args[] = { LN_VERB_FACTS, NULL };
 	struct ln_run *r = ctx;
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
 	double t0 = ln_now_s();
-	int rc, status;
+	int rc;
 
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0)
@@ -281,15 +54,14 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 	if (rc == 0) {
 		json_object_put(nr->facts);
 		nr->facts = NULL;
-		rc = ln_agent_call(nr->s, facts_args, NULL, 0, &nr->facts, &status, &err);
+		rc = ln_facts_read(r, nr, &err);
 	}
 	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
-		if (rc == -LN_ETIMEOUT)
-			ln_buf_addf(&err, " (phase facts)");
-		set_state(nr, rc, &err);
-		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
-			    nr->reason.buf);
+		/* A timeout always comes with a message, so err is empty only
+		 * for codes that need no phase named. */
+		ln_run_node_failed(nr, failed_state(rc), rc, err.len ? err.buf : ln_strerror(rc),
+				   "facts", line);
 		ln_run_log(r, "%s %s: %s", nr->spec->name, ln_node_state_name(nr->state),
 			   nr->reason.buf);
 		ln_ssh_close(nr->s);

@@ -12,10 +12,9 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/transport/fanout.h"
+#include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
-
-
+#include "orchestrator/transport/fanout.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
 {
@@ -157,6 +156,92 @@ static int connected_now(const struct ln_node_run *nr, const struct ln_target *t
 	return 0;
 }
 
+/* The request's entry for a target the node exports. */
+static struct json_object *target_request(const struct ln_run *r, const struct ln_target *tg,
+					  struct ln_buf *notes)
+{
+	struct json_object *o = json_object_new_object(), *nss = json_object_new_array();
+	size_t k;
+
+	ln_json_add_str(o, "nqn", tg->nqn);
+	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
+	ln_json_add_str(o, "address", tg->address);
+	ln_json_add_i64(o, "service", tg->service);
+	if (tg->hosts_any)
+		ln_json_add_str(o, "hosts", "any");
+	else
+		ln_json_add(o, "hosts", target_hosts(r, tg, notes));
+	for (k = 0; k < tg->n_namespaces; k++) {
+		const struct ln_namespace *ns = &tg->namespaces[k];
+		struct json_object *n = json_object_new_object();
+
+		ln_json_add_i64(n, "nsid", ns->nsid);
+		if (ns->file) {
+			ln_json_add_str(n, "file", ns->file);
+			ln_json_add_i64(n, "size", (int64_t)ns->size);
+		} else {
+			ln_json_add_str(n, "device", ns->device);
+		}
+		json_object_array_add(nss, n);
+	}
+	ln_json_add(o, "namespaces", nss);
+	return o;
+}
+
+/* The request's entry for initiator in, which connects to tg. */
+static struct json_object *initiator_request(const struct ln_initiator *in,
+					     const struct ln_target *tg)
+{
+	struct json_object *o = json_object_new_object();
+
+	ln_json_add_str(o, "target", tg->nqn);
+	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
+	ln_json_add_str(o, "address", tg->address);
+	ln_json_add_i64(o, "service", tg->service);
+	if (in->nr_io_queues || in->queue_size || in->ctrl_loss_tmo_ms >= 0 ||
+	    in->reconnect_delay_ms >= 0) {
+		struct json_object *q = json_object_new_object();
+
+		if (in->nr_io_queues)
+			ln_json_add_i64(q, "nr_io_queues", in->nr_io_queues);
+		if (in->queue_size)
+			ln_json_add_i64(q, "queue_size", in->queue_size);
+		if (in->ctrl_loss_tmo_ms >= 0)
+			ln_json_add_i64(q, "ctrl_loss_tmo", in->ctrl_loss_tmo_ms / 1000);
+		if (in->reconnect_delay_ms >= 0)
+			ln_json_add_i64(q, "reconnect_delay", in->reconnect_delay_ms / 1000);
+		ln_json_add(o, "queues", q);
+	}
+	if (in->mount.present) {
+		struct json_object *m = json_object_new_object();
+
+		ln_json_add_str(m, "path", in->mount.path);
+		ln_json_add_str(m, "fs", in->mount.fs);
+		ln_json_add_str(m, "format",
+				in->mount.format == LN_FORMAT_IF_BLANK ? "if-blank" : "never");
+		ln_json_add(o, "mount", m);
+	}
+	return o;
+}
+
+/* Every node gets the hostfile, listing every node of the spec. */
+static void hostfile_request(const struct ln_spec *spec, struct json_object *hf,
+			     struct json_object *lines)
+{
+	size_t k;
+
+	ln_json_add_str(hf, "path", spec->mpi.hostfile ? spec->mpi.hostfile : "/etc/llmnet/hostfile");
+	ln_json_add_str(hf, "format", spec->mpi.format == LN_MPI_MPICH ? "mpich" : "openmpi");
+	for (k = 0; k < spec->n_nodes; k++) {
+		struct json_object *l = json_object_new_object();
+
+		ln_json_add_str(l, "name", spec->nodes[k].name);
+		ln_json_add_i64(l, "slots", spec->nodes[k].slots ? spec->nodes[k].slots : 1);
+		json_object_array_add(lines, l);
+	}
+	ln_json_add(hf, "lines", lines);
+}
+
 struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
 				    struct ln_buf *notes)
 {
@@ -170,42 +255,12 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 		goto nomem;
 	ln_json_add_i64(req, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(req, "cluster", spec->cluster);
-	for (t = 0; t < spec->n_targets; t++) {
-		const struct ln_target *tg = &spec->targets[t];
-		struct json_object *o, *nss;
-
-		if (tg->node != i)
-			continue;
-		o = json_object_new_object();
-		nss = json_object_new_array();
-		ln_json_add_str(o, "nqn", tg->nqn);
-		ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
-		ln_json_add_str(o, "address", tg->address);
-		ln_json_add_i64(o, "service", tg->service);
-		if (tg->hosts_any)
-			ln_json_add_str(o, "hosts", "any");
-		else
-			ln_json_add(o, "hosts", target_hosts(r, tg, notes));
-		for (k = 0; k < tg->n_namespaces; k++) {
-			const struct ln_namespace *ns = &tg->namespaces[k];
-			struct json_object *n = json_object_new_object();
-
-			ln_json_add_i64(n, "nsid", ns->nsid);
-			if (ns->file) {
-				ln_json_add_str(n, "file", ns->file);
-				ln_json_add_i64(n, "size", (int64_t)ns->size);
-			} else {
-				ln_json_add_str(n, "device", ns->device);
-			}
-			json_object_array_add(nss, n);
-		}
-		ln_json_add(o, "namespaces", nss);
-		json_object_array_add(targets, o);
-	}
+	for (t = 0; t < spec->n_targets; t++)
+		if (spec->targets[t].node == i)
+			json_object_array_add(targets, target_request(r, &spec->targets[t], notes));
 	for (k = 0; k < spec->n_initiators; k++) {
 		const struct ln_initiator *in = &spec->initiators[k];
 		const struct ln_target *tg = &spec->targets[in->target];
-		struct json_object *o;
 
 		if (in->node != i)
 			continue;
@@ -214,49 +269,11 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 		 * would disconnect it, adding it would race that target. */
 		if (phase == LN_PHASE_TARGETS && tg->node != i && !connected_now(&r->nodes[i], tg))
 			continue;
-		o = json_object_new_object();
-		ln_json_add_str(o, "target", tg->nqn);
-		ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
-		ln_json_add_str(o, "address", tg->address);
-		ln_json_add_i64(o, "service", tg->service);
-		if (in->nr_io_queues || in->queue_size || in->ctrl_loss_tmo_ms >= 0 ||
-		    in->reconnect_delay_ms >= 0) {
-			struct json_object *q = json_object_new_object();
-
-			if (in->nr_io_queues)
-				ln_json_add_i64(q, "nr_io_queues", in->nr_io_queues);
-			if (in->queue_size)
-				ln_json_add_i64(q, "queue_size", in->queue_size);
-			if (in->ctrl_loss_tmo_ms >= 0)
-				ln_json_add_i64(q, "ctrl_loss_tmo", in->ctrl_loss_tmo_ms / 1000);
-			if (in->reconnect_delay_ms >= 0)
-				ln_json_add_i64(q, "reconnect_delay", in->reconnect_delay_ms / 1000);
-			ln_json_add(o, "queues", q);
-		}
-		if (in->mount.present) {
-			struct json_object *m = json_object_new_object();
-
-			ln_json_add_str(m, "path", in->mount.path);
-			ln_json_add_str(m, "fs", in->mount.fs);
-			ln_json_add_str(m, "format",
-					in->mount.format == LN_FORMAT_IF_BLANK ? "if-blank" : "never");
-			ln_json_add(o, "mount", m);
-		}
-		json_object_array_add(inits, o);
+		json_object_array_add(inits, initiator_request(in, tg));
 	}
 	ln_json_add(req, "targets", targets);
 	ln_json_add(req, "initiators", inits);
-	/* Every node gets the hostfile, listing every node of the spec. */
-	ln_json_add_str(hf, "path", spec->mpi.hostfile ? spec->mpi.hostfile : "/etc/llmnet/hostfile");
-	ln_json_add_str(hf, "format", spec->mpi.format == LN_MPI_MPICH ? "mpich" : "openmpi");
-	for (k = 0; k < spec->n_nodes; k++) {
-		struct json_object *l = json_object_new_object();
-
-		ln_json_add_str(l, "name", spec->nodes[k].name);
-		ln_json_add_i64(l, "slots", spec->nodes[k].slots ? spec->nodes[k].slots : 1);
-		json_object_array_add(lines, l);
-	}
-	ln_json_add(hf, "lines", lines);
+	hostfile_request(spec, hf, lines);
 	ln_json_add(req, "hostfile", hf);
 	return req;
 nomem:
@@ -296,7 +313,7 @@ void ln_plan_count(struct json_object *answer, int *create, int *change, int *re
 
 static int plan_one(void *ctx, size_t i, struct ln_buf *line)
 {
-	static const char *const args[] = { "plan", NULL };
+	static const char *const args[] = { LN_VERB_PLAN, NULL };
 	struct ln_run *r = ctx;
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
@@ -309,12 +326,8 @@ static int plan_one(void *ctx, size_t i, struct ln_buf *line)
 		rc = ln_agent_call(nr->s, args, nr->request, 0, &nr->answer, &status, &err);
 	}
 	if (rc < 0) {
-		nr->state = rc == -LN_EUNREACH || rc == -LN_ETIMEOUT ? LN_NODE_UNREACHABLE : LN_NODE_FAILED;
-		nr->err_code = rc;
-		ln_buf_reset(&nr->reason);
-		ln_buf_addf(&nr->reason, "%s%s", err.buf, rc == -LN_ETIMEOUT ? " (phase plan)" : "");
-		ln_buf_addf(line, "%-12s %s: %s", ln_node_state_name(nr->state), nr->spec->name,
-			    nr->reason.buf);
+		ln_run_node_failed(nr, rc == -LN_EUNREACH || rc == -LN_ETIMEOUT ? LN_NODE_UNREACHABLE :
+						LN_NODE_FAILED, rc, err.buf, "plan", line);
 	} else {
 		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
 		ln_buf_addf(line, "%-12s %s: +%d ~%d -%d", "planned", nr->spec->name, c, ch, rm);
@@ -412,10 +425,138 @@ static void removed_host_warnings(struct ln_node_run *nr, struct ln_buf *w)
 	}
 }
 
+/* Count node i's planned changes into sum; fill its notes (allowed hosts
+ * kept for silent initiators) and add its warnings to w. Returns 1 when
+ * the node has changes pending. */
+static int count_node(struct ln_run *r, size_t i, struct ln_buf *notes, struct ln_buf *w,
+		      struct ln_plan_summary *sum)
+{
+	struct ln_node_run *nr = &r->nodes[i];
+	int c = 0, ch = 0, rm = 0, ok = 0, e = 0, pending;
+
+	ln_buf_reset(notes);
+	if (nr->state == LN_NODE_OK) {
+		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+		/* regenerate the notes of allowed hosts kept for silent initiators */
+		json_object_put(ln_plan_request(r, i, LN_PHASE_FULL, notes));
+		removed_host_warnings(nr, w);
+	}
+	pending = c + ch + rm + e > 0;
+	if (nr->state == LN_NODE_OK) {
+		sum->create += c;
+		sum->change += ch;
+		sum->remove += rm;
+		sum->ok += ok;
+		sum->error += e;
+		if (pending)
+			sum->nodes_changing++;
+		if (pending && !nr->limited)
+			sum->nodes_pending_limit++;
+	} else if (nr->state == LN_NODE_FAILED) {
+		sum->nodes_failed++;
+	} else {
+		sum->nodes_unreachable++;
+	}
+	return pending;
+}
+
+static struct json_object *node_json(const struct ln_node_run *nr, int pending,
+				     const struct ln_buf *notes)
+{
+	struct json_object *o = json_object_new_object();
+
+	ln_json_add_str(o, "state", ln_node_state_name(nr->state));
+	ln_json_add_bool(o, "limited", nr->limited);
+	if (nr->state == LN_NODE_OK) {
+		struct json_object *chs = ln_json_at(nr->answer, "changes");
+
+		ln_json_add(o, "changes", chs ? json_object_get(chs) : json_object_new_array());
+		if (pending && !nr->limited)
+			ln_json_add_str(o, "note", "pending (outside --limit)");
+		if (notes->len)
+			ln_json_add_str(o, "blocked", notes->buf);
+	} else {
+		ln_json_add_str(o, "error", nr->reason.buf);
+	}
+	return o;
+}
+
+static void print_node(FILE *out, const struct ln_node_run *nr, int pending,
+		       const struct ln_buf *notes)
+{
+	char *p, *nl;
+
+	if (nr->state != LN_NODE_OK) {
+		fprintf(out, "%s: %s: %s\n", nr->spec->name, ln_node_state_name(nr->state), nr->reason.buf);
+		return;
+	}
+	if (!pending && !notes->len) {
+		fprintf(out, "%s: no changes\n", nr->spec->name);
+		return;
+	}
+	fprintf(out, "%s:%s\n", nr->spec->name,
+		pending && !nr->limited ? " pending (outside --limit)" : "");
+	print_changes(out, nr->answer, "  ");
+	for (p = notes->buf; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		fprintf(out, "  %.*s\n", (int)(nl - p), p);
+	}
+}
+
+static void write_plan_json(FILE *out, struct json_object *all, struct json_object *nodes,
+			    struct json_object *warn, const struct ln_buf *w,
+			    const struct ln_plan_summary *sum)
+{
+	struct json_object *s = json_object_new_object();
+	struct ln_buf b = LN_BUF_INIT;
+	char *p, *nl;
+
+	for (p = w->buf; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		json_object_array_add(warn, json_object_new_string_len(p, (int)(nl - p)));
+	}
+	ln_json_add_i64(s, "create", sum->create);
+	ln_json_add_i64(s, "change", sum->change);
+	ln_json_add_i64(s, "remove", sum->remove);
+	ln_json_add_i64(s, "ok", sum->ok);
+	ln_json_add_i64(s, "error", sum->error);
+	ln_json_add_i64(s, "nodes_changing", sum->nodes_changing);
+	ln_json_add_i64(s, "nodes_pending_outside_limit", sum->nodes_pending_limit);
+	ln_json_add_i64(s, "nodes_unreachable", sum->nodes_unreachable);
+	ln_json_add_i64(s, "nodes_failed", sum->nodes_failed);
+	ln_json_add(all, "nodes", nodes);
+	ln_json_add(all, "warnings", warn);
+	ln_json_add(all, "summary", s);
+	ln_json_write(all, 1, &b);
+	fputs(b.buf, out);
+	json_object_put(all);
+	ln_buf_release(&b);
+}
+
+static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_plan_summary *sum,
+			 size_t n)
+{
+	char *p, *nl;
+
+	for (p = w->buf; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		ln_warn("%.*s", (int)(nl - p), p);
+	}
+	fprintf(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
+		sum->create, sum->change, sum->remove, sum->nodes_changing, n);
+	if (sum->nodes_pending_limit)
+		fprintf(out, "; %d pending (outside --limit)", sum->nodes_pending_limit);
+	if (sum->nodes_unreachable)
+		fprintf(out, "; %d unreachable", sum->nodes_unreachable);
+	if (sum->nodes_failed)
+		fprintf(out, "; %d failed", sum->nodes_failed);
+	fputs(".\n", out);
+}
+
 void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum)
 {
 	struct json_object *all = NULL, *nodes = NULL, *warn = NULL;
-	struct ln_buf w = LN_BUF_INIT, notes = LN_BUF_INIT, b = LN_BUF_INIT;
+	struct ln_buf w = LN_BUF_INIT, notes = LN_BUF_INIT;
 	size_t i;
 
 	memset(sum, 0, sizeof(*sum));
@@ -426,114 +567,17 @@ void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary
 		ln_json_add_str(all, "cluster", r->spec->cluster);
 	}
 	for (i = 0; i < r->n; i++) {
-		struct ln_node_run *nr = &r->nodes[i];
-		int c = 0, ch = 0, rm = 0, ok = 0, e = 0, pending;
-		struct json_object *o = NULL;
-		struct json_object *req;
+		int pending = count_node(r, i, &notes, &w, sum);
 
-		ln_buf_reset(&notes);
-		if (nr->state == LN_NODE_OK) {
-			ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
-			/* regenerate the notes of allowed hosts kept for silent initiators */
-			req = ln_plan_request(r, i, LN_PHASE_FULL, &notes);
-			json_object_put(req);
-			removed_host_warnings(nr, &w);
-		}
-		pending = c + ch + rm + e > 0;
-		if (nr->state == LN_NODE_OK) {
-			sum->create += c;
-			sum->change += ch;
-			sum->remove += rm;
-			sum->ok += ok;
-			sum->error += e;
-			if (pending)
-				sum->nodes_changing++;
-			if (pending && !nr->limited)
-				sum->nodes_pending_limit++;
-		} else if (nr->state == LN_NODE_FAILED) {
-			sum->nodes_failed++;
-		} else {
-			sum->nodes_unreachable++;
-		}
-		if (json) {
-			o = json_object_new_object();
-			ln_json_add_str(o, "state", ln_node_state_name(nr->state));
-			ln_json_add_bool(o, "limited", nr->limited);
-			if (nr->state == LN_NODE_OK) {
-				struct json_object *chs = ln_json_at(nr->answer, "changes");
-
-				ln_json_add(o, "changes", chs ? json_object_get(chs) : json_object_new_array());
-				if (pending && !nr->limited)
-					ln_json_add_str(o, "note", "pending (outside --limit)");
-				if (notes.len)
-					ln_json_add_str(o, "blocked", notes.buf);
-			} else {
-				ln_json_add_str(o, "error", nr->reason.buf);
-			}
-			ln_json_add(nodes, nr->spec->name, o);
-			continue;
-		}
-		if (nr->state != LN_NODE_OK) {
-			fprintf(out, "%s: %s: %s\n", nr->spec->name, ln_node_state_name(nr->state), nr->reason.buf);
-			continue;
-		}
-		if (!pending && !notes.len) {
-			fprintf(out, "%s: no changes\n", nr->spec->name);
-			continue;
-		}
-		fprintf(out, "%s:%s\n", nr->spec->name,
-			pending && !nr->limited ? " pending (outside --limit)" : "");
-		print_changes(out, nr->answer, "  ");
-		if (notes.len) {
-			char *p = notes.buf, *nl;
-
-			for (; *p; p = nl + 1) {
-				nl = strchr(p, '\n');
-				fprintf(out, "  %.*s\n", (int)(nl - p), p);
-			}
-		}
+		if (json)
+			ln_json_add(nodes, r->nodes[i].spec->name, node_json(&r->nodes[i], pending, &notes));
+		else
+			print_node(out, &r->nodes[i], pending, &notes);
 	}
-	if (json) {
-		struct json_object *s = json_object_new_object();
-		char *p, *nl;
-
-		for (p = w.buf; *p; p = nl + 1) {
-			nl = strchr(p, '\n');
-			json_object_array_add(warn, json_object_new_string_len(p, (int)(nl - p)));
-		}
-		ln_json_add_i64(s, "create", sum->create);
-		ln_json_add_i64(s, "change", sum->change);
-		ln_json_add_i64(s, "remove", sum->remove);
-		ln_json_add_i64(s, "ok", sum->ok);
-		ln_json_add_i64(s, "error", sum->error);
-		ln_json_add_i64(s, "nodes_changing", sum->nodes_changing);
-		ln_json_add_i64(s, "nodes_pending_outside_limit", sum->nodes_pending_limit);
-		ln_json_add_i64(s, "nodes_unreachable", sum->nodes_unreachable);
-		ln_json_add_i64(s, "nodes_failed", sum->nodes_failed);
-		ln_json_add(all, "nodes", nodes);
-		ln_json_add(all, "warnings", warn);
-		ln_json_add(all, "summary", s);
-		ln_json_write(all, 1, &b);
-		fputs(b.buf, out);
-		json_object_put(all);
-	} else {
-		char *p, *nl;
-
-		for (p = w.buf; *p; p = nl + 1) {
-			nl = strchr(p, '\n');
-			ln_warn("%.*s", (int)(nl - p), p);
-		}
-		fprintf(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
-			sum->create, sum->change, sum->remove, sum->nodes_changing, r->n);
-		if (sum->nodes_pending_limit)
-			fprintf(out, "; %d pending (outside --limit)", sum->nodes_pending_limit);
-		if (sum->nodes_unreachable)
-			fprintf(out, "; %d unreachable", sum->nodes_unreachable);
-		if (sum->nodes_failed)
-			fprintf(out, "; %d failed", sum->nodes_failed);
-		fputs(".\n", out);
-	}
+	if (json)
+		write_plan_json(out, all, nodes, warn, &w, sum);
+	else
+		print_summary(out, &w, sum, r->n);
 	ln_buf_release(&w);
 	ln_buf_release(&notes);
-	ln_buf_release(&b);
 }

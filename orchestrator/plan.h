@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "common/buf.h"
-#include "orchestrator/facts.h"
+#include "orchestrator/run.h"
 
 struct ln_plan_summary {
 	int create, change, remove, ok, error;

@@ -12,9 +12,9 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/apply.h"
-#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/teardown.h"
+#include "orchestrator/transport/fanout.h"
 
 static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 {

@@ -9,7 +9,7 @@
 #ifndef LN_TEARDOWN_H
 #define LN_TEARDOWN_H
 
-#include "orchestrator/facts.h"
+#include "orchestrator/run.h"
 
 /* After ln_facts_gather(). Returns 0 or a negative code when a phase could
  * not run at all; per-node outcomes are in the nodes (see ln_apply_recap). */

@@ -117,8 +117,10 @@ int ln_fanout_run(const struct ln_fanout *f, struct ln_fanout_result *res)
 	memset(res, 0, sizeof(*res));
 	res->started = calloc(f->n ? f->n : 1, 1);
 	res->rc = calloc(f->n ? f->n : 1, sizeof(int));
-	if (!res->started || !res->rc)
+	if (!res->started || !res->rc) {
+		ln_fanout_result_release(res);
 		return -ENOMEM;
+	}
 	memset(&p, 0, sizeof(p));
 	p.f = f;
 	p.res = res;
@@ -159,6 +161,9 @@ out:
 			res->n_skipped_by_signal++;
 	free(th);
 	pthread_mutex_destroy(&p.lock);
+	/* Callers read res only on success; on failure nothing is theirs to free. */
+	if (r < 0)
+		ln_fanout_result_release(res);
 	return r;
 }
 

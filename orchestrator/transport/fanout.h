@@ -45,7 +45,8 @@ int ln_fanout_interrupted(void);
 void ln_fanout_set_stop(int stop);
 
 /* Run; res is filled (free with ln_fanout_result_release). Returns 0, or
- * -ENOMEM / -EAGAIN when threads could not be created at all. */
+ * -ENOMEM / -EAGAIN when threads could not be created at all; res then
+ * holds nothing (releasing it is harmless). */
 int ln_fanout_run(const struct ln_fanout *f, struct ln_fanout_result *res);
 void ln_fanout_result_release(struct ln_fanout_result *res);
 

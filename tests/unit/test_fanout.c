@@ -3,12 +3,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "tests/unit/cmocka.h"
 
 #include "common/buf.h"
+#include "common/util.h"
 #include "orchestrator/transport/fanout.h"
 
 struct probe {
@@ -40,23 +42,41 @@ static int work(void *ctx, size_t i, struct ln_buf *line)
 	return (int)i;
 }
 
+/* Set-up for each test: a fresh probe, the stop flag clear. */
+static int probe_setup(void **state)
+{
+	struct probe *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	pthread_mutex_init(&p->lock, NULL);
+	ln_fanout_set_stop(0);
+	*state = p;
+	return 0;
+}
+
+static int probe_teardown(void **state)
+{
+	struct probe *p = *state;
+
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	ln_fanout_set_stop(0);
+	return 0;
+}
+
 static void test_fanout__window_bounds_in_flight(void **state)
 {
-	struct probe p;
-	struct ln_fanout f = { "test", 100, NULL, 7, work, &p, 1 };
+	struct probe *p = *state;
+	struct ln_fanout f = { "test", 100, NULL, 7, work, p, 1 };
 	struct ln_fanout_result res;
 	size_t i;
 
-	(void)state;
-	memset(&p, 0, sizeof(p));
-	pthread_mutex_init(&p.lock, NULL);
-	ln_fanout_set_stop(0);
 	assert_int_equal(ln_fanout_run(&f, &res), 0);
 	assert_int_equal(res.n_started, 100);
-	assert_true(p.max_in_flight <= 7);
-	assert_true(p.max_in_flight >= 2);
+	assert_true(p->max_in_flight <= 7);
+	assert_true(p->max_in_flight >= 2);
 	for (i = 0; i < 100; i++) {
-		assert_int_equal(p.ran[i], 1);
+		assert_int_equal(p->ran[i], 1);
 		assert_int_equal(res.rc[i], (int)i);
 	}
 	ln_fanout_result_release(&res);
@@ -64,50 +84,45 @@ static void test_fanout__window_bounds_in_flight(void **state)
 
 static void test_fanout__select_runs_only_chosen(void **state)
 {
-	struct probe p;
+	struct probe *p = *state;
 	unsigned char sel[10] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 1 };
-	struct ln_fanout f = { "test", 10, sel, 4, work, &p, 1 };
+	struct ln_fanout f = { "test", ARRAY_SIZE(sel), sel, 4, work, p, 1 };
 	struct ln_fanout_result res;
 
-	(void)state;
-	memset(&p, 0, sizeof(p));
-	pthread_mutex_init(&p.lock, NULL);
-	ln_fanout_set_stop(0);
 	assert_int_equal(ln_fanout_run(&f, &res), 0);
 	assert_int_equal(res.n_started, 3);
-	assert_int_equal(p.ran[0] + p.ran[2], 0);
-	assert_int_equal(p.ran[1] + p.ran[3] + p.ran[9], 3);
+	assert_int_equal(p->ran[0] + p->ran[2], 0);
+	assert_int_equal(p->ran[1] + p->ran[3] + p->ran[9], 3);
 	ln_fanout_result_release(&res);
 }
 
 static void test_fanout__sigint_stops_new_work(void **state)
 {
-	struct probe p;
-	struct ln_fanout f = { "test", 200, NULL, 4, work, &p, 1 };
+	struct probe *p = *state;
+	struct ln_fanout f = { "test", 200, NULL, 4, work, p, 1 };
 	struct ln_fanout_result res;
 
-	(void)state;
-	memset(&p, 0, sizeof(p));
-	pthread_mutex_init(&p.lock, NULL);
-	p.raise_at = 10;
-	ln_fanout_set_stop(0);
+	p->raise_at = 10;
 	ln_fanout_signals();
 	assert_int_equal(ln_fanout_run(&f, &res), 0);
 	assert_true(ln_fanout_interrupted());
 	/* in flight when the signal came: finished, not abandoned */
-	assert_int_equal(p.in_flight, 0);
+	assert_int_equal(p->in_flight, 0);
 	assert_true(res.n_started >= 10 && res.n_started < 20);
 	assert_int_equal(res.n_started + res.n_skipped_by_signal, 200);
 	ln_fanout_set_stop(0);
 	ln_fanout_result_release(&res);
 }
 
+/* A test with a fresh probe, freed even when it fails. */
+#define PROBE_TEST(t) cmocka_unit_test_setup_teardown(t, probe_setup, probe_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fanout__window_bounds_in_flight),
-		cmocka_unit_test(test_fanout__select_runs_only_chosen),
-		cmocka_unit_test(test_fanout__sigint_stops_new_work),
+		PROBE_TEST(test_fanout__window_bounds_in_flight),
+		PROBE_TEST(test_fanout__select_runs_only_chosen),
+		PROBE_TEST(test_fanout__sigint_stops_new_work),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/json.h"
+#include "common/util.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
 
@@ -50,8 +51,9 @@ static struct json_object *facts(const char *host_nqn, const char *allowed_json,
 	return o;
 }
 
-/* n1 exports T1 to n2 and n3; n3 exports T3 to n1 (a cycle); hostfile. */
-static struct world *world_new(void)
+/* Set-up for each test: n1 exports T1 to n2 and n3; n3 exports T3 to n1
+ * (a cycle); hostfile. */
+static int world_setup(void **state)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	size_t i;
@@ -59,7 +61,7 @@ static struct world *world_new(void)
 	static const char *addrs[] = { "127.0.1.1", "127.0.1.2", "127.0.1.3" };
 
 	assert_non_null(w);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < ARRAY_SIZE(w->nodes); i++) {
 		w->nodes[i].name = names[i];
 		w->nodes[i].address = addrs[i];
 		w->nodes[i].slots = (unsigned)i + 1;
@@ -90,32 +92,35 @@ static struct world *world_new(void)
 	w->spec.path = "test.yaml";
 	w->spec.cluster = "loop";
 	w->spec.nodes = w->nodes;
-	w->spec.n_nodes = 3;
+	w->spec.n_nodes = ARRAY_SIZE(w->nodes);
 	w->spec.targets = w->targets;
-	w->spec.n_targets = 2;
+	w->spec.n_targets = ARRAY_SIZE(w->targets);
 	w->spec.initiators = w->inits;
-	w->spec.n_initiators = 3;
+	w->spec.n_initiators = ARRAY_SIZE(w->inits);
 	w->spec.mpi.hostfile = "/etc/llmnet/hostfile";
 	w->run.spec = &w->spec;
 	w->run.nodes = w->nr;
-	w->run.n = 3;
+	w->run.n = ARRAY_SIZE(w->nr);
 	w->nr[0].facts = facts(H(1), "[\"" H(2) "\"]", NULL);
 	w->nr[1].facts = facts(H(2), NULL, NULL);
 	w->nr[2].facts = facts(H(3), NULL, NULL);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < ARRAY_SIZE(w->nr); i++) {
 		ln_buf_init(&w->nr[i].reason, 0);
 		ln_buf_init(&w->nr[i].skip, 0);
 	}
-	return w;
+	*state = w;
+	return 0;
 }
 
-static void world_free(struct world *w)
+static int world_teardown(void **state)
 {
+	struct world *w = *state;
 	size_t i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < ARRAY_SIZE(w->nr); i++)
 		json_object_put(w->nr[i].facts);
 	free(w);
+	return 0;
 }
 
 static const char *req_str(struct json_object *req, struct ln_buf *b)
@@ -128,11 +133,10 @@ static const char *req_str(struct json_object *req, struct ln_buf *b)
 
 static void test_plan__target_allows_its_initiators(void **state)
 {
-	struct world *w = world_new();
+	struct world *w = *state;
 	struct ln_buf b = LN_BUF_INIT;
 	struct json_object *req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
 
-	(void)state;
 	assert_non_null(req);
 	assert_string_equal(req_str(req, &b),
 		"{\"protocol\":1,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
@@ -144,16 +148,14 @@ static void test_plan__target_allows_its_initiators(void **state)
 		"{\"name\":\"n1\",\"slots\":1},{\"name\":\"n2\",\"slots\":2},{\"name\":\"n3\",\"slots\":3}]}}");
 	json_object_put(req);
 	ln_buf_release(&b);
-	world_free(w);
 }
 
 static void test_plan__unreachable_initiator_keeps_access(void **state)
 {
-	struct world *w = world_new();
+	struct world *w = *state;
 	struct ln_buf b = LN_BUF_INIT, notes = LN_BUF_INIT;
 	struct json_object *req, *t, *hosts;
 
-	(void)state;
 	/* n2 is silent; n1 has H(2) on record and must keep it */
 	w->nr[1].state = LN_NODE_UNREACHABLE;
 	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, &notes);
@@ -165,16 +167,14 @@ static void test_plan__unreachable_initiator_keeps_access(void **state)
 	json_object_put(req);
 	ln_buf_release(&b);
 	ln_buf_release(&notes);
-	world_free(w);
 }
 
 static void test_plan__reachable_nodes_drop_stale_hosts(void **state)
 {
-	struct world *w = world_new();
+	struct world *w = *state;
 	struct ln_buf b = LN_BUF_INIT, notes = LN_BUF_INIT;
 	struct json_object *req, *t;
 
-	(void)state;
 	/* n1 records an NQN nobody reports (a removed or replaced node):
 	 * with every initiator reachable it is not carried over */
 	json_object_put(w->nr[0].facts);
@@ -187,15 +187,13 @@ static void test_plan__reachable_nodes_drop_stale_hosts(void **state)
 	json_object_put(req);
 	ln_buf_release(&b);
 	ln_buf_release(&notes);
-	world_free(w);
 }
 
 static void test_plan__targets_phase_defers_new_connections(void **state)
 {
-	struct world *w = world_new();
+	struct world *w = *state;
 	struct json_object *req;
 
-	(void)state;
 	/* n1 is not connected to T3 yet: the targets phase leaves it out */
 	req = ln_plan_request(&w->run, 0, LN_PHASE_TARGETS, NULL);
 	assert_int_equal(json_object_array_length(json_object_object_get(req, "initiators")), 0);
@@ -207,22 +205,19 @@ static void test_plan__targets_phase_defers_new_connections(void **state)
 	req = ln_plan_request(&w->run, 0, LN_PHASE_TARGETS, NULL);
 	assert_int_equal(json_object_array_length(json_object_object_get(req, "initiators")), 1);
 	json_object_put(req);
-	world_free(w);
 }
 
 static void test_plan__duplicate_host_nqn_names_both(void **state)
 {
-	struct world *w = world_new();
+	struct world *w = *state;
 	struct ln_buf err = LN_BUF_INIT;
 
-	(void)state;
 	assert_int_equal(ln_plan_check_duplicates(&w->run, &err), 0);
 	json_object_put(w->nr[2].facts);
 	w->nr[2].facts = facts(H(2), NULL, NULL);
 	assert_int_equal(ln_plan_check_duplicates(&w->run, &err), -LN_ECONFLICT);
 	assert_non_null(strstr(err.buf, "nodes 'n2' and 'n3' report the same host NQN '" H(2) "'"));
 	ln_buf_release(&err);
-	world_free(w);
 }
 
 static void test_plan__count_change_list(void **state)
@@ -249,14 +244,17 @@ static void test_plan__count_change_list(void **state)
 	ln_buf_release(&err);
 }
 
+/* A test that starts from a fresh world, freed even when it fails. */
+#define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan__target_allows_its_initiators),
-		cmocka_unit_test(test_plan__unreachable_initiator_keeps_access),
-		cmocka_unit_test(test_plan__reachable_nodes_drop_stale_hosts),
-		cmocka_unit_test(test_plan__targets_phase_defers_new_connections),
-		cmocka_unit_test(test_plan__duplicate_host_nqn_names_both),
+		WORLD_TEST(test_plan__target_allows_its_initiators),
+		WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
+		WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),
+		WORLD_TEST(test_plan__targets_phase_defers_new_connections),
+		WORLD_TEST(test_plan__duplicate_host_nqn_names_both),
 		cmocka_unit_test(test_plan__count_change_list),
 	};
 
