@@ -6,6 +6,9 @@
 #
 #   make            build/llmnet and build/llmnet-agent
 #   make check      install what is missing, build, run every test tier
+#   make lint       cppcheck and a DEVELOPER=1 build of everything in build/lint
+#                   (the first tier of make check; mk/05-lint.mk)
+#   make analyze    scan-build over a full rebuild in build/analyze (slow)
 #   make asan       unit tests under ASan+UBSan
 #   make fuzz       libFuzzer targets (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -93,9 +96,8 @@ endif
 # depends on it, so `make CFLAGS=-O0` or `make DEVELOPER=1` rebuilds what
 # it must, and a plain `make` afterwards rebuilds again (git's GIT-CFLAGS).
 # Rules that compile and link in one step (tests, probes, bench, fuzz) get
-# the dependency below, after the fragments that define them.
-TRACK_FLAGS = $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE)
-
+# the dependency below, after the fragments that define them; TRACK_FLAGS
+# is set there too.
 $(BUILD)/.flags: FORCE
 	@mkdir -p $(dir $@)
 	@flags='$(subst ','\'',$(TRACK_FLAGS))'; \
@@ -167,7 +169,13 @@ clean:
 
 include $(sort $(wildcard mk/*.mk))
 
-# --- flags file: one-step compile-and-link rules (their recipes use $<) -----
+# --- flags file: what it records, and the one-step compile-and-link rules ---
+# Expanded once, here, after every fragment: a target-specific flag (the
+# agent's objects add one) must not leak into .flags through whichever
+# object happens to ask for it first.
+TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE)
+
+# Their recipes use $<, so the extra prerequisite changes no command.
 $(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec \
 	$(BUILD)/bench/yaml_events $(BUILD)/bench/runstat $(BUILD)/bench/diagnose_bench: \
 	$(BUILD)/.flags

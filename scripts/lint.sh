@@ -9,7 +9,8 @@
 #     from build/, so it never disturbs the normal build;
 #  3. every C source in the tree is compiled or shipped by a rule of that
 #     build, so a moved or new file cannot silently drop out of it;
-#  4. the programs and every probe were built.
+#  4. the shell test library (tests/lib/tap.sh) passes its self-test;
+#  5. the programs and every probe were built.
 # MAKE is the make to run (make's recipe passes its own).
 set -u
 cd "$(dirname "$0")/.."
@@ -67,7 +68,10 @@ for f in "${sources[@]}"; do
 done
 [ "$missing" -gt 0 ] || ok "every C source (${#sources[@]}) is compiled or shipped by the build"
 
-# 4. the programs, and every probe, compiled or shipped as source
+# 4. the shell test library every tier uses
+check_cmd "tests/lib/tap.sh passes its self-test" tests/lib/selftest.sh
+
+# 5. the programs, and every probe, compiled or shipped as source
 for p in llmnet llmnet-agent llmnet-agent-dyn; do
 	check_cmd "$lb/$p was built" test -x "$lb/$p"
 done
