@@ -19,8 +19,9 @@ lb=${1:-build/lint} counts=${2:-}
 make=${MAKE:-make}
 tap_init lint
 mkdir -p "$lb"
-srcdirs=(common orchestrator cmd agents tests bench)
-mapfile -t sources < <(find "${srcdirs[@]}" -name '*.c' | sort)
+# every C source of the tree: build folders and hidden ones aside
+mapfile -t sources < <(find . \( -path ./build -o -path "./$lb" -o -name '.?*' \) -prune -o \
+	-name '*.c' -print | sed 's|^\./||' | sort)
 
 # 1. cppcheck
 if ! command -v cppcheck >/dev/null; then
@@ -32,7 +33,7 @@ else
 		--enable=warning,style,performance,portability --inline-suppr \
 		--suppressions-list=scripts/cppcheck.supp --cppcheck-build-dir="$lb/cppcheck" \
 		--error-exitcode=2 --template='{file}:{line}: {id}: {message}' \
-		"${srcdirs[@]}" > "$lb/cppcheck.log" 2>&1
+		"${sources[@]}" > "$lb/cppcheck.log" 2>&1
 	rc=$?
 	n=0
 	while IFS= read -r line; do
