@@ -6,6 +6,9 @@
 #
 #   make            build/llmnet and build/llmnet-agent
 #   make check      install what is missing, build, run every test tier
+#   make lint       cppcheck and a DEVELOPER=1 build of everything in build/lint
+#                   (the first tier of make check; mk/05-lint.mk)
+#   make analyze    scan-build over a full rebuild in build/analyze (slow)
 #   make asan       unit tests under ASan+UBSan
 #   make fuzz       libFuzzer targets (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -84,12 +87,30 @@ PROGRAMS += $(BUILD)/llmnet-agent $(BUILD)/llmnet-agent-dyn
 endif
 endif
 
-.PHONY: all check check-tiers deps asan fuzz install clean tier-unit unit-tests
+.PHONY: all check check-tiers deps asan fuzz install clean tier-unit unit-tests FORCE
 .DEFAULT_GOAL := all
+
+# --- flags file --------------------------------------------------------------
+# $(BUILD)/.flags holds the compiler and every flag a build uses; it is
+# rewritten only when they differ from the last build's, and every object
+# depends on it, so `make CFLAGS=-O0` or `make DEVELOPER=1` rebuilds what
+# it must, and a plain `make` afterwards rebuilds again (git's GIT-CFLAGS).
+# Rules that compile and link in one step (tests, probes, bench, fuzz) get
+# the dependency below, after the fragments that define them; TRACK_FLAGS
+# is set there too.
+$(BUILD)/.flags: FORCE
+	@mkdir -p $(dir $@)
+	@flags='$(subst ','\'',$(TRACK_FLAGS))'; \
+	if [ "$$flags" != "$$(cat $@ 2>/dev/null)" ]; then \
+		[ ! -f $@ ] || echo '  FLAGS   changed: rebuilding $(BUILD)'; \
+		printf '%s\n' "$$flags" > $@; \
+	fi
+FORCE:
+# --- end flags file ----------------------------------------------------------
 
 all: $(PROGRAMS)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -147,5 +168,16 @@ clean:
 	rm -rf build
 
 include $(sort $(wildcard mk/*.mk))
+
+# --- flags file: what it records, and the one-step compile-and-link rules ---
+# Expanded once, here, after every fragment: a target-specific flag (the
+# agent's objects add one) must not leak into .flags through whichever
+# object happens to ask for it first.
+TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE)
+
+# Their recipes use $<, so the extra prerequisite changes no command.
+$(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec \
+	$(BUILD)/bench/yaml_events $(BUILD)/bench/runstat $(BUILD)/bench/diagnose_bench: \
+	$(BUILD)/.flags
 
 -include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

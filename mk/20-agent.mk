@@ -9,7 +9,7 @@
 # Agent paths are built into PATH_MAX buffers by snprintf; a path that does
 # not fit is truncated and then simply not found (every lookup checks), so
 # GCC's truncation warning is noise there.
-$(BUILD)/obj/agents/%.o: EXTRA_CFLAGS += -Wno-format-truncation
+$(BUILD)/obj/agents/%.o: ALL_CFLAGS += -Wno-format-truncation
 
 # The agent must be static, stripped under 8 MiB, and make no NSS calls.
 agent-static-check: $(BUILD)/llmnet-agent

@@ -11,6 +11,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cluster/lib.sh
+. tests/lib/tap.sh
+tap_init cluster
 
 BUILD=${1:-build}
 shift || true
@@ -19,20 +21,16 @@ export LLMNET_AGENT=$PWD/$BUILD/llmnet-agent
 WORK=$(mktemp -d /tmp/llmnet-cluster.XXXXXX)
 export LLMNET_STATE_DIR=$WORK/state
 T1=nqn.2024-04.io.llmnet:n1.t1
-pass=0 fail=0 failed=()
 clusters=()
 
 cleanup() {
 	local c
 	for c in "${clusters[@]}"; do cluster_down "$c"; done
-	[ "$fail" -eq 0 ] && rm -rf "$WORK"
+	[ "$TAP_FAIL" -eq 0 ] && rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "  ok      $*"; }
-notok() { fail=$((fail + 1)); failed+=("$scenario: $*"); echo "  FAILED  $*"; }
-# check DESCRIPTION COMMAND...: one assertion.
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+# One assertion: check_cmd DESCRIPTION COMMAND... (tests/lib/tap.sh).
 
 root() { echo "$C/node$1/root"; }
 cfg() { echo "$C/node$1/root/sys/kernel/config/nvmet"; }
@@ -82,45 +80,45 @@ new_cluster() {
 }
 
 scenario_fresh_apply() {
-	new_cluster fresh || { notok "cluster up"; return; }
+	new_cluster fresh || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
-	check "apply exits 0" rc_is 0
-	check "recap says converged" out_has "; converged."
-	check "n2 and n3 got a host identity" test -n "$(hostnqn 2)" -a -n "$(hostnqn 3)"
-	check "n1 exports the subsystem" subsystem_exists
-	check "the subsystem is linked to a port" port_links
-	check "n1 allows n2" allowed "$(hostnqn 2)"
-	check "n1 allows n3" allowed "$(hostnqn 3)"
-	check "n2 is connected" connected 2
-	check "n3 is connected" connected 3
-	check "every node has the hostfile" hostfile_is 1 "$HOSTFILE3"
-	check "n3's hostfile" hostfile_is 3 "$HOSTFILE3"
-	check "foreign objects untouched" foreign_intact
-	check "agent was pushed to every node" test -x "$(root 3)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "apply exits 0" rc_is 0
+	check_cmd "recap says converged" out_has "; converged."
+	check_cmd "n2 and n3 got a host identity" test -n "$(hostnqn 2)" -a -n "$(hostnqn 3)"
+	check_cmd "n1 exports the subsystem" subsystem_exists
+	check_cmd "the subsystem is linked to a port" port_links
+	check_cmd "n1 allows n2" allowed "$(hostnqn 2)"
+	check_cmd "n1 allows n3" allowed "$(hostnqn 3)"
+	check_cmd "n2 is connected" connected 2
+	check_cmd "n3 is connected" connected 3
+	check_cmd "every node has the hostfile" hostfile_is 1 "$HOSTFILE3"
+	check_cmd "n3's hostfile" hostfile_is 3 "$HOSTFILE3"
+	check_cmd "foreign objects untouched" foreign_intact
+	check_cmd "agent was pushed to every node" test -x "$(root 3)/var/lib/llmnet/bin/llmnet-agent"
 }
 
 scenario_converged() {
-	new_cluster converged || { notok "cluster up"; return; }
+	new_cluster converged || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
-	check "first apply exits 0" rc_is 0
+	check_cmd "first apply exits 0" rc_is 0
 	sleep 1.1	# mtimes have 1 s granularity on some filesystems
 	touch "$C/marker"
 	llmnet apply "$C/spec.yaml"
-	check "re-apply exits 0" rc_is 0
-	check "re-apply reports 0 changed" out_has "apply: 0 changed on 3 nodes"
-	check "n1: no file written" unchanged_since 1 "$C/marker"
-	check "n2: no file written" unchanged_since 2 "$C/marker"
-	check "n3: no file written" unchanged_since 3 "$C/marker"
+	check_cmd "re-apply exits 0" rc_is 0
+	check_cmd "re-apply reports 0 changed" out_has "apply: 0 changed on 3 nodes"
+	check_cmd "n1: no file written" unchanged_since 1 "$C/marker"
+	check_cmd "n2: no file written" unchanged_since 2 "$C/marker"
+	check_cmd "n3: no file written" unchanged_since 3 "$C/marker"
 	llmnet plan "$C/spec.yaml" --detailed-exitcode
-	check "plan --detailed-exitcode exits 0" rc_is 0
-	check "plan says no changes" out_has "Plan: 0 to create, 0 to change, 0 to remove"
+	check_cmd "plan --detailed-exitcode exits 0" rc_is 0
+	check_cmd "plan says no changes" out_has "Plan: 0 to create, 0 to change, 0 to remove"
 }
 
 scenario_replace() {
 	local old new m2
-	new_cluster replace || { notok "cluster up"; return; }
+	new_cluster replace || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
-	check "first apply exits 0" rc_is 0
+	check_cmd "first apply exits 0" rc_is 0
 	old=$(hostnqn 3)
 	# Reinstall n3: new host key, new host NQN, empty state.
 	cluster_stop_node "$C" 3
@@ -130,85 +128,85 @@ scenario_replace() {
 	sleep 1.1
 	touch "$C/marker"
 	llmnet apply "$C/spec.yaml"
-	check "changed host key: exit 4" rc_is 4
-	check "refusal names the node and --accept-replaced" out_has "refusing 'n3': host key changed (known_hosts has SHA256:"
-	check "refusal shows the new fingerprint" out_has "server offers SHA256:"
-	check "n1 untouched while refused" unchanged_since 1 "$C/marker"
-	check "old NQN still allowed while refused" allowed "$old"
+	check_cmd "changed host key: exit 4" rc_is 4
+	check_cmd "refusal names the node and --accept-replaced" out_has "refusing 'n3': host key changed (known_hosts has SHA256:"
+	check_cmd "refusal shows the new fingerprint" out_has "server offers SHA256:"
+	check_cmd "n1 untouched while refused" unchanged_since 1 "$C/marker"
+	check_cmd "old NQN still allowed while refused" allowed "$old"
 	m2=$C/marker2; touch "$m2"
 	llmnet apply "$C/spec.yaml" --accept-replaced n3
 	new=$(hostnqn 3)
-	check "accepted apply exits 0" rc_is 0
-	check "the run log records the accepted key" grep -q "accepted replaced host key of 'n3'" "$LLMNET_STATE_DIR/loop.log"
-	check "n3 has a new host NQN" test -n "$new" -a "$new" != "$old"
-	check "n1 allows the new NQN" allowed "$new"
-	check "n1 dropped the old NQN" not_allowed "$old"
-	check "n3 is connected again" connected 3
-	check "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
-	check "n2 got no needless change" unchanged_since 2 "$m2"
+	check_cmd "accepted apply exits 0" rc_is 0
+	check_cmd "the run log records the accepted key" grep -q "accepted replaced host key of 'n3'" "$LLMNET_STATE_DIR/loop.log"
+	check_cmd "n3 has a new host NQN" test -n "$new" -a "$new" != "$old"
+	check_cmd "n1 allows the new NQN" allowed "$new"
+	check_cmd "n1 dropped the old NQN" not_allowed "$old"
+	check_cmd "n3 is connected again" connected 3
+	check_cmd "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
+	check_cmd "n2 got no needless change" unchanged_since 2 "$m2"
 	llmnet apply "$C/spec.yaml"
-	check "next apply: 0 changed, no flag needed" out_has "apply: 0 changed on 3 nodes"
-	check "next apply exits 0" rc_is 0
+	check_cmd "next apply: 0 changed, no flag needed" out_has "apply: 0 changed on 3 nodes"
+	check_cmd "next apply exits 0" rc_is 0
 }
 
 scenario_killed_mid_apply() {
-	new_cluster killed || { notok "cluster up"; return; }
+	new_cluster killed || { fail "cluster up"; return; }
 	# n2's agent dies (as a crash would) before its 3rd change.
 	cluster_stop_node "$C" 2
 	sed -i "s|^SetEnv .*|& LLMNET_FAILPOINT=3|" "$C/node2/sshd_config"
 	cluster_start_node "$C" 2
 	llmnet apply "$C/spec.yaml"
-	check "apply with a dying node exits non-zero" test "$rc" -ne 0
-	check "recap reports n2 failed" grep -qE '^n2 +: .*failed=1' "$C/out"
-	check "n1 finished" subsystem_exists
-	check "n3 finished" connected 3
-	check "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
+	check_cmd "apply with a dying node exits non-zero" test "$rc" -ne 0
+	check_cmd "recap reports n2 failed" grep -qE '^n2 +: .*failed=1' "$C/out"
+	check_cmd "n1 finished" subsystem_exists
+	check_cmd "n3 finished" connected 3
+	check_cmd "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
 	cluster_stop_node "$C" 2
 	sed -i "s| LLMNET_FAILPOINT=3||" "$C/node2/sshd_config"
 	cluster_start_node "$C" 2
 	llmnet apply "$C/spec.yaml"
-	check "next run converges" rc_is 0
-	check "n2 connected after the next run" connected 2
-	check "n2 has the hostfile" hostfile_is 2 "$HOSTFILE3"
+	check_cmd "next run converges" rc_is 0
+	check_cmd "n2 connected after the next run" connected 2
+	check_cmd "n2 has the hostfile" hostfile_is 2 "$HOSTFILE3"
 }
 
 scenario_unreachable_initiator() {
 	local n3
-	new_cluster unreach || { notok "cluster up"; return; }
+	new_cluster unreach || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
-	check "first apply exits 0" rc_is 0
+	check_cmd "first apply exits 0" rc_is 0
 	n3=$(hostnqn 3)
 	cluster_stop_node "$C" 3
 	llmnet plan "$C/spec.yaml"
-	check "plan marks n3's access blocked: unreachable" out_has "blocked: unreachable ('n3' kept)"
-	check "plan exits 4 (unreachable)" rc_is 4
+	check_cmd "plan marks n3's access blocked: unreachable" out_has "blocked: unreachable ('n3' kept)"
+	check_cmd "plan exits 4 (unreachable)" rc_is 4
 	llmnet apply "$C/spec.yaml"
-	check "apply exits 4" rc_is 4
-	check "recap shows n3 unreachable" grep -qE '^n3 +: .*unreachable=1' "$C/out"
-	check "n3's access is not revoked" allowed "$n3"
-	check "n2 still allowed" allowed "$(hostnqn 2)"
+	check_cmd "apply exits 4" rc_is 4
+	check_cmd "recap shows n3 unreachable" grep -qE '^n3 +: .*unreachable=1' "$C/out"
+	check_cmd "n3's access is not revoked" allowed "$n3"
+	check_cmd "n2 still allowed" allowed "$(hostnqn 2)"
 	cluster_start_node "$C" 3
 }
 
 scenario_limit() {
-	new_cluster limit || { notok "cluster up"; return; }
+	new_cluster limit || { fail "cluster up"; return; }
 	touch "$C/marker"
 	llmnet apply "$C/spec.yaml" --limit n1
-	check "--limit apply exits 1 (not converged)" rc_is 1
-	check "others are pending (outside --limit)" out_has "pending (outside --limit)"
-	check "n1 was changed" subsystem_exists
-	check "n2 untouched (but for the agent push)" unchanged_but_agent 2 "$C/marker"
-	check "n3 untouched (but for the agent push)" unchanged_but_agent 3 "$C/marker"
+	check_cmd "--limit apply exits 1 (not converged)" rc_is 1
+	check_cmd "others are pending (outside --limit)" out_has "pending (outside --limit)"
+	check_cmd "n1 was changed" subsystem_exists
+	check_cmd "n2 untouched (but for the agent push)" unchanged_but_agent 2 "$C/marker"
+	check_cmd "n3 untouched (but for the agent push)" unchanged_but_agent 3 "$C/marker"
 	llmnet apply "$C/spec.yaml" --limit n1,n9
-	check "--limit with an unknown node is a usage error" rc_is 64
+	check_cmd "--limit with an unknown node is a usage error" rc_is 64
 	llmnet apply "$C/spec.yaml"
-	check "full apply converges" rc_is 0
-	check "n2 connected" connected 2
+	check_cmd "full apply converges" rc_is 0
+	check_cmd "n2 connected" connected 2
 }
 
 scenario_sigint() {
 	local pid lockpid
-	new_cluster sigint || { notok "cluster up"; return; }
+	new_cluster sigint || { fail "cluster up"; return; }
 	llmnet facts "$C/spec.yaml"	# pushes the agents, so the lock dir exists
 	mkdir -p "$(root 1)/run"
 	# Hold n1's node lock: its apply waits in flight while we interrupt.
@@ -228,85 +226,85 @@ scenario_sigint() {
 	rc=$?
 	wait "$lockpid" 2>/dev/null
 	cp "$C/out" "$C/interrupted.out"
-	check "interrupted apply exits non-zero" test "$rc" -ne 0
-	check "it says it was interrupted" out_has "interrupted"
-	check "the node in flight finished" subsystem_exists
-	check "no new work started (n2 untouched)" no_hostfile 2
-	check "no new work started (n3 untouched)" not_connected 3
+	check_cmd "interrupted apply exits non-zero" test "$rc" -ne 0
+	check_cmd "it says it was interrupted" out_has "interrupted"
+	check_cmd "the node in flight finished" subsystem_exists
+	check_cmd "no new work started (n2 untouched)" no_hostfile 2
+	check_cmd "no new work started (n3 untouched)" not_connected 3
 	llmnet apply "$C/spec.yaml"
-	check "next run converges" rc_is 0
+	check_cmd "next run converges" rc_is 0
 }
 
 scenario_teardown() {
-	new_cluster teardown || { notok "cluster up"; return; }
+	new_cluster teardown || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
-	check "apply exits 0" rc_is 0
+	check_cmd "apply exits 0" rc_is 0
 	llmnet teardown "$C/spec.yaml"
-	check "teardown exits 0" rc_is 0
-	check "subsystem removed" test ! -e "$(cfg 1)/subsystems/$T1"
-	check "no owned host entries left" test -z "$(ls "$(cfg 1)/hosts" | grep -v foreign)"
-	check "n2 disconnected" not_connected 2
-	check "n3 disconnected" not_connected 3
-	check "hostfiles removed" no_hostfile 1
-	check "foreign objects untouched" foreign_intact
-	check "backing file kept without --purge" test -f "$(root 1)/var/lib/nvmet/disk1.img"
+	check_cmd "teardown exits 0" rc_is 0
+	check_cmd "subsystem removed" test ! -e "$(cfg 1)/subsystems/$T1"
+	check_cmd "no owned host entries left" test -z "$(ls "$(cfg 1)/hosts" | grep -v foreign)"
+	check_cmd "n2 disconnected" not_connected 2
+	check_cmd "n3 disconnected" not_connected 3
+	check_cmd "hostfiles removed" no_hostfile 1
+	check_cmd "foreign objects untouched" foreign_intact
+	check_cmd "backing file kept without --purge" test -f "$(root 1)/var/lib/nvmet/disk1.img"
 	llmnet teardown "$C/spec.yaml"
-	check "second teardown exits 0" rc_is 0
-	check "second teardown: nothing to do" out_has "teardown: 0 changed on 3 nodes"
+	check_cmd "second teardown exits 0" rc_is 0
+	check_cmd "second teardown: nothing to do" out_has "teardown: 0 changed on 3 nodes"
 	llmnet teardown "$C/spec.yaml" --purge
-	check "teardown --purge exits 0" rc_is 0
-	check "--purge removed the backing file" test ! -e "$(root 1)/var/lib/nvmet/disk1.img"
-	check "--purge removed the agent" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
-	check "foreign objects still untouched" foreign_intact
+	check_cmd "teardown --purge exits 0" rc_is 0
+	check_cmd "--purge removed the backing file" test ! -e "$(root 1)/var/lib/nvmet/disk1.img"
+	check_cmd "--purge removed the agent" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "foreign objects still untouched" foreign_intact
 }
 
 scenario_duplicate_nqn() {
-	new_cluster dup || { notok "cluster up"; return; }
+	new_cluster dup || { fail "cluster up"; return; }
 	cluster_build_tree "$C" 3 2	# n3 cloned from n2's image
 	mkdir -p "$(root 2)/etc/nvme" "$(root 3)/etc/nvme"
 	echo nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002 > "$(root 2)/etc/nvme/hostnqn"
 	cp "$(root 2)/etc/nvme/hostnqn" "$(root 3)/etc/nvme/hostnqn"
 	touch "$C/marker"
 	llmnet apply "$C/spec.yaml"
-	check "duplicate host NQN stops the run (exit 1)" rc_is 1
-	check "the message names both nodes" out_has "nodes 'n2' and 'n3' report the same host NQN"
-	check "nothing changed on n1" test ! -e "$(cfg 1)/subsystems/$T1"
+	check_cmd "duplicate host NQN stops the run (exit 1)" rc_is 1
+	check_cmd "the message names both nodes" out_has "nodes 'n2' and 'n3' report the same host NQN"
+	check_cmd "nothing changed on n1" test ! -e "$(cfg 1)/subsystems/$T1"
 }
 
 scenario_removed_node() {
 	local n3
-	new_cluster removed || { notok "cluster up"; return; }
+	new_cluster removed || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
 	n3=$(hostnqn 3)
 	cluster_spec "$C" 2 > "$C/spec2.yaml"
 	llmnet plan "$C/spec2.yaml"
-	check "plan warns open connections stay open" out_has "connections it already has stay open until that host disconnects"
+	check_cmd "plan warns open connections stay open" out_has "connections it already has stay open until that host disconnects"
 	llmnet apply "$C/spec2.yaml"
-	check "apply without n3 exits 0" rc_is 0
-	check "n3 lost its allowed-host link" not_allowed "$n3"
-	check "n2 keeps its link" allowed "$(hostnqn 2)"
-	check "n3 left the hostfile" hostfile_is 1 "n1 slots=1
+	check_cmd "apply without n3 exits 0" rc_is 0
+	check_cmd "n3 lost its allowed-host link" not_allowed "$n3"
+	check_cmd "n2 keeps its link" allowed "$(hostnqn 2)"
+	check_cmd "n3 left the hostfile" hostfile_is 1 "n1 slots=1
 n2 slots=1"
 }
 
 scenario_spec_error() {
 	local before
-	new_cluster specerr || { notok "cluster up"; return; }
+	new_cluster specerr || { fail "cluster up"; return; }
 	sed 's/^cluster: loop/cluster: loop\nbogus_key: 1/' "$C/spec.yaml" > "$C/bad.yaml"
 	before=$(cluster_conn_count "$C" 1)
 	llmnet apply "$C/bad.yaml"
-	check "spec error exits 3" rc_is 3
-	check "message has file:line:col" grep -qE "bad.yaml:[0-9]+:[0-9]+:" "$C/out"
-	check "no node was contacted (sshd logged no connection)" test "$(cluster_conn_count "$C" 1)" = "$before"
+	check_cmd "spec error exits 3" rc_is 3
+	check_cmd "message has file:line:col" grep -qE "bad.yaml:[0-9]+:[0-9]+:" "$C/out"
+	check_cmd "no node was contacted (sshd logged no connection)" test "$(cluster_conn_count "$C" 1)" = "$before"
 	llmnet plan "$C/bad.yaml"
-	check "plan on a bad spec exits 3" rc_is 3
+	check_cmd "plan on a bad spec exits 3" rc_is 3
 }
 
 # apply --validate runs the spec's stages on the converged cluster, over the
 # same sessions: the fixture nodes have no GPU while the spec asks for one,
 # so the devices stage must fail and name it; plain apply runs no stage.
 scenario_apply_validate() {
-	new_cluster validate || { notok "cluster up"; return; }
+	new_cluster validate || { fail "cluster up"; return; }
 	# initiators with a host identity already: apply needs no second round
 	# (which would read facts again), so only the re-read before validation
 	# lets it see the controllers apply connected
@@ -314,15 +312,15 @@ scenario_apply_validate() {
 	cluster_node_identity "$C" 3
 	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
 	llmnet apply --validate "$C/spec.yaml"
-	check "fresh apply --validate exits 1 (GPU missing)" rc_is 1
-	check "the apply itself converged" out_has "; converged."
-	check "the devices stage ran and failed" grep -qiE "devices +FAIL" "$C/out"
-	check "the missing GPU is named" grep -qiE "gpu" "$C/out"
-	check "validation saw the namespaces apply connected (facts read again)" \
+	check_cmd "fresh apply --validate exits 1 (GPU missing)" rc_is 1
+	check_cmd "the apply itself converged" out_has "; converged."
+	check_cmd "the devices stage ran and failed" grep -qiE "devices +FAIL" "$C/out"
+	check_cmd "the missing GPU is named" grep -qiE "gpu" "$C/out"
+	check_cmd "validation saw the namespaces apply connected (facts read again)" \
 		not_out_has "no live controller"
 	llmnet apply "$C/spec.yaml"
-	check "apply without --validate exits 0" rc_is 0
-	check "apply without --validate runs no stage" not_out_has "devices"
+	check_cmd "apply without --validate exits 0" rc_is 0
+	check_cmd "apply without --validate runs no stage" not_out_has "devices"
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint
@@ -330,14 +328,9 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"
+	TAP_GROUP=$scenario
 	"scenario_$scenario"
 done
 
-mkdir -p "$BUILD/check"
-echo "$pass $fail" > "$BUILD/check/cluster.counts"
-echo "cluster: $pass passed, $fail failed"
-if [ "$fail" -gt 0 ]; then
-	printf '  failed: %s\n' "${failed[@]}"
-	echo "  work directory kept: $WORK"
-	exit 1
-fi
+[ "$TAP_FAIL" -eq 0 ] || echo "work directory kept: $WORK"
+tap_done "$BUILD/check/cluster.counts"

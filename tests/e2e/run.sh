@@ -23,6 +23,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lab/lib.sh"
+. "$here/../lib/tap.sh"
 cd "$LAB_REPO"
 
 tier=e2e n=${LLMNET_LAB_N:-3} keep=auto names=()
@@ -58,13 +59,12 @@ logs=$build/check/e2e
 mkdir -p "$logs"
 counts=$build/check/$tier.counts
 rm -f "$counts"
-pass=0 fail=0 results=()
+tap_init "$tier"
+results=()
 finish() {
-	echo "$pass $fail" >"$counts"
 	echo "=== e2e summary"
 	printf '  %s\n' "${results[@]}"
-	echo "$tier: $pass passed, $fail failed"
-	[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
+	tap_done "$counts"
 	exit
 }
 
@@ -92,7 +92,7 @@ else
 	echo "=== booting the lab ($n guests)"
 	t=$(lab_now)
 	if ! "$LAB_SRC/lab-up" -n "$n"; then
-		fail=$((fail + ${#names[@]}))
+		tap_count 0 ${#names[@]}
 		for s in "${names[@]}"; do results+=("FAIL $s: not run, the lab did not come up"); done
 		finish
 	fi
@@ -110,13 +110,13 @@ for s in "${names[@]}"; do
 	rc=${PIPESTATUS[0]}
 	dt=$(lab_since "$t")
 	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
+		tap_count 1 0
 		results+=("PASS $s (${dt}s)")
 	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		fail=$((fail + 1))
+		tap_count 0 1
 		results+=("FAIL $s: timed out after ${LLMNET_E2E_TIMEOUT:-1200}s")
 	else
-		fail=$((fail + 1))
+		tap_count 0 1
 		results+=("FAIL $s (exit $rc, ${dt}s)")
 	fi
 	echo "=== scenario $s: $([ "$rc" = 0 ] && echo PASS || echo FAIL) in ${dt}s"
@@ -124,7 +124,7 @@ done
 
 if [ "$keep" = no ] || { [ "$keep" = auto ] && [ "$owned" = 1 ]; }; then
 	if ! "$LAB_SRC/lab-down"; then
-		fail=$((fail + 1))
+		tap_count 0 1
 		results+=("FAIL lab-down did not leave a clean machine")
 	fi
 else

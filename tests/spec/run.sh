@@ -14,22 +14,22 @@ set -u
 build=$1 fuzzer=$2 regen=${3:-}
 cd "$(dirname "$0")/../.."
 llmnet=$build/llmnet
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. tests/lib/tap.sh
+tap_init spec
+TAP_QUIET=1	# a line for each failure only
 
 for f in examples/*.yaml; do
 	out=$("$llmnet" lint "$f" 2>&1)
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		bad "$f: lint exited $rc"
+		fail "$f: lint exited $rc"
 		echo "$out"
 		continue
 	fi
 	if "$llmnet" -o json lint "$f" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["nodes"] else 1)'; then
 		ok
 	else
-		bad "$f: lint -o json did not print a model with nodes"
+		fail "$f: lint -o json did not print a model with nodes"
 	fi
 done
 
@@ -44,32 +44,32 @@ for y in tests/spec/*.yaml; do
 		printf '%s\n' "$out" > "$golden"
 	fi
 	if [ ! -f "$golden" ]; then
-		bad "$y: no golden $golden"
+		fail "$y: no golden $golden"
 		continue
 	fi
 	if [ $rc -ne 3 ]; then
-		bad "$y: lint exited $rc, not 3"
+		fail "$y: lint exited $rc, not 3"
 	elif [ -n "$stdout" ]; then
-		bad "$y: lint printed on stdout: $stdout"
+		fail "$y: lint printed on stdout: $stdout"
 	elif ! diff -u "$golden" <(printf '%s\n' "$out"); then
-		bad "$y: messages differ from $golden"
+		fail "$y: messages differ from $golden"
 	else
 		want=$(wc -l < "$golden")
 		got=$("$llmnet" -o json lint "$y" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["errors"]))')
-		if [ "$got" = "$want" ]; then ok; else bad "$y: -o json has $got errors, the golden $want"; fi
+		if [ "$got" = "$want" ]; then ok; else fail "$y: -o json has $got errors, the golden $want"; fi
 	fi
 done
-if [ $n -ge 40 ]; then ok; else bad "the invalid corpus has $n cases, fewer than 40"; fi
+if [ $n -ge 40 ]; then ok; else fail "the invalid corpus has $n cases, fewer than 40"; fi
 
 if diff -u specs/llmnet.schema.json <("$llmnet" lint --dump-schema) > /dev/null; then
 	ok
 else
-	bad "specs/llmnet.schema.json differs from 'llmnet lint --dump-schema' (regenerate it)"
+	fail "specs/llmnet.schema.json differs from 'llmnet lint --dump-schema' (regenerate it)"
 fi
 while read -r line; do
 	case $line in
 	PASS*) ok ;;
-	*) bad "$line" ;;
+	*) fail "$line" ;;
 	esac
 done < <(python3 tests/spec/schema_check.py specs/llmnet.schema.json examples \
 	tests/spec/schema-rejects.list tests/spec 2>&1)
@@ -92,10 +92,10 @@ print(" ".join(sorted(k for k in keys(json.load(open("specs/llmnet.schema.json")
                    if "`%s`" % k not in doc)))
 PY
 )
-if [ -z "$missing" ]; then ok; else bad "docs/spec.md does not document: $missing"; fi
+if [ -z "$missing" ]; then ok; else fail "docs/spec.md does not document: $missing"; fi
 
 if [ ! -x "$fuzzer" ]; then
-	bad "fuzz target $fuzzer was not built"
+	fail "fuzz target $fuzzer was not built"
 else
 	log=$build/check/fuzz-replay.log
 	mkdir -p "$build/check"
@@ -103,12 +103,10 @@ else
 		ok
 		echo "  fuzz replay: $(ls tests/fuzz/corpus | wc -l) inputs, no finding"
 	else
-		bad "fuzz replay failed (see $log)"
+		fail "fuzz replay failed (see $log)"
 		tail -20 "$log"
 	fi
 fi
 
-mkdir -p "$build/check"
-echo "$pass $fail" > "$build/check/spec.counts"
-echo "spec: $pass passed, $fail failed ($n invalid specs)"
-[ $fail -eq 0 ]
+echo "  $n invalid specs"
+tap_done "$build/check/spec.counts"

@@ -71,8 +71,15 @@ static inline int fx_agent(const char *root, const char *const *args, const char
 	int status = -1, i = 0, n;
 	pid_t pid;
 
-	if (in && write(ifd, in, strlen(in)) < 0)
+	if (in && write(ifd, in, strlen(in)) < 0) {
+		close(ifd);
+		close(ofd);
+		close(efd);
+		unlink(inpath);
+		unlink(outpath);
+		unlink(errpath);
 		return -1;
+	}
 	lseek(ifd, 0, SEEK_SET);
 	argv[i++] = AGENT_BIN;
 	if (root) {
@@ -130,7 +137,11 @@ static inline void fx_list_rec(const char *base, const char *rel, struct ln_buf 
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		names = realloc(names, (n + 1) * sizeof(*names));
+		char **grown = realloc(names, (n + 1) * sizeof(*names));
+
+		if (!grown)
+			break;	/* a short listing: the comparison fails */
+		names = grown;
 		names[n++] = strdup(de->d_name);
 	}
 	closedir(d);

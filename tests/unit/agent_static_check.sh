@@ -3,13 +3,14 @@
 # The agent is pushed to nodes that may lack every shared library: check
 # that it is static, that its stripped size stays under 8 MiB, and that it
 # makes no NSS calls (no open of nsswitch.conf or libnss*) while it runs.
-# Prints cmocka-style counts; with COUNTS, writes "PASSED FAILED" there.
+# Closes with "agent: N passed, N failed"; with COUNTS, writes "PASSED
+# FAILED" there (tests/lib/tap.sh).
 set -u
 agent=$1 counts=${2:-}
 fixdir=$(cd "$(dirname "$0")/../fixtures/agent" && pwd)
-pass=0 fail=0
-ok() { echo "[       OK ] $1"; pass=$((pass + 1)); }
-bad() { echo "[  FAILED  ] $1: $2"; fail=$((fail + 1)); }
+. "$(dirname "$0")/../lib/tap.sh"
+tap_init agent
+bad() { fail "$1: $2"; }
 
 if file "$agent" | grep -q 'statically linked'; then ok static; else bad static "$(file "$agent")"; fi
 tmp=$(mktemp -d)
@@ -33,7 +34,4 @@ if command -v strace >/dev/null; then
 else
 	bad "no NSS" "strace is not installed (deps/agent.list)"
 fi
-echo "[  PASSED  ] $pass tests."
-[ -n "$counts" ] && mkdir -p "$(dirname "$counts")" && echo "$pass $fail" > "$counts"
-[ "$fail" -eq 0 ] || echo "[  FAILED  ] $fail tests."
-[ "$fail" -eq 0 ]
+tap_done "$counts"

@@ -3,7 +3,9 @@
 # Run every cmocka binary in BUILD/tests and count tests: run.sh BUILD TIER
 set -u
 build=$1 tier=$2
-pass=0 fail=0 bad=()
+. "$(dirname "$0")/../lib/tap.sh"
+tap_init "$tier"
+bad=()
 for t in "$build"/tests/test_*; do
 	[ -x "$t" ] || continue
 	log=$build/check/${t##*/}.log
@@ -13,14 +15,12 @@ for t in "$build"/tests/test_*; do
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before its summary
-	pass=$((pass + p)) fail=$((fail + f))
+	tap_count "$p" "$f"
 	if [ "$f" -gt 0 ]; then
 		bad+=("${t##*/}")
 		cat "$log"
 	fi
 	printf '  %-28s %3d passed, %d failed\n' "${t##*/}" "$p" "$f"
 done
-echo "$pass $fail" > "$build/check/$tier.counts"
 [ ${#bad[@]} -eq 0 ] || echo "failing: ${bad[*]}"
-echo "$tier: $pass passed, $fail failed"
-[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+tap_done "$build/check/$tier.counts"

@@ -12,12 +12,9 @@
 # Run through tests/e2e/run.sh (it takes the lab lock).
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
+. "$(dirname "$0")/../../lib/tap.sh"
+tap_init agent
 cd "$LAB_REPO"
-
-n_ok=0 n_fail=0 step=0
-ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
-fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi; }
 
 AGENT=/usr/local/lib/llmnet/llmnet-agent
 build=${BUILD:-build}
@@ -191,5 +188,4 @@ else
 fi
 check "lab1 configfs is as it was before the whole scenario" "$before1" "$(lab_ssh 1 "$snap_target")"
 
-echo "# agent scenario: $n_ok passed, $n_fail failed"
-[ "$n_fail" = 0 ]
+tap_done

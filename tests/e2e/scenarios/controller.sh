@@ -17,12 +17,9 @@
 # Run through tests/e2e/run.sh (it takes the lab lock).
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
+. "$(dirname "$0")/../../lib/tap.sh"
+tap_init controller
 cd "$LAB_REPO"
-
-n_ok=0 n_fail=0 step=0
-ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
-fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi; }
 
 build=${BUILD:-build}
 LLMNET=$PWD/$build/llmnet
@@ -107,5 +104,4 @@ for i in 1 2 3; do check "lab$i has no hostfile" 0 "$(lab_ssh "$i" 'test -e /etc
 run teardown "$SPEC"
 check "a second teardown has nothing to do" 1 "$(grep -c '^teardown: 0 changed on 3 nodes' "$tmp/out")"
 
-echo "controller: $n_ok passed, $n_fail failed"
-[ "$n_fail" -eq 0 ]
+tap_done

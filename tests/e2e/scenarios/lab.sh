@@ -10,14 +10,8 @@
 # and a rebooted guest keeps its disk, machine-id, host key and host NQN.
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
-
-n_ok=0 n_fail=0 step=0
-ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
-fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
-# check DESC EXPECTED ACTUAL
-check() {
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
-}
+. "$(dirname "$0")/../../lib/tap.sh"
+tap_init lab
 
 N=$LAB_N
 [ "$N" -ge 2 ] || { fail "lab has $N guests; the smoke test needs at least 2"; exit 1; }
@@ -154,5 +148,4 @@ else
 	fail "lab$b did not come back from a reboot"
 fi
 
-echo "# lab smoke: $n_ok passed, $n_fail failed"
-[ "$n_fail" = 0 ]
+tap_done

@@ -15,12 +15,9 @@
 #     blame no node or link (never a wrong one).
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
+. "$(dirname "$0")/../../lib/tap.sh"
+tap_init validate
 cd "$LAB_REPO"
-
-n_ok=0 n_fail=0 step=0
-ok() { step=$((step + 1)); n_ok=$((n_ok + 1)); echo "ok $step - $*"; }
-fail() { step=$((step + 1)); n_fail=$((n_fail + 1)); echo "not ok $step - $*"; }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi; }
 
 N=$LAB_N
 LLMNET=${BUILD:-build}/llmnet
@@ -122,5 +119,4 @@ check "faults: no verdict outside rping" "" \
 	"$(q "$W/faults.json" "' '.join(v['stage'] for v in r['verdicts'] if v['stage']!='rping')")"
 
 echo "# reports kept in $W"
-echo "validate: $n_ok passed, $n_fail failed"
-[ "$n_fail" -eq 0 ]
+tap_done
