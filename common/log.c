@@ -70,6 +70,9 @@ int ln_log_color(void)
 	return use_color;
 }
 
+/* The format attribute lets -Wformat=2 check callers instead of this
+ * pass-through (clang reports the non-literal otherwise). */
+__attribute__((format(printf, 3, 0)))
 static void emit(const char *prefix, const char *color, const char *fmt, va_list ap)
 {
 	struct ln_buf b = LN_BUF_INIT;
