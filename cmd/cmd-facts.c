@@ -8,22 +8,28 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 
-static const char facts_usage[] =
-	"llmnet facts SPEC [--parallel N] [--accept-replaced NODES]\n"
-	"prints per node: RDMA ports (state, rate, MTU), GPUs, NVMe-oF controllers, host NQN;\n"
-	"-o json gives everything the agents report";
-
 int cmd_facts(int argc, char **argv)
 {
-	struct ln_ctl_opts o;
+	struct ln_ctl_opts o = { 0 };
+	const struct ln_option options[] = {
+		LN_CTL_OPT_PARALLEL(&o),
+		LN_CTL_OPT_ACCEPT(&o),
+		LN_OPT_END(),
+	};
+	const struct ln_opt_cmd c = {
+		"llmnet facts SPEC",
+		"prints per node: RDMA ports (state, rate, MTU), GPUs, NVMe-oF controllers, host NQN;\n"
+		"-o json gives everything the agents report",
+		options,
+	};
 	struct ln_run run;
 	int code, r;
 	size_t i;
 
 	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_ACCEPT, facts_usage, &o);
+	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
 	if (r)
-		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(facts_usage);
+		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
 	code = ln_cmd_ctl_start(&o, "facts", &run);
 	if (code != LN_EXIT_OK)
 		goto out;

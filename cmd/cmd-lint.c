@@ -17,18 +17,6 @@
 #include "common/log.h"
 #include "orchestrator/spec/spec.h"
 
-static const char lint_usage[] = "llmnet lint [-o json] SPEC";
-
-static const char lint_help[] =
-	"usage: llmnet lint [-o text|json] SPEC\n"
-	"\n"
-	"Parse and check SPEC without contacting any node. Every problem is\n"
-	"reported as FILE:LINE:COL: MESSAGE, all of them in one run.\n"
-	"With -o json, print the normalized spec (ranges expanded, defaults\n"
-	"filled; keys in docs/spec.md), or {\"errors\": [...]} when invalid.\n"
-	"\n"
-	"exit status: 0 valid, 3 invalid, 64 usage\n";
-
 /* Turn "path:line:col: message\n" lines into JSON error objects. */
 static int errors_json(const char *path, const char *text, struct json_object **out)
 {
@@ -136,35 +124,37 @@ static void summary(const struct ln_spec *s)
 
 int cmd_lint(int argc, char **argv)
 {
+	int dump = 0;
+	/* --dump-schema is hidden: the JSON Schema generated from the key
+	 * tables, which is what specs/llmnet.schema.json holds. */
+	const struct ln_option options[] = {
+		LN_OPT_HIDDEN_BOOL("dump-schema", &dump),
+		LN_OPT_END(),
+	};
+	const struct ln_opt_cmd c = {
+		"llmnet lint [-o text|json] SPEC",
+		"Parse and check SPEC without contacting any node. Every problem is\n"
+		"reported as FILE:LINE:COL: MESSAGE, all of them in one run.\n"
+		"With -o json, print the normalized spec (ranges expanded, defaults\n"
+		"filled; keys in docs/spec.md), or {\"errors\": [...]} when invalid.\n"
+		"\n"
+		"exit status: 0 valid, 3 invalid, 64 usage",
+		options,
+	};
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *o = NULL;
 	struct ln_spec *spec = NULL;
-	const char *path = NULL;
-	int i, r, rc;
+	const char *path;
+	int n, r, rc;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(lint_help, stdout);
-			return LN_EXIT_OK;
-		}
-		/* Hidden: the JSON Schema generated from the key tables, which
-		 * is what specs/llmnet.schema.json holds. */
-		if (!strcmp(argv[i], "--dump-schema"))
-			return argc == 2 ? dump_schema() : ln_cmd_usage(lint_usage);
-		if (!strcmp(argv[i], "--") && i + 1 < argc && !path) {
-			path = argv[++i];
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1]) {
-			ln_error("unknown option '%s' for lint", argv[i]);
-			return ln_cmd_usage(lint_usage);
-		}
-		if (path)
-			return ln_cmd_usage(lint_usage);
-		path = argv[i];
-	}
-	if (!path)
-		return ln_cmd_usage(lint_usage);
+	n = ln_cmd_parse(&c, argc, argv, &rc);
+	if (n < 0)
+		return rc;
+	if (dump)
+		return argc == 2 ? dump_schema() : ln_cmd_usage(&c);
+	if (n != 2)
+		return ln_cmd_usage(&c);
+	path = argv[1];
 
 	r = ln_spec_load(path, &spec, &err);
 	if (r == -LN_ESPEC) {

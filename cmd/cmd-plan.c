@@ -10,14 +10,23 @@
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 
-static const char plan_usage[] =
-	"llmnet plan SPEC [--parallel N] [--limit NODES] [--accept-replaced NODES] [--detailed-exitcode]\n"
-	"shows what apply would change (+ create, ~ change, - remove); with --detailed-exitcode\n"
-	"exits 0 when nothing would change and 2 when something would";
-
 int cmd_plan(int argc, char **argv)
 {
-	struct ln_ctl_opts o;
+	struct ln_ctl_opts o = { 0 };
+	const struct ln_option options[] = {
+		LN_CTL_OPT_PARALLEL(&o),
+		LN_CTL_OPT_LIMIT(&o),
+		LN_CTL_OPT_ACCEPT(&o),
+		LN_OPT_BOOL(0, "detailed-exitcode", &o.detailed,
+			    "exit 0 when nothing would change, 2 when something would"),
+		LN_OPT_END(),
+	};
+	const struct ln_opt_cmd c = {
+		"llmnet plan SPEC",
+		"shows what apply would change (+ create, ~ change, - remove); with --detailed-exitcode\n"
+		"exits 0 when nothing would change and 2 when something would",
+		options,
+	};
 	struct ln_run run;
 	struct ln_plan_summary sum;
 	struct ln_buf err = LN_BUF_INIT;
@@ -25,10 +34,9 @@ int cmd_plan(int argc, char **argv)
 	size_t i;
 
 	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT | LN_CTL_DETAILED,
-			     plan_usage, &o);
+	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
 	if (r)
-		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(plan_usage);
+		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
 	code = ln_cmd_ctl_start(&o, "plan", &run);
 	if (code != LN_EXIT_OK)
 		goto out;

@@ -11,22 +11,29 @@
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/teardown.h"
 
-static const char teardown_usage[] =
-	"llmnet teardown SPEC [--parallel N] [--limit NODES] [--accept-replaced NODES] [--purge]\n"
-	"removes, in reverse order, what llmnet created for this cluster and nothing else;\n"
-	"--purge also deletes the backing files it created and the agent";
-
 int cmd_teardown(int argc, char **argv)
 {
-	struct ln_ctl_opts o;
+	struct ln_ctl_opts o = { 0 };
+	const struct ln_option options[] = {
+		LN_CTL_OPT_PARALLEL(&o),
+		LN_CTL_OPT_LIMIT(&o),
+		LN_CTL_OPT_ACCEPT(&o),
+		LN_OPT_BOOL(0, "purge", &o.purge, "also delete the backing files llmnet created and the agent"),
+		LN_OPT_END(),
+	};
+	const struct ln_opt_cmd c = {
+		"llmnet teardown SPEC",
+		"removes, in reverse order, what llmnet created for this cluster and nothing else;\n"
+		"--purge also deletes the backing files it created and the agent",
+		options,
+	};
 	struct ln_run run;
 	int code, r;
 
 	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(argc, argv, LN_CTL_PARALLEL | LN_CTL_LIMIT | LN_CTL_ACCEPT | LN_CTL_PURGE,
-			     teardown_usage, &o);
+	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
 	if (r)
-		return r > 0 ? LN_EXIT_OK : ln_cmd_usage(teardown_usage);
+		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
 	code = ln_cmd_ctl_start(&o, "teardown", &run);
 	if (code != LN_EXIT_OK)
 		goto out;

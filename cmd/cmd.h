@@ -3,13 +3,16 @@
  * The llmnet command table's contract. main.c strips the global options
  * (-q, -v, --no-color, -o, --json, --trace) wherever they stand before
  * "--", fills ln_cli, and calls the command with the rest. Each command
- * parses its own options, answers --help, and returns an exit code from
- * DESIGN.md's table (enum ln_exit).
+ * parses its own options with its table (parse-options.h), which also
+ * answers --help, and returns an exit code from docs/exit-codes.md
+ * (enum ln_exit).
  */
 #ifndef LN_CMD_H
 #define LN_CMD_H
 
 #include <stddef.h>
+
+#include "cmd/parse-options.h"
 
 enum ln_output { LN_OUT_TEXT, LN_OUT_JSON };
 
@@ -30,8 +33,11 @@ struct ln_command {
 /* NULL-terminated; defined in main.c. */
 extern const struct ln_command ln_commands[];
 
-/* Print "usage: ..." for a command to stderr and return LN_EXIT_USAGE. */
-int ln_cmd_usage(const char *usage);
+/* Print c's "usage: ..." to stderr and return LN_EXIT_USAGE. */
+int ln_cmd_usage(const struct ln_opt_cmd *c);
+/* Parse a command's options by its table; *code is the exit code when it
+ * returns < 0 (help printed: 0; usage error: 64); else the new argc. */
+int ln_cmd_parse(const struct ln_opt_cmd *c, int argc, char **argv, int *code);
 
 int cmd_help(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
@@ -40,36 +46,57 @@ int cmd_apply(int argc, char **argv);
 int cmd_teardown(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 
-/* Shared by facts, plan, apply and teardown (cmd-apply.c). */
+/* Shared by facts, plan, apply, validate and teardown (ctl.c). */
 struct ln_spec;
 struct ln_run;
-enum {
-	LN_CTL_PARALLEL = 1,
-	LN_CTL_LIMIT = 2,
-	LN_CTL_ACCEPT = 4,
-	LN_CTL_DETAILED = 8,
-	LN_CTL_PURGE = 16,
-	LN_CTL_VALIDATE = 32,
-};
 struct ln_ctl_opts {
 	const char *spec_path;
-	unsigned parallel;
-	char **limit, **accept;
-	size_t n_limit, n_accept;
+	long parallel;			/* 0: the spec's ssh.parallel */
+	struct ln_strv limit, accept;	/* node names, checked by ln_run_init */
 	int detailed, purge, validate;
-	char *to_free[32];
-	size_t n_to_free;
 	struct ln_spec *spec;
 };
-/* Parse the shared options; 1: --help printed, -1: usage error. */
-int ln_cmd_ctl_parse(int argc, char **argv, unsigned flags, const char *usage,
-		     struct ln_ctl_opts *o);
+
+/* The shared options' table entries, one spelling and one wording. */
+#define LN_CTL_OPT_PARALLEL(o)                                                                   \
+	LN_OPT_NUMBER("parallel", &(o)->parallel, "N",                                           \
+		      "work on at most N nodes at once (default: the spec's ssh.parallel)", 1, 4096)
+#define LN_CTL_OPT_LIMIT(o)                                                                      \
+	LN_OPT_LIST("limit", &(o)->limit, "NODES", "work only on these nodes (comma-separated)", \
+		    "takes node names, comma-separated")
+#define LN_CTL_OPT_ACCEPT(o)                                                                     \
+	LN_OPT_LIST("accept-replaced", &(o)->accept, "NODES",                                    \
+		    "these nodes were reinstalled: accept and record their new host keys",       \
+		    "takes node names, comma-separated")
+
+/*
+ * Parse a controller command's argv by its table (o zeroed by the caller,
+ * the table pointing into it): the options, then exactly one SPEC.
+ * Returns 0 to go on, 1 when --help was printed, -1 on a usage error
+ * (reported); on non-zero o is already released.
+ */
+int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o);
 /* Load the spec (exit 3 on error, nothing contacted), set up the run and
  * gather facts. Returns an exit code; LN_EXIT_OK to go on. */
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
-/* apply --validate: the spec's stages over apply's own run (cmd-validate.c). */
+
+/* validate's own options (the reports and their destinations). */
+struct ln_cmd_vopts {
+	const char *stages, *json, *junit, *html, *metrics, *url;
+	long url_timeout_s, attempts;	/* attempts 0: the runner's default */
+};
+#define LN_CMD_VOPTS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, 10, 0 }
+
+/* Run the given stages (0: the spec's) over a run whose facts are
+ * gathered, print the recap, write the reports v asks for. Returns an
+ * exit code. */
+int ln_cmd_ctl_validate(struct ln_ctl_opts *o, struct ln_run *run, const struct ln_cmd_vopts *v,
+			unsigned stages);
+/* apply --validate: read the facts again over apply's sessions, then the
+ * spec's stages with validate's defaults. */
 int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run);
+
 int cmd_version(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
 

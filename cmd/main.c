@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * llmnet: global options and the command table. Commands match exactly,
- * never by prefix, so a typo can never run a different command.
+ * never by prefix, so a typo can never run a different command. Every
+ * command parses its options with the same parser (parse-options.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,31 +27,104 @@ const struct ln_command ln_commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-static const char global_usage[] =
-	"usage: llmnet [-q] [-v...] [--no-color] [-o text|json] [--trace=AREAS] <command> [args]\n";
-
-int ln_cmd_usage(const char *usage)
+static int set_verbose(const struct ln_option *opt, const char *v)
 {
-	fprintf(stderr, "usage: %s\n", usage);
+	(void)opt;
+	(void)v;
+	ln_cli.verbosity = ln_cli.verbosity < 0 ? 1 : ln_cli.verbosity + 1;
+	return 0;
+}
+
+static int set_quiet(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	(void)v;
+	ln_cli.verbosity = -1;
+	return 0;
+}
+
+static int set_json(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	(void)v;
+	ln_cli.output = LN_OUT_JSON;
+	return 0;
+}
+
+static int set_output(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	if (!strcmp(v, "text"))
+		ln_cli.output = LN_OUT_TEXT;
+	else if (!strcmp(v, "json"))
+		ln_cli.output = LN_OUT_JSON;
+	else {
+		ln_error("-o takes text or json, not '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_trace(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	if (ln_log_set_trace(v) < 0) {
+		ln_error("unknown trace area in '%s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int no_color;
+
+static const struct ln_option global_options[] = {
+	LN_OPT_CALLBACK('q', "quiet", NULL, "errors only", LN_OPT_NOARG, NULL, set_quiet),
+	LN_OPT_CALLBACK('v', "verbose", NULL, "more detail (repeat for debug: -vv)", LN_OPT_NOARG,
+			NULL, set_verbose),
+	LN_OPT_BOOL(0, "no-color", &no_color, "never colour output"),
+	LN_OPT_CALLBACK('o', "output", "FMT", "text (default) or json; --json is -o json", 0,
+			"takes text or json", set_output),
+	LN_OPT_CALLBACK(0, "json", NULL, "the same as -o json", LN_OPT_NOARG | LN_OPT_HIDDEN, NULL,
+			set_json),
+	LN_OPT_CALLBACK(0, "trace", "AREAS", "trace ssh,agent,plan,spec,probe,fanout or all",
+			LN_OPT_EQ_ONLY, "takes areas, as --trace=ssh,agent", set_trace),
+	LN_OPT_END(),
+};
+
+static const struct ln_opt_cmd global_cmd = {
+	"llmnet [-q] [-v...] [--no-color] [-o text|json] [--trace=AREAS] <command> [args]",
+	NULL,
+	global_options,
+};
+
+int ln_cmd_usage(const struct ln_opt_cmd *c)
+{
+	ln_parse_usage(c, 0, stderr);
 	return LN_EXIT_USAGE;
+}
+
+int ln_cmd_parse(const struct ln_opt_cmd *c, int argc, char **argv, int *code)
+{
+	int n = ln_parse_options(c, argc, argv, 0);
+
+	if (n == LN_PARSE_HELP)
+		*code = LN_EXIT_OK;
+	else if (n < 0)
+		*code = LN_EXIT_USAGE;
+	return n;
 }
 
 static void print_commands(FILE *f)
 {
 	const struct ln_command *c;
 
-	fputs(global_usage, f);
+	fprintf(f, "usage: %s\n", global_cmd.usage);
 	fputs("\ncommands:\n", f);
 	for (c = ln_commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fputs("\nglobal options:\n"
-	      "  -q, --quiet         errors only\n"
-	      "  -v, --verbose       more detail (repeat for debug)\n"
-	      "      --no-color      never colour output\n"
-	      "  -o, --output FMT    text (default) or json; --json is -o json\n"
-	      "      --trace=AREAS   trace ssh,agent,plan,spec,probe,fanout or all\n"
-	      "\n'llmnet <command> --help' describes a command; 'man llmnet' has the rest.\n",
-	      f);
+	fputs("\nglobal options (anywhere before \"--\"):\n", f);
+	ln_parse_option_lines(global_options, f);
+	fputs("\n'llmnet <command> --help' describes a command; 'man llmnet' has the rest.\n", f);
 }
 
 static const struct ln_command *find_command(const char *name)
@@ -65,10 +139,18 @@ static const struct ln_command *find_command(const char *name)
 
 int cmd_help(int argc, char **argv)
 {
+	static const struct ln_option options[] = { LN_OPT_END() };
+	static const struct ln_opt_cmd cmd = {
+		"llmnet help [COMMAND]", "lists the commands, or shows a command's help", options
+	};
 	const struct ln_command *c;
 	char help[] = "--help";
 	char *args[3];
+	int code;
 
+	argc = ln_cmd_parse(&cmd, argc, argv, &code);
+	if (argc < 0)
+		return code;
 	if (argc < 2) {
 		print_commands(stdout);
 		return LN_EXIT_OK;
@@ -90,14 +172,17 @@ int cmd_help(int argc, char **argv)
 
 int cmd_version(int argc, char **argv)
 {
-	(void)argv;
-	if (argc > 1) {
-		if (!strcmp(argv[1], "--help")) {
-			puts("usage: llmnet version\nprints llmnet's version and agent protocol");
-			return LN_EXIT_OK;
-		}
-		return ln_cmd_usage("llmnet version");
-	}
+	static const struct ln_option options[] = { LN_OPT_END() };
+	static const struct ln_opt_cmd cmd = {
+		"llmnet version", "prints llmnet's version and agent protocol", options
+	};
+	int code;
+
+	argc = ln_cmd_parse(&cmd, argc, argv, &code);
+	if (argc < 0)
+		return code;
+	if (argc > 1)
+		return ln_cmd_usage(&cmd);
 	if (ln_cli.output == LN_OUT_JSON)
 		printf("{\"version\":\"%s\"}\n", LN_VERSION);
 	else
@@ -105,69 +190,14 @@ int cmd_version(int argc, char **argv)
 	return LN_EXIT_OK;
 }
 
-/* Remove argv[i] (and n-1 followers) from the vector. */
-static void drop_args(int *argc, char **argv, int i, int n)
-{
-	memmove(&argv[i], &argv[i + n], (size_t)(*argc - i - n + 1) * sizeof(*argv));
-	*argc -= n;
-}
-
-static int set_output(const char *v)
-{
-	if (!strcmp(v, "text"))
-		ln_cli.output = LN_OUT_TEXT;
-	else if (!strcmp(v, "json"))
-		ln_cli.output = LN_OUT_JSON;
-	else
-		return -1;
-	return 0;
-}
-
 /* Strip global options anywhere before "--"; returns 0 or LN_EXIT_USAGE. */
 static int parse_globals(int *argc, char **argv)
 {
-	int i = 1, no_color = 0;
+	int n = ln_parse_options(&global_cmd, *argc, argv, LN_PARSE_KEEP_UNKNOWN);
 
-	while (i < *argc) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--"))
-			break;
-		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			ln_cli.verbosity = -1;
-		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			ln_cli.verbosity = ln_cli.verbosity < 0 ? 1 : ln_cli.verbosity + 1;
-		} else if (!strcmp(a, "-vv")) {
-			ln_cli.verbosity = 2;
-		} else if (!strcmp(a, "--no-color")) {
-			no_color = 1;
-		} else if (!strcmp(a, "--json")) {
-			ln_cli.output = LN_OUT_JSON;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (i + 1 >= *argc || set_output(argv[i + 1]) < 0) {
-				ln_error("%s takes text or json", a);
-				return LN_EXIT_USAGE;
-			}
-			drop_args(argc, argv, i, 2);
-			continue;
-		} else if (!strncmp(a, "--output=", 9) || (!strncmp(a, "-o", 2) && a[2])) {
-			const char *v = a[1] == 'o' ? a + 2 : a + 9;
-
-			if (set_output(v) < 0) {
-				ln_error("-o takes text or json, not '%s'", v);
-				return LN_EXIT_USAGE;
-			}
-		} else if (!strncmp(a, "--trace=", 8)) {
-			if (ln_log_set_trace(a + 8) < 0) {
-				ln_error("unknown trace area in '%s'", a + 8);
-				return LN_EXIT_USAGE;
-			}
-		} else {
-			i++;
-			continue;
-		}
-		drop_args(argc, argv, i, 1);
-	}
+	if (n < 0)
+		return LN_EXIT_USAGE;
+	*argc = n;
 	if (getenv("NO_COLOR"))
 		no_color = 1;
 	ln_cli.color = !no_color && isatty(STDOUT_FILENO);

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Probe operations over the controller's run (the ln_probe_ops table the
+ * validation runner calls): every probe goes through the agent's bounded
+ * `run` verb on the node's SSH session, its arguments single-quoted and
+ * checked before they reach a shell; files are installed by upload, copy
+ * and rename, and read back with cat. The controller's side of the
+ * runner, kept out of cmd/ so that commands stay argv to library calls.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/proto.h"
+#include "orchestrator/facts.h"
+#include "orchestrator/transport/ssh.h"
+#include "orchestrator/validate/remote.h"
+
+static struct ln_node_run *node_run(void *ctx, size_t node)
+{
+	struct ln_run *run = ctx;
+
+	return node < run->n ? &run->nodes[node] : NULL;
+}
+
+static int ops_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
+{
+	struct ln_node_run *nr = node_run(ctx, node);
+
+	if (!nr || nr->state != LN_NODE_OK || !nr->facts) {
+		ln_buf_addf(err, "no facts from '%s': %s", nr ? nr->spec->name : "?",
+			    nr && nr->reason.len ? nr->reason.buf :
+			    nr ? ln_node_state_name(nr->state) : "unknown node");
+		return -LN_EUNREACH;
+	}
+	*out = nr->facts;
+	return 0;
+}
+
+/* A probe argument goes on the remote command line single-quoted; the
+ * agent checks it again, but nothing unsafe even reaches the shell. */
+static int quotable(const char *s)
+{
+	if (!*s || strlen(s) > 4096)
+		return 0;
+	for (; *s; s++)
+		if (*s < 0x21 || *s > 0x7e || strchr("'\"\\`$;&|<>", *s))
+			return 0;
+	return 1;
+}
+
+static int ops_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
+		   struct ln_probe_result *out, struct ln_buf *err)
+{
+	struct ln_run *run = ctx;
+	struct ln_node_run *nr = node_run(ctx, node);
+	struct ln_buf cmd = LN_BUF_INIT, so = LN_BUF_INIT, se = LN_BUF_INIT, e = LN_BUF_INIT;
+	struct json_object *ans = NULL, *v;
+	int r, status = -1, i;
+	const char *s;
+
+	if (!nr)
+		return -EINVAL;
+	r = ln_run_session(run, nr, err);
+	if (r < 0)
+		return r;
+	if (ln_ssh_is_sudo(nr->s))
+		ln_buf_addstr(&cmd, "sudo -n ${LLMNET_AGENT_ROOT:+env "
+				    "LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} ");
+	ln_buf_addf(&cmd, "\"${LLMNET_AGENT_ROOT%%/}%s/%s\" run --timeout %d --max-output %u --",
+		    LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME, timeout_s, 4u << 20);
+	for (i = 0; argv[i]; i++) {
+		if (!quotable(argv[i])) {
+			ln_buf_addf(err, "refusing to pass the argument '%.64s' of '%s' to '%s'",
+				    argv[i], argv[0], nr->spec->name);
+			r = -EINVAL;
+			goto out;
+		}
+		ln_buf_addf(&cmd, " '%s'", argv[i]);
+	}
+	ln_buf_init(&so, 8u << 20);
+	/* the agent's own bound fires first; ours only covers a stuck link */
+	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, (timeout_s + 30) * 1000, &so, &se, &status, err);
+	if (r < 0)
+		goto out;
+	if (ln_json_parse(so.buf, so.len, &ans, &e) < 0 || !json_object_is_type(ans, json_type_object)) {
+		ln_buf_rtrim(&se);
+		ln_buf_addf(err, "the agent on '%s' gave no answer to 'run %s' (exit %d)%s%s",
+			    nr->spec->name, argv[0], status, se.len ? ": " : "", se.buf);
+		r = -LN_EPROTO;
+		goto out;
+	}
+	if (json_object_object_get_ex(ans, "error", &v)) {
+		struct json_object *m = NULL;
+
+		json_object_object_get_ex(v, "message", &m);
+		ln_buf_addf(err, "the agent on '%s' refused '%s': %s", nr->spec->name, argv[0],
+			    m ? json_object_get_string(m) : "no reason given");
+		r = -LN_EREQUEST;
+		goto out;
+	}
+	out->exit_status = json_object_object_get_ex(ans, "exit_status", &v) &&
+			   json_object_is_type(v, json_type_int) ? json_object_get_int(v) : -1;
+	out->timed_out = json_object_object_get_ex(ans, "timed_out", &v) &&
+			 json_object_get_boolean(v);
+	out->seconds = json_object_object_get_ex(ans, "duration_ms", &v) ?
+		       json_object_get_double(v) / 1000.0 : 0;
+	s = json_object_object_get_ex(ans, "output", &v) ? json_object_get_string(v) : NULL;
+	ln_buf_reset(&out->output);
+	if (s)
+		ln_buf_addstr(&out->output, s);
+	ln_trace("probe", "%s: %s -> exit %d%s", nr->spec->name, argv[0], out->exit_status,
+		 out->timed_out ? " (timed out)" : "");
+	r = 0;
+out:
+	json_object_put(ans);
+	ln_buf_release(&cmd);
+	ln_buf_release(&so);
+	ln_buf_release(&se);
+	ln_buf_release(&e);
+	return r;
+}
+
+static int ops_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
+		   struct ln_buf *err)
+{
+	struct ln_run *run = ctx;
+	struct ln_node_run *nr = node_run(ctx, node);
+	struct ln_buf cmd = LN_BUF_INIT, so = LN_BUF_INIT, se = LN_BUF_INIT;
+	char stage[160], dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int r, status = -1, sudo;
+
+	if (!nr || !slash || slash == path || !ln_ssh_safe_word(path + 1) ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return -EINVAL;
+	r = ln_run_session(run, nr, err);
+	if (r < 0)
+		return r;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	snprintf(stage, sizeof(stage), ".llmnet-probe.upload.%ld.%s.%08lx", (long)getpid(),
+		 nr->spec->name, (unsigned long)random());
+	r = ln_ssh_put(nr->s, stage, data, len, 0600, err);
+	if (r < 0)
+		return r;
+	sudo = ln_ssh_is_sudo(nr->s);
+	/* copy under a temporary name, then rename: a half-written probe is
+	 * never run */
+	ln_buf_addf(&cmd,
+		    "%sumask 022 && mkdir -p \"${LLMNET_AGENT_ROOT%%/}%s\" && cp -- \"$HOME/%s\" "
+		    "\"${LLMNET_AGENT_ROOT%%/}%s.new\" && chmod 0755 \"${LLMNET_AGENT_ROOT%%/}%s.new\""
+		    " && mv -f -- \"${LLMNET_AGENT_ROOT%%/}%s.new\" \"${LLMNET_AGENT_ROOT%%/}%s\"; "
+		    "r=$?; rm -f -- \"$HOME/%s\"; exit $r%s",
+		    sudo ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} "
+			   "HOME=\"$HOME\" sh -c '" : "",
+		    dir, stage, path, path, path, path, stage, sudo ? "'" : "");
+	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, &so, &se, &status, err);
+	if (r == 0 && status != 0) {
+		ln_buf_rtrim(&se);
+		ln_buf_addf(err, "cannot install '%s' on '%s' (exit %d): %s", path, nr->spec->name,
+			    status, se.buf);
+		r = -EIO;
+	}
+	ln_buf_release(&cmd);
+	ln_buf_release(&so);
+	ln_buf_release(&se);
+	return r;
+}
+
+/* Read back a file llmnet installed (the MPI probe, to copy it from the
+ * launcher and to check each copy): cat over the session, bounded by the
+ * step timeout and by data's cap. */
+static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
+		   struct ln_buf *err)
+{
+	struct ln_run *run = ctx;
+	struct ln_node_run *nr = node_run(ctx, node);
+	struct ln_buf cmd = LN_BUF_INIT, se = LN_BUF_INIT;
+	int r, status = -1;
+
+	if (!nr || path[0] != '/' || !ln_ssh_safe_word(path + 1))
+		return -EINVAL;
+	r = ln_run_session(run, nr, err);
+	if (r < 0)
+		return r;
+	ln_buf_addf(&cmd, "%scat -- \"${LLMNET_AGENT_ROOT%%/}%s\"",
+		    ln_ssh_is_sudo(nr->s) ? "sudo -n " : "", path);
+	ln_buf_reset(data);
+	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, data, &se, &status, err);
+	if (r == 0 && status != 0) {
+		ln_buf_rtrim(&se);
+		ln_buf_addf(err, "cannot read '%s' on '%s' (exit %d): %s", path, nr->spec->name,
+			    status, se.buf);
+		r = -EIO;
+	}
+	ln_buf_release(&cmd);
+	ln_buf_release(&se);
+	return r;
+}
+
+const struct ln_probe_ops ln_validate_remote_ops = { ops_facts, ops_run, ops_put, ops_get };
+
+/* $LLMNET_PROBES first: a test or a packager points at its own probes. */
+char *ln_validate_find_probe(const char *name)
+{
+	char self[PATH_MAX], *slash, *path = NULL;
+	const char *env = getenv("LLMNET_PROBES");
+	ssize_t n;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		free(path);
+		path = NULL;
+		if (k == 0) {
+			if (!env || asprintf(&path, "%s/%s", env, name) < 0)
+				continue;
+		} else {
+			n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+			if (n <= 0)
+				return NULL;
+			self[n] = '\0';
+			slash = strrchr(self, '/');
+			if (!slash)
+				return NULL;
+			*slash = '\0';
+			if (asprintf(&path, k == 1 ? "%s/probes/%s" : "%s/../lib/llmnet/probes/%s",
+				     self, name) < 0)
+				continue;
+		}
+		if (!access(path, R_OK))
+			return path;
+	}
+	free(path);
+	return NULL;
+}
