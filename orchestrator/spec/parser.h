@@ -128,9 +128,11 @@ int spec_walk_seq(struct parser *p, const struct field *f,
 void *spec_grow(void **arr, size_t *alloc, size_t n, size_t elem);
 #define GROW(arr, n, alloc) \
 	((__typeof__(arr))spec_grow((void **)&(arr), &(alloc), (n), sizeof(*(arr))))
-/* Append a copy of *src and count it; 0 or -ENOMEM. */
+/* Append a copy of *src (an element of arr's type) and count it in *n;
+ * 0 or -ENOMEM. */
+int spec_append(void **arr, size_t *n, size_t *alloc, const void *src, size_t elem);
 #define APPEND(arr, n, alloc, src) \
-	(GROW(arr, n, alloc) ? ((arr)[(n)++] = *(src), 0) : -ENOMEM)
+	spec_append((void **)&(arr), &(n), &(alloc), (src), sizeof(*(arr)))
 
 /* ---- ranges (expand.c) ------------------------------------------------ */
 

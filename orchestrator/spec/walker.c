@@ -549,3 +549,14 @@ void *spec_grow(void **arr, size_t *alloc, size_t n, size_t elem)
 	memset((char *)*arr + n * elem, 0, elem);
 	return (char *)*arr + n * elem;
 }
+
+int spec_append(void **arr, size_t *n, size_t *alloc, const void *src, size_t elem)
+{
+	void *e = spec_grow(arr, alloc, *n, elem);
+
+	if (!e)
+		return -ENOMEM;
+	memcpy(e, src, elem);
+	(*n)++;
+	return 0;
+}
