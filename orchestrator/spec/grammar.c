@@ -327,7 +327,8 @@ static const struct field top_fields[] = {
 	{ .key = "mpi", .type = FT_MAP, .off = offsetof(struct ln_spec, mpi), .sub = &mpi_table,
 	  .doc = "MPI hostfile" },
 	{ .key = "validation", .type = FT_CUSTOM, .fn = spec_parse_validation,
-	  .schema_type = "validation", .doc = "validation stages to run" },
+	  .sub = spec_stage_tables, .schema_type = "validation",
+	  .doc = "validation stages to run" },
 };
 
 const struct table spec_top_table = {

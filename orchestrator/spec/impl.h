@@ -206,7 +206,9 @@ struct field {
 	enum spat pat;
 	long long min, max;		/* FT_UINT, FT_U16, FT_INT */
 	const char *const *names;	/* FT_ENUM (NULL-terminated) */
-	const struct table *sub;	/* FT_MAP; FT_CUSTOM: item table, if any */
+	/* FT_MAP; FT_CUSTOM: item table, if any ("validation": the
+	 * LN_STAGE_COUNT stage tables, by enum ln_stage) */
+	const struct table *sub;
 	field_fn fn;			/* FT_CUSTOM */
 	scalar_fn sfn;			/* a scalar with its own conversion */
 	const char *schema_type;	/* FT_CUSTOM: hint for the schema */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to the parser's files (walker.c, expand.c, grammar.c and the
- * section handlers nodes.c, storage.c, mpi.c, ssh.c, stages.c, spec.c):
+ * Private to the parser's files (spec.c, walker.c, expand.c, grammar.c and
+ * the section handlers settings.c, nodes.c, storage.c, stages.c):
  * the parser's state, the walker that the key tables drive, range
  * expansion, and the handlers the tables name. The check, JSON and schema
  * passes never see libyaml and include only impl.h.
@@ -175,9 +175,6 @@ void spec_rng_release(struct rng *r);
 
 /* ---- handlers named by the key tables (grammar.c) --------------------- */
 
-/* spec.c */
-int spec_parse_version(struct parser *p, const struct field *f, void *obj, const char *v,
-		       struct ln_mark m);
 /* nodes.c */
 int spec_parse_nodes(struct parser *p, const struct field *f, void *obj);
 int spec_parse_rdma(struct parser *p, const struct field *f, void *obj);
@@ -190,11 +187,12 @@ int spec_parse_hosts(struct parser *p, const struct field *f, void *obj);
 int spec_parse_initiators(struct parser *p, const struct field *f, void *obj);
 int spec_parse_fs(struct parser *p, const struct field *f, void *obj, const char *v,
 		  struct ln_mark m);
-/* mpi.c */
-int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
-/* ssh.c */
+/* settings.c */
+int spec_parse_version(struct parser *p, const struct field *f, void *obj, const char *v,
+		       struct ln_mark m);
 int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
 		    struct ln_mark m);
+int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
 /* stages.c */
 int spec_parse_validation(struct parser *p, const struct field *f, void *obj);
 int spec_parse_bw_min(struct parser *p, const struct field *f, void *obj, const char *v,

@@ -15,22 +15,6 @@
 #include "common/error.h"
 #include "orchestrator/spec/parser.h"
 
-int spec_parse_version(struct parser *p, const struct field *f, void *obj, const char *v,
-		       struct ln_mark m)
-{
-	struct ln_spec *spec = obj;
-
-	(void)f;
-	if (strcmp(v, "1")) {
-		spec_diag(spec, m, "unsupported spec version '%.40s' (this llmnet reads version %d)",
-			  v, LN_SPEC_VERSION);
-		p->st->version_bad = 1;
-		return 0;
-	}
-	spec->version = 1;
-	return 0;
-}
-
 /* ---- load ------------------------------------------------------------- */
 
 static void set_defaults(struct ln_spec *spec)

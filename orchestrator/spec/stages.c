@@ -64,14 +64,16 @@ struct kv {
 	int plain;
 };
 
-static void stage_option_error(struct parser *p, enum ln_stage s, const struct kv *kv)
+/* tables: the stage tables, by enum ln_stage (the field's sub). */
+static void stage_option_error(struct parser *p, const struct table *tables, enum ln_stage s,
+			       const struct kv *kv)
 {
-	const struct table *t = &spec_stage_tables[s];
+	const struct table *t = &tables[s];
 	const struct field *f = NULL;
 	size_t i;
 
 	for (i = 0; i < LN_STAGE_COUNT && !f; i++)
-		f = spec_find_field(&spec_stage_tables[i], kv->k);
+		f = spec_find_field(&tables[i], kv->k);
 	ln_buf_reset(&p->why);
 	if (f && (f->flags & F_THRESHOLD)) {
 		ln_buf_addf(&p->why, "stage '%s' cannot have a threshold ('%s')",
@@ -202,7 +204,8 @@ static int pick_stage(struct parser *p, const struct kv *kvs, size_t n, struct l
 }
 
 /* Set the entry's options (every pair but "stage") by the stage's table. */
-static int set_options(struct parser *p, enum ln_stage stage, const struct kv *kvs, size_t n)
+static int set_options(struct parser *p, const struct table *tables, enum ln_stage stage,
+		       const struct kv *kvs, size_t n)
 {
 	size_t i;
 	int r;
@@ -212,9 +215,9 @@ static int set_options(struct parser *p, enum ln_stage stage, const struct kv *k
 
 		if (!strcmp(kvs[i].k, "stage"))
 			continue;
-		f = spec_find_field(&spec_stage_tables[stage], kvs[i].k);
+		f = spec_find_field(&tables[stage], kvs[i].k);
 		if (!f) {
-			stage_option_error(p, stage, &kvs[i]);
+			stage_option_error(p, tables, stage, &kvs[i]);
 			continue;
 		}
 		if (!kvs[i].v)
@@ -234,7 +237,6 @@ static int stage_item(struct parser *p, const struct field *f)
 	size_t n = 0, i;
 	int stage, r = 0;
 
-	(void)f;
 	if (p->ev.type != YAML_MAPPING_START_EVENT) {
 		spec_diag(p->spec, start,
 			  "a validation entry takes a mapping such as { stage: rping }, not %s",
@@ -252,7 +254,7 @@ static int stage_item(struct parser *p, const struct field *f)
 	if (!r) {
 		stage = pick_stage(p, kvs, n, start);
 		if (stage >= 0)
-			r = set_options(p, (enum ln_stage)stage, kvs, n);
+			r = set_options(p, f->sub, (enum ln_stage)stage, kvs, n);
 	}
 	for (i = 0; i < n; i++) {
 		free((char *)kvs[i].k);
