@@ -18,7 +18,7 @@
 
 /* ---- entries collected before expansion ------------------------------- */
 
-/* Keys of one table at the most (a walk_map() bit set is 64 wide). */
+/* Keys of one table at the most: entries keep a mark per key. */
 #define MAX_FIELDS 16
 
 struct rdma_entry {

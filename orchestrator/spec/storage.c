@@ -126,7 +126,9 @@ static int add_target(struct parser *p, struct lead *nqn, size_t i, struct rng *
 	const struct target_entry *te = &p->te;
 	struct ln_target *t = GROW(spec->targets, spec->n_targets, st->alloc_targets);
 	struct target_raw *raw = GROW(st->target_raw, spec->n_targets, st->alloc_target_raw);
-	int quiet = i > 0;	/* a bad NQN of a range is reported for the first only */
+	/* Only a range's first NQN is reported when bad; a later bad one
+	 * passes. A gap kept as the parser had it, to be closed apart. */
+	int quiet = i > 0;
 	size_t k;
 	int r;
 
@@ -211,7 +213,7 @@ static int add_initiator(struct parser *p, struct lead *node, size_t i, struct r
 	const struct init_entry *ie = &p->ie;
 	struct ln_initiator *in = GROW(spec->initiators, spec->n_initiators, st->alloc_initiators);
 	struct init_raw *raw = GROW(st->init_raw, spec->n_initiators, st->alloc_init_raw);
-	int quiet = 1;	/* unknown node names are the check pass's to report */
+	int quiet = 1;	/* node names are judged by the check pass (unknown node) */
 	int r;
 
 	if (!in || !raw)
