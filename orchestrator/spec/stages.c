@@ -58,13 +58,17 @@ bad:
 }
 
 
+/* A pair of a validation entry, collected before its stage is known:
+ * k and v are the caller's to free; v is NULL when not a usable value. */
 struct kv {
 	const char *k, *v;
 	struct ln_mark km, vm;
 	int plain;
 };
 
-/* tables: the stage tables, by enum ln_stage (the field's sub). */
+/* Report an option that stage s does not take: a threshold on a stage
+ * without one, another stage's option, or an unknown key. tables: the
+ * stage tables by enum ln_stage (the validation field's sub). */
 static void stage_option_error(struct parser *p, const struct table *tables, enum ln_stage s,
 			       const struct kv *kv)
 {
