@@ -421,6 +421,68 @@ static int resolve_hosts(struct ctx *x, size_t ti, const struct host_raw *h, siz
 	return r;
 }
 
+/* A target's node: resolved (t->node set) or reported; NULL if unknown. */
+static const struct ln_node *target_node(struct ctx *x, size_t i)
+{
+	struct ln_spec *spec = x->spec;
+	struct ln_target *t = &spec->targets[i];
+	const struct target_raw *raw = &x->st->target_raw[i];
+	long ni = node_index(spec, raw->node);
+
+	if (raw->node && ni < 0) {
+		const char *near = near_node(spec, raw->node);
+
+		if (near)
+			spec_diag(spec, raw->node_mark,
+				  "target '%s' is on unknown node '%s' (did you mean '%s'?)",
+				  t->nqn, raw->node, near);
+		else
+			spec_diag(spec, raw->node_mark, "target '%s' is on unknown node '%s'",
+				  t->nqn, raw->node);
+	}
+	if (ni < 0)
+		return NULL;
+	t->node = (size_t)ni;
+	return &spec->nodes[ni];
+}
+
+/* Target i's namespaces, st->nss[off...]: duplicate nsids in the target
+ * (order: scratch for their sort) and backing files or devices already
+ * used on the same node. */
+static void check_target_namespaces(struct ctx *x, size_t i, const struct ln_node *node,
+				    size_t off, uint32_t *order, struct spec_idxmap *backing)
+{
+	struct ln_spec *spec = x->spec;
+	struct ln_spec_store *st = x->st;
+	const struct ln_target *t = &spec->targets[i];
+	size_t k;
+	long other;
+
+	sorted(order, t->n_namespaces, st->nss, off, cmp_nsid);
+	for (k = 0; k < t->n_namespaces; k++) {
+		struct ln_namespace *ns = &st->nss[off + k];
+
+		x->ns_target[off + k] = (uint32_t)i;
+		if (k && st->nss[order[k - 1]].nsid == st->nss[order[k]].nsid &&
+		    st->nss[order[k]].nsid)
+			spec_diag(spec, st->nss[order[k]].mark,
+				  "duplicate nsid %u in target '%s' (first on line %u)",
+				  st->nss[order[k]].nsid, t->nqn, st->nss[order[k - 1]].mark.line);
+		/* file/size/device rules are the parser's (check_namespace) */
+		if ((ns->file && ns->device) || (!ns->file && !ns->device))
+			continue;
+		if (!node)
+			continue;
+		other = spec_idxmap_insert(backing, (uint32_t)(off + k));
+		if (other >= 0)
+			spec_diag(spec, ns->mark,
+				  "'%s' on node '%s' already backs namespace %u of '%s' (line %u)",
+				  ns_backing(x, (uint32_t)(off + k)), node->name,
+				  st->nss[other].nsid, spec->targets[x->ns_target[other]].nqn,
+				  st->nss[other].mark.line);
+	}
+}
+
 static int check_targets(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
@@ -449,29 +511,14 @@ static int check_targets(struct ctx *x)
 	for (i = 0; i < spec->n_targets; i++) {
 		struct ln_target *t = &spec->targets[i];
 		const struct target_raw *raw = &st->target_raw[i];
-		const struct ln_node *node = NULL;
-		long other, ni;
+		const struct ln_node *node;
+		long other;
 
 		other = spec_idxmap_insert(&st->target_by_nqn, (uint32_t)i);
 		if (other >= 0)
 			spec_diag(spec, raw->nqn, "duplicate target nqn '%s' (first on line %u)",
 				  t->nqn, st->target_raw[other].nqn.line);
-		ni = node_index(spec, raw->node);
-		if (raw->node && ni < 0) {
-			const char *near = near_node(spec, raw->node);
-
-			if (near)
-				spec_diag(spec, raw->node_mark,
-					  "target '%s' is on unknown node '%s' (did you mean '%s'?)",
-					  t->nqn, raw->node, near);
-			else
-				spec_diag(spec, raw->node_mark, "target '%s' is on unknown node '%s'",
-					  t->nqn, raw->node);
-		}
-		if (ni >= 0) {
-			t->node = (size_t)ni;
-			node = &spec->nodes[ni];
-		}
+		node = target_node(x, i);
 		if (node && t->transport == LN_TRANSPORT_RDMA && !node->n_rdma)
 			spec_diag(spec, t->mark,
 				  "target '%s' uses transport rdma but node '%s' has no RDMA port",
@@ -484,32 +531,7 @@ static int check_targets(struct ctx *x)
 					  "target '%s' has no 'address' and node '%s' has no RDMA ip to default to",
 					  t->nqn, node->name);
 		}
-		/* namespaces */
-		sorted(order, t->n_namespaces, st->nss, off, cmp_nsid);
-		for (k = 0; k < t->n_namespaces; k++) {
-			struct ln_namespace *ns = &st->nss[off + k];
-
-			x->ns_target[off + k] = (uint32_t)i;
-			if (k && st->nss[order[k - 1]].nsid == st->nss[order[k]].nsid &&
-			    st->nss[order[k]].nsid)
-				spec_diag(spec, st->nss[order[k]].mark,
-					  "duplicate nsid %u in target '%s' (first on line %u)",
-					  st->nss[order[k]].nsid, t->nqn,
-					  st->nss[order[k - 1]].mark.line);
-			/* file/size/device rules are the parser's (check_namespace) */
-			if ((ns->file && ns->device) || (!ns->file && !ns->device))
-				continue;
-			if (node) {
-				other = spec_idxmap_insert(&backing, (uint32_t)(off + k));
-				if (other >= 0)
-					spec_diag(spec, ns->mark,
-						  "'%s' on node '%s' already backs namespace %u of '%s' (line %u)",
-						  ns_backing(x, (uint32_t)(off + k)), node->name,
-						  st->nss[other].nsid,
-						  spec->targets[x->ns_target[other]].nqn,
-						  st->nss[other].mark.line);
-			}
-		}
+		check_target_namespaces(x, i, node, off, order, &backing);
 		off += t->n_namespaces;
 		if (raw->n_hosts) {
 			r = resolve_hosts(x, i, &st->hosts_raw[hoff], raw->n_hosts, stamp);

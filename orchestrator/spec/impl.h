@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to orchestrator/spec*.c: the key tables that drive the event
- * walker (and from which the JSON Schema is generated), the store that
- * owns the model's memory, and the diagnostics list. Nothing outside the
- * spec module includes this.
+ * Private to the files of orchestrator/spec/: the key tables that drive
+ * the event walker (and from which the JSON Schema is generated), the
+ * store that owns the model's memory, and the diagnostics list. Nothing
+ * outside the spec module includes this; the parser's own state is in
+ * parser.h.
  */
 #ifndef LN_SPEC_IMPL_H
 #define LN_SPEC_IMPL_H
@@ -205,7 +206,9 @@ struct field {
 	enum spat pat;
 	long long min, max;		/* FT_UINT, FT_U16, FT_INT */
 	const char *const *names;	/* FT_ENUM (NULL-terminated) */
-	const struct table *sub;	/* FT_MAP; FT_CUSTOM: item table, if any */
+	/* FT_MAP; FT_CUSTOM: item table, if any ("validation": the
+	 * LN_STAGE_COUNT stage tables, by enum ln_stage) */
+	const struct table *sub;
 	field_fn fn;			/* FT_CUSTOM */
 	scalar_fn sfn;			/* a scalar with its own conversion */
 	const char *schema_type;	/* FT_CUSTOM: hint for the schema */
@@ -220,8 +223,10 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 extern const struct table spec_top_table;
 /* Validation stages, indexed by enum ln_stage. */
 extern const struct table spec_stage_tables[LN_STAGE_COUNT];
+/* Enum names (names.c), NULL-terminated. */
 extern const char *const spec_stage_names[];
 extern const char *const spec_fs_names[];
+extern const char *const spec_link_layer_names[];
 
 /* Regular expressions (ECMA-262) equivalent to each string pattern, for
  * the schema; NULL where no regex says it (checked by llmnet lint only). */

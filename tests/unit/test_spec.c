@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/util.h"
 #include "orchestrator/spec/spec.h"
 
 #define EXAMPLES_DIR FIXTURES_DIR "/spec/../../../examples"
@@ -344,7 +345,7 @@ static void test_spec__jump_host_forms(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		char text[512];
 		struct ln_spec *s;
 

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The spec language's grammar: one key table per mapping, from the top
+ * level down (nodes, storage, mpi, validation stages, ssh). The walker
+ * (walker.c) reads a spec by these tables, the schema (schema.c) is
+ * generated from them and docs/spec.md documents every key they hold, so
+ * a new key is one row here (and a handler when it is not a plain scalar).
+ * This file is data: its tables may be long.
+ */
+#include <stddef.h>
+
+#include "common/util.h"
+#include "orchestrator/spec/parser.h"
+
+
+static const char *const host_key_policies[] = { "strict", "accept-new", NULL };
+static const char *const transports[] = { "tcp", "rdma", NULL };
+static const char *const formats[] = { "never", "if-blank", NULL };
+static const char *const mpi_formats[] = { "openmpi", "mpich", NULL };
+static const char *const pairs_names[] = { "ring", "all", NULL };
+static const char *const bw_tools[] = { "ib_write_bw", "ib_send_bw", NULL };
+static const char *const nccl_tools[] = { "probe", "all_reduce_perf", NULL };
+static const char *const nccl_ops[] = { "all_reduce", "all_gather", "reduce_scatter", "broadcast",
+					"reduce", NULL };
+
+/* ---- nodes -------------------------------------------------------------- */
+
+static const struct field rdma_fields[] = {
+	{ .key = "device", .type = FT_STR, .off = offsetof(struct ln_rdma_port, device),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_DEVICE,
+	  .doc = "RDMA device name as in /sys/class/infiniband (mlx5_0, rxe0)" },
+	{ .key = "port", .type = FT_UINT, .off = offsetof(struct ln_rdma_port, port), .min = 1,
+	  .max = 255, .def = "1", .doc = "port number on the device, from 1" },
+	{ .key = "ip", .type = FT_STR, .off = offsetof(struct ln_rdma_port, ip), .flags = F_RANGE,
+	  .pat = SP_IP, .doc = "the port's IP address (numeric); may be a range in a node range" },
+	{ .key = "gid_index", .type = FT_INT, .off = offsetof(struct ln_rdma_port, gid_index),
+	  .min = 0, .max = 255, .def = "chosen from the GID table",
+	  .doc = "GID table index for RoCE" },
+	{ .key = "min_rate", .type = FT_RATE, .off = offsetof(struct ln_rdma_port, min_rate_bps),
+	  .flags = F_THRESHOLD, .min = 1, .doc = "lowest acceptable active link rate" },
+	{ .key = "link_layer", .type = FT_ENUM, .off = offsetof(struct ln_rdma_port, link_layer),
+	  .names = spec_link_layer_names, .def = "any", .doc = "expected link layer" },
+	{ .key = "mtu", .type = FT_UINT, .off = offsetof(struct ln_rdma_port, mtu),
+	  .sfn = spec_parse_mtu, .min = 256, .max = 4096, .doc = "expected active MTU" },
+};
+
+static const struct table rdma_table = {
+	"rdma port", rdma_fields, ARRAY_SIZE(rdma_fields),
+	0, 0, "An RDMA port of the node.", NULL, NULL,
+};
+
+static const struct field node_fields[] = {
+	{ .key = "name", .type = FT_STR, .off = offsetof(struct ln_node, name),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_NODE,
+	  .doc = "unique node name, or a range such as gpu[001-128]" },
+	{ .key = "address", .type = FT_STR, .off = offsetof(struct ln_node, address),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_HOST,
+	  .doc = "where SSH reaches the node; a range expands in step with the name" },
+	{ .key = "port", .type = FT_U16, .off = offsetof(struct ln_node, port), .min = 1,
+	  .max = 65535, .def = "ssh.port", .doc = "SSH port" },
+	{ .key = "user", .type = FT_STR, .off = offsetof(struct ln_node, user), .flags = F_RANGE,
+	  .pat = SP_USER, .def = "ssh.user", .doc = "SSH user" },
+	{ .key = "gpus", .type = FT_UINT, .off = offsetof(struct ln_node, gpus), .min = 0,
+	  .max = 1024, .def = "0", .doc = "expected CUDA devices" },
+	{ .key = "slots", .type = FT_UINT, .off = offsetof(struct ln_node, slots), .min = 1,
+	  .max = 4096, .def = "max(gpus, 1)", .doc = "MPI slots in the hostfile" },
+	{ .key = "rdma", .type = FT_CUSTOM, .fn = spec_parse_rdma, .sub = &rdma_table,
+	  .schema_type = "list", .doc = "RDMA ports" },
+};
+
+static const struct table node_table = {
+	"node", node_fields, ARRAY_SIZE(node_fields), 0, 0,
+	"A node, or a range of nodes expanded in step.", NULL, NULL,
+};
+
+/* ---- storage ------------------------------------------------------------ */
+
+static const struct field ns_fields[] = {
+	{ .key = "nsid", .type = FT_UINT, .off = offsetof(struct ln_namespace, nsid),
+	  .flags = F_REQUIRED, .min = 1, .max = 0xfffffffe, .doc = "namespace id, unique in the target" },
+	{ .key = "file", .type = FT_STR, .off = offsetof(struct ln_namespace, file),
+	  .pat = SP_PATH, .doc = "backing file on the target node (absolute); needs size" },
+	{ .key = "size", .type = FT_SIZE, .off = offsetof(struct ln_namespace, size), .min = 512,
+	  .doc = "size of the backing file; a multiple of 512 bytes" },
+	{ .key = "device", .type = FT_STR, .off = offsetof(struct ln_namespace, device),
+	  .pat = SP_DEVPATH, .doc = "block device under /dev/ instead of a file" },
+};
+
+static const struct table ns_table = {
+	"namespace", ns_fields, ARRAY_SIZE(ns_fields), 0, 0,
+	"A namespace: a backing file with a size, or a block device.", "namespace", NULL,
+};
+
+/*
+ * Keys a target may one day take that llmnet cannot honour yet. Each is
+ * refused by name: an accepted key with no effect would export an open
+ * target that the operator believes protected.
+ */
+static const struct refused_key target_refused[] = {
+	{ "dhchap", "llmnet cannot configure NVMe-oF authentication, so the target would be "
+		    "exported open; remove 'dhchap' (until then 'hosts' is the target's only "
+		    "access control)" },
+	{ NULL, NULL },
+};
+
+static const struct field target_fields[] = {
+	{ .key = "nqn", .type = FT_STR, .off = offsetof(struct target_entry, t.nqn),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_NQN, .doc = "subsystem NQN" },
+	{ .key = "node", .type = FT_STR, .off = offsetof(struct target_entry, node),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_NODE, .doc = "node that serves the target" },
+	{ .key = "transport", .type = FT_ENUM, .off = offsetof(struct target_entry, t.transport),
+	  .flags = F_REQUIRED, .names = transports, .doc = "NVMe-oF transport" },
+	{ .key = "address", .type = FT_STR, .off = offsetof(struct target_entry, t.address),
+	  .flags = F_RANGE, .pat = SP_IP, .def = "the node's first RDMA ip",
+	  .doc = "address the target listens on (numeric)" },
+	{ .key = "service", .type = FT_U16, .off = offsetof(struct target_entry, t.service),
+	  .min = 1, .max = 65535, .def = "4420", .doc = "transport service id (port)" },
+	{ .key = "hosts", .type = FT_CUSTOM, .fn = spec_parse_hosts, .schema_type = "hosts",
+	  .def = "every initiator of this target",
+	  .doc = "nodes allowed to connect, or 'any' (must be written out)" },
+	{ .key = "namespaces", .type = FT_CUSTOM, .fn = spec_parse_namespaces, .sub = &ns_table,
+	  .flags = F_REQUIRED, .schema_type = "list", .doc = "the target's namespaces" },
+};
+
+static const struct table target_table = {
+	"target", target_fields, ARRAY_SIZE(target_fields), 0, 0,
+	"An NVMe-oF target (subsystem) on one node.", NULL, target_refused,
+};
+
+
+static const struct field mount_fields[] = {
+	{ .key = "path", .type = FT_STR, .off = offsetof(struct ln_mount, path),
+	  .flags = F_REQUIRED, .pat = SP_PATH, .doc = "mount point (absolute)" },
+	{ .key = "fs", .type = FT_STR, .off = offsetof(struct ln_mount, fs), .sfn = spec_parse_fs,
+	  .pat = SP_FS, .doc = "file system; needed with format: if-blank" },
+	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mount, format),
+	  .names = formats, .def = "never",
+	  .doc = "never, or if-blank: make the file system only on a device with no signature" },
+};
+
+static const struct table mount_table = {
+	"mount", mount_fields, ARRAY_SIZE(mount_fields),
+	offsetof(struct ln_mount, mark) + 1, offsetof(struct ln_mount, present) + 1,
+	"Mount the connected namespace.", "mount", NULL,
+};
+
+static const struct field init_fields[] = {
+	{ .key = "node", .type = FT_STR, .off = offsetof(struct init_entry, node),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_NODE,
+	  .doc = "node that connects; a range makes one initiator per node" },
+	{ .key = "target", .type = FT_STR, .off = offsetof(struct init_entry, target),
+	  .flags = F_REQUIRED | F_RANGE, .pat = SP_NQN, .doc = "NQN of a target in this spec" },
+	{ .key = "nr_io_queues", .type = FT_UINT, .off = offsetof(struct init_entry, i.nr_io_queues),
+	  .min = 1, .max = 1024, .def = "kernel default", .doc = "I/O queues" },
+	{ .key = "queue_size", .type = FT_UINT, .off = offsetof(struct init_entry, i.queue_size),
+	  .min = 16, .max = 1024, .def = "kernel default", .doc = "I/O queue depth" },
+	{ .key = "ctrl_loss_tmo", .type = FT_DURATION, .flags = F_WHOLE_SECONDS,
+	  .off = offsetof(struct init_entry, i.ctrl_loss_tmo_ms), .min = 1000, .max = 86400000,
+	  .def = "kernel default", .doc = "give up reconnecting after this long" },
+	{ .key = "reconnect_delay", .type = FT_DURATION, .flags = F_WHOLE_SECONDS,
+	  .off = offsetof(struct init_entry, i.reconnect_delay_ms), .min = 1000, .max = 3600000,
+	  .def = "kernel default", .doc = "delay between reconnect attempts" },
+	{ .key = "mount", .type = FT_MAP, .off = offsetof(struct init_entry, i.mount),
+	  .sub = &mount_table, .doc = "optional mount of the namespace" },
+};
+
+static const struct table init_table = {
+	"initiator", init_fields, ARRAY_SIZE(init_fields), 0, 0,
+	"An NVMe-oF initiator: a node that connects to a target.", NULL, NULL,
+};
+
+static const struct field storage_fields[] = {
+	{ .key = "targets", .type = FT_CUSTOM, .fn = spec_parse_targets, .sub = &target_table,
+	  .schema_type = "list", .doc = "NVMe-oF targets" },
+	{ .key = "initiators", .type = FT_CUSTOM, .fn = spec_parse_initiators, .sub = &init_table,
+	  .schema_type = "list", .doc = "NVMe-oF initiators" },
+};
+
+static const struct table storage_table = {
+	"storage", storage_fields, ARRAY_SIZE(storage_fields), 0, 0,
+	"NVMe-oF targets and the initiators that use them.", NULL, NULL,
+};
+
+/* ---- mpi -------------------------------------------------------------- */
+
+static const struct field mpi_fields[] = {
+	{ .key = "hostfile", .type = FT_STR, .off = offsetof(struct ln_mpi_spec, hostfile),
+	  .pat = SP_PATH, .def = "/etc/llmnet/hostfile", .doc = "hostfile written on every node" },
+	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mpi_spec, format),
+	  .names = mpi_formats, .def = "openmpi", .doc = "hostfile syntax" },
+	{ .key = "mca", .type = FT_CUSTOM, .fn = spec_parse_mca, .schema_type = "mca",
+	  .doc = "Open MPI MCA parameters passed to mpirun" },
+};
+
+static const struct table mpi_table = {
+	"mpi", mpi_fields, ARRAY_SIZE(mpi_fields),
+	offsetof(struct ln_mpi_spec, mark) + 1, offsetof(struct ln_mpi_spec, present) + 1,
+	"The MPI hostfile and mpirun settings.", NULL, NULL,
+};
+
+/* ---- validation ------------------------------------------------------- */
+
+#define VOFF(m) offsetof(struct ln_validation, m)
+
+/* Every stage table starts with its "stage" key (index 0). */
+#define STAGE_KEY                                                                   \
+	{ .key = "stage", .type = FT_ENUM, .flags = F_REQUIRED, .names = spec_stage_names, \
+	  .doc = "the stage to run" }
+
+static const struct field devices_fields[] = { STAGE_KEY };
+
+static const struct field rping_fields[] = {
+	STAGE_KEY,
+	{ .key = "count", .type = FT_UINT, .off = VOFF(rping.count), .min = 1, .max = 100000,
+	  .def = "10", .doc = "pings per pair" },
+	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(rping.pairs), .names = pairs_names,
+	  .def = "ring", .doc = "which pairs: ring neighbours or all" },
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(rping.timeout_ms), .min = 1000,
+	  .max = 3600000, .def = "30s", .doc = "bound on each probe" },
+};
+
+static const struct field bandwidth_fields[] = {
+	STAGE_KEY,
+	{ .key = "tool", .type = FT_ENUM, .off = VOFF(bandwidth.tool), .names = bw_tools,
+	  .def = "ib_write_bw", .doc = "perftest program" },
+	{ .key = "size", .type = FT_SIZE, .off = VOFF(bandwidth.size), .min = 1,
+	  .max = 1ll << 30, .def = "1MiB", .doc = "message size" },
+	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(bandwidth.pairs), .names = pairs_names,
+	  .def = "ring", .doc = "which pairs" },
+	{ .key = "min", .type = FT_STR, .sfn = spec_parse_bw_min, .flags = F_THRESHOLD,
+	  .schema_type = "bw_min", .doc = "threshold: a rate, or 'F of rate' (of the link's rate)" },
+	{ .key = "port_base", .type = FT_U16, .off = VOFF(bandwidth.port_base), .min = 1024,
+	  .max = 65535, .def = "18515", .doc = "first TCP port perftest uses" },
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(bandwidth.timeout_ms), .min = 1000,
+	  .max = 3600000, .def = "60s", .doc = "bound on each probe" },
+};
+
+static const struct field io_fields[] = {
+	STAGE_KEY,
+	{ .key = "size", .type = FT_SIZE, .off = VOFF(io.size), .min = 4096,
+	  .max = 1ll << 50, .def = "256MiB", .doc = "bytes written and read per initiator" },
+	{ .key = "min", .type = FT_RATE, .off = VOFF(io.min_bps), .flags = F_THRESHOLD, .min = 1,
+	  .doc = "threshold on throughput" },
+	{ .key = "destructive", .type = FT_BOOL, .off = VOFF(io.destructive), .def = "false",
+	  .doc = "allow raw writes to the device (destroys its data)" },
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(io.timeout_ms), .min = 1000,
+	  .max = 86400000, .def = "120s", .doc = "bound on each probe" },
+};
+
+static const struct field mpi_stage_fields[] = {
+	STAGE_KEY,
+	{ .key = "np", .type = FT_UINT, .off = VOFF(mpi.np), .min = 1, .max = 1 << 20,
+	  .def = "every slot", .doc = "MPI processes" },
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(mpi.timeout_ms), .min = 1000,
+	  .max = 86400000, .def = "120s", .doc = "bound on the run" },
+};
+
+static const struct field nccl_fields[] = {
+	STAGE_KEY,
+	{ .key = "tool", .type = FT_ENUM, .off = VOFF(nccl.tool), .names = nccl_tools,
+	  .def = "probe", .doc = "llmnet's probe or nccl-tests' all_reduce_perf" },
+	{ .key = "op", .type = FT_ENUM, .off = VOFF(nccl.op), .names = nccl_ops,
+	  .def = "all_reduce", .doc = "collective" },
+	{ .key = "bytes", .type = FT_SIZE, .off = VOFF(nccl.bytes), .min = 1, .max = 1ll << 40,
+	  .def = "1GiB", .doc = "message size" },
+	{ .key = "min_busbw", .type = FT_RATE, .off = VOFF(nccl.min_busbw_bps),
+	  .flags = F_THRESHOLD, .min = 1, .doc = "threshold on bus bandwidth" },
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(nccl.timeout_ms), .min = 1000,
+	  .max = 86400000, .def = "300s", .doc = "bound on the run" },
+};
+
+#define STAGE(name, f, doc) { "stage '" name "'", f, ARRAY_SIZE(f), 0, 0, doc, NULL, NULL }
+
+const struct table spec_stage_tables[LN_STAGE_COUNT] = {
+	STAGE("devices", devices_fields, "RDMA ports, GPUs and NVMe controllers as declared."),
+	STAGE("rping", rping_fields, "rdma_cm reachability between pairs of nodes."),
+	STAGE("bandwidth", bandwidth_fields, "RDMA bandwidth between pairs (perftest)."),
+	STAGE("io", io_fields, "Storage I/O on every initiator."),
+	STAGE("mpi", mpi_stage_fields, "An MPI job across every node's slots."),
+	STAGE("nccl", nccl_fields, "An NCCL collective across the GPUs."),
+};
+
+/* ---- ssh and the top level -------------------------------------------- */
+
+static const struct field ssh_fields[] = {
+	{ .key = "user", .type = FT_STR, .off = offsetof(struct ln_ssh_spec, user),
+	  .pat = SP_USER, .def = "root",
+	  .doc = "root, or a user with password-less sudo" },
+	{ .key = "port", .type = FT_U16, .off = offsetof(struct ln_ssh_spec, port), .min = 1,
+	  .max = 65535, .def = "22", .doc = "SSH port" },
+	{ .key = "identity", .type = FT_STR, .off = offsetof(struct ln_ssh_spec, identity),
+	  .pat = SP_LOCALPATH, .def = "libssh's default keys",
+	  .doc = "private key file (absolute or ~/...)" },
+	{ .key = "known_hosts", .type = FT_STR, .off = offsetof(struct ln_ssh_spec, known_hosts),
+	  .pat = SP_LOCALPATH, .def = "~/.ssh/known_hosts", .doc = "known_hosts file" },
+	{ .key = "host_key_policy", .type = FT_ENUM,
+	  .off = offsetof(struct ln_ssh_spec, host_key_policy), .names = host_key_policies,
+	  .def = "strict", .doc = "strict, or accept-new: record unknown keys, refuse changed ones" },
+	{ .key = "jump", .type = FT_STR, .sfn = spec_parse_jump, .pat = SP_JUMP,
+	  .doc = "jump host, [user@]host[:port]" },
+	{ .key = "connect_timeout", .type = FT_DURATION,
+	  .off = offsetof(struct ln_ssh_spec, connect_timeout_ms), .min = 100, .max = 600000,
+	  .def = "10s", .doc = "bound on connecting and signing in" },
+	{ .key = "timeout", .type = FT_DURATION, .off = offsetof(struct ln_ssh_spec, timeout_ms),
+	  .min = 1000, .max = 86400000, .def = "120s", .doc = "bound on each remote step" },
+	{ .key = "parallel", .type = FT_UINT, .off = offsetof(struct ln_ssh_spec, parallel),
+	  .min = 1, .max = 1024, .def = "32", .doc = "nodes worked on at once" },
+};
+
+static const struct table ssh_table = {
+	"ssh", ssh_fields, ARRAY_SIZE(ssh_fields),
+	offsetof(struct ln_ssh_spec, mark) + 1, 0, "How llmnet reaches the nodes.", NULL, NULL,
+};
+
+static const struct field top_fields[] = {
+	{ .key = "version", .type = FT_UINT, .sfn = spec_parse_version, .flags = F_REQUIRED, .min = 1,
+	  .max = 1, .doc = "spec language version: 1" },
+	{ .key = "cluster", .type = FT_STR, .off = offsetof(struct ln_spec, cluster),
+	  .flags = F_REQUIRED, .pat = SP_CLUSTER,
+	  .doc = "cluster name; scopes what llmnet owns on the nodes" },
+	{ .key = "ssh", .type = FT_MAP, .off = offsetof(struct ln_spec, ssh), .sub = &ssh_table,
+	  .doc = "SSH settings" },
+	{ .key = "nodes", .type = FT_CUSTOM, .fn = spec_parse_nodes, .sub = &node_table,
+	  .flags = F_REQUIRED, .schema_type = "list", .doc = "the nodes" },
+	{ .key = "storage", .type = FT_MAP, .off = 0, .sub = &storage_table,
+	  .doc = "NVMe-oF targets and initiators" },
+	{ .key = "mpi", .type = FT_MAP, .off = offsetof(struct ln_spec, mpi), .sub = &mpi_table,
+	  .doc = "MPI hostfile" },
+	{ .key = "validation", .type = FT_CUSTOM, .fn = spec_parse_validation,
+	  .sub = spec_stage_tables, .schema_type = "validation",
+	  .doc = "validation stages to run" },
+};
+
+const struct table spec_top_table = {
+	"the spec", top_fields, ARRAY_SIZE(top_fields), 0, 0,
+	"A llmnet cluster spec, version 1.", NULL, NULL,
+};

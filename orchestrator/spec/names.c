@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The names of the spec's enums, defined once: the grammar's key tables
+ * accept them, the schema lists them, and the check pass, the JSON model
+ * and messages print them. A leaf: it calls nothing of the module.
+ */
+#include "orchestrator/spec/impl.h"
+
+/* Indexed by enum ln_stage. */
+const char *const spec_stage_names[] = { "devices", "rping", "bandwidth", "io",
+					  "mpi",     "nccl",  NULL };
+/* mkfs.<fs> is run by the agent: only these. */
+const char *const spec_fs_names[] = { "ext4", "xfs", "btrfs", NULL };
+/* Indexed by enum ln_link_layer. */
+const char *const spec_link_layer_names[] = { "any", "infiniband", "ethernet", NULL };
+
+const char *ln_stage_name(enum ln_stage s)
+{
+	return s < LN_STAGE_COUNT ? spec_stage_names[s] : "?";
+}
+
+const char *ln_transport_name(enum ln_transport t)
+{
+	return t == LN_TRANSPORT_RDMA ? "rdma" : "tcp";
+}
+
+const char *ln_link_layer_name(enum ln_link_layer l)
+{
+	return spec_link_layer_names[l <= LN_LINK_ETHERNET ? l : 0];
+}

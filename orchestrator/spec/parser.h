@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the parser's files (spec.c, walker.c, expand.c, grammar.c and
+ * the section handlers settings.c, nodes.c, storage.c, stages.c):
+ * the parser's state, the walker that the key tables drive, range
+ * expansion, and the handlers the tables name. The check, JSON and schema
+ * passes never see libyaml and include only impl.h.
+ */
+#ifndef LN_SPEC_PARSER_H
+#define LN_SPEC_PARSER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#include "orchestrator/spec/hostlist.h"
+#include "orchestrator/spec/impl.h"
+
+/* ---- entries collected before expansion ------------------------------- */
+
+/* Keys of one table at the most: entries keep a mark per key. */
+#define MAX_FIELDS 16
+
+struct rdma_entry {
+	struct ln_rdma_port r;
+	struct ln_mark m[MAX_FIELDS];
+};
+
+struct node_entry {
+	struct ln_node n;
+	struct ln_mark m[MAX_FIELDS];
+	struct rdma_entry *rdma;
+	size_t n_rdma, alloc_rdma;
+};
+
+struct ns_entry {
+	struct ln_namespace ns;
+	struct ln_mark m[MAX_FIELDS];
+};
+
+struct target_entry {
+	struct ln_target t;
+	const char *node;
+	struct ln_mark m[MAX_FIELDS];
+	struct ns_entry *ns;
+	size_t n_ns, alloc_ns;
+	struct host_raw *hosts;
+	size_t n_hosts, alloc_hosts;
+};
+
+struct init_entry {
+	struct ln_initiator i;
+	const char *node, *target;
+	struct ln_mark m[MAX_FIELDS];
+};
+
+/* Nodes usually repeat the same device names port by port: see
+ * share_device() in nodes.c. */
+#define SHARED_DEVICES 16
+
+struct parser {
+	yaml_parser_t yp;
+	yaml_event_t ev;
+	int have;		/* ev must be deleted */
+	int dead;		/* libyaml failed: stop at once */
+	struct ln_spec *spec;
+	struct ln_spec_store *st;
+	struct ln_buf why;
+	struct node_entry ne;	/* reused for every node entry */
+	struct target_entry te;
+	struct init_entry ie;
+	uint64_t seen;		/* keys seen by the last spec_walk_map() */
+	const char *last_device[SHARED_DEVICES];
+	int stage_seen[LN_STAGE_COUNT];
+	struct ln_mark stage_mark[LN_STAGE_COUNT];
+};
+
+/* ---- the walker (walker.c) -------------------------------------------- */
+
+/* The field at byte offset off of obj. */
+static inline void *spec_at(void *obj, size_t off)
+{
+	return (char *)obj + off;
+}
+
+/* The current event's mark (1-based). */
+struct ln_mark spec_ev_mark(const struct parser *p);
+/* Advance to the next event; < 0 when libyaml failed (reported). */
+int spec_next(struct parser *p);
+/* "a mapping", "a sequence", ...: what the current event starts. */
+const char *spec_kind(const struct parser *p);
+/* Consume the node whose first event is current. */
+int spec_skip_node(struct parser *p);
+/* Consume a pair whose key (a mapping or sequence) is current. */
+int spec_skip_pair(struct parser *p);
+/* Consume the value of the key that is current. */
+int spec_skip_value(struct parser *p);
+/* Whether a scalar reads as YAML's null. */
+int spec_is_null(const char *v, size_t len, int plain);
+
+/* The closest of n names (stride bytes apart) within a small edit
+ * distance, or NULL; spec_did_you_mean() appends " (did you mean ...?)". */
+const char *spec_closest(const char *word, const char *const *names, size_t n, size_t stride);
+void spec_did_you_mean(struct ln_buf *b, const char *word, const char *const *names, size_t n,
+		       size_t stride);
+/* "a, b or c" from a NULL-terminated list. */
+void spec_enum_list(struct ln_buf *b, const char *const *names);
+/* A decimal integer of at most 12 digits, optionally negative. */
+int spec_parse_int(const char *v, long long *out);
+
+const struct field *spec_find_field(const struct table *t, const char *key);
+/* Convert and check scalar v (len bytes) for field f into obj; problems
+ * are reported. Returns 0, or < 0 when reading must stop. */
+int spec_set_scalar(struct parser *p, const struct field *f, void *obj, const char *v, size_t len,
+		    int plain, struct ln_mark m);
+/* Walk the mapping whose start event is current against t into obj;
+ * vmarks (may be NULL) receives each value's mark by field index; key
+ * names the mapping in messages. Returns 0, or < 0 when reading must stop. */
+int spec_walk_map(struct parser *p, const struct table *t, void *obj, struct ln_mark *vmarks,
+		  const char *key);
+/* Iterate the sequence, the value of field f, whose start event is
+ * current: item() is called with each item's first event current.
+ * *count (may be NULL) receives the number of items. */
+int spec_walk_seq(struct parser *p, const struct field *f,
+		  int (*item)(struct parser *p, const struct field *f), size_t *count);
+
+/* Zero and return element n of a growing array (NULL: out of memory). */
+void *spec_grow(void **arr, size_t *alloc, size_t n, size_t elem);
+#define GROW(arr, n, alloc) \
+	((__typeof__(arr))spec_grow((void **)&(arr), &(alloc), (n), sizeof(*(arr))))
+/* Append a copy of *src (an element of arr's type) and count it in *n;
+ * 0 or -ENOMEM. */
+int spec_append(void **arr, size_t *n, size_t *alloc, const void *src, size_t elem);
+#define APPEND(arr, n, alloc, src) \
+	spec_append((void **)&(arr), &(n), &(alloc), (src), sizeof(*(arr)))
+
+/* ---- ranges (expand.c) ------------------------------------------------ */
+
+/* The lead field of an entry ("name" of a node, "nqn" of a target): its
+ * count decides how many objects the entry makes. */
+struct lead {
+	const char *raw, *key;
+	struct ln_mark mark;
+	struct ln_hostlist hl;
+	int parsed;		/* hl holds the range */
+	size_t n;		/* values: 1 if not a range, 0 if it cannot expand */
+};
+
+/* One other field of the entry, expanded in step with the lead. */
+struct rng {
+	const char *raw;
+	const char *key;
+	enum spat pat;
+	struct ln_mark mark;
+	struct ln_hostlist hl;
+	int is_range, bad;
+};
+
+/* Open the lead; returns l->n, which is 0 when it cannot expand (reported)
+ * or when the total of `what` (have so far) would pass the cap. */
+size_t spec_lead_open(struct parser *p, struct lead *l, const char *raw, const char *key,
+		   struct ln_mark m, size_t have, const char *what);
+/* The i-th value into *out (the raw value when not a range), copied to
+ * the arena. It is checked against pat; a failure is reported unless
+ * *quiet, which it then sets (once per entry, not once per object). */
+int spec_lead_get(struct parser *p, struct lead *l, size_t i, enum spat pat, int *quiet,
+		  const char **out);
+void spec_lead_release(struct lead *l);
+
+void spec_rng_init(struct parser *p, struct rng *r, const char *raw, const char *key,
+		   enum spat pat, struct ln_mark mark, const struct lead *l);
+/* The i-th value (NULL when the field is absent or broken). */
+const char *spec_rng_get(struct parser *p, struct rng *r, size_t i);
+void spec_rng_release(struct rng *r);
+
+/* ---- handlers named by the key tables (grammar.c) --------------------- */
+
+/* nodes.c */
+int spec_parse_nodes(struct parser *p, const struct field *f, void *obj);
+int spec_parse_rdma(struct parser *p, const struct field *f, void *obj);
+int spec_parse_mtu(struct parser *p, const struct field *f, void *obj, const char *v,
+		   struct ln_mark m);
+/* storage.c */
+int spec_parse_targets(struct parser *p, const struct field *f, void *obj);
+int spec_parse_namespaces(struct parser *p, const struct field *f, void *obj);
+int spec_parse_hosts(struct parser *p, const struct field *f, void *obj);
+int spec_parse_initiators(struct parser *p, const struct field *f, void *obj);
+int spec_parse_fs(struct parser *p, const struct field *f, void *obj, const char *v,
+		  struct ln_mark m);
+/* settings.c */
+int spec_parse_version(struct parser *p, const struct field *f, void *obj, const char *v,
+		       struct ln_mark m);
+int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
+		    struct ln_mark m);
+int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
+/* stages.c */
+int spec_parse_validation(struct parser *p, const struct field *f, void *obj);
+int spec_parse_bw_min(struct parser *p, const struct field *f, void *obj, const char *v,
+		      struct ln_mark m);
+
+#endif

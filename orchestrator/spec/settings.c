@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cluster-wide settings that are not plain scalars: the spec's
+ * version (an unknown one silences every other message), ssh.jump
+ * ("[user@]host[:port]", split and checked part by part) and mpi.mca (a
+ * mapping of Open MPI parameters, each name and value checked against
+ * its pattern: both reach mpirun's command line).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "orchestrator/spec/parser.h"
+
+/* ---- version ---------------------------------------------------------- */
+
+int spec_parse_version(struct parser *p, const struct field *f, void *obj, const char *v,
+		       struct ln_mark m)
+{
+	struct ln_spec *spec = obj;
+
+	(void)f;
+	if (strcmp(v, "1")) {
+		spec_diag(spec, m, "unsupported spec version '%.40s' (this llmnet reads version %d)",
+			  v, LN_SPEC_VERSION);
+		p->st->version_bad = 1;
+		return 0;
+	}
+	spec->version = 1;
+	return 0;
+}
+
+/* ---- ssh -------------------------------------------------------------- */
+
+/* "[user@]host[:port]"; an IPv6 host is written in brackets. */
+int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
+		    struct ln_mark m)
+{
+	struct ln_ssh_spec *ssh = obj;
+	struct spec_arena *a = &p->st->arena;
+	const char *at_sign = strchr(v, '@'), *host = at_sign ? at_sign + 1 : v, *end, *colon;
+	long long port = 22;
+
+	(void)f;
+	ln_buf_reset(&p->why);
+	if (at_sign) {
+		char *user = spec_arena_strndup(a, v, (size_t)(at_sign - v));
+
+		if (!user)
+			return -ENOMEM;
+		if (spec_pattern_check(SP_USER, "jump", user, &p->why) < 0) {
+			spec_diag(p->spec, m, "%s", p->why.buf);
+			return 0;
+		}
+		ssh->jump_user = user;
+	}
+	if (*host == '[') {
+		end = strchr(host, ']');
+		if (!end) {
+			spec_diag(p->spec, m, "'jump' has '[' without ']' in '%.100s'", v);
+			return 0;
+		}
+		colon = end[1] == ':' ? end + 1 : NULL;
+		if (end[1] && !colon) {
+			spec_diag(p->spec, m, "'jump' takes [user@]host[:port], not '%.100s'", v);
+			return 0;
+		}
+		host++;
+	} else {
+		colon = strrchr(host, ':');
+		/* An unbracketed IPv6 address has several colons: no port then. */
+		if (colon && strchr(host, ':') != colon)
+			colon = NULL;
+		end = colon ? colon : host + strlen(host);
+	}
+	if (colon && (spec_parse_int(colon + 1, &port) < 0 || port < 1 || port > 65535)) {
+		spec_diag(p->spec, m, "'jump' port must be from 1 to 65535, not '%.100s'", colon + 1);
+		return 0;
+	}
+	ssh->jump_host = spec_arena_strndup(a, host, (size_t)(end - host));
+	if (!ssh->jump_host)
+		return -ENOMEM;
+	if (spec_pattern_check(SP_HOST, "jump", ssh->jump_host, &p->why) < 0) {
+		spec_diag(p->spec, m, "%s", p->why.buf);
+		return 0;
+	}
+	ssh->jump_port = (uint16_t)port;
+	return 0;
+}
+
+/* ---- mpi -------------------------------------------------------------- */
+
+int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
+{
+	struct ln_mpi_spec *mpi = obj;
+	struct ln_spec_store *st = p->st;
+
+	if (p->ev.type != YAML_MAPPING_START_EVENT) {
+		spec_diag(p->spec, spec_ev_mark(p),
+			  "'%s' takes a mapping of parameter: value, not %s", f->key, spec_kind(p));
+		return spec_skip_node(p);
+	}
+	for (;;) {
+		struct ln_mca *mca;
+		struct ln_mark km;
+		const char *k, *v;
+
+		if (spec_next(p) < 0)
+			return -1;
+		if (p->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		km = spec_ev_mark(p);
+		if (p->ev.type != YAML_SCALAR_EVENT) {
+			spec_diag(p->spec, km, "an mca key must be a name, not %s", spec_kind(p));
+			if (spec_skip_pair(p) < 0)
+				return -1;
+			continue;
+		}
+		mca = GROW(st->mca, mpi->n_mca, st->alloc_mca);
+		if (!mca)
+			return -ENOMEM;
+		k = spec_arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
+				       p->ev.data.scalar.length);
+		if (!k)
+			return -ENOMEM;
+		mca->key = k;
+		mca->mark = km;
+		ln_buf_reset(&p->why);
+		if (spec_pattern_check(SP_MCA_KEY, "mca", k, &p->why) < 0)
+			spec_diag(p->spec, km, "%s", p->why.buf);
+		if (spec_next(p) < 0)
+			return -1;
+		if (p->ev.type != YAML_SCALAR_EVENT) {
+			spec_diag(p->spec, spec_ev_mark(p),
+				  "mca '%.100s' takes a single value, not %s", k, spec_kind(p));
+			if (spec_skip_node(p) < 0)
+				return -1;
+			continue;
+		}
+		v = spec_arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
+				       p->ev.data.scalar.length);
+		if (!v)
+			return -ENOMEM;
+		mca->value = v;
+		ln_buf_reset(&p->why);
+		if (strlen(v) != p->ev.data.scalar.length ||
+		    spec_pattern_check(SP_MCA_VALUE, k, v, &p->why) < 0) {
+			if (!p->why.len)
+				ln_buf_addf(&p->why, "mca value for '%.100s' holds a NUL byte", k);
+			spec_diag(p->spec, spec_ev_mark(p), "%s", p->why.buf);
+		}
+		mpi->n_mca++;
+	}
+}

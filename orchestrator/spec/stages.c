@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validation section: a list of stages, each a mapping with its
+ * "stage" key and that stage's options. The stage may be written after
+ * its options, so an entry's pairs are collected first, then judged
+ * against the stage's table (grammar.c): an option of another stage, or
+ * a threshold on a stage that has none, gets a message of its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/spec/parser.h"
+#include "orchestrator/spec/units.h"
+
+/* bandwidth.min: a rate, or "F of rate" (0 < F <= 1). */
+int spec_parse_bw_min(struct parser *p, const struct field *f, void *obj, const char *v,
+		      struct ln_mark m)
+{
+	struct ln_validation *val = obj;
+	const char *of = strstr(v, " of rate");
+	uint64_t u;
+
+	(void)f;
+	ln_buf_reset(&p->why);
+	if (of && !of[8]) {
+		char num[32];
+		char *end;
+		double d;
+
+		if ((size_t)(of - v) >= sizeof(num))
+			goto bad;
+		memcpy(num, v, (size_t)(of - v));
+		num[of - v] = '\0';
+		if (strspn(num, "0123456789.") != strlen(num) || !num[0])
+			goto bad;
+		d = strtod(num, &end);
+		if (*end || !(d > 0 && d <= 1))
+			goto bad;
+		val->bandwidth.min_kind = LN_MIN_FRACTION;
+		val->bandwidth.min_fraction = d;
+		return 0;
+	}
+	if (ln_units_parse_rate(v, &u, &p->why) < 0) {
+		spec_diag(p->spec, m, "'min': %s, or 'F of rate' with 0 < F <= 1", p->why.buf);
+		return 0;
+	}
+	if (!u) {
+		spec_diag(p->spec, m, "'min' must be above zero: leave it out for no threshold");
+		return 0;
+	}
+	val->bandwidth.min_kind = LN_MIN_RATE;
+	val->bandwidth.min_bps = u;
+	return 0;
+bad:
+	spec_diag(p->spec, m, "'min' takes a rate or 'F of rate' with 0 < F <= 1, not '%.100s'", v);
+	return 0;
+}
+
+
+/* A pair of a validation entry, collected before its stage is known:
+ * k and v are the caller's to free; v is NULL when not a usable value. */
+struct kv {
+	const char *k, *v;
+	struct ln_mark km, vm;
+	int plain;
+};
+
+/* Report an option that stage s does not take: a threshold on a stage
+ * without one, another stage's option, or an unknown key. tables: the
+ * stage tables by enum ln_stage (the validation field's sub). */
+static void stage_option_error(struct parser *p, const struct table *tables, enum ln_stage s,
+			       const struct kv *kv)
+{
+	const struct table *t = &tables[s];
+	const struct field *f = NULL;
+	size_t i;
+
+	for (i = 0; i < LN_STAGE_COUNT && !f; i++)
+		f = spec_find_field(&tables[i], kv->k);
+	ln_buf_reset(&p->why);
+	if (f && (f->flags & F_THRESHOLD)) {
+		ln_buf_addf(&p->why, "stage '%s' cannot have a threshold ('%s')",
+			    spec_stage_names[s], kv->k);
+	} else if (f) {
+		ln_buf_addf(&p->why, "stage '%s' does not take '%s'", spec_stage_names[s], kv->k);
+		if (t->n_fields > 1) {
+			ln_buf_addstr(&p->why, " (it takes");
+			for (i = 1; i < t->n_fields; i++)
+				ln_buf_addf(&p->why, "%s %s", i > 1 ? "," : "", t->fields[i].key);
+			ln_buf_addch(&p->why, ')');
+		} else {
+			ln_buf_addstr(&p->why, " (it takes no options)");
+		}
+	} else {
+		ln_buf_addf(&p->why, "unknown key '%.100s' in stage '%s'", kv->k,
+			    spec_stage_names[s]);
+		spec_did_you_mean(&p->why, kv->k, &t->fields[0].key, t->n_fields,
+				  sizeof(t->fields[0]));
+	}
+	spec_diag(p->spec, kv->km, "%s", p->why.buf);
+}
+
+/* One key and its value of a validation entry, the key's event current,
+ * appended to kvs[*n] unless it is a duplicate or not a name. Returns 0,
+ * or < 0 when reading must stop. */
+static int read_pair(struct parser *p, struct kv *kvs, size_t *n)
+{
+	struct ln_mark km = spec_ev_mark(p);
+	struct kv *kv;
+	size_t i;
+
+	if (p->ev.type != YAML_SCALAR_EVENT) {
+		spec_diag(p->spec, km, "a key in a validation entry must be a name, not %s",
+			  spec_kind(p));
+		return spec_skip_pair(p);
+	}
+	if (*n == MAX_FIELDS) {
+		spec_diag(p->spec, km, "too many keys in a validation entry");
+		return spec_skip_value(p);
+	}
+	kv = &kvs[*n];
+	kv->k = strndup((const char *)p->ev.data.scalar.value, 128);
+	kv->v = NULL;
+	kv->km = km;
+	kv->plain = 0;
+	if (!kv->k)
+		return -ENOMEM;
+	(*n)++;
+	for (i = 0; i + 1 < *n; i++) {
+		if (!strcmp(kvs[i].k, kv->k)) {
+			spec_diag(p->spec, km,
+				  "duplicate key '%.100s' in a validation entry (first on line %u)",
+				  kv->k, kvs[i].km.line);
+			break;
+		}
+	}
+	if (spec_next(p) < 0)
+		return -1;
+	kv->vm = spec_ev_mark(p);
+	if (i + 1 < *n) {
+		free((char *)kv->k);
+		(*n)--;
+		return spec_skip_node(p);
+	}
+	if (p->ev.type != YAML_SCALAR_EVENT) {
+		if (p->ev.type != YAML_ALIAS_EVENT)
+			spec_diag(p->spec, kv->vm, "'%.100s' takes a single value, not %s", kv->k,
+				  spec_kind(p));
+		return spec_skip_node(p);
+	}
+	kv->v = malloc(p->ev.data.scalar.length + 1);
+	if (!kv->v)
+		return -ENOMEM;
+	memcpy((char *)kv->v, p->ev.data.scalar.value, p->ev.data.scalar.length + 1);
+	kv->plain = p->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	if (strlen(kv->v) != p->ev.data.scalar.length) {
+		spec_diag(p->spec, kv->vm, "'%.100s' holds a NUL byte", kv->k);
+		free((char *)kv->v);
+		kv->v = NULL;
+	}
+	return 0;
+}
+
+/* The stage an entry names, recorded as present; -1 when it names none,
+ * an unknown one or one already listed (reported). */
+static int pick_stage(struct parser *p, const struct kv *kvs, size_t n, struct ln_mark start)
+{
+	struct ln_validation *val = &p->spec->validation;
+	const struct kv *kv;
+	size_t i;
+	int stage = -1;
+
+	for (i = 0; i < n && strcmp(kvs[i].k, "stage"); i++)
+		;
+	if (i == n) {
+		spec_diag(p->spec, start, "missing required key 'stage' in a validation entry");
+		return -1;
+	}
+	kv = &kvs[i];
+	if (!kv->v)
+		return -1;
+	for (i = 0; spec_stage_names[i]; i++)
+		if (!strcmp(spec_stage_names[i], kv->v))
+			stage = (int)i;
+	if (stage < 0) {
+		ln_buf_reset(&p->why);
+		ln_buf_addf(&p->why, "unknown validation stage '%.100s'", kv->v);
+		if (spec_closest(kv->v, spec_stage_names, LN_STAGE_COUNT,
+				 sizeof(spec_stage_names[0])))
+			spec_did_you_mean(&p->why, kv->v, spec_stage_names, LN_STAGE_COUNT,
+					  sizeof(spec_stage_names[0]));
+		else
+			ln_buf_addstr(&p->why, " (stages: devices, rping, bandwidth, io, mpi, nccl)");
+		spec_diag(p->spec, kv->vm, "%s", p->why.buf);
+		return -1;
+	}
+	if (p->stage_seen[stage]) {
+		spec_diag(p->spec, kv->vm, "stage '%s' is listed twice (first on line %u)",
+			  spec_stage_names[stage], p->stage_mark[stage].line);
+		return -1;
+	}
+	p->stage_seen[stage] = 1;
+	p->stage_mark[stage] = start;
+	val->present[stage] = 1;
+	val->mark[stage] = start;
+	return stage;
+}
+
+/* Set the entry's options (every pair but "stage") by the stage's table. */
+static int set_options(struct parser *p, const struct table *tables, enum ln_stage stage,
+		       const struct kv *kvs, size_t n)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		const struct field *f;
+
+		if (!strcmp(kvs[i].k, "stage"))
+			continue;
+		f = spec_find_field(&tables[stage], kvs[i].k);
+		if (!f) {
+			stage_option_error(p, tables, stage, &kvs[i]);
+			continue;
+		}
+		if (!kvs[i].v)
+			continue;
+		r = spec_set_scalar(p, f, &p->spec->validation, kvs[i].v, strlen(kvs[i].v),
+				    kvs[i].plain, kvs[i].vm);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int stage_item(struct parser *p, const struct field *f)
+{
+	struct ln_mark start = spec_ev_mark(p);
+	struct kv kvs[MAX_FIELDS];
+	size_t n = 0, i;
+	int stage, r = 0;
+
+	if (p->ev.type != YAML_MAPPING_START_EVENT) {
+		spec_diag(p->spec, start,
+			  "a validation entry takes a mapping such as { stage: rping }, not %s",
+			  spec_kind(p));
+		return spec_skip_node(p);
+	}
+	for (;;) {
+		r = spec_next(p);
+		if (r < 0 || p->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		r = read_pair(p, kvs, &n);
+		if (r < 0)
+			break;
+	}
+	if (!r) {
+		stage = pick_stage(p, kvs, n, start);
+		if (stage >= 0)
+			r = set_options(p, f->sub, (enum ln_stage)stage, kvs, n);
+	}
+	for (i = 0; i < n; i++) {
+		free((char *)kvs[i].k);
+		free((char *)kvs[i].v);
+	}
+	return r;
+}
+
+int spec_parse_validation(struct parser *p, const struct field *f, void *obj)
+{
+	(void)obj;
+	return spec_walk_seq(p, f, stage_item, NULL);
+}
