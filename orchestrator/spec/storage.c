@@ -119,23 +119,20 @@ int spec_parse_hosts(struct parser *p, const struct field *f, void *obj)
 
 /* The i-th target of the entry, with its namespaces and hosts. */
 static int add_target(struct parser *p, struct lead *nqn, size_t i, struct rng *node,
-		      struct rng *addr)
+		      struct rng *addr, int *quiet)
 {
 	struct ln_spec *spec = p->spec;
 	struct ln_spec_store *st = p->st;
 	const struct target_entry *te = &p->te;
 	struct ln_target *t = GROW(spec->targets, spec->n_targets, st->alloc_targets);
 	struct target_raw *raw = GROW(st->target_raw, spec->n_targets, st->alloc_target_raw);
-	/* Only a range's first NQN is reported when bad; a later bad one
-	 * passes. A gap kept as the parser had it, to be closed apart. */
-	int quiet = i > 0;
 	size_t k;
 	int r;
 
 	if (!t || !raw)
 		return -ENOMEM;
 	*t = te->t;
-	r = spec_lead_get(p, nqn, i, SP_NQN, &quiet, &t->nqn);
+	r = spec_lead_get(p, nqn, i, SP_NQN, quiet, &t->nqn);
 	if (r < 0)
 		return r;
 	t->address = spec_rng_get(p, addr, i);
@@ -163,7 +160,7 @@ static int finish_target(struct parser *p)
 	struct rng node, addr;
 	struct lead nqn;
 	size_t i;
-	int r = 0;
+	int r = 0, quiet = 0;	/* the range's first bad NQN is reported, once */
 
 	if (!te->t.nqn)
 		return 0;
@@ -172,7 +169,7 @@ static int finish_target(struct parser *p)
 	spec_rng_init(p, &node, te->node, "node", SP_NODE, te->m[1], &nqn);
 	spec_rng_init(p, &addr, te->t.address, "address", SP_IP, te->m[3], &nqn);
 	for (i = 0; !r && i < nqn.n; i++)
-		r = add_target(p, &nqn, i, &node, &addr);
+		r = add_target(p, &nqn, i, &node, &addr, &quiet);
 	spec_lead_release(&nqn);
 	spec_rng_release(&node);
 	spec_rng_release(&addr);
