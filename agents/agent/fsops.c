@@ -109,7 +109,7 @@ static int run_modprobe(const char *module, int unload, struct ln_buf *err)
 	const char *load_argv[] = { "/sbin/modprobe", "-q", "--", module, NULL };
 	const char *unload_argv[] = { "/sbin/modprobe", "-r", "-q", "--", module, NULL };
 	const char **argv = unload ? unload_argv : load_argv;
-	struct ln_run_result res;
+	struct ln_exec_result res;
 	int r;
 
 	if (!ln_valid_name(module, 64)) {
@@ -118,7 +118,7 @@ static int run_modprobe(const char *module, int unload, struct ln_buf *err)
 	}
 	if (access(argv[0], X_OK) < 0)
 		argv[0] = "/usr/sbin/modprobe";
-	r = ln_run_bounded(argv, 30, 4096, &res, err);
+	r = ln_exec_bounded(argv, 30, 4096, &res, err);
 	if (r < 0)
 		return r;
 	if (res.timed_out || !res.exited || res.exit_status) {
@@ -133,7 +133,7 @@ static int run_modprobe(const char *module, int unload, struct ln_buf *err)
 		ln_buf_rtrim(err);
 		r = unload ? -EBUSY : -EIO;
 	}
-	ln_run_result_release(&res);
+	ln_exec_result_release(&res);
 	return r;
 }
 
@@ -201,7 +201,7 @@ static int run_mkfs(const char *dev_real, const char *fs, struct ln_buf *err)
 {
 	char prog[64];
 	const char *argv[6];
-	struct ln_run_result res;
+	struct ln_exec_result res;
 	int r, i = 0;
 
 	if (strcmp(fs, "ext4") && strcmp(fs, "xfs")) {
@@ -218,7 +218,7 @@ static int run_mkfs(const char *dev_real, const char *fs, struct ln_buf *err)
 		argv[i++] = "-F";
 	argv[i++] = dev_real;
 	argv[i] = NULL;
-	r = ln_run_bounded(argv, 300, 4096, &res, err);
+	r = ln_exec_bounded(argv, 300, 4096, &res, err);
 	if (r < 0)
 		return r;
 	if (res.timed_out || !res.exited || res.exit_status) {
@@ -227,7 +227,7 @@ static int run_mkfs(const char *dev_real, const char *fs, struct ln_buf *err)
 		ln_buf_rtrim(err);
 		r = -EIO;
 	}
-	ln_run_result_release(&res);
+	ln_exec_result_release(&res);
 	return r;
 }
 
