@@ -362,7 +362,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 		const struct ln_req_init *in = &rq->inits[i];
 		const struct ln_ctrl *c;
 		char id[512], name[32] = "", dev[64];
-		int rc = 0, have_dev = 0;
+		int rc = 0;
 
 		conn_id(id, sizeof(id), in);
 		ln_buf_reset(&err);
@@ -408,9 +408,8 @@ void ln_initiator_apply(struct ln_converge *cv)
 			ln_cv_report(cv, "create", "nvme_namespace", id, NULL, err.buf);
 			continue;
 		}
-		have_dev = 1;
 		if (in->mount_path)
-			apply_mount(cv, in, have_dev ? dev : NULL);
+			apply_mount(cv, in, dev);
 	}
 out:
 	free(ctrls.v);
