@@ -285,11 +285,44 @@ static int check_mpicc(int argc, char **argv, struct ln_buf *err)
 	return 0;
 }
 
+/* The run verb's answer: the probe, its argv and what became of it. */
+static struct json_object *answer(int pargc, char **pargv, const struct ln_exec_result *res)
+{
+	struct json_object *o, *av;
+	int i;
+
+	o = json_object_new_object();
+	av = json_object_new_array();
+	for (i = 0; i < pargc; i++)
+		json_object_array_add(av, json_object_new_string(pargv[i]));
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
+	ln_json_add_str(o, "probe", pargv[0]);
+	ln_json_add(o, "argv", av);
+	if (res->exited)
+		ln_json_add_i64(o, "exit_status", res->exit_status);
+	else
+		ln_json_add(o, "exit_status", NULL);
+	if (res->signal) {
+		char sig[32];
+
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(res->signal));
+		ln_json_add_str(o, "signal", sig);
+	} else {
+		ln_json_add(o, "signal", NULL);
+	}
+	ln_json_add_bool(o, "timed_out", res->timed_out);
+	ln_json_add_i64(o, "duration_ms", res->duration_ms);
+	ln_json_add(o, "output", json_object_new_string_len(res->output.buf, (int)res->output.len));
+	ln_json_add_i64(o, "output_bytes", (int64_t)res->output_bytes);
+	ln_json_add_bool(o, "truncated", res->truncated);
+	return o;
+}
+
 int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_exec_result res;
-	struct json_object *o = NULL, *av;
+	struct json_object *o = NULL;
 	char path[PATH_MAX];
 	unsigned long timeout = 0, max_output = 1u << 20;
 	char **pargv = NULL;
@@ -365,30 +398,7 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
 		goto out;
 	}
-	o = json_object_new_object();
-	av = json_object_new_array();
-	for (i = 0; i < pargc; i++)
-		json_object_array_add(av, json_object_new_string(pargv[i]));
-	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
-	ln_json_add_str(o, "probe", pargv[0]);
-	ln_json_add(o, "argv", av);
-	if (res.exited)
-		ln_json_add_i64(o, "exit_status", res.exit_status);
-	else
-		ln_json_add(o, "exit_status", NULL);
-	if (res.signal) {
-		char sig[32];
-
-		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(res.signal));
-		ln_json_add_str(o, "signal", sig);
-	} else {
-		ln_json_add(o, "signal", NULL);
-	}
-	ln_json_add_bool(o, "timed_out", res.timed_out);
-	ln_json_add_i64(o, "duration_ms", res.duration_ms);
-	ln_json_add(o, "output", json_object_new_string_len(res.output.buf, (int)res.output.len));
-	ln_json_add_i64(o, "output_bytes", (int64_t)res.output_bytes);
-	ln_json_add_bool(o, "truncated", res.truncated);
+	o = answer(pargc, pargv, &res);
 	ln_exec_result_release(&res);
 	rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
 out:

@@ -21,6 +21,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 
 struct verb {
 	const char *name;
@@ -40,7 +41,7 @@ static const struct verb verbs[] = {
 	{ LN_VERB_RUN, 0, ln_exec_verb },
 };
 
-#define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
+#define N_VERBS (ARRAY_SIZE(verbs))
 
 /* The controller compares this with its own copy's digest and pushes only
  * on difference; the binary hashes itself so no shell tool is needed. */

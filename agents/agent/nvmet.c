@@ -751,11 +751,69 @@ out:
 	ln_buf_release(&det);
 }
 
+/* The nvmet hosts the targets allow, each once. */
+static void apply_hosts(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	struct json_object *seen = json_object_new_object();
+	char p[PATH_MAX];
+	size_t i, j;
+
+	for (i = 0; i < rq->ntargets; i++) {
+		for (j = 0; j < rq->targets[i].nhosts; j++) {
+			const char *h = rq->targets[i].hosts[j];
+
+			if (json_object_object_get_ex(seen, h, NULL))
+				continue;
+			json_object_object_add(seen, h, NULL);
+			snprintf(p, sizeof(p), P_HOST "%s", h);
+			if (ln_is_dir(cv->a, p))
+				ln_cv_report(cv, "ok", "nvmet_host", h, NULL, NULL);
+			else
+				create_dir(cv, "nvmet_host", h, p, NULL);
+		}
+	}
+	json_object_put(seen);
+}
+
+/* Each subsystem's allowed_hosts links; a failed link fails its target. */
+static void apply_allowed_hosts(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	char p[PATH_MAX], t2[PATH_MAX], id[1024];
+	size_t i, j;
+
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+
+		for (j = 0; !t->failed && j < t->nhosts; j++) {
+			snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[j]);
+			snprintf(p, sizeof(p), P_SUB "%s/allowed_hosts/%s", t->nqn, t->hosts[j]);
+			snprintf(t2, sizeof(t2), P_HOST "%s", t->hosts[j]);
+			if (ln_is_link(cv->a, p))
+				ln_cv_report(cv, "ok", "nvmet_allowed_host", id, NULL, NULL);
+			else if (create_link(cv, "nvmet_allowed_host", id, t2, p, NULL) < 0)
+				t->failed = 1;
+		}
+	}
+}
+
+/* The index of the port serving t's transport, address and service, or np. */
+static size_t find_port(const struct port_want *ports, size_t np, const struct ln_req_target *t)
+{
+	size_t k;
+
+	for (k = 0; k < np; k++)
+		if (!strcmp(ports[k].transport, t->transport) &&
+		    !strcmp(ports[k].address, t->address) && !strcmp(ports[k].service, t->service))
+			break;
+	return k;
+}
+
 void ln_nvmet_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
 	struct port_want *ports = NULL;
-	struct json_object *seen;
 	size_t np = 0, i, j, k;
 	char p[PATH_MAX], t2[PATH_MAX], id[1024];
 
@@ -774,42 +832,13 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
-	/* hosts, each once */
-	seen = json_object_new_object();
-	for (i = 0; i < rq->ntargets; i++) {
-		for (j = 0; j < rq->targets[i].nhosts; j++) {
-			const char *h = rq->targets[i].hosts[j];
-
-			if (json_object_object_get_ex(seen, h, NULL))
-				continue;
-			json_object_object_add(seen, h, NULL);
-			snprintf(p, sizeof(p), P_HOST "%s", h);
-			if (ln_is_dir(cv->a, p))
-				ln_cv_report(cv, "ok", "nvmet_host", h, NULL, NULL);
-			else
-				create_dir(cv, "nvmet_host", h, p, NULL);
-		}
-	}
-	json_object_put(seen);
+	apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		apply_dhchap(cv, &rq->targets[i]);
 	for (i = 0; i < rq->ntargets; i++)
 		if (!rq->targets[i].failed)
 			apply_subsystem(cv, &rq->targets[i]);
-	/* allowed hosts */
-	for (i = 0; i < rq->ntargets; i++) {
-		struct ln_req_target *t = &rq->targets[i];
-
-		for (j = 0; !t->failed && j < t->nhosts; j++) {
-			snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[j]);
-			snprintf(p, sizeof(p), P_SUB "%s/allowed_hosts/%s", t->nqn, t->hosts[j]);
-			snprintf(t2, sizeof(t2), P_HOST "%s", t->hosts[j]);
-			if (ln_is_link(cv->a, p))
-				ln_cv_report(cv, "ok", "nvmet_allowed_host", id, NULL, NULL);
-			else if (create_link(cv, "nvmet_allowed_host", id, t2, p, NULL) < 0)
-				t->failed = 1;
-		}
-	}
+	apply_allowed_hosts(cv);
 	/* backing files and namespaces */
 	warn_free_space(cv);
 	for (i = 0; i < rq->ntargets; i++)
@@ -822,11 +851,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 	for (i = 0; i < rq->ntargets; i++) {
 		struct ln_req_target *t = &rq->targets[i];
 
-		for (k = 0; k < np; k++)
-			if (!strcmp(ports[k].transport, t->transport) &&
-			    !strcmp(ports[k].address, t->address) &&
-			    !strcmp(ports[k].service, t->service))
-				break;
+		k = find_port(ports, np, t);
 		if (k == np) {
 			ports[np].transport = t->transport;
 			ports[np].address = t->address;
@@ -847,11 +872,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 
 		if (t->failed)
 			continue;
-		for (k = 0; k < np; k++)
-			if (!strcmp(ports[k].transport, t->transport) &&
-			    !strcmp(ports[k].address, t->address) &&
-			    !strcmp(ports[k].service, t->service))
-				break;
+		k = find_port(ports, np, t);
 		if (k == np || !ports[k].id[0])
 			continue;
 		tuple(tup, sizeof(tup), t->transport, t->address, t->service);
