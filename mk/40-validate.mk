@@ -1,28 +1,23 @@
 # SPDX-License-Identifier: MIT
 #
-# validate: the NCCL probe (plain cc; it loads NCCL and the CUDA runtime
-# with dlopen, so it builds without them) and, for the unit tests only,
-# STAND-IN libnccl/libcudart (clearly not NCCL or CUDA) that let the
-# probe's wiring run without a GPU. The MPI probe is built by mpicc on
-# the launcher node at run time (and by its unit test the same way).
+# validate: the io probe (static, like the agent) and, for the unit tests
+# only, STAND-IN libnccl/libcudart (clearly not NCCL or CUDA) that let the
+# NCCL probe's wiring run without a GPU. The MPI and NCCL probes are built
+# by mpicc on the launcher node at run time (and by their unit tests the
+# same way).
 
 PROBES_DIR := $(BUILD)/probes
 STANDIN_DIR := $(BUILD)/standin
-NCCL_PROBE := $(PROBES_DIR)/nccl_probe
 IO_PROBE := $(PROBES_DIR)/io_probe
 STANDIN_LIBS := $(STANDIN_DIR)/libcudart.so $(STANDIN_DIR)/libnccl.so.2 \
 	$(STANDIN_DIR)/nosym/libnccl.so.2
 
-all: $(NCCL_PROBE) $(IO_PROBE)
+all: $(IO_PROBE)
 
 # The io probe runs on nodes like the agent: static, libc only.
 $(IO_PROBE): agents/probes/io_probe.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -static -o $@ $<
-
-$(NCCL_PROBE): agents/probes/nccl_probe.c
-	@mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) $(SANFLAGS) -D_GNU_SOURCE -o $@ $< -ldl
 
 $(STANDIN_DIR)/libcudart.so: tests/unit/standin/cudart_standin.c
 	@mkdir -p $(dir $@)
@@ -36,12 +31,11 @@ $(STANDIN_DIR)/nosym/libnccl.so.2: tests/unit/standin/nccl_standin.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_NO_ALLREDUCE -fPIC -shared -o $@ $<
 
-$(BUILD)/tests/test_validate_probes: $(NCCL_PROBE) $(IO_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent-dyn
+$(BUILD)/tests/test_validate_probes: $(IO_PROBE) $(STANDIN_LIBS) $(BUILD)/llmnet-agent-dyn
 
 # The MPI probe travels as source (built by the launcher's mpicc, then copied); llmnet
 # finds it next to itself in probes/, or in LIBEXECDIR/probes once installed.
-# The NCCL probe the nccl stage runs travels the same way
-# (nccl_mpi_probe.c); nccl_probe above is the single-process variant.
+# The NCCL probe the nccl stage runs travels the same way (nccl_mpi_probe.c).
 all: $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
 
 $(PROBES_DIR)/mpi_probe.c: agents/probes/mpi_probe.c
@@ -54,10 +48,9 @@ $(PROBES_DIR)/nccl_mpi_probe.c: agents/probes/nccl_mpi_probe.c
 
 install: install-probes
 .PHONY: install-probes
-install-probes: $(NCCL_PROBE) $(IO_PROBE) $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
+install-probes: $(IO_PROBE) $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
 	install -d $(DESTDIR)$(LIBEXECDIR)/probes
 	install -m 755 $(IO_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/io_probe
-	install -m 755 $(NCCL_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/nccl_probe
 	install -m 644 agents/probes/mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/mpi_probe.c
 	install -m 644 agents/probes/nccl_mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/nccl_mpi_probe.c
 

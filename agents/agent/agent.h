@@ -177,7 +177,7 @@ struct json_object *ln_changes_answer(struct ln_changes *c, const char *mode,
 
 /* Run argv (argv[0] an absolute path) with a bound, output captured up to
  * max_output bytes. Used by `run` and for modprobe/mkfs. */
-struct ln_run_result {
+struct ln_exec_result {
 	int exited;		/* 1: exit_status is valid */
 	int exit_status;
 	int signal;		/* when killed by a signal */
@@ -187,9 +187,9 @@ struct ln_run_result {
 	size_t output_bytes;	/* all bytes the child wrote */
 	int truncated;
 };
-int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
-		   struct ln_run_result *res, struct ln_buf *err);
-void ln_run_result_release(struct ln_run_result *res);
+int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
+		   struct ln_exec_result *res, struct ln_buf *err);
+void ln_exec_result_release(struct ln_exec_result *res);
 
 /* Emit an answer on stdout. */
 int ln_agent_emit(struct json_object *obj);

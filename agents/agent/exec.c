@@ -30,13 +30,13 @@
 #include "common/log.h"
 #include "common/util.h"
 
-void ln_run_result_release(struct ln_run_result *res)
+void ln_exec_result_release(struct ln_exec_result *res)
 {
 	ln_buf_release(&res->output);
 }
 
-int ln_run_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
-		   struct ln_run_result *res, struct ln_buf *err)
+int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
+		   struct ln_exec_result *res, struct ln_buf *err)
 {
 	long start, deadline, kill_at = 0, grace_end = 0;
 	int pfd[2], status = 0, r = 0, eof = 0, reaped = 0, killed = 0;
@@ -143,7 +143,7 @@ static const char *const probes[] = {
 	LN_PROBE_MPI, LN_PROBE_NCCL, LN_PROBE_IO, "mpicc", NULL
 };
 
-const char *const *ln_run_probes(void)
+const char *const *ln_exec_probes(void)
 {
 	return probes;
 }
@@ -158,7 +158,7 @@ static int allowed(const char *name)
 	return 0;
 }
 
-int ln_run_check_arg(const char *s)
+int ln_exec_check_arg(const char *s)
 {
 	size_t n = strlen(s);
 	const char *p;
@@ -285,11 +285,44 @@ static int check_mpicc(int argc, char **argv, struct ln_buf *err)
 	return 0;
 }
 
-int ln_run_verb(struct ln_agent *a, int argc, char **argv)
+/* The run verb's answer: the probe, its argv and what became of it. */
+static struct json_object *answer(int pargc, char **pargv, const struct ln_exec_result *res)
+{
+	struct json_object *o, *av;
+	int i;
+
+	o = json_object_new_object();
+	av = json_object_new_array();
+	for (i = 0; i < pargc; i++)
+		json_object_array_add(av, json_object_new_string(pargv[i]));
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
+	ln_json_add_str(o, "probe", pargv[0]);
+	ln_json_add(o, "argv", av);
+	if (res->exited)
+		ln_json_add_i64(o, "exit_status", res->exit_status);
+	else
+		ln_json_add(o, "exit_status", NULL);
+	if (res->signal) {
+		char sig[32];
+
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(res->signal));
+		ln_json_add_str(o, "signal", sig);
+	} else {
+		ln_json_add(o, "signal", NULL);
+	}
+	ln_json_add_bool(o, "timed_out", res->timed_out);
+	ln_json_add_i64(o, "duration_ms", res->duration_ms);
+	ln_json_add(o, "output", json_object_new_string_len(res->output.buf, (int)res->output.len));
+	ln_json_add_i64(o, "output_bytes", (int64_t)res->output_bytes);
+	ln_json_add_bool(o, "truncated", res->truncated);
+	return o;
+}
+
+int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	struct ln_run_result res;
-	struct json_object *o = NULL, *av;
+	struct ln_exec_result res;
+	struct json_object *o = NULL;
 	char path[PATH_MAX];
 	unsigned long timeout = 0, max_output = 1u << 20;
 	char **pargv = NULL;
@@ -336,7 +369,7 @@ int ln_run_verb(struct ln_agent *a, int argc, char **argv)
 		goto out;
 	}
 	for (i = 1; i < pargc; i++) {
-		if (!ln_run_check_arg(pargv[i])) {
+		if (!ln_exec_check_arg(pargv[i])) {
 			ln_buf_addf(&err, "run: argument %d of '%s' is not allowed "
 				    "(printable ASCII without shell metacharacters, at most 4096 bytes)",
 				    i, pargv[0]);
@@ -358,38 +391,15 @@ int ln_run_verb(struct ln_agent *a, int argc, char **argv)
 		char *saved = pargv[0];
 
 		pargv[0] = path;
-		rc = ln_run_bounded((const char *const *)pargv, (unsigned)timeout, max_output, &res, &err);
+		rc = ln_exec_bounded((const char *const *)pargv, (unsigned)timeout, max_output, &res, &err);
 		pargv[0] = saved;
 	}
 	if (rc < 0) {
 		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
 		goto out;
 	}
-	o = json_object_new_object();
-	av = json_object_new_array();
-	for (i = 0; i < pargc; i++)
-		json_object_array_add(av, json_object_new_string(pargv[i]));
-	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
-	ln_json_add_str(o, "probe", pargv[0]);
-	ln_json_add(o, "argv", av);
-	if (res.exited)
-		ln_json_add_i64(o, "exit_status", res.exit_status);
-	else
-		ln_json_add(o, "exit_status", NULL);
-	if (res.signal) {
-		char sig[32];
-
-		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(res.signal));
-		ln_json_add_str(o, "signal", sig);
-	} else {
-		ln_json_add(o, "signal", NULL);
-	}
-	ln_json_add_bool(o, "timed_out", res.timed_out);
-	ln_json_add_i64(o, "duration_ms", res.duration_ms);
-	ln_json_add(o, "output", json_object_new_string_len(res.output.buf, (int)res.output.len));
-	ln_json_add_i64(o, "output_bytes", (int64_t)res.output_bytes);
-	ln_json_add_bool(o, "truncated", res.truncated);
-	ln_run_result_release(&res);
+	o = answer(pargc, pargv, &res);
+	ln_exec_result_release(&res);
 	rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
 out:
 	json_object_put(o);

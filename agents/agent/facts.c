@@ -17,6 +17,7 @@
 #include "agents/agent/agent.h"
 #include "agents/agent/state.h"
 #include "common/json.h"
+#include "common/util.h"
 
 static struct json_object *str_or_null(const struct ln_agent *a, const char *path)
 {
@@ -68,7 +69,7 @@ static struct json_object *port_state(const struct ln_agent *a, const char *path
 			};
 			size_t i;
 
-			for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+			for (i = 0; i < ARRAY_SIZE(map); i++)
 				if (!strcmp(s, map[i][0]))
 					s = map[i][1];
 		}
@@ -85,7 +86,7 @@ static int roce_mtu(long long netdev_mtu)
 	static const int mtus[] = { 4096, 2048, 1024, 512, 256 };
 	size_t i;
 
-	for (i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(mtus); i++)
 		if (netdev_mtu - 80 >= mtus[i])
 			return mtus[i];
 	return 0;

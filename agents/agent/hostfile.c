@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agents/agent/reconcile.h"
+#include "agents/agent/parts.h"
 #include "common/json.h"
 
 int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
@@ -23,29 +23,29 @@ int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
 	return r;
 }
 
-static void remove_hostfile(struct ln_rc *r, const char *path)
+static void remove_hostfile(struct ln_converge *cv, const char *path)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (!ln_path_exists(r->a, path)) {
-		if (!r->plan)
-			ln_rc_disown(r, "hostfile", path);
+	if (!ln_path_exists(cv->a, path)) {
+		if (!cv->plan)
+			ln_cv_disown(cv, "hostfile", path);
 		return;
 	}
-	if (!r->plan)
-		rc = ln_fs_remove_file(r->a, path, &err);
-	if (rc == 0 && !r->plan)
-		ln_rc_disown(r, "hostfile", path);
-	ln_rc_report(r, "remove", "hostfile", path, NULL, rc < 0 ? err.buf : NULL);
+	if (!cv->plan)
+		rc = ln_fs_remove_file(cv->a, path, &err);
+	if (rc == 0 && !cv->plan)
+		ln_cv_disown(cv, "hostfile", path);
+	ln_cv_report(cv, "remove", "hostfile", path, NULL, rc < 0 ? err.buf : NULL);
 	ln_buf_release(&err);
 }
 
-void ln_hostfile_reconcile(struct ln_rc *r)
+void ln_hostfile_reconcile(struct ln_converge *cv)
 {
 	struct ln_buf want = LN_BUF_INIT, cur = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct json_object *objs = ln_state_objects(&r->st, r->cluster);
-	const char *path = r->rq ? r->rq->hostfile_path : NULL;
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster);
+	const char *path = cv->rq ? cv->rq->hostfile_path : NULL;
 	size_t i, n = objs ? json_object_array_length(objs) : 0;
 	int rc = 0, exists;
 
@@ -59,35 +59,35 @@ void ln_hostfile_reconcile(struct ln_rc *r)
 			char idbuf[PATH_MAX];
 
 			snprintf(idbuf, sizeof(idbuf), "%s", json_object_get_string(id));
-			remove_hostfile(r, idbuf);
+			remove_hostfile(cv, idbuf);
 		}
 	}
 	if (!path)
 		goto out;
-	ln_hostfile_render(r->rq, &want);
-	exists = ln_read_attr(r->a, path, &cur) == 0;
+	ln_hostfile_render(cv->rq, &want);
+	exists = ln_read_attr(cv->a, path, &cur) == 0;
 	if (exists) {
 		/* ln_read_attr dropped one newline */
 		ln_buf_addch(&cur, '\n');
 		if (cur.len == want.len && !memcmp(cur.buf, want.buf, want.len)) {
-			ln_rc_report(r, "ok", "hostfile", path, NULL, NULL);
+			ln_cv_report(cv, "ok", "hostfile", path, NULL, NULL);
 			goto out;
 		}
 	}
-	if (!r->plan) {
+	if (!cv->plan) {
 		char dir[PATH_MAX];
 
 		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
 		if (*dir)
-			rc = ln_rc_mkdirs(r, dir, &err);
+			rc = ln_cv_mkdirs(cv, dir, &err);
 		/* a hostfile that was there before is changed but never owned */
 		if (rc == 0 && !exists)
-			rc = ln_rc_own(r, "hostfile", path);
+			rc = ln_cv_own(cv, "hostfile", path);
 		if (rc == 0)
-			rc = ln_fs_write_file(r->a, path, want.buf, want.len, 0644, &err);
+			rc = ln_fs_write_file(cv->a, path, want.buf, want.len, 0644, &err);
 	}
-	ln_rc_report(r, exists ? "change" : "create", "hostfile", path,
-		     r->rq->hostfile_mpich ? "mpich" : "openmpi", rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, exists ? "change" : "create", "hostfile", path,
+		     cv->rq->hostfile_mpich ? "mpich" : "openmpi", rc < 0 ? err.buf : NULL);
 out:
 	ln_buf_release(&want);
 	ln_buf_release(&cur);

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agents/agent/reconcile.h"
+#include "agents/agent/parts.h"
 #include "common/json.h"
 #include "common/log.h"
 
@@ -60,32 +60,32 @@ static int split_conn_id(const char *id, char *t, char *a, char *s, char *nqn)
 	return sscanf(id, "%15[^/]/%63[^/]/%15[^/]/%255s", t, a, s, nqn) == 4 ? 0 : -1;
 }
 
-static int wanted_conn(struct ln_rc *r, const char *id)
+static int wanted_conn(struct ln_converge *cv, const char *id)
 {
 	size_t i;
 	char buf[512];
 
-	for (i = 0; r->rq && i < r->rq->ninits; i++) {
-		conn_id(buf, sizeof(buf), &r->rq->inits[i]);
+	for (i = 0; cv->rq && i < cv->rq->ninits; i++) {
+		conn_id(buf, sizeof(buf), &cv->rq->inits[i]);
 		if (!strcmp(buf, id))
 			return 1;
 	}
 	return 0;
 }
 
-static int wanted_mount(struct ln_rc *r, const char *path)
+static int wanted_mount(struct ln_converge *cv, const char *path)
 {
 	size_t i;
 
-	for (i = 0; r->rq && i < r->rq->ninits; i++)
-		if (r->rq->inits[i].mount_path && !strcmp(r->rq->inits[i].mount_path, path))
+	for (i = 0; cv->rq && i < cv->rq->ninits; i++)
+		if (cv->rq->inits[i].mount_path && !strcmp(cv->rq->inits[i].mount_path, path))
 			return 1;
 	return 0;
 }
 
-static struct json_object *owned_of(struct ln_rc *r, const char *kind)
+static struct json_object *owned_of(struct ln_converge *cv, const char *kind)
 {
-	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *out;
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *out;
 	size_t i, n = objs ? json_object_array_length(objs) : 0;
 
 	out = json_object_new_array();
@@ -98,9 +98,9 @@ static struct json_object *owned_of(struct ln_rc *r, const char *kind)
 	return out;
 }
 
-void ln_initiator_remove(struct ln_rc *r)
+void ln_initiator_remove(struct ln_converge *cv)
 {
-	struct json_object *l = owned_of(r, "mount");
+	struct json_object *l = owned_of(cv, "mount");
 	struct ln_ctrl_list ctrls = { 0 };
 	struct ln_buf err = LN_BUF_INIT;
 	size_t i, n = json_object_array_length(l);
@@ -109,25 +109,25 @@ void ln_initiator_remove(struct ln_rc *r)
 		const char *path = rec_str(json_object_array_get_idx(l, i), "id");
 		int rc = 0;
 
-		if (wanted_mount(r, path))
+		if (wanted_mount(cv, path))
 			continue;
 		ln_buf_reset(&err);
-		if (!ln_path_mounted(r->a, path, NULL, 0)) {
-			if (!r->plan)
-				ln_rc_disown(r, "mount", path);
+		if (!ln_path_mounted(cv->a, path, NULL, 0)) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "mount", path);
 			continue;
 		}
-		if (!r->plan)
-			rc = ln_agent_change(r->a, "umount") ?: r->a->fs->umount(r->a, path, &err);
-		if (rc == 0 && !r->plan)
-			ln_rc_disown(r, "mount", path);
-		ln_rc_report(r, "remove", "mount", path, NULL, rc < 0 ? err.buf : NULL);
+		if (!cv->plan)
+			rc = ln_agent_change(cv->a, "umount") ?: cv->a->fs->umount(cv->a, path, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "mount", path);
+		ln_cv_report(cv, "remove", "mount", path, NULL, rc < 0 ? err.buf : NULL);
 	}
 	json_object_put(l);
-	l = owned_of(r, "nvme_connection");
+	l = owned_of(cv, "nvme_connection");
 	n = json_object_array_length(l);
-	if (n && r->a->ini->scan(r->a, &ctrls, &err) < 0) {
-		ln_rc_report(r, "remove", "nvme_connection", "*", NULL, err.buf);
+	if (n && cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {
+		ln_cv_report(cv, "remove", "nvme_connection", "*", NULL, err.buf);
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
@@ -137,21 +137,21 @@ void ln_initiator_remove(struct ln_rc *r)
 		const struct ln_ctrl *c;
 		int rc = 0;
 
-		if (wanted_conn(r, id))
+		if (wanted_conn(cv, id))
 			continue;
 		ln_buf_reset(&err);
 		if (split_conn_id(id, t, a, s, nqn) < 0 ||
 		    !(c = find_ctrl(&ctrls, t, a, s, nqn, host))) {
-			if (!r->plan)
-				ln_rc_disown(r, "nvme_connection", id);
+			if (!cv->plan)
+				ln_cv_disown(cv, "nvme_connection", id);
 			continue;
 		}
-		if (!r->plan)
-			rc = ln_agent_change(r->a, "disconnect") ?:
-				r->a->ini->disconnect(r->a, c->name, &err);
-		if (rc == 0 && !r->plan)
-			ln_rc_disown(r, "nvme_connection", id);
-		ln_rc_report(r, "remove", "nvme_connection", id, c->name, rc < 0 ? err.buf : NULL);
+		if (!cv->plan)
+			rc = ln_agent_change(cv->a, "disconnect") ?:
+				cv->a->ini->disconnect(cv->a, c->name, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "nvme_connection", id);
+		ln_cv_report(cv, "remove", "nvme_connection", id, c->name, rc < 0 ? err.buf : NULL);
 	}
 out:
 	free(ctrls.v);
@@ -160,35 +160,35 @@ out:
 }
 
 /* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan). */
-static int host_identity(struct ln_rc *r, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
+static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
 {
 	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, err = LN_BUF_INIT, line = LN_BUF_INIT;
 	char *gen = NULL;
 	int rc = 0, have_nqn, have_id;
 
-	have_nqn = ln_read_attr(r->a, "/etc/nvme/hostnqn", &nqn) == 0 && nqn.len;
-	have_id = ln_read_attr(r->a, "/etc/nvme/hostid", &id) == 0 && id.len;
+	have_nqn = ln_read_attr(cv->a, "/etc/nvme/hostnqn", &nqn) == 0 && nqn.len;
+	have_id = ln_read_attr(cv->a, "/etc/nvme/hostid", &id) == 0 && id.len;
 	ln_buf_rtrim(&nqn);
 	ln_buf_rtrim(&id);
 	if (have_nqn && have_id) {
-		ln_rc_report(r, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
+		ln_cv_report(cv, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
 		goto done;
 	}
-	if (r->plan) {
-		ln_rc_report(r, "create", "host_identity", "/etc/nvme/hostnqn",
+	if (cv->plan) {
+		ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
 			     have_nqn ? "hostid" : "hostnqn and hostid", NULL);
 		goto done;
 	}
-	rc = ln_rc_mkdirs(r, "/etc/nvme", &err);
+	rc = ln_cv_mkdirs(cv, "/etc/nvme", &err);
 	if (rc == 0 && !have_nqn) {
-		rc = r->a->ini->hostnqn_generate(r->a, &gen, &err);
+		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
 		if (rc == 0 && !ln_valid_nqn(gen)) {
 			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
 			rc = -EINVAL;
 		}
 		if (rc == 0) {
 			ln_buf_addf(&line, "%s\n", gen);
-			rc = ln_fs_write_file(r->a, "/etc/nvme/hostnqn", line.buf, line.len, 0644, &err);
+			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostnqn", line.buf, line.len, 0644, &err);
 			ln_buf_reset(&nqn);
 			ln_buf_addstr(&nqn, gen);
 		}
@@ -203,7 +203,7 @@ static int host_identity(struct ln_rc *r, char *hostnqn, size_t nlen, char *host
 		} else {
 			char *g2 = NULL;
 
-			rc = ln_iniops_fixture.hostnqn_generate(r->a, &g2, &err);
+			rc = ln_iniops_fixture.hostnqn_generate(cv->a, &g2, &err);
 			if (rc == 0)
 				ln_buf_addstr(&id, strstr(g2, ":uuid:") + 6);
 			free(g2);
@@ -211,9 +211,9 @@ static int host_identity(struct ln_rc *r, char *hostnqn, size_t nlen, char *host
 		ln_buf_reset(&line);
 		ln_buf_addf(&line, "%s\n", id.buf);
 		if (rc == 0)
-			rc = ln_fs_write_file(r->a, "/etc/nvme/hostid", line.buf, line.len, 0644, &err);
+			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostid", line.buf, line.len, 0644, &err);
 	}
-	ln_rc_report(r, "create", "host_identity", "/etc/nvme/hostnqn",
+	ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
 		     have_nqn ? "hostid" : "hostnqn and hostid", rc < 0 ? err.buf : NULL);
 done:
 	snprintf(hostnqn, nlen, "%s", nqn.buf);
@@ -227,7 +227,7 @@ done:
 }
 
 /* Wait, bounded, for the namespace head of nqn; dev gets "/dev/nvme1n1". */
-static int wait_block(struct ln_rc *r, const char *nqn, char *dev, size_t size)
+static int wait_block(struct ln_converge *cv, const char *nqn, char *dev, size_t size)
 {
 	const char *w = getenv("LLMNET_NS_WAIT");
 	long limit_ms = (w && atoi(w) > 0 ? atoi(w) : 30) * 1000L, waited = 0;
@@ -236,7 +236,7 @@ static int wait_block(struct ln_rc *r, const char *nqn, char *dev, size_t size)
 		char **names;
 		size_t n;
 
-		if (ln_nvme_blocks(r->a, nqn, &names, &n) == 0 && n) {
+		if (ln_nvme_blocks(cv->a, nqn, &names, &n) == 0 && n) {
 			snprintf(dev, size, "/dev/%s", names[0]);
 			ln_names_free(names, n);
 			return 0;
@@ -250,14 +250,14 @@ static int wait_block(struct ln_rc *r, const char *nqn, char *dev, size_t size)
 }
 
 /* 1: no filesystem or partition signature; 0: one found; negative: error. */
-static int blank_device(struct ln_rc *r, const char *dev, char *type, size_t tlen)
+static int blank_device(struct ln_converge *cv, const char *dev, char *type, size_t tlen)
 {
 	char p[PATH_MAX];
 	blkid_probe pr;
 	int rc;
 
 	type[0] = '\0';
-	if (ln_agent_path(r->a, dev, p) < 0)
+	if (ln_agent_path(cv->a, dev, p) < 0)
 		return -ENAMETOOLONG;
 	pr = blkid_new_probe_from_filename(p);
 	if (!pr)
@@ -282,63 +282,63 @@ static int blank_device(struct ln_rc *r, const char *dev, char *type, size_t tle
 	return rc == -2 ? 0 : -EIO;	/* -2: ambivalent signatures: not blank */
 }
 
-static void apply_mount(struct ln_rc *r, const struct ln_req_init *in, const char *dev)
+static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
 {
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
 	char fs[64], type[64];
 	int rc = 0, blank;
 
-	if (ln_path_mounted(r->a, in->mount_path, fs, sizeof(fs))) {
+	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
 		if (strcmp(fs, in->mount_fs)) {
 			ln_buf_addf(&err, "'%s' is already mounted with %s, not %s", in->mount_path,
 				    fs, in->mount_fs);
-			ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		} else {
-			ln_rc_report(r, "ok", "mount", in->mount_path, NULL, NULL);
+			ln_cv_report(cv, "ok", "mount", in->mount_path, NULL, NULL);
 		}
 		goto out;
 	}
 	if (!dev) {
-		ln_rc_report(r, "create", "mount", in->mount_path, "after connect", NULL);
+		ln_cv_report(cv, "create", "mount", in->mount_path, "after connect", NULL);
 		goto out;
 	}
-	blank = blank_device(r, dev, type, sizeof(type));
+	blank = blank_device(cv, dev, type, sizeof(type));
 	if (blank < 0) {
 		ln_buf_addf(&err, "cannot probe '%s' for signatures: %s", dev, strerror(-blank));
-		ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		goto out;
 	}
 	if (blank && !in->format_if_blank) {
 		ln_buf_addf(&err, "'%s' has no filesystem and format is 'never'", dev);
-		ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		goto out;
 	}
 	if (!blank && strcmp(type, in->mount_fs)) {
 		ln_buf_addf(&err, "'%s' holds %s, not %s; llmnet never formats a device that is "
 			    "not blank", dev, type[0] ? type : "an unknown signature", in->mount_fs);
-		ln_rc_report(r, "create", "mount", in->mount_path, NULL, err.buf);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		goto out;
 	}
 	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
-	if (!r->plan) {
-		rc = ln_rc_mkdirs(r, in->mount_path, &err);
+	if (!cv->plan) {
+		rc = ln_cv_mkdirs(cv, in->mount_path, &err);
 		if (rc == 0 && blank)
-			rc = ln_agent_change(r->a, "mkfs") ?: r->a->fs->mkfs(r->a, dev, in->mount_fs, &err);
+			rc = ln_agent_change(cv->a, "mkfs") ?: cv->a->fs->mkfs(cv->a, dev, in->mount_fs, &err);
 		if (rc == 0)
-			rc = ln_rc_own(r, "mount", in->mount_path);
+			rc = ln_cv_own(cv, "mount", in->mount_path);
 		if (rc == 0)
-			rc = ln_agent_change(r->a, "mount") ?:
-				r->a->fs->mount(r->a, dev, in->mount_path, in->mount_fs, &err);
+			rc = ln_agent_change(cv->a, "mount") ?:
+				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs, &err);
 	}
-	ln_rc_report(r, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
 out:
 	ln_buf_release(&err);
 	ln_buf_release(&det);
 }
 
-void ln_initiator_apply(struct ln_rc *r)
+void ln_initiator_apply(struct ln_converge *cv)
 {
-	struct ln_request *rq = r->rq;
+	struct ln_request *rq = cv->rq;
 	struct ln_ctrl_list ctrls = { 0 };
 	struct ln_buf err = LN_BUF_INIT;
 	char hostnqn[256], hostid[64];
@@ -349,28 +349,28 @@ void ln_initiator_apply(struct ln_rc *r)
 	for (i = 0; i < rq->ninits; i++) {
 		const char *m = !strcmp(rq->inits[i].transport, "tcp") ? "nvme_tcp" : "nvme_rdma";
 
-		ln_rc_module(r, m);
+		ln_cv_module(cv, m);
 	}
-	if (host_identity(r, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
+	if (host_identity(cv, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
 		goto out;
 	ln_buf_reset(&err);
-	if (r->a->ini->scan(r->a, &ctrls, &err) < 0) {
-		ln_rc_report(r, "create", "nvme_connection", "*", NULL, err.buf);
+	if (cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {
+		ln_cv_report(cv, "create", "nvme_connection", "*", NULL, err.buf);
 		goto out;
 	}
 	for (i = 0; i < rq->ninits; i++) {
 		const struct ln_req_init *in = &rq->inits[i];
 		const struct ln_ctrl *c;
 		char id[512], name[32] = "", dev[64];
-		int rc = 0, have_dev = 0;
+		int rc = 0;
 
 		conn_id(id, sizeof(id), in);
 		ln_buf_reset(&err);
 		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
 			      hostnqn[0] ? hostnqn : NULL);
 		if (c) {
-			ln_rc_report(r, "ok", "nvme_connection", id, c->name, NULL);
-		} else if (!r->plan) {
+			ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
+		} else if (!cv->plan) {
 			struct ln_conn cn = {
 				.subsysnqn = in->target, .transport = in->transport,
 				.traddr = in->address, .trsvcid = in->service, .hostnqn = hostnqn,
@@ -380,37 +380,36 @@ void ln_initiator_apply(struct ln_rc *r)
 			};
 			struct json_object *rec;
 
-			rc = ln_rc_own(r, "nvme_connection", id);
+			rc = ln_cv_own(cv, "nvme_connection", id);
 			if (rc == 0) {
-				rec = ln_state_find(&r->st, r->cluster, "nvme_connection", id);
+				rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
 				json_object_object_del(rec, "hostnqn");
 				ln_json_add_str(rec, "hostnqn", hostnqn);
-				r->st.dirty = 1;
-				rc = ln_state_save(r->a, &r->st, &err);
+				cv->st.dirty = 1;
+				rc = ln_state_save(cv->a, &cv->st, &err);
 			}
 			if (rc == 0)
-				rc = ln_agent_change(r->a, "connect") ?:
-					r->a->ini->connect(r->a, &cn, name, &err);
-			ln_rc_report(r, "create", "nvme_connection", id, name,
+				rc = ln_agent_change(cv->a, "connect") ?:
+					cv->a->ini->connect(cv->a, &cn, name, &err);
+			ln_cv_report(cv, "create", "nvme_connection", id, name,
 				     rc < 0 ? err.buf : NULL);
 		} else {
-			ln_rc_report(r, "create", "nvme_connection", id, NULL, NULL);
+			ln_cv_report(cv, "create", "nvme_connection", id, NULL, NULL);
 			if (in->mount_path)
-				apply_mount(r, in, NULL);
+				apply_mount(cv, in, NULL);
 			continue;
 		}
 		if (rc < 0)
 			continue;
-		if (wait_block(r, in->target, dev, sizeof(dev)) < 0) {
+		if (wait_block(cv, in->target, dev, sizeof(dev)) < 0) {
 			ln_buf_reset(&err);
 			ln_buf_addf(&err, "no namespace block device for '%s' appeared in time "
 				    "(LLMNET_NS_WAIT)", in->target);
-			ln_rc_report(r, "create", "nvme_namespace", id, NULL, err.buf);
+			ln_cv_report(cv, "create", "nvme_namespace", id, NULL, err.buf);
 			continue;
 		}
-		have_dev = 1;
 		if (in->mount_path)
-			apply_mount(r, in, have_dev ? dev : NULL);
+			apply_mount(cv, in, dev);
 	}
 out:
 	free(ctrls.v);

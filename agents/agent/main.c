@@ -21,6 +21,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 
 struct verb {
 	const char *name;
@@ -37,10 +38,10 @@ static const struct verb verbs[] = {
 	{ LN_VERB_PLAN, 0, ln_reconcile_plan_verb },
 	{ LN_VERB_APPLY, 1, ln_reconcile_apply_verb },
 	{ LN_VERB_TEARDOWN, 1, ln_reconcile_teardown_verb },
-	{ LN_VERB_RUN, 0, ln_run_verb },
+	{ LN_VERB_RUN, 0, ln_exec_verb },
 };
 
-#define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
+#define N_VERBS (ARRAY_SIZE(verbs))
 
 /* The controller compares this with its own copy's digest and pushes only
  * on difference; the binary hashes itself so no shell tool is needed. */
@@ -88,7 +89,7 @@ static int verb_version(struct ln_agent *a, int argc, char **argv)
 	}
 	ln_json_add(o, "verbs", v);
 	p = json_object_new_array();
-	for (probe = ln_run_probes(); *probe; probe++)
+	for (probe = ln_exec_probes(); *probe; probe++)
 		json_object_array_add(p, json_object_new_string(*probe));
 	ln_json_add(o, "probes", p);
 	rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;

@@ -12,96 +12,96 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agents/agent/reconcile.h"
+#include "agents/agent/parts.h"
 #include "common/json.h"
 
-int ln_rc_module(struct ln_rc *r, const char *module)
+int ln_cv_module(struct ln_converge *cv, const char *module)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (ln_module_loaded(r->a, module))
+	if (ln_module_loaded(cv->a, module))
 		return 0;
-	if (!r->plan) {
-		rc = ln_rc_own(r, "module", module);
+	if (!cv->plan) {
+		rc = ln_cv_own(cv, "module", module);
 		if (rc == 0)
-			rc = ln_agent_change(r->a, "modprobe");
+			rc = ln_agent_change(cv->a, "modprobe");
 		if (rc == 0)
-			rc = r->a->fs->modprobe(r->a, module, &err);
+			rc = cv->a->fs->modprobe(cv->a, module, &err);
 	}
-	ln_rc_report(r, "create", "module", module, NULL, rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, "create", "module", module, NULL, rc < 0 ? err.buf : NULL);
 	ln_buf_release(&err);
 	return rc;
 }
 
-int ln_rc_configfs(struct ln_rc *r)
+int ln_cv_configfs(struct ln_converge *cv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (ln_configfs_mounted(r->a))
+	if (ln_configfs_mounted(cv->a))
 		return 0;
-	if (!r->plan) {
-		rc = ln_rc_own(r, "configfs_mount", "/sys/kernel/config");
+	if (!cv->plan) {
+		rc = ln_cv_own(cv, "configfs_mount", "/sys/kernel/config");
 		if (rc == 0)
-			rc = ln_agent_change(r->a, "mount configfs");
+			rc = ln_agent_change(cv->a, "mount configfs");
 		if (rc == 0)
-			rc = r->a->fs->mount_configfs(r->a, &err);
+			rc = cv->a->fs->mount_configfs(cv->a, &err);
 	}
-	ln_rc_report(r, "create", "configfs_mount", "/sys/kernel/config", NULL,
+	ln_cv_report(cv, "create", "configfs_mount", "/sys/kernel/config", NULL,
 		     rc < 0 ? err.buf : NULL);
 	ln_buf_release(&err);
 	return rc;
 }
 
 /* Does the request still need module m? */
-static int module_wanted(struct ln_rc *r, const char *m)
+static int module_wanted(struct ln_converge *cv, const char *m)
 {
 	size_t i;
 
-	if (!r->rq)
+	if (!cv->rq)
 		return 0;
-	if (r->rq->ntargets && (!strcmp(m, "configfs") || !strcmp(m, "nvmet")))
+	if (cv->rq->ntargets && (!strcmp(m, "configfs") || !strcmp(m, "nvmet")))
 		return 1;
-	for (i = 0; i < r->rq->ntargets; i++)
-		if (!strncmp(m, "nvmet_", 6) && !strcmp(m + 6, r->rq->targets[i].transport))
+	for (i = 0; i < cv->rq->ntargets; i++)
+		if (!strncmp(m, "nvmet_", 6) && !strcmp(m + 6, cv->rq->targets[i].transport))
 			return 1;
-	for (i = 0; i < r->rq->ninits; i++)
-		if (!strncmp(m, "nvme_", 5) && !strcmp(m + 5, r->rq->inits[i].transport))
+	for (i = 0; i < cv->rq->ninits; i++)
+		if (!strncmp(m, "nvme_", 5) && !strcmp(m + 5, cv->rq->inits[i].transport))
 			return 1;
 	return 0;
 }
 
-static void unload(struct ln_rc *r, const char *m)
+static void unload(struct ln_converge *cv, const char *m)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (!ln_rc_owned(r, "module", m) || module_wanted(r, m))
+	if (!ln_cv_owned(cv, "module", m) || module_wanted(cv, m))
 		return;
-	if (!ln_module_loaded(r->a, m)) {
-		if (!r->plan)
-			ln_rc_disown(r, "module", m);
+	if (!ln_module_loaded(cv->a, m)) {
+		if (!cv->plan)
+			ln_cv_disown(cv, "module", m);
 		return;
 	}
-	if (!r->plan) {
-		rc = ln_agent_change(r->a, "rmmod");
+	if (!cv->plan) {
+		rc = ln_agent_change(cv->a, "rmmod");
 		if (rc == 0)
-			rc = r->a->fs->rmmod(r->a, m, &err);
+			rc = cv->a->fs->rmmod(cv->a, m, &err);
 		if (rc < 0) {
 			/* in use by something llmnet did not make: not ours to stop */
-			ln_changes_warn(&r->ch, "kept module '%s': %s", m, err.buf);
-			ln_rc_disown(r, "module", m);
+			ln_changes_warn(&cv->ch, "kept module '%s': %s", m, err.buf);
+			ln_cv_disown(cv, "module", m);
 			ln_buf_release(&err);
 			return;
 		}
-		ln_rc_disown(r, "module", m);
+		ln_cv_disown(cv, "module", m);
 	}
-	ln_rc_report(r, "remove", "module", m, NULL, NULL);
+	ln_cv_report(cv, "remove", "module", m, NULL, NULL);
 	ln_buf_release(&err);
 }
 
-void ln_modules_remove(struct ln_rc *r)
+void ln_modules_remove(struct ln_converge *cv)
 {
 	/* transports before the core they use; configfs last */
 	static const char *const order[] = { "nvmet_tcp", "nvmet_rdma", "nvmet", "nvme_tcp",
@@ -111,25 +111,25 @@ void ln_modules_remove(struct ln_rc *r)
 	int rc = 0;
 
 	for (m = order; *m; m++)
-		unload(r, *m);
-	if (ln_rc_owned(r, "configfs_mount", "/sys/kernel/config") && !(r->rq && r->rq->ntargets)) {
-		if (!ln_configfs_mounted(r->a)) {
-			if (!r->plan)
-				ln_rc_disown(r, "configfs_mount", "/sys/kernel/config");
+		unload(cv, *m);
+	if (ln_cv_owned(cv, "configfs_mount", "/sys/kernel/config") && !(cv->rq && cv->rq->ntargets)) {
+		if (!ln_configfs_mounted(cv->a)) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "configfs_mount", "/sys/kernel/config");
 		} else {
-			if (!r->plan) {
-				rc = ln_agent_change(r->a, "umount configfs");
+			if (!cv->plan) {
+				rc = ln_agent_change(cv->a, "umount configfs");
 				if (rc == 0)
-					rc = r->a->fs->umount(r->a, "/sys/kernel/config", &err);
-				ln_rc_disown(r, "configfs_mount", "/sys/kernel/config");
+					rc = cv->a->fs->umount(cv->a, "/sys/kernel/config", &err);
+				ln_cv_disown(cv, "configfs_mount", "/sys/kernel/config");
 			}
 			if (rc < 0)
-				ln_changes_warn(&r->ch, "kept configfs mounted: %s", err.buf);
+				ln_changes_warn(&cv->ch, "kept configfs mounted: %s", err.buf);
 			else
-				ln_rc_report(r, "remove", "configfs_mount", "/sys/kernel/config", NULL,
+				ln_cv_report(cv, "remove", "configfs_mount", "/sys/kernel/config", NULL,
 					     NULL);
 		}
 	}
-	unload(r, "configfs");
+	unload(cv, "configfs");
 	ln_buf_release(&err);
 }

@@ -91,8 +91,8 @@ static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name
 	if (!c) {
 		ln_buf_addf(err, "cannot set up controller for '%s': %s", cn->subsysnqn,
 			    strerror(errno));
-		nvme_free_tree(r);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	nvmf_default_config(&cfg);
 	if (cn->nr_io_queues)
@@ -109,36 +109,39 @@ static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name
 		ln_buf_addf(err, "cannot connect to '%s' at %s %s:%s: %s", cn->subsysnqn,
 			    cn->transport, cn->traddr, cn->trsvcid, strerror(-ret));
 		nvme_free_ctrl(c);
-		nvme_free_tree(r);
-		return ret;
+		goto out;
 	}
 	copy(name, 32, nvme_ctrl_get_name(c));
+	ret = 0;
+out:
 	nvme_free_tree(r);
-	return 0;
+	return ret;
 }
 
 static int shim_disconnect(struct ln_agent *a, const char *name, struct ln_buf *err)
 {
-	nvme_root_t r;
+	nvme_root_t r = scan_root(err);
 	nvme_ctrl_t c;
 	int ret;
 
 	(void)a;
-	r = scan_root(err);
 	if (!r)
 		return -EIO;
 	c = nvme_scan_ctrl(r, name);
 	if (!c) {
-		nvme_free_tree(r);
-		return -ENOENT;
+		ret = -ENOENT;
+		goto out;
 	}
 	ret = nvme_disconnect_ctrl(c);
 	if (ret < 0) {
 		ret = errno ? -errno : -EIO;
 		ln_buf_addf(err, "cannot disconnect '%s': %s", name, strerror(-ret));
+		goto out;
 	}
+	ret = 0;
+out:
 	nvme_free_tree(r);
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 static int shim_hostnqn_generate(struct ln_agent *a, char **out, struct ln_buf *err)

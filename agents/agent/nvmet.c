@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "agents/agent/reconcile.h"
+#include "agents/agent/parts.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -54,7 +54,7 @@ static int read_eq(struct ln_agent *a, const char *path, const char *want)
 }
 
 /* Every (kind, id) the request wants, as a hash set: "kind\x1fid". */
-static struct json_object *wanted_set(struct ln_rc *r)
+static struct json_object *wanted_set(struct ln_converge *cv)
 {
 	struct json_object *set = json_object_new_object();
 	char key[1100], tup[128];
@@ -66,8 +66,8 @@ static struct json_object *wanted_set(struct ln_rc *r)
 		if (n_ > 0 && (size_t)n_ < sizeof(key)) \
 			json_object_object_add(set, key, NULL); \
 	} while (0)
-	for (i = 0; r->rq && i < r->rq->ntargets; i++) {
-		const struct ln_req_target *t = &r->rq->targets[i];
+	for (i = 0; cv->rq && i < cv->rq->ntargets; i++) {
+		const struct ln_req_target *t = &cv->rq->targets[i];
 
 		tuple(tup, sizeof(tup), t->transport, t->address, t->service);
 		WANT("nvmet_subsystem", "%s", t->nqn);
@@ -85,9 +85,9 @@ static struct json_object *wanted_set(struct ln_rc *r)
 }
 
 /* Owned records of kind this run no longer wants (a copy: the list changes). */
-static struct json_object *unwanted(struct ln_rc *r, struct json_object *want, const char *kind)
+static struct json_object *unwanted(struct ln_converge *cv, struct json_object *want, const char *kind)
 {
-	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *out;
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *out;
 	size_t i, n = objs ? json_object_array_length(objs) : 0;
 	char key[1100];
 
@@ -106,23 +106,23 @@ static struct json_object *unwanted(struct ln_rc *r, struct json_object *want, c
 }
 
 /* Remove one owned configfs object: fn is rmdir or unlink. */
-static void remove_owned(struct ln_rc *r, const char *kind, const char *id, const char *path,
+static void remove_owned(struct ln_converge *cv, const char *kind, const char *id, const char *path,
 			 int is_link, const char *detail)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (!(is_link ? ln_is_link(r->a, path) : ln_is_dir(r->a, path))) {
+	if (!(is_link ? ln_is_link(cv->a, path) : ln_is_dir(cv->a, path))) {
 		/* Already gone (a stopped run, or removed by hand): forget it. */
-		if (!r->plan)
-			ln_rc_disown(r, kind, id);
+		if (!cv->plan)
+			ln_cv_disown(cv, kind, id);
 		return;
 	}
-	if (!r->plan)
-		rc = is_link ? ln_fs_unlink(r->a, path, &err) : ln_fs_rmdir(r->a, path, &err);
-	if (rc == 0 && !r->plan)
-		ln_rc_disown(r, kind, id);
-	ln_rc_report(r, "remove", kind, id, detail, rc < 0 ? err.buf : NULL);
+	if (!cv->plan)
+		rc = is_link ? ln_fs_unlink(cv->a, path, &err) : ln_fs_rmdir(cv->a, path, &err);
+	if (rc == 0 && !cv->plan)
+		ln_cv_disown(cv, kind, id);
+	ln_cv_report(cv, "remove", kind, id, detail, rc < 0 ? err.buf : NULL);
 	ln_buf_release(&err);
 }
 
@@ -144,16 +144,16 @@ static int still_linked(struct ln_agent *a, const char *parent, const char *sub,
 	return found;
 }
 
-void ln_nvmet_remove(struct ln_rc *r)
+void ln_nvmet_remove(struct ln_converge *cv)
 {
 	static const char *const order[] = { "nvmet_port_subsystem", "nvmet_port",
 					     "nvmet_namespace", "nvmet_allowed_host",
 					     "nvmet_subsystem", "nvmet_host", NULL };
-	struct json_object *want = wanted_set(r);
+	struct json_object *want = wanted_set(cv);
 	const char *const *k;
 
 	for (k = order; *k; k++) {
-		struct json_object *l = unwanted(r, want, *k);
+		struct json_object *l = unwanted(cv, want, *k);
 		size_t i, n = json_object_array_length(l);
 
 		for (i = 0; i < n; i++) {
@@ -167,49 +167,49 @@ void ln_nvmet_remove(struct ln_rc *r)
 				/* the NQN has no '/', so it is the last part */
 				snprintf(p, sizeof(p), P_PORT "%s/subsystems/%s", port ? port : "?",
 					 slash + 1);
-				remove_owned(r, *k, id, p, 1, NULL);
+				remove_owned(cv, *k, id, p, 1, NULL);
 			} else if (!strcmp(*k, "nvmet_port")) {
 				snprintf(p, sizeof(p), P_PORT "%s", port ? port : "?");
 				snprintf(det, sizeof(det), "port %s", port ? port : "?");
-				if (ln_is_dir(r->a, p)) {
+				if (ln_is_dir(cv->a, p)) {
 					char **links;
 					size_t nl;
 
 					snprintf(p, sizeof(p), P_PORT "%s/subsystems", port);
-					ln_list_dir(r->a, p, &links, &nl);
+					ln_list_dir(cv->a, p, &links, &nl);
 					ln_names_free(links, nl);
-					if (nl && !(r->plan && r->teardown)) {
-						ln_changes_warn(&r->ch,
+					if (nl && !(cv->plan && cv->teardown)) {
+						ln_changes_warn(&cv->ch,
 								"kept port %s ('%s'): other subsystems "
 								"are still linked to it", port, id);
 						continue;
 					}
 				}
 				snprintf(p, sizeof(p), P_PORT "%s", port ? port : "?");
-				remove_owned(r, *k, id, p, 0, det);
+				remove_owned(cv, *k, id, p, 0, det);
 			} else if (!strcmp(*k, "nvmet_namespace")) {
 				slash = strrchr(id, '/');
 				snprintf(p, sizeof(p), P_SUB "%.*s/namespaces/%s", (int)(slash - id), id,
 					 slash + 1);
-				remove_owned(r, *k, id, p, 0, NULL);
+				remove_owned(cv, *k, id, p, 0, NULL);
 			} else if (!strcmp(*k, "nvmet_allowed_host")) {
 				slash = strchr(id, '/');
 				snprintf(p, sizeof(p), P_SUB "%.*s/allowed_hosts/%s", (int)(slash - id),
 					 id, slash + 1);
-				remove_owned(r, *k, id, p, 1, NULL);
+				remove_owned(cv, *k, id, p, 1, NULL);
 			} else if (!strcmp(*k, "nvmet_subsystem")) {
 				snprintf(p, sizeof(p), P_SUB "%s", id);
-				remove_owned(r, *k, id, p, 0, NULL);
+				remove_owned(cv, *k, id, p, 0, NULL);
 			} else {
 				snprintf(p, sizeof(p), P_HOST "%s", id);
-				if (ln_is_dir(r->a, p) && still_linked(r->a, LN_NVMET "/subsystems",
+				if (ln_is_dir(cv->a, p) && still_linked(cv->a, LN_NVMET "/subsystems",
 								       "allowed_hosts", id) &&
-				    !r->plan) {
-					ln_changes_warn(&r->ch, "kept host '%s': a subsystem llmnet "
+				    !cv->plan) {
+					ln_changes_warn(&cv->ch, "kept host '%s': a subsystem llmnet "
 						       "does not own still allows it", id);
 					continue;
 				}
-				remove_owned(r, *k, id, p, 0, NULL);
+				remove_owned(cv, *k, id, p, 0, NULL);
 			}
 		}
 		json_object_put(l);
@@ -220,52 +220,52 @@ void ln_nvmet_remove(struct ln_rc *r)
 /* ---- creates ---- */
 
 /* mkdir an owned configfs object; reports create (or the error). */
-static int create_dir(struct ln_rc *r, const char *kind, const char *id, const char *path,
+static int create_dir(struct ln_converge *cv, const char *kind, const char *id, const char *path,
 		      const char *detail)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (!r->plan) {
-		rc = ln_rc_own(r, kind, id);
+	if (!cv->plan) {
+		rc = ln_cv_own(cv, kind, id);
 		if (rc == 0)
-			rc = ln_fs_mkdir(r->a, path, &err);
+			rc = ln_fs_mkdir(cv->a, path, &err);
 	}
-	ln_rc_report(r, "create", kind, id, detail, rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, "create", kind, id, detail, rc < 0 ? err.buf : NULL);
 	ln_buf_release(&err);
 	return rc;
 }
 
-static int create_link(struct ln_rc *r, const char *kind, const char *id, const char *target,
+static int create_link(struct ln_converge *cv, const char *kind, const char *id, const char *target,
 		       const char *link, const char *port)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
 
-	if (!r->plan) {
-		rc = ln_rc_own(r, kind, id);
+	if (!cv->plan) {
+		rc = ln_cv_own(cv, kind, id);
 		if (rc == 0 && port) {
-			json_object_object_del(ln_state_find(&r->st, r->cluster, kind, id), "port");
-			ln_json_add_str(ln_state_find(&r->st, r->cluster, kind, id), "port", port);
-			r->st.dirty = 1;
-			rc = ln_state_save(r->a, &r->st, &err);
+			json_object_object_del(ln_state_find(&cv->st, cv->cluster, kind, id), "port");
+			ln_json_add_str(ln_state_find(&cv->st, cv->cluster, kind, id), "port", port);
+			cv->st.dirty = 1;
+			rc = ln_state_save(cv->a, &cv->st, &err);
 		}
 		if (rc == 0)
-			rc = ln_fs_symlink(r->a, target, link, &err);
+			rc = ln_fs_symlink(cv->a, target, link, &err);
 	}
-	ln_rc_report(r, "create", kind, id, NULL, rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, "create", kind, id, NULL, rc < 0 ? err.buf : NULL);
 	ln_buf_release(&err);
 	return rc;
 }
 
-static int read_key_file(struct ln_rc *r, const char *path, struct ln_buf *key,
+static int read_key_file(struct ln_converge *cv, const char *path, struct ln_buf *key,
 			 struct ln_buf *err)
 {
 	struct ln_buf e = LN_BUF_INIT;
 	char p[PATH_MAX];
 	int rc;
 
-	if (ln_agent_path(r->a, path, p) < 0)
+	if (ln_agent_path(cv->a, path, p) < 0)
 		return -ENAMETOOLONG;
 	rc = ln_file_read(p, key, &e);
 	ln_buf_release(&e);
@@ -282,7 +282,7 @@ static int read_key_file(struct ln_rc *r, const char *path, struct ln_buf *key,
 }
 
 /* Set the hosts' keys for target t; marks t failed when that is impossible. */
-static void apply_dhchap(struct ln_rc *r, struct ln_req_target *t)
+static void apply_dhchap(struct ln_converge *cv, struct ln_req_target *t)
 {
 	struct ln_buf key = LN_BUF_INIT, ckey = LN_BUF_INIT, err = LN_BUF_INIT;
 	size_t i;
@@ -290,22 +290,22 @@ static void apply_dhchap(struct ln_rc *r, struct ln_req_target *t)
 
 	if (!t->key_file)
 		return;
-	rc = read_key_file(r, t->key_file, &key, &err);
+	rc = read_key_file(cv, t->key_file, &key, &err);
 	if (rc == 0 && t->ctrl_key_file)
-		rc = read_key_file(r, t->ctrl_key_file, &ckey, &err);
+		rc = read_key_file(cv, t->ctrl_key_file, &ckey, &err);
 	for (i = 0; rc == 0 && i < t->nhosts; i++) {
 		char dir[PATH_MAX], p[PATH_MAX], id[512];
 		int changed = 0;
 
 		snprintf(dir, sizeof(dir), P_HOST "%s", t->hosts[i]);
 		snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[i]);
-		if (!ln_is_dir(r->a, dir)) {
+		if (!ln_is_dir(cv->a, dir)) {
 			/* plan: the host is still to be created; checked at apply */
-			ln_rc_report(r, "create", "nvmet_host_key", id, "from key file", NULL);
+			ln_cv_report(cv, "create", "nvmet_host_key", id, "from key file", NULL);
 			continue;
 		}
 		snprintf(p, sizeof(p), "%s/dhchap_key", dir);
-		if (!ln_path_exists(r->a, p)) {
+		if (!ln_path_exists(cv->a, p)) {
 			ln_buf_addf(&err, "cannot export '%s' with DH-HMAC-CHAP: this kernel's nvmet "
 				    "has no authentication (no 'dhchap_key' on host entries; "
 				    "Debian's 6.1 is built without NVME_TARGET_AUTH); the target is "
@@ -313,19 +313,19 @@ static void apply_dhchap(struct ln_rc *r, struct ln_req_target *t)
 			rc = -EOPNOTSUPP;
 			break;
 		}
-		if (!read_eq(r->a, p, key.buf)) {
-			if (!r->plan)
-				rc = ln_fs_write_attr(r->a, p, key.buf, &err);
+		if (!read_eq(cv->a, p, key.buf)) {
+			if (!cv->plan)
+				rc = ln_fs_write_attr(cv->a, p, key.buf, &err);
 			changed = 1;
 		}
 		snprintf(p, sizeof(p), "%s/dhchap_ctrl_key", dir);
-		if (rc == 0 && t->ctrl_key_file && !read_eq(r->a, p, ckey.buf)) {
-			if (!r->plan)
-				rc = ln_fs_write_attr(r->a, p, ckey.buf, &err);
+		if (rc == 0 && t->ctrl_key_file && !read_eq(cv->a, p, ckey.buf)) {
+			if (!cv->plan)
+				rc = ln_fs_write_attr(cv->a, p, ckey.buf, &err);
 			changed = 1;
 		}
 		/* err never holds the key: write errors name the attribute only */
-		ln_rc_report(r, changed ? "change" : "ok", "nvmet_host_key", id,
+		ln_cv_report(cv, changed ? "change" : "ok", "nvmet_host_key", id,
 			     changed ? "from key file" : NULL, rc < 0 ? err.buf : NULL);
 		if (rc < 0)
 			break;
@@ -333,7 +333,7 @@ static void apply_dhchap(struct ln_rc *r, struct ln_req_target *t)
 	if (rc < 0) {
 		t->failed = 1;
 		if (rc != -EOPNOTSUPP || err.len)
-			ln_rc_report(r, "create", "nvmet_subsystem", t->nqn, "not exported",
+			ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, "not exported",
 				     err.buf);
 	}
 	explicit_bzero(key.buf, key.len);
@@ -343,7 +343,7 @@ static void apply_dhchap(struct ln_rc *r, struct ln_req_target *t)
 	ln_buf_release(&err);
 }
 
-static void apply_subsystem(struct ln_rc *r, struct ln_req_target *t)
+static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	char p[PATH_MAX];
@@ -351,34 +351,34 @@ static void apply_subsystem(struct ln_rc *r, struct ln_req_target *t)
 	int rc = 0;
 
 	snprintf(p, sizeof(p), P_SUB "%s", t->nqn);
-	other = ln_state_other_owner(&r->st, r->cluster, "nvmet_subsystem", t->nqn);
+	other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_subsystem", t->nqn);
 	if (other) {
 		ln_buf_addf(&err, "subsystem '%s' belongs to cluster '%s'", t->nqn, other);
 		t->failed = 1;
-		ln_rc_report(r, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
+		ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
 		goto out;
 	}
-	if (!ln_is_dir(r->a, p)) {
-		if (create_dir(r, "nvmet_subsystem", t->nqn, p, NULL) < 0)
+	if (!ln_is_dir(cv->a, p)) {
+		if (create_dir(cv, "nvmet_subsystem", t->nqn, p, NULL) < 0)
 			t->failed = 1;
-	} else if (!ln_rc_owned(r, "nvmet_subsystem", t->nqn)) {
+	} else if (!ln_cv_owned(cv, "nvmet_subsystem", t->nqn)) {
 		ln_buf_addf(&err, "subsystem '%s' exists and was not created by llmnet; "
 			    "remove it or choose another NQN", t->nqn);
 		t->failed = 1;
-		ln_rc_report(r, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
+		ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
 		goto out;
 	} else {
-		ln_rc_report(r, "ok", "nvmet_subsystem", t->nqn, NULL, NULL);
+		ln_cv_report(cv, "ok", "nvmet_subsystem", t->nqn, NULL, NULL);
 	}
 	if (t->failed)
 		goto out;
 	/* attr_allow_any_host: 1 only for "any" */
 	snprintf(p, sizeof(p), P_SUB "%s/attr_allow_any_host", t->nqn);
-	if (!read_eq(r->a, p, t->any ? "1" : "0") &&
-	    (ln_path_exists(r->a, p) || t->any)) {
-		if (!r->plan)
-			rc = ln_fs_write_attr(r->a, p, t->any ? "1" : "0", &err);
-		ln_rc_report(r, "change", "nvmet_allow_any_host", t->nqn,
+	if (!read_eq(cv->a, p, t->any ? "1" : "0") &&
+	    (ln_path_exists(cv->a, p) || t->any)) {
+		if (!cv->plan)
+			rc = ln_fs_write_attr(cv->a, p, t->any ? "1" : "0", &err);
+		ln_cv_report(cv, "change", "nvmet_allow_any_host", t->nqn,
 			     t->any ? "0 -> 1 (hosts: any)" : "1 -> 0", rc < 0 ? err.buf : NULL);
 		if (rc < 0)
 			t->failed = 1;
@@ -407,7 +407,7 @@ static long long free_bytes(struct ln_agent *a, const char *path, char *fsdir, s
 	return -1;
 }
 
-static void warn_free_space(struct ln_rc *r)
+static void warn_free_space(struct ln_converge *cv)
 {
 	struct fsreq {
 		char dir[PATH_MAX];
@@ -415,16 +415,16 @@ static void warn_free_space(struct ln_rc *r)
 	} *f = NULL;
 	size_t nf = 0, i, j, k;
 
-	for (i = 0; i < r->rq->ntargets; i++) {
-		const struct ln_req_target *t = &r->rq->targets[i];
+	for (i = 0; i < cv->rq->ntargets; i++) {
+		const struct ln_req_target *t = &cv->rq->targets[i];
 
 		for (j = 0; j < t->nns; j++) {
 			char dir[PATH_MAX];
 			long long fb;
 
-			if (!t->ns[j].file || ln_path_exists(r->a, t->ns[j].file))
+			if (!t->ns[j].file || ln_path_exists(cv->a, t->ns[j].file))
 				continue;
-			fb = free_bytes(r->a, t->ns[j].file, dir, sizeof(dir));
+			fb = free_bytes(cv->a, t->ns[j].file, dir, sizeof(dir));
 			if (fb < 0)
 				continue;
 			for (k = 0; k < nf && strcmp(f[k].dir, dir); k++)
@@ -445,7 +445,7 @@ static void warn_free_space(struct ln_rc *r)
 	}
 	for (k = 0; k < nf; k++)
 		if (f[k].need > f[k].free)
-			ln_changes_warn(&r->ch,
+			ln_changes_warn(&cv->ch,
 					"declared backing files need %lld bytes but '%s' has %lld "
 					"bytes free (files are sparse: writes may fail later)",
 					f[k].need, f[k].dir, f[k].free);
@@ -453,13 +453,13 @@ static void warn_free_space(struct ln_rc *r)
 }
 
 /* Make sure the backing file is there at the right size; 0 or negative. */
-static int apply_backing_file(struct ln_rc *r, const struct ln_req_ns *ns, struct ln_buf *err)
+static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
 {
 	char p[PATH_MAX], dir[PATH_MAX], det[64];
 	struct stat st;
 	int rc = 0;
 
-	if (ln_agent_path(r->a, ns->file, p) < 0)
+	if (ln_agent_path(cv->a, ns->file, p) < 0)
 		return -ENAMETOOLONG;
 	if (stat(p, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
@@ -476,15 +476,15 @@ static int apply_backing_file(struct ln_rc *r, const struct ln_req_ns *ns, struc
 	}
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(ns->file, '/') - ns->file), ns->file);
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
-	if (!r->plan) {
+	if (!cv->plan) {
 		if (*dir)
-			rc = ln_rc_mkdirs(r, dir, err);
+			rc = ln_cv_mkdirs(cv, dir, err);
 		if (rc == 0)
-			rc = ln_rc_own(r, "backing_file", ns->file);
+			rc = ln_cv_own(cv, "backing_file", ns->file);
 		if (rc == 0)
-			rc = ln_fs_create_sparse(r->a, ns->file, ns->size, err);
+			rc = ln_fs_create_sparse(cv->a, ns->file, ns->size, err);
 	}
-	ln_rc_report(r, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
+	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
 		ln_buf_reset(err);
 	return rc < 0 ? -EALREADY : 0;	/* already reported */
@@ -492,17 +492,17 @@ static int apply_backing_file(struct ln_rc *r, const struct ln_req_ns *ns, struc
 
 /* O_DIRECT answer for a path that may not exist yet: the file, else its
  * nearest existing directory. */
-static int odirect_ok(struct ln_rc *r, const char *path)
+static int odirect_ok(struct ln_converge *cv, const char *path)
 {
 	char p[PATH_MAX], *slash;
 
 	snprintf(p, sizeof(p), "%s", path);
-	while (!ln_path_exists(r->a, p) && (slash = strrchr(p, '/')) && slash != p)
+	while (!ln_path_exists(cv->a, p) && (slash = strrchr(p, '/')) && slash != p)
 		*slash = '\0';
-	return r->a->fs->odirect_ok(r->a, p);
+	return cv->a->fs->odirect_ok(cv->a, p);
 }
 
-static void apply_namespace(struct ln_rc *r, struct ln_req_target *t, const struct ln_req_ns *ns)
+static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, const struct ln_req_ns *ns)
 {
 	struct ln_buf err = LN_BUF_INIT, cur = LN_BUF_INIT, det = LN_BUF_INIT;
 	char dir[PATH_MAX], p[PATH_MAX], id[300];
@@ -513,83 +513,83 @@ static void apply_namespace(struct ln_rc *r, struct ln_req_target *t, const stru
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
 	snprintf(dir, sizeof(dir), P_SUB "%s/namespaces/%u", t->nqn, ns->nsid);
 	if (ns->file) {
-		rc = apply_backing_file(r, ns, &err);
+		rc = apply_backing_file(cv, ns, &err);
 		if (rc == -EALREADY)
 			goto out;
 	} else {
 		struct stat st;
 
-		if (ln_agent_path(r->a, ns->device, p) < 0 || stat(p, &st) < 0) {
+		if (ln_agent_path(cv->a, ns->device, p) < 0 || stat(p, &st) < 0) {
 			ln_buf_addf(&err, "device '%s' does not exist", ns->device);
 			rc = -ENOENT;
-		} else if (!r->a->fixture && !S_ISBLK(st.st_mode)) {
+		} else if (!cv->a->fixture && !S_ISBLK(st.st_mode)) {
 			ln_buf_addf(&err, "'%s' is not a block device", ns->device);
 			rc = -ENOTBLK;
-		} else if (ln_dev_mounted(r->a, ns->device)) {
+		} else if (ln_dev_mounted(cv->a, ns->device)) {
 			ln_buf_addf(&err, "device '%s' is mounted on this node; refusing to export it",
 				    ns->device);
 			rc = -EBUSY;
 		}
 	}
 	if (rc < 0) {
-		ln_rc_report(r, "create", "nvmet_namespace", id, NULL, err.buf);
+		ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
 		goto out;
 	}
-	want_bio = ns->file && !odirect_ok(r, ns->file) ? "1" : "0";
-	exists = ln_is_dir(r->a, dir);
+	want_bio = ns->file && !odirect_ok(cv, ns->file) ? "1" : "0";
+	exists = ln_is_dir(cv->a, dir);
 	if (!exists) {
-		if (!r->plan) {
-			rc = ln_rc_own(r, "nvmet_namespace", id);
+		if (!cv->plan) {
+			rc = ln_cv_own(cv, "nvmet_namespace", id);
 			if (rc == 0)
-				rc = ln_fs_mkdir(r->a, dir, &err);
+				rc = ln_fs_mkdir(cv->a, dir, &err);
 			snprintf(p, sizeof(p), "%s/device_path", dir);
 			if (rc == 0)
-				rc = ln_fs_write_attr(r->a, p, want_path, &err);
+				rc = ln_fs_write_attr(cv->a, p, want_path, &err);
 			snprintf(p, sizeof(p), "%s/buffered_io", dir);
 			if (rc == 0 && !strcmp(want_bio, "1"))
-				rc = ln_fs_write_attr(r->a, p, "1", &err);
+				rc = ln_fs_write_attr(cv->a, p, "1", &err);
 			snprintf(p, sizeof(p), "%s/enable", dir);
 			if (rc == 0)
-				rc = ln_fs_write_attr(r->a, p, "1", &err);
+				rc = ln_fs_write_attr(cv->a, p, "1", &err);
 		}
 		ln_buf_addf(&det, "%s %s%s", ns->file ? "file" : "device", want_path,
 			    !strcmp(want_bio, "1") ? ", buffered_io (no O_DIRECT)" : "");
-		ln_rc_report(r, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
+		ln_cv_report(cv, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 		goto out;
 	}
 	snprintf(p, sizeof(p), "%s/device_path", dir);
-	ln_read_attr(r->a, p, &cur);
+	ln_read_attr(cv->a, p, &cur);
 	path_ok = !strcmp(cur.buf, want_path);
 	if (!path_ok)
 		ln_buf_addf(&det, "device_path '%s' -> '%s'", cur.buf, want_path);
 	snprintf(p, sizeof(p), "%s/buffered_io", dir);
-	bio_ok = read_eq(r->a, p, want_bio);
+	bio_ok = read_eq(cv->a, p, want_bio);
 	if (!bio_ok)
 		ln_buf_addf(&det, "%sbuffered_io -> %s", det.len ? ", " : "", want_bio);
 	snprintf(p, sizeof(p), "%s/enable", dir);
-	enabled = read_eq(r->a, p, "1");
+	enabled = read_eq(cv->a, p, "1");
 	if (path_ok && bio_ok && enabled) {
-		ln_rc_report(r, "ok", "nvmet_namespace", id, NULL, NULL);
+		ln_cv_report(cv, "ok", "nvmet_namespace", id, NULL, NULL);
 		goto out;
 	}
 	if (!enabled)
 		ln_buf_addf(&det, "%senable", det.len ? ", " : "");
-	if (!r->plan) {
+	if (!cv->plan) {
 		/* The kernel refuses device_path/buffered_io on an enabled namespace. */
 		snprintf(p, sizeof(p), "%s/enable", dir);
 		if (enabled && (!path_ok || !bio_ok))
-			rc = ln_fs_write_attr(r->a, p, "0", &err);
+			rc = ln_fs_write_attr(cv->a, p, "0", &err);
 		snprintf(p, sizeof(p), "%s/device_path", dir);
 		if (rc == 0 && !path_ok)
-			rc = ln_fs_write_attr(r->a, p, want_path, &err);
+			rc = ln_fs_write_attr(cv->a, p, want_path, &err);
 		snprintf(p, sizeof(p), "%s/buffered_io", dir);
 		if (rc == 0 && !bio_ok)
-			rc = ln_fs_write_attr(r->a, p, want_bio, &err);
+			rc = ln_fs_write_attr(cv->a, p, want_bio, &err);
 		snprintf(p, sizeof(p), "%s/enable", dir);
 		if (rc == 0)
-			rc = ln_fs_write_attr(r->a, p, "1", &err);
+			rc = ln_fs_write_attr(cv->a, p, "1", &err);
 	}
-	ln_rc_report(r, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 out:
 	ln_buf_release(&err);
 	ln_buf_release(&cur);
@@ -617,7 +617,7 @@ static int port_matches(struct ln_agent *a, const char *id, const struct port_wa
 }
 
 /* Choose the port for w: owned, else a matching existing one, else a new id. */
-static void choose_port(struct ln_rc *r, struct port_want *w, struct port_want *all, size_t nall,
+static void choose_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall,
 			int *is_new)
 {
 	char tup[128], **ports;
@@ -627,14 +627,14 @@ static void choose_port(struct ln_rc *r, struct port_want *w, struct port_want *
 
 	*is_new = 0;
 	tuple(tup, sizeof(tup), w->transport, w->address, w->service);
-	rec = ln_state_find(&r->st, r->cluster, "nvmet_port", tup);
+	rec = ln_state_find(&cv->st, cv->cluster, "nvmet_port", tup);
 	if (rec && rec_str(rec, "port")) {
 		snprintf(w->id, sizeof(w->id), "%s", rec_str(rec, "port"));
 		return;
 	}
-	if (ln_list_dir(r->a, LN_NVMET "/ports", &ports, &n) == 0) {
+	if (ln_list_dir(cv->a, LN_NVMET "/ports", &ports, &n) == 0) {
 		for (i = 0; i < n; i++) {
-			if (port_matches(r->a, ports[i], w)) {
+			if (port_matches(cv->a, ports[i], w)) {
 				snprintf(w->id, sizeof(w->id), "%s", ports[i]);
 				ln_names_free(ports, n);
 				return;
@@ -649,7 +649,7 @@ static void choose_port(struct ln_rc *r, struct port_want *w, struct port_want *
 
 		snprintf(s, sizeof(s), "%u", id);
 		snprintf(p, sizeof(p), P_PORT "%s", s);
-		taken = ln_path_exists(r->a, p);
+		taken = ln_path_exists(cv->a, p);
 		for (k = 0; k < nall && !taken; k++)
 			taken = !strcmp(all[k].id, s);
 		if (!taken) {
@@ -660,7 +660,7 @@ static void choose_port(struct ln_rc *r, struct port_want *w, struct port_want *
 	}
 }
 
-static void apply_port(struct ln_rc *r, struct port_want *w, struct port_want *all, size_t nall)
+static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall)
 {
 	static const char *const attrs[] = { "addr_trtype", "addr_adrfam", "addr_traddr",
 					     "addr_trsvcid" };
@@ -672,110 +672,93 @@ static void apply_port(struct ln_rc *r, struct port_want *w, struct port_want *a
 	struct json_object *rec;
 
 	tuple(tup, sizeof(tup), w->transport, w->address, w->service);
-	choose_port(r, w, all, nall, &is_new);
+	choose_port(cv, w, all, nall, &is_new);
 	snprintf(dir, sizeof(dir), P_PORT "%s", w->id);
-	owned = ln_rc_owned(r, "nvmet_port", tup);
+	owned = ln_cv_owned(cv, "nvmet_port", tup);
 	vals[0] = w->transport;
 	vals[1] = w->family;
 	vals[2] = w->address;
 	vals[3] = w->service;
 	snprintf(p, sizeof(p), "port %s", w->id);
-	if (!ln_is_dir(r->a, dir)) {
-		if (!r->plan) {
-			rc = ln_rc_own(r, "nvmet_port", tup);
-			rec = ln_state_find(&r->st, r->cluster, "nvmet_port", tup);
+	if (!ln_is_dir(cv->a, dir)) {
+		if (!cv->plan) {
+			rc = ln_cv_own(cv, "nvmet_port", tup);
+			rec = ln_state_find(&cv->st, cv->cluster, "nvmet_port", tup);
 			if (rc == 0 && !rec_str(rec, "port")) {
 				ln_json_add_str(rec, "port", w->id);
-				r->st.dirty = 1;
-				rc = ln_state_save(r->a, &r->st, &err);
+				cv->st.dirty = 1;
+				rc = ln_state_save(cv->a, &cv->st, &err);
 			}
 			if (rc == 0)
-				rc = ln_fs_mkdir(r->a, dir, &err);
+				rc = ln_fs_mkdir(cv->a, dir, &err);
 			for (i = 0; rc == 0 && i < 4; i++) {
 				char q[PATH_MAX];
 
 				snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
-				rc = ln_fs_write_attr(r->a, q, vals[i], &err);
+				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
 			}
 		}
-		ln_rc_report(r, "create", "nvmet_port", tup, p, rc < 0 ? err.buf : NULL);
+		ln_cv_report(cv, "create", "nvmet_port", tup, p, rc < 0 ? err.buf : NULL);
 		goto out;
 	}
 	if (!owned) {
-		ln_rc_report(r, "ok", "nvmet_port", tup, p, NULL);
+		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 		goto out;
 	}
 	for (i = 0; i < 4; i++) {
 		char q[PATH_MAX];
 
 		snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
-		if (!read_eq(r->a, q, vals[i])) {
+		if (!read_eq(cv->a, q, vals[i])) {
 			differs = 1;
 			ln_buf_addf(&det, "%s%s -> %s", det.len ? ", " : "", attrs[i], vals[i]);
 		}
 	}
 	if (!differs) {
-		ln_rc_report(r, "ok", "nvmet_port", tup, p, NULL);
+		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 		goto out;
 	}
-	if (!r->plan) {
+	if (!cv->plan) {
 		/* The kernel refuses addr_* while a subsystem is linked: unlink,
 		 * set, and link back what was there. */
 		snprintf(p, sizeof(p), "%s/subsystems", dir);
-		ln_list_dir(r->a, p, &links, &nl);
+		ln_list_dir(cv->a, p, &links, &nl);
 		for (i = 0; rc == 0 && i < nl; i++) {
 			char q[PATH_MAX];
 
 			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
-			rc = ln_fs_unlink(r->a, q, &err);
+			rc = ln_fs_unlink(cv->a, q, &err);
 		}
 		for (i = 0; rc == 0 && i < 4; i++) {
 			char q[PATH_MAX];
 
 			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
-			if (!read_eq(r->a, q, vals[i]))
-				rc = ln_fs_write_attr(r->a, q, vals[i], &err);
+			if (!read_eq(cv->a, q, vals[i]))
+				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
 		}
 		for (i = 0; rc == 0 && i < nl; i++) {
 			char q[PATH_MAX], t[PATH_MAX];
 
 			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
 			snprintf(t, sizeof(t), P_SUB "%s", links[i]);
-			rc = ln_fs_symlink(r->a, t, q, &err);
+			rc = ln_fs_symlink(cv->a, t, q, &err);
 		}
 	}
-	ln_rc_report(r, "change", "nvmet_port", tup, det.buf, rc < 0 ? err.buf : NULL);
+	ln_cv_report(cv, "change", "nvmet_port", tup, det.buf, rc < 0 ? err.buf : NULL);
 out:
 	ln_names_free(links, nl);
 	ln_buf_release(&err);
 	ln_buf_release(&det);
 }
 
-void ln_nvmet_apply(struct ln_rc *r)
+/* The nvmet hosts the targets allow, each once. */
+static void apply_hosts(struct ln_converge *cv)
 {
-	struct ln_request *rq = r->rq;
-	struct port_want *ports = NULL;
-	struct json_object *seen;
-	size_t np = 0, i, j, k;
-	char p[PATH_MAX], t2[PATH_MAX], id[1024];
+	struct ln_request *rq = cv->rq;
+	struct json_object *seen = json_object_new_object();
+	char p[PATH_MAX];
+	size_t i, j;
 
-	if (!rq->ntargets)
-		return;
-	if (ln_rc_module(r, "configfs") < 0 || ln_rc_configfs(r) < 0)
-		return;
-	ln_rc_module(r, "nvmet");
-	for (i = 0; i < rq->ntargets; i++) {
-		const char *m = !strcmp(rq->targets[i].transport, "tcp") ? "nvmet_tcp" : "nvmet_rdma";
-
-		ln_rc_module(r, m);
-	}
-	if (!r->plan && !ln_is_dir(r->a, LN_NVMET)) {
-		ln_rc_report(r, "create", "nvmet_subsystem", "*", NULL,
-			     "nvmet configfs is missing after loading nvmet");
-		return;
-	}
-	/* hosts, each once */
-	seen = json_object_new_object();
 	for (i = 0; i < rq->ntargets; i++) {
 		for (j = 0; j < rq->targets[i].nhosts; j++) {
 			const char *h = rq->targets[i].hosts[j];
@@ -784,19 +767,22 @@ void ln_nvmet_apply(struct ln_rc *r)
 				continue;
 			json_object_object_add(seen, h, NULL);
 			snprintf(p, sizeof(p), P_HOST "%s", h);
-			if (ln_is_dir(r->a, p))
-				ln_rc_report(r, "ok", "nvmet_host", h, NULL, NULL);
+			if (ln_is_dir(cv->a, p))
+				ln_cv_report(cv, "ok", "nvmet_host", h, NULL, NULL);
 			else
-				create_dir(r, "nvmet_host", h, p, NULL);
+				create_dir(cv, "nvmet_host", h, p, NULL);
 		}
 	}
 	json_object_put(seen);
-	for (i = 0; i < rq->ntargets; i++)
-		apply_dhchap(r, &rq->targets[i]);
-	for (i = 0; i < rq->ntargets; i++)
-		if (!rq->targets[i].failed)
-			apply_subsystem(r, &rq->targets[i]);
-	/* allowed hosts */
+}
+
+/* Each subsystem's allowed_hosts links; a failed link fails its target. */
+static void apply_allowed_hosts(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	char p[PATH_MAX], t2[PATH_MAX], id[1024];
+	size_t i, j;
+
 	for (i = 0; i < rq->ntargets; i++) {
 		struct ln_req_target *t = &rq->targets[i];
 
@@ -804,17 +790,60 @@ void ln_nvmet_apply(struct ln_rc *r)
 			snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[j]);
 			snprintf(p, sizeof(p), P_SUB "%s/allowed_hosts/%s", t->nqn, t->hosts[j]);
 			snprintf(t2, sizeof(t2), P_HOST "%s", t->hosts[j]);
-			if (ln_is_link(r->a, p))
-				ln_rc_report(r, "ok", "nvmet_allowed_host", id, NULL, NULL);
-			else if (create_link(r, "nvmet_allowed_host", id, t2, p, NULL) < 0)
+			if (ln_is_link(cv->a, p))
+				ln_cv_report(cv, "ok", "nvmet_allowed_host", id, NULL, NULL);
+			else if (create_link(cv, "nvmet_allowed_host", id, t2, p, NULL) < 0)
 				t->failed = 1;
 		}
 	}
+}
+
+/* The index of the port serving t's transport, address and service, or np. */
+static size_t find_port(const struct port_want *ports, size_t np, const struct ln_req_target *t)
+{
+	size_t k;
+
+	for (k = 0; k < np; k++)
+		if (!strcmp(ports[k].transport, t->transport) &&
+		    !strcmp(ports[k].address, t->address) && !strcmp(ports[k].service, t->service))
+			break;
+	return k;
+}
+
+void ln_nvmet_apply(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	struct port_want *ports = NULL;
+	size_t np = 0, i, j, k;
+	char p[PATH_MAX], t2[PATH_MAX], id[1024];
+
+	if (!rq->ntargets)
+		return;
+	if (ln_cv_module(cv, "configfs") < 0 || ln_cv_configfs(cv) < 0)
+		return;
+	ln_cv_module(cv, "nvmet");
+	for (i = 0; i < rq->ntargets; i++) {
+		const char *m = !strcmp(rq->targets[i].transport, "tcp") ? "nvmet_tcp" : "nvmet_rdma";
+
+		ln_cv_module(cv, m);
+	}
+	if (!cv->plan && !ln_is_dir(cv->a, LN_NVMET)) {
+		ln_cv_report(cv, "create", "nvmet_subsystem", "*", NULL,
+			     "nvmet configfs is missing after loading nvmet");
+		return;
+	}
+	apply_hosts(cv);
+	for (i = 0; i < rq->ntargets; i++)
+		apply_dhchap(cv, &rq->targets[i]);
+	for (i = 0; i < rq->ntargets; i++)
+		if (!rq->targets[i].failed)
+			apply_subsystem(cv, &rq->targets[i]);
+	apply_allowed_hosts(cv);
 	/* backing files and namespaces */
-	warn_free_space(r);
+	warn_free_space(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		for (j = 0; !rq->targets[i].failed && j < rq->targets[i].nns; j++)
-			apply_namespace(r, &rq->targets[i], &rq->targets[i].ns[j]);
+			apply_namespace(cv, &rq->targets[i], &rq->targets[i].ns[j]);
 	/* ports */
 	ports = calloc(rq->ntargets + 1, sizeof(*ports));
 	if (!ports)
@@ -822,11 +851,7 @@ void ln_nvmet_apply(struct ln_rc *r)
 	for (i = 0; i < rq->ntargets; i++) {
 		struct ln_req_target *t = &rq->targets[i];
 
-		for (k = 0; k < np; k++)
-			if (!strcmp(ports[k].transport, t->transport) &&
-			    !strcmp(ports[k].address, t->address) &&
-			    !strcmp(ports[k].service, t->service))
-				break;
+		k = find_port(ports, np, t);
 		if (k == np) {
 			ports[np].transport = t->transport;
 			ports[np].address = t->address;
@@ -839,7 +864,7 @@ void ln_nvmet_apply(struct ln_rc *r)
 	}
 	for (k = 0; k < np; k++)
 		if (ports[k].used)
-			apply_port(r, &ports[k], ports, np);
+			apply_port(cv, &ports[k], ports, np);
 	/* port links, last: this is what exports a subsystem */
 	for (i = 0; i < rq->ntargets; i++) {
 		struct ln_req_target *t = &rq->targets[i];
@@ -847,28 +872,24 @@ void ln_nvmet_apply(struct ln_rc *r)
 
 		if (t->failed)
 			continue;
-		for (k = 0; k < np; k++)
-			if (!strcmp(ports[k].transport, t->transport) &&
-			    !strcmp(ports[k].address, t->address) &&
-			    !strcmp(ports[k].service, t->service))
-				break;
+		k = find_port(ports, np, t);
 		if (k == np || !ports[k].id[0])
 			continue;
 		tuple(tup, sizeof(tup), t->transport, t->address, t->service);
 		snprintf(id, sizeof(id), "%s/%s", tup, t->nqn);
 		snprintf(p, sizeof(p), P_PORT "%s/subsystems/%s", ports[k].id, t->nqn);
 		snprintf(t2, sizeof(t2), P_SUB "%s", t->nqn);
-		if (ln_is_link(r->a, p))
-			ln_rc_report(r, "ok", "nvmet_port_subsystem", id, NULL, NULL);
+		if (ln_is_link(cv->a, p))
+			ln_cv_report(cv, "ok", "nvmet_port_subsystem", id, NULL, NULL);
 		else
-			create_link(r, "nvmet_port_subsystem", id, t2, p, ports[k].id);
+			create_link(cv, "nvmet_port_subsystem", id, t2, p, ports[k].id);
 	}
 	free(ports);
 }
 
-void ln_purge_files(struct ln_rc *r)
+void ln_purge_files(struct ln_converge *cv)
 {
-	struct json_object *objs = ln_state_objects(&r->st, r->cluster), *l;
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *l;
 	size_t i, n = objs ? json_object_array_length(objs) : 0;
 
 	l = json_object_new_array();
@@ -894,24 +915,24 @@ void ln_purge_files(struct ln_rc *r)
 
 		if (strcmp(rec_str(o, "kind"), "backing_file"))
 			continue;
-		if (!r->purge) {
-			if (ln_path_exists(r->a, id))
-				ln_changes_warn(&r->ch, "kept backing file '%s' (use --purge to "
+		if (!cv->purge) {
+			if (ln_path_exists(cv->a, id))
+				ln_changes_warn(&cv->ch, "kept backing file '%s' (use --purge to "
 					       "delete it)", id);
-			else if (!r->plan)
-				ln_rc_disown(r, "backing_file", id);
+			else if (!cv->plan)
+				ln_cv_disown(cv, "backing_file", id);
 			continue;
 		}
-		if (!ln_path_exists(r->a, id)) {
-			if (!r->plan)
-				ln_rc_disown(r, "backing_file", id);
+		if (!ln_path_exists(cv->a, id)) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "backing_file", id);
 			continue;
 		}
-		if (!r->plan)
-			rc = ln_fs_remove_file(r->a, id, &err);
-		if (rc == 0 && !r->plan)
-			ln_rc_disown(r, "backing_file", id);
-		ln_rc_report(r, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
+		if (!cv->plan)
+			rc = ln_fs_remove_file(cv->a, id, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "backing_file", id);
+		ln_cv_report(cv, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
 		ln_buf_release(&err);
 	}
 	/* directories, deepest first, so a parent is empty once its children go */
@@ -934,20 +955,20 @@ void ln_purge_files(struct ln_rc *r)
 			break;
 		ln_json_add_str(deep, "_done", "1");	/* our copy's marker, never saved */
 		id = rec_str(deep, "id");
-		if (!ln_is_dir(r->a, id)) {
-			if (!r->plan)
-				ln_rc_disown(r, "directory", id);
+		if (!ln_is_dir(cv->a, id)) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "directory", id);
 			continue;
 		}
-		ln_list_dir(r->a, id, &names, &nn);
+		ln_list_dir(cv->a, id, &names, &nn);
 		ln_names_free(names, nn);
 		if (nn)
 			continue;	/* holds a kept backing file, or something not ours */
-		if (!r->plan)
-			rc = ln_fs_rmdir(r->a, id, &err);
-		if (rc == 0 && !r->plan)
-			ln_rc_disown(r, "directory", id);
-		ln_rc_report(r, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
+		if (!cv->plan)
+			rc = ln_fs_rmdir(cv->a, id, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "directory", id);
+		ln_cv_report(cv, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
 		ln_buf_release(&err);
 	}
 	json_object_put(l);

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agents/agent/reconcile.h"
+#include "agents/agent/agent.h"
+#include "agents/agent/request.h"
 #include "common/error.h"
 #include "common/json.h"
 

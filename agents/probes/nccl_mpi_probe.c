@@ -318,13 +318,38 @@ static int args(int argc, char **argv, struct run *x, unsigned long long *expect
 	return OK;
 }
 
+/* Every rank's host and GPU, printed by rank 0 in rank order; agreed. */
+static int print_ranks(struct run *x)
+{
+	char *hosts = calloc((size_t)x->n, sizeof(g_host));
+	int *devs = calloc((size_t)x->n, sizeof(int));
+	int st = OK, r;
+
+	if (!hosts || !devs) {
+		rank_error("out of memory");
+		st = FAIL;
+	}
+	st = agree(st);
+	if (st == OK) {
+		MPI_Gather(g_host, sizeof(g_host), MPI_CHAR, hosts, sizeof(g_host), MPI_CHAR, 0,
+			   MPI_COMM_WORLD);
+		MPI_Gather(&x->dev, 1, MPI_INT, devs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		for (r = 0; !g_rank && r < x->n; r++)
+			printf("rank %d host %s device %d\n", r,
+			       hosts + (size_t)r * sizeof(g_host), devs[r]);
+		fflush(stdout);
+	}
+	free(hosts);
+	free(devs);
+	return st;
+}
+
 int main(int argc, char **argv)
 {
 	static struct run x;
 	unsigned long long expect = 0;
 	const char *nccl_path = NULL, *cudart_path = NULL;
-	char *hosts = NULL;
-	int st, len = 0, r, *devs = NULL;
+	int st, len = 0;
 	nccl_id id;
 	nccl_result nr;
 
@@ -357,23 +382,9 @@ int main(int argc, char **argv)
 		printf("nccl version %d\nranks %d bytes %llu\n", x.version, x.n, x.bytes);
 	else if (!g_rank)
 		printf("ranks %d bytes %llu\n", x.n, x.bytes);
-	/* every rank's host and GPU, printed by rank 0 in rank order */
-	hosts = calloc((size_t)x.n, sizeof(g_host));
-	devs = calloc((size_t)x.n, sizeof(int));
-	if (!hosts || !devs) {
-		rank_error("out of memory");
-		st = FAIL;
-	}
-	st = agree(st);
+	st = print_ranks(&x);
 	if (st != OK)
 		goto out;
-	MPI_Gather(g_host, sizeof(g_host), MPI_CHAR, hosts, sizeof(g_host), MPI_CHAR, 0,
-		   MPI_COMM_WORLD);
-	MPI_Gather(&x.dev, 1, MPI_INT, devs, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	for (r = 0; !g_rank && r < x.n; r++)
-		printf("rank %d host %s device %d\n", r, hosts + (size_t)r * sizeof(g_host),
-		       devs[r]);
-	fflush(stdout);
 	st = agree(setup(&x));
 	if (st != OK)
 		goto out;
@@ -417,8 +428,6 @@ out:
 	if (x.stream)
 		x.api.stream_destroy(x.stream);
 	free(x.host);
-	free(hosts);
-	free(devs);
 	if (!g_rank) {
 		printf("result %s\n", st == OK ? "pass" : st == NOTRUN ? "notrun" : "fail");
 		fflush(stdout);

@@ -20,18 +20,18 @@ static void test_agent_run__timeout_kills_the_group(void **st)
 {
 	/* the grandchild holds the pipe: only a group kill ends it */
 	const char *argv[] = { "/bin/sh", "-c", "echo started; sleep 60 & sleep 60", NULL };
-	struct ln_run_result res;
+	struct ln_exec_result res;
 	struct ln_buf err = LN_BUF_INIT;
 	long t0 = ln_now_ms();
 
 	(void)st;
-	assert_int_equal(ln_run_bounded(argv, 1, 1024, &res, &err), 0);
+	assert_int_equal(ln_exec_bounded(argv, 1, 1024, &res, &err), 0);
 	assert_true(res.timed_out);
 	assert_false(res.exited);
 	assert_int_equal(res.signal, SIGTERM);
 	assert_string_equal(res.output.buf, "started\n");
 	assert_true(ln_now_ms() - t0 < 5000);
-	ln_run_result_release(&res);
+	ln_exec_result_release(&res);
 	ln_buf_release(&err);
 }
 
@@ -39,18 +39,18 @@ static void test_agent_run__exit_status_and_output_cap(void **st)
 {
 	const char *argv[] = { "/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\\\0' x; exit 3",
 			       NULL };
-	struct ln_run_result res;
+	struct ln_exec_result res;
 	struct ln_buf err = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(ln_run_bounded(argv, 10, 1000, &res, &err), 0);
+	assert_int_equal(ln_exec_bounded(argv, 10, 1000, &res, &err), 0);
 	assert_false(res.timed_out);
 	assert_true(res.exited);
 	assert_int_equal(res.exit_status, 3);
 	assert_int_equal(res.output.len, 1000);
 	assert_int_equal(res.output_bytes, 100000);
 	assert_true(res.truncated);
-	ln_run_result_release(&res);
+	ln_exec_result_release(&res);
 	ln_buf_release(&err);
 }
 

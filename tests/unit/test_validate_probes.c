@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The probes, run for real. The NCCL probe runs against STAND-IN
- * libnccl/libcudart built by these tests (tests/unit/standin/: they are
- * NOT NCCL or CUDA, they sum on the host) to check its wiring: library
- * loading, rank setup, busbw arithmetic, a wrong sum, an NCCL error, a
- * missing symbol, a missing library and a node without GPUs. The MPI
- * probe, and the NCCL probe across nodes (nccl_mpi_probe.c, one rank per
- * GPU, again against the STAND-INs, whose ranks sum through a shared
- * file), are built with this machine's mpicc and run under mpirun, as the
- * stages do on the launcher node.
+ * The probes, run for real. The MPI probe, and the NCCL probe
+ * (nccl_mpi_probe.c, one rank per GPU, against STAND-IN libnccl/libcudart
+ * built by these tests: tests/unit/standin/, NOT NCCL or CUDA, whose
+ * ranks sum on the host through a shared file), are built with this
+ * machine's mpicc and run under mpirun, as the stages do on the launcher
+ * node.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,97 +35,6 @@ static int capture(const char *cmd, struct ln_buf *out)
 	st = pclose(f);
 	assert_true(WIFEXITED(st));
 	return WEXITSTATUS(st);
-}
-
-static int nccl(const char *env, const char *nccl_lib, const char *args, struct ln_buf *out)
-{
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd),
-		 "env %s %s/probes/nccl_probe --nccl-lib %s/standin/%s --cudart-lib "
-		 "%s/standin/libcudart.so %s",
-		 env, BUILD_DIR, BUILD_DIR, nccl_lib, BUILD_DIR, args);
-	return capture(cmd, out);
-}
-
-static void test_validate_probes__nccl_standin_pass_and_busbw(void **state)
-{
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct ln_nccl n;
-	static const int ranks[] = { 1, 2, 4, 8 };
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
-		char env[64];
-
-		snprintf(env, sizeof(env), "STANDIN_GPUS=%d", ranks[i]);
-		assert_int_equal(nccl(env, "libnccl.so.2", "--bytes 1048576 --iters 3", &out), 0);
-		assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-		assert_int_equal(n.ranks, ranks[i]);
-		assert_int_equal(n.bytes, 1048576);
-		assert_true(n.correct);
-		assert_int_equal(n.wrong, 0);
-		assert_true(n.algbw > 0);
-		/* busbw = algbw * 2(n-1)/n, printed to 4 decimals; 0 for one rank */
-		if (ranks[i] == 1)
-			assert_float_equal(n.busbw, 0.0, 0);
-		else
-			assert_float_equal(n.busbw, ln_nccl_busbw(n.algbw, n.ranks), 1e-3);
-		assert_non_null(strstr(out.buf, "nccl version 99999\n"));
-	}
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-}
-
-static void test_validate_probes__nccl_standin_faults(void **state)
-{
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct ln_nccl n;
-
-	(void)state;
-	/* a wrong sum: the run "works" but the check catches it */
-	assert_int_equal(nccl("STANDIN_NCCL=wrong STANDIN_GPUS=3", "libnccl.so.2", "--bytes 4096",
-			      &out), 1);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_false(n.correct);
-	assert_int_equal(n.wrong, 1);
-	assert_string_equal(n.reason, "allreduce result wrong: rank 2 element 1023 is 7, "
-				      "expected 6");
-
-	/* an NCCL error: no result at all, and the error is quoted */
-	assert_int_equal(nccl("STANDIN_NCCL=error", "libnccl.so.2", "--bytes 4096", &out), 1);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), -LN_EPROTO);
-	assert_non_null(strstr(err.buf, "'error: ncclAllReduce failed: unhandled cuda error "
-					"(stand-in)'"));
-
-	/* a library without ncclAllReduce: not run, naming the symbol */
-	assert_int_equal(nccl("", "nosym/libnccl.so.2", "", &out), 2);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_true(n.not_run);
-	assert_non_null(strstr(n.reason, "lacks 'ncclAllReduce'"));
-
-	/* no library at that path */
-	assert_int_equal(nccl("", "absent/libnccl.so.2", "", &out), 2);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_true(n.not_run);
-	assert_non_null(strstr(n.reason, "cannot load NCCL: "));
-
-	/* a node without GPUs */
-	assert_int_equal(nccl("STANDIN_GPUS=0", "libnccl.so.2", "", &out), 2);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_true(n.not_run);
-	assert_string_equal(n.reason, "no CUDA device: 0 devices");
-
-	/* fewer GPUs than the spec declares */
-	assert_int_equal(nccl("STANDIN_GPUS=2", "libnccl.so.2", "--gpus 3", &out), 1);
-	assert_non_null(strstr(out.buf, "error: 3 GPUs expected, 2 found\nresult fail\n"));
-
-	/* bad arguments never reach the libraries */
-	assert_int_equal(nccl("", "libnccl.so.2", "--bytes -5", &out), 1);
-	assert_non_null(strstr(out.buf, "error: bad argument '-5'"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
 }
 
 static void test_validate_probes__mpi_probe_under_mpirun(void **state)
@@ -365,8 +271,6 @@ static void test_validate_probes__io_probe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate_probes__nccl_standin_pass_and_busbw),
-		cmocka_unit_test(test_validate_probes__nccl_standin_faults),
 		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
 		cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
 		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),

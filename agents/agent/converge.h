@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One converge (plan, apply or teardown) as its parts see it: the state,
+ * the change list and whether this is a dry run, with the helpers the
+ * parts (nvmet.c, initiator.c, hostfile.c, modules.c) call back into to
+ * record ownership and report changes. The driver is reconcile.c; it and
+ * its parts both use this file, and it uses neither.
+ */
+#ifndef LN_AGENT_CONVERGE_H
+#define LN_AGENT_CONVERGE_H
+
+#include "agents/agent/agent.h"
+#include "agents/agent/request.h"
+#include "agents/agent/state.h"
+
+struct ln_converge {
+	struct ln_agent *a;
+	struct ln_request *rq;	/* NULL for teardown */
+	const char *cluster;
+	struct ln_state st;
+	struct ln_changes ch;
+	int plan;
+	int purge;
+	int teardown;
+};
+
+/* Record ownership before a create (saved at once, so a stop after the
+ * create forgets nothing); 0 or negative. */
+int ln_cv_own(struct ln_converge *cv, const char *kind, const char *id);
+int ln_cv_owned(struct ln_converge *cv, const char *kind, const char *id);
+void ln_cv_disown(struct ln_converge *cv, const char *kind, const char *id);
+/* Report a change; err non-NULL marks it failed. */
+void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, const char *id,
+		  const char *detail, const char *err);
+/* Create the missing directories of path (a node path), each owned as a
+ * "directory" object; 0 or negative. */
+int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err);
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parts of a converge, which reconcile.c runs in order: each
+ * reconciles one kind of object through struct ln_converge (converge.h).
+ */
+#ifndef LN_AGENT_PARTS_H
+#define LN_AGENT_PARTS_H
+
+#include "agents/agent/converge.h"
+
+/* Load a module the run needs (owned when the agent loaded it); 0 or negative. */
+int ln_cv_module(struct ln_converge *cv, const char *module);
+/* Mount configfs when it is not (owned when the agent mounted it). */
+int ln_cv_configfs(struct ln_converge *cv);
+/* Unload owned modules and unmount an owned configfs the run no longer
+ * needs; in use means kept, with a warning. */
+void ln_modules_remove(struct ln_converge *cv);
+
+void ln_nvmet_remove(struct ln_converge *cv);
+void ln_nvmet_apply(struct ln_converge *cv);
+void ln_initiator_remove(struct ln_converge *cv);
+void ln_initiator_apply(struct ln_converge *cv);
+void ln_hostfile_reconcile(struct ln_converge *cv);
+/* teardown --purge: owned backing files and directories. */
+void ln_purge_files(struct ln_converge *cv);
+
+/* Build the hostfile text for the request's lines. */
+int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out);
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plan/apply request as the agent reads it (request.c parses and
+ * validates it; nothing on the node is read). Its strings point into
+ * the parsed JSON, which the request owns.
+ */
+#ifndef LN_AGENT_REQUEST_H
+#define LN_AGENT_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+struct ln_buf;
+
+struct ln_req_ns {
+	uint32_t nsid;
+	const char *file;	/* or NULL */
+	uint64_t size;
+	const char *device;	/* or NULL */
+};
+
+struct ln_req_target {
+	const char *nqn, *transport, *address, *family;
+	char service[8];
+	int any;
+	const char **hosts;
+	size_t nhosts;
+	struct ln_req_ns *ns;
+	size_t nns;
+	const char *key_file, *ctrl_key_file;
+	int failed;		/* set when this target must not be exported */
+	char port_id[16];	/* the nvmet port serving it (after the port phase) */
+};
+
+struct ln_req_init {
+	const char *target, *transport, *address;
+	char service[8];
+	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay;
+	const char *mount_path, *mount_fs;
+	int format_if_blank;
+};
+
+struct ln_req_line {
+	const char *name;
+	int slots;
+};
+
+struct ln_request {
+	struct json_object *json;	/* owns every string above */
+	const char *cluster;
+	struct ln_req_target *targets;
+	size_t ntargets;
+	struct ln_req_init *inits;
+	size_t ninits;
+	const char *hostfile_path;	/* NULL: no hostfile wanted */
+	int hostfile_mpich;
+	struct ln_req_line *lines;
+	size_t nlines;
+};
+
+/* Parse and validate a request; nothing on the node is read. */
+int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err);
+void ln_request_release(struct ln_request *rq);
+
+#endif
