@@ -261,7 +261,7 @@ static int blank_device(struct ln_converge *cv, const char *dev, char *type, siz
 		return -ENAMETOOLONG;
 	pr = blkid_new_probe_from_filename(p);
 	if (!pr)
-		return -errno ? -errno : -EIO;
+		return errno ? -errno : -EIO;
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
 	blkid_probe_enable_partitions(pr, 1);

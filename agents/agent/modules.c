@@ -75,7 +75,7 @@ static int module_wanted(struct ln_converge *cv, const char *m)
 static void unload(struct ln_converge *cv, const char *m)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	int rc = 0;
+	int rc;
 
 	if (!ln_cv_owned(cv, "module", m) || module_wanted(cv, m))
 		return;

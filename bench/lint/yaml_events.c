@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 		if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
 		    !(data = malloc((size_t)len + 1)) || fread(data, 1, (size_t)len, f) != (size_t)len) {
 			perror(argv[1]);
+			fclose(f);
 			return 1;
 		}
 		yaml_parser_set_input_string(&p, data, (size_t)len);
