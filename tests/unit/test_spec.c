@@ -18,8 +18,8 @@
 #include "common/util.h"
 #include "orchestrator/spec/spec.h"
 
-#define EXAMPLES_DIR FIXTURES_DIR "/spec/../../../examples"
-#define CASES_DIR FIXTURES_DIR "/spec/../../spec"
+#define EXAMPLES_DIR FIXTURES_DIR "/../../examples"
+#define CASES_DIR FIXTURES_DIR "/../spec"
 
 /* Load text; return the code, with the messages in *msgs (caller frees). */
 static int load_text(const char *text, struct ln_spec **spec, char **msgs)
