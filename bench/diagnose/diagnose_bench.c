@@ -37,7 +37,7 @@ static int bad_link(const struct sim *s, size_t a, size_t b)
 	return 0;
 }
 
-static int sim_round(void *ctx, enum ln_vstage st, const struct ln_pair *p, size_t n,
+static int sim_round(void *ctx, enum ln_stage st, const struct ln_pair *p, size_t n,
 		     struct ln_attempt *out)
 {
 	struct sim *s = ctx;
@@ -96,9 +96,9 @@ static int scenario(const char *title, size_t n, enum ln_pairing kind, const siz
 		struct ln_round *round = &sch.rounds[rd];
 		struct ln_attempt *out = calloc(round->npairs, sizeof(*out));
 
-		sim_round(&s, LN_VS_RPING, round->pairs, round->npairs, out);
+		sim_round(&s, LN_STAGE_RPING, round->pairs, round->npairs, out);
 		for (i = 0; i < round->npairs; i++) {
-			long k = ln_results_add_check(&r, LN_VS_RPING, round->pairs[i].a,
+			long k = ln_results_add_check(&r, LN_STAGE_RPING, round->pairs[i].a,
 						      round->pairs[i].b, "rping");
 
 			ln_check_add_attempt(&r.checks[k], &out[i]);
@@ -108,7 +108,7 @@ static int scenario(const char *title, size_t n, enum ln_pairing kind, const siz
 	}
 	first_pass = s.tests;
 	rounds1 = sch.nrounds;
-	if (ln_diagnose_stage(&r, LN_VS_RPING, sim_round, &s, &st, &err) < 0) {
+	if (ln_diagnose_stage(&r, LN_STAGE_RPING, sim_round, &s, &st, &err) < 0) {
 		fprintf(stderr, "%s\n", err.buf);
 		return 1;
 	}

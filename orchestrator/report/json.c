@@ -64,7 +64,7 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 
 	if (!o || add_subject(o, r, c->a, c->b) < 0)
 		goto fail;
-	json_object_object_add(o, "stage", json_object_new_string(ln_vstage_name(c->stage)));
+	json_object_object_add(o, "stage", json_object_new_string(ln_stage_name(c->stage)));
 	json_object_object_add(o, "name", json_object_new_string(c->name));
 	json_object_object_add(o, "status", json_object_new_string(ln_status_name(c->status)));
 	json_object_object_add(o, "reason", str_or_null(c->reason));
@@ -109,7 +109,7 @@ int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 	arr = json_object_new_array();
 	if (!arr)
 		goto out;
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		const struct ln_stage_summary *st = &r->stages[s];
 		struct json_object *o;
 
@@ -118,7 +118,7 @@ int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 		o = json_object_new_object();
 		if (!o)
 			goto out;
-		ln_json_add_str(o, "stage", ln_vstage_name(s));
+		ln_json_add_str(o, "stage", ln_stage_name(s));
 		ln_json_add_str(o, "status", ln_status_name(st->status));
 		json_object_object_add(o, "reason", str_or_null(st->reason));
 		ln_json_add_i64(o, "passed", (int64_t)st->passed);
@@ -169,7 +169,7 @@ int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 			goto out;
 		}
 		ln_json_add_str(o, "kind", ln_verdict_kind_name(v->kind));
-		ln_json_add_str(o, "stage", ln_vstage_name(v->stage));
+		ln_json_add_str(o, "stage", ln_stage_name(v->stage));
 		json_object_object_add(o, "reason", str_or_null(v->reason));
 		json_object_array_add(arr, o);
 		/* culprits: each bad node or bad link once, across stages */

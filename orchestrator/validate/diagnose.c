@@ -22,7 +22,7 @@ struct node_state {
 	size_t peer;		/* the known-good peer of its retest */
 };
 
-static int counts_as_tested(const struct ln_check *c, enum ln_vstage stage, size_t n)
+static int counts_as_tested(const struct ln_check *c, enum ln_stage stage, size_t n)
 {
 	return c->stage == stage && !c->retest && c->a < n && c->b < n &&
 	       (c->status == LN_ST_PASS || c->status == LN_ST_FAIL);
@@ -40,9 +40,9 @@ static void free_attempts(struct ln_attempt *at, size_t n)
 }
 
 /* Run every pair of sched round by round; hand each result to done(). */
-static int run_schedule(struct ln_results *r, enum ln_vstage stage, const struct ln_schedule *s,
+static int run_schedule(struct ln_results *r, enum ln_stage stage, const struct ln_schedule *s,
 			ln_round_fn run_round, void *ctx,
-			int (*done)(struct ln_results *, enum ln_vstage, const struct ln_pair *,
+			int (*done)(struct ln_results *, enum ln_stage, const struct ln_pair *,
 				    struct ln_attempt *, void *),
 			void *dctx, struct ln_diag_stats *stats, struct ln_buf *err)
 {
@@ -61,7 +61,7 @@ static int run_schedule(struct ln_results *r, enum ln_vstage stage, const struct
 			out[i].value = NAN;
 		ret = run_round(ctx, stage, round->pairs, round->npairs, out);
 		if (ret < 0)
-			ln_buf_addf(err, "cannot retest %s suspects: %s", ln_vstage_name(stage),
+			ln_buf_addf(err, "cannot retest %s suspects: %s", ln_stage_name(stage),
 				    strerror(-ret > 0 && -ret < 1000 ? -ret : EIO));
 		for (i = 0; i < round->npairs && !ret; i++) {
 			out[i].retest = 1;
@@ -76,7 +76,7 @@ static int run_schedule(struct ln_results *r, enum ln_vstage stage, const struct
 	return ret;
 }
 
-static int node_retest_done(struct ln_results *r, enum ln_vstage stage, const struct ln_pair *p,
+static int node_retest_done(struct ln_results *r, enum ln_stage stage, const struct ln_pair *p,
 			    struct ln_attempt *at, void *dctx)
 {
 	struct node_state *ns = dctx;
@@ -100,7 +100,7 @@ struct link_ctx {
 	size_t npairs;
 };
 
-static int link_retest_done(struct ln_results *r, enum ln_vstage stage, const struct ln_pair *p,
+static int link_retest_done(struct ln_results *r, enum ln_stage stage, const struct ln_pair *p,
 			    struct ln_attempt *at, void *dctx)
 {
 	struct link_ctx *lc = dctx;
@@ -114,7 +114,7 @@ static int link_retest_done(struct ln_results *r, enum ln_vstage stage, const st
 	return -EINVAL;
 }
 
-int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn run_round,
+int ln_diagnose_stage(struct ln_results *r, enum ln_stage stage, ln_round_fn run_round,
 		      void *ctx, struct ln_diag_stats *stats, struct ln_buf *err)
 {
 	struct ln_diag_stats local;
@@ -257,21 +257,21 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn ru
 			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, stage, i, LN_NO_NODE,
 						     "'%s' failed %s with all %zu partners and with "
 						     "known-good peer '%s'",
-						     r->nodes[i], ln_vstage_name(stage),
+						     r->nodes[i], ln_stage_name(stage),
 						     ns[i].tested, r->nodes[ns[i].peer]);
 			stats->bad_nodes++;
 		} else if (ns[i].bad) {
 			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, stage, i, LN_NO_NODE,
 						     "'%s' failed %s with all %zu partners (not "
 						     "retested)",
-						     r->nodes[i], ln_vstage_name(stage), ns[i].tested);
+						     r->nodes[i], ln_stage_name(stage), ns[i].tested);
 			stats->bad_nodes++;
 		} else if (ns[i].unknown) {
 			ret = ln_results_add_verdict(r, LN_VERDICT_UNDETERMINED, stage, i,
 						     LN_NO_NODE,
 						     "'%s' failed %s with all %zu partners, and %s: a "
 						     "bad node or bad links",
-						     r->nodes[i], ln_vstage_name(stage), ns[i].tested,
+						     r->nodes[i], ln_stage_name(stage), ns[i].tested,
 						     ngood ? "it was not retested" :
 						     "no node passed to retest it against");
 			stats->undetermined++;
@@ -296,7 +296,7 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn ru
 						     "'%s'-'%s' failed %s %s while both ends pass "
 						     "with other nodes: %s",
 						     r->nodes[c->a], r->nodes[c->b],
-						     ln_vstage_name(stage),
+						     ln_stage_name(stage),
 						     run_round ? "twice" : "once",
 						     c->reason ? c->reason : "failed");
 		} else {
@@ -307,7 +307,7 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn ru
 						     "'%s'-'%s' failed %s and '%s' passed with no "
 						     "other node: the link or '%s' is bad",
 						     r->nodes[c->a], r->nodes[c->b],
-						     ln_vstage_name(stage), r->nodes[lone],
+						     ln_stage_name(stage), r->nodes[lone],
 						     r->nodes[lone]);
 		}
 		if (ret < 0)
@@ -339,7 +339,7 @@ int ln_diagnose_nodes(struct ln_results *r, struct ln_buf *err)
 		enum ln_verdict_kind kind;
 		int dup = 0;
 
-		if (ln_vstage_pairwise(c->stage) ||
+		if (ln_stage_pairwise(c->stage) ||
 		    (c->status != LN_ST_FAIL && c->status != LN_ST_NOT_RUN))
 			continue;
 		if (c->a == LN_NO_NODE)

@@ -190,7 +190,7 @@ static int roce_gid_index(struct json_object *port, const char *ip)
 
 /* ---- devices ---- */
 
-static long add_check(struct vctx *c, enum ln_vstage st, size_t a, size_t b, const char *name)
+static long add_check(struct vctx *c, enum ln_stage st, size_t a, size_t b, const char *name)
 {
 	return ln_results_add_check(c->res, st, a, b, name);
 }
@@ -206,7 +206,7 @@ static int devices_node(struct vctx *c, size_t i)
 	long idx;
 
 	if (!ni->facts) {
-		idx = add_check(c, LN_VS_DEVICES, i, LN_NO_NODE, "facts");
+		idx = add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, "facts");
 		if (idx < 0)
 			return -ENOMEM;
 		ni->rdma_ok = 0;
@@ -223,7 +223,7 @@ static int devices_node(struct vctx *c, size_t i)
 		ln_buf_reset(&why);
 		ln_buf_reset(&name);
 		ln_buf_addf(&name, "%s/%u", rp->device, rp->port);
-		idx = add_check(c, LN_VS_DEVICES, i, LN_NO_NODE, name.buf);
+		idx = add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
 		if (idx < 0)
 			goto nomem;
 		if (!port) {
@@ -284,7 +284,7 @@ static int devices_node(struct vctx *c, size_t i)
 	}
 	gpus = ln_json_at(ni->facts, "gpus");
 	if (node->gpus || (gpus && !ln_json_i64_at(gpus, "count", &v) && v)) {
-		idx = add_check(c, LN_VS_DEVICES, i, LN_NO_NODE, "gpus");
+		idx = add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, "gpus");
 		if (idx < 0)
 			goto nomem;
 		if (!gpus || ln_json_i64_at(gpus, "count", &v))
@@ -317,7 +317,7 @@ static int devices_node(struct vctx *c, size_t i)
 		}
 		ln_buf_reset(&name);
 		ln_buf_addf(&name, "namespace of %s", nqn);
-		idx = add_check(c, LN_VS_DEVICES, i, LN_NO_NODE, name.buf);
+		idx = add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
 		if (idx < 0)
 			goto nomem;
 		if (ln_check_set(&c->res->checks[idx], block ? LN_ST_PASS : LN_ST_FAIL,
@@ -363,7 +363,7 @@ struct pair_outcome {
 /* One pair: server on a, client on b; up to c->attempts tries, each with
  * a fresh server (a client that raced ahead of its server, or a stale
  * server, then costs one attempt, not the pair). */
-static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsigned slot,
+static void run_pair(struct vctx *c, enum ln_stage st, size_t a, size_t b, unsigned slot,
 		     struct pair_outcome *po)
 {
 	const struct ln_validation *v = &c->spec->validation;
@@ -373,7 +373,7 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 
 	memset(po, 0, sizeof(*po));
 	ln_buf_init(&cres.output, 16u << 20);
-	timeout_s = (int)(((st == LN_VS_RPING ? v->rping.timeout_ms : v->bandwidth.timeout_ms) +
+	timeout_s = (int)(((st == LN_STAGE_RPING ? v->rping.timeout_ms : v->bandwidth.timeout_ms) +
 			   999) / 1000);
 	if (timeout_s < 1)
 		timeout_s = 1;
@@ -388,7 +388,7 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 
 		memset(at, 0, sizeof(*at));
 		at->value = NAN;
-		if (st == LN_VS_RPING) {
+		if (st == LN_STAGE_RPING) {
 			/* server and client differ only in -s / -c: both name
 			 * the server's address (rping -S must match too) */
 			struct argv *both[2] = { &sv, &cv };
@@ -461,9 +461,9 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 		} else if (cres.timed_out) {
 			at->timed_out = 1;
 			ln_buf_addf(&why, "%s client on '%s' (stage %s, pair %s-%s) timed out after "
-				    "%ds: %s", cv.v[0], nname(c, b), ln_vstage_name(st), nname(c, a),
+				    "%ds: %s", cv.v[0], nname(c, b), ln_stage_name(st), nname(c, a),
 				    nname(c, b), timeout_s, at->command);
-		} else if (st == LN_VS_RPING) {
+		} else if (st == LN_STAGE_RPING) {
 			struct ln_rping cr, sr;
 
 			ln_parse_rping(cres.exit_status, cres.output.buf, cres.output.len, &cr);
@@ -530,7 +530,7 @@ static void run_pair(struct vctx *c, enum ln_vstage st, size_t a, size_t b, unsi
 
 struct round_job {
 	struct vctx *c;
-	enum ln_vstage st;
+	enum ln_stage st;
 	const struct ln_pair *pairs;
 	size_t npairs;
 	struct pair_outcome *po;
@@ -555,7 +555,7 @@ static void *round_worker(void *p)
 }
 
 /* All pairs of one round at once (at most c->parallel in flight). */
-static int run_round_all(struct vctx *c, enum ln_vstage st, const struct ln_pair *pairs,
+static int run_round_all(struct vctx *c, enum ln_stage st, const struct ln_pair *pairs,
 			 size_t n, struct pair_outcome *po)
 {
 	struct round_job j = { c, st, pairs, n, po, 0, PTHREAD_MUTEX_INITIALIZER };
@@ -579,7 +579,7 @@ static int run_round_all(struct vctx *c, enum ln_vstage st, const struct ln_pair
 
 /* The diagnosis' retests: the last attempt counts, earlier failures go
  * into its detail so that nothing is lost. */
-static int diag_round(void *ctx, enum ln_vstage st, const struct ln_pair *pairs, size_t n,
+static int diag_round(void *ctx, enum ln_stage st, const struct ln_pair *pairs, size_t n,
 		      struct ln_attempt *out)
 {
 	struct vctx *c = ctx;
@@ -616,7 +616,7 @@ static int diag_round(void *ctx, enum ln_vstage st, const struct ln_pair *pairs,
 	return r;
 }
 
-static const struct ln_check *pair_check(struct vctx *c, enum ln_vstage st, size_t a, size_t b)
+static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st, size_t a, size_t b)
 {
 	size_t i;
 
@@ -630,7 +630,7 @@ static const struct ln_check *pair_check(struct vctx *c, enum ln_vstage st, size
 	return NULL;
 }
 
-static int bad_node_in(struct vctx *c, enum ln_vstage st, size_t node)
+static int bad_node_in(struct vctx *c, enum ln_stage st, size_t node)
 {
 	size_t i;
 
@@ -643,7 +643,7 @@ static int bad_node_in(struct vctx *c, enum ln_vstage st, size_t node)
 
 /* Why pair a-b of stage st cannot run, or NULL. Static storage per call
  * site is avoided: the reason goes into why. */
-static int pair_blocked(struct vctx *c, enum ln_vstage st, size_t a, size_t b, struct ln_buf *why)
+static int pair_blocked(struct vctx *c, enum ln_stage st, size_t a, size_t b, struct ln_buf *why)
 {
 	size_t e[2] = { a, b };
 	int k;
@@ -660,15 +660,15 @@ static int pair_blocked(struct vctx *c, enum ln_vstage st, size_t a, size_t b, s
 			return 1;
 		}
 	}
-	if (st == LN_VS_BANDWIDTH && c->res->stages[LN_VS_RPING].ran) {
-		const struct ln_check *rk = pair_check(c, LN_VS_RPING, a, b);
+	if (st == LN_STAGE_BANDWIDTH && c->res->stages[LN_STAGE_RPING].ran) {
+		const struct ln_check *rk = pair_check(c, LN_STAGE_RPING, a, b);
 
 		if (rk && rk->status != LN_ST_PASS) {
 			ln_buf_addf(why, "'%s'-'%s' cannot rping", nname(c, a), nname(c, b));
 			return 1;
 		}
 		for (k = 0; k < 2; k++)
-			if (bad_node_in(c, LN_VS_RPING, e[k])) {
+			if (bad_node_in(c, LN_STAGE_RPING, e[k])) {
 				ln_buf_addf(why, "'%s' is a bad node in rping", nname(c, e[k]));
 				return 1;
 			}
@@ -676,10 +676,10 @@ static int pair_blocked(struct vctx *c, enum ln_vstage st, size_t a, size_t b, s
 	return 0;
 }
 
-static int pairwise_stage(struct vctx *c, enum ln_vstage st)
+static int pairwise_stage(struct vctx *c, enum ln_stage st)
 {
 	const struct ln_validation *v = &c->spec->validation;
-	enum ln_pairing kind = (st == LN_VS_RPING ? v->rping.pairs : v->bandwidth.pairs) ==
+	enum ln_pairing kind = (st == LN_STAGE_RPING ? v->rping.pairs : v->bandwidth.pairs) ==
 			       LN_PAIRS_ALL ? LN_PAIRING_ALL : LN_PAIRING_RING;
 	struct ln_schedule s = LN_SCHEDULE_INIT;
 	struct ln_buf err = LN_BUF_INIT;
@@ -696,7 +696,7 @@ static int pairwise_stage(struct vctx *c, enum ln_vstage st)
 		for (i = 0; i < c->n; i++) {
 			if (c->o->limit[i])
 				subj[ns++] = i;
-			else if (c->ni[i].rdma_ok && c->ni[i].ip && !bad_node_in(c, LN_VS_RPING, i))
+			else if (c->ni[i].rdma_ok && c->ni[i].ip && !bad_node_in(c, LN_STAGE_RPING, i))
 				peers[np++] = i;
 		}
 		r = ln_pairing_against(subj, ns, peers, np, 2, &s, &err);
@@ -727,7 +727,7 @@ static int pairwise_stage(struct vctx *c, enum ln_vstage st)
 
 			if (pair_blocked(c, st, round->pairs[i].a, round->pairs[i].b, &why)) {
 				long idx = add_check(c, st, round->pairs[i].a, round->pairs[i].b,
-						     ln_vstage_name(st));
+						     ln_stage_name(st));
 
 				if (idx < 0 || ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED, "%s",
 							    why.buf) < 0)
@@ -741,7 +741,7 @@ static int pairwise_stage(struct vctx *c, enum ln_vstage st)
 			r = run_round_all(c, st, run, nrun, po);
 		for (i = 0; i < nrun; i++) {
 			long idx = r ? -1 : add_check(c, st, run[i].a, run[i].b,
-						      st == LN_VS_RPING ? "rping" :
+						      st == LN_STAGE_RPING ? "rping" :
 						      v->bandwidth.tool == LN_BW_IB_SEND_BW ?
 						      "ib_send_bw" : "ib_write_bw");
 			int k;
@@ -754,7 +754,7 @@ static int pairwise_stage(struct vctx *c, enum ln_vstage st)
 			}
 			if (idx < 0)
 				continue;
-			if (st == LN_VS_BANDWIDTH) {
+			if (st == LN_STAGE_BANDWIDTH) {
 				struct ln_check *k2 = &c->res->checks[idx];
 
 				k2->unit = "Gb/s";
@@ -768,7 +768,7 @@ static int pairwise_stage(struct vctx *c, enum ln_vstage st)
 			failed += c->res->checks[idx].status != LN_ST_PASS;
 		}
 		progress(c, "%s round %zu/%zu: %zu pairs, %zu failed, %zu skipped",
-			 ln_vstage_name(st), rd + 1, s.nrounds, nrun, failed, round->npairs - nrun);
+			 ln_stage_name(st), rd + 1, s.nrounds, nrun, failed, round->npairs - nrun);
 		free(run);
 		free(po);
 	}
@@ -778,7 +778,7 @@ static int pairwise_stage(struct vctx *c, enum ln_vstage st)
 		r = ln_diagnose_stage(c->res, st, diag_round, c, &ds, &err);
 		if (r == 0 && ds.retests)
 			progress(c, "%s: %zu suspect nodes, %zu suspect links retested in %zu rounds",
-				 ln_vstage_name(st), ds.suspect_nodes, ds.suspect_links,
+				 ln_stage_name(st), ds.suspect_nodes, ds.suspect_links,
 				 ds.retest_rounds);
 	}
 out:
@@ -793,7 +793,7 @@ out:
 
 /* Run argv on node; a probe that could not run at all is reported in
  * why and returns < 0; a timeout is named with node, stage and command. */
-static int run_probe(struct vctx *c, enum ln_vstage st, size_t node, struct argv *av,
+static int run_probe(struct vctx *c, enum ln_stage st, size_t node, struct argv *av,
 		     int timeout_s, struct ln_probe_result *pr, struct ln_attempt *at,
 		     struct ln_buf *why)
 {
@@ -812,14 +812,14 @@ static int run_probe(struct vctx *c, enum ln_vstage st, size_t node, struct argv
 	else if (pr->timed_out) {
 		at->timed_out = 1;
 		ln_buf_addf(why, "%s on '%s' (stage %s) timed out after %ds: %s", av->v[0],
-			    nname(c, node), ln_vstage_name(st), timeout_s, at->command);
+			    nname(c, node), ln_stage_name(st), timeout_s, at->command);
 		r = -LN_ETIMEOUT;
 	}
 	ln_buf_release(&err);
 	return r;
 }
 
-static int record(struct vctx *c, enum ln_vstage st, size_t a, size_t b, const char *name,
+static int record(struct vctx *c, enum ln_stage st, size_t a, size_t b, const char *name,
 		  struct ln_attempt *at, struct ln_buf *why, const char *unit, double threshold)
 {
 	long idx = add_check(c, st, a, b, name);
@@ -843,10 +843,10 @@ static int record(struct vctx *c, enum ln_vstage st, size_t a, size_t b, const c
 	return r;
 }
 
-static int not_run_check(struct vctx *c, enum ln_vstage st, size_t a, const char *name,
+static int not_run_check(struct vctx *c, enum ln_stage st, size_t a, const char *name,
 			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static int not_run_check(struct vctx *c, enum ln_vstage st, size_t a, const char *name,
+static int not_run_check(struct vctx *c, enum ln_stage st, size_t a, const char *name,
 			 const char *fmt, ...)
 {
 	long idx = add_check(c, st, a, LN_NO_NODE, name);
@@ -913,12 +913,12 @@ static int io_stage(struct vctx *c)
 		for (i = 0; i < c->res->nchecks; i++) {
 			const struct ln_check *d = &c->res->checks[i];
 
-			if (d->stage == LN_VS_DEVICES && d->a == in->node && d->name &&
+			if (d->stage == LN_STAGE_DEVICES && d->a == in->node && d->name &&
 			    !strncmp(d->name, "namespace of ", 13) && !strcmp(d->name + 13, nqn))
 				dk = d;
 		}
 		if (dk && dk->status != LN_ST_PASS) {
-			long idx = add_check(c, LN_VS_IO, in->node, LN_NO_NODE, name);
+			long idx = add_check(c, LN_STAGE_IO, in->node, LN_NO_NODE, name);
 
 			r = idx < 0 ? -ENOMEM : ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED,
 							     "devices found no namespace of '%s'",
@@ -928,12 +928,12 @@ static int io_stage(struct vctx *c)
 		if (dk && dk->reason && !strncmp(dk->reason, "block device /dev/", 18))
 			block = dk->reason + 13;
 		if (!c->o->io_probe_path) {
-			r = not_run_check(c, LN_VS_IO, in->node, name, "the io probe was not built");
+			r = not_run_check(c, LN_STAGE_IO, in->node, name, "the io probe was not built");
 			continue;
 		}
 		if (push_file(c, in->node, c->o->io_probe_path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO,
 			      &why) < 0) {
-			r = not_run_check(c, LN_VS_IO, in->node, name, "%s", why.buf);
+			r = not_run_check(c, LN_STAGE_IO, in->node, name, "%s", why.buf);
 			ln_buf_reset(&why);
 			continue;
 		}
@@ -947,14 +947,14 @@ static int io_stage(struct vctx *c)
 			if (v->io.destructive)
 				arg(&av, "--write");
 		} else {
-			r = not_run_check(c, LN_VS_IO, in->node, name, "no block device known for "
+			r = not_run_check(c, LN_STAGE_IO, in->node, name, "no block device known for "
 					  "'%s' (run the devices stage)", nqn);
 			argv_free(&av);
 			continue;
 		}
 		arg(&av, "--size");
 		arg(&av, "%llu", (unsigned long long)v->io.size);
-		if (run_probe(c, LN_VS_IO, in->node, &av, timeout_s, &pr, &at, &why) == 0) {
+		if (run_probe(c, LN_STAGE_IO, in->node, &av, timeout_s, &pr, &at, &why) == 0) {
 			double w = kv(pr.output.buf, "write_mbps"), rd = kv(pr.output.buf, "read_mbps");
 			double judged = !isnan(w) ? fmin(w, rd) : rd;
 			char line[256];
@@ -974,13 +974,13 @@ static int io_stage(struct vctx *c)
 				at.ok = 1;
 			}
 		}
-		r = record(c, LN_VS_IO, in->node, LN_NO_NODE, name, &at, &why, "MB/s", want);
+		r = record(c, LN_STAGE_IO, in->node, LN_NO_NODE, name, &at, &why, "MB/s", want);
 		argv_free(&av);
 	}
 	if (!any && r >= 0)
-		c->res->stages[LN_VS_IO].reason = strdup("no initiator under test");
+		c->res->stages[LN_STAGE_IO].reason = strdup("no initiator under test");
 	else
-		c->res->stages[LN_VS_IO].ran = 1;
+		c->res->stages[LN_STAGE_IO].ran = 1;
 	ln_buf_release(&pr.output);
 	ln_buf_release(&why);
 	return r < 0 && r != -LN_ETIMEOUT ? r : 0;
@@ -1022,11 +1022,11 @@ static size_t pick_launcher(struct vctx *c)
  * against. image receives the built binary, read back from the launcher.
  * A build that cannot happen is "not run" on the launcher; returns < 0
  * only when results cannot be recorded. */
-static int mpi_build(struct vctx *c, enum ln_vstage st, size_t l, const char *local,
+static int mpi_build(struct vctx *c, enum ln_stage st, size_t l, const char *local,
 		     const char *src, const char *bin, struct ln_buf *image, int *blocked)
 {
-	const char *name = st == LN_VS_MPI ? "build the mpi probe" : "build the nccl probe";
-	const char *what = st == LN_VS_MPI ? "mpi" : "nccl";
+	const char *name = st == LN_STAGE_MPI ? "build the mpi probe" : "build the nccl probe";
+	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
 	struct ln_probe_result pr;
 	struct ln_attempt at;
 	struct ln_buf why = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -1081,11 +1081,11 @@ out:
  * installs it by temporary name and rename), then read each copy back and
  * compare its sha256 with the launcher's: a rank must never run a stale
  * or truncated probe. */
-static int mpi_copy(struct vctx *c, enum ln_vstage st, size_t l, const char *bin,
+static int mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
 		    const struct ln_buf *image, int *blocked)
 {
-	const char *name = st == LN_VS_MPI ? "copy the mpi probe" : "copy the nccl probe";
-	const char *what = st == LN_VS_MPI ? "mpi" : "nccl";
+	const char *name = st == LN_STAGE_MPI ? "copy the mpi probe" : "copy the nccl probe";
+	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
 	struct ln_buf back, err = LN_BUF_INIT, why = LN_BUF_INIT;
 	struct ln_attempt at;
 	char want[65], got[65];
@@ -1151,23 +1151,23 @@ static int mpi_stage(struct vctx *c)
 	at.value = NAN;
 	ln_buf_init(&pr.output, 4u << 20);
 	if (!sp->mpi.present) {
-		c->res->stages[LN_VS_MPI].reason = strdup("the spec has no mpi section (no hostfile)");
+		c->res->stages[LN_STAGE_MPI].reason = strdup("the spec has no mpi section (no hostfile)");
 		goto out;
 	}
 	if (!c->o->mpi_probe_source) {
-		c->res->stages[LN_VS_MPI].reason = strdup("the MPI probe's source was not found");
+		c->res->stages[LN_STAGE_MPI].reason = strdup("the MPI probe's source was not found");
 		goto out;
 	}
 	launcher = pick_launcher(c);
 	if (launcher == LN_NO_NODE) {
-		c->res->stages[LN_VS_MPI].reason = strdup("no node answered");
+		c->res->stages[LN_STAGE_MPI].reason = strdup("no node answered");
 		goto out;
 	}
-	c->res->stages[LN_VS_MPI].ran = 1;
+	c->res->stages[LN_STAGE_MPI].ran = 1;
 	ln_buf_init(&image, 64u << 20);
-	r = mpi_build(c, LN_VS_MPI, launcher, c->o->mpi_probe_source, src, bin, &image, &blocked);
+	r = mpi_build(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, &image, &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_copy(c, LN_VS_MPI, launcher, bin, &image, &blocked);
+		r = mpi_copy(c, LN_STAGE_MPI, launcher, bin, &image, &blocked);
 	ln_buf_release(&image);
 	if (r < 0 || blocked)
 		goto out;
@@ -1198,7 +1198,7 @@ static int mpi_stage(struct vctx *c)
 			arg(&av, "%s", bin);
 			arg(&av, "--elements");
 			arg(&av, "1");
-			if (run_probe(c, LN_VS_MPI, i, &av, 60, &pr, &at, &why) == 0) {
+			if (run_probe(c, LN_STAGE_MPI, i, &av, 60, &pr, &at, &why) == 0) {
 				struct ln_mpi_probe m;
 				struct ln_buf perr = LN_BUF_INIT;
 
@@ -1213,7 +1213,7 @@ static int mpi_stage(struct vctx *c)
 				ln_buf_release(&perr);
 			}
 			blocked += !at.ok;
-			r = record(c, LN_VS_MPI, i, j, "mpirun preflight", &at, &why, "", NAN);
+			r = record(c, LN_STAGE_MPI, i, j, "mpirun preflight", &at, &why, "", NAN);
 			argv_free(&av);
 		}
 	if (r < 0 || blocked)
@@ -1237,7 +1237,7 @@ static int mpi_stage(struct vctx *c)
 	arg(&av, "%s", bin);
 	arg(&av, "--expect-ranks");
 	arg(&av, "%u", np);
-	if (run_probe(c, LN_VS_MPI, launcher, &av, timeout_s, &pr, &at, &why) == 0) {
+	if (run_probe(c, LN_STAGE_MPI, launcher, &av, timeout_s, &pr, &at, &why) == 0) {
 		struct ln_mpi_probe m;
 		struct ln_buf perr = LN_BUF_INIT;
 
@@ -1270,7 +1270,7 @@ static int mpi_stage(struct vctx *c)
 		}
 		ln_buf_release(&perr);
 	}
-	r = record(c, LN_VS_MPI, LN_NO_NODE, LN_NO_NODE, "mpirun allreduce", &at, &why, "s", NAN);
+	r = record(c, LN_STAGE_MPI, LN_NO_NODE, LN_NO_NODE, "mpirun allreduce", &at, &why, "s", NAN);
 out:
 	argv_free(&av);
 	ln_buf_release(&pr.output);
@@ -1337,17 +1337,17 @@ static int nccl_mpi_stage(struct vctx *c)
 		if (sp->nodes[i].gpus && under_test(c, i))
 			first = i;
 	if (first == LN_NO_NODE) {
-		c->res->stages[LN_VS_NCCL].reason = strdup("no node under test declares GPUs");
+		c->res->stages[LN_STAGE_NCCL].reason = strdup("no node under test declares GPUs");
 		goto out;
 	}
-	c->res->stages[LN_VS_NCCL].ran = 1;
+	c->res->stages[LN_STAGE_NCCL].ran = 1;
 	if (!sp->mpi.present) {
-		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "the NCCL probe runs under "
+		r = not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, name, "the NCCL probe runs under "
 				  "mpirun: the spec has no mpi section (no hostfile)");
 		goto out;
 	}
 	if (!c->o->nccl_probe_source) {
-		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "the NCCL probe's source was not "
+		r = not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, name, "the NCCL probe's source was not "
 				  "found");
 		goto out;
 	}
@@ -1363,7 +1363,7 @@ static int nccl_mpi_stage(struct vctx *c)
 		np += sp->nodes[i].gpus;
 	}
 	if (!uniform && odd != LN_NO_NODE) {
-		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "one rank per GPU: the nodes "
+		r = not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, name, "one rank per GPU: the nodes "
 				  "declare different GPU counts and '%s' has %u MPI slots for %u "
 				  "GPUs (make its slots equal its gpus)", nname(c, odd),
 				  sp->nodes[odd].slots, sp->nodes[odd].gpus);
@@ -1371,14 +1371,14 @@ static int nccl_mpi_stage(struct vctx *c)
 	}
 	launcher = pick_launcher(c);
 	if (launcher == LN_NO_NODE) {
-		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "no node answered");
+		r = not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, name, "no node answered");
 		goto out;
 	}
 	ln_buf_init(&image, 64u << 20);
-	r = mpi_build(c, LN_VS_NCCL, launcher, c->o->nccl_probe_source, src, bin, &image,
+	r = mpi_build(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin, &image,
 		      &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_copy(c, LN_VS_NCCL, launcher, bin, &image, &blocked);
+		r = mpi_copy(c, LN_STAGE_NCCL, launcher, bin, &image, &blocked);
 	ln_buf_release(&image);
 	if (r < 0 || blocked)
 		goto out;
@@ -1403,15 +1403,15 @@ static int nccl_mpi_stage(struct vctx *c)
 	arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
 	arg(&av, "--expect-ranks");
 	arg(&av, "%u", np);
-	if (run_probe(c, LN_VS_NCCL, launcher, &av, timeout_s, &pr, &at, &why) == 0 &&
+	if (run_probe(c, LN_STAGE_NCCL, launcher, &av, timeout_s, &pr, &at, &why) == 0 &&
 	    nccl_judge(&pr, want, &at, &why)) {
-		r = not_run_check(c, LN_VS_NCCL, LN_NO_NODE, name, "%s", why.buf);
+		r = not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, name, "%s", why.buf);
 		free(at.command);
 		memset(&at, 0, sizeof(at));
 		ln_buf_reset(&why);
 		goto out;
 	}
-	r = record(c, LN_VS_NCCL, LN_NO_NODE, LN_NO_NODE, name, &at, &why, "GB/s", want);
+	r = record(c, LN_STAGE_NCCL, LN_NO_NODE, LN_NO_NODE, name, &at, &why, "GB/s", want);
 out:
 	argv_free(&av);
 	ln_buf_release(&pr.output);
@@ -1450,9 +1450,9 @@ static int nccl_stage(struct vctx *c)
 		arg(&av, "%u", node->gpus);
 		arg(&av, "-c");
 		arg(&av, "1");
-		if (run_probe(c, LN_VS_NCCL, i, &av, timeout_s, &pr, &at, &why) == 0 &&
+		if (run_probe(c, LN_STAGE_NCCL, i, &av, timeout_s, &pr, &at, &why) == 0 &&
 		    nccl_judge(&pr, want, &at, &why)) {
-			r = not_run_check(c, LN_VS_NCCL, i, "nccl all_reduce", "%s", why.buf);
+			r = not_run_check(c, LN_STAGE_NCCL, i, "nccl all_reduce", "%s", why.buf);
 			free(at.command);
 			memset(&at, 0, sizeof(at));
 			at.value = NAN;
@@ -1460,13 +1460,13 @@ static int nccl_stage(struct vctx *c)
 			argv_free(&av);
 			continue;
 		}
-		r = record(c, LN_VS_NCCL, i, LN_NO_NODE, "nccl all_reduce", &at, &why, "GB/s", want);
+		r = record(c, LN_STAGE_NCCL, i, LN_NO_NODE, "nccl all_reduce", &at, &why, "GB/s", want);
 		argv_free(&av);
 	}
 	if (!any && r >= 0)
-		c->res->stages[LN_VS_NCCL].reason = strdup("no node under test declares GPUs");
+		c->res->stages[LN_STAGE_NCCL].reason = strdup("no node under test declares GPUs");
 	else
-		c->res->stages[LN_VS_NCCL].ran = 1;
+		c->res->stages[LN_STAGE_NCCL].ran = 1;
 	ln_buf_release(&pr.output);
 	ln_buf_release(&why);
 	return r < 0 && r != -LN_ETIMEOUT ? r : 0;
@@ -1483,9 +1483,9 @@ int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *er
 		return -ENOMEM;
 	*mask = 0;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		enum ln_vstage s;
+		enum ln_stage s;
 
-		if (ln_vstage_parse(tok, &s) < 0) {
+		if (ln_stage_parse(tok, &s) < 0) {
 			ln_buf_addf(err, "unknown stage '%s' (stages: devices, rping, bandwidth, io, "
 					 "mpi, nccl)", tok);
 			r = -EINVAL;
@@ -1534,7 +1534,7 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 	c.server_delay_ms = o->server_delay_ms >= 0 ? o->server_delay_ms : 1000;
 	c.retry_delay_ms = o->retry_delay_ms >= 0 ? o->retry_delay_ms : 1000;
 	c.iters = o->perftest_iters ? o->perftest_iters : 1000;
-	for (s = 0; s < LN_VS_COUNT; s++)
+	for (s = 0; s < LN_STAGE_COUNT; s++)
 		res->stages[s].listed = spec->validation.present[s] &&
 					(!o->stages || (o->stages & (1u << s)));
 	for (i = 0; i < c.n; i++) {
@@ -1562,37 +1562,37 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 		ni->hostname = h ? strdup(h) : NULL;
 	}
 	r = 0;
-	for (s = 0; s < LN_VS_COUNT && r == 0; s++) {
+	for (s = 0; s < LN_STAGE_COUNT && r == 0; s++) {
 		double ts = ln_now_s();
 
 		if (!res->stages[s].listed)
 			continue;
-		progress(&c, "stage %s", ln_vstage_name(s));
-		switch ((enum ln_vstage)s) {
-		case LN_VS_DEVICES:
+		progress(&c, "stage %s", ln_stage_name(s));
+		switch ((enum ln_stage)s) {
+		case LN_STAGE_DEVICES:
 			res->stages[s].ran = 1;
 			for (i = 0; i < c.n && r == 0; i++)
 				if (under_test(&c, i) || c.o->limit)
 					r = devices_node(&c, i);
 			break;
-		case LN_VS_RPING:
-		case LN_VS_BANDWIDTH:
+		case LN_STAGE_RPING:
+		case LN_STAGE_BANDWIDTH:
 			if (c.n < 2 && !o->limit) {
 				res->stages[s].reason = strdup("a pairwise stage needs two nodes");
 				break;
 			}
-			r = pairwise_stage(&c, (enum ln_vstage)s);
+			r = pairwise_stage(&c, (enum ln_stage)s);
 			break;
-		case LN_VS_IO:
+		case LN_STAGE_IO:
 			r = io_stage(&c);
 			break;
-		case LN_VS_MPI:
+		case LN_STAGE_MPI:
 			r = mpi_stage(&c);
 			break;
-		case LN_VS_NCCL:
+		case LN_STAGE_NCCL:
 			r = nccl_stage(&c);
 			break;
-		case LN_VS_COUNT:
+		case LN_STAGE_COUNT:
 			break;
 		}
 		res->stages[s].seconds = ln_now_s() - ts;

@@ -434,7 +434,7 @@ static char *verdicts(const struct ln_results *r)
 	for (i = 0; i < r->nverdicts; i++) {
 		const struct ln_verdict *v = &r->verdicts[i];
 
-		ln_buf_addf(&b, "%s:%s:", ln_vstage_name(v->stage), ln_verdict_kind_name(v->kind));
+		ln_buf_addf(&b, "%s:%s:", ln_stage_name(v->stage), ln_verdict_kind_name(v->kind));
 		ln_results_subject(r, v->a, v->b, &b);
 		ln_buf_addch(&b, ' ');
 	}
@@ -455,25 +455,25 @@ static void test_validate_stages__healthy(void **state)
 	run(&f, spec, &o, &res);
 	assert_int_equal(ln_results_exit(&res), 0);
 	assert_int_equal(res.nverdicts, 0);
-	assert_int_equal(res.stages[LN_VS_RPING].rounds, 2);
-	assert_int_equal(res.stages[LN_VS_RPING].passed, 6);
-	assert_int_equal(res.stages[LN_VS_DEVICES].passed, 12);	/* port + gpus per node */
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	assert_int_equal(res.stages[LN_STAGE_RPING].rounds, 2);
+	assert_int_equal(res.stages[LN_STAGE_RPING].passed, 6);
+	assert_int_equal(res.stages[LN_STAGE_DEVICES].passed, 12);	/* port + gpus per node */
+	assert_int_equal(res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 	/* one mpirun, 48 ranks: busbw 109.56 * 2 * 47/48 GB/s */
-	assert_int_equal(res.stages[LN_VS_NCCL].passed, 1);
+	assert_int_equal(res.stages[LN_STAGE_NCCL].passed, 1);
 	assert_int_equal(f.nccl_mpicc_runs[0], 1);
 	assert_true(same_nccl_bin_everywhere(&f, 0));
-	assert_false(res.stages[LN_VS_IO].listed);
+	assert_false(res.stages[LN_STAGE_IO].listed);
 	for (i = 0; i < res.nchecks; i++) {
 		const struct ln_check *c = &res.checks[i];
 
-		if (c->stage == LN_VS_DEVICES && !strcmp(c->name, "rxe0/1")) {
+		if (c->stage == LN_STAGE_DEVICES && !strcmp(c->name, "rxe0/1")) {
 			char want[64];
 
 			snprintf(want, sizeof(want), "RoCE v2 GID index 1 on 10.0.0.%zu", c->a + 1);
 			assert_string_equal(c->reason, want);
 		}
-		if (c->stage != LN_VS_BANDWIDTH)
+		if (c->stage != LN_STAGE_BANDWIDTH)
 			continue;
 		bw++;
 		assert_float_equal(c->value, 95.0, 1e-9);
@@ -512,7 +512,7 @@ static void test_validate_stages__bad_node_and_bad_link(void **state)
 	for (i = 0; i < res.nchecks; i++) {
 		const struct ln_check *c = &res.checks[i];
 
-		if (c->stage != LN_VS_BANDWIDTH)
+		if (c->stage != LN_STAGE_BANDWIDTH)
 			continue;
 		if ((c->a == 0 && c->b == 1) || c->a == 3 || c->b == 3) {
 			assert_int_equal(c->status, LN_ST_SKIPPED);
@@ -547,7 +547,7 @@ static void test_validate_stages__twin_run_fails_every_pair(void **state)
 		const struct ln_check *c = &res.checks[i];
 		char want[64];
 
-		if (c->stage != LN_VS_BANDWIDTH || c->retest)
+		if (c->stage != LN_STAGE_BANDWIDTH || c->retest)
 			continue;
 		failed++;
 		assert_int_equal(c->status, LN_ST_FAIL);
@@ -586,11 +586,11 @@ static void test_validate_stages__port_down_skips_with_reason(void **state)
 	for (i = 0; i < res.nchecks; i++) {
 		const struct ln_check *c = &res.checks[i];
 
-		if (c->stage == LN_VS_DEVICES && c->a == 2 && !strcmp(c->name, "rxe0/1")) {
+		if (c->stage == LN_STAGE_DEVICES && c->a == 2 && !strcmp(c->name, "rxe0/1")) {
 			assert_int_equal(c->status, LN_ST_FAIL);
 			assert_string_equal(c->reason, "state DOWN, want ACTIVE");
 		}
-		if (c->stage == LN_VS_RPING && (c->a == 2 || c->b == 2)) {
+		if (c->stage == LN_STAGE_RPING && (c->a == 2 || c->b == 2)) {
 			skipped++;
 			assert_int_equal(c->status, LN_ST_SKIPPED);
 			assert_string_equal(c->reason, "'n3' failed devices: state DOWN, want ACTIVE");
@@ -661,8 +661,8 @@ static void test_validate_stages__not_run_counts_as_failure(void **state)
 	opts(&o);
 	o.nccl_probe_source = NULL;
 	run(&f, spec, &o, &res);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
-	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
 	for (i = 0; i < res.nchecks; i++)
 		if (res.checks[i].status == LN_ST_NOT_RUN) {
 			nr++;
@@ -697,10 +697,10 @@ static void test_validate_stages__stages_and_limit(void **state)
 	assert_int_equal(ln_validate_parse_stages("rping", &o.stages, &err), 0);
 	o.limit = limit;
 	run(&f, spec, &o, &res);
-	for (s = 0; s < LN_VS_COUNT; s++)
-		assert_int_equal(res.stages[s].listed, s == LN_VS_RPING);
+	for (s = 0; s < LN_STAGE_COUNT; s++)
+		assert_int_equal(res.stages[s].listed, s == LN_STAGE_RPING);
 	for (i = 0; i < res.nchecks; i++) {
-		assert_int_equal(res.checks[i].stage, LN_VS_RPING);
+		assert_int_equal(res.checks[i].stage, LN_STAGE_RPING);
 		/* the new node only, against known-good peers */
 		assert_int_equal(res.checks[i].b, 4);
 		assert_true(res.checks[i].a != 4);
@@ -734,8 +734,8 @@ static void test_validate_stages__mpi_preflight_names_the_pair(void **state)
 							"and name): no mpi probe result: 'ssh: Could "
 							"not resolve hostname n3"));
 	/* the full mpirun never started */
-	assert_int_equal(res.stages[LN_VS_MPI].passed, 5);
-	assert_int_equal(res.stages[LN_VS_MPI].failed, 1);
+	assert_int_equal(res.stages[LN_STAGE_MPI].passed, 5);
+	assert_int_equal(res.stages[LN_STAGE_MPI].failed, 1);
 	assert_int_equal(ln_results_exit(&res), 1);
 	ln_results_release(&res);
 	ln_spec_free(spec);
@@ -754,7 +754,7 @@ static void test_validate_stages__mpi_probe_built_once_and_copied(void **state)
 	fake_init(&f, 4);
 	opts(&o);
 	run(&f, spec, &o, &res);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	assert_int_equal(res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 	/* source and mpicc on the launcher (n1) only ... */
 	assert_int_equal(f.src_puts[0], 1);
 	assert_int_equal(f.mpicc_runs[0], 1);
@@ -791,7 +791,7 @@ static void test_validate_stages__mpi_launcher_skips_failed_devices(void **state
 	assert_int_equal(f.mpicc_runs[1], 1);
 	assert_int_equal(f.mpicc_runs[2], 0);
 	assert_true(same_mpi_bin_everywhere(&f, 1));
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	assert_int_equal(res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 	ln_results_release(&res);
 	ln_spec_free(spec);
 	fake_release(&f);
@@ -817,7 +817,7 @@ static void test_validate_stages__mpi_no_mpicc_on_launcher(void **state)
 		nr++;
 	}
 	assert_int_equal(nr, 1);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&res), 1);
 	/* mpicc was tried once, nothing was copied, mpirun never ran */
 	assert_int_equal(f.mpicc_runs[0] + f.mpicc_runs[1] + f.mpicc_runs[2], 1);
@@ -852,7 +852,7 @@ static void test_validate_stages__mpi_corrupt_copy_fails_that_node(void **state)
 		failed++;
 	}
 	assert_int_equal(failed, 1);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
 	assert_int_equal(f.mpicc_runs[0], 1);
 	assert_int_equal(f.runs, 1);	/* no preflight, no mpirun on a bad copy */
 	ln_results_release(&res);
@@ -903,7 +903,7 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 			seen++;
 		}
 		assert_int_equal(seen, 1);
-		assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
+		assert_int_equal(res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
 		assert_int_equal(f.nccl_mpicc_runs[0] + f.nccl_mpicc_runs[1], 1);
 		ln_results_release(&res);
 		ln_spec_free(spec);
@@ -962,7 +962,7 @@ static void test_validate_stages__nccl_no_mpicc_on_launcher(void **state)
 	assert_int_equal(res.checks[0].status, LN_ST_NOT_RUN);
 	assert_string_equal(res.checks[0].name, "build the nccl probe");
 	assert_string_equal(res.checks[0].reason, "no mpicc on 'n1'");
-	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&res), 1);
 	assert_int_equal(f.runs, 1);	/* mpicc once, no mpirun */
 	ln_results_release(&res);
@@ -1005,7 +1005,7 @@ static void test_validate_stages__io(void **state)
 	for (i = 0; i < res.nchecks; i++) {
 		const struct ln_check *c = &res.checks[i];
 
-		if (c->stage != LN_VS_IO)
+		if (c->stage != LN_STAGE_IO)
 			continue;
 		seen++;
 		if (c->a == 1) {
@@ -1023,7 +1023,7 @@ static void test_validate_stages__io(void **state)
 		}
 	}
 	assert_int_equal(seen, 2);
-	assert_int_equal(res.stages[LN_VS_DEVICES].status, LN_ST_FAIL);
+	assert_int_equal(res.stages[LN_STAGE_DEVICES].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&res), 1);
 	ln_results_release(&res);
 	ln_spec_free(spec);
