@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/util.h"
 #include "orchestrator/validate/diagnose.h"
 
 struct sim {
@@ -54,14 +54,6 @@ static int sim_round(void *ctx, enum ln_stage st, const struct ln_pair *p, size_
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* One scenario; returns 0 when the verdicts are exactly the injection. */
 static int scenario(const char *title, size_t n, enum ln_pairing kind, const size_t *bn,
 		    size_t nbn, size_t (*bl)[2], size_t nbl)
@@ -88,10 +80,10 @@ static int scenario(const char *title, size_t n, enum ln_pairing kind, const siz
 		s.bad_node[bn[i]] = 1;
 	if (ln_results_init(&r, "sim", names, n) < 0)
 		return 1;
-	t0 = now();
+	t0 = ln_now_s();
 	if (ln_pairing_build(kind, n, &sch, &err) < 0)
 		return 1;
-	t_sched = now() - t0;
+	t_sched = ln_now_s() - t0;
 	for (rd = 0; rd < sch.nrounds; rd++) {
 		struct ln_round *round = &sch.rounds[rd];
 		struct ln_attempt *out = calloc(round->npairs, sizeof(*out));
@@ -112,7 +104,7 @@ static int scenario(const char *title, size_t n, enum ln_pairing kind, const siz
 		fprintf(stderr, "%s\n", err.buf);
 		return 1;
 	}
-	t_all = now() - t0;
+	t_all = ln_now_s() - t0;
 	for (i = 0; i < r.nverdicts; i++) {
 		const struct ln_verdict *v = &r.verdicts[i];
 

@@ -18,6 +18,7 @@
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
+#include "common/util.h"
 #include "orchestrator/validate/parse/parse.h"
 
 #define SRC_DIR FIXTURES_DIR "/../.."
@@ -59,7 +60,7 @@ static void test_validate_probes__nccl_standin_pass_and_busbw(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ranks); i++) {
 		char env[64];
 
 		snprintf(env, sizeof(env), "STANDIN_GPUS=%d", ranks[i]);
