@@ -124,7 +124,7 @@ struct diag {
 	size_t n;			/* nodes */
 	struct node_state *ns;		/* per node */
 	size_t *good, ngood;		/* nodes that passed a pair, in order */
-	size_t *adj, *adj_off;		/* tested partners of node i: adj[adj_off[i] .. adj_off[i+1]) */
+	size_t *adj, *adj_off;		/* node i's tested partners: adj[adj_off[i]..adj_off[i+1]) */
 	ln_round_fn run_round;
 	void *ctx;
 	struct ln_diag_stats *stats;
@@ -301,8 +301,8 @@ static int retest_links(struct diag *d, size_t nchecks)
 		return 0;
 	ret = ln_pairing_pack(lc->pairs, lc->npairs, d->n, &d->s, d->err);
 	if (ret == 0)
-		ret = run_schedule(d->r, d->stage, &d->s, d->run_round, d->ctx, link_retest_done, lc,
-				   d->stats, d->err);
+		ret = run_schedule(d->r, d->stage, &d->s, d->run_round, d->ctx, link_retest_done,
+				   lc, d->stats, d->err);
 	return ret;
 }
 
@@ -318,9 +318,9 @@ static int node_verdicts(struct diag *d)
 	for (i = 0; i < d->n; i++) {
 		if (ns[i].bad && ns[i].peer != LN_NO_NODE) {
 			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, i, LN_NO_NODE,
-						     "'%s' failed %s with all %zu partners and with "
-						     "known-good peer '%s'", r->nodes[i], stage,
-						     ns[i].tested, r->nodes[ns[i].peer]);
+						     "'%s' failed %s with all %zu partners and "
+						     "with known-good peer '%s'", r->nodes[i],
+						     stage, ns[i].tested, r->nodes[ns[i].peer]);
 			d->stats->bad_nodes++;
 		} else if (ns[i].bad) {
 			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, i, LN_NO_NODE,
@@ -361,7 +361,8 @@ static int link_verdicts(struct diag *d)
 		if (c->status == LN_ST_PASS) {
 			d->stats->passed_on_retry++;
 			ret = ln_check_set(c, LN_ST_PASS, "passed on retry; attempt 1 failed: %s",
-					   c->attempts[0].detail ? c->attempts[0].detail : "failed");
+					   c->attempts[0].detail ? c->attempts[0].detail :
+					   "failed");
 		} else if (a_ok && b_ok) {
 			d->stats->bad_links++;
 			ret = ln_results_add_verdict(r, LN_VERDICT_LINK, d->stage, c->a, c->b,
@@ -375,8 +376,8 @@ static int link_verdicts(struct diag *d)
 
 			d->stats->undetermined++;
 			ret = ln_results_add_verdict(r, LN_VERDICT_UNDETERMINED, d->stage, c->a,
-						     c->b, "'%s'-'%s' failed %s and '%s' passed with "
-						     "no other node: the link or '%s' is bad",
+						     c->b, "'%s'-'%s' failed %s and '%s' passed "
+						     "with no other node: the link or '%s' is bad",
 						     r->nodes[c->a], r->nodes[c->b], stage,
 						     r->nodes[lone], r->nodes[lone]);
 		}

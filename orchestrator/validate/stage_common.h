@@ -125,9 +125,11 @@ int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
 
 /* The MPI launch both MPI-launched probes share (stage_mpi.c). */
 size_t vs_pick_launcher(struct vctx *c);
-int vs_mpi_build(struct vctx *c, enum ln_stage st, size_t l, const char *local, const char *src,
-		 const char *bin, struct ln_buf *image, int *blocked);
-int vs_mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
-		const struct ln_buf *image, int *blocked);
+/* Build the probe from local's source on launcher l with its mpicc, copy
+ * the build to bin on every other node and check each copy's sha256. A
+ * step that fails is "not run" (or failed) on its node and counts in
+ * *blocked; returns < 0 only when results cannot be recorded. */
+int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		   const char *src, const char *bin, int *blocked);
 
 #endif

@@ -39,8 +39,8 @@ size_t vs_pick_launcher(struct vctx *c)
  * against. image receives the built binary, read back from the launcher.
  * A build that cannot happen is "not run" on the launcher; returns < 0
  * only when results cannot be recorded. */
-int vs_mpi_build(struct vctx *c, enum ln_stage st, size_t l, const char *local, const char *src,
-		 const char *bin, struct ln_buf *image, int *blocked)
+static int mpi_build(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		     const char *src, const char *bin, struct ln_buf *image, int *blocked)
 {
 	const char *name = st == LN_STAGE_MPI ? "build the mpi probe" : "build the nccl probe";
 	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
@@ -100,8 +100,8 @@ out:
  * installs it by temporary name and rename), then read each copy back and
  * compare its sha256 with the launcher's: a rank must never run a stale
  * or truncated probe. */
-int vs_mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
-		const struct ln_buf *image, int *blocked)
+static int mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
+		    const struct ln_buf *image, int *blocked)
 {
 	const char *name = st == LN_STAGE_MPI ? "copy the mpi probe" : "copy the nccl probe";
 	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
@@ -150,6 +150,20 @@ int vs_mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
 	ln_buf_release(&back);
 	ln_buf_release(&err);
 	ln_buf_release(&why);
+	return r;
+}
+
+int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		   const char *src, const char *bin, int *blocked)
+{
+	struct ln_buf image;
+	int r;
+
+	ln_buf_init(&image, 64u << 20);
+	r = mpi_build(c, st, l, local, src, bin, &image, blocked);
+	if (r >= 0 && !*blocked)
+		r = mpi_copy(c, st, l, bin, &image, blocked);
+	ln_buf_release(&image);
 	return r;
 }
 
@@ -283,7 +297,6 @@ int vs_mpi_stage(struct vctx *c)
 {
 	const struct ln_spec *sp = c->spec;
 	struct stage_run sr;
-	struct ln_buf image;
 	size_t launcher;
 	int r = 0, blocked = 0;
 	const char *bin = LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI;
@@ -306,12 +319,7 @@ int vs_mpi_stage(struct vctx *c)
 		goto out;
 	}
 	c->res->stages[LN_STAGE_MPI].ran = 1;
-	ln_buf_init(&image, 64u << 20);
-	r = vs_mpi_build(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, &image,
-			 &blocked);
-	if (r >= 0 && !blocked)
-		r = vs_mpi_copy(c, LN_STAGE_MPI, launcher, bin, &image, &blocked);
-	ln_buf_release(&image);
+	r = vs_mpi_install(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, &blocked);
 	if (r >= 0 && !blocked)
 		r = mpi_preflight(c, &sr, launcher, bin, &blocked);
 	if (r >= 0 && !blocked)

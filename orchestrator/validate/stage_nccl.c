@@ -126,7 +126,6 @@ static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpu
 static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 {
 	const struct ln_spec *sp = c->spec;
-	struct ln_buf image;
 	struct argv av = { .n = 0 };
 	size_t i, launcher, first = LN_NO_NODE;
 	unsigned np = 0;
@@ -157,12 +156,8 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 	if (launcher == LN_NO_NODE)
 		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name,
 					"no node answered");
-	ln_buf_init(&image, 64u << 20);
-	r = vs_mpi_build(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin, &image,
-			 &blocked);
-	if (r >= 0 && !blocked)
-		r = vs_mpi_copy(c, LN_STAGE_NCCL, launcher, bin, &image, &blocked);
-	ln_buf_release(&image);
+	r = vs_mpi_install(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin,
+			   &blocked);
 	if (r < 0 || blocked)
 		return r;
 	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, bin, &av);
