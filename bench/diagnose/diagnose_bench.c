@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/util.h"
 #include "orchestrator/validate/diagnose.h"
 
 struct sim {
@@ -37,7 +37,7 @@ static int bad_link(const struct sim *s, size_t a, size_t b)
 	return 0;
 }
 
-static int sim_round(void *ctx, enum ln_vstage st, const struct ln_pair *p, size_t n,
+static int sim_round(void *ctx, enum ln_stage st, const struct ln_pair *p, size_t n,
 		     struct ln_attempt *out)
 {
 	struct sim *s = ctx;
@@ -52,14 +52,6 @@ static int sim_round(void *ctx, enum ln_vstage st, const struct ln_pair *p, size
 	}
 	s->tests += n;
 	return 0;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* One scenario; returns 0 when the verdicts are exactly the injection. */
@@ -88,17 +80,17 @@ static int scenario(const char *title, size_t n, enum ln_pairing kind, const siz
 		s.bad_node[bn[i]] = 1;
 	if (ln_results_init(&r, "sim", names, n) < 0)
 		return 1;
-	t0 = now();
+	t0 = ln_now_s();
 	if (ln_pairing_build(kind, n, &sch, &err) < 0)
 		return 1;
-	t_sched = now() - t0;
+	t_sched = ln_now_s() - t0;
 	for (rd = 0; rd < sch.nrounds; rd++) {
 		struct ln_round *round = &sch.rounds[rd];
 		struct ln_attempt *out = calloc(round->npairs, sizeof(*out));
 
-		sim_round(&s, LN_VS_RPING, round->pairs, round->npairs, out);
+		sim_round(&s, LN_STAGE_RPING, round->pairs, round->npairs, out);
 		for (i = 0; i < round->npairs; i++) {
-			long k = ln_results_add_check(&r, LN_VS_RPING, round->pairs[i].a,
+			long k = ln_results_add_check(&r, LN_STAGE_RPING, round->pairs[i].a,
 						      round->pairs[i].b, "rping");
 
 			ln_check_add_attempt(&r.checks[k], &out[i]);
@@ -108,11 +100,11 @@ static int scenario(const char *title, size_t n, enum ln_pairing kind, const siz
 	}
 	first_pass = s.tests;
 	rounds1 = sch.nrounds;
-	if (ln_diagnose_stage(&r, LN_VS_RPING, sim_round, &s, &st, &err) < 0) {
+	if (ln_diagnose_stage(&r, LN_STAGE_RPING, sim_round, &s, &st, &err) < 0) {
 		fprintf(stderr, "%s\n", err.buf);
 		return 1;
 	}
-	t_all = now() - t0;
+	t_all = ln_now_s() - t0;
 	for (i = 0; i < r.nverdicts; i++) {
 		const struct ln_verdict *v = &r.verdicts[i];
 

@@ -23,32 +23,17 @@ static const char css[] =
 	"table.heat th{font-size:11px;font-weight:normal;padding:1px 4px}"
 	".result-pass{color:#070}.result-fail{color:#b00}";
 
-static const char *cls(enum ln_status s)
-{
-	switch (s) {
-	case LN_ST_PASS:
-		return "pass";
-	case LN_ST_FAIL:
-		return "fail";
-	case LN_ST_SKIPPED:
-		return "skip";
-	case LN_ST_NOT_RUN:
-		return "notrun";
-	}
-	return "none";
-}
-
 static void esc(struct ln_buf *out, const char *s)
 {
 	ln_report_escape_xml(out, s ? s : "");
 }
 
-static int heatmap(const struct ln_results *r, enum ln_vstage stage, struct ln_buf *out)
+static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_buf *out)
 {
 	size_t n = r->nnodes, i, j;
 	long *at;
 
-	ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_vstage_name(stage));
+	ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_stage_name(stage));
 	if (n > LN_REPORT_HTML_MAX_HEATMAP) {
 		ln_buf_addf(out, "<p>%zu nodes: the heatmap is drawn up to %d nodes; the failing "
 			    "pairs are listed below.</p>\n", n, LN_REPORT_HTML_MAX_HEATMAP);
@@ -72,7 +57,7 @@ static int heatmap(const struct ln_results *r, enum ln_vstage stage, struct ln_b
 			at[lo * n + hi] = (long)i;
 	}
 	ln_buf_addf(out, "<table class=\"heat\" id=\"heat-%s\">\n<tr><th></th>",
-		    ln_vstage_name(stage));
+		    ln_stage_name(stage));
 	for (j = 0; j < n; j++) {
 		ln_buf_addstr(out, "<th>");
 		esc(out, r->nodes[j]);
@@ -99,12 +84,12 @@ static int heatmap(const struct ln_results *r, enum ln_vstage stage, struct ln_b
 			/* ids stay unique: the mirror cell below the diagonal
 			 * names its pair in data-pair only */
 			ln_buf_addf(out, "<td %s=\"%s-", i < j ? "id" : "data-pair",
-				    ln_vstage_name(stage));
+				    ln_stage_name(stage));
 			esc(out, r->nodes[lo]);
 			ln_buf_addch(out, '-');
 			esc(out, r->nodes[hi]);
 			ln_buf_addf(out, "\" class=\"%s%s\" data-status=\"%s\" title=\"",
-				    cls(c->status), c->retest ? " retest" : "",
+				    ln_status_class(c->status), c->retest ? " retest" : "",
 				    ln_status_name(c->status));
 			esc(out, r->nodes[lo]);
 			ln_buf_addstr(out, " - ");
@@ -117,12 +102,12 @@ static int heatmap(const struct ln_results *r, enum ln_vstage stage, struct ln_b
 			ln_buf_addstr(out, "\">");
 			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
 				ln_buf_addstr(out, "&#x2717;");
-				if (stage == LN_VS_BANDWIDTH && !isnan(c->value))
+				if (stage == LN_STAGE_BANDWIDTH && !isnan(c->value))
 					ln_buf_addf(out, "%.3g", c->value);
 			}
 			else if (c->status == LN_ST_SKIPPED)
 				ln_buf_addstr(out, "&ndash;");
-			else if (stage == LN_VS_BANDWIDTH && !isnan(c->value))
+			else if (stage == LN_STAGE_BANDWIDTH && !isnan(c->value))
 				ln_buf_addf(out, "%.3g", c->value);
 			else
 				ln_buf_addstr(out, "&#x2713;");
@@ -167,14 +152,14 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 	ln_buf_addstr(out, "<h2>Stages</h2>\n<table id=\"stages\"><tr><th>stage</th><th>status</th>"
 			   "<th>passed</th><th>failed</th><th>skipped</th><th>not run</th>"
 			   "<th>rounds</th><th>seconds</th><th>note</th></tr>\n");
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		const struct ln_stage_summary *st = &r->stages[s];
 
 		if (!st->listed)
 			continue;
 		ln_buf_addf(out, "<tr><td>%s</td><td class=\"%s\">%s</td><td>%zu</td><td>%zu</td>"
 			    "<td>%zu</td><td>%zu</td><td>%zu</td><td>%.1f</td><td>",
-			    ln_vstage_name(s), cls(st->status), ln_status_name(st->status),
+			    ln_stage_name(s), ln_status_class(st->status), ln_status_name(st->status),
 			    st->passed, st->failed, st->skipped, st->not_run, st->rounds,
 			    st->seconds);
 		esc(out, st->reason);
@@ -194,14 +179,14 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 			    v->kind == LN_VERDICT_NODE ? "bad node" :
 			    v->kind == LN_VERDICT_LINK ? "bad link" : ln_verdict_kind_name(v->kind));
 		esc(out, subj.buf);
-		ln_buf_addf(out, "</b> (%s): ", ln_vstage_name(v->stage));
+		ln_buf_addf(out, "</b> (%s): ", ln_stage_name(v->stage));
 		esc(out, v->reason);
 		ln_buf_addstr(out, "</li>\n");
 	}
 	if (r->nverdicts)
 		ln_buf_addstr(out, "</ul>\n");
-	for (s = 0; s < LN_VS_COUNT && !ret; s++)
-		if (ln_vstage_pairwise(s) && r->stages[s].listed)
+	for (s = 0; s < LN_STAGE_COUNT && !ret; s++)
+		if (ln_stage_pairwise(s) && r->stages[s].listed)
 			ret = heatmap(r, s, out);
 	ln_buf_addstr(out, "<h2>Failing and retried checks</h2>\n<table id=\"failures\"><tr>"
 			   "<th>stage</th><th>subject</th><th>check</th><th>status</th>"
@@ -214,12 +199,12 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 			continue;
 		ln_buf_reset(&subj);
 		ln_results_subject(r, c->a, c->b, &subj);
-		ln_buf_addf(out, "<tr><td>%s</td><td>", ln_vstage_name(c->stage));
+		ln_buf_addf(out, "<tr><td>%s</td><td>", ln_stage_name(c->stage));
 		esc(out, subj.buf);
 		ln_buf_addstr(out, "</td><td>");
 		esc(out, c->name);
 		ln_buf_addf(out, "%s</td><td class=\"%s\">%s</td>", c->retest ? " (retest)" : "",
-			    cls(c->status), ln_status_name(c->status));
+			    ln_status_class(c->status), ln_status_name(c->status));
 		num_cell(out, c->value, c->unit);
 		num_cell(out, c->threshold, c->unit);
 		num_cell(out, c->line_rate, "Gb/s");

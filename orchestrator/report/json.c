@@ -64,7 +64,7 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 
 	if (!o || add_subject(o, r, c->a, c->b) < 0)
 		goto fail;
-	json_object_object_add(o, "stage", json_object_new_string(ln_vstage_name(c->stage)));
+	json_object_object_add(o, "stage", json_object_new_string(ln_stage_name(c->stage)));
 	json_object_object_add(o, "name", json_object_new_string(c->name));
 	json_object_object_add(o, "status", json_object_new_string(ln_status_name(c->status)));
 	json_object_object_add(o, "reason", str_or_null(c->reason));
@@ -85,11 +85,95 @@ fail:
 	return NULL;
 }
 
+/* The listed stages' summaries, in run order. */
+static struct json_object *stages_json(const struct ln_results *r)
+{
+	struct json_object *arr = json_object_new_array();
+	enum ln_stage s;
+
+	for (s = LN_STAGE_DEVICES; arr && s < LN_STAGE_COUNT; s++) {
+		const struct ln_stage_summary *st = &r->stages[s];
+		struct json_object *o;
+
+		if (!st->listed)
+			continue;
+		o = json_object_new_object();
+		if (!o) {
+			json_object_put(arr);
+			return NULL;
+		}
+		ln_json_add_str(o, "stage", ln_stage_name(s));
+		ln_json_add_str(o, "status", ln_status_name(st->status));
+		json_object_object_add(o, "reason", str_or_null(st->reason));
+		ln_json_add_i64(o, "passed", (int64_t)st->passed);
+		ln_json_add_i64(o, "failed", (int64_t)st->failed);
+		ln_json_add_i64(o, "skipped", (int64_t)st->skipped);
+		ln_json_add_i64(o, "not_run", (int64_t)st->not_run);
+		ln_json_add_i64(o, "rounds", (int64_t)st->rounds);
+		ln_json_add_double(o, "seconds", st->seconds);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* "verdicts", then "culprits": each bad node or bad link once, across
+ * stages. */
+static int add_verdicts(struct json_object *root, const struct ln_results *r)
+{
+	struct json_object *arr = json_object_new_array(), *culprits = json_object_new_object();
+	struct json_object *cn = json_object_new_array(), *cl = json_object_new_array();
+	size_t i;
+
+	if (!arr || !culprits || !cn || !cl) {
+		json_object_put(arr);
+		json_object_put(culprits);
+		json_object_put(cn);
+		json_object_put(cl);
+		return -ENOMEM;
+	}
+	json_object_object_add(root, "verdicts", arr);
+	json_object_object_add(culprits, "nodes", cn);
+	json_object_object_add(culprits, "links", cl);
+	json_object_object_add(root, "culprits", culprits);
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+		struct json_object *o = json_object_new_object();
+		size_t j;
+		int dup = 0;
+
+		if (!o || add_subject(o, r, v->a, v->b) < 0) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		ln_json_add_str(o, "kind", ln_verdict_kind_name(v->kind));
+		ln_json_add_str(o, "stage", ln_stage_name(v->stage));
+		json_object_object_add(o, "reason", str_or_null(v->reason));
+		json_object_array_add(arr, o);
+		for (j = 0; j < i && !dup; j++)
+			dup = r->verdicts[j].kind == v->kind && r->verdicts[j].a == v->a &&
+			      r->verdicts[j].b == v->b;
+		if (dup)
+			continue;
+		if (v->kind == LN_VERDICT_NODE) {
+			json_object_array_add(cn, json_object_new_string(r->nodes[v->a]));
+		} else if (v->kind == LN_VERDICT_LINK) {
+			struct json_object *p = json_object_new_array();
+
+			if (!p)
+				return -ENOMEM;
+			json_object_array_add(p, json_object_new_string(r->nodes[v->a]));
+			json_object_array_add(p, json_object_new_string(r->nodes[v->b]));
+			json_object_array_add(cl, p);
+		}
+	}
+	return 0;
+}
+
 int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 {
-	struct json_object *root = json_object_new_object(), *arr, *culprits, *cn, *cl;
+	struct json_object *root = json_object_new_object(), *arr;
 	size_t i;
-	int s, ret = -ENOMEM, code = ln_results_exit(r);
+	int ret = -ENOMEM, code = ln_results_exit(r);
 
 	if (!root)
 		return -ENOMEM;
@@ -105,32 +189,10 @@ int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 	for (i = 0; i < r->nnodes; i++)
 		json_object_array_add(arr, json_object_new_string(r->nodes[i]));
 	json_object_object_add(root, "nodes", arr);
-
-	arr = json_object_new_array();
+	arr = stages_json(r);
 	if (!arr)
 		goto out;
-	for (s = 0; s < LN_VS_COUNT; s++) {
-		const struct ln_stage_summary *st = &r->stages[s];
-		struct json_object *o;
-
-		if (!st->listed)
-			continue;
-		o = json_object_new_object();
-		if (!o)
-			goto out;
-		ln_json_add_str(o, "stage", ln_vstage_name(s));
-		ln_json_add_str(o, "status", ln_status_name(st->status));
-		json_object_object_add(o, "reason", str_or_null(st->reason));
-		ln_json_add_i64(o, "passed", (int64_t)st->passed);
-		ln_json_add_i64(o, "failed", (int64_t)st->failed);
-		ln_json_add_i64(o, "skipped", (int64_t)st->skipped);
-		ln_json_add_i64(o, "not_run", (int64_t)st->not_run);
-		ln_json_add_i64(o, "rounds", (int64_t)st->rounds);
-		ln_json_add_double(o, "seconds", st->seconds);
-		json_object_array_add(arr, o);
-	}
 	json_object_object_add(root, "stages", arr);
-
 	arr = json_object_new_array();
 	if (!arr)
 		goto out;
@@ -142,54 +204,8 @@ int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 			goto out;
 		json_object_array_add(arr, o);
 	}
-
-	arr = json_object_new_array();
-	culprits = json_object_new_object();
-	cn = json_object_new_array();
-	cl = json_object_new_array();
-	if (!arr || !culprits || !cn || !cl) {
-		json_object_put(arr);
-		json_object_put(culprits);
-		json_object_put(cn);
-		json_object_put(cl);
+	if (add_verdicts(root, r) < 0)
 		goto out;
-	}
-	json_object_object_add(root, "verdicts", arr);
-	json_object_object_add(culprits, "nodes", cn);
-	json_object_object_add(culprits, "links", cl);
-	json_object_object_add(root, "culprits", culprits);
-	for (i = 0; i < r->nverdicts; i++) {
-		const struct ln_verdict *v = &r->verdicts[i];
-		struct json_object *o = json_object_new_object();
-		size_t j;
-		int dup = 0;
-
-		if (!o || add_subject(o, r, v->a, v->b) < 0) {
-			json_object_put(o);
-			goto out;
-		}
-		ln_json_add_str(o, "kind", ln_verdict_kind_name(v->kind));
-		ln_json_add_str(o, "stage", ln_vstage_name(v->stage));
-		json_object_object_add(o, "reason", str_or_null(v->reason));
-		json_object_array_add(arr, o);
-		/* culprits: each bad node or bad link once, across stages */
-		for (j = 0; j < i && !dup; j++)
-			dup = r->verdicts[j].kind == v->kind && r->verdicts[j].a == v->a &&
-			      r->verdicts[j].b == v->b;
-		if (dup)
-			continue;
-		if (v->kind == LN_VERDICT_NODE) {
-			json_object_array_add(cn, json_object_new_string(r->nodes[v->a]));
-		} else if (v->kind == LN_VERDICT_LINK) {
-			struct json_object *p = json_object_new_array();
-
-			if (!p)
-				goto out;
-			json_object_array_add(p, json_object_new_string(r->nodes[v->a]));
-			json_object_array_add(p, json_object_new_string(r->nodes[v->b]));
-			json_object_array_add(cl, p);
-		}
-	}
 	ret = ln_json_write(root, pretty, out);
 out:
 	json_object_put(root);

@@ -67,7 +67,7 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 	size_t i, tests = 0, failures = 0;
 	int s;
 
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		const struct ln_stage_summary *st = &r->stages[s];
 
 		if (!st->listed)
@@ -84,7 +84,7 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 	ln_report_escape_xml(out, r->cluster);
 	ln_buf_addf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n", tests,
 		    failures, r->seconds);
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		const struct ln_stage_summary *st = &r->stages[s];
 
 		if (!st->listed)
@@ -93,8 +93,8 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 			ln_buf_addf(out, "  <testsuite name=\"%s\" tests=\"1\" failures=\"%d\" "
 				    "skipped=\"%d\" time=\"0\">\n    <testcase classname=\"llmnet.%s\" "
 				    "name=\"stage\" time=\"0\">\n      <%s message=\"",
-				    ln_vstage_name(s), st->status != LN_ST_SKIPPED,
-				    st->status == LN_ST_SKIPPED, ln_vstage_name(s),
+				    ln_stage_name(s), st->status != LN_ST_SKIPPED,
+				    st->status == LN_ST_SKIPPED, ln_stage_name(s),
 				    st->status == LN_ST_SKIPPED ? "skipped" : "failure type=\"not-run\"");
 			ln_buf_addstr(out, st->status == LN_ST_SKIPPED ? "skipped: " : "not run: ");
 			ln_report_escape_xml(out, st->reason ? st->reason : "no reason given");
@@ -102,7 +102,7 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 			continue;
 		}
 		ln_buf_addf(out, "  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%zu\" "
-			    "skipped=\"%zu\" time=\"%.3f\">\n", ln_vstage_name(s),
+			    "skipped=\"%zu\" time=\"%.3f\">\n", ln_stage_name(s),
 			    st->passed + st->failed + st->skipped + st->not_run,
 			    st->failed + st->not_run, st->skipped, st->seconds);
 		for (i = 0; i < r->nchecks; i++) {
@@ -119,7 +119,7 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 			if (c->name[0])
 				ln_buf_addf(&name, " %s", c->name);
 			ln_buf_addf(out, "    <testcase classname=\"llmnet.%s\" name=\"",
-				    ln_vstage_name(s));
+				    ln_stage_name(s));
 			ln_report_escape_xml(out, name.buf);
 			ln_buf_addf(out, "\" time=\"%.3f\">\n", secs);
 			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {

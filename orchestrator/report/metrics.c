@@ -51,16 +51,16 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	ln_buf_addf(out, "} %lld\n", (long long)r->started);
 
 	head(out, "llmnet_validation_stage_passed", "1 when the listed stage passed");
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		if (!r->stages[s].listed)
 			continue;
 		start(out, "llmnet_validation_stage_passed", r);
-		ln_buf_addf(out, ",stage=\"%s\",status=\"%s\"} %d\n", ln_vstage_name(s),
+		ln_buf_addf(out, ",stage=\"%s\",status=\"%s\"} %d\n", ln_stage_name(s),
 			    ln_status_name(r->stages[s].status),
 			    r->stages[s].status == LN_ST_PASS);
 	}
 	head(out, "llmnet_validation_stage_checks", "checks of a stage by outcome");
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		static const char *const what[] = { "pass", "fail", "skipped", "not_run" };
 		const struct ln_stage_summary *st = &r->stages[s];
 		size_t v[4] = { st->passed, st->failed, st->skipped, st->not_run };
@@ -70,7 +70,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 			continue;
 		for (k = 0; k < 4; k++) {
 			start(out, "llmnet_validation_stage_checks", r);
-			ln_buf_addf(out, ",stage=\"%s\",outcome=\"%s\"} %zu\n", ln_vstage_name(s),
+			ln_buf_addf(out, ",stage=\"%s\",outcome=\"%s\"} %zu\n", ln_stage_name(s),
 				    what[k], v[k]);
 		}
 	}
@@ -88,7 +88,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 			if (pass && isnan(c->value))
 				continue;
 			start(out, name, r);
-			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_vstage_name(c->stage));
+			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_stage_name(c->stage));
 			label(out, r->nodes[c->a]);
 			ln_buf_addstr(out, "\",b=\"");
 			label(out, r->nodes[c->b]);
@@ -105,7 +105,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_NODE) {
 			start(out, "llmnet_validation_bad_node", r);
-			ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_vstage_name(r->verdicts[i].stage));
+			ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_stage_name(r->verdicts[i].stage));
 			label(out, r->nodes[r->verdicts[i].a]);
 			ln_buf_addstr(out, "\"} 1\n");
 		}
@@ -113,7 +113,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_LINK) {
 			start(out, "llmnet_validation_bad_link", r);
-			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_vstage_name(r->verdicts[i].stage));
+			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_stage_name(r->verdicts[i].stage));
 			label(out, r->nodes[r->verdicts[i].a]);
 			ln_buf_addstr(out, "\",b=\"");
 			label(out, r->nodes[r->verdicts[i].b]);

@@ -38,12 +38,12 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 
 	ln_buf_addf(out, "validation of '%s': %zu nodes, %.1fs\n", r->cluster, r->nnodes,
 		    r->seconds);
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		const struct ln_stage_summary *st = &r->stages[s];
 
 		if (!st->listed)
 			continue;
-		ln_buf_addf(out, "  %-10s %s%-8s%s", ln_vstage_name(s), paint(color, st->status),
+		ln_buf_addf(out, "  %-10s %s%-8s%s", ln_stage_name(s), paint(color, st->status),
 			    st->status == LN_ST_PASS ? "pass" : st->status == LN_ST_SKIPPED ?
 			    "skipped" : st->status == LN_ST_NOT_RUN ? "NOT RUN" : "FAIL", off);
 		if (!st->ran && st->reason)
@@ -64,7 +64,7 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 			ln_buf_addstr(out, "details:\n");
 		ln_buf_reset(&subj);
 		ln_results_subject(r, c->a, c->b, &subj);
-		ln_buf_addf(out, "  %-9s %s %s%s%s%s: %s", ln_vstage_name(c->stage), subj.buf,
+		ln_buf_addf(out, "  %-9s %s %s%s%s%s: %s", ln_stage_name(c->stage), subj.buf,
 			    paint(color, c->status), ln_status_name(c->status), off,
 			    c->retest ? " (retest)" : "",
 			    c->reason ? c->reason : c->name);
@@ -84,7 +84,7 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 			    v->kind == LN_VERDICT_NODE ? "bad node" :
 			    v->kind == LN_VERDICT_LINK ? "bad link" :
 			    v->kind == LN_VERDICT_CLUSTER ? "failed" : "undetermined",
-			    off, subj.buf, ln_vstage_name(v->stage), v->reason ? v->reason : "");
+			    off, subj.buf, ln_stage_name(v->stage), v->reason ? v->reason : "");
 	}
 	ln_buf_addf(out, "result: %s%s%s (exit %d)\n", paint(color, code ? LN_ST_FAIL : LN_ST_PASS),
 		    code ? "FAIL" : "PASS", off, code);

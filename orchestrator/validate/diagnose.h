@@ -25,7 +25,7 @@
  * seconds, timed_out, and malloc'd detail and command strings, which the
  * diagnosis records and then frees. Returns 0 or a negative error that
  * stops the diagnosis. */
-typedef int (*ln_round_fn)(void *ctx, enum ln_vstage stage, const struct ln_pair *pairs,
+typedef int (*ln_round_fn)(void *ctx, enum ln_stage stage, const struct ln_pair *pairs,
 			   size_t npairs, struct ln_attempt *out);
 
 struct ln_diag_stats {
@@ -37,7 +37,7 @@ struct ln_diag_stats {
 /* Diagnose stage's pair checks in r: retest suspects through run_round
  * (NULL: no second pass, suspects stay undetermined), update the checks
  * and append verdicts to r. Returns 0 or a negative error with err set. */
-int ln_diagnose_stage(struct ln_results *r, enum ln_vstage stage, ln_round_fn run_round,
+int ln_diagnose_stage(struct ln_results *r, enum ln_stage stage, ln_round_fn run_round,
 		      void *ctx, struct ln_diag_stats *stats, struct ln_buf *err);
 
 /* Verdicts for the non-pairwise stages: a failed or not-run node check is

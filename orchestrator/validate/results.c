@@ -11,47 +11,44 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/util.h"
 #include "orchestrator/validate/results.h"
 
-static const char *const stage_names[LN_VS_COUNT] = {
-	"devices", "rping", "bandwidth", "io", "mpi", "nccl",
-};
-
-const char *ln_vstage_name(enum ln_vstage s)
+int ln_stage_parse(const char *s, enum ln_stage *out)
 {
-	return (unsigned)s < LN_VS_COUNT ? stage_names[s] : "?";
-}
+	enum ln_stage i;
 
-int ln_vstage_parse(const char *s, enum ln_vstage *out)
-{
-	int i;
-
-	for (i = 0; i < LN_VS_COUNT; i++)
-		if (!strcmp(s, stage_names[i])) {
-			*out = (enum ln_vstage)i;
+	for (i = LN_STAGE_DEVICES; i < LN_STAGE_COUNT; i++)
+		if (!strcmp(s, ln_stage_name(i))) {
+			*out = i;
 			return 0;
 		}
 	return -EINVAL;
 }
 
-int ln_vstage_pairwise(enum ln_vstage s)
+int ln_stage_pairwise(enum ln_stage s)
 {
-	return s == LN_VS_RPING || s == LN_VS_BANDWIDTH;
+	return s == LN_STAGE_RPING || s == LN_STAGE_BANDWIDTH;
 }
+
+/* Indexed by enum ln_status: the name reports print, and the class word. */
+static const struct {
+	const char *name, *cls;
+} status_names[] = {
+	[LN_ST_PASS] = { "pass", "pass" },
+	[LN_ST_FAIL] = { "fail", "fail" },
+	[LN_ST_SKIPPED] = { "skipped", "skip" },
+	[LN_ST_NOT_RUN] = { "not run", "notrun" },
+};
 
 const char *ln_status_name(enum ln_status s)
 {
-	switch (s) {
-	case LN_ST_PASS:
-		return "pass";
-	case LN_ST_FAIL:
-		return "fail";
-	case LN_ST_SKIPPED:
-		return "skipped";
-	case LN_ST_NOT_RUN:
-		return "not run";
-	}
-	return "?";
+	return (unsigned)s < ARRAY_SIZE(status_names) ? status_names[s].name : "?";
+}
+
+const char *ln_status_class(enum ln_status s)
+{
+	return (unsigned)s < ARRAY_SIZE(status_names) ? status_names[s].cls : "none";
 }
 
 const char *ln_verdict_kind_name(enum ln_verdict_kind k)
@@ -118,12 +115,12 @@ void ln_results_release(struct ln_results *r)
 	for (i = 0; i < r->nverdicts; i++)
 		free(r->verdicts[i].reason);
 	free(r->verdicts);
-	for (i = 0; i < LN_VS_COUNT; i++)
+	for (i = 0; i < LN_STAGE_COUNT; i++)
 		free(r->stages[i].reason);
 	memset(r, 0, sizeof(*r));
 }
 
-long ln_results_add_check(struct ln_results *r, enum ln_vstage stage, size_t a, size_t b,
+long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, size_t b,
 			  const char *name)
 {
 	struct ln_check *c;
@@ -202,7 +199,7 @@ int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
 	return 0;
 }
 
-int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_vstage stage,
+int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
 			   size_t a, size_t b, const char *fmt, ...)
 {
 	struct ln_verdict *v;
@@ -231,7 +228,7 @@ void ln_results_summarize(struct ln_results *r)
 	size_t i;
 	int s;
 
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		struct ln_stage_summary *st = &r->stages[s];
 
 		st->passed = st->failed = st->skipped = st->not_run = 0;
@@ -254,7 +251,7 @@ void ln_results_summarize(struct ln_results *r)
 			break;
 		}
 	}
-	for (s = 0; s < LN_VS_COUNT; s++) {
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		struct ln_stage_summary *st = &r->stages[s];
 
 		if (!st->listed)
@@ -277,7 +274,7 @@ int ln_results_exit(const struct ln_results *r)
 {
 	int s;
 
-	for (s = 0; s < LN_VS_COUNT; s++)
+	for (s = 0; s < LN_STAGE_COUNT; s++)
 		if (r->stages[s].listed && r->stages[s].status != LN_ST_PASS)
 			return LN_EXIT_FAILED;
 	return LN_EXIT_OK;

@@ -13,17 +13,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-
-/* Stages in their fixed run order (cheap to expensive). */
-enum ln_vstage {
-	LN_VS_DEVICES = 0,
-	LN_VS_RPING,
-	LN_VS_BANDWIDTH,
-	LN_VS_IO,
-	LN_VS_MPI,
-	LN_VS_NCCL,
-	LN_VS_COUNT,
-};
+#include "orchestrator/spec/spec.h"	/* enum ln_stage: the spec's stages are the ones run */
 
 enum ln_status {
 	LN_ST_PASS = 0,
@@ -45,7 +35,7 @@ struct ln_attempt {
 };
 
 struct ln_check {
-	enum ln_vstage stage;
+	enum ln_stage stage;
 	size_t a, b;		/* node check: b == LN_NO_NODE; cluster check: a == b == LN_NO_NODE */
 	char *name;		/* what was checked, e.g. "rxe0/1 state" or "allreduce" */
 	enum ln_status status;
@@ -68,7 +58,7 @@ enum ln_verdict_kind {
 
 struct ln_verdict {
 	enum ln_verdict_kind kind;
-	enum ln_vstage stage;
+	enum ln_stage stage;
 	size_t a, b;
 	char *reason;
 };
@@ -87,7 +77,7 @@ struct ln_results {
 	char *cluster;
 	char **nodes;
 	size_t nnodes;
-	struct ln_stage_summary stages[LN_VS_COUNT];
+	struct ln_stage_summary stages[LN_STAGE_COUNT];
 	struct ln_check *checks;
 	size_t nchecks, alloc;
 	struct ln_verdict *verdicts;
@@ -96,11 +86,15 @@ struct ln_results {
 	double seconds;
 };
 
-const char *ln_vstage_name(enum ln_vstage s);
-int ln_vstage_parse(const char *s, enum ln_vstage *out);
+/* The stage named s (a spec's stage name); -EINVAL when there is none. */
+int ln_stage_parse(const char *s, enum ln_stage *out);
+/* "pass", "fail", "skipped", "not run"; "?" out of range. */
 const char *ln_status_name(enum ln_status s);
+/* The status as a short word for markup classes: "pass", "fail", "skip",
+ * "notrun"; "none" out of range. */
+const char *ln_status_class(enum ln_status s);
 const char *ln_verdict_kind_name(enum ln_verdict_kind k);
-int ln_vstage_pairwise(enum ln_vstage s);
+int ln_stage_pairwise(enum ln_stage s);
 
 /* Copy the cluster name and node names. Returns 0 or -ENOMEM. */
 int ln_results_init(struct ln_results *r, const char *cluster, const char *const *nodes,
@@ -110,7 +104,7 @@ void ln_results_release(struct ln_results *r);
 /* Add a check; returns its index (>= 0) or -ENOMEM. Values start NAN,
  * status PASS until an attempt or ln_check_set says otherwise. Indices,
  * not pointers, survive later additions. */
-long ln_results_add_check(struct ln_results *r, enum ln_vstage stage, size_t a, size_t b,
+long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, size_t b,
 			  const char *name);
 /* Record one attempt (strings copied) and let it decide the status: the
  * last attempt's outcome is the check's. */
@@ -118,7 +112,7 @@ int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at);
 /* Set status and reason (copied; NULL clears). */
 int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_vstage stage,
+int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
 			   size_t a, size_t b, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 

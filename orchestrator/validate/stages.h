@@ -55,7 +55,7 @@ struct ln_probe_ops {
 #define LN_PROBE_SRC_DIR "/var/lib/llmnet/src"
 
 struct ln_validate_opts {
-	unsigned stages;		/* bit per enum ln_vstage kept by --stages; 0: all */
+	unsigned stages;		/* bit per enum ln_stage kept by --stages; 0: all */
 	const unsigned char *limit;	/* per node: 1 = under test; NULL: every node */
 	unsigned parallel;		/* pairs (or nodes) in flight; 0: 32 */
 	int attempts;			/* client attempts per pair; 0: 3 */

@@ -35,7 +35,7 @@ static int sim_ok(struct sim *s, size_t a, size_t b)
 	return 1;
 }
 
-static int sim_round(void *ctx, enum ln_vstage stage, const struct ln_pair *pairs, size_t n,
+static int sim_round(void *ctx, enum ln_stage stage, const struct ln_pair *pairs, size_t n,
 		     struct ln_attempt *out)
 {
 	struct sim *s = ctx;
@@ -70,16 +70,16 @@ static void run(struct ln_results *r, size_t n, enum ln_pairing kind, struct sim
 		names[i] = buf[i];
 	}
 	assert_int_equal(ln_results_init(r, "sim", names, n), 0);
-	r->stages[LN_VS_RPING].listed = r->stages[LN_VS_RPING].ran = 1;
+	r->stages[LN_STAGE_RPING].listed = r->stages[LN_STAGE_RPING].ran = 1;
 	assert_int_equal(ln_pairing_build(kind, n, &sch, &err), 0);
 	for (rd = 0; rd < sch.nrounds; rd++) {
 		struct ln_attempt out[MAXN];
 
 		memset(out, 0, sizeof(out));
-		assert_int_equal(sim_round(s, LN_VS_RPING, sch.rounds[rd].pairs,
+		assert_int_equal(sim_round(s, LN_STAGE_RPING, sch.rounds[rd].pairs,
 					   sch.rounds[rd].npairs, out), 0);
 		for (i = 0; i < sch.rounds[rd].npairs; i++) {
-			long idx = ln_results_add_check(r, LN_VS_RPING, sch.rounds[rd].pairs[i].a,
+			long idx = ln_results_add_check(r, LN_STAGE_RPING, sch.rounds[rd].pairs[i].a,
 							sch.rounds[rd].pairs[i].b, "rping");
 
 			assert_true(idx >= 0);
@@ -88,7 +88,7 @@ static void run(struct ln_results *r, size_t n, enum ln_pairing kind, struct sim
 			free(out[i].command);
 		}
 	}
-	assert_int_equal(ln_diagnose_stage(r, LN_VS_RPING, sim_round, s, st, &err), 0);
+	assert_int_equal(ln_diagnose_stage(r, LN_STAGE_RPING, sim_round, s, st, &err), 0);
 	ln_results_summarize(r);
 	ln_schedule_release(&sch);
 	ln_buf_release(&err);
@@ -284,11 +284,11 @@ static void test_validate_diagnose__node_stage_verdicts(void **state)
 
 	(void)state;
 	assert_int_equal(ln_results_init(&r, "c", names, 2), 0);
-	r.stages[LN_VS_DEVICES].listed = r.stages[LN_VS_DEVICES].ran = 1;
-	r.stages[LN_VS_MPI].listed = 1;
-	i1 = ln_results_add_check(&r, LN_VS_DEVICES, 1, LN_NO_NODE, "rxe0/1 state");
-	i2 = ln_results_add_check(&r, LN_VS_DEVICES, 1, LN_NO_NODE, "rxe0/1 rate");
-	i3 = ln_results_add_check(&r, LN_VS_DEVICES, 0, LN_NO_NODE, "gpus");
+	r.stages[LN_STAGE_DEVICES].listed = r.stages[LN_STAGE_DEVICES].ran = 1;
+	r.stages[LN_STAGE_MPI].listed = 1;
+	i1 = ln_results_add_check(&r, LN_STAGE_DEVICES, 1, LN_NO_NODE, "rxe0/1 state");
+	i2 = ln_results_add_check(&r, LN_STAGE_DEVICES, 1, LN_NO_NODE, "rxe0/1 rate");
+	i3 = ln_results_add_check(&r, LN_STAGE_DEVICES, 0, LN_NO_NODE, "gpus");
 	assert_int_equal(ln_check_set(&r.checks[i1], LN_ST_FAIL, "state DOWN, want ACTIVE"), 0);
 	assert_int_equal(ln_check_set(&r.checks[i2], LN_ST_FAIL, "rate 10 Gb/s"), 0);
 	(void)i3;
@@ -297,9 +297,9 @@ static void test_validate_diagnose__node_stage_verdicts(void **state)
 	assert_int_equal(r.verdicts[0].a, 1);
 	assert_string_equal(r.verdicts[0].reason, "rxe0/1 state: state DOWN, want ACTIVE");
 	ln_results_summarize(&r);
-	assert_int_equal(r.stages[LN_VS_DEVICES].status, LN_ST_FAIL);
+	assert_int_equal(r.stages[LN_STAGE_DEVICES].status, LN_ST_FAIL);
 	/* listed but never ran: not run, and a failure */
-	assert_int_equal(r.stages[LN_VS_MPI].status, LN_ST_NOT_RUN);
+	assert_int_equal(r.stages[LN_STAGE_MPI].status, LN_ST_NOT_RUN);
 	assert_int_equal(ln_results_exit(&r), 1);
 	ln_results_release(&r);
 	ln_buf_release(&err);

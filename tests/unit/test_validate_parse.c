@@ -12,6 +12,7 @@
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
+#include "common/util.h"
 #include "common/fileio.h"
 #include "orchestrator/validate/parse/parse.h"
 
@@ -90,7 +91,7 @@ static void test_validate_parse__perftest_no_result(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		load("validate", cases[i].file, &t);
 		ln_buf_reset(&err);
 		assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), -LN_EPROTO);

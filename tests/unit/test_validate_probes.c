@@ -15,6 +15,7 @@
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
+#include "common/util.h"
 #include "orchestrator/validate/parse/parse.h"
 
 #define SRC_DIR FIXTURES_DIR "/../.."

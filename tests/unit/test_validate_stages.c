@@ -18,6 +18,7 @@
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
+#include "common/util.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/spec/spec.h"
 #include "orchestrator/validate/stages.h"
@@ -184,13 +185,161 @@ static void problem(struct fake *f, const char *what, const char *const *argv)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* rping: the server is fine unless its own fabric is dead; the client
+ * fails on a bad link, hangs where told, and races its server once where
+ * told. */
+static void fake_rping(struct fake *f, size_t node, const char *const *argv,
+		       struct ln_probe_result *out)
+{
+	int client = !strcmp(argv[1], "-c");
+	size_t peer = node_of_ip(find_arg(argv, "-a"));
+
+	if (!client) {
+		/* the server: fine unless its own fabric is dead */
+		if (f->bad_node[node])
+			out->timed_out = 1;
+	} else if (f->hang[peer][node]) {
+		out->timed_out = 1;
+	} else if (!link_ok(f, peer, node)) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
+					    "waiting for addr/route resolution state 1\n");
+	} else {
+		pthread_mutex_lock(&f->lock);
+		if (f->race_once[peer][node]) {
+			f->race_once[peer][node] = 0;
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_REJECTED, error 8\n");
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+}
+
+/* perftest: the server prints only its header; the client its result
+ * row, or an error on a bad link. */
+static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
+			  struct ln_probe_result *out)
+{
+	size_t peer;
+
+	if (!find_arg(argv, "-p"))
+		problem(f, "no port", argv);
+	if (!last_is_ip(argv, &peer)) {
+		ln_buf_addstr(&out->output, perf_head);
+	} else if (!link_ok(f, peer, node)) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
+	} else {
+		double g = f->gbps[peer][node] ? f->gbps[peer][node] : 95.0;
+
+		ln_buf_addstr(&out->output, perf_head);
+		ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
+			    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
+			    0.011);
+	}
+}
+
+/* mpicc building the NCCL probe from its uploaded source. */
+static void fake_nccl_mpicc(struct fake *f, size_t node, const char *const *argv,
+			    struct ln_probe_result *out)
+{
+	pthread_mutex_lock(&f->lock);
+	f->nccl_mpicc_runs[node]++;
+	if (f->no_mpicc[node]) {
+		out->exit_status = 127;
+		ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
+	} else if (!f->nccl_src_puts[node] ||
+		   strcmp(argv[4], LN_PROBE_SRC_DIR "/nccl_mpi_probe.c")) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, "gcc: error: nccl_mpi_probe.c: No such file\n");
+	} else {
+		ln_buf_reset(&f->nccl_bin[node]);
+		ln_buf_addf(&f->nccl_bin[node], "\177ELF nccl probe built by mpicc on n%zu\n",
+			    node + 1);
+		f->has_nccl_bin[node] = 1;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* mpicc building the MPI probe from its uploaded source. */
+static void fake_mpicc(struct fake *f, size_t node, struct ln_probe_result *out)
+{
+	pthread_mutex_lock(&f->lock);
+	f->mpicc_runs[node]++;
+	if (f->no_mpicc[node]) {
+		out->exit_status = 127;
+		ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
+	} else if (!f->src_puts[node]) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, "gcc: error: mpi_probe.c: No such file\n");
+	} else {
+		/* a "binary" that differs per node, as builds against
+		 * different MPI installs do */
+		ln_buf_reset(&f->mpi_bin[node]);
+		ln_buf_addf(&f->mpi_bin[node], "\177ELF mpi probe built by mpicc on n%zu\n",
+			    node + 1);
+		f->has_mpi_bin[node] = 1;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* mpirun: the NCCL probe (one rank per GPU) or the MPI probe, a
+ * preflight onto one host or the full run over the hostfile. */
+static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
+			struct ln_probe_result *out)
+{
+	long np = atol(find_arg(argv, "-np")), r;
+	const char *host = find_arg(argv, "--host");
+
+	if (!find_arg(argv, "--hostfile") && !host)
+		problem(f, "no hostfile or host", argv);
+	if (find_arg(argv, "--bytes")) {
+		/* the NCCL probe: one rank per GPU (8 per node here) */
+		const char *ppr = find_arg(argv, "--map-by");
+
+		if (f->nccl_np ? (ppr || np != f->nccl_np) :
+		    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
+		    atol(find_arg(argv, "--expect-ranks")) != np ||
+		    !find_arg(argv, "--hostfile"))
+			problem(f, "nccl probe not one rank per GPU", argv);
+		if (!same_nccl_bin_everywhere(f, node))
+			problem(f, "a node lacks the launcher's nccl probe", argv);
+		ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
+			    find_arg(argv, "--bytes"));
+		for (r = 0; r < np; r++)
+			ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
+				    r / 8 + 1, r % 8);
+		if (f->nccl_result[0]) {
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, f->nccl_result);
+		} else {
+			ln_buf_addf(&out->output, "allreduce time_us 9800.5 algbw 109.56 "
+				    "busbw %.2f wrong 0\nresult pass\n",
+				    109.56 * 2 * (double)(np - 1) / (double)np);
+		}
+		return;
+	}
+	if (!same_mpi_bin_everywhere(f, node))
+		problem(f, "a node lacks the launcher's mpi probe", argv);
+	if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
+		out->exit_status = 1;
+		ln_buf_addf(&out->output, "ssh: Could not resolve hostname %.*s: Name or "
+			    "service not known\nORTE was unable to reliably start one or more "
+			    "daemons.\n", (int)(strchr(host, ':') - host), host);
+		return;
+	}
+	ln_buf_addf(&out->output, "llmnet-mpi-probe 1\nranks %ld\n", np);
+	for (r = 0; r < np; r++)
+		ln_buf_addf(&out->output, "rank %ld host n%ld\n", r, r % (long)f->n + 1);
+	ln_buf_addstr(&out->output, "allreduce elements 262144 seconds 0.004 result ok\n"
+				    "result pass\n");
+}
+
 static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
 		    struct ln_probe_result *out, struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0];
-	size_t peer;
-	int client;
 
 	(void)err;
 	pthread_mutex_lock(&f->lock);
@@ -204,134 +353,21 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 	out->seconds = 0.01;
 	if (timeout_s < 1)
 		problem(f, "no bound", argv);
-	if (!strcmp(p, "rping")) {
-		client = !strcmp(argv[1], "-c");
-		peer = node_of_ip(find_arg(argv, "-a"));
-		if (!client) {
-			/* the server: fine unless its own fabric is dead */
-			if (f->bad_node[node])
-				out->timed_out = 1;
-		} else if (f->hang[peer][node]) {
-			out->timed_out = 1;
-		} else if (!link_ok(f, peer, node)) {
-			out->exit_status = 1;
-			ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
-						    "waiting for addr/route resolution state 1\n");
-		} else {
-			pthread_mutex_lock(&f->lock);
-			if (f->race_once[peer][node]) {
-				f->race_once[peer][node] = 0;
-				out->exit_status = 1;
-				ln_buf_addstr(&out->output,
-					      "cma event RDMA_CM_EVENT_REJECTED, error 8\n");
-			}
-			pthread_mutex_unlock(&f->lock);
-		}
-	} else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw")) {
-		if (!find_arg(argv, "-p"))
-			problem(f, "no port", argv);
-		if (!last_is_ip(argv, &peer)) {
-			ln_buf_addstr(&out->output, perf_head);
-		} else if (!link_ok(f, peer, node)) {
-			out->exit_status = 1;
-			ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
-		} else {
-			double g = f->gbps[peer][node] ? f->gbps[peer][node] : 95.0;
-
-			ln_buf_addstr(&out->output, perf_head);
-			ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
-				    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
-				    0.011);
-		}
-	} else if (!strcmp(p, "mpicc") && is_nccl_bin(argv[3])) {
-		pthread_mutex_lock(&f->lock);
-		f->nccl_mpicc_runs[node]++;
-		if (f->no_mpicc[node]) {
-			out->exit_status = 127;
-			ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
-		} else if (!f->nccl_src_puts[node] ||
-			   strcmp(argv[4], LN_PROBE_SRC_DIR "/nccl_mpi_probe.c")) {
-			out->exit_status = 1;
-			ln_buf_addstr(&out->output, "gcc: error: nccl_mpi_probe.c: No such file\n");
-		} else {
-			ln_buf_reset(&f->nccl_bin[node]);
-			ln_buf_addf(&f->nccl_bin[node], "\177ELF nccl probe built by mpicc on n%zu\n",
-				    node + 1);
-			f->has_nccl_bin[node] = 1;
-		}
-		pthread_mutex_unlock(&f->lock);
-	} else if (!strcmp(p, "mpicc")) {
-		pthread_mutex_lock(&f->lock);
-		f->mpicc_runs[node]++;
-		if (f->no_mpicc[node]) {
-			out->exit_status = 127;
-			ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
-		} else if (!f->src_puts[node]) {
-			out->exit_status = 1;
-			ln_buf_addstr(&out->output, "gcc: error: mpi_probe.c: No such file\n");
-		} else {
-			/* a "binary" that differs per node, as builds against
-			 * different MPI installs do */
-			ln_buf_reset(&f->mpi_bin[node]);
-			ln_buf_addf(&f->mpi_bin[node], "\177ELF mpi probe built by mpicc on n%zu\n",
-				    node + 1);
-			f->has_mpi_bin[node] = 1;
-		}
-		pthread_mutex_unlock(&f->lock);
-	} else if (!strcmp(p, "mpirun")) {
-		long np = atol(find_arg(argv, "-np")), r;
-
-		const char *host = find_arg(argv, "--host");
-
-		if (!find_arg(argv, "--hostfile") && !host)
-			problem(f, "no hostfile or host", argv);
-		if (find_arg(argv, "--bytes")) {
-			/* the NCCL probe: one rank per GPU (8 per node here) */
-			const char *ppr = find_arg(argv, "--map-by");
-
-			if (f->nccl_np ? (ppr || np != f->nccl_np) :
-			    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
-			    atol(find_arg(argv, "--expect-ranks")) != np ||
-			    !find_arg(argv, "--hostfile"))
-				problem(f, "nccl probe not one rank per GPU", argv);
-			if (!same_nccl_bin_everywhere(f, node))
-				problem(f, "a node lacks the launcher's nccl probe", argv);
-			ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
-				    find_arg(argv, "--bytes"));
-			for (r = 0; r < np; r++)
-				ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
-					    r / 8 + 1, r % 8);
-			if (f->nccl_result[0]) {
-				out->exit_status = 1;
-				ln_buf_addstr(&out->output, f->nccl_result);
-			} else {
-				ln_buf_addf(&out->output, "allreduce time_us 9800.5 algbw 109.56 "
-					    "busbw %.2f wrong 0\nresult pass\n",
-					    109.56 * 2 * (double)(np - 1) / (double)np);
-			}
-			goto done;
-		}
-		if (!same_mpi_bin_everywhere(f, node))
-			problem(f, "a node lacks the launcher's mpi probe", argv);
-		if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
-			out->exit_status = 1;
-			ln_buf_addf(&out->output, "ssh: Could not resolve hostname %.*s: Name or "
-				    "service not known\nORTE was unable to reliably start one or more "
-				    "daemons.\n", (int)(strchr(host, ':') - host), host);
-			goto done;
-		}
-		ln_buf_addf(&out->output, "llmnet-mpi-probe 1\nranks %ld\n", np);
-		for (r = 0; r < np; r++)
-			ln_buf_addf(&out->output, "rank %ld host n%ld\n", r, r % (long)f->n + 1);
-		ln_buf_addstr(&out->output, "allreduce elements 262144 seconds 0.004 result ok\n"
-					    "result pass\n");
-	} else if (!strcmp(p, "llmnet-probe-io")) {
+	if (!strcmp(p, "rping"))
+		fake_rping(f, node, argv, out);
+	else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw"))
+		fake_perftest(f, node, argv, out);
+	else if (!strcmp(p, "mpicc") && is_nccl_bin(argv[3]))
+		fake_nccl_mpicc(f, node, argv, out);
+	else if (!strcmp(p, "mpicc"))
+		fake_mpicc(f, node, out);
+	else if (!strcmp(p, "mpirun"))
+		fake_mpirun(f, node, argv, out);
+	else if (!strcmp(p, "llmnet-probe-io"))
 		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 					    "result pass\n");
-	} else {
+	else
 		problem(f, "unexpected probe", argv);
-	}
-done:
 	pthread_mutex_lock(&f->lock);
 	f->busy[node]--;
 	pthread_mutex_unlock(&f->lock);
@@ -426,6 +462,64 @@ static void run(struct fake *f, struct ln_spec *spec, struct ln_validate_opts *o
 	ln_buf_release(&err);
 }
 
+/* One test's world: the fake cluster, the options, the spec and the
+ * results. The group allocates it once; each test's set-up resets it to
+ * the default options, and its tear-down releases what the test made,
+ * even when an assertion failed half-way. */
+struct world {
+	struct fake f;
+	struct ln_validate_opts o;
+	struct ln_spec *spec;
+	struct ln_results res;
+};
+
+static int group_setup(void **state)
+{
+	*state = calloc(1, sizeof(struct world));
+	return *state ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static int world_setup(void **state)
+{
+	struct world *w = *state;
+
+	memset(w, 0, sizeof(*w));
+	opts(&w->o);
+	return 0;
+}
+
+static int world_teardown(void **state)
+{
+	struct world *w = *state;
+
+	ln_results_release(&w->res);
+	ln_spec_free(w->spec);
+	fake_release(&w->f);
+	memset(w, 0, sizeof(*w));
+	return 0;
+}
+
+/* The test's world with n fake nodes and spec (owned by the world). */
+static struct world *world_start(void **state, size_t n, struct ln_spec *spec)
+{
+	struct world *w = *state;
+
+	w->spec = spec;
+	fake_init(&w->f, n);
+	return w;
+}
+
+static void world_run(struct world *w)
+{
+	run(&w->f, w->spec, &w->o, &w->res);
+}
+
 static char *verdicts(const struct ln_results *r)
 {
 	struct ln_buf b = LN_BUF_INIT;
@@ -434,7 +528,7 @@ static char *verdicts(const struct ln_results *r)
 	for (i = 0; i < r->nverdicts; i++) {
 		const struct ln_verdict *v = &r->verdicts[i];
 
-		ln_buf_addf(&b, "%s:%s:", ln_vstage_name(v->stage), ln_verdict_kind_name(v->kind));
+		ln_buf_addf(&b, "%s:%s:", ln_stage_name(v->stage), ln_verdict_kind_name(v->kind));
 		ln_results_subject(r, v->a, v->b, &b);
 		ln_buf_addch(&b, ' ');
 	}
@@ -443,37 +537,31 @@ static char *verdicts(const struct ln_results *r)
 
 static void test_validate_stages__healthy(void **state)
 {
-	struct ln_spec *spec = make_spec(6, all_stages, 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 6, make_spec(6, all_stages, 1));
 	size_t i, bw = 0;
 
-	(void)state;
-	fake_init(&f, 6);
-	opts(&o);
-	run(&f, spec, &o, &res);
-	assert_int_equal(ln_results_exit(&res), 0);
-	assert_int_equal(res.nverdicts, 0);
-	assert_int_equal(res.stages[LN_VS_RPING].rounds, 2);
-	assert_int_equal(res.stages[LN_VS_RPING].passed, 6);
-	assert_int_equal(res.stages[LN_VS_DEVICES].passed, 12);	/* port + gpus per node */
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	world_run(w);
+	assert_int_equal(ln_results_exit(&w->res), 0);
+	assert_int_equal(w->res.nverdicts, 0);
+	assert_int_equal(w->res.stages[LN_STAGE_RPING].rounds, 2);
+	assert_int_equal(w->res.stages[LN_STAGE_RPING].passed, 6);
+	assert_int_equal(w->res.stages[LN_STAGE_DEVICES].passed, 12);	/* port + gpus per node */
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 	/* one mpirun, 48 ranks: busbw 109.56 * 2 * 47/48 GB/s */
-	assert_int_equal(res.stages[LN_VS_NCCL].passed, 1);
-	assert_int_equal(f.nccl_mpicc_runs[0], 1);
-	assert_true(same_nccl_bin_everywhere(&f, 0));
-	assert_false(res.stages[LN_VS_IO].listed);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	assert_int_equal(w->res.stages[LN_STAGE_NCCL].passed, 1);
+	assert_int_equal(w->f.nccl_mpicc_runs[0], 1);
+	assert_true(same_nccl_bin_everywhere(&w->f, 0));
+	assert_false(w->res.stages[LN_STAGE_IO].listed);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 
-		if (c->stage == LN_VS_DEVICES && !strcmp(c->name, "rxe0/1")) {
+		if (c->stage == LN_STAGE_DEVICES && !strcmp(c->name, "rxe0/1")) {
 			char want[64];
 
 			snprintf(want, sizeof(want), "RoCE v2 GID index 1 on 10.0.0.%zu", c->a + 1);
 			assert_string_equal(c->reason, want);
 		}
-		if (c->stage != LN_VS_BANDWIDTH)
+		if (c->stage != LN_STAGE_BANDWIDTH)
 			continue;
 		bw++;
 		assert_float_equal(c->value, 95.0, 1e-9);
@@ -484,35 +572,26 @@ static void test_validate_stages__healthy(void **state)
 	}
 	assert_int_equal(bw, 6);
 	/* each probe's source to the launcher, its build to the 5 others */
-	assert_int_equal(f.puts, 2 * (1 + 5));
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(w->f.puts, 2 * (1 + 5));
 }
 
 static void test_validate_stages__bad_node_and_bad_link(void **state)
 {
-	struct ln_spec *spec = make_spec(6, all_stages, 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 6, make_spec(6, all_stages, 1));
 	char *v;
 	size_t i;
 
-	(void)state;
-	fake_init(&f, 6);
-	f.bad_node[3] = 1;
-	f.bad_link[0][1] = 1;
-	opts(&o);
-	run(&f, spec, &o, &res);
-	v = verdicts(&res);
+	w->f.bad_node[3] = 1;
+	w->f.bad_link[0][1] = 1;
+	world_run(w);
+	v = verdicts(&w->res);
 	assert_string_equal(v, "rping:node:n4 rping:link:n1-n2 ");
 	free(v);
-	assert_int_equal(ln_results_exit(&res), 1);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	assert_int_equal(ln_results_exit(&w->res), 1);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 
-		if (c->stage != LN_VS_BANDWIDTH)
+		if (c->stage != LN_STAGE_BANDWIDTH)
 			continue;
 		if ((c->a == 0 && c->b == 1) || c->a == 3 || c->b == 3) {
 			assert_int_equal(c->status, LN_ST_SKIPPED);
@@ -522,32 +601,24 @@ static void test_validate_stages__bad_node_and_bad_link(void **state)
 			assert_int_equal(c->status, LN_ST_PASS);
 		}
 	}
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
 }
 
 static void test_validate_stages__twin_run_fails_every_pair(void **state)
 {
-	struct ln_spec *spec = make_spec(5, "  - { stage: rping }\n"
-					    "  - { stage: bandwidth, min: 950Gb/s }\n", 0);
-	struct ln_validate_opts o;
-	struct ln_results res;
+	struct world *w = world_start(state, 5, make_spec(5, "  - { stage: rping }\n"
+							  "  - { stage: bandwidth, min: 950Gb/s }\n",
+							  0));
 	struct ln_buf text = LN_BUF_INIT;
-	struct fake f;
 	size_t i, failed = 0;
 
-	(void)state;
-	fake_init(&f, 5);
-	opts(&o);
-	run(&f, spec, &o, &res);
-	assert_int_equal(ln_results_exit(&res), 1);
-	assert_int_equal(ln_report_text(&res, 0, &text), 0);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	world_run(w);
+	assert_int_equal(ln_results_exit(&w->res), 1);
+	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 		char want[64];
 
-		if (c->stage != LN_VS_BANDWIDTH || c->retest)
+		if (c->stage != LN_STAGE_BANDWIDTH || c->retest)
 			continue;
 		failed++;
 		assert_int_equal(c->status, LN_ST_FAIL);
@@ -560,68 +631,51 @@ static void test_validate_stages__twin_run_fails_every_pair(void **state)
 	}
 	assert_int_equal(failed, 5);
 	ln_buf_release(&text);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
 }
 
 static void test_validate_stages__port_down_skips_with_reason(void **state)
 {
-	struct ln_spec *spec = make_spec(4, all_stages, 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 4, make_spec(4, all_stages, 1));
 	size_t i, skipped = 0;
 	char *v;
 
-	(void)state;
-	fake_init(&f, 4);
 	/* node 3's port goes DOWN in its facts */
 	json_object_object_add(json_object_array_get_idx(
 		json_object_object_get(json_object_array_get_idx(
-			json_object_object_get(f.facts[2], "rdma"), 0), "ports"), 0),
+			json_object_object_get(w->f.facts[2], "rdma"), 0), "ports"), 0),
 		"state", json_object_new_string("DOWN"));
-	opts(&o);
-	run(&f, spec, &o, &res);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 
-		if (c->stage == LN_VS_DEVICES && c->a == 2 && !strcmp(c->name, "rxe0/1")) {
+		if (c->stage == LN_STAGE_DEVICES && c->a == 2 && !strcmp(c->name, "rxe0/1")) {
 			assert_int_equal(c->status, LN_ST_FAIL);
 			assert_string_equal(c->reason, "state DOWN, want ACTIVE");
 		}
-		if (c->stage == LN_VS_RPING && (c->a == 2 || c->b == 2)) {
+		if (c->stage == LN_STAGE_RPING && (c->a == 2 || c->b == 2)) {
 			skipped++;
 			assert_int_equal(c->status, LN_ST_SKIPPED);
 			assert_string_equal(c->reason, "'n3' failed devices: state DOWN, want ACTIVE");
 		}
 	}
 	assert_int_equal(skipped, 2);
-	v = verdicts(&res);
+	v = verdicts(&w->res);
 	assert_string_equal(v, "devices:node:n3 ");
 	free(v);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
 }
 
 static void test_validate_stages__retry_and_timeout(void **state)
 {
-	struct ln_spec *spec = make_spec(4, "  - { stage: rping, timeout: 7s }\n", 0);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 4,
+				      make_spec(4, "  - { stage: rping, timeout: 7s }\n", 0));
 	size_t i, seen = 0;
 
-	(void)state;
-	fake_init(&f, 4);
-	f.race_once[0][1] = 1;
-	f.hang[2][3] = 1;
-	opts(&o);
-	o.attempts = 2;
-	run(&f, spec, &o, &res);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	w->f.race_once[0][1] = 1;
+	w->f.hang[2][3] = 1;
+	w->o.attempts = 2;
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 
 		if (c->a == 0 && c->b == 1 && !c->retest) {
 			seen++;
@@ -642,207 +696,145 @@ static void test_validate_stages__retry_and_timeout(void **state)
 		}
 	}
 	assert_int_equal(seen, 2);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
 }
 
 static void test_validate_stages__not_run_counts_as_failure(void **state)
 {
-	struct ln_spec *spec = make_spec(3, all_stages, 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, all_stages, 1));
 	size_t i, nr = 0;
 
-	(void)state;
-	fake_init(&f, 3);
-	f.no_mpicc[0] = 1;
-	opts(&o);
-	o.nccl_probe_source = NULL;
-	run(&f, spec, &o, &res);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
-	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
-	for (i = 0; i < res.nchecks; i++)
-		if (res.checks[i].status == LN_ST_NOT_RUN) {
+	w->f.no_mpicc[0] = 1;
+	w->o.nccl_probe_source = NULL;
+	world_run(w);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
+	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
+	for (i = 0; i < w->res.nchecks; i++)
+		if (w->res.checks[i].status == LN_ST_NOT_RUN) {
 			nr++;
-			assert_true(!strcmp(res.checks[i].reason, "no mpicc on 'n1'") ||
-				    !strcmp(res.checks[i].reason, "the NCCL probe's source was not found"));
+			assert_true(!strcmp(w->res.checks[i].reason, "no mpicc on 'n1'") ||
+				    !strcmp(w->res.checks[i].reason, "the NCCL probe's source was not found"));
 		}
 	assert_int_equal(nr, 1 + 1);
-	assert_int_equal(ln_results_exit(&res), 1);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(ln_results_exit(&w->res), 1);
 }
 
 static void test_validate_stages__stages_and_limit(void **state)
 {
-	struct ln_spec *spec = make_spec(6, all_stages, 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
+	struct world *w = world_start(state, 6, make_spec(6, all_stages, 1));
 	struct ln_buf err = LN_BUF_INIT;
 	unsigned char limit[6] = { 0, 0, 0, 0, 1, 0 };
-	struct fake f;
 	size_t i, pairs = 0;
 	int s;
 
-	(void)state;
-	fake_init(&f, 6);
-	opts(&o);
-	assert_int_equal(ln_validate_parse_stages("devices,rping", &o.stages, &err), 0);
-	assert_int_equal(ln_validate_parse_stages("devices,ping", &o.stages, &err), -EINVAL);
+	assert_int_equal(ln_validate_parse_stages("devices,rping", &w->o.stages, &err), 0);
+	assert_int_equal(ln_validate_parse_stages("devices,ping", &w->o.stages, &err), -EINVAL);
 	assert_string_equal(err.buf, "unknown stage 'ping' (stages: devices, rping, bandwidth, io, "
 				     "mpi, nccl)");
-	assert_int_equal(ln_validate_parse_stages("rping", &o.stages, &err), 0);
-	o.limit = limit;
-	run(&f, spec, &o, &res);
-	for (s = 0; s < LN_VS_COUNT; s++)
-		assert_int_equal(res.stages[s].listed, s == LN_VS_RPING);
-	for (i = 0; i < res.nchecks; i++) {
-		assert_int_equal(res.checks[i].stage, LN_VS_RPING);
+	assert_int_equal(ln_validate_parse_stages("rping", &w->o.stages, &err), 0);
+	w->o.limit = limit;
+	world_run(w);
+	for (s = 0; s < LN_STAGE_COUNT; s++)
+		assert_int_equal(w->res.stages[s].listed, s == LN_STAGE_RPING);
+	for (i = 0; i < w->res.nchecks; i++) {
+		assert_int_equal(w->res.checks[i].stage, LN_STAGE_RPING);
 		/* the new node only, against known-good peers */
-		assert_int_equal(res.checks[i].b, 4);
-		assert_true(res.checks[i].a != 4);
+		assert_int_equal(w->res.checks[i].b, 4);
+		assert_true(w->res.checks[i].a != 4);
 		pairs++;
 	}
 	assert_int_equal(pairs, 2);
-	assert_int_equal(ln_results_exit(&res), 0);
+	assert_int_equal(ln_results_exit(&w->res), 0);
 	ln_buf_release(&err);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
 }
 
 static void test_validate_stages__mpi_preflight_names_the_pair(void **state)
 {
-	struct ln_spec *spec = make_spec(3, "  - { stage: mpi }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
 	char *v;
 
-	(void)state;
-	fake_init(&f, 3);
-	f.no_ssh[1][2] = 1;
-	opts(&o);
-	run(&f, spec, &o, &res);
-	v = verdicts(&res);
+	w->f.no_ssh[1][2] = 1;
+	world_run(w);
+	v = verdicts(&w->res);
 	assert_string_equal(v, "mpi:link:n2-n3 ");
 	free(v);
-	assert_non_null(strstr(res.verdicts[0].reason, "'n2' cannot start a rank on 'n3' (by SSH "
+	assert_non_null(strstr(w->res.verdicts[0].reason, "'n2' cannot start a rank on 'n3' (by SSH "
 							"and name): no mpi probe result: 'ssh: Could "
 							"not resolve hostname n3"));
 	/* the full mpirun never started */
-	assert_int_equal(res.stages[LN_VS_MPI].passed, 5);
-	assert_int_equal(res.stages[LN_VS_MPI].failed, 1);
-	assert_int_equal(ln_results_exit(&res), 1);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].passed, 5);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].failed, 1);
+	assert_int_equal(ln_results_exit(&w->res), 1);
 }
 
 static void test_validate_stages__mpi_probe_built_once_and_copied(void **state)
 {
-	struct ln_spec *spec = make_spec(4, "  - { stage: mpi }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 4, make_spec(4, "  - { stage: mpi }\n", 1));
 	size_t i;
 
-	(void)state;
-	fake_init(&f, 4);
-	opts(&o);
-	run(&f, spec, &o, &res);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
+	world_run(w);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 	/* source and mpicc on the launcher (n1) only ... */
-	assert_int_equal(f.src_puts[0], 1);
-	assert_int_equal(f.mpicc_runs[0], 1);
+	assert_int_equal(w->f.src_puts[0], 1);
+	assert_int_equal(w->f.mpicc_runs[0], 1);
 	for (i = 1; i < 4; i++) {
-		assert_int_equal(f.src_puts[i], 0);
-		assert_int_equal(f.mpicc_runs[i], 0);
+		assert_int_equal(w->f.src_puts[i], 0);
+		assert_int_equal(w->f.mpicc_runs[i], 0);
 	}
 	/* ... and its build, byte for byte, on every other node */
-	assert_non_null(strstr(f.mpi_bin[0].buf, "built by mpicc on n1"));
-	assert_true(same_mpi_bin_everywhere(&f, 0));
-	assert_int_equal(ln_results_exit(&res), 0);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_non_null(strstr(w->f.mpi_bin[0].buf, "built by mpicc on n1"));
+	assert_true(same_mpi_bin_everywhere(&w->f, 0));
+	assert_int_equal(ln_results_exit(&w->res), 0);
 }
 
 static void test_validate_stages__mpi_launcher_skips_failed_devices(void **state)
 {
-	struct ln_spec *spec = make_spec(3, "  - { stage: devices }\n  - { stage: mpi }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: devices }\n"
+							  "  - { stage: mpi }\n", 1));
 
-	(void)state;
-	fake_init(&f, 3);
 	/* n1's port is down: the launcher is n2 */
-	json_object_put(f.facts[0]);
-	f.facts[0] = json_tokener_parse("{\"hostname\":\"n1\",\"rdma\":[],\"gpus\":"
+	json_object_put(w->f.facts[0]);
+	w->f.facts[0] = json_tokener_parse("{\"hostname\":\"n1\",\"rdma\":[],\"gpus\":"
 					"{\"count\":8},\"nvme\":[]}");
-	assert_non_null(f.facts[0]);
-	opts(&o);
-	run(&f, spec, &o, &res);
-	assert_int_equal(f.mpicc_runs[0], 0);
-	assert_int_equal(f.mpicc_runs[1], 1);
-	assert_int_equal(f.mpicc_runs[2], 0);
-	assert_true(same_mpi_bin_everywhere(&f, 1));
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_PASS);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_non_null(w->f.facts[0]);
+	world_run(w);
+	assert_int_equal(w->f.mpicc_runs[0], 0);
+	assert_int_equal(w->f.mpicc_runs[1], 1);
+	assert_int_equal(w->f.mpicc_runs[2], 0);
+	assert_true(same_mpi_bin_everywhere(&w->f, 1));
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 }
 
 static void test_validate_stages__mpi_no_mpicc_on_launcher(void **state)
 {
-	struct ln_spec *spec = make_spec(3, "  - { stage: mpi }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
 	size_t i, nr = 0;
 
-	(void)state;
-	fake_init(&f, 3);
-	f.no_mpicc[0] = 1;
-	opts(&o);
-	run(&f, spec, &o, &res);
-	for (i = 0; i < res.nchecks; i++) {
-		assert_int_equal(res.checks[i].status, LN_ST_NOT_RUN);
-		assert_string_equal(res.checks[i].name, "build the mpi probe");
-		assert_string_equal(res.checks[i].reason, "no mpicc on 'n1'");
+	w->f.no_mpicc[0] = 1;
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		assert_int_equal(w->res.checks[i].status, LN_ST_NOT_RUN);
+		assert_string_equal(w->res.checks[i].name, "build the mpi probe");
+		assert_string_equal(w->res.checks[i].reason, "no mpicc on 'n1'");
 		nr++;
 	}
 	assert_int_equal(nr, 1);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
-	assert_int_equal(ln_results_exit(&res), 1);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
+	assert_int_equal(ln_results_exit(&w->res), 1);
 	/* mpicc was tried once, nothing was copied, mpirun never ran */
-	assert_int_equal(f.mpicc_runs[0] + f.mpicc_runs[1] + f.mpicc_runs[2], 1);
-	assert_false(f.has_mpi_bin[1] || f.has_mpi_bin[2]);
-	assert_int_equal(f.runs, 1);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(w->f.mpicc_runs[0] + w->f.mpicc_runs[1] + w->f.mpicc_runs[2], 1);
+	assert_false(w->f.has_mpi_bin[1] || w->f.has_mpi_bin[2]);
+	assert_int_equal(w->f.runs, 1);
 }
 
 static void test_validate_stages__mpi_corrupt_copy_fails_that_node(void **state)
 {
-	struct ln_spec *spec = make_spec(3, "  - { stage: mpi }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
 	size_t i, failed = 0;
 
-	(void)state;
-	fake_init(&f, 3);
-	f.corrupt_copy[2] = 1;
-	opts(&o);
-	run(&f, spec, &o, &res);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	w->f.corrupt_copy[2] = 1;
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 
 		assert_int_equal(c->status, LN_ST_FAIL);
 		assert_string_equal(c->name, "copy the mpi probe");
@@ -852,12 +844,9 @@ static void test_validate_stages__mpi_corrupt_copy_fails_that_node(void **state)
 		failed++;
 	}
 	assert_int_equal(failed, 1);
-	assert_int_equal(res.stages[LN_VS_MPI].status, LN_ST_FAIL);
-	assert_int_equal(f.mpicc_runs[0], 1);
-	assert_int_equal(f.runs, 1);	/* no preflight, no mpirun on a bad copy */
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
+	assert_int_equal(w->f.mpicc_runs[0], 1);
+	assert_int_equal(w->f.runs, 1);	/* no preflight, no mpirun on a bad copy */
 }
 
 /* The NCCL stage: built once on the launcher, copied, one mpirun with a
@@ -880,21 +869,16 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 	};
 	size_t k, i;
 
-	(void)state;
-	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
-		struct ln_spec *spec = make_spec(2, "  - { stage: nccl, bytes: 1GiB, min_busbw: "
-						 "100GB/s }\n", 1);
-		struct ln_validate_opts o;
-		struct ln_results res;
-		struct fake f;
+	for (k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct world *w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: "
+								  "1GiB, min_busbw: 100GB/s }\n",
+								  1));
 		size_t seen = 0;
 
-		fake_init(&f, 2);
-		snprintf(f.nccl_result, sizeof(f.nccl_result), "%s", cases[k].printed);
-		opts(&o);
-		run(&f, spec, &o, &res);
-		for (i = 0; i < res.nchecks; i++) {
-			const struct ln_check *c = &res.checks[i];
+		snprintf(w->f.nccl_result, sizeof(w->f.nccl_result), "%s", cases[k].printed);
+		world_run(w);
+		for (i = 0; i < w->res.nchecks; i++) {
+			const struct ln_check *c = &w->res.checks[i];
 
 			assert_string_equal(c->name, "nccl all_reduce");
 			assert_string_equal(ln_status_name(c->status), cases[k].status);
@@ -903,11 +887,10 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 			seen++;
 		}
 		assert_int_equal(seen, 1);
-		assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
-		assert_int_equal(f.nccl_mpicc_runs[0] + f.nccl_mpicc_runs[1], 1);
-		ln_results_release(&res);
-		ln_spec_free(spec);
-		fake_release(&f);
+		assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
+		assert_int_equal(w->f.nccl_mpicc_runs[0] + w->f.nccl_mpicc_runs[1], 1);
+		world_teardown(state);
+		world_setup(state);
 	}
 }
 
@@ -915,59 +898,41 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
  * node whose slots differ from its GPUs makes the stage "not run". */
 static void test_validate_stages__nccl_uneven_gpus(void **state)
 {
-	struct ln_spec *spec = make_spec(3, "  - { stage: nccl }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl }\n", 1));
 
-	(void)state;
-	fake_init(&f, 3);
-	spec->nodes[1].gpus = 4;
-	spec->nodes[1].slots = 4;
-	f.nccl_np = 8 + 4 + 8;
-	opts(&o);
-	run(&f, spec, &o, &res);
-	assert_int_equal(res.nchecks, 1);
-	assert_int_equal(res.checks[0].status, LN_ST_PASS);
-	ln_results_release(&res);
+	w->spec->nodes[1].gpus = 4;
+	w->spec->nodes[1].slots = 4;
+	w->f.nccl_np = 8 + 4 + 8;
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	ln_results_release(&w->res);
 
-	spec->nodes[1].slots = 1;
-	fake_release(&f);
-	fake_init(&f, 3);
-	run(&f, spec, &o, &res);
-	assert_int_equal(res.nchecks, 1);
-	assert_int_equal(res.checks[0].status, LN_ST_NOT_RUN);
-	assert_string_equal(res.checks[0].reason, "one rank per GPU: the nodes declare different "
+	w->spec->nodes[1].slots = 1;
+	fake_release(&w->f);
+	fake_init(&w->f, 3);
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_NOT_RUN);
+	assert_string_equal(w->res.checks[0].reason, "one rank per GPU: the nodes declare different "
 				"GPU counts and 'n2' has 1 MPI slots for 4 GPUs (make its slots "
 				"equal its gpus)");
-	assert_int_equal(f.runs, 0);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(w->f.runs, 0);
 }
 
 static void test_validate_stages__nccl_no_mpicc_on_launcher(void **state)
 {
-	struct ln_spec *spec = make_spec(3, "  - { stage: nccl }\n", 1);
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl }\n", 1));
 
-	(void)state;
-	fake_init(&f, 3);
-	f.no_mpicc[0] = 1;
-	opts(&o);
-	run(&f, spec, &o, &res);
-	assert_int_equal(res.nchecks, 1);
-	assert_int_equal(res.checks[0].status, LN_ST_NOT_RUN);
-	assert_string_equal(res.checks[0].name, "build the nccl probe");
-	assert_string_equal(res.checks[0].reason, "no mpicc on 'n1'");
-	assert_int_equal(res.stages[LN_VS_NCCL].status, LN_ST_FAIL);
-	assert_int_equal(ln_results_exit(&res), 1);
-	assert_int_equal(f.runs, 1);	/* mpicc once, no mpirun */
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	w->f.no_mpicc[0] = 1;
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_NOT_RUN);
+	assert_string_equal(w->res.checks[0].name, "build the nccl probe");
+	assert_string_equal(w->res.checks[0].reason, "no mpicc on 'n1'");
+	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
+	assert_int_equal(ln_results_exit(&w->res), 1);
+	assert_int_equal(w->f.runs, 1);	/* mpicc once, no mpirun */
 }
 
 static void test_validate_stages__io(void **state)
@@ -981,12 +946,9 @@ static void test_validate_stages__io(void **state)
 		"validation:\n  - { stage: devices }\n  - { stage: io, size: 16MiB, min: 500MB/s }\n";
 	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct ln_spec *spec = NULL;
-	struct ln_validate_opts o;
-	struct ln_results res;
-	struct fake f;
+	struct world *w;
 	size_t i, seen = 0;
 
-	(void)state;
 	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
 	for (i = 0; i < 3; i++)
 		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    rdma:\n"
@@ -994,18 +956,17 @@ static void test_validate_stages__io(void **state)
 	ln_buf_addstr(&y, io_spec);
 	if (ln_spec_load_buf("io.yaml", y.buf, y.len, &spec, &err) < 0)
 		fail_msg("%s", err.buf);
-	fake_init(&f, 3);
+	w = world_start(state, 3, spec);
 	/* n2 holds a live controller with its namespace; n3 has none */
-	json_object_object_add(f.facts[1], "nvme", json_tokener_parse(
+	json_object_object_add(w->f.facts[1], "nvme", json_tokener_parse(
 		"[{\"name\":\"nvme1\",\"transport\":\"rdma\",\"subsysnqn\":"
 		"\"nqn.2024-04.io.llmnet:n1.t1\",\"state\":\"live\",\"namespaces\":"
 		"[{\"nsid\":1,\"block\":\"nvme1n1\",\"size_bytes\":1073741824}]}]"));
-	opts(&o);
-	run(&f, spec, &o, &res);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
 
-		if (c->stage != LN_VS_IO)
+		if (c->stage != LN_STAGE_IO)
 			continue;
 		seen++;
 		if (c->a == 1) {
@@ -1023,35 +984,34 @@ static void test_validate_stages__io(void **state)
 		}
 	}
 	assert_int_equal(seen, 2);
-	assert_int_equal(res.stages[LN_VS_DEVICES].status, LN_ST_FAIL);
-	assert_int_equal(ln_results_exit(&res), 1);
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	fake_release(&f);
+	assert_int_equal(w->res.stages[LN_STAGE_DEVICES].status, LN_ST_FAIL);
+	assert_int_equal(ln_results_exit(&w->res), 1);
 	ln_buf_release(&y);
 	ln_buf_release(&err);
 }
 
+#define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate_stages__healthy),
-		cmocka_unit_test(test_validate_stages__bad_node_and_bad_link),
-		cmocka_unit_test(test_validate_stages__twin_run_fails_every_pair),
-		cmocka_unit_test(test_validate_stages__port_down_skips_with_reason),
-		cmocka_unit_test(test_validate_stages__retry_and_timeout),
-		cmocka_unit_test(test_validate_stages__not_run_counts_as_failure),
-		cmocka_unit_test(test_validate_stages__stages_and_limit),
-		cmocka_unit_test(test_validate_stages__mpi_preflight_names_the_pair),
-		cmocka_unit_test(test_validate_stages__mpi_probe_built_once_and_copied),
-		cmocka_unit_test(test_validate_stages__mpi_launcher_skips_failed_devices),
-		cmocka_unit_test(test_validate_stages__mpi_no_mpicc_on_launcher),
-		cmocka_unit_test(test_validate_stages__mpi_corrupt_copy_fails_that_node),
-		cmocka_unit_test(test_validate_stages__nccl_under_mpirun),
-		cmocka_unit_test(test_validate_stages__nccl_uneven_gpus),
-		cmocka_unit_test(test_validate_stages__nccl_no_mpicc_on_launcher),
-		cmocka_unit_test(test_validate_stages__io),
+		WORLD_TEST(test_validate_stages__healthy),
+		WORLD_TEST(test_validate_stages__bad_node_and_bad_link),
+		WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
+		WORLD_TEST(test_validate_stages__port_down_skips_with_reason),
+		WORLD_TEST(test_validate_stages__retry_and_timeout),
+		WORLD_TEST(test_validate_stages__not_run_counts_as_failure),
+		WORLD_TEST(test_validate_stages__stages_and_limit),
+		WORLD_TEST(test_validate_stages__mpi_preflight_names_the_pair),
+		WORLD_TEST(test_validate_stages__mpi_probe_built_once_and_copied),
+		WORLD_TEST(test_validate_stages__mpi_launcher_skips_failed_devices),
+		WORLD_TEST(test_validate_stages__mpi_no_mpicc_on_launcher),
+		WORLD_TEST(test_validate_stages__mpi_corrupt_copy_fails_that_node),
+		WORLD_TEST(test_validate_stages__nccl_under_mpirun),
+		WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
+		WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
+		WORLD_TEST(test_validate_stages__io),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -15,7 +15,7 @@
 
 #include "orchestrator/validate/diagnose.h"
 
-static int sample_round(void *ctx, enum ln_vstage stage, const struct ln_pair *pairs, size_t n,
+static int sample_round(void *ctx, enum ln_stage stage, const struct ln_pair *pairs, size_t n,
 			struct ln_attempt *out)
 {
 	size_t i;
@@ -44,15 +44,15 @@ static void sample_results(struct ln_results *r)
 		abort();
 	r->started = 1764478800;
 	r->seconds = 42.5;
-	for (i = LN_VS_DEVICES; i <= LN_VS_IO; i++)
+	for (i = LN_STAGE_DEVICES; i <= LN_STAGE_IO; i++)
 		r->stages[i].listed = 1;
-	r->stages[LN_VS_DEVICES].ran = r->stages[LN_VS_RPING].ran = 1;
-	r->stages[LN_VS_BANDWIDTH].ran = 1;
-	r->stages[LN_VS_IO].reason = strdup("no initiator in the spec has a namespace & <path>");
+	r->stages[LN_STAGE_DEVICES].ran = r->stages[LN_STAGE_RPING].ran = 1;
+	r->stages[LN_STAGE_BANDWIDTH].ran = 1;
+	r->stages[LN_STAGE_IO].reason = strdup("no initiator in the spec has a namespace & <path>");
 	for (i = 0; i < 4; i++) {
 		struct ln_attempt at = { 1, 100.0, 0.01, 0, 0, NULL, NULL };
 
-		k = ln_results_add_check(r, LN_VS_DEVICES, i, LN_NO_NODE, "rxe0/1 state");
+		k = ln_results_add_check(r, LN_STAGE_DEVICES, i, LN_NO_NODE, "rxe0/1 state");
 		ln_check_add_attempt(&r->checks[k], &at);
 	}
 	for (i = 0; i < 4; i++) {
@@ -65,14 +65,14 @@ static void sample_results(struct ln_results *r)
 		at.timed_out = bad;
 		at.detail = bad ? (char *)"rping client on 'n2' to 'n1' (stage rping) timed out after 10s" : NULL;
 		at.command = (char *)"rping -c -a 10.0.0.1 -C 10 -V";
-		k = ln_results_add_check(r, LN_VS_RPING, ring[i][0], ring[i][1], "rping");
+		k = ln_results_add_check(r, LN_STAGE_RPING, ring[i][0], ring[i][1], "rping");
 		ln_check_add_attempt(&r->checks[k], &at);
 	}
-	ln_diagnose_stage(r, LN_VS_RPING, sample_round, NULL, NULL, &err);
+	ln_diagnose_stage(r, LN_STAGE_RPING, sample_round, NULL, NULL, &err);
 	for (i = 0; i < 4; i++) {
 		struct ln_check *c;
 
-		k = ln_results_add_check(r, LN_VS_BANDWIDTH, ring[i][0], ring[i][1], "ib_write_bw");
+		k = ln_results_add_check(r, LN_STAGE_BANDWIDTH, ring[i][0], ring[i][1], "ib_write_bw");
 		c = &r->checks[k];
 		c->unit = "Gb/s";
 		c->threshold = 90.0;
@@ -90,7 +90,7 @@ static void sample_results(struct ln_results *r)
 			ln_check_add_attempt(c, &at);
 		}
 	}
-	ln_diagnose_stage(r, LN_VS_BANDWIDTH, NULL, NULL, NULL, &err);
+	ln_diagnose_stage(r, LN_STAGE_BANDWIDTH, NULL, NULL, NULL, &err);
 	ln_diagnose_nodes(r, &err);
 	ln_results_summarize(r);
 	ln_buf_release(&err);

@@ -15,6 +15,23 @@
 
 #include "common/buf.h"
 
+/* ---- the line reader all parsers share ---- */
+
+/* Lines of a bounded text (not NUL-terminated), in order. */
+struct ln_lines {
+	const char *p, *end;
+};
+
+void ln_lines_init(struct ln_lines *it, const char *text, size_t len);
+/* The next line as a span: *line, *n bytes without the newline; *complete
+ * (may be NULL) is 0 for a last line that lost its newline. Returns 0
+ * when the text is done. */
+int ln_lines_next(struct ln_lines *it, const char **line, size_t *n, int *complete);
+/* The next complete line copied into dst (size dstsz > 0), cut to fit and
+ * NUL-terminated. Returns 0 when the text is done or its last line has
+ * no newline: a line cut short is not trusted. */
+int ln_lines_next_copy(struct ln_lines *it, char *dst, size_t dstsz);
+
 /* ---- perftest (ib_write_bw, ib_send_bw) ---- */
 
 struct ln_perftest_row {

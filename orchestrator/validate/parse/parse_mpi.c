@@ -32,27 +32,20 @@ void ln_mpi_probe_release(struct ln_mpi_probe *p)
 
 int ln_parse_mpi(const char *text, size_t len, struct ln_mpi_probe *out, struct ln_buf *err)
 {
-	const char *p = text, *end = text + len;
+	struct ln_lines it;
+	char line[512];
 	int seen_magic = 0, seen_result = 0, seen_allreduce = 0, result_pass = 0;
 	char why[200];
 	int r = -LN_EPROTO;
 
 	memset(out, 0, sizeof(*out));
 	out->ranks = -1;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = (size_t)((nl ? nl : end) - p);
-		char line[512], word[16], host[256];
+	ln_lines_init(&it, text, len);
+	while (ln_lines_next_copy(&it, line, sizeof(line))) {
+		char word[16], host[256];
 		long a;
 		double s;
 
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1;
-		memcpy(line, p, n);
-		line[n] = '\0';
-		p = nl ? nl + 1 : end;
-		if (!nl)
-			break;	/* a line cut short is not trusted */
 		if (!strcmp(line, "llmnet-mpi-probe 1")) {
 			seen_magic = 1;
 			continue;

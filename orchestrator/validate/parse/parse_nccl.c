@@ -103,7 +103,8 @@ static int parse_tests_row(const char *line, struct ln_nccl *row)
 
 int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_buf *err)
 {
-	const char *p = text, *end = text + len;
+	struct ln_lines it;
+	char line[512];
 	int probe = 0, seen_result = 0, pass = 0, rows = 0, oob_ok = -1;
 	struct ln_nccl best;
 	char why[200];
@@ -112,20 +113,11 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 	memset(&best, 0, sizeof(best));
 	out->ranks = -1;
 	out->wrong = -1;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = (size_t)((nl ? nl : end) - p);
-		char line[512];
+	ln_lines_init(&it, text, len);
+	while (ln_lines_next_copy(&it, line, sizeof(line))) {
 		const char *s;
 		long v;
 
-		if (n >= sizeof(line))
-			n = sizeof(line) - 1;
-		memcpy(line, p, n);
-		line[n] = '\0';
-		p = nl ? nl + 1 : end;
-		if (!nl)
-			break;
 		if (!strcmp(line, "llmnet-nccl-probe 1")) {
 			probe = 1;
 			continue;

@@ -40,19 +40,19 @@ static int line_is_error(const char *s, size_t n)
 
 int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz)
 {
-	const char *p = text, *end = text + len;
+	struct ln_lines it;
+	const char *s, *e;
+	size_t n;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end, *s = p;
-
+	ln_lines_init(&it, text, len);
+	while (ln_lines_next(&it, &s, &n, NULL)) {
+		e = s + n;
 		while (s < e && isspace((unsigned char)*s))
 			s++;
 		while (e > s && isspace((unsigned char)e[-1]))
 			e--;
 		if (e > s && line_is_error(s, (size_t)(e - s))) {
-			size_t n = (size_t)(e - s);
-
+			n = (size_t)(e - s);
 			if (dstsz) {
 				if (n >= dstsz)
 					n = dstsz - 1;
@@ -61,7 +61,6 @@ int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz)
 			}
 			return 1;
 		}
-		p = nl ? nl + 1 : end;
 	}
 	if (dstsz)
 		dst[0] = '\0';
@@ -119,16 +118,16 @@ static int parse_row(const char *s, size_t n, struct ln_perftest_row *row)
 
 int ln_parse_perftest(const char *text, size_t len, struct ln_perftest *out, struct ln_buf *err)
 {
-	const char *p = text, *end = text + len;
+	struct ln_lines it;
+	const char *s, *e;
 	char why[200];
-	size_t alloc = 0;
+	size_t alloc = 0, n;
+	int complete;
 
 	ln_perftest_release(out);
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end, *s = p;
-
-		p = nl ? nl + 1 : end;
+	ln_lines_init(&it, text, len);
+	while (ln_lines_next(&it, &s, &n, &complete)) {
+		e = s + n;
 		while (s < e && isspace((unsigned char)*s))
 			s++;
 		if (!out->has_header) {
@@ -144,7 +143,7 @@ int ln_parse_perftest(const char *text, size_t len, struct ln_perftest *out, str
 			/* A truncated last line (no newline, cut mid-number)
 			 * either fails to parse or is the last row: a line
 			 * without its newline is not trusted. */
-			if (!nl || parse_row(s, (size_t)(e - s), &row) < 0)
+			if (!complete || parse_row(s, (size_t)(e - s), &row) < 0)
 				continue;
 			if (out->nrows == alloc) {
 				size_t na = alloc ? alloc * 2 : 8;

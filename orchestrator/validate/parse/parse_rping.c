@@ -13,19 +13,17 @@
 
 void ln_parse_rping(int exit_status, const char *text, size_t len, struct ln_rping *out)
 {
-	const char *p = text, *end = text + len;
+	struct ln_lines it;
+	const char *line;
+	size_t n;
 	int has_error;
 
 	memset(out, 0, sizeof(*out));
 	out->pings = -1;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-
-		if (memmem(p, (size_t)(e - p), "ping data: ", 11))
+	ln_lines_init(&it, text, len);
+	while (ln_lines_next(&it, &line, &n, NULL))
+		if (memmem(line, n, "ping data: ", 11))
 			out->pings = out->pings < 0 ? 1 : out->pings + 1;
-		p = nl ? nl + 1 : end;
-	}
 	has_error = ln_parse_error_line(text, len, out->reason, sizeof(out->reason));
 	out->ok = exit_status == 0 && !has_error;
 	if (!out->ok && !has_error)

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the stage runner (runner.c) hands every stage family, and what the
+ * families share: the run's context, argv building, one bounded probe run
+ * with its timeout message, recording an attempt as a check, installing a
+ * file on a node, the common opening of a stage (attempt, timeout,
+ * threshold) and the rounds of disjoint pairs run in parallel. Internal
+ * to orchestrator/validate/: the public entry is stages.h.
+ *
+ * The runner calls the families; the families call only the helpers here
+ * (stage_common.c), never the runner, so no file calls back into its
+ * caller. Names here carry vs_ (validation stage): they link into the
+ * controller library beside every other module.
+ */
+#ifndef LN_VALIDATE_STAGE_COMMON_H
+#define LN_VALIDATE_STAGE_COMMON_H
+
+#include <stdint.h>
+
+#include "orchestrator/validate/pairing.h"
+#include "orchestrator/validate/stages.h"
+
+#define MAX_ARGS 64
+
+struct node_info {
+	struct json_object *facts;	/* borrowed from ops */
+	int rdma_ok;			/* the devices stage found no port problem */
+	char *devices_reason;		/* why not, for skips */
+	const char *ip;			/* first declared RDMA ip */
+	const char *dev;		/* its device and port */
+	unsigned port;
+	int gid_index;			/* found on the declared ip, -1 unknown */
+	double rate_gbps;		/* the port's line rate, NAN unknown */
+	char *hostname;			/* from facts, for matching MPI ranks */
+};
+
+struct vctx {
+	const struct ln_spec *spec;
+	const struct ln_probe_ops *ops;
+	void *octx;
+	const struct ln_validate_opts *o;
+	struct ln_results *res;
+	struct node_info *ni;
+	size_t n;
+	unsigned parallel, iters;
+	int attempts, server_delay_ms, retry_delay_ms;
+};
+
+/* An argv under construction: at most MAX_ARGS strings, NULL-terminated. */
+struct argv {
+	char *v[MAX_ARGS + 1];
+	int n;
+};
+
+void vs_arg(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vs_argv_free(struct argv *a);
+/* The argv as one space-separated string (malloc'd), for reports. */
+char *vs_argv_join(const struct argv *a);
+/* "--mca KEY VALUE" for each MCA parameter of the spec's mpi section. */
+void vs_arg_mca(struct argv *a, const struct ln_spec *sp);
+
+void vs_sleep_ms(int ms);
+void vs_progress(struct vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *vs_nname(struct vctx *c, size_t i);
+int vs_under_test(struct vctx *c, size_t i);
+/* A per-probe bound in whole seconds, rounded up. */
+int vs_timeout_s(uint64_t timeout_ms);
+
+long vs_add_check(struct vctx *c, enum ln_stage st, size_t a, size_t b, const char *name);
+/* Run argv on node; a probe that could not run at all is reported in
+ * why and returns < 0; a timeout is named with node, stage and command
+ * and returns -LN_ETIMEOUT. */
+int vs_run_probe(struct vctx *c, enum ln_stage st, size_t node, struct argv *av, int timeout_s,
+		 struct ln_probe_result *pr, struct ln_attempt *at, struct ln_buf *why);
+/* Record at (why as its detail when it failed without one) as a new
+ * check, then reset at and why for the next one. */
+int vs_record(struct vctx *c, enum ln_stage st, size_t a, size_t b, const char *name,
+	      struct ln_attempt *at, struct ln_buf *why, const char *unit, double threshold);
+int vs_not_run_check(struct vctx *c, enum ln_stage st, size_t a, const char *name,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Install the local file on node at remote; a failure is told in why. */
+int vs_push_file(struct vctx *c, size_t node, const char *local, const char *remote,
+		 struct ln_buf *why);
+
+/* The opening every probe stage shares: one attempt (no value yet), the
+ * probe's output buffer, the reason buffer, the bound and the threshold. */
+struct stage_run {
+	struct ln_probe_result pr;
+	struct ln_attempt at;
+	struct ln_buf why;
+	int timeout_s;
+	double want;		/* the threshold, NAN when none */
+};
+
+void vs_stage_open(struct stage_run *sr, uint64_t timeout_ms, size_t output_cap, double want);
+/* Forget a judged attempt that is reported as "not run" instead. */
+void vs_stage_drop_attempt(struct stage_run *sr);
+/* Release sr; r is the stage's result: a timeout is a result, not a
+ * failure of the run, so only other negative codes pass through. */
+int vs_stage_close(struct stage_run *sr, int r);
+/* A per-node stage that found nothing under test is not run with
+ * reason; else it ran. */
+void vs_stage_ran(struct vctx *c, enum ln_stage st, int any, int r, const char *reason);
+
+/* One pair of a round: fill po for pairs a-b, using port slot. */
+struct pair_outcome {
+	struct ln_attempt at[8];
+	int n;
+};
+
+typedef void (*pair_fn)(struct vctx *c, enum ln_stage st, size_t a, size_t b, unsigned slot,
+			struct pair_outcome *po);
+
+/* All pairs of one round at once (at most c->parallel in flight). */
+int vs_run_round_all(struct vctx *c, enum ln_stage st, pair_fn fn, const struct ln_pair *pairs,
+		     size_t n, struct pair_outcome *po);
+
+/* The stage families, one file each; 0 or a negative code that stops
+ * the run (results of the stage itself are in c->res). */
+int vs_devices_stage(struct vctx *c);		/* stage_devices.c */
+int vs_pairwise_stage(struct vctx *c, enum ln_stage st);	/* stage_pair.c: rping, bandwidth */
+int vs_io_stage(struct vctx *c);			/* stage_io.c */
+int vs_mpi_stage(struct vctx *c);			/* stage_mpi.c */
+int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
+
+/* The MPI launch both MPI-launched probes share (stage_mpi.c). */
+size_t vs_pick_launcher(struct vctx *c);
+/* Build the probe from local's source on launcher l with its mpicc, copy
+ * the build to bin on every other node and check each copy's sha256. A
+ * step that fails is "not run" (or failed) on its node and counts in
+ * *blocked; returns < 0 only when results cannot be recorded. */
+int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		   const char *src, const char *bin, int *blocked);
+
+#endif

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The devices stage: from each node's facts alone (no probe runs), every
+ * declared RDMA port (present, active, link up, rate, link layer, MTU,
+ * RoCE v2 GID on the declared ip), the GPU count and a live namespace for
+ * every initiator. Its findings gate the pairwise stages: a node whose
+ * port failed here is skipped there with this stage's reason.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "orchestrator/validate/stage_common.h"
+
+static struct json_object *find_port(struct json_object *facts, const char *dev, unsigned port)
+{
+	struct json_object *rdma = ln_json_at(facts, "rdma");
+	size_t i, j;
+
+	if (!rdma || !json_object_is_type(rdma, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(rdma); i++) {
+		struct json_object *d = json_object_array_get_idx(rdma, i), *ports;
+		const char *name = ln_json_str_at(d, "device");
+
+		if (!name || strcmp(name, dev))
+			continue;
+		ports = ln_json_at(d, "ports");
+		for (j = 0; ports && j < json_object_array_length(ports); j++) {
+			struct json_object *p = json_object_array_get_idx(ports, j);
+			int64_t num;
+
+			if (!ln_json_i64_at(p, "port", &num) && num == (int64_t)port)
+				return p;
+		}
+	}
+	return NULL;
+}
+
+/* The GID index holding ip as a RoCE v2 GID, or -1. An IPv4 address sits
+ * in the GID table as ::ffff:a.b.c.d. */
+static int roce_gid_index(struct json_object *port, const char *ip)
+{
+	struct json_object *gids = ln_json_at(port, "gids");
+	unsigned char want[16], have[16];
+	struct in_addr v4;
+	size_t i;
+
+	if (inet_pton(AF_INET, ip, &v4) == 1) {
+		memset(want, 0, 10);
+		want[10] = want[11] = 0xff;
+		memcpy(want + 12, &v4, 4);
+	} else if (inet_pton(AF_INET6, ip, want) != 1) {
+		return -1;
+	}
+	for (i = 0; gids && i < json_object_array_length(gids); i++) {
+		struct json_object *g = json_object_array_get_idx(gids, i);
+		const char *gid = ln_json_str_at(g, "gid"), *type = ln_json_str_at(g, "type");
+		int64_t idx;
+
+		if (!gid || !type || strcmp(type, "RoCE v2") || ln_json_i64_at(g, "index", &idx))
+			continue;
+		if (inet_pton(AF_INET6, gid, have) == 1 && !memcmp(want, have, 16))
+			return (int)idx;
+	}
+	return -1;
+}
+
+/* Everything wrong with a present port, "; "-separated into why; its
+ * line rate into *rate and its RoCE v2 GID index into *gid. */
+static void port_problems(const struct ln_rdma_port *rp, struct json_object *port,
+			  struct ln_buf *why, double *rate, int *gid)
+{
+	const char *state = ln_json_str_at(port, "state");
+	const char *phys = ln_json_str_at(port, "phys_state");
+	const char *ll = ln_json_str_at(port, "link_layer");
+	int64_t v;
+
+	if (!ln_json_i64_at(port, "rate_gbps", &v))
+		*rate = (double)v;
+	if (!state || strcmp(state, "ACTIVE"))
+		ln_buf_addf(why, "%sstate %s, want ACTIVE", why->len ? "; " : "",
+			    state ? state : "unknown");
+	if (!phys || strcmp(phys, "LINK_UP"))
+		ln_buf_addf(why, "%sphysical state %s, want LINK_UP", why->len ? "; " : "",
+			    phys ? phys : "unknown");
+	if (rp->min_rate_bps && (isnan(*rate) || *rate * 1e9 < (double)rp->min_rate_bps))
+		ln_buf_addf(why, "%srate %g Gb/s is below %g Gb/s", why->len ? "; " : "", *rate,
+			    (double)rp->min_rate_bps / 1e9);
+	if (rp->link_layer != LN_LINK_ANY &&
+	    (!ll || strcmp(ll, rp->link_layer == LN_LINK_ETHERNET ? "Ethernet" : "InfiniBand")))
+		ln_buf_addf(why, "%slink layer %s, want %s", why->len ? "; " : "",
+			    ll ? ll : "unknown", ln_link_layer_name(rp->link_layer));
+	if (rp->mtu && (ln_json_i64_at(port, "active_mtu", &v) || v != (int64_t)rp->mtu))
+		ln_buf_addf(why, "%sactive MTU %lld, want %u", why->len ? "; " : "",
+			    (long long)(ln_json_i64_at(port, "active_mtu", &v) ? -1 : v), rp->mtu);
+	if (ll && !strcmp(ll, "Ethernet") && rp->ip) {
+		*gid = roce_gid_index(port, rp->ip);
+		if (*gid < 0)
+			ln_buf_addf(why, "%sno RoCE v2 GID on %s", why->len ? "; " : "", rp->ip);
+		else if (rp->gid_index >= 0 && *gid != rp->gid_index)
+			ln_buf_addf(why, "%sRoCE v2 GID for %s is at index %d, want %d",
+				    why->len ? "; " : "", rp->ip, *gid, rp->gid_index);
+	}
+}
+
+/* One check per declared RDMA port of node i. */
+static int devices_port(struct vctx *c, size_t i, size_t p)
+{
+	const struct ln_rdma_port *rp = &c->spec->nodes[i].rdma[p];
+	struct node_info *ni = &c->ni[i];
+	struct ln_buf why = LN_BUF_INIT, name = LN_BUF_INIT;
+	struct json_object *port = find_port(ni->facts, rp->device, rp->port);
+	struct ln_check *k;
+	double rate = NAN;
+	int gid = -1, r = -ENOMEM;
+	long idx;
+
+	ln_buf_addf(&name, "%s/%u", rp->device, rp->port);
+	idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
+	if (idx < 0)
+		goto out;
+	if (!port)
+		ln_buf_addf(&why, "port '%s' is not present", name.buf);
+	else
+		port_problems(rp, port, &why, &rate, &gid);
+	k = &c->res->checks[idx];
+	k->value = rate;
+	k->line_rate = rate;
+	k->unit = "Gb/s";
+	if (rp->min_rate_bps)
+		k->threshold = (double)rp->min_rate_bps / 1e9;
+	if (why.len) {
+		ni->rdma_ok = 0;
+		if (!ni->devices_reason)
+			ni->devices_reason = strdup(why.buf);
+		if (ln_check_set(k, LN_ST_FAIL, "%s", why.buf) < 0)
+			goto out;
+	} else if (gid >= 0) {
+		if (ln_check_set(k, LN_ST_PASS, "RoCE v2 GID index %d on %s", gid, rp->ip) < 0)
+			goto out;
+	}
+	if (p == 0) {
+		ni->gid_index = gid >= 0 ? gid : rp->gid_index;
+		ni->rate_gbps = rate;
+	}
+	r = 0;
+out:
+	ln_buf_release(&why);
+	ln_buf_release(&name);
+	return r;
+}
+
+/* The GPU count, when the node declares GPUs or its facts show some. */
+static int devices_gpus(struct vctx *c, size_t i)
+{
+	const struct ln_node *node = &c->spec->nodes[i];
+	struct json_object *gpus = ln_json_at(c->ni[i].facts, "gpus");
+	int64_t v;
+	long idx;
+
+	if (!node->gpus && !(gpus && !ln_json_i64_at(gpus, "count", &v) && v))
+		return 0;
+	idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, "gpus");
+	if (idx < 0)
+		return -ENOMEM;
+	if (!gpus || ln_json_i64_at(gpus, "count", &v))
+		v = -1;
+	c->res->checks[idx].value = (double)v;
+	c->res->checks[idx].threshold = node->gpus;
+	if (v != (int64_t)node->gpus &&
+	    ln_check_set(&c->res->checks[idx], LN_ST_FAIL, "%lld GPUs found, %u declared",
+			 (long long)v, node->gpus) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The block device of the first namespace of a live controller of nqn. */
+static const char *live_namespace(struct json_object *facts, const char *nqn)
+{
+	struct json_object *nvme = ln_json_at(facts, "nvme");
+	const char *block = NULL;
+	size_t j;
+
+	for (j = 0; nvme && j < json_object_array_length(nvme) && !block; j++) {
+		struct json_object *ctrl = json_object_array_get_idx(nvme, j), *nss;
+		const char *sub = ln_json_str_at(ctrl, "subsysnqn");
+		const char *st = ln_json_str_at(ctrl, "state");
+
+		if (!sub || strcmp(sub, nqn) || !st || strcmp(st, "live"))
+			continue;
+		nss = ln_json_at(ctrl, "namespaces");
+		if (nss && json_object_array_length(nss))
+			block = ln_json_str_at(json_object_array_get_idx(nss, 0), "block");
+	}
+	return block;
+}
+
+/* A namespace check for every initiator on node i. */
+static int devices_namespaces(struct vctx *c, size_t i)
+{
+	struct ln_buf name = LN_BUF_INIT;
+	size_t k;
+	int r = 0;
+
+	for (k = 0; k < c->spec->n_initiators && r == 0; k++) {
+		const struct ln_initiator *in = &c->spec->initiators[k];
+		const char *nqn = c->spec->targets[in->target].nqn;
+		const char *block;
+		long idx;
+
+		if (in->node != i)
+			continue;
+		block = live_namespace(c->ni[i].facts, nqn);
+		ln_buf_reset(&name);
+		ln_buf_addf(&name, "namespace of %s", nqn);
+		idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
+		if (idx < 0 ||
+		    ln_check_set(&c->res->checks[idx], block ? LN_ST_PASS : LN_ST_FAIL,
+				 block ? "block device /dev/%s" : "no live controller with a "
+				 "namespace for '%s'", block ? block : nqn) < 0)
+			r = -ENOMEM;
+	}
+	ln_buf_release(&name);
+	return r;
+}
+
+static int devices_node(struct vctx *c, size_t i)
+{
+	struct node_info *ni = &c->ni[i];
+	size_t p;
+	long idx;
+	int r = 0;
+
+	if (!ni->facts) {
+		idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, "facts");
+		if (idx < 0)
+			return -ENOMEM;
+		ni->rdma_ok = 0;
+		return ln_check_set(&c->res->checks[idx], LN_ST_FAIL, "%s",
+				    ni->devices_reason ? ni->devices_reason : "no facts");
+	}
+	for (p = 0; p < c->spec->nodes[i].n_rdma && r == 0; p++)
+		r = devices_port(c, i, p);
+	if (r == 0)
+		r = devices_gpus(c, i);
+	if (r == 0)
+		r = devices_namespaces(c, i);
+	return r;
+}
+
+int vs_devices_stage(struct vctx *c)
+{
+	size_t i;
+	int r = 0;
+
+	c->res->stages[LN_STAGE_DEVICES].ran = 1;
+	for (i = 0; i < c->n && r == 0; i++)
+		if (vs_under_test(c, i) || c->o->limit)
+			r = devices_node(c, i);
+	return r;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The io stage: llmnet's io probe on every initiator under test, on its
+ * mount or (after the devices stage found it) its block device, judged
+ * on the slower of its read and write rates.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orchestrator/validate/parse/parse.h"
+#include "orchestrator/validate/stage_common.h"
+
+/* Value of "key V" on a line of the io probe's output, or NAN. */
+static double kv(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t kl = strlen(key);
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ')
+			return strtod(p + kl + 1, NULL);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NAN;
+}
+
+/* The devices stage's namespace check for nqn on node, or NULL. */
+static const struct ln_check *namespace_check(struct vctx *c, size_t node, const char *nqn)
+{
+	const struct ln_check *dk = NULL;
+	size_t i;
+
+	for (i = 0; i < c->res->nchecks; i++) {
+		const struct ln_check *d = &c->res->checks[i];
+
+		if (d->stage == LN_STAGE_DEVICES && d->a == node && d->name &&
+		    !strncmp(d->name, "namespace of ", 13) && !strcmp(d->name + 13, nqn))
+			dk = d;
+	}
+	return dk;
+}
+
+/* The io probe's argv for initiator in; 0 with nothing built when no
+ * block device is known. */
+static int io_argv(const struct ln_validation *v, const struct ln_initiator *in,
+		   const char *block, struct argv *av)
+{
+	vs_arg(av, LN_PROBE_IO);
+	if (in->mount.present) {
+		vs_arg(av, "--mount");
+		vs_arg(av, "%s", in->mount.path);
+	} else if (block) {
+		vs_arg(av, "--device");
+		vs_arg(av, "%s", block);
+		if (v->io.destructive)
+			vs_arg(av, "--write");
+	} else {
+		vs_argv_free(av);
+		return 0;
+	}
+	vs_arg(av, "--size");
+	vs_arg(av, "%llu", (unsigned long long)v->io.size);
+	return 1;
+}
+
+static void io_judge(struct stage_run *sr)
+{
+	const char *out = sr->pr.output.buf;
+	double w = kv(out, "write_mbps"), rd = kv(out, "read_mbps");
+	double judged = !isnan(w) ? fmin(w, rd) : rd;
+	char line[256];
+
+	sr->at.value = judged;
+	if (!strstr(out, "result pass")) {
+		if (ln_parse_error_line(out, sr->pr.output.len, line, sizeof(line)))
+			ln_buf_addf(&sr->why, "%s", line);
+		else
+			ln_buf_addf(&sr->why, "the io probe failed (exit status %d)",
+				    sr->pr.exit_status);
+	} else if (isnan(judged)) {
+		ln_buf_addstr(&sr->why, "the io probe gave no figure");
+	} else if (!isnan(sr->want) && judged < sr->want) {
+		ln_buf_addf(&sr->why, "%.1f MB/s is below %.1f MB/s", judged, sr->want);
+	} else {
+		sr->at.ok = 1;
+	}
+}
+
+/* One initiator: skipped, not run, or probed and recorded. */
+static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	const char *nqn = c->spec->targets[in->target].nqn;
+	const struct ln_check *dk = namespace_check(c, in->node, nqn);
+	struct argv av = { .n = 0 };
+	const char *block = NULL;
+	char name[300];
+	int r;
+
+	snprintf(name, sizeof(name), "io on %s", nqn);
+	if (dk && dk->status != LN_ST_PASS) {
+		long idx = vs_add_check(c, LN_STAGE_IO, in->node, LN_NO_NODE, name);
+
+		return idx < 0 ? -ENOMEM : ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED,
+							"devices found no namespace of '%s'", nqn);
+	}
+	if (dk && dk->reason && !strncmp(dk->reason, "block device /dev/", 18))
+		block = dk->reason + 13;
+	if (!c->o->io_probe_path)
+		return vs_not_run_check(c, LN_STAGE_IO, in->node, name,
+					"the io probe was not built");
+	if (vs_push_file(c, in->node, c->o->io_probe_path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO,
+			 &sr->why) < 0) {
+		r = vs_not_run_check(c, LN_STAGE_IO, in->node, name, "%s", sr->why.buf);
+		ln_buf_reset(&sr->why);
+		return r;
+	}
+	if (!io_argv(v, in, block, &av))
+		return vs_not_run_check(c, LN_STAGE_IO, in->node, name, "no block device known for "
+					"'%s' (run the devices stage)", nqn);
+	if (vs_run_probe(c, LN_STAGE_IO, in->node, &av, sr->timeout_s, &sr->pr, &sr->at,
+			 &sr->why) == 0)
+		io_judge(sr);
+	r = vs_record(c, LN_STAGE_IO, in->node, LN_NO_NODE, name, &sr->at, &sr->why, "MB/s",
+		      sr->want);
+	vs_argv_free(&av);
+	return r;
+}
+
+int vs_io_stage(struct vctx *c)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	struct stage_run sr;
+	size_t k;
+	int r = 0, any = 0;
+
+	vs_stage_open(&sr, v->io.timeout_ms, 1u << 20,
+		      v->io.min_bps ? (double)v->io.min_bps / 8e6 : NAN);
+	for (k = 0; k < c->spec->n_initiators && r >= 0; k++) {
+		const struct ln_initiator *in = &c->spec->initiators[k];
+
+		if (!vs_under_test(c, in->node))
+			continue;
+		any = 1;
+		r = io_initiator(c, &sr, in);
+	}
+	vs_stage_ran(c, LN_STAGE_IO, any, r, "no initiator under test");
+	return vs_stage_close(&sr, r);
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mpi stage, and the MPI launch it shares with the nccl stage: the
+ * probe is built on a launcher, copied to every node and checked by
+ * sha256; a one-rank mpirun preflight between nodes names a pair that
+ * cannot launch; then one mpirun over the hostfile runs an allreduce that
+ * must place a rank on every node.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/util.h"
+#include "orchestrator/transport/push.h"
+#include "orchestrator/validate/parse/parse.h"
+#include "orchestrator/validate/stage_common.h"
+
+/* The launcher: the first node of the hostfile that answered and passed
+ * devices, else the first that answered; LN_NO_NODE when none did. */
+size_t vs_pick_launcher(struct vctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->ni[i].facts && c->ni[i].rdma_ok)
+			return i;
+	for (i = 0; i < c->n; i++)
+		if (c->ni[i].facts)
+			return i;
+	return LN_NO_NODE;
+}
+
+/* The MPI probe is built once, by the launcher's own mpicc, as operators
+ * do by hand: mpirun starts the same binary at the same path on every
+ * node, so the ranks must agree on the MPI ABI the launcher was built
+ * against. image receives the built binary, read back from the launcher.
+ * A build that cannot happen is "not run" on the launcher; returns < 0
+ * only when results cannot be recorded. */
+static int mpi_build(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		     const char *src, const char *bin, struct ln_buf *image, int *blocked)
+{
+	const char *name = st == LN_STAGE_MPI ? "build the mpi probe" : "build the nccl probe";
+	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
+	struct ln_probe_result pr;
+	struct ln_attempt at;
+	struct ln_buf why = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct argv av = { .n = 0 };
+	int r = 0, rr;
+
+	memset(&at, 0, sizeof(at));
+	ln_buf_init(&pr.output, 1u << 20);
+	if (vs_push_file(c, l, local, src, &why) < 0) {
+		r = vs_not_run_check(c, st, l, name, "%s", why.buf);
+		goto fail;
+	}
+	vs_arg(&av, "mpicc");
+	vs_arg(&av, "-O2");
+	vs_arg(&av, "-o");
+	vs_arg(&av, "%s", bin);
+	vs_arg(&av, "%s", src);
+	rr = vs_run_probe(c, st, l, &av, 120, &pr, &at, &why);
+	if (rr < 0) {
+		r = vs_not_run_check(c, st, l, name, "no usable mpicc on '%s': %s", vs_nname(c, l),
+				     why.buf);
+		goto fail;
+	}
+	if (pr.exit_status == 127) {
+		r = vs_not_run_check(c, st, l, name, "no mpicc on '%s'", vs_nname(c, l));
+		goto fail;
+	}
+	if (pr.exit_status) {
+		r = vs_not_run_check(c, st, l, name,
+				     "mpicc on '%s' failed (exit status %d): %.300s",
+				     vs_nname(c, l), pr.exit_status, pr.output.buf);
+		goto fail;
+	}
+	ln_buf_reset(image);
+	if (c->ops->get(c->octx, l, bin, image, &err) < 0 || !image->len) {
+		r = vs_not_run_check(c, st, l, name,
+				     "cannot read back the %s probe built on '%s': %s", what,
+				     vs_nname(c, l), err.len ? err.buf : "empty file");
+		goto fail;
+	}
+	goto out;
+fail:
+	(*blocked)++;
+out:
+	free(at.command);
+	vs_argv_free(&av);
+	ln_buf_release(&pr.output);
+	ln_buf_release(&why);
+	ln_buf_release(&err);
+	return r;
+}
+
+/* Copy the launcher's build to every other node at the same path (put
+ * installs it by temporary name and rename), then read each copy back and
+ * compare its sha256 with the launcher's: a rank must never run a stale
+ * or truncated probe. */
+static int mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
+		    const struct ln_buf *image, int *blocked)
+{
+	const char *name = st == LN_STAGE_MPI ? "copy the mpi probe" : "copy the nccl probe";
+	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
+	struct ln_buf back, err = LN_BUF_INIT, why = LN_BUF_INIT;
+	struct ln_attempt at;
+	char want[65], got[65];
+	size_t i;
+	int r = 0;
+
+	ln_sha256_hex(image->buf, image->len, want);
+	ln_buf_init(&back, 64u << 20);
+	for (i = 0; i < c->n && r >= 0; i++) {
+		double t0 = ln_now_s();
+
+		if (i == l)
+			continue;
+		ln_buf_reset(&back);
+		ln_buf_reset(&err);
+		if (c->ops->put(c->octx, i, bin, image->buf, image->len, &err) < 0) {
+			r = vs_not_run_check(c, st, i, name, "cannot copy the %s probe from '%s' "
+					     "to '%s': %s", what, vs_nname(c, l), vs_nname(c, i),
+					     err.buf);
+			(*blocked)++;
+			continue;
+		}
+		if (c->ops->get(c->octx, i, bin, &back, &err) < 0) {
+			r = vs_not_run_check(c, st, i, name, "cannot read back the %s probe "
+					     "copied to '%s': %s", what, vs_nname(c, i), err.buf);
+			(*blocked)++;
+			continue;
+		}
+		ln_sha256_hex(back.buf, back.len, got);
+		if (!strcmp(got, want))
+			continue;
+		memset(&at, 0, sizeof(at));
+		at.value = NAN;
+		at.seconds = ln_now_s() - t0;
+		if (asprintf(&at.command, "sha256 of %s", bin) < 0)
+			at.command = NULL;
+		ln_buf_addf(&why, "the %s probe copied to '%s' has sha256 %.16s (%zu bytes), "
+			    "the one built on '%s' %.16s (%zu bytes)", what, vs_nname(c, i), got,
+			    back.len, vs_nname(c, l), want, image->len);
+		r = vs_record(c, st, i, LN_NO_NODE, name, &at, &why, "", NAN);
+		(*blocked)++;
+	}
+	ln_buf_release(&back);
+	ln_buf_release(&err);
+	ln_buf_release(&why);
+	return r;
+}
+
+int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		   const char *src, const char *bin, int *blocked)
+{
+	struct ln_buf image;
+	int r;
+
+	ln_buf_init(&image, 64u << 20);
+	r = mpi_build(c, st, l, local, src, bin, &image, blocked);
+	if (r >= 0 && !*blocked)
+		r = mpi_copy(c, st, l, bin, &image, blocked);
+	ln_buf_release(&image);
+	return r;
+}
+
+/* One preflight: a one-rank mpirun from node i onto node j. */
+static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t j,
+			  const char *bin, int *blocked)
+{
+	struct argv av = { .n = 0 };
+	struct ln_mpi_probe m;
+	struct ln_buf perr = LN_BUF_INIT;
+	int r;
+
+	vs_arg(&av, "mpirun");
+	if (c->o->run_as_root)
+		vs_arg(&av, "--allow-run-as-root");
+	vs_arg(&av, "--host");
+	vs_arg(&av, "%s:1", vs_nname(c, j));
+	vs_arg(&av, "-np");
+	vs_arg(&av, "1");
+	vs_arg_mca(&av, c->spec);
+	vs_arg(&av, "%s", bin);
+	vs_arg(&av, "--elements");
+	vs_arg(&av, "1");
+	if (vs_run_probe(c, LN_STAGE_MPI, i, &av, 60, &sr->pr, &sr->at, &sr->why) == 0) {
+		if (ln_parse_mpi(sr->pr.output.buf, sr->pr.output.len, &m, &perr) == 0) {
+			sr->at.ok = m.pass && sr->pr.exit_status == 0;
+			ln_mpi_probe_release(&m);
+		}
+		if (!sr->at.ok)
+			ln_buf_addf(&sr->why, "'%s' cannot start a rank on '%s' (by SSH and "
+				    "name): %s", vs_nname(c, i), vs_nname(c, j),
+				    perr.len ? perr.buf : "mpirun failed");
+	}
+	*blocked += !sr->at.ok;
+	r = vs_record(c, LN_STAGE_MPI, i, j, "mpirun preflight", &sr->at, &sr->why, "", NAN);
+	ln_buf_release(&perr);
+	vs_argv_free(&av);
+	return r;
+}
+
+/* Preflight: mpirun's launch needs each node to reach the others over
+ * SSH by hostfile name and start a process there; a one-rank mpirun
+ * from i onto j tests exactly that, and a failure names the pair.
+ * Every ordered pair up to 16 nodes; beyond, the launcher to every
+ * node and every node to its ring neighbours. */
+static int mpi_preflight(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin,
+			 int *blocked)
+{
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; i < c->n && r >= 0; i++)
+		for (j = 0; j < c->n && r >= 0; j++) {
+			if (i == j || (c->n > 16 && i != launcher && j != (i + 1) % c->n &&
+				       (j + 1) % c->n != i))
+				continue;
+			r = preflight_pair(c, sr, i, j, bin, blocked);
+		}
+	return r;
+}
+
+/* Judge the allreduce: every rank started, the sum right, and every node
+ * of the hostfile holding a rank. */
+static void mpi_judge(struct vctx *c, struct stage_run *sr, unsigned np)
+{
+	struct ln_mpi_probe m;
+	struct ln_buf perr = LN_BUF_INIT, *why = &sr->why;
+	size_t i, missing = 0;
+
+	if (ln_parse_mpi(sr->pr.output.buf, sr->pr.output.len, &m, &perr) < 0) {
+		ln_buf_addf(why, "%s", perr.buf);
+		ln_buf_release(&perr);
+		return;
+	}
+	sr->at.value = m.seconds;
+	if (m.ranks != (long)np)
+		ln_buf_addf(why, "%ld ranks started, the hostfile gives %u", m.ranks, np);
+	else if (!m.allreduce_ok)
+		ln_buf_addstr(why, "the allreduce result is wrong");
+	for (i = 0; i < c->n && !why->len; i++) {
+		long k;
+		int found = 0;
+
+		for (k = 0; k < m.ranks && !found; k++)
+			found = !strcmp(m.hosts[k], vs_nname(c, i)) ||
+				(c->ni[i].hostname && !strcmp(m.hosts[k], c->ni[i].hostname));
+		if (!found)
+			ln_buf_addf(why, "%s'%s'", missing++ ? ", " : "no rank ran on ",
+				    vs_nname(c, i));
+	}
+	if (!why->len)
+		sr->at.ok = 1;
+	ln_mpi_probe_release(&m);
+	ln_buf_release(&perr);
+}
+
+/* The allreduce over the hostfile, np ranks (0: every slot). */
+static int mpi_allreduce(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin)
+{
+	const struct ln_spec *sp = c->spec;
+	struct argv av = { .n = 0 };
+	unsigned np = sp->validation.mpi.np, slots = 0;
+	size_t i;
+	int r;
+
+	for (i = 0; i < c->n; i++)
+		slots += sp->nodes[i].slots;
+	if (!np)
+		np = slots;
+	vs_arg(&av, "mpirun");
+	if (c->o->run_as_root)
+		vs_arg(&av, "--allow-run-as-root");
+	vs_arg(&av, "--hostfile");
+	vs_arg(&av, "%s", sp->mpi.hostfile);
+	vs_arg(&av, "-np");
+	vs_arg(&av, "%u", np);
+	vs_arg_mca(&av, sp);
+	vs_arg(&av, "%s", bin);
+	vs_arg(&av, "--expect-ranks");
+	vs_arg(&av, "%u", np);
+	if (vs_run_probe(c, LN_STAGE_MPI, launcher, &av, sr->timeout_s, &sr->pr, &sr->at,
+			 &sr->why) == 0)
+		mpi_judge(c, sr, np);
+	r = vs_record(c, LN_STAGE_MPI, LN_NO_NODE, LN_NO_NODE, "mpirun allreduce", &sr->at,
+		      &sr->why, "s", NAN);
+	vs_argv_free(&av);
+	return r;
+}
+
+int vs_mpi_stage(struct vctx *c)
+{
+	const struct ln_spec *sp = c->spec;
+	struct stage_run sr;
+	size_t launcher;
+	int r = 0, blocked = 0;
+	const char *bin = LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI;
+	const char *src = LN_PROBE_SRC_DIR "/mpi_probe.c";
+
+	vs_stage_open(&sr, sp->validation.mpi.timeout_ms, 4u << 20, NAN);
+	if (!sp->mpi.present) {
+		c->res->stages[LN_STAGE_MPI].reason =
+			strdup("the spec has no mpi section (no hostfile)");
+		goto out;
+	}
+	if (!c->o->mpi_probe_source) {
+		c->res->stages[LN_STAGE_MPI].reason =
+			strdup("the MPI probe's source was not found");
+		goto out;
+	}
+	launcher = vs_pick_launcher(c);
+	if (launcher == LN_NO_NODE) {
+		c->res->stages[LN_STAGE_MPI].reason = strdup("no node answered");
+		goto out;
+	}
+	c->res->stages[LN_STAGE_MPI].ran = 1;
+	r = vs_mpi_install(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, &blocked);
+	if (r >= 0 && !blocked)
+		r = mpi_preflight(c, &sr, launcher, bin, &blocked);
+	if (r >= 0 && !blocked)
+		r = mpi_allreduce(c, &sr, launcher, bin);
+out:
+	return vs_stage_close(&sr, r);
+}

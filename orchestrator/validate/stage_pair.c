@@ -1,0 +1,558 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pairwise stages, rping and bandwidth (ib_write_bw / ib_send_bw):
+ * rounds of disjoint pairs, a server on one end and a client on the
+ * other, a fresh server for every attempt, then the diagnosis' second
+ * pass. Each tool is one row of a table: how to build its server and
+ * client argv, and how to judge an attempt from their results.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "orchestrator/validate/diagnose.h"
+#include "orchestrator/validate/parse/parse.h"
+#include "orchestrator/validate/stage_common.h"
+
+#define RPING_PORT_BASE 7174
+
+struct server_job {
+	struct vctx *c;
+	size_t node;
+	struct argv *argv;
+	int timeout_s;
+	struct ln_probe_result res;
+	struct ln_buf err;
+	int rc;
+};
+
+/* One pair's attempt as a tool sees it: the pair, its port slot, the
+ * bound, the client's result and the server's job. */
+struct pair_try {
+	struct vctx *c;
+	enum ln_stage st;
+	size_t a, b;		/* server, client */
+	unsigned slot;
+	int timeout_s;
+	const struct ln_probe_result *cres;
+	const struct server_job *job;
+};
+
+struct pair_tool {
+	/* The check's name and the tool's name in messages. */
+	const char *(*name)(const struct vctx *c);
+	uint64_t (*timeout_ms)(const struct ln_validation *v);
+	/* Server argv into sv, client argv into cv. */
+	void (*build)(const struct pair_try *t, struct argv *sv, struct argv *cv);
+	/* Judge a client that ran and did not time out: at->ok, at->value,
+	 * or the reason into why. */
+	void (*judge)(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why);
+	/* Set a recorded check's unit, line rate and threshold; may be NULL. */
+	void (*annotate)(struct vctx *c, size_t a, size_t b, struct ln_check *k);
+};
+
+/* ---- rping ---- */
+
+static const char *rping_name(const struct vctx *c)
+{
+	(void)c;
+	return "rping";
+}
+
+static uint64_t rping_timeout_ms(const struct ln_validation *v)
+{
+	return v->rping.timeout_ms;
+}
+
+/* Server and client differ only in -s / -c: both name the server's
+ * address (rping -S must match too). */
+static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
+{
+	struct argv *both[2] = { sv, cv };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		vs_arg(both[k], "rping");
+		vs_arg(both[k], k ? "-c" : "-s");
+		vs_arg(both[k], "-a");
+		vs_arg(both[k], "%s", t->c->ni[t->a].ip);
+		vs_arg(both[k], "-p");
+		vs_arg(both[k], "%u", RPING_PORT_BASE + t->slot);
+		vs_arg(both[k], "-C");
+		vs_arg(both[k], "%u", t->c->spec->validation.rping.count);
+		vs_arg(both[k], "-V");
+	}
+}
+
+static void rping_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
+{
+	struct vctx *c = t->c;
+	const struct server_job *job = t->job;
+	struct ln_rping cr, sr;
+
+	ln_parse_rping(t->cres->exit_status, t->cres->output.buf, t->cres->output.len, &cr);
+	ln_parse_rping(job->res.exit_status, job->res.output.buf, job->res.output.len, &sr);
+	if (!cr.ok)
+		ln_buf_addf(why, "client on '%s': %s", vs_nname(c, t->b), cr.reason);
+	else if (job->rc < 0)
+		ln_buf_addf(why, "cannot run the rping server on '%s': %s", vs_nname(c, t->a),
+			    job->err.buf);
+	else if (job->res.timed_out)
+		ln_buf_addf(why,
+			    "rping server on '%s' (stage rping, pair %s-%s) timed out after %ds",
+			    vs_nname(c, t->a), vs_nname(c, t->a), vs_nname(c, t->b), t->timeout_s);
+	else if (!sr.ok)
+		ln_buf_addf(why, "server on '%s': %s", vs_nname(c, t->a), sr.reason);
+	else
+		at->ok = 1;
+}
+
+/* ---- bandwidth: perftest's ib_write_bw / ib_send_bw ---- */
+
+static const char *bw_name(const struct vctx *c)
+{
+	return c->spec->validation.bandwidth.tool == LN_BW_IB_SEND_BW ? "ib_send_bw" :
+									"ib_write_bw";
+}
+
+static uint64_t bw_timeout_ms(const struct ln_validation *v)
+{
+	return v->bandwidth.timeout_ms;
+}
+
+/* Both ends name their own device, port and GID; the client adds the
+ * server's address. */
+static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
+{
+	const struct vctx *c = t->c;
+	const struct ln_validation *v = &c->spec->validation;
+	struct argv *both[2] = { sv, cv };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		const struct node_info *ni = &c->ni[k ? t->b : t->a];
+
+		vs_arg(both[k], "%s", bw_name(c));
+		vs_arg(both[k], "-d");
+		vs_arg(both[k], "%s", ni->dev);
+		vs_arg(both[k], "-i");
+		vs_arg(both[k], "%u", ni->port);
+		if (ni->gid_index >= 0) {
+			vs_arg(both[k], "-x");
+			vs_arg(both[k], "%d", ni->gid_index);
+		}
+		vs_arg(both[k], "-s");
+		vs_arg(both[k], "%llu", (unsigned long long)v->bandwidth.size);
+		vs_arg(both[k], "-n");
+		vs_arg(both[k], "%u", c->iters);
+		vs_arg(both[k], "-p");
+		vs_arg(both[k], "%u", (unsigned)v->bandwidth.port_base + t->slot);
+		vs_arg(both[k], "-R");
+		vs_arg(both[k], "-F");
+		vs_arg(both[k], "--report_gbits");
+	}
+	vs_arg(cv, "%s", c->ni[t->a].ip);
+}
+
+/* The threshold in Gb/s for a pair of line rate line_rate, NAN when none. */
+static double bw_threshold(const struct ln_validation *v, double line_rate)
+{
+	if (v->bandwidth.min_kind == LN_MIN_RATE)
+		return (double)v->bandwidth.min_bps / 1e9;
+	if (v->bandwidth.min_kind == LN_MIN_FRACTION)
+		return v->bandwidth.min_fraction * line_rate;
+	return NAN;
+}
+
+static double pair_line_rate(const struct vctx *c, size_t a, size_t b)
+{
+	return fmin(c->ni[a].rate_gbps, c->ni[b].rate_gbps);
+}
+
+static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
+{
+	struct vctx *c = t->c;
+	const struct ln_validation *v = &c->spec->validation;
+	struct ln_perftest pt = { 0 };
+	struct ln_buf perr = LN_BUF_INIT;
+	double gbps, want;
+
+	if (ln_parse_perftest(t->cres->output.buf, t->cres->output.len, &pt, &perr) < 0) {
+		ln_buf_addf(why, "client on '%s': %s (exit status %d)", vs_nname(c, t->b), perr.buf,
+			    t->cres->exit_status);
+	} else {
+		gbps = ln_perftest_gbps(&pt, ln_perftest_large(&pt));
+		at->value = gbps;
+		want = bw_threshold(v, pair_line_rate(c, t->a, t->b));
+		if (v->bandwidth.min_kind == LN_MIN_FRACTION && isnan(want))
+			ln_buf_addf(why, "%.3g Gb/s measured, but the line rate of '%s' or '%s' is "
+				    "unknown", gbps, vs_nname(c, t->a), vs_nname(c, t->b));
+		else if (!isnan(want) && gbps < want)
+			ln_buf_addf(why, "%.3g Gb/s is below %.3g Gb/s", gbps, want);
+		else
+			at->ok = 1;
+	}
+	ln_perftest_release(&pt);
+	ln_buf_release(&perr);
+}
+
+static void bw_annotate(struct vctx *c, size_t a, size_t b, struct ln_check *k)
+{
+	const struct ln_validation *v = &c->spec->validation;
+
+	k->unit = "Gb/s";
+	k->line_rate = pair_line_rate(c, a, b);
+	if (v->bandwidth.min_kind != LN_MIN_NONE)
+		k->threshold = bw_threshold(v, k->line_rate);
+}
+
+static const struct pair_tool pair_tools[LN_STAGE_COUNT] = {
+	[LN_STAGE_RPING] = { rping_name, rping_timeout_ms, rping_build, rping_judge, NULL },
+	[LN_STAGE_BANDWIDTH] = { bw_name, bw_timeout_ms, bw_build, bw_judge, bw_annotate },
+};
+
+/* ---- one pair ---- */
+
+static void *server_thread(void *p)
+{
+	struct server_job *j = p;
+
+	j->rc = j->c->ops->run(j->c->octx, j->node, (const char *const *)j->argv->v, j->timeout_s,
+			       &j->res, &j->err);
+	return NULL;
+}
+
+/* One attempt: the server in a thread, the client after server_delay_ms,
+ * then the tool's judgement. Returns the client's run code; *started is 0
+ * when the server thread could not start (at->detail says so). */
+static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
+			struct ln_probe_result *cres, struct ln_attempt *at, int *started)
+{
+	struct vctx *c = t->c;
+	struct argv sv = { .n = 0 }, cv = { .n = 0 };
+	struct server_job job;
+	struct ln_buf cerr = LN_BUF_INIT, why = LN_BUF_INIT;
+	pthread_t th;
+	double t0 = ln_now_s();
+	int crc = 0;
+
+	memset(at, 0, sizeof(*at));
+	at->value = NAN;
+	tool->build(t, &sv, &cv);
+	at->command = vs_argv_join(&cv);
+	memset(&job, 0, sizeof(job));
+	job.c = c;
+	job.node = t->a;
+	job.argv = &sv;
+	job.timeout_s = t->timeout_s;
+	ln_buf_init(&job.res.output, 16u << 20);
+	*started = pthread_create(&th, NULL, server_thread, &job) == 0;
+	if (!*started) {
+		/* named by the bandwidth tool even in rping, as always */
+		ln_buf_addf(&why, "cannot start the %s server thread for '%s'", bw_name(c),
+			    vs_nname(c, t->a));
+		goto out;
+	}
+	vs_sleep_ms(c->server_delay_ms);
+	ln_buf_reset(&cres->output);
+	cres->exit_status = 0;
+	cres->timed_out = 0;
+	crc = c->ops->run(c->octx, t->b, (const char *const *)cv.v, t->timeout_s, cres, &cerr);
+	pthread_join(th, NULL);
+	at->seconds = ln_now_s() - t0;
+	t->cres = cres;
+	t->job = &job;
+	if (crc < 0) {
+		ln_buf_addf(&why, "cannot run '%s' on '%s': %s", cv.v[0], vs_nname(c, t->b),
+			    cerr.buf);
+	} else if (cres->timed_out) {
+		at->timed_out = 1;
+		ln_buf_addf(&why,
+			    "%s client on '%s' (stage %s, pair %s-%s) timed out after %ds: %s",
+			    cv.v[0], vs_nname(c, t->b), ln_stage_name(t->st), vs_nname(c, t->a),
+			    vs_nname(c, t->b), t->timeout_s, at->command);
+	} else {
+		tool->judge(t, at, &why);
+	}
+out:
+	if (!at->ok)
+		at->detail = ln_buf_detach(&why, NULL);
+	ln_buf_release(&why);
+	ln_buf_release(&cerr);
+	ln_buf_release(&job.res.output);
+	ln_buf_release(&job.err);
+	vs_argv_free(&sv);
+	vs_argv_free(&cv);
+	return crc;
+}
+
+/* One pair: server on a, client on b; up to c->attempts tries, each with
+ * a fresh server (a client that raced ahead of its server, or a stale
+ * server, then costs one attempt, not the pair). */
+static void run_pair(struct vctx *c, enum ln_stage st, size_t a, size_t b, unsigned slot,
+		     struct pair_outcome *po)
+{
+	const struct pair_tool *tool = &pair_tools[st];
+	int tries = c->attempts < 8 ? c->attempts : 8, t, delay = c->retry_delay_ms;
+	struct pair_try pt = { .c = c, .st = st, .a = a, .b = b, .slot = slot };
+	struct ln_probe_result cres;
+
+	memset(po, 0, sizeof(*po));
+	ln_buf_init(&cres.output, 16u << 20);
+	pt.timeout_s = vs_timeout_s(tool->timeout_ms(&c->spec->validation));
+	if (pt.timeout_s < 1)
+		pt.timeout_s = 1;
+	for (t = 0; t < tries; t++) {
+		struct ln_attempt *at = &po->at[po->n++];
+		int started, crc = pair_attempt(tool, &pt, &cres, at, &started);
+
+		if (!started)
+			break;
+		/* A refused probe will be refused again, and a measured value
+		 * below the threshold is a result, not a race: the diagnosis'
+		 * second pass retests it. Only "no result" is retried here. */
+		if (at->ok || crc < 0 || !isnan(at->value))
+			break;
+		vs_sleep_ms(delay);
+		delay *= 2;
+	}
+	ln_buf_release(&cres.output);
+}
+
+/* The diagnosis' retests: the last attempt counts, earlier failures go
+ * into its detail so that nothing is lost. */
+static int diag_round(void *ctx, enum ln_stage st, const struct ln_pair *pairs, size_t n,
+		      struct ln_attempt *out)
+{
+	struct vctx *c = ctx;
+	struct pair_outcome *po = calloc(n ? n : 1, sizeof(*po));
+	size_t i;
+	int k, r;
+
+	if (!po)
+		return -ENOMEM;
+	r = vs_run_round_all(c, st, run_pair, pairs, n, po);
+	for (i = 0; i < n && r == 0; i++) {
+		struct ln_attempt *last = &po[i].at[po[i].n - 1];
+		struct ln_buf d = LN_BUF_INIT;
+
+		out[i] = *last;
+		for (k = 0; k < po[i].n - 1; k++)
+			ln_buf_addf(&d, "retry %d failed: %s; ", k + 1,
+				    po[i].at[k].detail ? po[i].at[k].detail : "failed");
+		if (last->detail)
+			ln_buf_addstr(&d, last->detail);
+		else if (d.len)
+			ln_buf_addstr(&d, "then passed");
+		free(last->detail);
+		out[i].detail = d.len ? ln_buf_detach(&d, NULL) : NULL;
+		ln_buf_release(&d);
+		last->detail = NULL;
+		last->command = NULL;
+		for (k = 0; k < po[i].n - 1; k++) {
+			free(po[i].at[k].detail);
+			free(po[i].at[k].command);
+		}
+	}
+	free(po);
+	return r;
+}
+
+/* ---- the stage ---- */
+
+static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st, size_t a, size_t b)
+{
+	size_t i;
+
+	for (i = 0; i < c->res->nchecks; i++) {
+		const struct ln_check *k = &c->res->checks[i];
+
+		if (k->stage == st && !k->retest &&
+		    ((k->a == a && k->b == b) || (k->a == b && k->b == a)))
+			return k;
+	}
+	return NULL;
+}
+
+static int bad_node_in(struct vctx *c, enum ln_stage st, size_t node)
+{
+	size_t i;
+
+	for (i = 0; i < c->res->nverdicts; i++)
+		if (c->res->verdicts[i].stage == st &&
+		    c->res->verdicts[i].kind == LN_VERDICT_NODE && c->res->verdicts[i].a == node)
+			return 1;
+	return 0;
+}
+
+/* Whether pair a-b of stage st cannot run; the reason goes into why. */
+static int pair_blocked(struct vctx *c, enum ln_stage st, size_t a, size_t b, struct ln_buf *why)
+{
+	size_t e[2] = { a, b };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (!c->ni[e[k]].ip || !c->ni[e[k]].dev) {
+			ln_buf_addf(why, "'%s' declares no RDMA port with an ip",
+				    vs_nname(c, e[k]));
+			return 1;
+		}
+		if (!c->ni[e[k]].rdma_ok) {
+			ln_buf_addf(why, "'%s' failed devices: %s", vs_nname(c, e[k]),
+				    c->ni[e[k]].devices_reason ? c->ni[e[k]].devices_reason :
+				    "no facts");
+			return 1;
+		}
+	}
+	if (st == LN_STAGE_BANDWIDTH && c->res->stages[LN_STAGE_RPING].ran) {
+		const struct ln_check *rk = pair_check(c, LN_STAGE_RPING, a, b);
+
+		if (rk && rk->status != LN_ST_PASS) {
+			ln_buf_addf(why, "'%s'-'%s' cannot rping", vs_nname(c, a), vs_nname(c, b));
+			return 1;
+		}
+		for (k = 0; k < 2; k++)
+			if (bad_node_in(c, LN_STAGE_RPING, e[k])) {
+				ln_buf_addf(why, "'%s' is a bad node in rping", vs_nname(c, e[k]));
+				return 1;
+			}
+	}
+	return 0;
+}
+
+/* The rounds: every pair of the spec's pairing, or, under --limit, each
+ * node under test against two good peers. */
+static int pair_schedule(struct vctx *c, enum ln_stage st, struct ln_schedule *s,
+			 struct ln_buf *err)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	enum ln_pairing kind = (st == LN_STAGE_RPING ? v->rping.pairs : v->bandwidth.pairs) ==
+			       LN_PAIRS_ALL ? LN_PAIRING_ALL : LN_PAIRING_RING;
+	size_t i, *subj = NULL, *peers = NULL, ns = 0, np = 0;
+	int r;
+
+	if (!c->o->limit)
+		return ln_pairing_build(kind, c->n, s, err);
+	subj = calloc(c->n, sizeof(*subj));
+	peers = calloc(c->n, sizeof(*peers));
+	if (!subj || !peers) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < c->n; i++) {
+		if (c->o->limit[i])
+			subj[ns++] = i;
+		else if (c->ni[i].rdma_ok && c->ni[i].ip && !bad_node_in(c, LN_STAGE_RPING, i))
+			peers[np++] = i;
+	}
+	r = ln_pairing_against(subj, ns, peers, np, 2, s, err);
+out:
+	free(subj);
+	free(peers);
+	return r;
+}
+
+/* Record the outcomes of the pairs that ran; *failed counts the failed. */
+static int record_round(struct vctx *c, enum ln_stage st, const struct ln_pair *run, size_t nrun,
+			struct pair_outcome *po, int r, size_t *failed)
+{
+	const struct pair_tool *tool = &pair_tools[st];
+	size_t i;
+
+	for (i = 0; i < nrun; i++) {
+		long idx = r ? -1 : vs_add_check(c, st, run[i].a, run[i].b, tool->name(c));
+		int k;
+
+		for (k = 0; k < po[i].n; k++) {
+			if (idx >= 0 && ln_check_add_attempt(&c->res->checks[idx], &po[i].at[k]))
+				r = -ENOMEM;
+			free(po[i].at[k].detail);
+			free(po[i].at[k].command);
+		}
+		if (idx < 0)
+			continue;
+		if (tool->annotate)
+			tool->annotate(c, run[i].a, run[i].b, &c->res->checks[idx]);
+		*failed += c->res->checks[idx].status != LN_ST_PASS;
+	}
+	return r;
+}
+
+/* One round: skip the blocked pairs, run the others at once, record. */
+static int pair_round(struct vctx *c, enum ln_stage st, const struct ln_round *round, size_t rd,
+		      size_t nrounds)
+{
+	struct ln_pair *run = calloc(round->npairs ? round->npairs : 1, sizeof(*run));
+	struct pair_outcome *po = calloc(round->npairs ? round->npairs : 1, sizeof(*po));
+	size_t i, nrun = 0, failed = 0;
+	int r = 0;
+
+	if (!run || !po) {
+		free(run);
+		free(po);
+		return -ENOMEM;
+	}
+	for (i = 0; i < round->npairs; i++) {
+		struct ln_buf why = LN_BUF_INIT;
+
+		if (pair_blocked(c, st, round->pairs[i].a, round->pairs[i].b, &why)) {
+			long idx = vs_add_check(c, st, round->pairs[i].a, round->pairs[i].b,
+						ln_stage_name(st));
+
+			if (idx < 0 ||
+			    ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED, "%s", why.buf) < 0)
+				r = -ENOMEM;
+		} else {
+			run[nrun++] = round->pairs[i];
+		}
+		ln_buf_release(&why);
+	}
+	if (r == 0)
+		r = vs_run_round_all(c, st, run_pair, run, nrun, po);
+	r = record_round(c, st, run, nrun, po, r, &failed);
+	vs_progress(c, "%s round %zu/%zu: %zu pairs, %zu failed, %zu skipped", ln_stage_name(st),
+		    rd + 1, nrounds, nrun, failed, round->npairs - nrun);
+	free(run);
+	free(po);
+	return r;
+}
+
+int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
+{
+	struct ln_schedule s = LN_SCHEDULE_INIT;
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_diag_stats ds;
+	size_t rd;
+	int r;
+
+	if (c->n < 2 && !c->o->limit) {
+		c->res->stages[st].reason = strdup("a pairwise stage needs two nodes");
+		return 0;
+	}
+	r = pair_schedule(c, st, &s, &err);
+	if (r < 0) {
+		c->res->stages[st].reason = strdup(err.buf);
+		r = r == -ENOMEM ? r : 0;
+		goto out;
+	}
+	c->res->stages[st].ran = 1;
+	c->res->stages[st].rounds = s.nrounds;
+	for (rd = 0; rd < s.nrounds && r == 0; rd++)
+		r = pair_round(c, st, &s.rounds[rd], rd, s.nrounds);
+	if (r == 0) {
+		r = ln_diagnose_stage(c->res, st, diag_round, c, &ds, &err);
+		if (r == 0 && ds.retests)
+			vs_progress(
+				c,
+				"%s: %zu suspect nodes, %zu suspect links retested in %zu rounds",
+				ln_stage_name(st), ds.suspect_nodes, ds.suspect_links,
+				ds.retest_rounds);
+	}
+out:
+	ln_schedule_release(&s);
+	ln_buf_release(&err);
+	return r;
+}
