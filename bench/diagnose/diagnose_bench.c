@@ -19,7 +19,6 @@
 #include "orchestrator/validate/diagnose.h"
 
 struct sim {
-	size_t n;
 	unsigned char *bad_node;
 	size_t (*bad_links)[2];
 	size_t nlinks;
@@ -58,7 +57,7 @@ static int sim_round(void *ctx, enum ln_stage st, const struct ln_pair *p, size_
 static int scenario(const char *title, size_t n, enum ln_pairing kind, const size_t *bn,
 		    size_t nbn, size_t (*bl)[2], size_t nbl)
 {
-	struct sim s = { n, calloc(n, 1), bl, nbl, 0 };
+	struct sim s = { calloc(n, 1), bl, nbl, 0 };
 	struct ln_schedule sch = LN_SCHEDULE_INIT;
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_results r;

@@ -65,7 +65,7 @@ static int run_schedule(struct ln_results *r, enum ln_stage stage, const struct 
 		ret = run_round(ctx, stage, round->pairs, round->npairs, out);
 		if (ret < 0)
 			ln_buf_addf(err, "cannot retest %s suspects: %s", ln_stage_name(stage),
-				    strerror(-ret > 0 && -ret < 1000 ? -ret : EIO));
+				    strerror(-ret < 1000 ? -ret : EIO));
 		for (i = 0; i < round->npairs && !ret; i++) {
 			out[i].retest = 1;
 			ret = done(r, stage, &round->pairs[i], &out[i], dctx);
@@ -390,7 +390,7 @@ static int link_verdicts(struct diag *d)
 int ln_diagnose_stage(struct ln_results *r, enum ln_stage stage, ln_round_fn run_round,
 		      void *ctx, struct ln_diag_stats *stats, struct ln_buf *err)
 {
-	struct ln_diag_stats local;
+	struct ln_diag_stats local = { 0 };
 	size_t nchecks_before = r->nchecks, n = r->nnodes;
 	struct diag d = { .r = r, .stage = stage, .n = n, .run_round = run_round, .ctx = ctx,
 			  .stats = stats ? stats : &local, .err = err, .s = LN_SCHEDULE_INIT };

@@ -278,6 +278,9 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 		tool->judge(t, at, &why);
 	}
 out:
+	/* the job is this frame's: nothing may reach it after the return */
+	t->job = NULL;
+	t->cres = NULL;
 	if (!at->ok)
 		at->detail = ln_buf_detach(&why, NULL);
 	ln_buf_release(&why);
