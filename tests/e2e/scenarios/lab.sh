@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# images: 6.1 6.12
 #
 # The lab's own smoke test, run by tests/e2e/run.sh against a lab that is up.
 # It asserts what it observes inside the guests over ssh, not exit codes:
@@ -142,16 +143,31 @@ lab_ssh 1 'pkill -x rping' || true
 # --- each rail's traffic stays on its own fabric -------------------------------
 # ib_write_bw over rxeR between lab2 and lab1 (its rdma_cm and TCP exchange
 # use the same rail's addresses): both guests' fabricR byte counters rise by
-# at least the 200 x 64 KiB written, and the other rail's do not move.
+# at least the 200 x 64 KiB written, and the other rail's do not move. The
+# counters start once both rails have been quiet for 6 s: the neighbour
+# cache confirms a rail's last peer with a unicast ARP exchange 5 s after
+# the previous test's last use (84 bytes on each guest).
 rail_bytes() {
 	lab_ssh "$1" 'for r in 0 1; do s=/sys/class/net/fabric$r/statistics; echo $(($(cat $s/rx_bytes) + $(cat $s/tx_bytes))); done' |
 		paste -sd' '
 }
+rails_quiet() {
+	local k q1 q2
+	read -r -a b1 < <(rail_bytes 1)
+	read -r -a b2 < <(rail_bytes 2)
+	for k in 1 2 3 4 5; do
+		sleep 6
+		read -r -a q1 < <(rail_bytes 1)
+		read -r -a q2 < <(rail_bytes 2)
+		[ "${q1[*]} ${q2[*]}" = "${b1[*]} ${b2[*]}" ] && return 0
+		b1=("${q1[@]}") b2=("${q2[@]}")
+	done
+	echo "# the rails did not go quiet for 6 s before the test"
+}
 for r in 1 0; do
 	o=$((1 - r))
 	srv=$(lab_fabric_ip 1 "$r")
-	read -r -a b1 < <(rail_bytes 1)
-	read -r -a b2 < <(rail_bytes 2)
+	rails_quiet
 	bw_ok=0
 	for try in 1 2 3; do
 		lab_ssh 1 "pkill -x ib_write_bw; rm -f /tmp/bw.server.out
