@@ -3,12 +3,16 @@
 #
 # Run end-to-end scenarios against ONE boot of the QEMU lab.
 #
-#   tests/e2e/run.sh [--tier NAME] [-n N] [--keep|--down] [SCENARIO...]
+#   tests/e2e/run.sh [--tier NAME] [-n N] [--keep|--down] [--list] [SCENARIO...]
 #
 # A scenario is tests/e2e/scenarios/NAME.sh: it sources tests/lab/lib.sh,
 # prints its own step lines, checks real state inside the guests over ssh
-# and exits 0 on pass. With no names, every scenario runs, the lab's own
-# smoke test ("lab") first, the rest in name order.
+# and exits 0 on pass. Its header line "# images: 6.1 6.12" names the lab
+# images it runs on. The image is LLMNET_LAB_KERNEL's (lib.sh; make's
+# KERNEL=), exported to the scenarios as $LAB_KERNEL. With no names, every
+# scenario of that image runs, the lab's own smoke test ("lab") first, the
+# rest in name order; naming a scenario of another image is an error.
+# --list prints the scenarios that would run and exits.
 #
 # The machine-wide lab lock is held throughout, so two sessions never drive
 # one lab at once. A lab that is already up and healthy with N guests, made
@@ -26,14 +30,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/tap.sh"
 cd "$LAB_REPO"
 
-tier=e2e n=${LLMNET_LAB_N:-3} keep=auto names=()
+tier=e2e n=${LLMNET_LAB_N:-3} keep=auto names=() list=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tier) tier=${2:-}; shift 2 ;;
 	-n) n=${2:-}; shift 2 ;;
 	--keep) keep=yes; shift ;;
 	--down) keep=no; shift ;;
-	-h | --help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--list) list=1; shift ;;
+	-h | --help) sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) lab_die "unknown option '$1' (tests/e2e/run.sh --help)" ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -41,18 +46,33 @@ done
 case $tier in '' | *[!a-z0-9_-]*) lab_die "invalid tier name '$tier'" ;; esac
 case $n in [2-4]) ;; *) lab_die "invalid guest count '$n': the lab runs 2 to 4 guests" ;; esac
 
+# runs_on NAME: the scenario's "# images:" line names this lab's image
+runs_on() {
+	local images k
+	images=$(sed -n '1,20s/^# images:[[:space:]]*//p' "$here/scenarios/$1.sh" | head -1)
+	[ -n "$images" ] || lab_die "scenario '$1' has no '# images:' line (tests/e2e/scenarios/$1.sh)"
+	for k in $images; do [ "$k" = "$LAB_KERNEL" ] && return 0; done
+	return 1
+}
 if [ ${#names[@]} -eq 0 ]; then
-	[ -f "$here/scenarios/lab.sh" ] && names+=(lab)
-	for f in "$here"/scenarios/*.sh; do
+	for f in "$here/scenarios/lab.sh" "$here"/scenarios/*.sh; do
+		[ -f "$f" ] || continue
 		s=${f##*/}
 		s=${s%.sh}
-		[ "$s" = lab ] || names+=("$s")
+		case " ${names[*]} " in *" $s "*) continue ;; esac
+		runs_on "$s" && names+=("$s")
 	done
+	[ ${#names[@]} -gt 0 ] || lab_die "no scenario runs on the $LAB_KERNEL image"
 fi
 for s in "${names[@]}"; do
 	case $s in '' | *[!A-Za-z0-9_-]*) lab_die "invalid scenario name '$s'" ;; esac
 	[ -f "$here/scenarios/$s.sh" ] || lab_die "no scenario '$s' (tests/e2e/scenarios/$s.sh)"
+	runs_on "$s" || lab_die "scenario '$s' does not run on the $LAB_KERNEL image (its '# images:' line)"
 done
+if [ "$list" = 1 ]; then
+	echo "$LAB_KERNEL: ${names[*]}"
+	exit 0
+fi
 
 build=${BUILD:-build}
 logs=$build/check/e2e
@@ -89,7 +109,7 @@ else
 		lab_log "the lab that is up is unhealthy, runs another image or has $LAB_N guests, not $n: restarting it"
 		"$LAB_SRC/lab-down" || true
 	fi
-	echo "=== booting the lab ($n guests)"
+	echo "=== booting the lab ($n guests, kernel $LAB_KERNEL)"
 	t=$(lab_now)
 	if ! "$LAB_SRC/lab-up" -n "$n"; then
 		tap_count 0 ${#names[@]}

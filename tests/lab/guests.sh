@@ -49,20 +49,26 @@ lab_hosts_arg() {
 	echo "$out"
 }
 
-# guest_start I: start guest I's qemu (daemonized) and plug its fabric tap
-# into the lab's bridge. The tap is made in the host namespace, where QEMU
-# opens it by name, then moved into the lab namespace, so the fabric has no
-# address and no route on the host.
+# guest_taps I: guest I's fabric taps, rail 0 then rail 1
+guest_taps() { echo "labtap$1 labtap$1r1"; }
+
+# guest_start I: start guest I's qemu (daemonized) and plug its two fabric
+# taps into the lab's bridges (fabric0 into labbr0, fabric1 into labbr1).
+# A tap is made in the host namespace, where QEMU opens it by name, then
+# moved into the lab namespace, so the fabric has no address and no route on
+# the host.
 guest_start() {
-	local i=$1 d tap mac uuid
+	local i=$1 d t tap tap1 mac uuid
 	d=$(lab_node_dir "$i")
-	tap=labtap$i
+	read -r tap tap1 < <(guest_taps "$i")
 	mac=$(printf '%02x' "$i")
 	uuid=$(cat "$d/uuid")
-	ip -n "$LAB_NETNS" link del "$tap" 2>/dev/null || true
-	ip link del "$tap" 2>/dev/null || true
-	ip tuntap add dev "$tap" mode tap || lab_die "cannot create tap '$tap'"
-	ip link set "$tap" mtu "$LAB_FABRIC_MTU"
+	for t in $tap $tap1; do
+		ip -n "$LAB_NETNS" link del "$t" 2>/dev/null || true
+		ip link del "$t" 2>/dev/null || true
+		ip tuntap add dev "$t" mode tap || lab_die "cannot create tap '$t'"
+		ip link set "$t" mtu "$LAB_FABRIC_MTU"
+	done
 	rm -f "$(lab_pidfile "$i")" "$LAB_RUN/lab$i.boot"
 	if ! qemu-system-x86_64 -name "llmnet-lab-lab$i" \
 		-accel "$LAB_ACCEL" -cpu max -smp 1 -m "$LAB_MEM" \
@@ -71,23 +77,28 @@ guest_start() {
 		-daemonize -pidfile "$(lab_pidfile "$i")" \
 		-uuid "$uuid" \
 		-kernel "$LAB_IMAGE/vmlinuz" -initrd "$LAB_IMAGE/initrd.img" \
-		-append "console=ttyS0 quiet mitigations=off lab.name=lab$i lab.ip=$(lab_fabric_ip "$i")/24 lab.mtu=$LAB_FABRIC_MTU lab.hosts=$(lab_hosts_arg)" \
+		-append "console=ttyS0 quiet mitigations=off lab.name=lab$i lab.ip=$(lab_fabric_ip "$i")/24 lab.ip1=$(lab_fabric_ip "$i" 1)/24 lab.mtu=$LAB_FABRIC_MTU lab.hosts=$(lab_hosts_arg)" \
 		-drive "file=$d/overlay.qcow2,if=virtio,format=qcow2,discard=unmap" \
 		-netdev "user,id=mgmt,restrict=on,hostfwd=tcp:$(lab_addr "$i"):22-:22" \
 		-device "virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:$mac" \
 		-netdev "tap,id=fabric,ifname=$tap,script=no,downscript=no" \
 		-device "virtio-net-pci,netdev=fabric,mac=52:54:00:77:00:$mac,host_mtu=$LAB_FABRIC_MTU" \
+		-netdev "tap,id=fabric1,ifname=$tap1,script=no,downscript=no" \
+		-device "virtio-net-pci,netdev=fabric1,mac=52:54:00:78:00:$mac,host_mtu=$LAB_FABRIC_MTU" \
 		-drive "file=$d/scratch.img,if=none,id=scratch,format=raw" \
 		-device "nvme,serial=lab$i-${uuid:0:8},drive=scratch" \
 		-device virtio-rng-pci \
 		2>"$LAB_RUN/lab$i.qemu.err" 200>&-; then
 		cat "$LAB_RUN/lab$i.qemu.err" >&2
 		ip link del "$tap" 2>/dev/null || true
+		ip link del "$tap1" 2>/dev/null || true
 		lab_die "cannot start lab$i's qemu"
 	fi
-	ip link set "$tap" netns "$LAB_NETNS" || lab_die "cannot move tap '$tap' into netns '$LAB_NETNS'"
-	ip -n "$LAB_NETNS" link set "$tap" master "$LAB_BRIDGE" up ||
-		lab_die "cannot attach tap '$tap' to bridge '$LAB_BRIDGE'"
+	for t in "$tap:$LAB_BRIDGE" "$tap1:$LAB_BRIDGE1"; do
+		ip link set "${t%%:*}" netns "$LAB_NETNS" || lab_die "cannot move tap '${t%%:*}' into netns '$LAB_NETNS'"
+		ip -n "$LAB_NETNS" link set "${t%%:*}" master "${t#*:}" up ||
+			lab_die "cannot attach tap '${t%%:*}' to bridge '${t#*:}'"
+	done
 }
 
 # guest_hostkey I: the host key guest I printed on its console (this boot).
@@ -176,8 +187,10 @@ guest_stop() {
 		sleep 0.5
 	fi
 	rm -f "$(lab_pidfile "$i")"
-	ip -n "$LAB_NETNS" link del "labtap$i" 2>/dev/null || true
-	ip link del "labtap$i" 2>/dev/null || true
+	for t in $(guest_taps "$i"); do
+		ip -n "$LAB_NETNS" link del "$t" 2>/dev/null || true
+		ip link del "$t" 2>/dev/null || true
+	done
 }
 
 # guests_share_hostkeys: give every guest the others' keys (and its own) in

@@ -10,8 +10,15 @@
 #
 # Guest i (1-based) is named lab<i>; its sshd is reachable from the host at
 # 127.0.0.(10+i):22 (QEMU user-net hostfwd, nothing else is reachable), and
-# its fabric NIC "fabric0" carries 10.77.0.(10+i)/24 on a private bridge inside
-# the network namespace "llmnetlab", with Soft-RoCE device rxe0 on top.
+# it has two fabric NICs (rails), each on its own private bridge inside the
+# network namespace "llmnetlab": "fabric0" with 10.77.0.(10+i)/24 and Soft-RoCE
+# device rxe0, "fabric1" with 10.78.0.(10+i)/24 and rxe1.
+#
+# Two images, side by side (LLMNET_LAB_KERNEL, make's KERNEL=):
+#   6.1   Debian 12 (bookworm), tests/lab/guest-init as PID 1  image/  nodes/
+#   6.12  Debian 13 (trixie), systemd as PID 1                 image-6.12/  nodes-6.12/
+# Unset, it is the running lab's, else 6.1. One lab runs at a time, so the run
+# folder is shared and records the running lab's kernel in run/kernel.
 #
 # Two known_hosts files, on purpose:
 #   $LAB_KNOWN_HOSTS  the controller's file (examples/lab.yaml points at it).
@@ -26,9 +33,27 @@
 LAB_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_REPO=$(cd "$LAB_SRC/../.." && pwd)
 LAB_DIR=${LLMNET_LAB_DIR:-${HOME:-/root}/.cache/llmnet-lab}
-LAB_IMAGE=$LAB_DIR/image
 LAB_RUN=$LAB_DIR/run
-LAB_NODES_DIR=$LAB_DIR/nodes
+LAB_KERNEL=${LLMNET_LAB_KERNEL:-}
+if [ -z "$LAB_KERNEL" ] && [ -r "$LAB_RUN/nodes" ] && [ -r "$LAB_RUN/kernel" ]; then
+	LAB_KERNEL=$(cat "$LAB_RUN/kernel")
+fi
+LAB_KERNEL=${LAB_KERNEL:-6.1}
+case $LAB_KERNEL in
+6.1)
+	LAB_IMAGE=$LAB_DIR/image
+	LAB_NODES_DIR=$LAB_DIR/nodes
+	;;
+6.12)
+	LAB_IMAGE=$LAB_DIR/image-6.12
+	LAB_NODES_DIR=$LAB_DIR/nodes-6.12
+	;;
+*)
+	printf "lab: invalid kernel '%s': the lab has images for 6.1 and 6.12\n" "$LAB_KERNEL" >&2
+	exit 1
+	;;
+esac
+export LAB_KERNEL
 LAB_KEY=$LAB_DIR/ssh/id_ed25519
 LAB_KNOWN_HOSTS=$LAB_DIR/ssh/known_hosts
 LAB_SEEN_HOSTS=$LAB_RUN/known_hosts.boot
@@ -39,6 +64,9 @@ LAB_ACTIVE=/run/llmnet-lab.active
 LAB_NETNS=llmnetlab
 LAB_BRIDGE=labbr0
 LAB_FABRIC_NET=10.77.0
+# the second rail: fabric1, rxe1
+LAB_BRIDGE1=labbr1
+LAB_FABRIC_NET1=10.78.0
 LAB_FABRIC_MTU=9000
 LAB_MEM=${LLMNET_LAB_MEM:-512}
 # TCG by default: the figures in docs/lab.md are for software emulation, which
@@ -61,7 +89,11 @@ lab_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a 
 
 lab_name() { echo "lab$1"; }
 lab_addr() { echo "127.0.0.$((10 + $1))"; }
-lab_fabric_ip() { echo "$LAB_FABRIC_NET.$((10 + $1))"; }
+# lab_fabric_ip I [RAIL]: guest I's address on fabric0 (rail 0, the default)
+# or fabric1 (rail 1)
+lab_fabric_ip() {
+	if [ "${2:-0}" = 1 ]; then echo "$LAB_FABRIC_NET1.$((10 + $1))"; else echo "$LAB_FABRIC_NET.$((10 + $1))"; fi
+}
 lab_node_dir() { echo "$LAB_NODES_DIR/lab$1"; }
 lab_console() { echo "$LAB_RUN/lab$1.console"; }
 lab_pidfile() { echo "$LAB_RUN/lab$1.pid"; }
@@ -154,6 +186,7 @@ lab_spec() {
 # image build that is in the cache now.
 lab_runs_current_image() {
 	local i
+	[ "$(cat "$LAB_RUN/kernel" 2>/dev/null || echo 6.1)" = "$LAB_KERNEL" ] || return 1
 	for i in $(seq 1 "$LAB_N"); do
 		[ "$(cat "$(lab_node_dir "$i")/image-stamp" 2>/dev/null)" = "$(cat "$LAB_IMAGE/stamp" 2>/dev/null)" ] ||
 			return 1

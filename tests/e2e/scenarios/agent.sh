@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# images: 6.1
 #
 # llmnet-agent alone (no controller) on the real kernel, between lab1 (target)
 # and lab2 (initiator), over TCP and over RDMA (rxe):

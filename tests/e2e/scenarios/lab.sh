@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# images: 6.1 6.12
 #
 # The lab's own smoke test, run by tests/e2e/run.sh against a lab that is up.
 # It asserts what it observes inside the guests over ssh, not exit codes:
-# modules load and expose configfs/nvmet and /dev/nvme-fabrics, rxe0 is
-# ACTIVE on the fabric NIC with the fabric address as a RoCE GID, each guest
-# has its own identity, the guests reach each other on the fabric (ping,
-# rping, ssh by name) and nothing of the fabric is addressed on the host,
-# and a rebooted guest keeps its disk, machine-id, host key and host NQN.
+# modules load and expose configfs/nvmet and /dev/nvme-fabrics, rxe0 and rxe1
+# are ACTIVE on the two fabric NICs with the fabric addresses as RoCE GIDs,
+# each guest has its own identity, the guests reach each other on both rails
+# (ping, rping, ssh by name), RDMA traffic on one rail stays off the other,
+# nothing of the fabric is addressed on the host, and a rebooted guest keeps
+# its disk, machine-id, host key and host NQN.
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
 . "$(dirname "$0")/../../lib/tap.sh"
@@ -19,6 +21,7 @@ N=$LAB_N
 # --- every guest: name, modules, configfs, rxe0, fabric address ------------
 for i in $(seq 1 "$N"); do
 	ip=$(lab_fabric_ip "$i")
+	ip1=$(lab_fabric_ip "$i" 1)
 	out=$(lab_ssh "$i" "hostname
 modprobe -a configfs nvmet nvmet_tcp nvme_tcp rdma_rxe 2>&1 || echo modprobe-failed
 for m in configfs nvmet nvmet_tcp nvme_tcp rdma_rxe; do [ -d /sys/module/\$m ] && echo mod:\$m; done
@@ -31,6 +34,11 @@ echo ndev=\$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/1)
 echo gid=\$(cat /sys/class/infiniband/rxe0/ports/1/gids/1)
 echo addr=\$(ip -4 -o addr show dev fabric0 | awk '{ print \$4 }')
 echo mtu=\$(cat /sys/class/net/fabric0/mtu)
+echo state1=\$(cat /sys/class/infiniband/rxe1/ports/1/state)
+echo ndev1=\$(cat /sys/class/infiniband/rxe1/ports/1/gid_attrs/ndevs/1)
+echo gid1=\$(cat /sys/class/infiniband/rxe1/ports/1/gids/1)
+echo addr1=\$(ip -4 -o addr show dev fabric1 | awk '{ print \$4 }')
+echo mtu1=\$(cat /sys/class/net/fabric1/mtu)
 [ -b /dev/nvme0n1 ] && echo scratch-nvme" 2>&1)
 	got() { grep -qxF "$1" <<<"$out"; }
 	val() { sed -n "s/^$1=//p" <<<"$out"; }
@@ -54,6 +62,12 @@ echo mtu=\$(cat /sys/class/net/fabric0/mtu)
 	check "lab$i rxe0 GID 1 is its fabric address $ip" "$gid" "$(val gid)"
 	check "lab$i fabric0 has $ip/24" "$ip/24" "$(val addr)"
 	check "lab$i fabric0 MTU" "$LAB_FABRIC_MTU" "$(val mtu)"
+	check "lab$i rxe1 port 1 is ACTIVE" "4: ACTIVE" "$(val state1)"
+	check "lab$i rxe1 sits on fabric1" "fabric1" "$(val ndev1)"
+	gid1=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip1//./ })
+	check "lab$i rxe1 GID 1 is its fabric1 address $ip1" "$gid1" "$(val gid1)"
+	check "lab$i fabric1 has $ip1/24" "$ip1/24" "$(val addr1)"
+	check "lab$i fabric1 MTU" "$LAB_FABRIC_MTU" "$(val mtu1)"
 	if got scratch-nvme; then ok "lab$i has its emulated NVMe scratch disk"; else fail "lab$i has no /dev/nvme0n1"; fi
 done
 
@@ -74,10 +88,12 @@ check "every guest has its own host NQN" "$N" "$uniq_nqns"
 check "every guest has its own ssh host key" "$N" "$uniq_keys"
 
 # --- the fabric exists only between the guests ------------------------------
-host_fabric=$(ip -o addr show | grep -c " $LAB_FABRIC_NET\." || true)
+host_fabric=$(ip -o addr show | grep -cE " ($LAB_FABRIC_NET|$LAB_FABRIC_NET1)\." || true)
 check "the host has no fabric address" 0 "$host_fabric"
 ns_addrs=$(ip -n "$LAB_NETNS" -o addr show dev "$LAB_BRIDGE" 2>/dev/null | wc -l)
 check "the lab bridge has no address" 0 "$ns_addrs"
+ns_addrs=$(ip -n "$LAB_NETNS" -o addr show dev "$LAB_BRIDGE1" 2>/dev/null | wc -l)
+check "the rail-1 bridge has no address" 0 "$ns_addrs"
 
 # --- guests reach each other: ping and ssh by name, in a ring ----------------
 for i in $(seq 1 "$N"); do
@@ -85,6 +101,9 @@ for i in $(seq 1 "$N"); do
 	loss=$(lab_ssh "$i" "ping -c 3 -i 0.3 -W 5 $(lab_fabric_ip "$j")" 2>&1 |
 		sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p')
 	check "lab$i pings lab$j on the fabric" 0 "$loss"
+	loss=$(lab_ssh "$i" "ping -c 3 -i 0.3 -W 5 $(lab_fabric_ip "$j" 1)" 2>&1 |
+		sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p')
+	check "lab$i pings lab$j on fabric1" 0 "$loss"
 	check "lab$i reaches lab$j by name over ssh (host key checked)" "lab$j" \
 		"$(lab_ssh "$i" "ssh lab$j hostname" 2>&1)"
 done
@@ -114,6 +133,63 @@ else
 	fail "rping lab2 -> lab1 over rxe0 failed: $client / $server"
 fi
 lab_ssh 1 'pkill -x rping' || true
+
+# --- each rail's traffic stays on its own fabric -------------------------------
+# ib_write_bw over rxeR between lab2 and lab1 (its rdma_cm and TCP exchange
+# use the same rail's addresses): both guests' fabricR byte counters rise by
+# at least the 200 x 64 KiB written, and the other rail's do not move. The
+# counters start once both rails have been quiet for 6 s: the neighbour
+# cache confirms a rail's last peer with a unicast ARP exchange 5 s after
+# the previous test's last use (84 bytes on each guest).
+rail_bytes() {
+	lab_ssh "$1" 'for r in 0 1; do s=/sys/class/net/fabric$r/statistics; echo $(($(cat $s/rx_bytes) + $(cat $s/tx_bytes))); done' |
+		paste -sd' '
+}
+rails_quiet() {
+	local k q1 q2
+	read -r -a b1 < <(rail_bytes 1)
+	read -r -a b2 < <(rail_bytes 2)
+	for k in 1 2 3 4 5; do
+		sleep 6
+		read -r -a q1 < <(rail_bytes 1)
+		read -r -a q2 < <(rail_bytes 2)
+		[ "${q1[*]} ${q2[*]}" = "${b1[*]} ${b2[*]}" ] && return 0
+		b1=("${q1[@]}") b2=("${q2[@]}")
+	done
+	echo "# the rails did not go quiet for 6 s before the test"
+}
+for r in 1 0; do
+	o=$((1 - r))
+	srv=$(lab_fabric_ip 1 "$r")
+	rails_quiet
+	bw_ok=0
+	for try in 1 2 3; do
+		lab_ssh 1 "pkill -x ib_write_bw; rm -f /tmp/bw.server.out
+			nohup sh -c 'timeout 60 ib_write_bw -d rxe$r -R -F -s 65536 -n 200 >/tmp/bw.server.out 2>&1; echo rc=\$? >>/tmp/bw.server.out' >/dev/null 2>&1 &"
+		sleep $((1 + try))
+		client=$(lab_ssh 2 "timeout 60 ib_write_bw -d rxe$r -R -F -s 65536 -n 200 $srv 2>&1; echo rc=\$?")
+		if [ "$(tail -1 <<<"$client")" = rc=0 ]; then
+			bw_ok=1
+			break
+		fi
+		echo "# ib_write_bw rxe$r attempt $try: $(tail -3 <<<"$client" | tr '\n' ' ')"
+	done
+	lab_ssh 1 'pkill -x ib_write_bw' || true
+	read -r -a a1 < <(rail_bytes 1)
+	read -r -a a2 < <(rail_bytes 2)
+	d1_r=$((a1[r] - b1[r])) d2_r=$((a2[r] - b2[r])) d1_o=$((a1[o] - b1[o])) d2_o=$((a2[o] - b2[o]))
+	if [ "$bw_ok" = 1 ]; then
+		ok "ib_write_bw lab2 -> lab1 over rxe$r ($srv) exits 0"
+	else
+		fail "ib_write_bw lab2 -> lab1 over rxe$r ($srv) failed: $(tail -3 <<<"$client" | tr '\n' ' ')"
+	fi
+	if [ "$d1_r" -ge 13107200 ] && [ "$d2_r" -ge 13107200 ]; then
+		ok "rxe$r's writes raised fabric$r's byte counters (lab1 +$d1_r, lab2 +$d2_r)"
+	else
+		fail "rxe$r's writes did not show on fabric$r: lab1 +$d1_r, lab2 +$d2_r bytes (expected >= 13107200)"
+	fi
+	check "rxe$r's writes left fabric$o's byte counters unchanged (lab1, lab2)" "+0 +0" "+$d1_o +$d2_o"
+done
 
 # --- reboot lab2: its disk and identity survive --------------------------------
 token=$(tr -d '-' </proc/sys/kernel/random/uuid)

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
+# images: 6.1
 #
 # llmnet validate on the QEMU lab (run by tests/e2e/run.sh against a lab
 # that is up; 3 or 4 guests). Asserts on llmnet's JSON report:
