@@ -25,13 +25,15 @@ LLMNET=${BUILD:-build}/llmnet
 W=$(mktemp -d /tmp/llmnet-e2e-validate.XXXXXX)
 [ "$N" -ge 3 ] || { fail "the validate scenario needs 3 or more guests, the lab has $N"; exit 1; }
 
-# The lab spec for N guests: examples/lab.yaml (3 guests), a lab4 added for
-# 4; rping bounded at 20 s so failing pairs cost little.
+# The lab spec for N guests: examples/lab.yaml (3 guests) pointed at this
+# lab folder's key and known_hosts, a lab4 added for 4; rping bounded at
+# 20 s so failing pairs cost little.
+lab_spec examples/lab.yaml "$W/base.yaml"
 spec() {
-	python3 - "$N" "$1" <<'PY'
+	python3 - "$N" "$1" "$W/base.yaml" <<'PY'
 import re, sys
 n, bw = int(sys.argv[1]), sys.argv[2]
-s = open("examples/lab.yaml").read()
+s = open(sys.argv[3]).read()
 if n >= 4:
     s = s.replace("""      - { device: rxe0, port: 1, ip: 10.77.0.13, link_layer: ethernet, mtu: 4096 }
 """, """      - { device: rxe0, port: 1, ip: 10.77.0.13, link_layer: ethernet, mtu: 4096 }
