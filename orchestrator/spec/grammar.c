@@ -79,7 +79,7 @@ static const struct field ns_fields[] = {
 	{ .key = "nsid", .type = FT_UINT, .off = offsetof(struct ln_namespace, nsid),
 	  .flags = F_REQUIRED, .min = 1, .max = 0xfffffffe, .doc = "namespace id, unique in the target" },
 	{ .key = "file", .type = FT_STR, .off = offsetof(struct ln_namespace, file),
-	  .pat = SP_PATH, .doc = "backing file on the target node (absolute); needs size" },
+	  .pat = SP_OWNPATH, .doc = "backing file on the target node (absolute); needs size" },
 	{ .key = "size", .type = FT_SIZE, .off = offsetof(struct ln_namespace, size), .min = 512,
 	  .doc = "size of the backing file; a multiple of 512 bytes" },
 	{ .key = "device", .type = FT_STR, .off = offsetof(struct ln_namespace, device),
@@ -130,7 +130,7 @@ static const struct table target_table = {
 
 static const struct field mount_fields[] = {
 	{ .key = "path", .type = FT_STR, .off = offsetof(struct ln_mount, path),
-	  .flags = F_REQUIRED, .pat = SP_PATH, .doc = "mount point (absolute)" },
+	  .flags = F_REQUIRED, .pat = SP_OWNPATH, .doc = "mount point (absolute)" },
 	{ .key = "fs", .type = FT_STR, .off = offsetof(struct ln_mount, fs), .sfn = spec_parse_fs,
 	  .pat = SP_FS, .doc = "file system; needed with format: if-blank" },
 	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mount, format),
@@ -185,7 +185,7 @@ static const struct table storage_table = {
 
 static const struct field mpi_fields[] = {
 	{ .key = "hostfile", .type = FT_STR, .off = offsetof(struct ln_mpi_spec, hostfile),
-	  .pat = SP_PATH, .def = "/etc/llmnet/hostfile", .doc = "hostfile written on every node" },
+	  .pat = SP_OWNPATH, .def = "/etc/llmnet/hostfile", .doc = "hostfile written on every node" },
 	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mpi_spec, format),
 	  .names = mpi_formats, .def = "openmpi", .doc = "hostfile syntax" },
 	{ .key = "mca", .type = FT_CUSTOM, .fn = spec_parse_mca, .schema_type = "mca",
