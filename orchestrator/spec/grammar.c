@@ -132,7 +132,8 @@ static const struct field mount_fields[] = {
 	{ .key = "path", .type = FT_STR, .off = offsetof(struct ln_mount, path),
 	  .flags = F_REQUIRED, .pat = SP_OWNPATH, .doc = "mount point (absolute)" },
 	{ .key = "fs", .type = FT_STR, .off = offsetof(struct ln_mount, fs), .sfn = spec_parse_fs,
-	  .pat = SP_FS, .doc = "file system; needed with format: if-blank" },
+	  .flags = F_REQUIRED, .pat = SP_FS,
+	  .doc = "file system to mount with (and to make with format: if-blank)" },
 	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mount, format),
 	  .names = formats, .def = "never",
 	  .doc = "never, or if-blank: make the file system only on a device with no signature" },
@@ -141,7 +142,7 @@ static const struct field mount_fields[] = {
 static const struct table mount_table = {
 	"mount", mount_fields, ARRAY_SIZE(mount_fields),
 	offsetof(struct ln_mount, mark) + 1, offsetof(struct ln_mount, present) + 1,
-	"Mount the connected namespace.", "mount", NULL,
+	"Mount the connected namespace.", NULL, NULL,
 };
 
 static const struct field init_fields[] = {

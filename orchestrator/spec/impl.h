@@ -188,7 +188,7 @@ struct table {
 	size_t present_off;		/* offset + 1 of an int set to 1; 0: none */
 	const char *doc;
 	/* Rules across keys the parser checks by hand, for the schema:
-	 * "namespace" (file+size or device), "mount" (if-blank needs fs). */
+	 * "namespace" (file+size or device), the only one. */
 	const char *schema_rule;
 	/* Keys refused by name with a reason (NULL-terminated; may be NULL). */
 	const struct refused_key *refused;

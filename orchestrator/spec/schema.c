@@ -291,19 +291,18 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 }
 
 /* Cross-key rules, written as JSON text: they are fixed, and JSON reads
- * more plainly than a tree of builder calls. */
+ * more plainly than a tree of builder calls. One so far: "namespace". */
 static int add_rule(struct json_object *o, const char *rule)
 {
 	static const char namespace_rule[] =
 		"{\"oneOf\": [{\"required\": [\"file\", \"size\"], \"not\": {\"required\": [\"device\"]}},"
 		" {\"required\": [\"device\"], \"not\": {\"anyOf\": [{\"required\": [\"file\"]},"
 		" {\"required\": [\"size\"]}]}}]}";
-	static const char mount_rule[] =
-		"{\"if\": {\"required\": [\"format\"], \"properties\": {\"format\": {\"const\": \"if-blank\"}}},"
-		" \"then\": {\"required\": [\"fs\"]}}";
-	const char *text = !strcmp(rule, "namespace") ? namespace_rule : mount_rule;
-	struct json_object *r = json_tokener_parse(text);
+	struct json_object *r;
 
+	if (strcmp(rule, "namespace"))
+		return -EINVAL;
+	r = json_tokener_parse(namespace_rule);
 	if (!r)
 		return -ENOMEM;
 	json_object_object_foreach(r, key, val)
