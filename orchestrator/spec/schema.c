@@ -37,6 +37,31 @@ static struct json_object *str_pattern(const char *re)
 	return o;
 }
 
+/* mca names: the key pattern, and none of the denied ones (settings.c). */
+static struct json_object *mca_names(void)
+{
+	struct json_object *o = str_pattern(spec_pattern_regex[SP_MCA_KEY]), *deny = NULL;
+	struct ln_buf re = LN_BUF_INIT;
+	int r;
+
+	if (!o || spec_mca_denied_regex(&re) < 0)
+		goto fail;
+	deny = json_object_new_object();
+	if (!deny || ln_json_add_str(deny, "pattern", re.buf) < 0)
+		goto fail;
+	r = ln_json_add(o, "not", deny);
+	deny = NULL;	/* o holds it, or ln_json_add freed it */
+	if (r < 0)
+		goto fail;
+	ln_buf_release(&re);
+	return o;
+fail:
+	json_object_put(deny);
+	json_object_put(o);
+	ln_buf_release(&re);
+	return NULL;
+}
+
 static struct json_object *names_enum(const char *const *names)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
@@ -140,7 +165,7 @@ static struct json_object *custom_schema(const struct field *f)
 	if (!strcmp(st, "mca")) {
 		struct json_object *o = json_object_new_object(), *names, *vals, *types;
 
-		names = str_pattern(spec_pattern_regex[SP_MCA_KEY]);
+		names = mca_names();
 		vals = json_object_new_object();
 		types = json_object_new_array();
 		if (!o || !names || !vals || !types)
