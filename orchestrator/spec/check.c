@@ -596,9 +596,6 @@ static int check_initiators(struct ctx *x)
 			spec_diag(spec, raw->target_mark,
 				  "initiator on '%.100s' names unknown target '%s'",
 				  raw->node ? raw->node : "?", raw->target);
-		if (in->mount.present && in->mount.format == LN_FORMAT_IF_BLANK && !in->mount.fs)
-			spec_diag(spec, in->mount.mark,
-				  "mount with format 'if-blank' needs 'fs' (the file system to make)");
 		if (ni < 0 || ti < 0)
 			continue;
 		in->node = (size_t)ni;

@@ -154,6 +154,7 @@ enum spat {
 	SP_IP,		/* numeric IPv4 or IPv6 */
 	SP_DEVICE,	/* RDMA device: [A-Za-z0-9_-][A-Za-z0-9_.-]{0,63} */
 	SP_PATH,	/* absolute, [A-Za-z0-9._+,@=:/-], no "." or ".." parts */
+	SP_OWNPATH,	/* SP_PATH that llmnet writes: not a system place (places.c) */
 	SP_LOCALPATH,	/* SP_PATH, or "~/" and a relative SP_PATH */
 	SP_DEVPATH,	/* SP_PATH under /dev/ */
 	SP_NQN,		/* ln_nqn_check() */
@@ -187,7 +188,7 @@ struct table {
 	size_t present_off;		/* offset + 1 of an int set to 1; 0: none */
 	const char *doc;
 	/* Rules across keys the parser checks by hand, for the schema:
-	 * "namespace" (file+size or device), "mount" (if-blank needs fs). */
+	 * "namespace" (file+size or device), the only one. */
 	const char *schema_rule;
 	/* Keys refused by name with a reason (NULL-terminated; may be NULL). */
 	const struct refused_key *refused;
@@ -206,6 +207,9 @@ struct field {
 	enum spat pat;
 	long long min, max;		/* FT_UINT, FT_U16, FT_INT */
 	const char *const *names;	/* FT_ENUM (NULL-terminated) */
+	/* FT_ENUM: values known but not supported yet, each refused with
+	 * its reason rather than as unknown (NULL-terminated; may be NULL) */
+	const struct refused_key *later;
 	/* FT_MAP; FT_CUSTOM: item table, if any ("validation": the
 	 * LN_STAGE_COUNT stage tables, by enum ln_stage) */
 	const struct table *sub;
@@ -219,6 +223,15 @@ struct field {
 /* 0 if s matches pattern pat; else -1 with "'key' takes ..., not 's'"
  * (or the specific rule broken) appended to why. */
 int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_buf *why);
+
+/* Appends to out a regex (ECMA-262) of the mca names lint refuses, for
+ * the schema. 0, or -ENOMEM. */
+int spec_mca_denied_regex(struct ln_buf *out);
+
+/* 0 if path (already an SP_PATH) is not in a system location llmnet may
+ * not write (places.c); else -1 with the path, the key and the place
+ * appended to why. */
+int spec_place_check(const char *key, const char *path, struct ln_buf *why);
 
 extern const struct table spec_top_table;
 /* Validation stages, indexed by enum ln_stage. */

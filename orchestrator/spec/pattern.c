@@ -19,6 +19,10 @@ const char *const spec_pattern_regex[SP_COUNT] = {
 	[SP_IP] = "^[0-9A-Fa-f:.]{2,45}$",
 	[SP_DEVICE] = "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$",
 	[SP_PATH] = "^(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
+	/* SP_PATH outside the places of places.c: keep the two in step */
+	[SP_OWNPATH] = "^(?!/(bin|boot|dev|lib[^/]*|proc|root|sbin|sys|usr)(/|$))"
+		       "(?!/(etc|run)(/(?!llmnet/)|$))(?!/var/lib/llmnet(/|$))"
+		       "(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	[SP_LOCALPATH] = "^(~|/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)*$",
 	[SP_DEVPATH] = "^/dev(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	[SP_NQN] = "^nqn\\.[0-9]{4}-(0[1-9]|1[0-2])\\.[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+:[A-Za-z0-9._:+-]+$",
@@ -163,6 +167,10 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 		return -1;
 	case SP_PATH:
 		return check_path(key, s, NULL, why);
+	case SP_OWNPATH:
+		if (check_path(key, s, NULL, why) < 0)
+			return -1;
+		return spec_place_check(key, s, why);
 	case SP_DEVPATH:
 		return check_path(key, s, "/dev/", why);
 	case SP_LOCALPATH:

@@ -37,6 +37,31 @@ static struct json_object *str_pattern(const char *re)
 	return o;
 }
 
+/* mca names: the key pattern, and none of the denied ones (settings.c). */
+static struct json_object *mca_names(void)
+{
+	struct json_object *o = str_pattern(spec_pattern_regex[SP_MCA_KEY]), *deny = NULL;
+	struct ln_buf re = LN_BUF_INIT;
+	int r;
+
+	if (!o || spec_mca_denied_regex(&re) < 0)
+		goto fail;
+	deny = json_object_new_object();
+	if (!deny || ln_json_add_str(deny, "pattern", re.buf) < 0)
+		goto fail;
+	r = ln_json_add(o, "not", deny);
+	deny = NULL;	/* o holds it, or ln_json_add freed it */
+	if (r < 0)
+		goto fail;
+	ln_buf_release(&re);
+	return o;
+fail:
+	json_object_put(deny);
+	json_object_put(o);
+	ln_buf_release(&re);
+	return NULL;
+}
+
 static struct json_object *names_enum(const char *const *names)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
@@ -140,7 +165,7 @@ static struct json_object *custom_schema(const struct field *f)
 	if (!strcmp(st, "mca")) {
 		struct json_object *o = json_object_new_object(), *names, *vals, *types;
 
-		names = str_pattern(spec_pattern_regex[SP_MCA_KEY]);
+		names = mca_names();
 		vals = json_object_new_object();
 		types = json_object_new_array();
 		if (!o || !names || !vals || !types)
@@ -291,19 +316,18 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 }
 
 /* Cross-key rules, written as JSON text: they are fixed, and JSON reads
- * more plainly than a tree of builder calls. */
+ * more plainly than a tree of builder calls. One so far: "namespace". */
 static int add_rule(struct json_object *o, const char *rule)
 {
 	static const char namespace_rule[] =
 		"{\"oneOf\": [{\"required\": [\"file\", \"size\"], \"not\": {\"required\": [\"device\"]}},"
 		" {\"required\": [\"device\"], \"not\": {\"anyOf\": [{\"required\": [\"file\"]},"
 		" {\"required\": [\"size\"]}]}}]}";
-	static const char mount_rule[] =
-		"{\"if\": {\"required\": [\"format\"], \"properties\": {\"format\": {\"const\": \"if-blank\"}}},"
-		" \"then\": {\"required\": [\"fs\"]}}";
-	const char *text = !strcmp(rule, "namespace") ? namespace_rule : mount_rule;
-	struct json_object *r = json_tokener_parse(text);
+	struct json_object *r;
 
+	if (strcmp(rule, "namespace"))
+		return -EINVAL;
+	r = json_tokener_parse(namespace_rule);
 	if (!r)
 		return -ENOMEM;
 	json_object_object_foreach(r, key, val)

@@ -326,11 +326,18 @@ static void set_enum(struct parser *p, const struct field *f, void *obj, const c
 		     struct ln_mark m)
 {
 	struct ln_buf *why = &p->why;
+	const struct refused_key *k;
 	size_t i;
 
 	for (i = 0; f->names[i]; i++) {
 		if (!strcmp(f->names[i], v)) {
 			*(int *)spec_at(obj, f->off) = (int)i;
+			return;
+		}
+	}
+	for (k = f->later; k && k->key; k++) {
+		if (!strcmp(k->key, v)) {
+			spec_diag(p->spec, m, "'%s: %s' is not supported yet: %s", f->key, v, k->why);
 			return;
 		}
 	}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Places a spec may not name. The hostfile, a namespace's backing file
+ * and a mount point are paths llmnet creates, rewrites or mounts over as
+ * root on every node, so a spec must not be able to point them at the
+ * system's own files: a hostfile at /etc/passwd would replace it, a mount
+ * at /etc would hide it. This table is the one list (docs/spec.md, "Places
+ * a spec may not name", documents it; the agent will refuse the same
+ * places again, as defence in depth). spec_pattern_regex[SP_OWNPATH]
+ * (pattern.c) says the same for the schema: change both together.
+ */
+#include <string.h>
+
+#include "common/util.h"
+#include "orchestrator/spec/impl.h"
+
+struct place {
+	const char *dir;	/* the folder and all below it; "lib*": any first part lib... */
+	const char *except;	/* a folder below dir that llmnet may use, or NULL */
+	const char *why;	/* said in parentheses after the path */
+};
+
+static const struct place places[] = {
+	{ "/", NULL, "the root directory" },
+	{ "/bin", NULL, "/bin" },
+	{ "/boot", NULL, "/boot" },
+	{ "/dev", NULL, "/dev; a namespace names a block device with 'device'" },
+	{ "/etc", "/etc/llmnet", "/etc outside /etc/llmnet" },
+	{ "/lib*", NULL, "/lib*" },
+	{ "/proc", NULL, "/proc" },
+	{ "/root", NULL, "/root" },
+	{ "/run", "/run/llmnet", "/run outside /run/llmnet" },
+	{ "/sbin", NULL, "/sbin" },
+	{ "/sys", NULL, "/sys" },
+	{ "/usr", NULL, "/usr" },
+	{ "/var/lib/llmnet", NULL, "/var/lib/llmnet, the agent's own state" },
+};
+
+/* path is dir or below it; a trailing '*' in dir matches the rest of
+ * that part ("/lib*" takes /lib, /lib64, /libx32/...). */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n && dir[n - 1] == '*')
+		return !strncmp(path, dir, n - 1);
+	if (strncmp(path, dir, n))
+		return 0;
+	return !path[n] || path[n] == '/';
+}
+
+/* A name for the key in messages: "file" and "path" alone say little. */
+static const char *label(const char *key)
+{
+	if (!strcmp(key, "file"))
+		return "backing file";
+	if (!strcmp(key, "path"))
+		return "mount point";
+	return key;
+}
+
+int spec_place_check(const char *key, const char *path, struct ln_buf *why)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(places); i++) {
+		const struct place *pl = &places[i];
+
+		if (!under(path, pl->dir))
+			continue;
+		/* strictly below the exception: the folder itself is not ours */
+		if (pl->except && under(path, pl->except) && strcmp(path, pl->except))
+			return 0;
+		ln_buf_addf(why,
+			    "%s '%.100s' is in a system location (%s): llmnet writes only paths it may own",
+			    label(key), path, pl->why);
+		return -1;
+	}
+	return 0;
+}
