@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NCCL result parser, for two producers:
- *  - llmnet's probe (agents/probes/nccl_probe.c), which prints
+ *  - llmnet's probe (agents/probes/nccl_mpi_probe.c), which prints
  *      llmnet-nccl-probe 1
  *      ranks N bytes B
  *      allreduce time_us T algbw A busbw U wrong W
