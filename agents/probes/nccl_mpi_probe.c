@@ -14,7 +14,7 @@
  *   mpirun ... nccl_mpi_probe [--bytes B] [--iters N] [--expect-ranks N]
  *                             [--nccl-lib PATH] [--cudart-lib PATH]
  *
- * Output, from rank 0 only (the format of nccl_probe.c, parsed by
+ * Output, from rank 0 only (parsed by
  * orchestrator/validate/parse/parse_nccl.c), plus "error: rank R on HOST: ..."
  * lines from any rank that failed:
  *   llmnet-nccl-probe 1 / nccl version V / ranks N bytes B /
