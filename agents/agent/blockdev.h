@@ -15,6 +15,7 @@
 #include <limits.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/request.h"
 #include "common/buf.h"
 
 struct ln_blockdev {
@@ -31,5 +32,16 @@ struct ln_blockdev {
  */
 int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_blockdev *bd,
 			struct ln_buf *err);
+
+/*
+ * Refuse a device that is in use: it, a partition or a holder of it is
+ * mounted, is swap, is an LVM PV or md member, or it backs another
+ * namespace of rq (skipping self) or of the node's nvmet configfs (skipping
+ * nqn/nsid). 0 when free; -EBUSY with the message appended to err (naming
+ * given and what holds it); other negative codes on read errors.
+ */
+int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *bd,
+			   const char *given, const struct ln_request *rq,
+			   const struct ln_req_ns *self, const char *nqn, struct ln_buf *err);
 
 #endif

@@ -521,13 +521,10 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	} else {
 		/* the resolved device is what is checked and recorded */
 		rc = ln_blockdev_resolve(cv->a, ns->device, &bd, &err);
-		if (rc == 0 && (ln_dev_mounted(cv->a, ns->device) || ln_dev_mounted(cv->a, bd.path))) {
-			ln_buf_addf(&err, "device '%s' is mounted on this node; refusing to export it",
-				    ns->device);
-			rc = -EBUSY;
-		} else if (rc == 0) {
+		if (rc == 0)
+			rc = ln_blockdev_check_free(cv->a, &bd, ns->device, cv->rq, ns, t->nqn, &err);
+		if (rc == 0)
 			want_path = bd.path;
-		}
 	}
 	if (rc < 0) {
 		ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
@@ -750,9 +747,8 @@ out:
 }
 
 /* The nvmet hosts the targets allow, each once. */
-/* A target with a namespace device that is not one is not exported at
- * all: it is refused before any of its objects (host, subsystem, port) is
- * created. */
+/* A target with a namespace device in use is not exported at all: it is
+ * refused before any of its objects (host, subsystem, port) is created. */
 static void check_devices(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -768,7 +764,9 @@ static void check_devices(struct ln_converge *cv)
 			if (!t->ns[j].device)
 				continue;
 			ln_buf_reset(&err);
-			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0)
+			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
+			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
+						   t->nqn, &err) == 0)
 				continue;
 			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
 			ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
