@@ -354,42 +354,6 @@ int ln_configfs_mounted(const struct ln_agent *a)
 	return scan_mounts(a, match_configfs, NULL) == 1;
 }
 
-struct dev_match {
-	const struct ln_agent *a;
-	const char *dev;
-	dev_t rdev;
-	int have_rdev;
-};
-
-static int match_dev(const char *dev, const char *dir, const char *fs, void *arg)
-{
-	struct dev_match *m = arg;
-	char p[PATH_MAX];
-	struct stat st;
-
-	(void)dir;
-	(void)fs;
-	if (!strcmp(dev, m->dev))
-		return 1;
-	if (m->have_rdev && dev[0] == '/' && ln_agent_path(m->a, dev, p) == 0 &&
-	    stat(p, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == m->rdev)
-		return 1;
-	return 0;
-}
-
-int ln_dev_mounted(const struct ln_agent *a, const char *dev)
-{
-	struct dev_match m = { a, dev, 0, 0 };
-	char p[PATH_MAX];
-	struct stat st;
-
-	if (ln_agent_path(a, dev, p) == 0 && stat(p, &st) == 0 && S_ISBLK(st.st_mode)) {
-		m.rdev = st.st_rdev;
-		m.have_rdev = 1;
-	}
-	return scan_mounts(a, match_dev, &m) == 1;
-}
-
 struct dir_match {
 	const char *path;
 	char *fs;

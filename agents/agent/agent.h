@@ -140,8 +140,6 @@ void ln_names_free(char **names, size_t n);
 int ln_module_loaded(const struct ln_agent *a, const char *module);
 /* 1 when configfs is mounted at /sys/kernel/config (ROOT/proc/mounts). */
 int ln_configfs_mounted(const struct ln_agent *a);
-/* 1 when dev (a node path) is mounted somewhere, 0 if not. */
-int ln_dev_mounted(const struct ln_agent *a, const char *dev);
 /* 1 when path is a mount point (ROOT/proc/mounts). */
 int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t fslen);
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "agents/agent/blockdev.h"
 #include "agents/agent/parts.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -508,6 +509,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	char dir[PATH_MAX], p[PATH_MAX], id[300];
 	const char *want_path = ns->file ? ns->file : ns->device;
 	const char *want_bio;
+	struct ln_blockdev bd;
 	int rc = 0, exists, bio_ok, path_ok, enabled;
 
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
@@ -517,19 +519,12 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		if (rc == -EALREADY)
 			goto out;
 	} else {
-		struct stat st;
-
-		if (ln_agent_path(cv->a, ns->device, p) < 0 || stat(p, &st) < 0) {
-			ln_buf_addf(&err, "device '%s' does not exist", ns->device);
-			rc = -ENOENT;
-		} else if (!cv->a->fixture && !S_ISBLK(st.st_mode)) {
-			ln_buf_addf(&err, "'%s' is not a block device", ns->device);
-			rc = -ENOTBLK;
-		} else if (ln_dev_mounted(cv->a, ns->device)) {
-			ln_buf_addf(&err, "device '%s' is mounted on this node; refusing to export it",
-				    ns->device);
-			rc = -EBUSY;
-		}
+		/* the resolved device is what is checked and recorded */
+		rc = ln_blockdev_resolve(cv->a, ns->device, &bd, &err);
+		if (rc == 0)
+			rc = ln_blockdev_check_free(cv->a, &bd, ns->device, cv->rq, ns, t->nqn, &err);
+		if (rc == 0)
+			want_path = bd.path;
 	}
 	if (rc < 0) {
 		ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
@@ -752,6 +747,35 @@ out:
 }
 
 /* The nvmet hosts the targets allow, each once. */
+/* A target with a namespace device in use is not exported at all: it is
+ * refused before any of its objects (host, subsystem, port) is created. */
+static void check_devices(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_blockdev bd;
+	char id[300];
+	size_t i, j;
+
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+
+		for (j = 0; j < t->nns; j++) {
+			if (!t->ns[j].device)
+				continue;
+			ln_buf_reset(&err);
+			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
+			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
+						   t->nqn, &err) == 0)
+				continue;
+			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
+			ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
+			t->failed = 1;
+		}
+	}
+	ln_buf_release(&err);
+}
+
 static void apply_hosts(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -760,7 +784,7 @@ static void apply_hosts(struct ln_converge *cv)
 	size_t i, j;
 
 	for (i = 0; i < rq->ntargets; i++) {
-		for (j = 0; j < rq->targets[i].nhosts; j++) {
+		for (j = 0; !rq->targets[i].failed && j < rq->targets[i].nhosts; j++) {
 			const char *h = rq->targets[i].hosts[j];
 
 			if (json_object_object_get_ex(seen, h, NULL))
@@ -832,6 +856,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
+	check_devices(cv);
 	apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		apply_dhchap(cv, &rq->targets[i]);

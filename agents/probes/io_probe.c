@@ -9,10 +9,13 @@
  *       read back and checked, then removed; a file already there (the
  *       first regular file found) is checksummed before and after and
  *       must be unchanged.
- *   llmnet-probe-io --device /dev/NAME --size BYTES [--write]
+ *   llmnet-probe-io --device /dev/NAME --size BYTES [--nqn NQN [--write]]
  *       Reads BYTES from the start of the device. Only with --write (the
  *       spec's `destructive: true`) is the device written first, and the
- *       data read back and checked.
+ *       data read back and checked. --write needs --nqn: the device must
+ *       then be a whole namespace of subsystem NQN, reached through a live
+ *       NVMe-oF controller (sysfs), or nothing is opened; a read checks the
+ *       same when --nqn is given.
  *
  * Prints "llmnet-io-probe 1", "write_mbps X" (when it wrote), "read_mbps Y",
  * "witness PATH kept|changed|none", "error: ..." lines, then
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,7 +254,71 @@ static void mount_mode(const char *dir, uint64_t size)
 	}
 }
 
-static void device_mode(const char *dev, uint64_t size, int wr)
+/* A sysfs attribute, without its newline; "" when unreadable. */
+static void read_attr(const char *path, char *out, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(out, (int)size, f))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Is the block device rdev a whole namespace of subsystem nqn, with a
+ * live fabric controller of that subsystem? The namespace's "device" is
+ * its controller (nvmeX) or, with native multipath, its subsystem
+ * (nvme-subsysN): both carry subsysnqn. A local PCIe drive is refused
+ * even under a matching NQN. */
+static int is_fabric_namespace(const char *dev, dev_t rdev, const char *nqn)
+{
+	static const char *const fabrics[] = { "tcp", "rdma", "fc", "loop", NULL };
+	char base[128], p[PATH_MAX], v[512];
+	struct dirent *e;
+	int live = 0, i;
+	DIR *d;
+
+	snprintf(base, sizeof(base), "/sys/dev/block/%u:%u", major(rdev), minor(rdev));
+	snprintf(p, sizeof(p), "%s/partition", base);
+	if (access(p, F_OK) == 0) {
+		err("'%s' is a partition, not a namespace of '%s'", dev, nqn);
+		return 0;
+	}
+	snprintf(p, sizeof(p), "%s/device/subsysnqn", base);
+	read_attr(p, v, sizeof(v));
+	if (strcmp(v, nqn)) {
+		err("'%s' is not a namespace of '%s'%s%s", dev, nqn, v[0] ? ": its subsystem is " : "",
+		    v);
+		return 0;
+	}
+	d = opendir("/sys/class/nvme");
+	while (d && !live && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/sys/class/nvme/%s/subsysnqn", e->d_name);
+		read_attr(p, v, sizeof(v));
+		if (strcmp(v, nqn))
+			continue;
+		snprintf(p, sizeof(p), "/sys/class/nvme/%s/state", e->d_name);
+		read_attr(p, v, sizeof(v));
+		if (strcmp(v, "live"))
+			continue;
+		snprintf(p, sizeof(p), "/sys/class/nvme/%s/transport", e->d_name);
+		read_attr(p, v, sizeof(v));
+		for (i = 0; fabrics[i] && !live; i++)
+			live = !strcmp(v, fabrics[i]);
+	}
+	if (d)
+		closedir(d);
+	if (!live)
+		err("'%s' has no live NVMe-oF controller of '%s'", dev, nqn);
+	return live;
+}
+
+static void device_mode(const char *dev, const char *nqn, uint64_t size, int wr)
 {
 	struct stat st;
 	int fd;
@@ -259,6 +327,12 @@ static void device_mode(const char *dev, uint64_t size, int wr)
 		err("'%s' is not a block device", dev);
 		return;
 	}
+	if (wr && !nqn) {
+		err("--write needs --nqn NQN: only a namespace of that subsystem is written");
+		return;
+	}
+	if (nqn && !is_fabric_namespace(dev, st.st_rdev, nqn))
+		return;
 	fd = open(dev, (wr ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
 	if (fd < 0) {
 		err("cannot open '%s' with O_DIRECT: %s", dev, strerror(errno));
@@ -270,7 +344,7 @@ static void device_mode(const char *dev, uint64_t size, int wr)
 
 int main(int argc, char **argv)
 {
-	const char *mount = NULL, *dev = NULL;
+	const char *mount = NULL, *dev = NULL, *nqn = NULL;
 	unsigned long long size = 0;
 	int wr = 0, a;
 
@@ -282,6 +356,8 @@ int main(int argc, char **argv)
 			mount = argv[++a];
 		} else if (!strcmp(argv[a], "--device") && a + 1 < argc) {
 			dev = argv[++a];
+		} else if (!strcmp(argv[a], "--nqn") && a + 1 < argc) {
+			nqn = argv[++a];
 		} else if (!strcmp(argv[a], "--size") && a + 1 < argc) {
 			errno = 0;
 			size = strtoull(argv[++a], &end, 10);
@@ -297,15 +373,15 @@ int main(int argc, char **argv)
 		err("--size takes bytes from 1 MiB to 64 GiB");
 	else if (!!mount == !!dev)
 		err("give --mount DIR or --device /dev/NAME");
-	else if (mount && wr)
-		err("--write is for a raw device only");
+	else if (mount && (wr || nqn))
+		err("%s is for a raw device only", wr ? "--write" : "--nqn");
 	/* whole chunks: O_DIRECT transfers are multiples of the block size */
 	size -= size % CHUNK;
 	if (!failed) {
 		if (mount)
 			mount_mode(mount, size);
 		else
-			device_mode(dev, size, wr);
+			device_mode(dev, nqn, size, wr);
 	}
 	printf("result %s\n", failed ? "fail" : "pass");
 	return failed;

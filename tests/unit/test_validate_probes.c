@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -254,6 +255,32 @@ static void test_validate_probes__io_probe(void **state)
 	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --device %s --size 4194304", BUILD_DIR, dir);
 	assert_int_equal(capture(cmd, &out), 1);
 	assert_non_null(strstr(out.buf, "is not a block device"));
+	{
+		/* a block device that is no namespace of the NQN is never opened for
+		 * writing (issue 12, reproduction 3: it was /dev/loop0) */
+		struct stat bst;
+
+		if (stat("/dev/loop0", &bst) == 0 && S_ISBLK(bst.st_mode)) {
+			snprintf(cmd, sizeof(cmd),
+				 "%s/probes/io_probe --device /dev/loop0 --size 4194304 --write",
+				 BUILD_DIR);
+			assert_int_equal(capture(cmd, &out), 1);
+			assert_non_null(strstr(out.buf, "--write needs --nqn NQN"));
+			assert_null(strstr(out.buf, "write_mbps"));
+			snprintf(cmd, sizeof(cmd),
+				 "%s/probes/io_probe --device /dev/loop0 --size 4194304 --write "
+				 "--nqn nqn.2024-04.com.example:t",
+				 BUILD_DIR);
+			assert_int_equal(capture(cmd, &out), 1);
+			assert_non_null(strstr(out.buf, "'/dev/loop0' is not a namespace of "
+							"'nqn.2024-04.com.example:t'"));
+			assert_null(strstr(out.buf, "write_mbps"));
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --mount %s --size 4194304 --nqn "
+		 "nqn.2024-04.com.example:t", BUILD_DIR, dir);
+	assert_int_equal(capture(cmd, &out), 1);
+	assert_non_null(strstr(out.buf, "--nqn is for a raw device only"));
 	snprintf(cmd, sizeof(cmd), "%s/probes/io_probe --mount %s --size 4194304 --write", BUILD_DIR,
 		 dir);
 	assert_int_equal(capture(cmd, &out), 1);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Block devices a namespace may export: a device path from the request
+ * (often a link such as /dev/disk/by-id/...) is resolved once under the
+ * agent's root, and the resolved device is what is checked and recorded.
+ * "In use" is read from sysfs (partitions, holders), procfs (mountinfo by
+ * major:minor, mounts, swaps), the device's own first and last blocks (LVM
+ * and md signatures, which blkid reads too) and nvmet configfs. Under
+ * --root a fixture device is a regular file and its major:minor comes from
+ * the fixture's /sys/class/block/<name>/dev; every other check is the same.
+ */
+#ifndef LN_AGENT_BLOCKDEV_H
+#define LN_AGENT_BLOCKDEV_H
+
+#include <limits.h>
+
+#include "agents/agent/agent.h"
+#include "agents/agent/request.h"
+#include "common/buf.h"
+
+struct ln_blockdev {
+	char path[PATH_MAX];	/* resolved node path, under /dev */
+	char name[NAME_MAX + 1];	/* sysfs name: "sda", "nvme0n1", "dm-0" */
+	unsigned int major, minor;
+	int have_devt;		/* major:minor known (stat, or the fixture's sysfs) */
+};
+
+/*
+ * Resolve given (a node path) through its links under the root, and check
+ * that it stays under /dev and is a block device (on a fixture root: a
+ * regular file). 0, or negative with the reason appended to err.
+ */
+int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_blockdev *bd,
+			struct ln_buf *err);
+
+/*
+ * Refuse a device that is in use: it, a partition or a holder of it is
+ * mounted, is swap, is an LVM PV or md member, or it backs another
+ * namespace of rq (skipping self) or of the node's nvmet configfs (skipping
+ * nqn/nsid). 0 when free; -EBUSY with the message appended to err (naming
+ * given and what holds it); other negative codes on read errors.
+ */
+int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *bd,
+			   const char *given, const struct ln_request *rq,
+			   const struct ln_req_ns *self, const char *nqn, struct ln_buf *err);
+
+#endif

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Namespace devices in use are never exported (agents/agent/blockdev.c), on
+ * the disks-in-use fixture laid over node-target: a partition mounted (found
+ * by major:minor only), a partition held by LVM, swap, unassembled LVM and md
+ * signatures, a partition backing a foreign namespace in configfs, two
+ * namespaces of one request on one disk, and links: a by-id link is resolved
+ * and the resolved device is what is recorded; a link out of /dev is refused.
+ * Each refusal leaves the tree as it was.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+static char *build(void)
+{
+	char *root = fx_build("node-target"), cmd[1024];
+
+	assert_non_null(root);
+	snprintf(cmd, sizeof(cmd), "%s/agent/build-tree.sh %s/agent/disks-in-use.tree %s",
+		 FIXTURES_DIR, FIXTURES_DIR, root);
+	assert_int_equal(system(cmd), 0);
+	return root;
+}
+
+static const char *request(const char *ns)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.com.example:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
+		 "\"hosts\":[\"nqn.2014-08.org.example:h1\"],\"namespaces\":[%s]}]}", ns);
+	return buf;
+}
+
+/* The agent's own bookkeeping (state, lock) may change on a refusal. */
+static int skip_agent_files(const char *rel)
+{
+	return !strncmp(rel, "/var/lib/llmnet", 15) || !strncmp(rel, "/run/llmnet", 11);
+}
+
+/* Apply ns on a fresh tree; expect exit 1, want in the answer, and the
+ * tree unchanged. */
+static void refused(const char *ns, const char *want, void (*prepare)(const char *root))
+{
+	char *root = build();
+	const char *args[] = { "apply", NULL };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
+		      after = LN_BUF_INIT;
+
+	if (prepare)
+		prepare(root);
+	fx_list(root, &before, skip_agent_files);
+	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 1);
+	if (!strstr(out.buf, want))
+		fprintf(stderr, "want: %s\ngot: %s\n", want, out.buf);
+	assert_non_null(strstr(out.buf, want));
+	fx_list(root, &after, skip_agent_files);
+	assert_string_equal(before.buf, after.buf);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+}
+
+static void test_agent_blockdev__partition_mounted_refuses_disk(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sda\"}",
+		"device '/dev/sda' is in use: partition sda1 is mounted at /boot; refusing", NULL);
+}
+
+static void test_agent_blockdev__link_is_resolved_and_named(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001\"}",
+		"device '/dev/disk/by-id/ata-QEMU_HARDDISK_QM00001' ('/dev/sda') is in use: "
+		"partition sda1 is mounted at /boot",
+		NULL);
+}
+
+static void test_agent_blockdev__lvm_holder_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdb\"}",
+		"device '/dev/sdb' is in use: partition sdb1 is held by dm-0 (LVM volume "
+		"'vg0-data')",
+		NULL);
+}
+
+static void test_agent_blockdev__swap_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdc\"}", "device '/dev/sdc' is in use: it is in use as swap",
+		NULL);
+}
+
+static void write_at(const char *root, const char *dev, long off, const char *bytes, size_t n)
+{
+	char p[4096];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s%s", root, dev);
+	fd = open(p, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, bytes, n, off), (ssize_t)n);
+	close(fd);
+}
+
+static void lvm_label(const char *root)
+{
+	write_at(root, "/dev/sde", 512, "LABELONE", 8);
+	write_at(root, "/dev/sde", 512 + 24, "LVM2 001", 8);
+}
+
+static void md_superblock(const char *root)
+{
+	write_at(root, "/dev/sdf", 4096, "\xfc\x4e\x2b\xa9", 4);
+}
+
+static void test_agent_blockdev__lvm_signature_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sde\"}",
+		"device '/dev/sde' is in use: it is an LVM physical volume (LVM2_member)", lvm_label);
+}
+
+static void test_agent_blockdev__md_signature_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdf\"}",
+		"device '/dev/sdf' is in use: it is an md member (linux_raid_member)", md_superblock);
+}
+
+static void test_agent_blockdev__backing_a_configfs_namespace_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdg\"}",
+		"device '/dev/sdg' is in use: '/dev/disk/by-id/wwn-0x5000c500a1b2c3d7-part1' backs "
+		"namespace 2 of 'nqn.2014-08.org.example:foreign.target' in nvmet configfs",
+		NULL);
+}
+
+static void test_agent_blockdev__two_namespaces_one_disk_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdd\"},"
+		"{\"nsid\":2,\"device\":\"/dev/disk/by-id/wwn-0x5000c500a1b2c3d4\"}",
+		"device '/dev/sdd' is in use: namespace 2 of 'nqn.2024-04.com.example:t' in this "
+		"request uses '/dev/disk/by-id/wwn-0x5000c500a1b2c3d4'",
+		NULL);
+}
+
+static void test_agent_blockdev__link_out_of_dev_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/disk/by-id/escape\"}",
+		"device '/dev/disk/by-id/escape' resolves to '/etc/machine-id', outside /dev", NULL);
+}
+
+static void test_agent_blockdev__directory_is_not_a_device(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdz\"}", "'/dev/sdz' is not a block device", NULL);
+}
+
+/* Free devices export as before; a link is recorded as the device it names. */
+static void exported(const char *ns, const char *want_path)
+{
+	char *root = build(), p[4096];
+	const char *args[] = { "apply", NULL };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, dp = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	if (fx_agent(root, args, request(ns), &out, &err, NULL) != 0)
+		fprintf(stderr, "%s\n%s\n", out.buf, err.buf);
+	snprintf(p, sizeof(p),
+		 "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t/namespaces/1/"
+		 "device_path",
+		 root);
+	assert_int_equal(ln_file_read(p, &dp, &e), 0);
+	assert_string_equal(dp.buf, want_path);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&dp);
+	ln_buf_release(&e);
+}
+
+static void test_agent_blockdev__free_link_records_resolved_device(void **st)
+{
+	(void)st;
+	exported("{\"nsid\":1,\"device\":\"/dev/disk/by-id/wwn-0x5000c500a1b2c3d4\"}", "/dev/sdd\n");
+}
+
+static void test_agent_blockdev__free_partition_beside_mounted_one(void **st)
+{
+	(void)st;
+	exported("{\"nsid\":1,\"device\":\"/dev/sda2\"}", "/dev/sda2\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_blockdev__partition_mounted_refuses_disk),
+		cmocka_unit_test(test_agent_blockdev__link_is_resolved_and_named),
+		cmocka_unit_test(test_agent_blockdev__lvm_holder_refused),
+		cmocka_unit_test(test_agent_blockdev__swap_refused),
+		cmocka_unit_test(test_agent_blockdev__lvm_signature_refused),
+		cmocka_unit_test(test_agent_blockdev__md_signature_refused),
+		cmocka_unit_test(test_agent_blockdev__backing_a_configfs_namespace_refused),
+		cmocka_unit_test(test_agent_blockdev__two_namespaces_one_disk_refused),
+		cmocka_unit_test(test_agent_blockdev__link_out_of_dev_refused),
+		cmocka_unit_test(test_agent_blockdev__directory_is_not_a_device),
+		cmocka_unit_test(test_agent_blockdev__free_link_records_resolved_device),
+		cmocka_unit_test(test_agent_blockdev__free_partition_beside_mounted_one),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
