@@ -46,9 +46,11 @@ static const struct ln_check *namespace_check(struct vctx *c, size_t node, const
 }
 
 /* The io probe's argv for initiator in; 0 with nothing built when no
- * block device is known. */
+ * block device is known. A raw device is named with its subsystem's NQN,
+ * which the probe checks before it opens the device, so it can only ever
+ * touch a namespace of this spec's target. */
 static int io_argv(const struct ln_validation *v, const struct ln_initiator *in,
-		   const char *block, struct argv *av)
+		   const char *nqn, const char *block, struct argv *av)
 {
 	vs_arg(av, LN_PROBE_IO);
 	if (in->mount.present) {
@@ -57,6 +59,8 @@ static int io_argv(const struct ln_validation *v, const struct ln_initiator *in,
 	} else if (block) {
 		vs_arg(av, "--device");
 		vs_arg(av, "%s", block);
+		vs_arg(av, "--nqn");
+		vs_arg(av, "%s", nqn);
 		if (v->io.destructive)
 			vs_arg(av, "--write");
 	} else {
@@ -120,7 +124,7 @@ static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_in
 		ln_buf_reset(&sr->why);
 		return r;
 	}
-	if (!io_argv(v, in, block, &av))
+	if (!io_argv(v, in, nqn, block, &av))
 		return vs_not_run_check(c, LN_STAGE_IO, in->node, name, "no block device known for "
 					"'%s' (run the devices stage)", nqn);
 	if (vs_run_probe(c, LN_STAGE_IO, in->node, &av, sr->timeout_s, &sr->pr, &sr->at,
