@@ -179,6 +179,9 @@ static const char *near_node(const struct ln_spec *spec, const char *name)
 		const char *a = spec->nodes[i].name, *b = name;
 		size_t d = 0;
 
+		if (!a)
+			continue;	/* a node whose name was refused */
+
 		/* Cheap distance: same length and few differing bytes, or one
 		 * byte more or less at the end. */
 		if (strlen(a) == strlen(b)) {
