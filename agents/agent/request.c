@@ -350,12 +350,30 @@ static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct l
 	return 0;
 }
 
+/*
+ * The optional list under key: *arr the array (NULL when absent) and *v
+ * a zeroed array of its length + 1 elements of size (NULL when absent).
+ */
+static int get_list(struct json_object *obj, const char *key, size_t size,
+		    struct json_object **arr, void **v, struct ln_buf *err)
+{
+	*arr = NULL;
+	*v = NULL;
+	if (!json_object_object_get_ex(obj, key, arr))
+		return 0;
+	if (!json_object_is_type(*arr, json_type_array))
+		return bad(err, "request", "'%s' must be a list", key);
+	*v = calloc(json_object_array_length(*arr) + 1, size);
+	return *v ? 0 : -ENOMEM;
+}
+
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
 	static const char *const keys[] = { "protocol", "cluster", "targets", "initiators",
 					    "hostfile", NULL };
 	struct json_object *arr, *hf;
 	struct ln_buf e = LN_BUF_INIT;
+	void *v;
 	char w[64];
 	int64_t proto;
 	size_t i, j;
@@ -388,42 +406,33 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	if (!ln_valid_name(rq->cluster, 64))
 		return bad(err, "request", "cluster '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
 			   rq->cluster);
-	if (json_object_object_get_ex(rq->json, "targets", &arr)) {
-		if (!json_object_is_type(arr, json_type_array))
-			return bad(err, "request", "'targets' must be a list%s", "");
-		rq->ntargets = json_object_array_length(arr);
-		rq->targets = calloc(rq->ntargets + 1, sizeof(*rq->targets));
-		if (!rq->targets)
-			return -ENOMEM;
-		for (i = 0; i < rq->ntargets; i++) {
-			snprintf(w, sizeof(w), "targets[%zu]", i);
-			r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
-			if (r < 0)
-				return r;
-			for (j = 0; j < i; j++)
-				if (!strcmp(rq->targets[j].nqn, rq->targets[i].nqn))
-					return bad(err, w, "target '%s' is listed twice",
-						   rq->targets[i].nqn);
-		}
+	if ((r = get_list(rq->json, "targets", sizeof(*rq->targets), &arr, &v, err)) < 0)
+		return r;
+	rq->targets = v;
+	rq->ntargets = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; i < rq->ntargets; i++) {
+		snprintf(w, sizeof(w), "targets[%zu]", i);
+		r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
+		if (r < 0)
+			return r;
+		for (j = 0; j < i; j++)
+			if (!strcmp(rq->targets[j].nqn, rq->targets[i].nqn))
+				return bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
 	}
-	if (json_object_object_get_ex(rq->json, "initiators", &arr)) {
-		if (!json_object_is_type(arr, json_type_array))
-			return bad(err, "request", "'initiators' must be a list%s", "");
-		rq->ninits = json_object_array_length(arr);
-		rq->inits = calloc(rq->ninits + 1, sizeof(*rq->inits));
-		if (!rq->inits)
-			return -ENOMEM;
-		for (i = 0; i < rq->ninits; i++) {
-			snprintf(w, sizeof(w), "initiators[%zu]", i);
-			r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
-			if (r < 0)
-				return r;
-			for (j = 0; j < i; j++) {
-				if (rq->inits[i].mount_path && rq->inits[j].mount_path &&
-				    !strcmp(rq->inits[i].mount_path, rq->inits[j].mount_path))
-					return bad(err, w, "mount path '%s' is used twice",
-						   rq->inits[i].mount_path);
-			}
+	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &v, err)) < 0)
+		return r;
+	rq->inits = v;
+	rq->ninits = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; i < rq->ninits; i++) {
+		snprintf(w, sizeof(w), "initiators[%zu]", i);
+		r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
+		if (r < 0)
+			return r;
+		for (j = 0; j < i; j++) {
+			if (rq->inits[i].mount_path && rq->inits[j].mount_path &&
+			    !strcmp(rq->inits[i].mount_path, rq->inits[j].mount_path))
+				return bad(err, w, "mount path '%s' is used twice",
+					   rq->inits[i].mount_path);
 		}
 	}
 	if (json_object_object_get_ex(rq->json, "hostfile", &hf)) {
