@@ -65,6 +65,24 @@ static int get_str(struct json_object *o, const char *key, int required, const c
 	return r;
 }
 
+/* A string under key that must be an absolute, normalized path; an
+ * optional one that is absent is NULL. */
+static int get_path(struct json_object *o, const char *key, int required, const char **out,
+		    const char *where, struct ln_buf *err)
+{
+	int r = get_str(o, key, required, out, where, err);
+
+	if (r == -ENOENT && !required) {
+		*out = NULL;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (!ln_valid_abs_path(*out))
+		return bad(err, where, "%s '%s' must be an absolute, normalized path", key, *out);
+	return 0;
+}
+
 static int check_keys(struct json_object *o, const char *const *keys, const char *where,
 		      struct ln_buf *err)
 {
@@ -221,19 +239,10 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		snprintf(w, sizeof(w), "%s.dhchap", where);
 		if ((r = check_keys(d, dkeys, w, err)) < 0)
 			return r;
-		if ((r = get_str(d, "key_file", 1, &t->key_file, w, err)) < 0)
+		if ((r = get_path(d, "key_file", 1, &t->key_file, w, err)) < 0)
 			return r;
-		if (!ln_valid_abs_path(t->key_file))
-			return bad(err, w, "key_file '%s' must be an absolute, normalized path",
-				   t->key_file);
-		r = get_str(d, "ctrl_key_file", 0, &t->ctrl_key_file, w, err);
-		if (r < 0 && r != -ENOENT)
+		if ((r = get_path(d, "ctrl_key_file", 0, &t->ctrl_key_file, w, err)) < 0)
 			return r;
-		if (r == 0 && !ln_valid_abs_path(t->ctrl_key_file))
-			return bad(err, w, "ctrl_key_file '%s' must be an absolute, normalized path",
-				   t->ctrl_key_file);
-		if (r == -ENOENT)
-			t->ctrl_key_file = NULL;
 		if (t->any)
 			return bad(err, where,
 				   "DH-HMAC-CHAP needs a list of hosts: it cannot go with hosts \"any\"%s",
@@ -284,11 +293,8 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		snprintf(w, sizeof(w), "%s.mount", where);
 		if ((r = check_keys(m, mkeys, w, err)) < 0)
 			return r;
-		if ((r = get_str(m, "path", 1, &in->mount_path, w, err)) < 0)
+		if ((r = get_path(m, "path", 1, &in->mount_path, w, err)) < 0)
 			return r;
-		if (!ln_valid_abs_path(in->mount_path))
-			return bad(err, w, "path '%s' must be an absolute, normalized path",
-				   in->mount_path);
 		if ((r = get_str(m, "fs", 1, &in->mount_fs, w, err)) < 0)
 			return r;
 		if (strcmp(in->mount_fs, "ext4") && strcmp(in->mount_fs, "xfs"))
@@ -316,11 +322,8 @@ static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct l
 
 	if ((r = check_keys(o, keys, "hostfile", err)) < 0)
 		return r;
-	if ((r = get_str(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0)
+	if ((r = get_path(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0)
 		return r;
-	if (!ln_valid_abs_path(rq->hostfile_path))
-		return bad(err, "hostfile", "path '%s' must be an absolute, normalized path",
-			   rq->hostfile_path);
 	if ((r = get_str(o, "format", 1, &format, "hostfile", err)) < 0)
 		return r;
 	if (strcmp(format, "openmpi") && strcmp(format, "mpich"))
