@@ -4,7 +4,6 @@
  * hostfiles) and print a recap; with --validate, then the spec's stages.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
@@ -14,6 +13,33 @@
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
 
+static int apply(struct ln_ctl_opts *o, struct ln_run *run)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int code, r;
+
+	if (ln_plan_check_duplicates(run, &err) < 0) {
+		ln_error("%s", err.buf);
+		ln_error("stopping before any change");
+		ln_run_log(run, "apply stopped: %s", err.buf);
+		ln_buf_release(&err);
+		return ln_exit_merge(ln_apply_recap(run, "apply", ln_cli.output == LN_OUT_JSON, stdout),
+				     LN_EXIT_FAILED);
+	}
+	if (!ln_fanout_interrupted()) {
+		r = ln_apply_run(run);
+		if (r < 0)
+			ln_error("apply could not run: %s", ln_strerror(r));
+	}
+	code = ln_apply_recap(run, "apply", ln_cli.output == LN_OUT_JSON, stdout);
+	if (ln_fanout_interrupted())
+		ln_error("interrupted: nodes in flight finished, no new work was started");
+	else if (o->validate && code == LN_EXIT_OK)
+		code = ln_cmd_validate_after_apply(o, run);
+	else if (o->validate)
+		ln_error("validation not run: the cluster did not converge");
+	return code;
+}
 
 int cmd_apply(int argc, char **argv)
 {
@@ -32,40 +58,6 @@ int cmd_apply(int argc, char **argv)
 		"with --validate, a converged cluster then runs the spec's validation stages",
 		options,
 	};
-	struct ln_run run;
-	struct ln_buf err = LN_BUF_INIT;
-	int code, r;
 
-	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
-	code = ln_cmd_ctl_start(&o, "apply", &run);
-	if (code != LN_EXIT_OK)
-		goto out;
-	if (ln_plan_check_duplicates(&run, &err) < 0) {
-		ln_error("%s", err.buf);
-		ln_error("stopping before any change");
-		ln_run_log(&run, "apply stopped: %s", err.buf);
-		code = ln_exit_merge(ln_apply_recap(&run, "apply", ln_cli.output == LN_OUT_JSON, stdout),
-				     LN_EXIT_FAILED);
-		goto out;
-	}
-	if (!ln_fanout_interrupted()) {
-		r = ln_apply_run(&run);
-		if (r < 0)
-			ln_error("apply could not run: %s", ln_strerror(r));
-	}
-	code = ln_apply_recap(&run, "apply", ln_cli.output == LN_OUT_JSON, stdout);
-	if (ln_fanout_interrupted())
-		ln_error("interrupted: nodes in flight finished, no new work was started");
-	else if (o.validate && code == LN_EXIT_OK)
-		code = ln_cmd_validate_after_apply(&o, &run);
-	else if (o.validate)
-		ln_error("validation not run: the cluster did not converge");
-out:
-	ln_buf_release(&err);
-	ln_run_release(&run);
-	ln_cmd_ctl_release(&o);
-	return code;
+	return ln_cmd_ctl_main(&c, argc, argv, &o, "apply", apply);
 }

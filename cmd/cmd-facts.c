@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* llmnet facts SPEC: what every node is and holds, read-only. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/transport/fanout.h"
+
+static int facts(struct ln_ctl_opts *o, struct ln_run *run)
+{
+	(void)o;
+	ln_facts_print(run, ln_cli.output == LN_OUT_JSON, stdout);
+	return ln_cmd_ctl_nodes_exit(run, LN_EXIT_OK);
+}
 
 int cmd_facts(int argc, char **argv)
 {
@@ -22,24 +27,6 @@ int cmd_facts(int argc, char **argv)
 		"-o json gives everything the agents report",
 		options,
 	};
-	struct ln_run run;
-	int code, r;
-	size_t i;
 
-	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
-	code = ln_cmd_ctl_start(&o, "facts", &run);
-	if (code != LN_EXIT_OK)
-		goto out;
-	ln_facts_print(&run, ln_cli.output == LN_OUT_JSON, stdout);
-	for (i = 0; i < run.n; i++)
-		code = ln_exit_merge(code, ln_node_state_exit(run.nodes[i].state));
-	if (ln_fanout_interrupted())
-		code = ln_exit_merge(code, LN_EXIT_FAILED);
-out:
-	ln_run_release(&run);
-	ln_cmd_ctl_release(&o);
-	return code;
+	return ln_cmd_ctl_main(&c, argc, argv, &o, "facts", facts);
 }

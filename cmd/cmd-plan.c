@@ -1,14 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /* llmnet plan SPEC: what apply would change, per node, read-only. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/facts.h"
-#include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
+
+static int plan(struct ln_ctl_opts *o, struct ln_run *run)
+{
+	struct ln_plan_summary sum;
+	struct ln_buf err = LN_BUF_INIT;
+	int code = LN_EXIT_OK, r;
+
+	if (ln_plan_check_duplicates(run, &err) < 0) {
+		ln_error("%s", err.buf);
+		code = LN_EXIT_FAILED;
+	}
+	ln_buf_release(&err);
+	r = ln_plan_run(run);
+	if (r < 0) {
+		ln_error("plan could not run: %s", ln_strerror(r));
+		return LN_EXIT_FAILED;
+	}
+	ln_plan_print(run, ln_cli.output == LN_OUT_JSON, stdout, &sum);
+	code = ln_cmd_ctl_nodes_exit(run, code);
+	if (o->detailed && sum.create + sum.change + sum.remove + sum.error > 0)
+		code = ln_exit_merge(code, LN_EXIT_CHANGES);
+	return code;
+}
 
 int cmd_plan(int argc, char **argv)
 {
@@ -27,39 +48,6 @@ int cmd_plan(int argc, char **argv)
 		"exits 0 when nothing would change and 2 when something would",
 		options,
 	};
-	struct ln_run run;
-	struct ln_plan_summary sum;
-	struct ln_buf err = LN_BUF_INIT;
-	int code, r;
-	size_t i;
 
-	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
-	code = ln_cmd_ctl_start(&o, "plan", &run);
-	if (code != LN_EXIT_OK)
-		goto out;
-	if (ln_plan_check_duplicates(&run, &err) < 0) {
-		ln_error("%s", err.buf);
-		code = LN_EXIT_FAILED;
-	}
-	r = ln_plan_run(&run);
-	if (r < 0) {
-		ln_error("plan could not run: %s", ln_strerror(r));
-		code = LN_EXIT_FAILED;
-		goto out;
-	}
-	ln_plan_print(&run, ln_cli.output == LN_OUT_JSON, stdout, &sum);
-	for (i = 0; i < run.n; i++)
-		code = ln_exit_merge(code, ln_node_state_exit(run.nodes[i].state));
-	if (ln_fanout_interrupted())
-		code = ln_exit_merge(code, LN_EXIT_FAILED);
-	if (o.detailed && sum.create + sum.change + sum.remove + sum.error > 0)
-		code = ln_exit_merge(code, LN_EXIT_CHANGES);
-out:
-	ln_buf_release(&err);
-	ln_run_release(&run);
-	ln_cmd_ctl_release(&o);
-	return code;
+	return ln_cmd_ctl_main(&c, argc, argv, &o, "plan", plan);
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* llmnet teardown SPEC: remove what llmnet owns for this cluster. */
 #include <stdio.h>
-#include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
@@ -10,6 +9,19 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/teardown.h"
+
+static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
+{
+	int r;
+
+	(void)o;
+	if (!ln_fanout_interrupted()) {
+		r = ln_teardown_run(run);
+		if (r < 0)
+			ln_error("teardown could not run: %s", ln_strerror(r));
+	}
+	return ln_apply_recap(run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
+}
 
 int cmd_teardown(int argc, char **argv)
 {
@@ -27,24 +39,6 @@ int cmd_teardown(int argc, char **argv)
 		"--purge also deletes the backing files it created and the agent",
 		options,
 	};
-	struct ln_run run;
-	int code, r;
 
-	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
-	code = ln_cmd_ctl_start(&o, "teardown", &run);
-	if (code != LN_EXIT_OK)
-		goto out;
-	if (!ln_fanout_interrupted()) {
-		r = ln_teardown_run(&run);
-		if (r < 0)
-			ln_error("teardown could not run: %s", ln_strerror(r));
-	}
-	code = ln_apply_recap(&run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
-out:
-	ln_run_release(&run);
-	ln_cmd_ctl_release(&o);
-	return code;
+	return ln_cmd_ctl_main(&c, argc, argv, &o, "teardown", teardown);
 }

@@ -80,6 +80,16 @@ int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct l
  * gather facts. Returns an exit code; LN_EXIT_OK to go on. */
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
+/*
+ * A controller command's whole course: parse argv by c, start the run
+ * (spec, sessions, facts), then body over it, then release the run and o.
+ * Returns the exit code: body's, or the parse's or the start's when they
+ * stop first.
+ */
+int ln_cmd_ctl_main(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o,
+		    const char *command, int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
+/* code merged with every node's state and with an interrupt. */
+int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code);
 
 /* validate's own options (the reports and their destinations). */
 struct ln_cmd_vopts {

@@ -97,6 +97,35 @@ out:
 	return code;
 }
 
+int ln_cmd_ctl_main(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o,
+		    const char *command, int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
+{
+	struct ln_run run;
+	int code, r;
+
+	memset(&run, 0, sizeof(run));
+	r = ln_cmd_ctl_parse(c, argc, argv, o);
+	if (r)
+		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	code = ln_cmd_ctl_start(o, command, &run);
+	if (code == LN_EXIT_OK)
+		code = body(o, &run);
+	ln_run_release(&run);
+	ln_cmd_ctl_release(o);
+	return code;
+}
+
+int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code)
+{
+	size_t i;
+
+	for (i = 0; i < run->n; i++)
+		code = ln_exit_merge(code, ln_node_state_exit(run->nodes[i].state));
+	if (ln_fanout_interrupted())
+		code = ln_exit_merge(code, LN_EXIT_FAILED);
+	return code;
+}
+
 static void on_progress(void *ctx, const char *line)
 {
 	(void)ctx;

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "json.h"
+#include "util.h"
 
 int ln_json_parse(const char *s, size_t n, struct json_object **out, struct ln_buf *err)
 {
@@ -199,6 +200,22 @@ int ln_json_add_i64(struct json_object *obj, const char *key, int64_t val)
 	struct json_object *v = json_object_new_int64(val);
 
 	return v ? ln_json_add(obj, key, v) : -ENOMEM;
+}
+
+int ln_json_add_counts(struct json_object *obj, int create, int change, int remove, int ok,
+		       int error)
+{
+	const struct {
+		const char *key;
+		int n;
+	} counts[] = { { "create", create }, { "change", change }, { "remove", remove },
+		       { "ok", ok }, { "error", error } };
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ARRAY_SIZE(counts) && r == 0; i++)
+		r = ln_json_add_i64(obj, counts[i].key, counts[i].n);
+	return r;
 }
 
 int ln_json_add_bool(struct json_object *obj, const char *key, int val)

@@ -53,5 +53,9 @@ int ln_json_add_bool(struct json_object *obj, const char *key, int val);
 int ln_json_add_double(struct json_object *obj, const char *key, double val);
 /* Takes ownership of val (also on failure). */
 int ln_json_add(struct json_object *obj, const char *key, struct json_object *val);
+/* The agent protocol's change counts, as an answer's "summary" holds them
+ * (and plan -o json's): create, change, remove, ok and error. */
+int ln_json_add_counts(struct json_object *obj, int create, int change, int remove, int ok,
+		       int error);
 
 #endif

@@ -515,11 +515,7 @@ static void write_plan_json(FILE *out, struct json_object *all, struct json_obje
 		nl = strchr(p, '\n');
 		json_object_array_add(warn, json_object_new_string_len(p, (int)(nl - p)));
 	}
-	ln_json_add_i64(s, "create", sum->create);
-	ln_json_add_i64(s, "change", sum->change);
-	ln_json_add_i64(s, "remove", sum->remove);
-	ln_json_add_i64(s, "ok", sum->ok);
-	ln_json_add_i64(s, "error", sum->error);
+	ln_json_add_counts(s, sum->create, sum->change, sum->remove, sum->ok, sum->error);
 	ln_json_add_i64(s, "nodes_changing", sum->nodes_changing);
 	ln_json_add_i64(s, "nodes_pending_outside_limit", sum->nodes_pending_limit);
 	ln_json_add_i64(s, "nodes_unreachable", sum->nodes_unreachable);

@@ -521,11 +521,7 @@ struct json_object *ln_changes_answer(struct ln_changes *c, const char *mode,
 	ln_json_add(o, "changes", c->list);
 	ln_json_add(o, "warnings", c->warnings);
 	c->list = c->warnings = NULL;
-	ln_json_add_i64(s, "create", c->n_create);
-	ln_json_add_i64(s, "change", c->n_change);
-	ln_json_add_i64(s, "remove", c->n_remove);
-	ln_json_add_i64(s, "ok", c->n_ok);
-	ln_json_add_i64(s, "error", c->n_error);
+	ln_json_add_counts(s, c->n_create, c->n_change, c->n_remove, c->n_ok, c->n_error);
 	ln_json_add(o, "summary", s);
 	ln_json_add_bool(o, "converged", c->n_error == 0 && (!plan || pending == 0));
 	return o;

@@ -186,11 +186,55 @@ static struct json_object *rdma_facts(const struct ln_agent *a)
 	return arr;
 }
 
+/* Append addr to the "addresses" of the netdev named dev, if listed. */
+static void add_address(struct json_object *netdevs, const char *dev, const char *addr)
+{
+	size_t i, n = json_object_array_length(netdevs);
+
+	for (i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(netdevs, i), *v, *l;
+
+		json_object_object_get_ex(d, "name", &v);
+		if (!strcmp(json_object_get_string(v), dev) &&
+		    json_object_object_get_ex(d, "addresses", &l))
+			json_object_array_add(l, json_object_new_string(addr));
+	}
+}
+
+/* An interface address as "ADDR/PREFIX" in out; -1 for a family other
+ * than IPv4 and IPv6. */
+static int format_ifaddr(const struct ifaddrs *x, char *out, size_t size)
+{
+	char addr[INET6_ADDRSTRLEN];
+	const void *ip, *mask = NULL;
+	int fam = x->ifa_addr->sa_family, prefix = 0;
+	size_t len, b;
+
+	if (fam == AF_INET) {
+		ip = &((const struct sockaddr_in *)x->ifa_addr)->sin_addr;
+		if (x->ifa_netmask)
+			mask = &((const struct sockaddr_in *)x->ifa_netmask)->sin_addr;
+		len = 4;
+	} else if (fam == AF_INET6) {
+		ip = &((const struct sockaddr_in6 *)x->ifa_addr)->sin6_addr;
+		if (x->ifa_netmask)
+			mask = &((const struct sockaddr_in6 *)x->ifa_netmask)->sin6_addr;
+		len = 16;
+	} else {
+		return -1;
+	}
+	inet_ntop(fam, ip, addr, sizeof(addr));
+	for (b = 0; mask && b < len; b++)
+		prefix += __builtin_popcount(((const unsigned char *)mask)[b]);
+	snprintf(out, size, "%s/%d", addr, prefix);
+	return 0;
+}
+
 /* Addresses: netlink (getifaddrs) on the real node; a recorded list under
  * a fixture root, since netlink cannot be redirected. */
 static void add_addresses(const struct ln_agent *a, struct json_object *netdevs)
 {
-	size_t i, n = json_object_array_length(netdevs);
+	struct ifaddrs *ifa = NULL, *x;
 
 	if (a->fixture) {
 		struct ln_buf b = LN_BUF_INIT;
@@ -200,65 +244,21 @@ static void add_addresses(const struct ln_agent *a, struct json_object *netdevs)
 		for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			char dev[64], addr[128];
 
-			if (sscanf(line, "%63s %127s", dev, addr) != 2)
-				continue;
-			for (i = 0; i < n; i++) {
-				struct json_object *d = json_object_array_get_idx(netdevs, i), *v, *l;
-
-				json_object_object_get_ex(d, "name", &v);
-				if (!strcmp(json_object_get_string(v), dev) &&
-				    json_object_object_get_ex(d, "addresses", &l))
-					json_object_array_add(l, json_object_new_string(addr));
-			}
+			if (sscanf(line, "%63s %127s", dev, addr) == 2)
+				add_address(netdevs, dev, addr);
 		}
 		ln_buf_release(&b);
 		return;
 	}
-	{
-		struct ifaddrs *ifa = NULL, *x;
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (x = ifa; x; x = x->ifa_next) {
+		char out[INET6_ADDRSTRLEN + 8];
 
-		if (getifaddrs(&ifa) < 0)
-			return;
-		for (x = ifa; x; x = x->ifa_next) {
-			char addr[INET6_ADDRSTRLEN], out[INET6_ADDRSTRLEN + 8];
-			int prefix = 0, fam;
-			const unsigned char *m;
-			size_t len, b;
-
-			if (!x->ifa_addr)
-				continue;
-			fam = x->ifa_addr->sa_family;
-			if (fam == AF_INET) {
-				inet_ntop(fam, &((struct sockaddr_in *)x->ifa_addr)->sin_addr, addr,
-					  sizeof(addr));
-				m = x->ifa_netmask ? (const unsigned char *)&((struct sockaddr_in *)
-									   x->ifa_netmask)->sin_addr
-						   : NULL;
-				len = 4;
-			} else if (fam == AF_INET6) {
-				inet_ntop(fam, &((struct sockaddr_in6 *)x->ifa_addr)->sin6_addr, addr,
-					  sizeof(addr));
-				m = x->ifa_netmask ? (const unsigned char *)&((struct sockaddr_in6 *)
-									   x->ifa_netmask)->sin6_addr
-						   : NULL;
-				len = 16;
-			} else {
-				continue;
-			}
-			for (b = 0; m && b < len; b++)
-				prefix += __builtin_popcount(m[b]);
-			snprintf(out, sizeof(out), "%s/%d", addr, prefix);
-			for (i = 0; i < n; i++) {
-				struct json_object *d = json_object_array_get_idx(netdevs, i), *v, *l;
-
-				json_object_object_get_ex(d, "name", &v);
-				if (!strcmp(json_object_get_string(v), x->ifa_name) &&
-				    json_object_object_get_ex(d, "addresses", &l))
-					json_object_array_add(l, json_object_new_string(out));
-			}
-		}
-		freeifaddrs(ifa);
+		if (x->ifa_addr && format_ifaddr(x, out, sizeof(out)) == 0)
+			add_address(netdevs, x->ifa_name, out);
 	}
+	freeifaddrs(ifa);
 }
 
 static struct json_object *netdev_facts(const struct ln_agent *a)

@@ -65,6 +65,24 @@ static int get_str(struct json_object *o, const char *key, int required, const c
 	return r;
 }
 
+/* A string under key that must be an absolute, normalized path; an
+ * optional one that is absent is NULL. */
+static int get_path(struct json_object *o, const char *key, int required, const char **out,
+		    const char *where, struct ln_buf *err)
+{
+	int r = get_str(o, key, required, out, where, err);
+
+	if (r == -ENOENT && !required) {
+		*out = NULL;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (!ln_valid_abs_path(*out))
+		return bad(err, where, "%s '%s' must be an absolute, normalized path", key, *out);
+	return 0;
+}
+
 static int check_keys(struct json_object *o, const char *const *keys, const char *where,
 		      struct ln_buf *err)
 {
@@ -221,19 +239,10 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		snprintf(w, sizeof(w), "%s.dhchap", where);
 		if ((r = check_keys(d, dkeys, w, err)) < 0)
 			return r;
-		if ((r = get_str(d, "key_file", 1, &t->key_file, w, err)) < 0)
+		if ((r = get_path(d, "key_file", 1, &t->key_file, w, err)) < 0)
 			return r;
-		if (!ln_valid_abs_path(t->key_file))
-			return bad(err, w, "key_file '%s' must be an absolute, normalized path",
-				   t->key_file);
-		r = get_str(d, "ctrl_key_file", 0, &t->ctrl_key_file, w, err);
-		if (r < 0 && r != -ENOENT)
+		if ((r = get_path(d, "ctrl_key_file", 0, &t->ctrl_key_file, w, err)) < 0)
 			return r;
-		if (r == 0 && !ln_valid_abs_path(t->ctrl_key_file))
-			return bad(err, w, "ctrl_key_file '%s' must be an absolute, normalized path",
-				   t->ctrl_key_file);
-		if (r == -ENOENT)
-			t->ctrl_key_file = NULL;
 		if (t->any)
 			return bad(err, where,
 				   "DH-HMAC-CHAP needs a list of hosts: it cannot go with hosts \"any\"%s",
@@ -284,11 +293,8 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		snprintf(w, sizeof(w), "%s.mount", where);
 		if ((r = check_keys(m, mkeys, w, err)) < 0)
 			return r;
-		if ((r = get_str(m, "path", 1, &in->mount_path, w, err)) < 0)
+		if ((r = get_path(m, "path", 1, &in->mount_path, w, err)) < 0)
 			return r;
-		if (!ln_valid_abs_path(in->mount_path))
-			return bad(err, w, "path '%s' must be an absolute, normalized path",
-				   in->mount_path);
 		if ((r = get_str(m, "fs", 1, &in->mount_fs, w, err)) < 0)
 			return r;
 		if (strcmp(in->mount_fs, "ext4") && strcmp(in->mount_fs, "xfs"))
@@ -316,11 +322,8 @@ static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct l
 
 	if ((r = check_keys(o, keys, "hostfile", err)) < 0)
 		return r;
-	if ((r = get_str(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0)
+	if ((r = get_path(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0)
 		return r;
-	if (!ln_valid_abs_path(rq->hostfile_path))
-		return bad(err, "hostfile", "path '%s' must be an absolute, normalized path",
-			   rq->hostfile_path);
 	if ((r = get_str(o, "format", 1, &format, "hostfile", err)) < 0)
 		return r;
 	if (strcmp(format, "openmpi") && strcmp(format, "mpich"))
@@ -350,12 +353,30 @@ static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct l
 	return 0;
 }
 
+/*
+ * The optional list under key: *arr the array (NULL when absent) and *v
+ * a zeroed array of its length + 1 elements of size (NULL when absent).
+ */
+static int get_list(struct json_object *obj, const char *key, size_t size,
+		    struct json_object **arr, void **v, struct ln_buf *err)
+{
+	*arr = NULL;
+	*v = NULL;
+	if (!json_object_object_get_ex(obj, key, arr))
+		return 0;
+	if (!json_object_is_type(*arr, json_type_array))
+		return bad(err, "request", "'%s' must be a list", key);
+	*v = calloc(json_object_array_length(*arr) + 1, size);
+	return *v ? 0 : -ENOMEM;
+}
+
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
 	static const char *const keys[] = { "protocol", "cluster", "targets", "initiators",
 					    "hostfile", NULL };
 	struct json_object *arr, *hf;
 	struct ln_buf e = LN_BUF_INIT;
+	void *v;
 	char w[64];
 	int64_t proto;
 	size_t i, j;
@@ -388,42 +409,33 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	if (!ln_valid_name(rq->cluster, 64))
 		return bad(err, "request", "cluster '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
 			   rq->cluster);
-	if (json_object_object_get_ex(rq->json, "targets", &arr)) {
-		if (!json_object_is_type(arr, json_type_array))
-			return bad(err, "request", "'targets' must be a list%s", "");
-		rq->ntargets = json_object_array_length(arr);
-		rq->targets = calloc(rq->ntargets + 1, sizeof(*rq->targets));
-		if (!rq->targets)
-			return -ENOMEM;
-		for (i = 0; i < rq->ntargets; i++) {
-			snprintf(w, sizeof(w), "targets[%zu]", i);
-			r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
-			if (r < 0)
-				return r;
-			for (j = 0; j < i; j++)
-				if (!strcmp(rq->targets[j].nqn, rq->targets[i].nqn))
-					return bad(err, w, "target '%s' is listed twice",
-						   rq->targets[i].nqn);
-		}
+	if ((r = get_list(rq->json, "targets", sizeof(*rq->targets), &arr, &v, err)) < 0)
+		return r;
+	rq->targets = v;
+	rq->ntargets = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; i < rq->ntargets; i++) {
+		snprintf(w, sizeof(w), "targets[%zu]", i);
+		r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
+		if (r < 0)
+			return r;
+		for (j = 0; j < i; j++)
+			if (!strcmp(rq->targets[j].nqn, rq->targets[i].nqn))
+				return bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
 	}
-	if (json_object_object_get_ex(rq->json, "initiators", &arr)) {
-		if (!json_object_is_type(arr, json_type_array))
-			return bad(err, "request", "'initiators' must be a list%s", "");
-		rq->ninits = json_object_array_length(arr);
-		rq->inits = calloc(rq->ninits + 1, sizeof(*rq->inits));
-		if (!rq->inits)
-			return -ENOMEM;
-		for (i = 0; i < rq->ninits; i++) {
-			snprintf(w, sizeof(w), "initiators[%zu]", i);
-			r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
-			if (r < 0)
-				return r;
-			for (j = 0; j < i; j++) {
-				if (rq->inits[i].mount_path && rq->inits[j].mount_path &&
-				    !strcmp(rq->inits[i].mount_path, rq->inits[j].mount_path))
-					return bad(err, w, "mount path '%s' is used twice",
-						   rq->inits[i].mount_path);
-			}
+	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &v, err)) < 0)
+		return r;
+	rq->inits = v;
+	rq->ninits = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; i < rq->ninits; i++) {
+		snprintf(w, sizeof(w), "initiators[%zu]", i);
+		r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
+		if (r < 0)
+			return r;
+		for (j = 0; j < i; j++) {
+			if (rq->inits[i].mount_path && rq->inits[j].mount_path &&
+			    !strcmp(rq->inits[i].mount_path, rq->inits[j].mount_path))
+				return bad(err, w, "mount path '%s' is used twice",
+					   rq->inits[i].mount_path);
 		}
 	}
 	if (json_object_object_get_ex(rq->json, "hostfile", &hf)) {

@@ -7,7 +7,26 @@
  */
 #include <math.h>
 
+#include "common/util.h"
 #include "orchestrator/report/report.h"
+
+/* The characters XML text and attributes need escaped, and their entities. */
+static const struct {
+	char c;
+	const char *entity;
+} xml_entities[] = {
+	{ '&', "&amp;" }, { '<', "&lt;" }, { '>', "&gt;" }, { '"', "&quot;" }, { '\'', "&#39;" },
+};
+
+static const char *entity_of(char c)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(xml_entities); i++)
+		if (xml_entities[i].c == c)
+			return xml_entities[i].entity;
+	return NULL;
+}
 
 int ln_report_escape_xml(struct ln_buf *out, const char *s)
 {
@@ -15,27 +34,13 @@ int ln_report_escape_xml(struct ln_buf *out, const char *s)
 
 	for (; s && *s && r == 0; s++) {
 		unsigned char c = (unsigned char)*s;
+		const char *entity = entity_of(*s);
 
-		switch (c) {
-		case '&':
-			r = ln_buf_addstr(out, "&amp;");
-			break;
-		case '<':
-			r = ln_buf_addstr(out, "&lt;");
-			break;
-		case '>':
-			r = ln_buf_addstr(out, "&gt;");
-			break;
-		case '"':
-			r = ln_buf_addstr(out, "&quot;");
-			break;
-		case '\'':
-			r = ln_buf_addstr(out, "&#39;");
-			break;
-		default:
+		if (entity)
+			r = ln_buf_addstr(out, entity);
+		else
 			r = ln_buf_addch(out, (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ?
 					 '?' : (char)c);
-		}
 	}
 	return r;
 }

@@ -35,6 +35,18 @@ static void start(struct ln_buf *out, const char *name, const struct ln_results 
 	ln_buf_addch(out, '"');
 }
 
+/* A pair's sample up to its labels: name{cluster=...,stage="S",a="A",b="B
+ * (the last quote left open for more labels). */
+static void start_pair(struct ln_buf *out, const char *name, const struct ln_results *r,
+		       enum ln_stage stage, size_t a, size_t b)
+{
+	start(out, name, r);
+	ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_stage_name(stage));
+	label(out, r->nodes[a]);
+	ln_buf_addstr(out, "\",b=\"");
+	label(out, r->nodes[b]);
+}
+
 int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 {
 	size_t i;
@@ -87,11 +99,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 				continue;
 			if (pass && isnan(c->value))
 				continue;
-			start(out, name, r);
-			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_stage_name(c->stage));
-			label(out, r->nodes[c->a]);
-			ln_buf_addstr(out, "\",b=\"");
-			label(out, r->nodes[c->b]);
+			start_pair(out, name, r, c->stage, c->a, c->b);
 			if (pass) {
 				ln_buf_addstr(out, "\",unit=\"");
 				label(out, c->unit);
@@ -112,11 +120,8 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	head(out, "llmnet_validation_bad_link", "a link the diagnosis blames");
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_LINK) {
-			start(out, "llmnet_validation_bad_link", r);
-			ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_stage_name(r->verdicts[i].stage));
-			label(out, r->nodes[r->verdicts[i].a]);
-			ln_buf_addstr(out, "\",b=\"");
-			label(out, r->nodes[r->verdicts[i].b]);
+			start_pair(out, "llmnet_validation_bad_link", r, r->verdicts[i].stage,
+				   r->verdicts[i].a, r->verdicts[i].b);
 			ln_buf_addstr(out, "\"} 1\n");
 		}
 	return 0;

@@ -127,15 +127,34 @@ out:
 	return r;
 }
 
+/* Run cmd, a command on the file path, over nr's session, its stdout into
+ * out; a non-zero exit is -EIO: "cannot <what> 'path' on 'node'". */
+static int exec_on_file(struct ln_node_run *nr, const char *cmd, const char *what,
+			const char *path, struct ln_buf *out, struct ln_buf *err)
+{
+	struct ln_buf se = LN_BUF_INIT;
+	int r, status = -1;
+
+	r = ln_ssh_exec(nr->s, cmd, NULL, 0, 0, out, &se, &status, err);
+	if (r == 0 && status != 0) {
+		ln_buf_rtrim(&se);
+		ln_buf_addf(err, "cannot %s '%s' on '%s' (exit %d): %s", what, path, nr->spec->name,
+			    status, se.buf);
+		r = -EIO;
+	}
+	ln_buf_release(&se);
+	return r;
+}
+
 static int ops_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
 		   struct ln_buf *err)
 {
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
-	struct ln_buf cmd = LN_BUF_INIT, so = LN_BUF_INIT, se = LN_BUF_INIT;
+	struct ln_buf cmd = LN_BUF_INIT, so = LN_BUF_INIT;
 	char stage[160], dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	int r, status = -1, sudo;
+	int r, sudo;
 
 	if (!nr || !slash || slash == path || !ln_ssh_safe_word(path + 1) ||
 	    (size_t)(slash - path) >= sizeof(dir))
@@ -161,16 +180,9 @@ static int ops_put(void *ctx, size_t node, const char *path, const void *data, s
 		    sudo ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} "
 			   "HOME=\"$HOME\" sh -c '" : "",
 		    dir, stage, path, path, path, path, stage, sudo ? "'" : "");
-	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, &so, &se, &status, err);
-	if (r == 0 && status != 0) {
-		ln_buf_rtrim(&se);
-		ln_buf_addf(err, "cannot install '%s' on '%s' (exit %d): %s", path, nr->spec->name,
-			    status, se.buf);
-		r = -EIO;
-	}
+	r = exec_on_file(nr, cmd.buf, "install", path, &so, err);
 	ln_buf_release(&cmd);
 	ln_buf_release(&so);
-	ln_buf_release(&se);
 	return r;
 }
 
@@ -182,8 +194,8 @@ static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 {
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
-	struct ln_buf cmd = LN_BUF_INIT, se = LN_BUF_INIT;
-	int r, status = -1;
+	struct ln_buf cmd = LN_BUF_INIT;
+	int r;
 
 	if (!nr || path[0] != '/' || !ln_ssh_safe_word(path + 1))
 		return -EINVAL;
@@ -193,15 +205,8 @@ static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 	ln_buf_addf(&cmd, "%scat -- \"${LLMNET_AGENT_ROOT%%/}%s\"",
 		    ln_ssh_is_sudo(nr->s) ? "sudo -n " : "", path);
 	ln_buf_reset(data);
-	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, data, &se, &status, err);
-	if (r == 0 && status != 0) {
-		ln_buf_rtrim(&se);
-		ln_buf_addf(err, "cannot read '%s' on '%s' (exit %d): %s", path, nr->spec->name,
-			    status, se.buf);
-		r = -EIO;
-	}
+	r = exec_on_file(nr, cmd.buf, "read", path, data, err);
 	ln_buf_release(&cmd);
-	ln_buf_release(&se);
 	return r;
 }
 

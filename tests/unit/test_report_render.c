@@ -21,43 +21,64 @@ static void has(const struct ln_buf *b, const char *needle)
 		fail_msg("missing '%s' in:\n%s", needle, b->buf);
 }
 
+/* Each test renders the one sample run into out. */
+struct render {
+	struct ln_results r;
+	struct ln_buf out;
+};
+
+static int render_setup(void **state)
+{
+	struct render *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -1;
+	sample_results(&w->r);
+	ln_buf_init(&w->out, 0);
+	*state = w;
+	return 0;
+}
+
+static int render_teardown(void **state)
+{
+	struct render *w = *state;
+
+	ln_buf_release(&w->out);
+	ln_results_release(&w->r);
+	free(w);
+	return 0;
+}
+
 static void test_report_render__text(void **state)
 {
-	struct ln_results r;
-	struct ln_buf out = LN_BUF_INIT;
+	struct render *w = *state;
 
-	(void)state;
-	sample_results(&r);
-	assert_int_equal(ln_report_text(&r, 0, &out), 0);
-	has(&out, "  devices    pass     4 passed, 0 failed");
-	has(&out, "  rping      FAIL     3 passed, 1 failed");
-	has(&out, "  io         NOT RUN  no initiator in the spec");
-	has(&out, "bandwidth n3-n4 fail: 41.5 Gb/s is below 90 Gb/s measured 41.5 Gb/s, threshold "
-		  "90 Gb/s, line rate 100 Gb/s");
-	has(&out, "bandwidth n1-n2 skipped: 'n1'-'n2' failed rping\n");
-	has(&out, "bad link n1-n2 (rping)");
-	has(&out, "bad link n3-n4 (bandwidth): 'n3'-'n4' failed bandwidth once");
-	has(&out, "[2 attempts]");
-	has(&out, "result: FAIL (exit 1)");
-	assert_null(strstr(out.buf, "\033["));
-	ln_buf_reset(&out);
-	assert_int_equal(ln_report_text(&r, 1, &out), 0);
-	assert_non_null(strstr(out.buf, "\033[31m"));
-	ln_buf_release(&out);
-	ln_results_release(&r);
+	assert_int_equal(ln_report_text(&w->r, 0, &w->out), 0);
+	has(&w->out, "  devices    pass     4 passed, 0 failed");
+	has(&w->out, "  rping      FAIL     3 passed, 1 failed");
+	has(&w->out, "  io         NOT RUN  no initiator in the spec");
+	has(&w->out, "bandwidth n3-n4 fail: 41.5 Gb/s is below 90 Gb/s measured 41.5 Gb/s, "
+		     "threshold 90 Gb/s, line rate 100 Gb/s");
+	has(&w->out, "bandwidth n1-n2 skipped: 'n1'-'n2' failed rping\n");
+	has(&w->out, "bad link n1-n2 (rping)");
+	has(&w->out, "bad link n3-n4 (bandwidth): 'n3'-'n4' failed bandwidth once");
+	has(&w->out, "[2 attempts]");
+	has(&w->out, "result: FAIL (exit 1)");
+	assert_null(strstr(w->out.buf, "\033["));
+	ln_buf_reset(&w->out);
+	assert_int_equal(ln_report_text(&w->r, 1, &w->out), 0);
+	assert_non_null(strstr(w->out.buf, "\033[31m"));
 }
 
 static void test_report_render__json(void **state)
 {
-	struct ln_results r;
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct render *w = *state;
+	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *root, *v, *checks, *c, *ats;
 	size_t i, found = 0;
 
-	(void)state;
-	sample_results(&r);
-	assert_int_equal(ln_report_json(&r, 1, &out), 0);
-	assert_int_equal(ln_json_parse(out.buf, out.len, &root, &err), 0);
+	assert_int_equal(ln_report_json(&w->r, 1, &w->out), 0);
+	assert_int_equal(ln_json_parse(w->out.buf, w->out.len, &root, &err), 0);
 	assert_true(json_object_object_get_ex(root, "format", &v));
 	assert_string_equal(json_object_get_string(v), "llmnet-validation/1");
 	assert_true(json_object_object_get_ex(root, "exit_code", &v));
@@ -73,7 +94,7 @@ static void test_report_render__json(void **state)
 	assert_true(json_object_object_get_ex(c, "status", &v));
 	assert_string_equal(json_object_get_string(v), "not run");
 	assert_true(json_object_object_get_ex(root, "checks", &checks));
-	assert_int_equal(json_object_array_length(checks), r.nchecks);
+	assert_int_equal(json_object_array_length(checks), w->r.nchecks);
 	for (i = 0; i < json_object_array_length(checks); i++) {
 		c = json_object_array_get_idx(checks, i);
 		assert_true(json_object_object_get_ex(c, "stage", &v));
@@ -98,103 +119,89 @@ static void test_report_render__json(void **state)
 	}
 	assert_int_equal(found, 1);
 	json_object_put(root);
-	ln_buf_release(&out);
 	ln_buf_release(&err);
-	ln_results_release(&r);
 }
 
 static void test_report_render__junit(void **state)
 {
-	struct ln_results r;
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct render *w = *state;
+	struct ln_buf err = LN_BUF_INIT;
 	char path[] = "/tmp/ln-junit-XXXXXX";
 	char cmd[256];
 	int fd;
 
-	(void)state;
-	sample_results(&r);
-	assert_int_equal(ln_report_junit(&r, &out), 0);
+	assert_int_equal(ln_report_junit(&w->r, &w->out), 0);
 	/* 4 devices + 4 rping + 4 bandwidth + io stage */
-	has(&out, "tests=\"13\" failures=\"3\"");
-	has(&out, "<testsuite name=\"io\" tests=\"1\" failures=\"1\"");
-	has(&out, "<failure type=\"not-run\" message=\"not run: no initiator in the spec has a "
-		  "namespace &amp; &lt;path&gt;\"/>");
-	has(&out, "<testcase classname=\"llmnet.rping\" name=\"n1-n2 rping\"");
-	has(&out, "<skipped message=\"&#39;n1&#39;-&#39;n2&#39; failed rping\"/>");
-	has(&out, "attempt 2 (retest): failed");
-	has(&out, "name=\"llmnet validate lab &lt;&quot;x&quot;&gt;\"");
+	has(&w->out, "tests=\"13\" failures=\"3\"");
+	has(&w->out, "<testsuite name=\"io\" tests=\"1\" failures=\"1\"");
+	has(&w->out, "<failure type=\"not-run\" message=\"not run: no initiator in the spec has a "
+		     "namespace &amp; &lt;path&gt;\"/>");
+	has(&w->out, "<testcase classname=\"llmnet.rping\" name=\"n1-n2 rping\"");
+	has(&w->out, "<skipped message=\"&#39;n1&#39;-&#39;n2&#39; failed rping\"/>");
+	has(&w->out, "attempt 2 (retest): failed");
+	has(&w->out, "name=\"llmnet validate lab &lt;&quot;x&quot;&gt;\"");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(ln_file_write_atomic(path, out.buf, out.len, 0600, &err), 0);
+	assert_int_equal(ln_file_write_atomic(path, w->out.buf, w->out.len, 0600, &err), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "python3 -c 'import sys,xml.dom.minidom as m; "
 		 "d=m.parse(sys.argv[1]); print(len(d.getElementsByTagName(\"testcase\")))' %s "
 		 "| grep -qx 13", path);
 	assert_int_equal(system(cmd), 0);
 	unlink(path);
-	ln_buf_release(&out);
 	ln_buf_release(&err);
-	ln_results_release(&r);
 }
 
 static void test_report_render__metrics(void **state)
 {
-	struct ln_results r;
-	struct ln_buf out = LN_BUF_INIT;
+	struct render *w = *state;
 
-	(void)state;
-	sample_results(&r);
-	assert_int_equal(ln_report_metrics(&r, &out), 0);
-	has(&out, "# TYPE llmnet_validation_success gauge\n"
-		  "llmnet_validation_success{cluster=\"lab <\\\"x\\\">\"} 0\n");
-	has(&out, "llmnet_validation_bad_link{cluster=\"lab <\\\"x\\\">\",stage=\"rping\",a=\"n1\","
-		  "b=\"n2\"} 1\n");
-	has(&out, "llmnet_validation_pair_value{cluster=\"lab <\\\"x\\\">\",stage=\"bandwidth\","
-		  "a=\"n3\",b=\"n4\",unit=\"Gb/s\"} 41.5\n");
-	has(&out, "llmnet_validation_stage_passed{cluster=\"lab <\\\"x\\\">\",stage=\"io\","
-		  "status=\"not run\"} 0\n");
-	has(&out, "llmnet_validation_pair_ok{cluster=\"lab <\\\"x\\\">\",stage=\"rping\",a=\"n1\","
-		  "b=\"n2\"} 0\n");
+	assert_int_equal(ln_report_metrics(&w->r, &w->out), 0);
+	has(&w->out, "# TYPE llmnet_validation_success gauge\n"
+		     "llmnet_validation_success{cluster=\"lab <\\\"x\\\">\"} 0\n");
+	has(&w->out, "llmnet_validation_bad_link{cluster=\"lab <\\\"x\\\">\",stage=\"rping\","
+		     "a=\"n1\",b=\"n2\"} 1\n");
+	has(&w->out, "llmnet_validation_pair_value{cluster=\"lab <\\\"x\\\">\",stage=\"bandwidth\","
+		     "a=\"n3\",b=\"n4\",unit=\"Gb/s\"} 41.5\n");
+	has(&w->out, "llmnet_validation_stage_passed{cluster=\"lab <\\\"x\\\">\",stage=\"io\","
+		     "status=\"not run\"} 0\n");
+	has(&w->out, "llmnet_validation_pair_ok{cluster=\"lab <\\\"x\\\">\",stage=\"rping\","
+		     "a=\"n1\",b=\"n2\"} 0\n");
 	/* the skipped pair has no pair_ok sample */
-	assert_null(strstr(out.buf, "stage=\"bandwidth\",a=\"n1\",b=\"n2\"} 0"));
-	ln_buf_release(&out);
-	ln_results_release(&r);
+	assert_null(strstr(w->out.buf, "stage=\"bandwidth\",a=\"n1\",b=\"n2\"} 0"));
 }
 
 static void test_report_render__html_markup(void **state)
 {
-	struct ln_results r;
-	struct ln_buf out = LN_BUF_INIT;
+	struct render *w = *state;
 
-	(void)state;
-	sample_results(&r);
-	assert_int_equal(ln_report_html(&r, &out), 0);
-	has(&out, "<td id=\"rping-n1-n2\" class=\"fail\" data-status=\"fail\"");
-	has(&out, "<td id=\"rping-n2-n3\" class=\"pass\"");
-	has(&out, "<td id=\"bandwidth-n3-n4\" class=\"fail\"");
-	has(&out, "<td id=\"bandwidth-n1-n2\" class=\"skip\"");
-	has(&out, ">97.2<");
-	has(&out, ">&#x2717;41.5<");
+	assert_int_equal(ln_report_html(&w->r, &w->out), 0);
+	has(&w->out, "<td id=\"rping-n1-n2\" class=\"fail\" data-status=\"fail\"");
+	has(&w->out, "<td id=\"rping-n2-n3\" class=\"pass\"");
+	has(&w->out, "<td id=\"bandwidth-n3-n4\" class=\"fail\"");
+	has(&w->out, "<td id=\"bandwidth-n1-n2\" class=\"skip\"");
+	has(&w->out, ">97.2<");
+	has(&w->out, ">&#x2717;41.5<");
 	/* one id per pair: the mirror cell carries data-pair */
-	has(&out, "<td data-pair=\"rping-n1-n2\" class=\"fail\"");
-	assert_null(strstr(strstr(out.buf, "id=\"rping-n1-n2\"") + 1, "id=\"rping-n1-n2\""));
-	has(&out, "<title>llmnet validation: lab &lt;&quot;x&quot;&gt;</title>");
+	has(&w->out, "<td data-pair=\"rping-n1-n2\" class=\"fail\"");
+	assert_null(strstr(strstr(w->out.buf, "id=\"rping-n1-n2\"") + 1, "id=\"rping-n1-n2\""));
+	has(&w->out, "<title>llmnet validation: lab &lt;&quot;x&quot;&gt;</title>");
 	/* self-contained: nothing fetched from elsewhere */
-	assert_null(strstr(out.buf, "src="));
-	assert_null(strstr(out.buf, "href="));
-	ln_buf_release(&out);
-	ln_results_release(&r);
+	assert_null(strstr(w->out.buf, "src="));
+	assert_null(strstr(w->out.buf, "href="));
 }
+
+#define RENDER_TEST(t) cmocka_unit_test_setup_teardown(t, render_setup, render_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report_render__text),
-		cmocka_unit_test(test_report_render__json),
-		cmocka_unit_test(test_report_render__junit),
-		cmocka_unit_test(test_report_render__metrics),
-		cmocka_unit_test(test_report_render__html_markup),
+		RENDER_TEST(test_report_render__text),
+		RENDER_TEST(test_report_render__json),
+		RENDER_TEST(test_report_render__junit),
+		RENDER_TEST(test_report_render__metrics),
+		RENDER_TEST(test_report_render__html_markup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

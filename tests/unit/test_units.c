@@ -6,28 +6,56 @@
 
 #include "tests/unit/cmocka.h"
 
+#include "common/util.h"
 #include "orchestrator/spec/units.h"
 
-static void test_units__sizes(void **state)
+typedef int (*parse_fn)(const char *s, uint64_t *v, struct ln_buf *err);
+typedef void (*format_fn)(uint64_t v, char out[32]);
+
+struct unit_case {
+	const char *text;
+	uint64_t value;
+};
+
+/* Each text parses to its value, with no message. */
+static void assert_parses(parse_fn parse, const struct unit_case *c, size_t n)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	uint64_t v;
+	size_t i;
 
-	(void)state;
-	assert_int_equal(ln_units_parse_size("1GiB", &v, &err), 0);
-	assert_int_equal(v, 1073741824ull);
-	assert_int_equal(ln_units_parse_size("1.5GiB", &v, &err), 0);
-	assert_int_equal(v, 1610612736ull);
-	assert_int_equal(ln_units_parse_size("256 MiB", &v, &err), 0);
-	assert_int_equal(v, 256ull << 20);
-	assert_int_equal(ln_units_parse_size("2TB", &v, &err), 0);
-	assert_int_equal(v, 2000000000000ull);
-	assert_int_equal(ln_units_parse_size("4096", &v, &err), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(ln_units_parse_size("512B", &v, &err), 0);
-	assert_int_equal(v, 512);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(parse(c[i].text, &v, &err), 0);
+		assert_int_equal(v, c[i].value);
+	}
 	assert_int_equal(err.len, 0);
 	ln_buf_release(&err);
+}
+
+/* Each text (a NULL-terminated list) parses and formats back to itself. */
+static void assert_round_trips(parse_fn parse, format_fn format, const char *const *texts)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char out[32];
+	uint64_t v;
+
+	for (; *texts; texts++) {
+		assert_int_equal(parse(*texts, &v, &err), 0);
+		format(v, out);
+		assert_string_equal(out, *texts);
+	}
+	ln_buf_release(&err);
+}
+
+static void test_units__sizes(void **state)
+{
+	static const struct unit_case sizes[] = {
+		{ "1GiB", 1073741824ull }, { "1.5GiB", 1610612736ull }, { "256 MiB", 256ull << 20 },
+		{ "2TB", 2000000000000ull }, { "4096", 4096 }, { "512B", 512 },
+	};
+
+	(void)state;
+	assert_parses(ln_units_parse_size, sizes, ARRAY_SIZE(sizes));
 }
 
 static void test_units__size_errors(void **state)
@@ -61,18 +89,15 @@ static void test_units__size_errors(void **state)
 
 static void test_units__rates(void **state)
 {
+	static const struct unit_case rates[] = {
+		{ "100Gb/s", 100000000000ull }, { "20GB/s", 160000000000ull },
+		{ "500MB/s", 4000000000ull }, { "12.5 Gb/s", 12500000000ull },
+	};
 	struct ln_buf err = LN_BUF_INIT;
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(ln_units_parse_rate("100Gb/s", &v, &err), 0);
-	assert_int_equal(v, 100000000000ull);
-	assert_int_equal(ln_units_parse_rate("20GB/s", &v, &err), 0);
-	assert_int_equal(v, 160000000000ull);
-	assert_int_equal(ln_units_parse_rate("500MB/s", &v, &err), 0);
-	assert_int_equal(v, 4000000000ull);
-	assert_int_equal(ln_units_parse_rate("12.5 Gb/s", &v, &err), 0);
-	assert_int_equal(v, 12500000000ull);
+	assert_parses(ln_units_parse_rate, rates, ARRAY_SIZE(rates));
 	/* a bare number is ambiguous: bits or bytes? */
 	assert_int_equal(ln_units_parse_rate("100", &v, &err), -EINVAL);
 	assert_string_equal(err.buf, "cannot parse rate '100': missing unit "
@@ -83,18 +108,14 @@ static void test_units__rates(void **state)
 
 static void test_units__durations(void **state)
 {
+	static const struct unit_case durations[] = {
+		{ "30s", 30000 }, { "250ms", 250 }, { "1.5m", 90000 }, { "2h", 7200000 },
+	};
 	struct ln_buf err = LN_BUF_INIT;
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(ln_units_parse_duration("30s", &v, &err), 0);
-	assert_int_equal(v, 30000);
-	assert_int_equal(ln_units_parse_duration("250ms", &v, &err), 0);
-	assert_int_equal(v, 250);
-	assert_int_equal(ln_units_parse_duration("1.5m", &v, &err), 0);
-	assert_int_equal(v, 90000);
-	assert_int_equal(ln_units_parse_duration("2h", &v, &err), 0);
-	assert_int_equal(v, 7200000);
+	assert_parses(ln_units_parse_duration, durations, ARRAY_SIZE(durations));
 	assert_int_equal(ln_units_parse_duration("0.5ms", &v, &err), -EINVAL);
 	assert_int_equal(ln_units_parse_duration("30", &v, &err), -EINVAL);
 	assert_int_equal(ln_units_parse_duration("3d", &v, &err), -EINVAL);
@@ -109,24 +130,11 @@ static void test_units__format_round_trips(void **state)
 	struct ln_buf err = LN_BUF_INIT;
 	char out[32];
 	uint64_t v, w;
-	int i;
 
 	(void)state;
-	for (i = 0; sizes[i]; i++) {
-		assert_int_equal(ln_units_parse_size(sizes[i], &v, &err), 0);
-		ln_units_format_size(v, out);
-		assert_string_equal(out, sizes[i]);
-	}
-	for (i = 0; rates[i]; i++) {
-		assert_int_equal(ln_units_parse_rate(rates[i], &v, &err), 0);
-		ln_units_format_rate(v, out);
-		assert_string_equal(out, rates[i]);
-	}
-	for (i = 0; durs[i]; i++) {
-		assert_int_equal(ln_units_parse_duration(durs[i], &v, &err), 0);
-		ln_units_format_duration(v, out);
-		assert_string_equal(out, durs[i]);
-	}
+	assert_round_trips(ln_units_parse_size, ln_units_format_size, sizes);
+	assert_round_trips(ln_units_parse_rate, ln_units_format_rate, rates);
+	assert_round_trips(ln_units_parse_duration, ln_units_format_duration, durs);
 	/* the largest unit that says it exactly */
 	assert_int_equal(ln_units_parse_size("1000B", &v, &err), 0);
 	ln_units_format_size(v, out);

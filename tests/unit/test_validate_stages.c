@@ -149,10 +149,11 @@ static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *dat
 	return r;
 }
 
-/* Does every node hold the launcher's probe, byte for byte? */
-static int same_bin_everywhere(struct fake *f, const struct ln_buf *bin, const int *has,
-			       size_t launcher)
+/* Does every node hold the launcher's MPI (nccl 0) or NCCL probe, byte for byte? */
+static int same_bin_everywhere(struct fake *f, int nccl, size_t launcher)
 {
+	const struct ln_buf *bin = nccl ? f->nccl_bin : f->mpi_bin;
+	const int *has = nccl ? f->has_nccl_bin : f->has_mpi_bin;
 	size_t i;
 
 	for (i = 0; i < f->n; i++)
@@ -160,16 +161,6 @@ static int same_bin_everywhere(struct fake *f, const struct ln_buf *bin, const i
 		    memcmp(bin[i].buf, bin[launcher].buf, bin[i].len))
 			return 0;
 	return 1;
-}
-
-static int same_mpi_bin_everywhere(struct fake *f, size_t launcher)
-{
-	return same_bin_everywhere(f, f->mpi_bin, f->has_mpi_bin, launcher);
-}
-
-static int same_nccl_bin_everywhere(struct fake *f, size_t launcher)
-{
-	return same_bin_everywhere(f, f->nccl_bin, f->has_nccl_bin, launcher);
 }
 
 static const char perf_head[] =
@@ -239,46 +230,32 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 	}
 }
 
-/* mpicc building the NCCL probe from its uploaded source. */
-static void fake_nccl_mpicc(struct fake *f, size_t node, const char *const *argv,
-			    struct ln_probe_result *out)
+/* mpicc building the MPI or the NCCL probe from its uploaded source. */
+static void fake_mpicc(struct fake *f, size_t node, int nccl, const char *const *argv,
+		       struct ln_probe_result *out)
 {
-	pthread_mutex_lock(&f->lock);
-	f->nccl_mpicc_runs[node]++;
-	if (f->no_mpicc[node]) {
-		out->exit_status = 127;
-		ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
-	} else if (!f->nccl_src_puts[node] ||
-		   strcmp(argv[4], LN_PROBE_SRC_DIR "/nccl_mpi_probe.c")) {
-		out->exit_status = 1;
-		ln_buf_addstr(&out->output, "gcc: error: nccl_mpi_probe.c: No such file\n");
-	} else {
-		ln_buf_reset(&f->nccl_bin[node]);
-		ln_buf_addf(&f->nccl_bin[node], "\177ELF nccl probe built by mpicc on n%zu\n",
-			    node + 1);
-		f->has_nccl_bin[node] = 1;
-	}
-	pthread_mutex_unlock(&f->lock);
-}
+	struct ln_buf *bin = nccl ? &f->nccl_bin[node] : &f->mpi_bin[node];
+	int has_src;
 
-/* mpicc building the MPI probe from its uploaded source. */
-static void fake_mpicc(struct fake *f, size_t node, struct ln_probe_result *out)
-{
 	pthread_mutex_lock(&f->lock);
-	f->mpicc_runs[node]++;
+	(*(nccl ? &f->nccl_mpicc_runs[node] : &f->mpicc_runs[node]))++;
+	has_src = nccl ? f->nccl_src_puts[node] &&
+				 !strcmp(argv[4], LN_PROBE_SRC_DIR "/nccl_mpi_probe.c")
+		       : f->src_puts[node] != 0;
 	if (f->no_mpicc[node]) {
 		out->exit_status = 127;
 		ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
-	} else if (!f->src_puts[node]) {
+	} else if (!has_src) {
 		out->exit_status = 1;
-		ln_buf_addstr(&out->output, "gcc: error: mpi_probe.c: No such file\n");
+		ln_buf_addf(&out->output, "gcc: error: %s: No such file\n",
+			    nccl ? "nccl_mpi_probe.c" : "mpi_probe.c");
 	} else {
 		/* a "binary" that differs per node, as builds against
 		 * different MPI installs do */
-		ln_buf_reset(&f->mpi_bin[node]);
-		ln_buf_addf(&f->mpi_bin[node], "\177ELF mpi probe built by mpicc on n%zu\n",
+		ln_buf_reset(bin);
+		ln_buf_addf(bin, "\177ELF %s probe built by mpicc on n%zu\n", nccl ? "nccl" : "mpi",
 			    node + 1);
-		f->has_mpi_bin[node] = 1;
+		*(nccl ? &f->has_nccl_bin[node] : &f->has_mpi_bin[node]) = 1;
 	}
 	pthread_mutex_unlock(&f->lock);
 }
@@ -302,7 +279,7 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 		    atol(find_arg(argv, "--expect-ranks")) != np ||
 		    !find_arg(argv, "--hostfile"))
 			problem(f, "nccl probe not one rank per GPU", argv);
-		if (!same_nccl_bin_everywhere(f, node))
+		if (!same_bin_everywhere(f, 1, node))
 			problem(f, "a node lacks the launcher's nccl probe", argv);
 		ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
 			    find_arg(argv, "--bytes"));
@@ -319,7 +296,7 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 		}
 		return;
 	}
-	if (!same_mpi_bin_everywhere(f, node))
+	if (!same_bin_everywhere(f, 0, node))
 		problem(f, "a node lacks the launcher's mpi probe", argv);
 	if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
 		out->exit_status = 1;
@@ -357,10 +334,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 		fake_rping(f, node, argv, out);
 	else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw"))
 		fake_perftest(f, node, argv, out);
-	else if (!strcmp(p, "mpicc") && is_nccl_bin(argv[3]))
-		fake_nccl_mpicc(f, node, argv, out);
 	else if (!strcmp(p, "mpicc"))
-		fake_mpicc(f, node, out);
+		fake_mpicc(f, node, is_nccl_bin(argv[3]), argv, out);
 	else if (!strcmp(p, "mpirun"))
 		fake_mpirun(f, node, argv, out);
 	else if (!strcmp(p, "llmnet-probe-io"))
@@ -550,7 +525,7 @@ static void test_validate_stages__healthy(void **state)
 	/* one mpirun, 48 ranks: busbw 109.56 * 2 * 47/48 GB/s */
 	assert_int_equal(w->res.stages[LN_STAGE_NCCL].passed, 1);
 	assert_int_equal(w->f.nccl_mpicc_runs[0], 1);
-	assert_true(same_nccl_bin_everywhere(&w->f, 0));
+	assert_true(same_bin_everywhere(&w->f, 1, 0));
 	assert_false(w->res.stages[LN_STAGE_IO].listed);
 	for (i = 0; i < w->res.nchecks; i++) {
 		const struct ln_check *c = &w->res.checks[i];
@@ -782,7 +757,7 @@ static void test_validate_stages__mpi_probe_built_once_and_copied(void **state)
 	}
 	/* ... and its build, byte for byte, on every other node */
 	assert_non_null(strstr(w->f.mpi_bin[0].buf, "built by mpicc on n1"));
-	assert_true(same_mpi_bin_everywhere(&w->f, 0));
+	assert_true(same_bin_everywhere(&w->f, 0, 0));
 	assert_int_equal(ln_results_exit(&w->res), 0);
 }
 
@@ -800,7 +775,7 @@ static void test_validate_stages__mpi_launcher_skips_failed_devices(void **state
 	assert_int_equal(w->f.mpicc_runs[0], 0);
 	assert_int_equal(w->f.mpicc_runs[1], 1);
 	assert_int_equal(w->f.mpicc_runs[2], 0);
-	assert_true(same_mpi_bin_everywhere(&w->f, 1));
+	assert_true(same_bin_everywhere(&w->f, 0, 1));
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 }
 

@@ -7,7 +7,20 @@
  */
 #include <string.h>
 
+#include "common/error.h"
 #include "orchestrator/validate/parse/parse.h"
+
+int ln_parse_no_result(const char *text, size_t len, const char *what, const char *reason,
+		       struct ln_buf *err)
+{
+	char why[200];
+
+	if (ln_parse_error_line(text, len, why, sizeof(why)))
+		ln_buf_addf(err, "no %s result: '%s'", what, why);
+	else
+		ln_buf_addf(err, "no %s result: %s", what, reason);
+	return -LN_EPROTO;
+}
 
 void ln_lines_init(struct ln_lines *it, const char *text, size_t len)
 {

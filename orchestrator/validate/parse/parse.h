@@ -111,5 +111,9 @@ double ln_nccl_busbw(double algbw, long ranks);
 /* Copy the first line of text that looks like an error into dst (size
  * dstsz), trimmed; returns 1 if one was found. Shared by the parsers. */
 int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz);
+/* Append "no WHAT result: " and the output's error line, quoted, or else
+ * reason to err; returns -LN_EPROTO. */
+int ln_parse_no_result(const char *text, size_t len, const char *what, const char *reason,
+		       struct ln_buf *err);
 
 #endif

@@ -35,7 +35,6 @@ int ln_parse_mpi(const char *text, size_t len, struct ln_mpi_probe *out, struct 
 	struct ln_lines it;
 	char line[512];
 	int seen_magic = 0, seen_result = 0, seen_allreduce = 0, result_pass = 0;
-	char why[200];
 	int r = -LN_EPROTO;
 
 	memset(out, 0, sizeof(*out));
@@ -91,12 +90,8 @@ int ln_parse_mpi(const char *text, size_t len, struct ln_mpi_probe *out, struct 
 		out->pass = result_pass;
 		return 0;
 	}
-	if (ln_parse_error_line(text, len, why, sizeof(why)))
-		ln_buf_addf(err, "no mpi probe result: '%s'", why);
-	else if (!seen_magic)
-		ln_buf_addstr(err, "no mpi probe result: the probe printed nothing");
-	else
-		ln_buf_addstr(err, "no mpi probe result: the output is truncated");
+	ln_parse_no_result(text, len, "mpi probe",
+			   seen_magic ? "the output is truncated" : "the probe printed nothing", err);
 fail:
 	if (r == -ENOMEM)
 		ln_buf_addstr(err, "cannot parse the mpi probe output: out of memory");

@@ -107,7 +107,6 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 	char line[512];
 	int probe = 0, seen_result = 0, pass = 0, rows = 0, oob_ok = -1;
 	struct ln_nccl best;
-	char why[200];
 
 	memset(out, 0, sizeof(*out));
 	memset(&best, 0, sizeof(best));
@@ -155,11 +154,7 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 				out->correct = 0;
 			return 0;
 		}
-		if (ln_parse_error_line(text, len, why, sizeof(why)))
-			ln_buf_addf(err, "no nccl result: '%s'", why);
-		else
-			ln_buf_addstr(err, "no nccl result: the probe's output is truncated");
-		return -LN_EPROTO;
+		return ln_parse_no_result(text, len, "nccl", "the probe's output is truncated", err);
 	}
 	if (rows) {
 		long ranks = out->ranks;
@@ -170,11 +165,6 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 		out->correct = best.wrong == 0 && oob_ok != 0;
 		return 0;
 	}
-	if (ln_parse_error_line(text, len, why, sizeof(why)))
-		ln_buf_addf(err, "no nccl result: '%s'", why);
-	else if (!len)
-		ln_buf_addstr(err, "no nccl result: the output is empty");
-	else
-		ln_buf_addstr(err, "no nccl result: no data row in the output");
-	return -LN_EPROTO;
+	return ln_parse_no_result(text, len, "nccl",
+				  len ? "no data row in the output" : "the output is empty", err);
 }

@@ -119,8 +119,7 @@ static int parse_row(const char *s, size_t n, struct ln_perftest_row *row)
 int ln_parse_perftest(const char *text, size_t len, struct ln_perftest *out, struct ln_buf *err)
 {
 	struct ln_lines it;
-	const char *s, *e;
-	char why[200];
+	const char *s, *e, *reason;
 	size_t alloc = 0, n;
 	int complete;
 
@@ -162,15 +161,13 @@ int ln_parse_perftest(const char *text, size_t len, struct ln_perftest *out, str
 	}
 	if (out->nrows)
 		return 0;
-	if (ln_parse_error_line(text, len, why, sizeof(why)))
-		ln_buf_addf(err, "no bandwidth result: '%s'", why);
-	else if (!len)
-		ln_buf_addstr(err, "no bandwidth result: the report is empty");
+	if (!len)
+		reason = "the report is empty";
 	else if (!out->has_header)
-		ln_buf_addstr(err, "no bandwidth result: the report has no result header");
+		reason = "the report has no result header";
 	else
-		ln_buf_addstr(err, "no bandwidth result: the report has a header but no data line "
-				   "(truncated)");
+		reason = "the report has a header but no data line (truncated)";
+	ln_parse_no_result(text, len, "bandwidth", reason, err);
 	ln_perftest_release(out);
 	return -LN_EPROTO;
 }
