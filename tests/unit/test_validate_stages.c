@@ -917,6 +917,7 @@ static void test_validate_stages__io(void **state)
 		"      transport: rdma\n      namespaces:\n        - { nsid: 1, file: /srv/a.img, "
 		"size: 1GiB }\n  initiators:\n    - node: n2\n      target: nqn.2024-04.io.llmnet:n1.t1\n"
 		"      mount: { path: /mnt/ckpt, fs: ext4 }\n    - node: n3\n"
+		"      target: nqn.2024-04.io.llmnet:n1.t1\n    - node: n4\n"
 		"      target: nqn.2024-04.io.llmnet:n1.t1\n"
 		"validation:\n  - { stage: devices }\n  - { stage: io, size: 16MiB, min: 500MB/s }\n";
 	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -925,18 +926,20 @@ static void test_validate_stages__io(void **state)
 	size_t i, seen = 0;
 
 	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    rdma:\n"
 			    "      - { device: rxe0, port: 1, ip: 10.0.0.%zu }\n", i + 1, i + 1, i + 1);
 	ln_buf_addstr(&y, io_spec);
 	if (ln_spec_load_buf("io.yaml", y.buf, y.len, &spec, &err) < 0)
 		fail_msg("%s", err.buf);
-	w = world_start(state, 3, spec);
-	/* n2 holds a live controller with its namespace; n3 has none */
-	json_object_object_add(w->f.facts[1], "nvme", json_tokener_parse(
-		"[{\"name\":\"nvme1\",\"transport\":\"rdma\",\"subsysnqn\":"
-		"\"nqn.2024-04.io.llmnet:n1.t1\",\"state\":\"live\",\"namespaces\":"
-		"[{\"nsid\":1,\"block\":\"nvme1n1\",\"size_bytes\":1073741824}]}]"));
+	w = world_start(state, 4, spec);
+	/* n2 (mounted) and n4 (raw) hold a live controller with its namespace;
+	 * n3 has none */
+	for (i = 1; i < 4; i += 2)
+		json_object_object_add(w->f.facts[i], "nvme", json_tokener_parse(
+			"[{\"name\":\"nvme1\",\"transport\":\"rdma\",\"subsysnqn\":"
+			"\"nqn.2024-04.io.llmnet:n1.t1\",\"state\":\"live\",\"namespaces\":"
+			"[{\"nsid\":1,\"block\":\"nvme1n1\",\"size_bytes\":1073741824}]}]"));
 	world_run(w);
 	for (i = 0; i < w->res.nchecks; i++) {
 		const struct ln_check *c = &w->res.checks[i];
@@ -951,6 +954,9 @@ static void test_validate_stages__io(void **state)
 			assert_string_equal(c->unit, "MB/s");
 			assert_string_equal(c->attempts[0].command, "llmnet-probe-io --mount /mnt/ckpt "
 								    "--size 16777216");
+		} else if (c->a == 3) {	/* a raw device is named with its subsystem */
+			assert_string_equal(c->attempts[0].command, "llmnet-probe-io --device /dev/"
+				"nvme1n1 --nqn nqn.2024-04.io.llmnet:n1.t1 --size 16777216");
 		} else {
 			assert_int_equal(c->a, 2);
 			assert_int_equal(c->status, LN_ST_SKIPPED);
@@ -958,7 +964,7 @@ static void test_validate_stages__io(void **state)
 						       "'nqn.2024-04.io.llmnet:n1.t1'");
 		}
 	}
-	assert_int_equal(seen, 2);
+	assert_int_equal(seen, 3);
 	assert_int_equal(w->res.stages[LN_STAGE_DEVICES].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
 	ln_buf_release(&y);
