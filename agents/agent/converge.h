@@ -33,7 +33,7 @@ void ln_cv_disown(struct ln_converge *cv, const char *kind, const char *id);
 void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, const char *id,
 		  const char *detail, const char *err);
 /* Create the missing directories of path (a node path), each owned as a
- * "directory" object; 0 or negative. */
+ * "directory" object, never through a link (paths.h); 0 or negative. */
 int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err);
 
 #endif

@@ -24,6 +24,7 @@
 #include <sys/statvfs.h>
 
 #include "agents/agent/parts.h"
+#include "agents/agent/paths.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -452,16 +453,17 @@ static void warn_free_space(struct ln_converge *cv)
 	free(f);
 }
 
-/* Make sure the backing file is there at the right size; 0 or negative. */
+/* Make sure the backing file is there at the right size, never through a
+ * link; 0 or negative. */
 static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
 {
-	char p[PATH_MAX], dir[PATH_MAX], det[64];
+	char dir[PATH_MAX], det[64];
 	struct stat st;
-	int rc = 0;
+	int rc = ln_path_lstat(cv->a, ns->file, &st, err);
 
-	if (ln_agent_path(cv->a, ns->file, p) < 0)
-		return -ENAMETOOLONG;
-	if (stat(p, &st) == 0) {
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == 0) {
 		if (!S_ISREG(st.st_mode)) {
 			ln_buf_addf(err, "backing file '%s' is not a regular file", ns->file);
 			return -EINVAL;
@@ -474,6 +476,7 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 		}
 		return 0;
 	}
+	rc = 0;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(ns->file, '/') - ns->file), ns->file);
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
 	if (!cv->plan) {
@@ -482,7 +485,7 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 		if (rc == 0)
 			rc = ln_cv_own(cv, "backing_file", ns->file);
 		if (rc == 0)
-			rc = ln_fs_create_sparse(cv->a, ns->file, ns->size, err);
+			rc = ln_path_create_sparse(cv->a, ns->file, ns->size, err);
 	}
 	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
@@ -913,23 +916,28 @@ void ln_purge_files(struct ln_converge *cv)
 		struct ln_buf err = LN_BUF_INIT;
 		int rc = 0;
 
+		struct stat st;
+
 		if (strcmp(rec_str(o, "kind"), "backing_file"))
 			continue;
+		rc = ln_path_lstat(cv->a, id, &st, &err);
 		if (!cv->purge) {
-			if (ln_path_exists(cv->a, id))
+			if (rc != -ENOENT)
 				ln_changes_warn(&cv->ch, "kept backing file '%s' (use --purge to "
 					       "delete it)", id);
 			else if (!cv->plan)
 				ln_cv_disown(cv, "backing_file", id);
+			ln_buf_release(&err);
 			continue;
 		}
-		if (!ln_path_exists(cv->a, id)) {
+		if (rc == -ENOENT) {
 			if (!cv->plan)
 				ln_cv_disown(cv, "backing_file", id);
+			ln_buf_release(&err);
 			continue;
 		}
-		if (!cv->plan)
-			rc = ln_fs_remove_file(cv->a, id, &err);
+		if (rc == 0 && !cv->plan)
+			rc = ln_path_remove(cv->a, id, &err);
 		if (rc == 0 && !cv->plan)
 			ln_cv_disown(cv, "backing_file", id);
 		ln_cv_report(cv, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
@@ -939,6 +947,7 @@ void ln_purge_files(struct ln_converge *cv)
 	for (;;) {
 		struct json_object *deep = NULL;
 		struct ln_buf err = LN_BUF_INIT;
+		struct stat st;
 		char **names;
 		size_t nn;
 		const char *id;
@@ -955,17 +964,24 @@ void ln_purge_files(struct ln_converge *cv)
 			break;
 		ln_json_add_str(deep, "_done", "1");	/* our copy's marker, never saved */
 		id = rec_str(deep, "id");
-		if (!ln_is_dir(cv->a, id)) {
+		rc = ln_path_lstat(cv->a, id, &st, &err);
+		if (rc == -ENOENT || (rc == 0 && !S_ISDIR(st.st_mode))) {
 			if (!cv->plan)
 				ln_cv_disown(cv, "directory", id);
+			ln_buf_release(&err);
 			continue;
 		}
-		ln_list_dir(cv->a, id, &names, &nn);
-		ln_names_free(names, nn);
-		if (nn)
-			continue;	/* holds a kept backing file, or something not ours */
-		if (!cv->plan)
-			rc = ln_fs_rmdir(cv->a, id, &err);
+		if (rc == 0) {
+			ln_list_dir(cv->a, id, &names, &nn);
+			ln_names_free(names, nn);
+			if (nn) {
+				/* holds a kept backing file, or something not ours */
+				ln_buf_release(&err);
+				continue;
+			}
+		}
+		if (rc == 0 && !cv->plan)
+			rc = ln_path_rmdir(cv->a, id, &err);
 		if (rc == 0 && !cv->plan)
 			ln_cv_disown(cv, "directory", id);
 		ln_cv_report(cv, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
