@@ -44,6 +44,20 @@ void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, 
 	ln_changes_add(&cv->ch, action, kind, id, detail, err && *err ? err : (err ? "failed" : NULL));
 }
 
+int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, struct ln_buf *err)
+{
+	const char *other;
+
+	if (ln_cv_owned(cv, kind, id))
+		return 0;
+	other = ln_state_other_owner(&cv->st, cv->cluster, kind, id);
+	if (other)
+		ln_buf_addf(err, "'%s' belongs to cluster '%s'", id, other);
+	else
+		ln_buf_addf(err, "'%s' exists and is not llmnet's", id);
+	return -EEXIST;
+}
+
 int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err)
 {
 	char p[PATH_MAX];

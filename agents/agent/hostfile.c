@@ -2,8 +2,9 @@
 /*
  * The MPI hostfile: Open MPI's `name slots=N` or MPICH's `name:N`, one
  * line per node, written atomically and only when its content differs, so
- * a converged node's hostfile keeps its mtime. None is reached through a
- * link (paths.h).
+ * a converged node's hostfile keeps its mtime. Only a hostfile this
+ * cluster's state records is rewritten or removed (converge.h), and none is
+ * reached through a link (paths.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,14 +27,19 @@ int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
 	return r;
 }
 
-/* Remove an owned hostfile, never through a link. */
+/* Remove an owned hostfile: never through a link, never one another
+ * cluster also records (it is only forgotten here). */
 static void remove_hostfile(struct ln_converge *cv, const char *path)
 {
 	struct ln_buf err = LN_BUF_INIT;
+	const char *other = ln_state_other_owner(&cv->st, cv->cluster, "hostfile", path);
 	struct stat st;
 	int rc = ln_path_lstat(cv->a, path, &st, &err);
 
-	if (rc == -ENOENT) {
+	if (rc == -ENOENT || (rc == 0 && other)) {
+		if (other)
+			ln_changes_warn(&cv->ch, "kept hostfile '%s': cluster '%s' also records it",
+					path, other);
 		if (!cv->plan)
 			ln_cv_disown(cv, "hostfile", path);
 		goto out;
@@ -47,7 +53,8 @@ out:
 	ln_buf_release(&err);
 }
 
-/* The wanted hostfile: written when missing or different; one reached
+/* The wanted hostfile: written when missing or different, only when this
+ * cluster owns it; a hand-written one, another cluster's, or one reached
  * through a link is refused and left as it is. */
 static void write_hostfile(struct ln_converge *cv, const char *path)
 {
@@ -58,6 +65,8 @@ static void write_hostfile(struct ln_converge *cv, const char *path)
 	ln_hostfile_render(cv->rq, &want);
 	rc = ln_path_lstat(cv->a, path, &st, &err);
 	exists = rc == 0;
+	if (rc == 0)
+		rc = ln_cv_existing(cv, "hostfile", path, &err);
 	if (rc == 0)
 		rc = ln_path_read(cv->a, path, &cur, &err);
 	if (rc == 0 && cur.len == want.len && !memcmp(cur.buf, want.buf, want.len)) {
@@ -72,8 +81,7 @@ static void write_hostfile(struct ln_converge *cv, const char *path)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
 		if (*dir)
 			rc = ln_cv_mkdirs(cv, dir, &err);
-		/* a hostfile that was there before is changed but never owned */
-		if (rc == 0 && !exists)
+		if (rc == 0)
 			rc = ln_cv_own(cv, "hostfile", path);
 		if (rc == 0)
 			rc = ln_path_write(cv->a, path, want.buf, want.len, 0644, &err);

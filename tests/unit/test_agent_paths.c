@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Paths the agent creates (issue 12, points 2 and 7) on fixture trees: a
- * hostfile, a backing file, their directories and the state are never
- * reached through a symbolic link, on apply or teardown --purge. Each
+ * Paths the agent creates (issue 12, points 1, 2 and 7) on fixture trees:
+ * a hostfile or backing file is created, rewritten or deleted only when
+ * this cluster's state records it, and never through a symbolic link. Each
  * refusal is asserted with its message and with the tree unchanged: every
  * path's type, size, content (files up to 4 KiB) and mtime, before and after.
  */
@@ -13,6 +13,7 @@
 	"{\"protocol\":1,\"cluster\":\"" cluster "\",\"hostfile\":{\"path\":"            \
 	"\"/etc/llmnet/hostfile\",\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\","   \
 	"\"slots\":2}]}}"
+#define HAND_WRITTEN "# my own hostfile\ngpu01 slots=8\n"
 
 static int run(const char *root, const char *verb, const char *in, struct ln_buf *out)
 {
@@ -68,6 +69,65 @@ static char *outside(void)
 	return strdup(tmpl);
 }
 
+static void put(const char *root, const char *rel, const char *content)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_write_atomic(p, content, strlen(content), 0644, &e), 0);
+	ln_buf_release(&e);
+}
+
+static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(root, "/etc/llmnet/hostfile", HAND_WRITTEN);
+	snapshot(root, &before, NULL);
+	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
+	snapshot(root, &after, NULL);
+	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	snapshot(root, &after, NULL);
+	assert_string_equal(before.buf, after.buf);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+}
+
+static void test_agent_paths__another_clusters_hostfile_is_refused(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop"), &out), 0);
+	snapshot(root, &before, NULL);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
+	snapshot(root, &after, NULL);
+	assert_string_equal(before.buf, after.buf);
+	/* loop2's teardown leaves loop's hostfile alone */
+	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop2",
+							       "--purge", NULL },
+				  NULL, &out, NULL, NULL), 0);
+	snapshot(root, &after, NULL);
+	assert_string_equal(before.buf, after.buf);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+}
+
 static const char *one_target(const char *cluster, const char *nqn, const char *file, long size)
 {
 	static char buf[2048];
@@ -86,6 +146,132 @@ static int skip_configfs_state(const char *rel)
 {
 	return !strncmp(rel, "/sys/kernel/config", 18) || !strncmp(rel, "/var/lib/llmnet", 15) ||
 	       !strcmp(rel, "/var/lib");	/* its mtime, when the state's directory is made */
+}
+
+static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
+							"/var/lib/nvmet/shared.img", 1048576), &out), 0);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
+						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
+							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	snapshot(root, &after, skip_configfs_state);
+	assert_string_equal(before.buf, after.buf);
+	/* loop2 exported no namespace on the shared file */
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
+		 "namespaces/1", root);
+	assert_int_equal(access(p, F_OK), -1);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+}
+
+/* A namespace left by an older agent that used loop's file without
+ * recording it: loop's teardown --purge keeps the file it is exported from. */
+static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
+							"/var/lib/nvmet/shared.img", 1048576), &out), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b",
+		 root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	strcat(p, "/namespaces");
+	assert_int_equal(mkdir(p, 0755), 0);
+	strcat(p, "/1");
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
+		  "device_path", "/var/lib/nvmet/shared.img\n");
+	put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
+		  "enable", "1\n");
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': namespace "
+				       "'nqn.2024-04.com.example:b/1' uses it"));
+	snapshot(root, &after, skip_configfs_state);
+	assert_string_equal(before.buf, after.buf);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+}
+
+/* A state that records one file for two clusters (written by hand here):
+ * the purge of one forgets the file, never deletes it. */
+static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf state = LN_BUF_INIT, e = LN_BUF_INIT;
+	char *clusters;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
+							"/var/lib/nvmet/shared.img", 1048576), &out), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	clusters = strstr(state.buf, "\"clusters\"");
+	assert_non_null(clusters);
+	clusters = strchr(clusters, '{');
+	{
+		struct ln_buf edited = LN_BUF_INIT;
+
+		ln_buf_add(&edited, state.buf, (size_t)(clusters + 1 - state.buf));
+		ln_buf_addstr(&edited, "\"loop2\":{\"objects\":[{\"kind\":\"backing_file\","
+				       "\"id\":\"/var/lib/nvmet/shared.img\"}]},");
+		ln_buf_addstr(&edited, clusters + 1);
+		assert_int_equal(ln_file_write_atomic(p, edited.buf, edited.len, 0600, &e), 0);
+		ln_buf_release(&edited);
+	}
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop",
+							       "--purge", NULL },
+				  NULL, &out, NULL, NULL), 0);
+	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': cluster "
+				       "'loop2' also records it"));
+	snapshot(root, &after, skip_configfs_state);
+	assert_string_equal(before.buf, after.buf);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	ln_buf_release(&state);
+	ln_buf_release(&e);
+}
+
+static void test_agent_paths__existing_unowned_backing_file_is_refused(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
+							"/srv/foreign.img", 16777216), &out), 1);
+	assert_non_null(strstr(out.buf, "'/srv/foreign.img' exists and is not llmnet's; llmnet uses "
+				       "only backing files it created"));
+	snapshot(root, &after, skip_configfs_state);
+	assert_string_equal(before.buf, after.buf);
+	/* and its teardown --purge does not delete it either */
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	snapshot(root, &after, skip_configfs_state);
+	assert_string_equal(before.buf, after.buf);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
 }
 
 /* root/REL becomes a link to a new directory outside the root. */
@@ -219,6 +405,12 @@ static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_paths__hand_written_hostfile_is_refused),
+		cmocka_unit_test(test_agent_paths__another_clusters_hostfile_is_refused),
+		cmocka_unit_test(test_agent_paths__backing_file_of_another_cluster_is_refused),
+		cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_namespace_uses),
+		cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_cluster_records),
+		cmocka_unit_test(test_agent_paths__existing_unowned_backing_file_is_refused),
 		cmocka_unit_test(test_agent_paths__symlinked_hostfile_directory_is_refused),
 		cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
 		cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
