@@ -47,6 +47,17 @@ static void snapshot(const char *root, struct ln_buf *out, int (*skip_fn)(const 
 	ln_buf_release(&m);
 }
 
+/* The tree as snapshot() saw it in before. */
+static void assert_unchanged(const char *root, const struct ln_buf *before,
+			     int (*skip_fn)(const char *rel))
+{
+	struct ln_buf now = LN_BUF_INIT;
+
+	snapshot(root, &now, skip_fn);
+	assert_string_equal(before->buf, now.buf);
+	ln_buf_release(&now);
+}
+
 /* A fresh target tree that already has its lock file (every mutating run
  * creates it), so a refused run must leave the tree exactly as it was. */
 static char *tree(void)
@@ -82,7 +93,7 @@ static void put(const char *root, const char *rel, const char *content)
 static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
 {
 	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
 
 	(void)st;
 	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
@@ -93,39 +104,33 @@ static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
 	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
 	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
 	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
-	snapshot(root, &after, NULL);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, NULL);
 	assert_int_equal(run(root, "teardown", NULL, &out), 0);
-	snapshot(root, &after, NULL);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, NULL);
 	fx_remove(root);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 static void test_agent_paths__another_clusters_hostfile_is_refused(void **st)
 {
 	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
 
 	(void)st;
 	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop"), &out), 0);
 	snapshot(root, &before, NULL);
 	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &out), 1);
 	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
-	snapshot(root, &after, NULL);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, NULL);
 	/* loop2's teardown leaves loop's hostfile alone */
 	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop2",
 							       "--purge", NULL },
 				  NULL, &out, NULL, NULL), 0);
-	snapshot(root, &after, NULL);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, NULL);
 	fx_remove(root);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 static const char *one_target(const char *cluster, const char *nqn, const char *file, long size)
@@ -140,6 +145,13 @@ static const char *one_target(const char *cluster, const char *nqn, const char *
 	return buf;
 }
 
+/* Cluster loop exports /var/lib/nvmet/shared.img, which it creates. */
+static void apply_loop(const char *root, struct ln_buf *out)
+{
+	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
+							"/var/lib/nvmet/shared.img", 1048576), out), 0);
+}
+
 /* Outside configfs and the state (where a refused target's other objects
  * legitimately go), nothing may change. */
 static int skip_configfs_state(const char *rel)
@@ -151,11 +163,10 @@ static int skip_configfs_state(const char *rel)
 static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **st)
 {
 	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
-							"/var/lib/nvmet/shared.img", 1048576), &out), 0);
+	apply_loop(root, &out);
 	snapshot(root, &before, skip_configfs_state);
 	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
 						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
@@ -163,8 +174,7 @@ static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **
 	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
 							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
 	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
-	snapshot(root, &after, skip_configfs_state);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, skip_configfs_state);
 	/* loop2 exported no namespace on the shared file */
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
 		 "namespaces/1", root);
@@ -172,7 +182,6 @@ static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **
 	fx_remove(root);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 /* A namespace left by an older agent that used loop's file without
@@ -180,11 +189,10 @@ static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **
 static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **st)
 {
 	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
-							"/var/lib/nvmet/shared.img", 1048576), &out), 0);
+	apply_loop(root, &out);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b",
 		 root);
 	assert_int_equal(mkdir(p, 0755), 0);
@@ -200,12 +208,10 @@ static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **s
 	assert_int_equal(run(root, "teardown", NULL, &out), 0);
 	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': namespace "
 				       "'nqn.2024-04.com.example:b/1' uses it"));
-	snapshot(root, &after, skip_configfs_state);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 /* A state that records one file for two clusters (written by hand here):
@@ -213,13 +219,12 @@ static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **s
 static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **st)
 {
 	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
 	struct ln_buf state = LN_BUF_INIT, e = LN_BUF_INIT;
 	char *clusters;
 
 	(void)st;
-	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
-							"/var/lib/nvmet/shared.img", 1048576), &out), 0);
+	apply_loop(root, &out);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	assert_int_equal(ln_file_read(p, &state, &e), 0);
 	clusters = strstr(state.buf, "\"clusters\"");
@@ -241,12 +246,10 @@ static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **
 				  NULL, &out, NULL, NULL), 0);
 	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': cluster "
 				       "'loop2' also records it"));
-	snapshot(root, &after, skip_configfs_state);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 	ln_buf_release(&state);
 	ln_buf_release(&e);
 }
@@ -254,7 +257,7 @@ static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **
 static void test_agent_paths__existing_unowned_backing_file_is_refused(void **st)
 {
 	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
 
 	(void)st;
 	snapshot(root, &before, skip_configfs_state);
@@ -262,16 +265,13 @@ static void test_agent_paths__existing_unowned_backing_file_is_refused(void **st
 							"/srv/foreign.img", 16777216), &out), 1);
 	assert_non_null(strstr(out.buf, "'/srv/foreign.img' exists and is not llmnet's; llmnet uses "
 				       "only backing files it created"));
-	snapshot(root, &after, skip_configfs_state);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, skip_configfs_state);
 	/* and its teardown --purge does not delete it either */
 	assert_int_equal(run(root, "teardown", NULL, &out), 0);
-	snapshot(root, &after, skip_configfs_state);
-	assert_string_equal(before.buf, after.buf);
+	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 /* root/REL becomes a link to a new directory outside the root. */
@@ -287,8 +287,8 @@ static char *link_out(const char *root, const char *rel)
 static void test_agent_paths__symlinked_hostfile_directory_is_refused(void **st)
 {
 	char *root = tree(), *out_dir = link_out(root, "/etc/llmnet");
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
-	struct ln_buf o1 = LN_BUF_INIT, o2 = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf o1 = LN_BUF_INIT;
 
 	(void)st;
 	snapshot(root, &before, NULL);
@@ -296,24 +296,20 @@ static void test_agent_paths__symlinked_hostfile_directory_is_refused(void **st)
 	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
 	assert_non_null(strstr(out.buf, "'/etc/llmnet' is a symbolic link; llmnet does not follow "
 				       "links (on the way to '/etc/llmnet/hostfile')"));
-	snapshot(root, &after, NULL);
-	assert_string_equal(before.buf, after.buf);
-	snapshot(out_dir, &o2, NULL);
-	assert_string_equal(o1.buf, o2.buf);
+	assert_unchanged(root, &before, NULL);
+	assert_unchanged(out_dir, &o1, NULL);
 	fx_remove(root);
 	fx_remove(out_dir);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 	ln_buf_release(&o1);
-	ln_buf_release(&o2);
 }
 
 static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
 {
 	char *root = tree(), *out_dir = link_out(root, "/var/lib/nvmet");
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
-	struct ln_buf o1 = LN_BUF_INIT, o2 = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf o1 = LN_BUF_INIT;
 
 	(void)st;
 	snapshot(root, &before, skip_configfs_state);
@@ -322,17 +318,13 @@ static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
 							"/var/lib/nvmet/d.img", 1048576), &out), 1);
 	assert_non_null(strstr(out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
 				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
-	snapshot(root, &after, skip_configfs_state);
-	assert_string_equal(before.buf, after.buf);
-	snapshot(out_dir, &o2, NULL);
-	assert_string_equal(o1.buf, o2.buf);
+	assert_unchanged(root, &before, skip_configfs_state);
+	assert_unchanged(out_dir, &o1, NULL);
 	fx_remove(root);
 	fx_remove(out_dir);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 	ln_buf_release(&o1);
-	ln_buf_release(&o2);
 }
 
 /* Files created by apply, whose directories are then swapped for links to
@@ -340,7 +332,7 @@ static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
 static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
 {
 	char *root = tree(), *out_dir = outside(), p[4096], q[4096];
-	struct ln_buf out = LN_BUF_INIT, o1 = LN_BUF_INIT, o2 = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, o1 = LN_BUF_INIT;
 	char req[4096];
 
 	(void)st;
@@ -364,22 +356,20 @@ static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
 	assert_non_null(strstr(out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
 				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
 	assert_non_null(strstr(out.buf, "'/etc/llmnet' is a symbolic link"));
-	snapshot(out_dir, &o2, NULL);
-	assert_string_equal(o1.buf, o2.buf);
+	assert_unchanged(out_dir, &o1, NULL);
 	snprintf(q, sizeof(q), "%s/nvmet/d.img", out_dir);
 	assert_int_equal(access(q, F_OK), 0);
 	fx_remove(root);
 	fx_remove(out_dir);
 	ln_buf_release(&out);
 	ln_buf_release(&o1);
-	ln_buf_release(&o2);
 }
 
 static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 {
 	char *root = tree(), *out_dir, p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
-	struct ln_buf o1 = LN_BUF_INIT, o2 = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf o1 = LN_BUF_INIT;
 
 	(void)st;
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet", root);
@@ -389,17 +379,13 @@ static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 	snapshot(out_dir, &o1, NULL);
 	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
 	assert_non_null(strstr(out.buf, "'/var/lib/llmnet' is a symbolic link"));
-	snapshot(root, &after, NULL);
-	assert_string_equal(before.buf, after.buf);
-	snapshot(out_dir, &o2, NULL);
-	assert_string_equal(o1.buf, o2.buf);
+	assert_unchanged(root, &before, NULL);
+	assert_unchanged(out_dir, &o1, NULL);
 	fx_remove(root);
 	fx_remove(out_dir);
 	ln_buf_release(&out);
 	ln_buf_release(&before);
-	ln_buf_release(&after);
 	ln_buf_release(&o1);
-	ln_buf_release(&o2);
 }
 
 int main(void)
