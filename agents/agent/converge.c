@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agents/agent/converge.h"
+#include "agents/agent/paths.h"
 #include "common/log.h"
 
 int ln_cv_own(struct ln_converge *cv, const char *kind, const char *id)
@@ -42,10 +44,25 @@ void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, 
 	ln_changes_add(&cv->ch, action, kind, id, detail, err && *err ? err : (err ? "failed" : NULL));
 }
 
+int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, struct ln_buf *err)
+{
+	const char *other;
+
+	if (ln_cv_owned(cv, kind, id))
+		return 0;
+	other = ln_state_other_owner(&cv->st, cv->cluster, kind, id);
+	if (other)
+		ln_buf_addf(err, "'%s' belongs to cluster '%s'", id, other);
+	else
+		ln_buf_addf(err, "'%s' exists and is not llmnet's", id);
+	return -EEXIST;
+}
+
 int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err)
 {
 	char p[PATH_MAX];
 	size_t i, n = strlen(dir);
+	struct stat st;
 	int rc;
 
 	if (n >= sizeof(p))
@@ -55,13 +72,18 @@ int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err)
 		if (p[i] != '/' && p[i] != '\0')
 			continue;
 		p[i] = '\0';
-		if (!ln_path_exists(cv->a, p)) {
+		/* a link on the way is refused (paths.h), never followed */
+		rc = ln_path_lstat(cv->a, p, &st, err);
+		if (rc == -ENOENT) {
 			rc = ln_cv_own(cv, "directory", p);
 			if (rc == 0)
-				rc = ln_fs_mkdir(cv->a, p, err);
-			if (rc < 0)
-				return rc;
+				rc = ln_path_mkdir(cv->a, p, err);
+		} else if (rc == 0 && !S_ISDIR(st.st_mode)) {
+			ln_buf_addf(err, "'%s' is not a directory", p);
+			rc = -ENOTDIR;
 		}
+		if (rc < 0)
+			return rc;
 		p[i] = dir[i];
 	}
 	return 0;

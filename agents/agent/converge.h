@@ -32,8 +32,12 @@ void ln_cv_disown(struct ln_converge *cv, const char *kind, const char *id);
 /* Report a change; err non-NULL marks it failed. */
 void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, const char *id,
 		  const char *detail, const char *err);
+/* For a path that exists: 0 when this cluster owns it as kind, else
+ * -EEXIST with "'ID' belongs to cluster 'NAME'" or "'ID' exists and is not
+ * llmnet's" in err. The agent rewrites or deletes only what it owns. */
+int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, struct ln_buf *err);
 /* Create the missing directories of path (a node path), each owned as a
- * "directory" object; 0 or negative. */
+ * "directory" object, never through a link (paths.h); 0 or negative. */
 int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err);
 
 #endif

@@ -2,13 +2,17 @@
 /*
  * The MPI hostfile: Open MPI's `name slots=N` or MPICH's `name:N`, one
  * line per node, written atomically and only when its content differs, so
- * a converged node's hostfile keeps its mtime.
+ * a converged node's hostfile keeps its mtime. Only a hostfile this
+ * cluster's state records is rewritten or removed (converge.h), and none is
+ * reached through a link (paths.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agents/agent/parts.h"
+#include "agents/agent/paths.h"
 #include "common/json.h"
 
 int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
@@ -23,31 +27,78 @@ int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
 	return r;
 }
 
+/* Remove an owned hostfile: never through a link, never one another
+ * cluster also records (it is only forgotten here). */
 static void remove_hostfile(struct ln_converge *cv, const char *path)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	int rc = 0;
+	const char *other = ln_state_other_owner(&cv->st, cv->cluster, "hostfile", path);
+	struct stat st;
+	int rc = ln_path_lstat(cv->a, path, &st, &err);
 
-	if (!ln_path_exists(cv->a, path)) {
+	if (rc == -ENOENT || (rc == 0 && other)) {
+		if (other)
+			ln_changes_warn(&cv->ch, "kept hostfile '%s': cluster '%s' also records it",
+					path, other);
 		if (!cv->plan)
 			ln_cv_disown(cv, "hostfile", path);
-		return;
+		goto out;
 	}
-	if (!cv->plan)
-		rc = ln_fs_remove_file(cv->a, path, &err);
+	if (rc == 0 && !cv->plan)
+		rc = ln_path_remove(cv->a, path, &err);
 	if (rc == 0 && !cv->plan)
 		ln_cv_disown(cv, "hostfile", path);
 	ln_cv_report(cv, "remove", "hostfile", path, NULL, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+}
+
+/* The wanted hostfile: written when missing or different, only when this
+ * cluster owns it; a hand-written one, another cluster's, or one reached
+ * through a link is refused and left as it is. */
+static void write_hostfile(struct ln_converge *cv, const char *path)
+{
+	struct ln_buf want = LN_BUF_INIT, cur = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct stat st;
+	int rc, exists;
+
+	ln_hostfile_render(cv->rq, &want);
+	rc = ln_path_lstat(cv->a, path, &st, &err);
+	exists = rc == 0;
+	if (rc == 0)
+		rc = ln_cv_existing(cv, "hostfile", path, &err);
+	if (rc == 0)
+		rc = ln_path_read(cv->a, path, &cur, &err);
+	if (rc == 0 && cur.len == want.len && !memcmp(cur.buf, want.buf, want.len)) {
+		ln_cv_report(cv, "ok", "hostfile", path, NULL, NULL);
+		goto out;
+	}
+	if (rc == -ENOENT)
+		rc = 0;
+	if (rc == 0 && !cv->plan) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+		if (*dir)
+			rc = ln_cv_mkdirs(cv, dir, &err);
+		if (rc == 0)
+			rc = ln_cv_own(cv, "hostfile", path);
+		if (rc == 0)
+			rc = ln_path_write(cv->a, path, want.buf, want.len, 0644, &err);
+	}
+	ln_cv_report(cv, exists ? "change" : "create", "hostfile", path,
+		     cv->rq->hostfile_mpich ? "mpich" : "openmpi", rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&want);
+	ln_buf_release(&cur);
 	ln_buf_release(&err);
 }
 
 void ln_hostfile_reconcile(struct ln_converge *cv)
 {
-	struct ln_buf want = LN_BUF_INIT, cur = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster);
 	const char *path = cv->rq ? cv->rq->hostfile_path : NULL;
 	size_t i, n = objs ? json_object_array_length(objs) : 0;
-	int rc = 0, exists;
 
 	/* an owned hostfile at another path (or none wanted) goes */
 	for (i = n; i-- > 0;) {
@@ -62,34 +113,6 @@ void ln_hostfile_reconcile(struct ln_converge *cv)
 			remove_hostfile(cv, idbuf);
 		}
 	}
-	if (!path)
-		goto out;
-	ln_hostfile_render(cv->rq, &want);
-	exists = ln_read_attr(cv->a, path, &cur) == 0;
-	if (exists) {
-		/* ln_read_attr dropped one newline */
-		ln_buf_addch(&cur, '\n');
-		if (cur.len == want.len && !memcmp(cur.buf, want.buf, want.len)) {
-			ln_cv_report(cv, "ok", "hostfile", path, NULL, NULL);
-			goto out;
-		}
-	}
-	if (!cv->plan) {
-		char dir[PATH_MAX];
-
-		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
-		if (*dir)
-			rc = ln_cv_mkdirs(cv, dir, &err);
-		/* a hostfile that was there before is changed but never owned */
-		if (rc == 0 && !exists)
-			rc = ln_cv_own(cv, "hostfile", path);
-		if (rc == 0)
-			rc = ln_fs_write_file(cv->a, path, want.buf, want.len, 0644, &err);
-	}
-	ln_cv_report(cv, exists ? "change" : "create", "hostfile", path,
-		     cv->rq->hostfile_mpich ? "mpich" : "openmpi", rc < 0 ? err.buf : NULL);
-out:
-	ln_buf_release(&want);
-	ln_buf_release(&cur);
-	ln_buf_release(&err);
+	if (path)
+		write_hostfile(cv, path);
 }

@@ -25,6 +25,7 @@
 
 #include "agents/agent/blockdev.h"
 #include "agents/agent/parts.h"
+#include "agents/agent/paths.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -453,16 +454,22 @@ static void warn_free_space(struct ln_converge *cv)
 	free(f);
 }
 
-/* Make sure the backing file is there at the right size; 0 or negative. */
+/*
+ * Make sure the backing file is there at the right size; 0 or negative.
+ * One that exists is used only when this cluster's state records it: the
+ * request has no way to adopt a file llmnet did not create, and a file
+ * another cluster records is never shared (its teardown --purge would
+ * delete it under this cluster's namespace). Never through a link.
+ */
 static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
 {
-	char p[PATH_MAX], dir[PATH_MAX], det[64];
+	char dir[PATH_MAX], det[64];
 	struct stat st;
-	int rc = 0;
+	int rc = ln_path_lstat(cv->a, ns->file, &st, err);
 
-	if (ln_agent_path(cv->a, ns->file, p) < 0)
-		return -ENAMETOOLONG;
-	if (stat(p, &st) == 0) {
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == 0) {
 		if (!S_ISREG(st.st_mode)) {
 			ln_buf_addf(err, "backing file '%s' is not a regular file", ns->file);
 			return -EINVAL;
@@ -473,8 +480,14 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 				    (long long)st.st_size, (unsigned long long)ns->size);
 			return -EINVAL;
 		}
-		return 0;
+		rc = ln_cv_existing(cv, "backing_file", ns->file, err);
+		if (rc < 0 && !ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file))
+			ln_buf_addstr(err, "; llmnet uses only backing files it created (the request "
+				      "has no way to adopt one): remove or move it, or name another "
+				      "path");
+		return rc;
 	}
+	rc = 0;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(ns->file, '/') - ns->file), ns->file);
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
 	if (!cv->plan) {
@@ -483,7 +496,7 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 		if (rc == 0)
 			rc = ln_cv_own(cv, "backing_file", ns->file);
 		if (rc == 0)
-			rc = ln_fs_create_sparse(cv->a, ns->file, ns->size, err);
+			rc = ln_path_create_sparse(cv->a, ns->file, ns->size, err);
 	}
 	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
@@ -912,6 +925,33 @@ void ln_nvmet_apply(struct ln_converge *cv)
 	free(ports);
 }
 
+/* 1 when a namespace this cluster does not own has device_path path
+ * (an older agent adopted files without recording them); its N/NSID in who. */
+static int backing_in_use(struct ln_converge *cv, const char *path, char *who, size_t size)
+{
+	char **subs = NULL, **nss = NULL, p[PATH_MAX];
+	struct ln_buf v = LN_BUF_INIT;
+	size_t nsub = 0, nns = 0, i, j;
+	int found = 0;
+
+	ln_list_dir(cv->a, LN_NVMET "/subsystems", &subs, &nsub);
+	for (i = 0; !found && i < nsub; i++) {
+		snprintf(p, sizeof(p), P_SUB "%s/namespaces", subs[i]);
+		ln_list_dir(cv->a, p, &nss, &nns);
+		for (j = 0; !found && j < nns; j++) {
+			snprintf(who, size, "%s/%s", subs[i], nss[j]);
+			snprintf(p, sizeof(p), P_SUB "%s/namespaces/%s/device_path", subs[i], nss[j]);
+			ln_buf_reset(&v);
+			found = !ln_cv_owned(cv, "nvmet_namespace", who) &&
+				ln_read_attr(cv->a, p, &v) == 0 && v.len && !strcmp(v.buf, path);
+		}
+		ln_names_free(nss, nns);
+	}
+	ln_names_free(subs, nsub);
+	ln_buf_release(&v);
+	return found;
+}
+
 void ln_purge_files(struct ln_converge *cv)
 {
 	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *l;
@@ -938,23 +978,41 @@ void ln_purge_files(struct ln_converge *cv)
 		struct ln_buf err = LN_BUF_INIT;
 		int rc = 0;
 
+		const char *other;
+		char who[600];
+		struct stat st;
+
 		if (strcmp(rec_str(o, "kind"), "backing_file"))
 			continue;
+		rc = ln_path_lstat(cv->a, id, &st, &err);
 		if (!cv->purge) {
-			if (ln_path_exists(cv->a, id))
+			if (rc != -ENOENT)
 				ln_changes_warn(&cv->ch, "kept backing file '%s' (use --purge to "
 					       "delete it)", id);
 			else if (!cv->plan)
 				ln_cv_disown(cv, "backing_file", id);
+			ln_buf_release(&err);
 			continue;
 		}
-		if (!ln_path_exists(cv->a, id)) {
+		/* a file another cluster also records is only forgotten here */
+		other = ln_state_other_owner(&cv->st, cv->cluster, "backing_file", id);
+		if (rc == -ENOENT || (rc == 0 && other)) {
+			if (rc == 0)
+				ln_changes_warn(&cv->ch, "kept backing file '%s': cluster '%s' also "
+					       "records it", id, other);
 			if (!cv->plan)
 				ln_cv_disown(cv, "backing_file", id);
+			ln_buf_release(&err);
 			continue;
 		}
-		if (!cv->plan)
-			rc = ln_fs_remove_file(cv->a, id, &err);
+		if (rc == 0 && backing_in_use(cv, id, who, sizeof(who))) {
+			ln_changes_warn(&cv->ch, "kept backing file '%s': namespace '%s' uses it",
+					id, who);
+			ln_buf_release(&err);
+			continue;
+		}
+		if (rc == 0 && !cv->plan)
+			rc = ln_path_remove(cv->a, id, &err);
 		if (rc == 0 && !cv->plan)
 			ln_cv_disown(cv, "backing_file", id);
 		ln_cv_report(cv, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
@@ -964,6 +1022,7 @@ void ln_purge_files(struct ln_converge *cv)
 	for (;;) {
 		struct json_object *deep = NULL;
 		struct ln_buf err = LN_BUF_INIT;
+		struct stat st;
 		char **names;
 		size_t nn;
 		const char *id;
@@ -980,17 +1039,24 @@ void ln_purge_files(struct ln_converge *cv)
 			break;
 		ln_json_add_str(deep, "_done", "1");	/* our copy's marker, never saved */
 		id = rec_str(deep, "id");
-		if (!ln_is_dir(cv->a, id)) {
+		rc = ln_path_lstat(cv->a, id, &st, &err);
+		if (rc == -ENOENT || (rc == 0 && !S_ISDIR(st.st_mode))) {
 			if (!cv->plan)
 				ln_cv_disown(cv, "directory", id);
+			ln_buf_release(&err);
 			continue;
 		}
-		ln_list_dir(cv->a, id, &names, &nn);
-		ln_names_free(names, nn);
-		if (nn)
-			continue;	/* holds a kept backing file, or something not ours */
-		if (!cv->plan)
-			rc = ln_fs_rmdir(cv->a, id, &err);
+		if (rc == 0) {
+			ln_list_dir(cv->a, id, &names, &nn);
+			ln_names_free(names, nn);
+			if (nn || ln_state_other_owner(&cv->st, cv->cluster, "directory", id)) {
+				/* holds a kept backing file, or something not ours */
+				ln_buf_release(&err);
+				continue;
+			}
+		}
+		if (rc == 0 && !cv->plan)
+			rc = ln_path_rmdir(cv->a, id, &err);
 		if (rc == 0 && !cv->plan)
 			ln_cv_disown(cv, "directory", id);
 		ln_cv_report(cv, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/paths.h"
 #include "agents/agent/state.h"
 #include "common/error.h"
 #include "common/fileio.h"
@@ -25,16 +26,13 @@ int ln_state_load(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 {
 	struct ln_buf b = LN_BUF_INIT;
 	struct json_object *cl;
-	char p[PATH_MAX];
 	int64_t version;
 	int r;
 
 	s->root = NULL;
 	s->index = NULL;
 	s->dirty = 0;
-	if (ln_agent_path(a, LN_STATE_PATH, p) < 0)
-		return -ENAMETOOLONG;
-	r = ln_file_read(p, &b, err);
+	r = ln_path_read(a, LN_STATE_PATH, &b, err);
 	if (r == -ENOENT) {
 		ln_buf_reset(err);
 		s->root = json_object_new_object();
@@ -236,10 +234,10 @@ struct json_object *ln_state_clusters(struct ln_state *s)
 int ln_state_save(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 {
 	struct ln_buf out = LN_BUF_INIT;
-	char dir[PATH_MAX], stamp[32];
+	char stamp[32];
 	struct tm tm;
 	time_t now = time(NULL);
-	int r;
+	int r, dfd;
 
 	if (!s->dirty)
 		return 0;
@@ -253,14 +251,13 @@ int ln_state_save(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 	r = ln_json_write(s->root, 1, &out);
 	if (r < 0)
 		goto out;
-	if (ln_agent_path(a, "/var/lib/llmnet", dir) < 0) {
-		r = -ENAMETOOLONG;
+	dfd = ln_path_open_own_dir(a, "/var/lib/llmnet", 0700, err);
+	if (dfd < 0) {
+		r = dfd;
 		goto out;
 	}
-	r = ln_mkdir_p(dir, 0700, err);
-	if (r < 0)
-		goto out;
-	r = ln_fs_write_file(a, LN_STATE_PATH, out.buf, out.len, 0600, err);
+	close(dfd);
+	r = ln_path_write(a, LN_STATE_PATH, out.buf, out.len, 0600, err);
 	if (r == 0)
 		s->dirty = 0;
 out:
@@ -297,9 +294,8 @@ int ln_state_owned_summary(struct ln_agent *a, struct json_object **out, struct 
 int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err)
 {
 	const char *w = getenv("LLMNET_LOCK_WAIT");
-	char p[PATH_MAX], dir[PATH_MAX];
 	long wait_ms = 30000, waited = 0;
-	int fd, r;
+	int fd, dfd, r;
 
 	if (w && *w) {
 		char *end;
@@ -311,15 +307,16 @@ int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err)
 		}
 		wait_ms = v * 1000;
 	}
-	if (ln_agent_path(a, LN_LOCK_PATH, p) < 0 || ln_agent_path(a, "/run", dir) < 0)
-		return -ENAMETOOLONG;
-	r = ln_mkdir_p(dir, 0755, err);
-	if (r < 0)
-		return r;
-	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* the lock's directory and the lock itself are never reached through a link */
+	dfd = ln_path_open_own_dir(a, "/run", 0755, err);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, strrchr(LN_LOCK_PATH, '/') + 1, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	close(dfd);
 	if (fd < 0) {
 		r = -errno;
-		ln_buf_addf(err, "cannot open lock '%s': %s", LN_LOCK_PATH, strerror(errno));
+		ln_buf_addf(err, "cannot open lock '%s': %s", LN_LOCK_PATH, strerror(-r));
 		return r;
 	}
 	for (;;) {

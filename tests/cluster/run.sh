@@ -258,6 +258,37 @@ scenario_teardown() {
 	check_cmd "foreign objects still untouched" foreign_intact
 }
 
+# Issue 12, reproduction 2: a second cluster naming loop's backing file and
+# hostfile is refused on both, and neither its apply nor its teardown
+# --purge touches loop's files.
+scenario_two_clusters() {
+	local sum
+	new_cluster two || { fail "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check_cmd "loop's apply exits 0" rc_is 0
+	sed -e 's/^cluster: loop$/cluster: loop2/' -e 's/n1\.t1/n1.t2/g' \
+		-e 's/service: 4420/service: 4421/' "$C/spec.yaml" > "$C/spec2.yaml"
+	sum=$(sha256sum "$(root 1)/var/lib/nvmet/disk1.img" "$(root 1)/etc/llmnet/hostfile")
+	touch "$C/marker"
+	llmnet apply "$C/spec2.yaml"
+	check_cmd "loop2's apply exits 1" rc_is 1
+	check_cmd "the backing file is named with its owner" \
+		out_has "'/var/lib/nvmet/disk1.img' belongs to cluster 'loop'"
+	check_cmd "the hostfile is named with its owner" \
+		out_has "'/etc/llmnet/hostfile' belongs to cluster 'loop'"
+	check_cmd "loop2 exported no namespace on loop's file" \
+		test ! -e "$(cfg 1)/subsystems/nqn.2024-04.io.llmnet:n1.t2/namespaces/1"
+	check_cmd "loop's files unchanged" test "$(sha256sum "$(root 1)/var/lib/nvmet/disk1.img" \
+		"$(root 1)/etc/llmnet/hostfile")" = "$sum"
+	check_cmd "loop's files not written" test -z "$(find "$(root 1)/var/lib/nvmet" \
+		"$(root 1)/etc/llmnet" -newer "$C/marker" -print -quit)"
+	llmnet teardown "$C/spec2.yaml" --purge
+	check_cmd "loop2's teardown --purge exits 0" rc_is 0
+	check_cmd "loop's files still there, unchanged" test "$(sha256sum \
+		"$(root 1)/var/lib/nvmet/disk1.img" "$(root 1)/etc/llmnet/hostfile")" = "$sum"
+	check_cmd "loop's namespace still exported" test -d "$(cfg 1)/subsystems/$T1/namespaces/1"
+}
+
 scenario_duplicate_nqn() {
 	new_cluster dup || { fail "cluster up"; return; }
 	cluster_build_tree "$C" 3 2	# n3 cloned from n2's image
@@ -324,7 +355,7 @@ scenario_apply_validate() {
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint
-     teardown duplicate_nqn removed_node spec_error apply_validate)
+     teardown two_clusters duplicate_nqn removed_node spec_error apply_validate)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Paths the agent creates (issue 12, points 1, 2 and 7) on fixture trees:
+ * a hostfile or backing file is created, rewritten or deleted only when
+ * this cluster's state records it, and never through a symbolic link. Each
+ * refusal is asserted with its message and with the tree unchanged: every
+ * path's type, size, content (files up to 4 KiB) and mtime, before and after.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#define HOSTFILE_REQ(cluster)                                                            \
+	"{\"protocol\":1,\"cluster\":\"" cluster "\",\"hostfile\":{\"path\":"            \
+	"\"/etc/llmnet/hostfile\",\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\","   \
+	"\"slots\":2}]}}"
+#define HAND_WRITTEN "# my own hostfile\ngpu01 slots=8\n"
+
+static int run(const char *root, const char *verb, const char *in, struct ln_buf *out)
+{
+	const char *args[] = { verb, "--purge", NULL };
+	struct ln_buf err = LN_BUF_INIT;
+	int rc;
+
+	if (strcmp(verb, "teardown"))
+		args[1] = NULL;
+	rc = fx_agent(root, args, in, out, &err, NULL);
+	ln_buf_addf(out, "\n%s", err.buf);	/* the messages, wherever they went */
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* The tree's checksum material: the listing with contents, then every
+ * path's mtime and size, less the paths skip_fn names. */
+static void snapshot(const char *root, struct ln_buf *out, int (*skip_fn)(const char *rel))
+{
+	struct ln_buf m = LN_BUF_INIT;
+	char *line, *save = NULL;
+
+	fx_list(root, out, skip_fn);
+	fx_list_mtimes(root, &m);
+	for (line = strtok_r(m.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char rel[4096];
+
+		if (sscanf(line, "%4095s", rel) == 1 && (!skip_fn || !skip_fn(rel)))
+			ln_buf_addf(out, "%s\n", line);
+	}
+	ln_buf_release(&m);
+}
+
+/* The tree as snapshot() saw it in before. */
+static void assert_unchanged(const char *root, const struct ln_buf *before,
+			     int (*skip_fn)(const char *rel))
+{
+	struct ln_buf now = LN_BUF_INIT;
+
+	snapshot(root, &now, skip_fn);
+	assert_string_equal(before->buf, now.buf);
+	ln_buf_release(&now);
+}
+
+/* A fresh target tree that already has its lock file (every mutating run
+ * creates it), so a refused run must leave the tree exactly as it was. */
+static char *tree(void)
+{
+	char *root = fx_build("node-target");
+	struct ln_buf out = LN_BUF_INIT;
+
+	assert_non_null(root);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	ln_buf_release(&out);
+	return root;
+}
+
+/* A directory outside the root, for links to point at. */
+static char *outside(void)
+{
+	char tmpl[] = "/tmp/llmnet-agent-test.outXXXXXX";
+
+	assert_non_null(mkdtemp(tmpl));
+	return strdup(tmpl);
+}
+
+static void put(const char *root, const char *rel, const char *content)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_write_atomic(p, content, strlen(content), 0644, &e), 0);
+	ln_buf_release(&e);
+}
+
+static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(root, "/etc/llmnet/hostfile", HAND_WRITTEN);
+	snapshot(root, &before, NULL);
+	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
+	assert_unchanged(root, &before, NULL);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	assert_unchanged(root, &before, NULL);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+static void test_agent_paths__another_clusters_hostfile_is_refused(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop"), &out), 0);
+	snapshot(root, &before, NULL);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
+	assert_unchanged(root, &before, NULL);
+	/* loop2's teardown leaves loop's hostfile alone */
+	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop2",
+							       "--purge", NULL },
+				  NULL, &out, NULL, NULL), 0);
+	assert_unchanged(root, &before, NULL);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+static const char *one_target(const char *cluster, const char *nqn, const char *file, long size)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"%s\",\"targets\":[{\"nqn\":\"%s\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
+		 "\"hosts\":[\"nqn.2014-08.org.example:h1\"],\"namespaces\":[{\"nsid\":1,"
+		 "\"file\":\"%s\",\"size\":%ld}]}]}", cluster, nqn, file, size);
+	return buf;
+}
+
+/* Cluster loop exports /var/lib/nvmet/shared.img, which it creates. */
+static void apply_loop(const char *root, struct ln_buf *out)
+{
+	assert_int_equal(run(root, "apply", one_target("loop", "nqn.2024-04.com.example:a",
+							"/var/lib/nvmet/shared.img", 1048576), out), 0);
+}
+
+/* Outside configfs and the state (where a refused target's other objects
+ * legitimately go), nothing may change. */
+static int skip_configfs_state(const char *rel)
+{
+	return !strncmp(rel, "/sys/kernel/config", 18) || !strncmp(rel, "/var/lib/llmnet", 15) ||
+	       !strcmp(rel, "/var/lib");	/* its mtime, when the state's directory is made */
+}
+
+static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	apply_loop(root, &out);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
+						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
+							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	/* loop2 exported no namespace on the shared file */
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
+		 "namespaces/1", root);
+	assert_int_equal(access(p, F_OK), -1);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* A namespace left by an older agent that used loop's file without
+ * recording it: loop's teardown --purge keeps the file it is exported from. */
+static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	apply_loop(root, &out);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b",
+		 root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	strcat(p, "/namespaces");
+	assert_int_equal(mkdir(p, 0755), 0);
+	strcat(p, "/1");
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
+		  "device_path", "/var/lib/nvmet/shared.img\n");
+	put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
+		  "enable", "1\n");
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': namespace "
+				       "'nqn.2024-04.com.example:b/1' uses it"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* A state that records one file for two clusters (written by hand here):
+ * the purge of one forgets the file, never deletes it. */
+static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf state = LN_BUF_INIT, e = LN_BUF_INIT;
+	char *clusters;
+
+	(void)st;
+	apply_loop(root, &out);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	clusters = strstr(state.buf, "\"clusters\"");
+	assert_non_null(clusters);
+	clusters = strchr(clusters, '{');
+	{
+		struct ln_buf edited = LN_BUF_INIT;
+
+		ln_buf_add(&edited, state.buf, (size_t)(clusters + 1 - state.buf));
+		ln_buf_addstr(&edited, "\"loop2\":{\"objects\":[{\"kind\":\"backing_file\","
+				       "\"id\":\"/var/lib/nvmet/shared.img\"}]},");
+		ln_buf_addstr(&edited, clusters + 1);
+		assert_int_equal(ln_file_write_atomic(p, edited.buf, edited.len, 0600, &e), 0);
+		ln_buf_release(&edited);
+	}
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop",
+							       "--purge", NULL },
+				  NULL, &out, NULL, NULL), 0);
+	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': cluster "
+				       "'loop2' also records it"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&state);
+	ln_buf_release(&e);
+}
+
+static void test_agent_paths__existing_unowned_backing_file_is_refused(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
+							"/srv/foreign.img", 16777216), &out), 1);
+	assert_non_null(strstr(out.buf, "'/srv/foreign.img' exists and is not llmnet's; llmnet uses "
+				       "only backing files it created"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	/* and its teardown --purge does not delete it either */
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* root/REL becomes a link to a new directory outside the root. */
+static char *link_out(const char *root, const char *rel)
+{
+	char *out = outside(), p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(symlink(out, p), 0);
+	return out;
+}
+
+static void test_agent_paths__symlinked_hostfile_directory_is_refused(void **st)
+{
+	char *root = tree(), *out_dir = link_out(root, "/etc/llmnet");
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf o1 = LN_BUF_INIT;
+
+	(void)st;
+	snapshot(root, &before, NULL);
+	snapshot(out_dir, &o1, NULL);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet' is a symbolic link; llmnet does not follow "
+				       "links (on the way to '/etc/llmnet/hostfile')"));
+	assert_unchanged(root, &before, NULL);
+	assert_unchanged(out_dir, &o1, NULL);
+	fx_remove(root);
+	fx_remove(out_dir);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&o1);
+}
+
+static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
+{
+	char *root = tree(), *out_dir = link_out(root, "/var/lib/nvmet");
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf o1 = LN_BUF_INIT;
+
+	(void)st;
+	snapshot(root, &before, skip_configfs_state);
+	snapshot(out_dir, &o1, NULL);
+	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
+							"/var/lib/nvmet/d.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
+				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	assert_unchanged(out_dir, &o1, NULL);
+	fx_remove(root);
+	fx_remove(out_dir);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&o1);
+}
+
+/* Files created by apply, whose directories are then swapped for links to
+ * where they went: teardown --purge deletes nothing through the links. */
+static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
+{
+	char *root = tree(), *out_dir = outside(), p[4096], q[4096];
+	struct ln_buf out = LN_BUF_INIT, o1 = LN_BUF_INIT;
+	char req[4096];
+
+	(void)st;
+	snprintf(req, sizeof(req), "%s", one_target("c", "nqn.2024-04.com.example:a",
+						    "/var/lib/nvmet/d.img", 1048576));
+	/* the same request with a hostfile */
+	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
+		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
+		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/nvmet", root);
+	snprintf(q, sizeof(q), "%s/nvmet", out_dir);
+	assert_int_equal(rename(p, q), 0);
+	assert_int_equal(symlink(q, p), 0);
+	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
+	snprintf(q, sizeof(q), "%s/llmnet", out_dir);
+	assert_int_equal(rename(p, q), 0);
+	assert_int_equal(symlink(q, p), 0);
+	snapshot(out_dir, &o1, NULL);
+	assert_int_equal(run(root, "teardown", NULL, &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
+				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
+	assert_non_null(strstr(out.buf, "'/etc/llmnet' is a symbolic link"));
+	assert_unchanged(out_dir, &o1, NULL);
+	snprintf(q, sizeof(q), "%s/nvmet/d.img", out_dir);
+	assert_int_equal(access(q, F_OK), 0);
+	fx_remove(root);
+	fx_remove(out_dir);
+	ln_buf_release(&out);
+	ln_buf_release(&o1);
+}
+
+static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
+{
+	char *root = tree(), *out_dir, p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct ln_buf o1 = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet", root);
+	rmdir(p);	/* the lock-taking teardown made no state */
+	out_dir = link_out(root, "/var/lib/llmnet");
+	snapshot(root, &before, NULL);
+	snapshot(out_dir, &o1, NULL);
+	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
+	assert_non_null(strstr(out.buf, "'/var/lib/llmnet' is a symbolic link"));
+	assert_unchanged(root, &before, NULL);
+	assert_unchanged(out_dir, &o1, NULL);
+	fx_remove(root);
+	fx_remove(out_dir);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&o1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_paths__hand_written_hostfile_is_refused),
+		cmocka_unit_test(test_agent_paths__another_clusters_hostfile_is_refused),
+		cmocka_unit_test(test_agent_paths__backing_file_of_another_cluster_is_refused),
+		cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_namespace_uses),
+		cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_cluster_records),
+		cmocka_unit_test(test_agent_paths__existing_unowned_backing_file_is_refused),
+		cmocka_unit_test(test_agent_paths__symlinked_hostfile_directory_is_refused),
+		cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
+		cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
+		cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
