@@ -51,9 +51,12 @@ static int split(const char *path, char *dir, const char **base, struct ln_buf *
 
 static int open_root(const struct ln_agent *a, struct ln_buf *err)
 {
-	int fd = open(a->root[0] ? a->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *root = a->root[0] ? a->root : "/";
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	return fd < 0 ? ln_fsops_fail(err, errno, "open root", a->root[0] ? a->root : "/") : fd;
+	if (fd < 0)
+		return ln_fsops_fail(err, errno, "open root", root);
+	return fd;
 }
 
 #ifdef HAVE_OPENAT2
