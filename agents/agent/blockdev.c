@@ -117,7 +117,7 @@ int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_b
 {
 	char p[PATH_MAX], link[PATH_MAX];
 	const char *base;
-	struct stat st;
+	struct stat st = { 0 };
 	ssize_t n;
 	int r;
 

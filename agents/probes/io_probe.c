@@ -323,7 +323,7 @@ static void device_mode(const char *dev, const char *nqn, uint64_t size, int wr)
 	struct stat st;
 	int fd;
 
-	if (strncmp(dev, "/dev/", 5) || stat(dev, &st) < 0 || !S_ISBLK(st.st_mode)) {
+	if (!dev || strncmp(dev, "/dev/", 5) || stat(dev, &st) < 0 || !S_ISBLK(st.st_mode)) {
 		err("'%s' is not a block device", dev);
 		return;
 	}

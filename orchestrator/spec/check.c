@@ -175,6 +175,8 @@ static const char *near_node(const struct ln_spec *spec, const char *name)
 {
 	size_t i, best = (size_t)-1, bestd = 3;
 
+	if (!name)
+		return NULL;
 	for (i = 0; i < spec->n_nodes && i < 65536; i++) {
 		const char *a = spec->nodes[i].name, *b = name;
 		size_t d = 0;

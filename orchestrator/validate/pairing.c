@@ -173,7 +173,7 @@ int ln_pairing_pack(const struct ln_pair *pairs, size_t npairs, size_t n,
 		if (rd + 1 > nrounds)
 			nrounds = rd + 1;
 	}
-	count = calloc(nrounds, sizeof(*count));
+	count = calloc(nrounds ? nrounds : 1, sizeof(*count));
 	if (!count)
 		goto out;
 	for (i = 0; i < npairs; i++)
