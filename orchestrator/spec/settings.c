@@ -106,6 +106,8 @@ static const struct refused_key mca_denied[] = {
 	{ "mca_base_param_files", "reads more parameters from files" },
 	{ "mca_base_component_path", "loads components (code) from a path" },
 	{ "btl_*_backing_directory", "puts shared-memory files in a directory" },
+	{ "*env*", "sets environment variables of the launched programs (LD_PRELOAD and the like)" },
+	{ "*hostfile*", "makes mpirun read a host list from a file (llmnet writes the hostfile)" },
 	{ "*exec*", "runs a program" },
 	{ "*preload*", "loads code or copies files onto the nodes" },
 	{ "*plugin*", "loads code" },
