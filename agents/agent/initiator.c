@@ -282,6 +282,30 @@ static int blank_device(struct ln_converge *cv, const char *dev, char *type, siz
 	return rc == -2 ? 0 : -EIO;	/* -2: ambivalent signatures: not blank */
 }
 
+/* A mount hides what is below it: llmnet mounts only on a missing or an
+ * empty directory, so nothing of the node's disappears under a namespace. */
+static int mount_point_free(struct ln_converge *cv, const char *path, struct ln_buf *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int r = ln_list_dir(cv->a, path, &names, &n);
+
+	ln_names_free(names, n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		ln_buf_addf(err, "cannot use mount point '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (n) {
+		ln_buf_addf(err, "mount point '%s' is not empty (%zu entr%s): llmnet mounts only "
+			    "on a missing or empty directory, so that nothing is hidden", path, n,
+			    n == 1 ? "y" : "ies");
+		return -ENOTEMPTY;
+	}
+	return 0;
+}
+
 static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
 {
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
@@ -296,6 +320,10 @@ static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, co
 		} else {
 			ln_cv_report(cv, "ok", "mount", in->mount_path, NULL, NULL);
 		}
+		goto out;
+	}
+	if (mount_point_free(cv, in->mount_path, &err) < 0) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		goto out;
 	}
 	if (!dev) {

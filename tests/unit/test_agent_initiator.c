@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "common/fileio.h"
 #include "common/json.h"
 
 static char *slurp(const char *path)
@@ -128,6 +129,45 @@ static void test_agent_initiator__format_never_refuses_blank(void **st)
 	fx_remove(root);
 }
 
+/* A mount point that holds something is refused, in plan and apply, and
+ * nothing of the tree changes but the connection llmnet made for it. */
+static void test_agent_initiator__mount_point_not_empty(void **st)
+{
+	const char *plan[] = { "plan", NULL }, *apply[] = { "apply", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	const char *req =
+		"{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		"\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420,"
+		"\"mount\":{\"path\":\"/srv/data\",\"fs\":\"ext4\",\"format\":\"if-blank\"}}]}";
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/srv/data", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &err), 0);
+	snprintf(p, sizeof(p), "%s/srv/data/keep.txt", root);
+	assert_int_equal(ln_file_write_atomic(p, "the node's own\n", 15, 0644, &err), 0);
+	fx_list(root, &before, skip_leftovers);
+	assert_int_equal(fx_agent(root, plan, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
+	assert_non_null(strstr(out.buf, "mount point '/srv/data' is not empty (1 entry)"));
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
+	assert_non_null(strstr(out.buf, "mount point '/srv/data' is not empty (1 entry)"));
+	/* no mkfs, no mount, and the directory keeps what it held */
+	assert_null(strstr(out.buf, "formatted"));
+	fx_list(root, &after, skip_leftovers);
+	assert_non_null(strstr(after.buf, "/srv/data/keep.txt"));
+	snprintf(p, sizeof(p), "%s/proc/mounts", root);
+	ln_buf_reset(&err);
+	ln_buf_reset(&out);
+	assert_int_equal(ln_file_read(p, &out, &err), 0);
+	assert_null(strstr(out.buf, "/srv/data"));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	fx_remove(root);
+}
+
 static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 {
 	const char *bad[] = { "run", "--timeout", "5", "--", "sh", "-c", "id", NULL };
@@ -153,6 +193,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
 		cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
+		cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
 		cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
 	};
 
