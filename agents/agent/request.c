@@ -15,6 +15,14 @@
 #include "common/error.h"
 #include "common/json.h"
 
+/* "request: " then where, said once when where is the request itself. */
+static void prefix(struct ln_buf *err, const char *where)
+{
+	ln_buf_addstr(err, "request: ");
+	if (strcmp(where, "request"))
+		ln_buf_addf(err, "%s: ", where);
+}
+
 static int bad(struct ln_buf *err, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -22,7 +30,7 @@ static int bad(struct ln_buf *err, const char *where, const char *fmt, ...)
 {
 	va_list ap;
 
-	ln_buf_addf(err, "request: %s: ", where);
+	prefix(err, where);
 	va_start(ap, fmt);
 	ln_buf_vaddf(err, fmt, ap);
 	va_end(ap);
@@ -40,13 +48,15 @@ static int get_int(struct json_object *o, const char *key, int required, int64_t
 		return r;
 	}
 	if (r < 0) {
-		ln_buf_addf(err, "request: %s: %s", where, e.buf);
+		prefix(err, where);
+		ln_buf_addstr(err, e.buf);
 		ln_buf_release(&e);
 		return r;
 	}
 	ln_buf_release(&e);
 	if (*out < lo || *out > hi) {
-		ln_buf_addf(err, "request: %s: '%s' must be %lld-%lld, not %lld", where, key,
+		prefix(err, where);
+		ln_buf_addf(err, "'%s' must be %lld-%lld, not %lld", key,
 			    (long long)lo, (long long)hi, (long long)*out);
 		return -LN_EREQUEST;
 	}
@@ -59,8 +69,10 @@ static int get_str(struct json_object *o, const char *key, int required, const c
 	struct ln_buf e = LN_BUF_INIT;
 	int r = ln_json_get_str(o, key, required, out, &e);
 
-	if (r < 0 && r != -ENOENT)
-		ln_buf_addf(err, "request: %s: %s", where, e.buf);
+	if (r < 0 && r != -ENOENT) {
+		prefix(err, where);
+		ln_buf_addstr(err, e.buf);
+	}
 	ln_buf_release(&e);
 	return r;
 }
