@@ -382,6 +382,36 @@ static int get_list(struct json_object *obj, const char *key, size_t size,
 	return *v ? 0 : -ENOMEM;
 }
 
+/*
+ * A string value holding a NUL byte ("\u0000") would be cut short where C
+ * reads it: refused wherever it is (json-c's depth limit bounds the walk).
+ */
+static int refuse_nul(struct json_object *o, const char *key, struct ln_buf *err)
+{
+	size_t i;
+
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		if (strlen(json_object_get_string(o)) != (size_t)json_object_get_string_len(o))
+			return bad(err, "request", "value of '%s' holds a NUL byte", key);
+		return 0;
+	case json_type_array:
+		for (i = 0; i < json_object_array_length(o); i++)
+			if (refuse_nul(json_object_array_get_idx(o, i), key, err) < 0)
+				return -LN_EREQUEST;
+		return 0;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v) {
+			if (refuse_nul(v, k, err) < 0)
+				return -LN_EREQUEST;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
 	static const char *const keys[] = { "protocol", "cluster", "targets", "initiators",
@@ -415,6 +445,8 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 		return -LN_EPROTO;
 	}
 	if ((r = check_keys(rq->json, keys, "request", err)) < 0)
+		return r;
+	if ((r = refuse_nul(rq->json, "request", err)) < 0)
 		return r;
 	if ((r = get_str(rq->json, "cluster", 1, &rq->cluster, "request", err)) < 0)
 		return r;

@@ -8,10 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
 
 #include "agents/agent/request.h"
 #include "common/buf.h"
+#include "common/error.h"
+#include "common/proto.h"
 
 /* Parse text; the refusal's message in err. Returns the parser's code. */
 static int parse(const char *text, struct ln_buf *err)
@@ -51,10 +56,78 @@ static void test_agent_request__request_is_named_once(void **state)
 	ln_buf_release(&err);
 }
 
+static void test_agent_request__nul_in_a_value_is_refused(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)state;
+	/* "a\u0000b" read as C is "a", a valid cluster name */
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"a\\u0000b\"}", &err),
+			 -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: value of 'cluster' holds a NUL byte");
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":"
+			       "\"/etc/llmnet/h\\u0000x\",\"format\":\"openmpi\","
+			       "\"lines\":[]}}", &err),
+			 -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: value of 'path' holds a NUL byte");
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":"
+			       "\"/etc/llmnet/h\",\"format\":\"openmpi\",\"lines\":[{\"name\":"
+			       "\"n1\\u0000; rm\",\"slots\":1}]}}", &err),
+			 -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: value of 'name' holds a NUL byte");
+	/* without the NUL, the same request passes */
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"ab\"}", &err), 0);
+	ln_buf_release(&err);
+}
+
+/* The agent's answer to in: valid JSON, made only of well-formed UTF-8. */
+static void answer_is_valid_json(const char *in, const char *want_message)
+{
+	char tmpl[] = "/tmp/llmnet-agent-test.XXXXXX";
+	const char *args[] = { "plan", NULL };
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o, *e, *m;
+	char *root = mkdtemp(tmpl);
+
+	assert_non_null(root);
+	assert_int_equal(fx_agent(root, args, in, &out, NULL, NULL), LN_AGENT_EXIT_REQUEST);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, out.buf, (int)out.len);
+	if (!o)
+		fail_msg("not valid JSON (%s): %s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)), out.buf);
+	assert_true(json_object_object_get_ex(o, "error", &e));
+	assert_true(json_object_object_get_ex(e, "message", &m));
+	assert_string_equal(json_object_get_string(m), want_message);
+	json_object_put(o);
+	json_tokener_free(tok);
+	ln_buf_release(&out);
+	rmdir(root);
+}
+
+static void test_agent_request__answer_to_non_utf8_is_valid_json(void **state)
+{
+	(void)state;
+	answer_is_valid_json("{\"protocol\":1,\"cluster\":\"\xff\xfe\"}",
+			     "request: cluster '\xef\xbf\xbd\xef\xbf\xbd' must match "
+			     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	/* an overlong NUL, a lone continuation byte, a cut-off sequence at the end */
+	answer_is_valid_json("{\"protocol\":1,\"cluster\":\"x\xc0\x80" "y\x80" "z\xe2\x82\"}",
+			     "request: cluster 'x\xef\xbf\xbd\xef\xbf\xbd" "y\xef\xbf\xbd" "z"
+			     "\xef\xbf\xbd\xef\xbf\xbd' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	/* well-formed UTF-8 is kept as it is */
+	answer_is_valid_json("{\"protocol\":1,\"cluster\":\"gr\xc3\xbc\xc3\x9f" "e\"}",
+			     "request: cluster 'gr\xc3\xbc\xc3\x9f" "e' must match "
+			     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_request__request_is_named_once),
+		cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
+		cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
