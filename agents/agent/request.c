@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,47 @@ static int bad(struct ln_buf *err, const char *where, const char *fmt, ...)
 	ln_buf_vaddf(err, fmt, ap);
 	va_end(ap);
 	return -LN_EREQUEST;
+}
+
+/*
+ * Keys seen so far in one list, for the duplicate checks: an open-addressed
+ * hash table of (pointer, length) into the request's own strings, so a
+ * request of n entries is checked in O(n), not O(n^2).
+ */
+struct seen {
+	struct seen_slot {
+		const void *p;
+		size_t n;
+	} *slot;
+	size_t mask;
+};
+
+static int seen_init(struct seen *s, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	s->slot = calloc(cap, sizeof(*s->slot));
+	s->mask = cap - 1;
+	return s->slot ? 0 : -ENOMEM;
+}
+
+/* 1 if the key was seen before, 0 once it is recorded. */
+static int seen_add(struct seen *s, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	for (i = (size_t)h & s->mask; s->slot[i].p; i = (i + 1) & s->mask)
+		if (s->slot[i].n == n && !memcmp(s->slot[i].p, p, n))
+			return 1;
+	s->slot[i].p = p;
+	s->slot[i].n = n;
+	return 0;
 }
 
 static int get_int(struct json_object *o, const char *key, int required, int64_t lo, int64_t hi,
@@ -189,7 +231,8 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 	static const char *const dkeys[] = { "key_file", "ctrl_key_file", NULL };
 	struct json_object *hosts, *nss, *d;
 	char w[128];
-	size_t i, j;
+	struct seen seen;
+	size_t i;
 	int r;
 
 	if ((r = check_keys(o, keys, where, err)) < 0)
@@ -213,19 +256,24 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		t->hosts = calloc(t->nhosts + 1, sizeof(*t->hosts));
 		if (!t->hosts)
 			return -ENOMEM;
-		for (i = 0; i < t->nhosts; i++) {
+		if (seen_init(&seen, t->nhosts) < 0)
+			return -ENOMEM;
+		for (i = 0, r = 0; i < t->nhosts && r == 0; i++) {
 			struct json_object *h = json_object_array_get_idx(hosts, i);
 
 			if (!json_object_is_type(h, json_type_string) ||
-			    !ln_valid_nqn(json_object_get_string(h)))
-				return bad(err, where, "hosts[%s] is not a valid host NQN",
-					   json_object_to_json_string(h));
+			    !ln_valid_nqn(json_object_get_string(h))) {
+				r = bad(err, where, "hosts[%s] is not a valid host NQN",
+					json_object_to_json_string(h));
+				break;
+			}
 			t->hosts[i] = json_object_get_string(h);
-			for (j = 0; j < i; j++)
-				if (!strcmp(t->hosts[j], t->hosts[i]))
-					return bad(err, where, "host '%s' is listed twice",
-						   t->hosts[i]);
+			if (seen_add(&seen, t->hosts[i], strlen(t->hosts[i])))
+				r = bad(err, where, "host '%s' is listed twice", t->hosts[i]);
 		}
+		free(seen.slot);
+		if (r < 0)
+			return r;
 	} else {
 		return bad(err, where, "hosts must be a list or \"any\"%s", "");
 	}
@@ -236,16 +284,20 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		t->ns = calloc(t->nns + 1, sizeof(*t->ns));
 		if (!t->ns)
 			return -ENOMEM;
-		for (i = 0; i < t->nns; i++) {
+		if (seen_init(&seen, t->nns) < 0)
+			return -ENOMEM;
+		for (i = 0, r = 0; i < t->nns && r == 0; i++) {
 			snprintf(w, sizeof(w), "%s.namespaces[%zu]", where, i);
 			if ((r = parse_ns(json_object_array_get_idx(nss, i), &t->ns[i], w, err)) < 0)
-				return r;
-			for (j = 0; j < i; j++)
-				if (t->ns[j].nsid == t->ns[i].nsid)
-					return bad(err, w, "nsid %s is used twice",
-						   json_object_to_json_string(json_object_object_get(
-							   json_object_array_get_idx(nss, i), "nsid")));
+				break;
+			if (seen_add(&seen, &t->ns[i].nsid, sizeof(t->ns[i].nsid)))
+				r = bad(err, w, "nsid %s is used twice",
+					json_object_to_json_string(json_object_object_get(
+						json_object_array_get_idx(nss, i), "nsid")));
 		}
+		free(seen.slot);
+		if (r < 0)
+			return r;
 	}
 	if (json_object_object_get_ex(o, "dhchap", &d)) {
 		snprintf(w, sizeof(w), "%s.dhchap", where);
@@ -421,7 +473,8 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	void *v;
 	char w[64];
 	int64_t proto;
-	size_t i, j;
+	struct seen seen;
+	size_t i;
 	int r;
 
 	memset(rq, 0, sizeof(*rq));
@@ -457,31 +510,39 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 		return r;
 	rq->targets = v;
 	rq->ntargets = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; i < rq->ntargets; i++) {
+	if (seen_init(&seen, rq->ntargets) < 0)
+		return -ENOMEM;
+	for (i = 0, r = 0; i < rq->ntargets && r == 0; i++) {
 		snprintf(w, sizeof(w), "targets[%zu]", i);
 		r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
 		if (r < 0)
-			return r;
-		for (j = 0; j < i; j++)
-			if (!strcmp(rq->targets[j].nqn, rq->targets[i].nqn))
-				return bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
+			break;
+		if (seen_add(&seen, rq->targets[i].nqn, strlen(rq->targets[i].nqn)))
+			r = bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
 	}
+	free(seen.slot);
+	if (r < 0)
+		return r;
 	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &v, err)) < 0)
 		return r;
 	rq->inits = v;
 	rq->ninits = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; i < rq->ninits; i++) {
+	if (seen_init(&seen, rq->ninits) < 0)
+		return -ENOMEM;
+	for (i = 0, r = 0; i < rq->ninits && r == 0; i++) {
+		const char *mp;
+
 		snprintf(w, sizeof(w), "initiators[%zu]", i);
 		r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
 		if (r < 0)
-			return r;
-		for (j = 0; j < i; j++) {
-			if (rq->inits[i].mount_path && rq->inits[j].mount_path &&
-			    !strcmp(rq->inits[i].mount_path, rq->inits[j].mount_path))
-				return bad(err, w, "mount path '%s' is used twice",
-					   rq->inits[i].mount_path);
-		}
+			break;
+		mp = rq->inits[i].mount_path;
+		if (mp && seen_add(&seen, mp, strlen(mp)))
+			r = bad(err, w, "mount path '%s' is used twice", mp);
 	}
+	free(seen.slot);
+	if (r < 0)
+		return r;
 	if (json_object_object_get_ex(rq->json, "hostfile", &hf)) {
 		if ((r = parse_hostfile(hf, rq, err)) < 0)
 			return r;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -122,12 +123,77 @@ static void test_agent_request__answer_to_non_utf8_is_valid_json(void **state)
 			     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 }
 
+#define TARGET_HEAD "{\"nqn\":\"nqn.2024-01.io.llmnet:t%zu\",\"transport\":\"tcp\"," \
+		    "\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":"
+
+/* n distinct hosts of one target, then host 0 again; parsed within a CPU-time bound. */
+static void test_agent_request__duplicate_checks_scale(void **state)
+{
+	const size_t n = 40000;
+	struct ln_buf req = LN_BUF_INIT, err = LN_BUF_INIT;
+	clock_t t0;
+	double secs;
+	size_t i;
+
+	(void)state;
+	ln_buf_init(&req, 16 << 20);
+	ln_buf_addf(&req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[" TARGET_HEAD "[",
+		    (size_t)0);
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&req, "\"nqn.2024-01.io.llmnet:h%zu\",", i);
+	ln_buf_addstr(&req, "\"nqn.2024-01.io.llmnet:h0\"]}]}");
+	t0 = clock();
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	assert_string_equal(err.buf,
+			    "request: targets[0]: host 'nqn.2024-01.io.llmnet:h0' is listed twice");
+	/* a quadratic check took 2.8 s here; a linear one takes milliseconds */
+	if (secs > 0.5)
+		fail_msg("%zu hosts took %.2f s of CPU", n, secs);
+
+	/* the same for targets, namespaces and mount paths: the later one is named */
+	ln_buf_reset(&req);
+	ln_buf_addstr(&req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[");
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&req, TARGET_HEAD "\"any\"},", i);
+	ln_buf_addf(&req, TARGET_HEAD "\"any\"}]}", (size_t)7);
+	t0 = clock();
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	assert_string_equal(err.buf,
+			    "request: targets[40000]: target 'nqn.2024-01.io.llmnet:t7' is listed twice");
+	if (secs > 0.5)
+		fail_msg("%zu targets took %.2f s of CPU", n, secs);
+
+	ln_buf_reset(&req);
+	ln_buf_addf(&req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[" TARGET_HEAD
+		    "\"any\",\"namespaces\":[{\"nsid\":1,\"device\":\"/dev/a\"},"
+		    "{\"nsid\":2,\"device\":\"/dev/b\"},{\"nsid\":1,\"device\":\"/dev/c\"}]}]}",
+		    (size_t)0);
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: targets[0].namespaces[2]: nsid 1 is used twice");
+
+	ln_buf_reset(&req);
+	ln_buf_addstr(&req, "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[");
+	for (i = 0; i < 3; i++)
+		ln_buf_addf(&req, "%s{\"target\":\"nqn.2024-01.io.llmnet:t%zu\",\"transport\":"
+			    "\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"mount\":"
+			    "{\"path\":\"/mnt/%s\",\"fs\":\"xfs\"}}", i ? "," : "", i,
+			    i == 1 ? "b" : "a");
+	ln_buf_addstr(&req, "]}");
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: initiators[2]: mount path '/mnt/a' is used twice");
+	ln_buf_release(&req);
+	ln_buf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_request__request_is_named_once),
 		cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
 		cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
+		cmocka_unit_test(test_agent_request__duplicate_checks_scale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
