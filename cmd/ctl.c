@@ -232,6 +232,9 @@ int ln_cmd_ctl_validate(struct ln_ctl_opts *o, struct ln_run *run, const struct 
 		code = LN_EXIT_FAILED;
 		goto out;
 	}
+	/* the report states the exit code the run ends with (docs/exit-codes.md) */
+	for (i = 0; i < run->n; i++)
+		res.node_exit = ln_exit_merge(res.node_exit, ln_node_state_exit(run->nodes[i].state));
 	if (ln_cli.output == LN_OUT_JSON)
 		ln_report_json(&res, 1, &out);
 	else
@@ -239,8 +242,6 @@ int ln_cmd_ctl_validate(struct ln_ctl_opts *o, struct ln_run *run, const struct 
 	fputs(out.buf, stdout);
 	fflush(stdout);
 	code = ln_results_exit(&res);
-	for (i = 0; i < run->n; i++)
-		code = ln_exit_merge(code, ln_node_state_exit(run->nodes[i].state));
 	code = ln_exit_merge(code, write_reports(&res, v));
 	if (ln_fanout_interrupted())
 		code = ln_exit_merge(code, LN_EXIT_FAILED);

@@ -65,8 +65,7 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		rc = ln_agent_call(nr->s, args, req, 0, &ans, &status, &err);
 	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
-		ln_run_node_failed(nr, rc == -LN_EUNREACH ? LN_NODE_UNREACHABLE : LN_NODE_FAILED, rc,
-				   err.buf, pc->name, line);
+		ln_run_node_failed(nr, ln_node_state_of(rc), rc, err.buf, pc->name, line);
 		ln_run_log(r, "%s %s: %s", pc->name, nr->spec->name, nr->reason.buf);
 		ln_ssh_close(nr->s);
 		nr->s = NULL;

@@ -14,16 +14,6 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 
-/* What a failed connect, push or facts call makes of a node. */
-static enum ln_node_state failed_state(int code)
-{
-	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
-		return LN_NODE_REFUSED;
-	if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
-		return LN_NODE_UNREACHABLE;
-	return LN_NODE_FAILED;
-}
-
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 {
 	static const char *const args[] = { LN_VERB_FACTS, NULL };
@@ -60,7 +50,7 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 	if (rc < 0) {
 		/* A timeout always comes with a message, so err is empty only
 		 * for codes that need no phase named. */
-		ln_run_node_failed(nr, failed_state(rc), rc, err.len ? err.buf : ln_strerror(rc),
+		ln_run_node_failed(nr, ln_node_state_of(rc), rc, err.len ? err.buf : ln_strerror(rc),
 				   "facts", line);
 		ln_run_log(r, "%s %s: %s", nr->spec->name, ln_node_state_name(nr->state),
 			   nr->reason.buf);

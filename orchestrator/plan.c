@@ -326,8 +326,7 @@ static int plan_one(void *ctx, size_t i, struct ln_buf *line)
 		rc = ln_agent_call(nr->s, args, nr->request, 0, &nr->answer, &status, &err);
 	}
 	if (rc < 0) {
-		ln_run_node_failed(nr, rc == -LN_EUNREACH || rc == -LN_ETIMEOUT ? LN_NODE_UNREACHABLE :
-						LN_NODE_FAILED, rc, err.buf, "plan", line);
+		ln_run_node_failed(nr, ln_node_state_of(rc), rc, err.buf, "plan", line);
 	} else {
 		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
 		ln_buf_addf(line, "%-12s %s: +%d ~%d -%d", "planned", nr->spec->name, c, ch, rm);

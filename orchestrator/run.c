@@ -45,6 +45,15 @@ int ln_node_state_exit(enum ln_node_state st)
 	}
 }
 
+enum ln_node_state ln_node_state_of(int code)
+{
+	if (code == -LN_EHOSTKEY || code == -LN_EAUTH)
+		return LN_NODE_REFUSED;
+	if (code == -LN_EUNREACH || code == -LN_ETIMEOUT)
+		return LN_NODE_UNREACHABLE;
+	return LN_NODE_FAILED;
+}
+
 static char *state_dir(void)
 {
 	const char *env = getenv("LLMNET_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"),

@@ -93,6 +93,11 @@ void ln_run_node_failed(struct ln_node_run *nr, enum ln_node_state st, int code,
 
 /* Exit code for a node state (0 for OK). */
 int ln_node_state_exit(enum ln_node_state st);
+/* What a failed connect, push or agent call (a negative code) makes of a
+ * node, the same in every phase: a refused host key or sign-in is
+ * "refused", no answer or no answer in time "unreachable" (both exit 4,
+ * docs/exit-codes.md), anything else "failed" (exit 5). */
+enum ln_node_state ln_node_state_of(int code);
 const char *ln_node_state_name(enum ln_node_state st);
 
 #endif

@@ -527,13 +527,65 @@ struct json_object *ln_changes_answer(struct ln_changes *c, const char *mode,
 	return o;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if none. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned int c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/*
+ * The answer as valid JSON whatever bytes the request held: json-c copies
+ * bytes of 0x80 and up into strings as they are, so a byte that is not
+ * well-formed UTF-8 (which occurs only inside strings) becomes "\ufffd".
+ */
+static int write_utf8(const struct ln_buf *in, FILE *f)
+{
+	const unsigned char *s = (const unsigned char *)in->buf;
+	size_t i = 0, k;
+
+	while (i < in->len) {
+		for (k = i; k < in->len; k += utf8_seq(s + k, in->len - k))
+			if (!utf8_seq(s + k, in->len - k))
+				break;
+		if (k > i && fwrite(s + i, 1, k - i, f) != k - i)
+			return -EIO;
+		if (k < in->len && fputs("\\ufffd", f) < 0)
+			return -EIO;
+		i = k < in->len ? k + 1 : k;
+	}
+	return 0;
+}
+
 int ln_agent_emit(struct json_object *obj)
 {
 	struct ln_buf out = LN_BUF_INIT;
 	int r = ln_json_write(obj, 1, &out);
 
-	if (r == 0 && fwrite(out.buf, 1, out.len, stdout) != out.len)
-		r = -EIO;
+	if (r == 0)
+		r = write_utf8(&out, stdout);
 	if (fflush(stdout) != 0)
 		r = -EIO;
 	ln_buf_release(&out);

@@ -58,7 +58,7 @@ int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, str
 	return -EEXIST;
 }
 
-int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err)
+int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf *err)
 {
 	char p[PATH_MAX];
 	size_t i, n = strlen(dir);
@@ -75,7 +75,7 @@ int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err)
 		/* a link on the way is refused (paths.h), never followed */
 		rc = ln_path_lstat(cv->a, p, &st, err);
 		if (rc == -ENOENT) {
-			rc = ln_cv_own(cv, "directory", p);
+			rc = own ? ln_cv_own(cv, "directory", p) : 0;
 			if (rc == 0)
 				rc = ln_path_mkdir(cv->a, p, err);
 		} else if (rc == 0 && !S_ISDIR(st.st_mode)) {

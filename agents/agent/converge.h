@@ -36,8 +36,10 @@ void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, 
  * -EEXIST with "'ID' belongs to cluster 'NAME'" or "'ID' exists and is not
  * llmnet's" in err. The agent rewrites or deletes only what it owns. */
 int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, struct ln_buf *err);
-/* Create the missing directories of path (a node path), each owned as a
- * "directory" object, never through a link (paths.h); 0 or negative. */
-int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, struct ln_buf *err);
+/* Create the missing directories of path (a node path), never through a
+ * link (paths.h); each is owned by the cluster as a "directory" object when
+ * own is set (not for the node's own files, such as its host identity,
+ * which no teardown removes); 0 or negative. */
+int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf *err);
 
 #endif

@@ -80,7 +80,7 @@ static void write_hostfile(struct ln_converge *cv, const char *path)
 
 		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
 		if (*dir)
-			rc = ln_cv_mkdirs(cv, dir, &err);
+			rc = ln_cv_mkdirs(cv, dir, 1, &err);
 		if (rc == 0)
 			rc = ln_cv_own(cv, "hostfile", path);
 		if (rc == 0)

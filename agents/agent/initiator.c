@@ -179,7 +179,8 @@ static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, cha
 			     have_nqn ? "hostid" : "hostnqn and hostid", NULL);
 		goto done;
 	}
-	rc = ln_cv_mkdirs(cv, "/etc/nvme", &err);
+	/* the host identity is the node's, kept by every teardown: not owned */
+	rc = ln_cv_mkdirs(cv, "/etc/nvme", 0, &err);
 	if (rc == 0 && !have_nqn) {
 		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
 		if (rc == 0 && !ln_valid_nqn(gen)) {
@@ -349,7 +350,7 @@ static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, co
 	}
 	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
 	if (!cv->plan) {
-		rc = ln_cv_mkdirs(cv, in->mount_path, &err);
+		rc = ln_cv_mkdirs(cv, in->mount_path, 1, &err);
 		if (rc == 0 && blank)
 			rc = ln_agent_change(cv->a, "mkfs") ?: cv->a->fs->mkfs(cv->a, dev, in->mount_fs, &err);
 		if (rc == 0)

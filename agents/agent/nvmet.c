@@ -492,7 +492,7 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
 	if (!cv->plan) {
 		if (*dir)
-			rc = ln_cv_mkdirs(cv, dir, err);
+			rc = ln_cv_mkdirs(cv, dir, 1, err);
 		if (rc == 0)
 			rc = ln_cv_own(cv, "backing_file", ns->file);
 		if (rc == 0)

@@ -140,6 +140,7 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 	struct ln_buf cur = LN_BUF_INIT, next = LN_BUF_INIT, e = LN_BUF_INIT;
 	char name[512];
 	char *p, *nl;
+	size_t n;
 	int r;
 
 	host_key_name(name, sizeof(name), host, port);
@@ -151,7 +152,6 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 	}
 	for (p = cur.buf; *p; p = nl) {
 		struct ssh_knownhosts_entry *entry = NULL;
-		size_t n;
 		char *copy;
 		int rc;
 
@@ -174,7 +174,11 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 			goto out;
 		}
 	}
-	if (ln_buf_addstr(&next, line) < 0 || ln_buf_addch(&next, '\n') < 0) {
+	/* libssh's exported entry already ends in a newline: write one, not two */
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if (ln_buf_add(&next, line, n) < 0 || ln_buf_addch(&next, '\n') < 0) {
 		r = -ENOMEM;
 		goto out;
 	}

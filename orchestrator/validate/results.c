@@ -276,8 +276,8 @@ int ln_results_exit(const struct ln_results *r)
 
 	for (s = 0; s < LN_STAGE_COUNT; s++)
 		if (r->stages[s].listed && r->stages[s].status != LN_ST_PASS)
-			return LN_EXIT_FAILED;
-	return LN_EXIT_OK;
+			return ln_exit_merge(LN_EXIT_FAILED, r->node_exit);
+	return ln_exit_merge(LN_EXIT_OK, r->node_exit);
 }
 
 void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out)

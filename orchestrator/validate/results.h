@@ -84,6 +84,7 @@ struct ln_results {
 	size_t nverdicts;
 	int64_t started;	/* unix seconds */
 	double seconds;
+	int node_exit;		/* the nodes' own exit code (4: one unreachable or refused) */
 };
 
 /* The stage named s (a spec's stage name); -EINVAL when there is none. */
@@ -121,7 +122,8 @@ int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum
  * it ran; a listed stage that did not run keeps its not-run reason. */
 void ln_results_summarize(struct ln_results *r);
 
-/* 0 when every listed stage passed, else 1 (LN_EXIT_FAILED). */
+/* 0 when every listed stage passed, else 1 (LN_EXIT_FAILED); node_exit
+ * (an unreachable or refused node: 4) outranks both (docs/exit-codes.md). */
 int ln_results_exit(const struct ln_results *r);
 
 /* "node", "a-b" or "cluster" for a check or verdict, into out. */

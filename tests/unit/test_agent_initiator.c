@@ -111,6 +111,33 @@ static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 	fx_remove(root);
 }
 
+/* The host identity is the node's, not the cluster's: after teardown
+ * --purge the state records nothing of it (issue 12, point 10). */
+static void test_agent_initiator__purge_leaves_no_host_identity_record(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *td[] = { "teardown", "--purge", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	char *req = slurp(FIXTURES_DIR "/agent/request-initiator.json");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, apply, req, &out), 0);
+	assert_int_equal(run(root, td, NULL, &out), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	if (strstr(v.buf, "/etc/nvme"))
+		fail_msg("state after teardown --purge still names /etc/nvme:\n%s", v.buf);
+	/* the identity itself stays: it is never removed */
+	snprintf(p, sizeof(p), "%s/etc/nvme/hostnqn", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	free(req);
+	ln_buf_release(&out);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+	fx_remove(root);
+}
+
 static void test_agent_initiator__format_never_refuses_blank(void **st)
 {
 	const char *apply[] = { "apply", NULL };
@@ -192,6 +219,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
+		cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
 		cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
 		cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
 		cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),

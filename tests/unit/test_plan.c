@@ -245,6 +245,21 @@ static void test_plan__count_change_list(void **state)
 }
 
 /* A test that starts from a fresh world, freed even when it fails. */
+/* One mapping from a failed call to a node state, so one exit code, in every
+ * phase (docs/exit-codes.md): a timeout exited 5 in apply but 4 in facts. */
+static void test_plan__failed_call_exit_is_the_same_in_every_phase(void **state)
+{
+	(void)state;
+	assert_int_equal(ln_node_state_exit(ln_node_state_of(-LN_ETIMEOUT)), LN_EXIT_UNREACHABLE);
+	assert_int_equal(ln_node_state_exit(ln_node_state_of(-LN_EUNREACH)), LN_EXIT_UNREACHABLE);
+	assert_int_equal(ln_node_state_exit(ln_node_state_of(-LN_EHOSTKEY)), LN_EXIT_UNREACHABLE);
+	assert_int_equal(ln_node_state_exit(ln_node_state_of(-LN_EAUTH)), LN_EXIT_UNREACHABLE);
+	assert_int_equal(ln_node_state_of(-LN_EHOSTKEY), LN_NODE_REFUSED);
+	assert_int_equal(ln_node_state_of(-LN_ETIMEOUT), LN_NODE_UNREACHABLE);
+	assert_int_equal(ln_node_state_exit(ln_node_state_of(-LN_EPROTO)), LN_EXIT_AGENT);
+	assert_int_equal(ln_node_state_exit(ln_node_state_of(-EIO)), LN_EXIT_AGENT);
+}
+
 #define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
 
 int main(void)
@@ -256,6 +271,7 @@ int main(void)
 		WORLD_TEST(test_plan__targets_phase_defers_new_connections),
 		WORLD_TEST(test_plan__duplicate_host_nqn_names_both),
 		cmocka_unit_test(test_plan__count_change_list),
+		cmocka_unit_test(test_plan__failed_call_exit_is_the_same_in_every_phase),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

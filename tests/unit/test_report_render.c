@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tests/unit/cmocka.h"
+#include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "orchestrator/report/report.h"
@@ -192,6 +193,29 @@ static void test_report_render__html_markup(void **state)
 	assert_null(strstr(w->out.buf, "href="));
 }
 
+/* With a node unreachable the run exits 4: the report and its summary say
+ * 4 as well, not 1 (docs/exit-codes.md: the highest code wins). */
+static void test_report_render__unreachable_node_exit_in_report(void **state)
+{
+	struct render *w = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *root, *v;
+
+	w->r.node_exit = LN_EXIT_UNREACHABLE;
+	assert_int_equal(ln_results_exit(&w->r), LN_EXIT_UNREACHABLE);
+	assert_int_equal(ln_report_text(&w->r, 0, &w->out), 0);
+	assert_non_null(strstr(w->out.buf, "result: FAIL (exit 4)"));
+	ln_buf_reset(&w->out);
+	assert_int_equal(ln_report_json(&w->r, 1, &w->out), 0);
+	assert_int_equal(ln_json_parse(w->out.buf, w->out.len, &root, &err), 0);
+	assert_true(json_object_object_get_ex(root, "exit_code", &v));
+	assert_int_equal(json_object_get_int(v), LN_EXIT_UNREACHABLE);
+	assert_true(json_object_object_get_ex(root, "result", &v));
+	assert_string_equal(json_object_get_string(v), "fail");
+	json_object_put(root);
+	ln_buf_release(&err);
+}
+
 #define RENDER_TEST(t) cmocka_unit_test_setup_teardown(t, render_setup, render_teardown)
 
 int main(void)
@@ -202,6 +226,7 @@ int main(void)
 		RENDER_TEST(test_report_render__junit),
 		RENDER_TEST(test_report_render__metrics),
 		RENDER_TEST(test_report_render__html_markup),
+		RENDER_TEST(test_report_render__unreachable_node_exit_in_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

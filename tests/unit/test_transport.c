@@ -89,6 +89,25 @@ static void test_transport__replace_creates_missing_file(void **state)
 	ln_buf_release(&err);
 }
 
+static void test_transport__two_accepts_leave_no_blank_line(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
+	char *kh;
+
+	(void)state;
+	/* libssh's exported entry ends in a newline of its own */
+	kh = tmpfile_with("127.0.1.2 " KEY_B "\n");
+	assert_int_equal(ln_known_hosts_replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_A "\n", &err), 0);
+	assert_int_equal(ln_known_hosts_replace(kh, "127.0.1.3", 22, "127.0.1.3 " KEY_C "\n", &err), 0);
+	assert_int_equal(ln_file_read(kh, &got, &err), 0);
+	assert_string_equal(got.buf, "127.0.1.2 " KEY_B "\n"
+				     "127.0.1.1 " KEY_A "\n"
+				     "127.0.1.3 " KEY_C "\n");
+	unlink(kh);
+	ln_buf_release(&got);
+	ln_buf_release(&err);
+}
+
 static void test_transport__safe_word(void **state)
 {
 	(void)state;
@@ -137,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_transport__replace_drops_only_that_host),
 		cmocka_unit_test(test_transport__replace_matches_bracketed_port),
 		cmocka_unit_test(test_transport__replace_creates_missing_file),
+		cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
 		cmocka_unit_test(test_transport__safe_word),
 		cmocka_unit_test(test_transport__agent_command),
 		cmocka_unit_test(test_transport__sha256),

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's request parser (agents/agent/request.c) on its own: the
+ * wording of its refusals (issue 12, point 10), values it must refuse, and
+ * the cost of its duplicate checks on large requests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include "agents/agent/request.h"
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/proto.h"
+
+/* Parse text; the refusal's message in err. Returns the parser's code. */
+static int parse(const char *text, struct ln_buf *err)
+{
+	struct ln_request rq;
+	int r;
+
+	ln_buf_reset(err);
+	r = ln_request_parse(text, strlen(text), &rq, err);
+	ln_request_release(&rq);
+	return r;
+}
+
+static void test_agent_request__request_is_named_once(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)state;
+	assert_true(parse("[]", &err) < 0);
+	assert_string_equal(err.buf, "request: expected a JSON object");
+	assert_true(parse("{\"protocol\":1}", &err) < 0);
+	assert_string_equal(err.buf, "request: missing field 'cluster'");
+	assert_true(parse("{\"protocol\":\"x\"}", &err) < 0);
+	assert_string_equal(err.buf, "request: field 'protocol' must be int");
+	assert_true(parse("{\"protocol\":0}", &err) < 0);
+	assert_string_equal(err.buf, "request: 'protocol' must be 1-2147483647, not 0");
+	assert_true(parse("{\"protocol\":1,\"cluster\":\"a b\"}", &err) < 0);
+	assert_string_equal(err.buf,
+			    "request: cluster 'a b' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	assert_true(parse("{\"protocol\":1,\"cluster\":\"c\",\"targets\":3}", &err) < 0);
+	assert_string_equal(err.buf, "request: 'targets' must be a list");
+	/* a part of the request keeps its name */
+	assert_true(parse("{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"x\","
+			  "\"format\":\"openmpi\",\"lines\":[]}}", &err) < 0);
+	assert_string_equal(err.buf,
+			    "request: hostfile: path 'x' must be an absolute, normalized path");
+	ln_buf_release(&err);
+}
+
+static void test_agent_request__nul_in_a_value_is_refused(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)state;
+	/* "a\u0000b" read as C is "a", a valid cluster name */
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"a\\u0000b\"}", &err),
+			 -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: value of 'cluster' holds a NUL byte");
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":"
+			       "\"/etc/llmnet/h\\u0000x\",\"format\":\"openmpi\","
+			       "\"lines\":[]}}", &err),
+			 -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: value of 'path' holds a NUL byte");
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":"
+			       "\"/etc/llmnet/h\",\"format\":\"openmpi\",\"lines\":[{\"name\":"
+			       "\"n1\\u0000; rm\",\"slots\":1}]}}", &err),
+			 -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: value of 'name' holds a NUL byte");
+	/* without the NUL, the same request passes */
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"ab\"}", &err), 0);
+	ln_buf_release(&err);
+}
+
+/* The agent's answer to in: valid JSON, made only of well-formed UTF-8. */
+static void answer_is_valid_json(const char *in, const char *want_message)
+{
+	char tmpl[] = "/tmp/llmnet-agent-test.XXXXXX";
+	const char *args[] = { "plan", NULL };
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o, *e, *m;
+	char *root = mkdtemp(tmpl);
+
+	assert_non_null(root);
+	assert_int_equal(fx_agent(root, args, in, &out, NULL, NULL), LN_AGENT_EXIT_REQUEST);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, out.buf, (int)out.len);
+	if (!o)
+		fail_msg("not valid JSON (%s): %s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)), out.buf);
+	assert_true(json_object_object_get_ex(o, "error", &e));
+	assert_true(json_object_object_get_ex(e, "message", &m));
+	assert_string_equal(json_object_get_string(m), want_message);
+	json_object_put(o);
+	json_tokener_free(tok);
+	ln_buf_release(&out);
+	rmdir(root);
+}
+
+static void test_agent_request__answer_to_non_utf8_is_valid_json(void **state)
+{
+	(void)state;
+	answer_is_valid_json("{\"protocol\":1,\"cluster\":\"\xff\xfe\"}",
+			     "request: cluster '\xef\xbf\xbd\xef\xbf\xbd' must match "
+			     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	/* an overlong NUL, a lone continuation byte, a cut-off sequence at the end */
+	answer_is_valid_json("{\"protocol\":1,\"cluster\":\"x\xc0\x80" "y\x80" "z\xe2\x82\"}",
+			     "request: cluster 'x\xef\xbf\xbd\xef\xbf\xbd" "y\xef\xbf\xbd" "z"
+			     "\xef\xbf\xbd\xef\xbf\xbd' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+	/* well-formed UTF-8 is kept as it is */
+	answer_is_valid_json("{\"protocol\":1,\"cluster\":\"gr\xc3\xbc\xc3\x9f" "e\"}",
+			     "request: cluster 'gr\xc3\xbc\xc3\x9f" "e' must match "
+			     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+}
+
+#define TARGET_HEAD "{\"nqn\":\"nqn.2024-01.io.llmnet:t%zu\",\"transport\":\"tcp\"," \
+		    "\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":"
+
+/* n distinct hosts of one target, then host 0 again; parsed within a CPU-time bound. */
+static void test_agent_request__duplicate_checks_scale(void **state)
+{
+	const size_t n = 40000;
+	struct ln_buf req = LN_BUF_INIT, err = LN_BUF_INIT;
+	clock_t t0;
+	double secs;
+	size_t i;
+
+	(void)state;
+	ln_buf_init(&req, 16 << 20);
+	ln_buf_addf(&req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[" TARGET_HEAD "[",
+		    (size_t)0);
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&req, "\"nqn.2024-01.io.llmnet:h%zu\",", i);
+	ln_buf_addstr(&req, "\"nqn.2024-01.io.llmnet:h0\"]}]}");
+	t0 = clock();
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	assert_string_equal(err.buf,
+			    "request: targets[0]: host 'nqn.2024-01.io.llmnet:h0' is listed twice");
+	/* a quadratic check took 2.8 s here; a linear one takes milliseconds */
+	if (secs > 0.5)
+		fail_msg("%zu hosts took %.2f s of CPU", n, secs);
+
+	/* the same for targets, namespaces and mount paths: the later one is named */
+	ln_buf_reset(&req);
+	ln_buf_addstr(&req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[");
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&req, TARGET_HEAD "\"any\"},", i);
+	ln_buf_addf(&req, TARGET_HEAD "\"any\"}]}", (size_t)7);
+	t0 = clock();
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	assert_string_equal(err.buf,
+			    "request: targets[40000]: target 'nqn.2024-01.io.llmnet:t7' is listed twice");
+	if (secs > 0.5)
+		fail_msg("%zu targets took %.2f s of CPU", n, secs);
+
+	ln_buf_reset(&req);
+	ln_buf_addf(&req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[" TARGET_HEAD
+		    "\"any\",\"namespaces\":[{\"nsid\":1,\"device\":\"/dev/a\"},"
+		    "{\"nsid\":2,\"device\":\"/dev/b\"},{\"nsid\":1,\"device\":\"/dev/c\"}]}]}",
+		    (size_t)0);
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: targets[0].namespaces[2]: nsid 1 is used twice");
+
+	ln_buf_reset(&req);
+	ln_buf_addstr(&req, "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[");
+	for (i = 0; i < 3; i++)
+		ln_buf_addf(&req, "%s{\"target\":\"nqn.2024-01.io.llmnet:t%zu\",\"transport\":"
+			    "\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"mount\":"
+			    "{\"path\":\"/mnt/%s\",\"fs\":\"xfs\"}}", i ? "," : "", i,
+			    i == 1 ? "b" : "a");
+	ln_buf_addstr(&req, "]}");
+	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
+	assert_string_equal(err.buf, "request: initiators[2]: mount path '/mnt/a' is used twice");
+	ln_buf_release(&req);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_request__request_is_named_once),
+		cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
+		cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
+		cmocka_unit_test(test_agent_request__duplicate_checks_scale),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
