@@ -44,7 +44,7 @@ int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err)
 	return r;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+int ln_write_all(int fd, const char *p, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, p, len);
@@ -98,8 +98,8 @@ int ln_file_write_atomic(const char *path, const void *data, size_t len, mode_t 
 		ln_buf_addf(err, "cannot create temporary file for '%s': %s", path, strerror(errno));
 		return r;
 	}
-	/* write_all() fails with -errno, errno still set: one rule for all three. */
-	if (fchmod(fd, mode) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	/* ln_write_all() fails with -errno, errno still set: one rule for all three. */
+	if (fchmod(fd, mode) < 0 || ln_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		r = -errno;
 		goto fail;
 	}

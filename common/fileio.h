@@ -14,6 +14,9 @@
 /* Append the file's contents to out. Returns 0 or -errno (message in err). */
 int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err);
 
+/* Write all of len bytes to fd, retrying short writes and EINTR; 0 or -errno. */
+int ln_write_all(int fd, const char *p, size_t len);
+
 /* Replace path with data atomically, with the given mode. */
 int ln_file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
 			 struct ln_buf *err);

@@ -20,6 +20,7 @@
 #endif
 
 #include "agents/agent/agent.h"
+#include "common/fileio.h"
 #include "agents/agent/fsops.h"
 #include "agents/agent/paths.h"
 #include "common/buf.h"
@@ -242,21 +243,6 @@ static int change(struct ln_agent *a, const char *verb, const char *path)
 	return ln_agent_change(a, what);
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, data, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		data += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int ln_path_write(struct ln_agent *a, const char *path, const char *data, size_t len,
 		  mode_t mode, struct ln_buf *err)
 {
@@ -284,7 +270,7 @@ int ln_path_write(struct ln_agent *a, const char *path, const char *data, size_t
 		r = ln_fsops_fail(err, errno, "create a temporary file for", path);
 		goto out;
 	}
-	r = fchmod(fd, mode) < 0 ? -errno : write_all(fd, data, len);
+	r = fchmod(fd, mode) < 0 ? -errno : ln_write_all(fd, data, len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
