@@ -37,6 +37,8 @@ enum ln_agent_exit {
 	LN_AGENT_EXIT_PARTIAL = 1,	/* some changes failed; the answer says which */
 	LN_AGENT_EXIT_REQUEST = 2,	/* the request was refused; nothing changed */
 	LN_AGENT_EXIT_LOCKED = 3,	/* another llmnet run holds the node lock */
+	LN_AGENT_EXIT_TIMEOUT = 4,	/* the time budget ran out (or the caller went away);
+					 * nothing was changed after that point */
 	LN_AGENT_EXIT_USAGE = 64,
 	LN_AGENT_EXIT_INTERNAL = 70,
 	LN_AGENT_EXIT_FAILPOINT = 99,	/* tests only: stopped at the failpoint */

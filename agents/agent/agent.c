@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/budget.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -61,6 +62,17 @@ int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
 		a->fs = &ln_fsops_real;
 		a->ini = &ln_iniops_real;
 	}
+	fp = getenv("LLMNET_CLOCK_STEP_MS");
+	if (fp && *fp) {
+		char *end;
+
+		errno = 0;
+		a->clock_step_ms = strtol(fp, &end, 10);
+		if (errno || *end || a->clock_step_ms < 0 || a->clock_step_ms > LN_BUDGET_MAX_MS) {
+			ln_buf_addf(err, "invalid LLMNET_CLOCK_STEP_MS '%s'", fp);
+			return -EINVAL;
+		}
+	}
 	fp = getenv("LLMNET_FAILPOINT");
 	if (fp && *fp) {
 		char *end;
@@ -88,8 +100,19 @@ int ln_agent_change(struct ln_agent *a, const char *what)
 		ln_error("refusing change in a read-only verb: %s", what);
 		return -EROFS;
 	}
+	if (ln_budget_left_ms() == 0) {
+		struct ln_buf m = LN_BUF_INIT;
+
+		ln_buf_addf(&m, "%s before %s; nothing more was changed", ln_budget_why(), what);
+		ln_agent_fail("timeout", m.buf, LN_AGENT_EXIT_TIMEOUT);
+		ln_buf_release(&m);
+		/* exit, as the failpoint does: no caller can go on changing */
+		_exit(LN_AGENT_EXIT_TIMEOUT);
+	}
 	a->changes++;
 	ln_trace("agent", "change %lu: %s", a->changes, what);
+	if (a->clock_step_ms)
+		ln_budget_advance(a->clock_step_ms);
 	if (a->failpoint && a->changes == a->failpoint) {
 		ln_warn("failpoint: stopping before change %lu (%s)", a->changes, what);
 		fflush(stdout);

@@ -100,6 +100,7 @@ struct ln_agent {
 	const struct ln_iniops *ini;
 	unsigned long changes;	/* changes made so far (failpoint counter) */
 	unsigned long failpoint;/* stop before this change; 0: never */
+	long clock_step_ms;	/* tests: each change moves the budget's clock on */
 	int dry_run;		/* plan: never change anything */
 };
 
@@ -111,6 +112,9 @@ int ln_agent_path(const struct ln_agent *a, const char *path, char *out);
 
 /* The failpoint: count one change, described by what; exits with status
  * LN_AGENT_EXIT_FAILPOINT when this is the change LLMNET_FAILPOINT names.
+ * A request whose time budget ran out, or whose caller went away, is
+ * answered with the `timeout` error naming the change and ends here with
+ * LN_AGENT_EXIT_TIMEOUT (budget.h): nothing is committed after it.
  * In a dry run it refuses (-EROFS): a read-only verb never changes. */
 int ln_agent_change(struct ln_agent *a, const char *what);
 

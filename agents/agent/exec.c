@@ -2,8 +2,9 @@
 /*
  * The bounded runner. Probes such as rping and perftest have no connect
  * timeout and a server with no client waits forever, so every child runs
- * in its own process group under a deadline: SIGTERM to the whole group
- * when it passes, SIGKILL a second later. Output (stdout and stderr on one
+ * in its own process group under a deadline (never past the request's
+ * time budget, and cut short when the caller goes away: budget.h):
+ * SIGTERM to the whole group when it passes, SIGKILL a second later. Output (stdout and stderr on one
  * pipe, so their order is kept) is captured up to a cap; the rest is read
  * and dropped so the child never blocks on a full pipe.
  *
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/budget.h"
 #include "agents/agent/exec.h"
 #include "common/error.h"
 #include "common/json.h"
@@ -51,6 +53,9 @@ int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_out
 	}
 	start = ln_now_ms();
 	deadline = start + (long)timeout_s * 1000L;
+	/* never past the request's time budget (budget.h) */
+	if (start + ln_budget_left_ms() < deadline)
+		deadline = start + ln_budget_left_ms();
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
@@ -78,7 +83,7 @@ int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_out
 		long now = ln_now_ms(), wait_ms = 100;
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 
-		if (!reaped && !res->timed_out && now >= deadline) {
+		if (!reaped && !res->timed_out && (now >= deadline || ln_budget_left_ms() == 0)) {
 			res->timed_out = 1;
 			kill(-pid, SIGTERM);
 			kill_at = now + 1000;

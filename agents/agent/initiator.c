@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "agents/agent/budget.h"
 #include "agents/agent/parts.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -243,7 +244,7 @@ static int wait_block(struct ln_converge *cv, const char *nqn, char *dev, size_t
 			return 0;
 		}
 		ln_names_free(names, n);
-		if (waited >= limit_ms)
+		if (waited >= limit_ms || ln_budget_left_ms() == 0)
 			return -ETIMEDOUT;
 		poll(NULL, 0, 100);
 		waited += 100;

@@ -3,8 +3,10 @@
  * llmnet-agent: the static program that converges one node. The verb table
  * marks each verb read-only or mutating: mutating verbs take the node lock,
  * read-only ones run with the change gate closed (ln_agent_change refuses),
- * so `plan` and `validate` can never change a node by mistake.
- * docs/agent-protocol.md is the contract.
+ * so `plan` and `validate` can never change a node by mistake. Verbs that
+ * change the node or start programs (apply, teardown, run) are refused
+ * without a time budget (--budget-ms, budget.h), so no request outlives
+ * the controller step that sent it. docs/agent-protocol.md is the contract.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <openssl/evp.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/budget.h"
 #include "agents/agent/reconcile.h"
 #include "agents/agent/exec.h"
 #include "agents/agent/state.h"
@@ -26,6 +29,7 @@
 struct verb {
 	const char *name;
 	int mutating;
+	int budgeted;		/* refused without --budget-ms */
 	int (*fn)(struct ln_agent *a, int argc, char **argv);
 };
 
@@ -33,12 +37,12 @@ static int verb_version(struct ln_agent *a, int argc, char **argv);
 static int verb_facts(struct ln_agent *a, int argc, char **argv);
 
 static const struct verb verbs[] = {
-	{ LN_VERB_VERSION, 0, verb_version },
-	{ LN_VERB_FACTS, 0, verb_facts },
-	{ LN_VERB_PLAN, 0, ln_reconcile_plan_verb },
-	{ LN_VERB_APPLY, 1, ln_reconcile_apply_verb },
-	{ LN_VERB_TEARDOWN, 1, ln_reconcile_teardown_verb },
-	{ LN_VERB_RUN, 0, ln_exec_verb },
+	{ LN_VERB_VERSION, 0, 0, verb_version },
+	{ LN_VERB_FACTS, 0, 0, verb_facts },
+	{ LN_VERB_PLAN, 0, 0, ln_reconcile_plan_verb },
+	{ LN_VERB_APPLY, 1, 1, ln_reconcile_apply_verb },
+	{ LN_VERB_TEARDOWN, 1, 1, ln_reconcile_teardown_verb },
+	{ LN_VERB_RUN, 0, 1, ln_exec_verb },
 };
 
 #define N_VERBS (ARRAY_SIZE(verbs))
@@ -118,8 +122,8 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 static int usage(void)
 {
 	return ln_agent_fail("usage",
-			     "usage: llmnet-agent [--root DIR] [-q|-v|-vv] [--trace=AREAS] "
-			     "version|facts|plan|apply|teardown|run ...",
+			     "usage: llmnet-agent [--root DIR] [--budget-ms MS] [-q|-v|-vv] "
+			     "[--trace=AREAS] version|facts|plan|apply|teardown|run ...",
 			     LN_AGENT_EXIT_USAGE);
 }
 
@@ -130,10 +134,21 @@ int main(int argc, char **argv)
 	const char *root = NULL;
 	const struct verb *v = NULL;
 	int i, rc, lock = -1;
+	long budget = -1;
 	size_t k;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--root") && i + 1 < argc) {
+		if (!strcmp(argv[i], "--budget-ms") && i + 1 < argc) {
+			char *end;
+
+			errno = 0;
+			budget = strtol(argv[++i], &end, 10);
+			if (errno || *end || budget < 1 || budget > LN_BUDGET_MAX_MS)
+				return ln_agent_fail("usage", "--budget-ms must be 1-86400000 milliseconds",
+						     LN_AGENT_EXIT_USAGE);
+			/* the budget is measured from here, before the request is read */
+			ln_budget_start(budget);
+		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
 			root = argv[++i];
 		} else if (!strncmp(argv[i], "--root=", 7)) {
 			root = argv[i] + 7;
@@ -157,6 +172,12 @@ int main(int argc, char **argv)
 			v = &verbs[k];
 	if (!v)
 		return usage();
+	if (v->budgeted && budget < 0) {
+		ln_buf_addf(&err, "%s: refusing a request without a time budget (--budget-ms MS): "
+			    "it could outlive the controller that sent it", v->name);
+		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
+		goto out;
+	}
 	if (ln_agent_init(&a, root, &err) < 0) {
 		rc = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
 		goto out;
@@ -164,6 +185,10 @@ int main(int argc, char **argv)
 	a.dry_run = !v->mutating;
 	if (v->mutating) {
 		lock = ln_lock_acquire(&a, &err);
+		if (lock == -LN_ETIMEOUT) {
+			rc = ln_agent_fail("timeout", err.buf, LN_AGENT_EXIT_TIMEOUT);
+			goto out;
+		}
 		if (lock < 0) {
 			rc = ln_agent_fail(lock == -LN_ELOCKED ? "locked" : "internal", err.buf,
 					   lock == -LN_ELOCKED ? LN_AGENT_EXIT_LOCKED

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/budget.h"
 #include "agents/agent/paths.h"
 #include "agents/agent/state.h"
 #include "common/error.h"
@@ -294,7 +295,7 @@ int ln_state_owned_summary(struct ln_agent *a, struct json_object **out, struct 
 int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err)
 {
 	const char *w = getenv("LLMNET_LOCK_WAIT");
-	long wait_ms = 30000, waited = 0;
+	long wait_ms = 30000, waited = 0, left;
 	int fd, dfd, r;
 
 	if (w && *w) {
@@ -330,7 +331,14 @@ int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err)
 		}
 		if (waited >= wait_ms)
 			break;
-		poll(NULL, 0, 100);
+		left = ln_budget_left_ms();
+		if (left == 0) {
+			close(fd);
+			ln_buf_addf(err, "%s while waiting for the node lock '%s' (another llmnet-agent "
+				    "run holds it); nothing was changed", ln_budget_why(), LN_LOCK_PATH);
+			return -LN_ETIMEOUT;
+		}
+		poll(NULL, 0, left < 100 ? (int)left : 100);
 		waited += 100;
 	}
 	close(fd);

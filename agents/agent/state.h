@@ -50,8 +50,9 @@ void ln_state_prune(struct ln_state *s, const char *cluster);
 /* facts' "owned": {cluster: {objects, updated}}. */
 int ln_state_owned_summary(struct ln_agent *a, struct json_object **out, struct ln_buf *err);
 
-/* Take the node lock, waiting at most LLMNET_LOCK_WAIT (default 30) s.
- * Returns the fd (>= 0) or -LN_ELOCKED / -errno. */
+/* Take the node lock, waiting at most LLMNET_LOCK_WAIT (default 30) s and
+ * never past the request's time budget (budget.h). Returns the fd (>= 0)
+ * or -LN_ELOCKED / -LN_ETIMEOUT (budget) / -errno. */
 int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err);
 void ln_lock_release(int fd);
 

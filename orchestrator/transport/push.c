@@ -17,6 +17,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "orchestrator/transport/push.h"
 
 /* Where the agent lives, relative to the node's root; quoted for the shell. */
@@ -103,6 +104,17 @@ void ln_agent_image_release(struct ln_agent_image *img)
 	ln_buf_release(&img->data);
 }
 
+int ln_agent_budget_ms(int step_ms)
+{
+	int margin = step_ms / 5;
+
+	if (margin < 250)
+		margin = 250;
+	if (margin > 5000)
+		margin = 5000;
+	return step_ms - margin > 1 ? step_ms - margin : 1;
+}
+
 int ln_agent_command(int sudo, const char *const *args, struct ln_buf *cmd)
 {
 	size_t i;
@@ -142,14 +154,24 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 	struct ln_buf cmd = LN_BUF_INIT, out = LN_BUF_INIT, errout = LN_BUF_INIT,
 		      req = LN_BUF_INIT, e = LN_BUF_INIT;
 	struct json_object *ans = NULL;
-	const char *msg, *code;
+	const char *msg, *code, *argv[16];
+	char budget[16];
 	int64_t proto = 0;
 	int r, status = -1;
+	size_t i;
 
 	*answer = NULL;
 	ln_buf_init(&out, ANSWER_CAP);
 	ln_buf_init(&errout, 1u << 20);
-	r = ln_agent_command(ln_ssh_is_sudo(s), args, &cmd);
+	/* the budget first: the agent measures it from its start */
+	snprintf(budget, sizeof(budget), "%d",
+		 ln_agent_budget_ms(timeout_ms > 0 ? timeout_ms : ln_ssh_step_timeout_ms(s)));
+	argv[0] = "--budget-ms";
+	argv[1] = budget;
+	for (i = 0; args[i] && i + 3 < ARRAY_SIZE(argv); i++)
+		argv[i + 2] = args[i];
+	argv[i + 2] = NULL;
+	r = args[i] ? -EINVAL : ln_agent_command(ln_ssh_is_sudo(s), argv, &cmd);
 	if (r < 0) {
 		ln_buf_addf(err, "refusing to pass an unsafe argument to the agent on '%s'",
 			    ln_ssh_node(s));
@@ -187,6 +209,7 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 	if (msg) {
 		ln_buf_addf(err, "agent on '%s' refused '%s': %s", ln_ssh_node(s), args[0], msg);
 		r = code && !strcmp(code, "locked") ? -LN_ELOCKED :
+		    code && !strcmp(code, "timeout") ? -LN_ETIMEOUT :
 		    code && !strcmp(code, "protocol") ? -LN_EPROTO : -LN_EREQUEST;
 		goto out;
 	}

@@ -50,12 +50,22 @@ int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int 
 /*
  * Run one agent verb: args is the verb and its options, already safe
  * words (checked here). in may be NULL. The answer (stdout) must be one
- * JSON object with "protocol"; an "error" answer becomes -LN_EREQUEST or
- * -LN_ELOCKED with its message. *exit_status gets the agent's status.
+ * JSON object with "protocol"; an "error" answer becomes -LN_EREQUEST,
+ * -LN_ELOCKED or -LN_ETIMEOUT with its message. *exit_status gets the
+ * agent's status. Every call carries --budget-ms, ln_agent_budget_ms() of
+ * the step's bound (timeout_ms, or the session's step timeout when <= 0).
  */
 int ln_agent_call(struct ln_session *s, const char *const *args, struct json_object *in,
 		  int timeout_ms, struct json_object **answer, int *exit_status,
 		  struct ln_buf *err);
+
+/*
+ * The time budget (milliseconds) an agent request gets for a step bounded
+ * by step_ms: the step less a margin for the transfer and the agent's
+ * start (a fifth, at least 250 ms and at most 5 s), so the agent stops
+ * before the controller gives up on it. Never below 1.
+ */
+int ln_agent_budget_ms(int step_ms);
 
 /* Build the shell command line that runs the agent with args. */
 int ln_agent_command(int sudo, const char *const *args, struct ln_buf *cmd);

@@ -79,6 +79,11 @@ const char *ln_ssh_node(const struct ln_session *s)
 	return s ? s->node : NULL;
 }
 
+int ln_ssh_step_timeout_ms(const struct ln_session *s)
+{
+	return s ? s->step_timeout_ms : 0;
+}
+
 int ln_ssh_is_sudo(const struct ln_session *s)
 {
 	return s ? s->sudo : 0;
@@ -549,7 +554,10 @@ int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t in
 			r = -LN_ETIMEOUT;
 			ln_buf_addf(err, "timed out after %d.%03ds on '%s' running '%s'",
 				    timeout_ms / 1000, timeout_ms % 1000, s->node, cmd);
-			/* Ask the remote side to stop; the channel closes either way. */
+			/* Ask the remote side to stop, then close the channel (out:).
+			 * sshd drops a signal request for a root login without
+			 * privilege separation; the closed channel still reaches the
+			 * agent, which stops when its stdout loses its reader. */
 			ssh_channel_request_send_signal(ch, "TERM");
 			goto out;
 		}

@@ -57,6 +57,8 @@ int ln_ssh_connect(const struct ln_ssh_opts *o, struct ln_session **out,
 void ln_ssh_close(struct ln_session *s);
 
 const char *ln_ssh_node(const struct ln_session *s);
+/* The session's default bound of one remote command, in milliseconds. */
+int ln_ssh_step_timeout_ms(const struct ln_session *s);
 int ln_ssh_is_sudo(const struct ln_session *s);
 
 /*
@@ -66,6 +68,9 @@ int ln_ssh_is_sudo(const struct ln_session *s);
  * command ran (whatever its status), -LN_ETIMEOUT when the bound fired,
  * -LN_EUNREACH when the connection broke, -E2BIG when output passed the cap.
  * *status is the exit status, or -1 when the remote gave none (killed).
+ * When the bound fires the remote command is ended: a TERM signal request,
+ * then the channel is closed (its stdout pipe with it), which the agent
+ * watches for (sshd refuses signal requests in some sessions).
  */
 int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t inlen,
 		int timeout_ms, struct ln_buf *out, struct ln_buf *errout, int *status,

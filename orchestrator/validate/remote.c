@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/proto.h"
 #include "orchestrator/facts.h"
+#include "orchestrator/transport/push.h"
 #include "orchestrator/transport/ssh.h"
 #include "orchestrator/validate/remote.h"
 
@@ -73,8 +74,10 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, int timeout_
 	if (ln_ssh_is_sudo(nr->s))
 		ln_buf_addstr(&cmd, "sudo -n ${LLMNET_AGENT_ROOT:+env "
 				    "LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} ");
-	ln_buf_addf(&cmd, "\"${LLMNET_AGENT_ROOT%%/}%s/%s\" run --timeout %d --max-output %u --",
-		    LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME, timeout_s, 4u << 20);
+	/* the agent's budget ends before our bound below: it kills the probe */
+	ln_buf_addf(&cmd, "\"${LLMNET_AGENT_ROOT%%/}%s/%s\" --budget-ms %d run --timeout %d "
+		    "--max-output %u --", LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME,
+		    ln_agent_budget_ms((timeout_s + 30) * 1000), timeout_s, 4u << 20);
 	for (i = 0; argv[i]; i++) {
 		if (!quotable(argv[i])) {
 			ln_buf_addf(err, "refusing to pass the argument '%.64s' of '%s' to '%s'",

@@ -58,10 +58,13 @@ static inline void fx_remove(char *dir)
 /*
  * Run the agent: argv after the binary, stdin from in (may be NULL), stdout
  * into out, stderr into errout (may be NULL); env_kv "K=V" added (may be
- * NULL). Returns the exit status, or 128+signal.
+ * NULL). Unless args give one, the agent gets a generous time budget, as
+ * the controller gives every request (fx_agent_nobudget: none at all).
+ * Returns the exit status, or 128+signal.
  */
-static inline int fx_agent(const char *root, const char *const *args, const char *in,
-			   struct ln_buf *out, struct ln_buf *errout, const char *env_kv)
+static inline int fx_agent_run(const char *root, const char *const *args, const char *in,
+			       struct ln_buf *out, struct ln_buf *errout, const char *env_kv,
+			       int budget)
 {
 	char inpath[] = "/tmp/llmnet-agent-in.XXXXXX", outpath[] = "/tmp/llmnet-agent-out.XXXXXX";
 	char errpath[] = "/tmp/llmnet-agent-err.XXXXXX";
@@ -85,6 +88,13 @@ static inline int fx_agent(const char *root, const char *const *args, const char
 	if (root) {
 		argv[i++] = "--root";
 		argv[i++] = root;
+	}
+	for (n = 0; args[n]; n++)
+		if (!strcmp(args[n], "--budget-ms"))
+			budget = 0;
+	if (budget) {
+		argv[i++] = "--budget-ms";
+		argv[i++] = "120000";
 	}
 	for (n = 0; args[n] && i < 30; n++)
 		argv[i++] = args[n];
@@ -118,6 +128,18 @@ static inline int fx_agent(const char *root, const char *const *args, const char
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
+}
+
+static inline int fx_agent(const char *root, const char *const *args, const char *in,
+			   struct ln_buf *out, struct ln_buf *errout, const char *env_kv)
+{
+	return fx_agent_run(root, args, in, out, errout, env_kv, 1);
+}
+
+static inline int fx_agent_nobudget(const char *root, const char *const *args, const char *in,
+				    struct ln_buf *out, struct ln_buf *errout, const char *env_kv)
+{
+	return fx_agent_run(root, args, in, out, errout, env_kv, 0);
 }
 
 /* Append a sorted listing of dir (type, path, link target or file content

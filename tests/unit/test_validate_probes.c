@@ -20,6 +20,9 @@
 #include "orchestrator/validate/parse/parse.h"
 
 #define SRC_DIR FIXTURES_DIR "/../.."
+/* the agent's run verb with a time budget (it refuses to run without one) */
+#define AGENT_RUN5 "%s/llmnet-agent-dyn --budget-ms 150000 run --timeout 5 -- "
+#define AGENT_RUN120 "%s/llmnet-agent-dyn --budget-ms 150000 run --timeout 120 -- mpicc -O2 "
 
 /* Run cmd through the shell, capture stdout, return the exit status. */
 static int capture(const char *cmd, struct ln_buf *out)
@@ -188,36 +191,36 @@ static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/mpi_probe.c %s/ && %s/llmnet-agent-dyn run "
-		 "--timeout 120 -- mpicc -O2 -o %s/llmnet-probe-mpi %s/mpi_probe.c", SRC_DIR, dir,
+	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/mpi_probe.c %s/ && " AGENT_RUN120
+		 "-o %s/llmnet-probe-mpi %s/mpi_probe.c", SRC_DIR, dir,
 		 BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 0);
 	assert_non_null(strstr(out.buf, "\"exit_status\": 0"));
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-mpi", dir);
 	assert_int_equal(access(cmd, X_OK), 0);
 
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
 		 "%s/llmnet-probe-mpi /etc/passwd", BUILD_DIR, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	assert_non_null(strstr(out.buf, "mpicc may only build llmnet's MPI or NCCL probe"));
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
 		 "%s/../x/llmnet-probe-mpi %s/mpi_probe.c", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
 		 "%s/llmnet-probe-mpi %s/mpi_probe.c -lfoo", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	/* the NCCL probe, from its own source only */
-	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/nccl_mpi_probe.c %s/ && %s/llmnet-agent-dyn "
-		 "run --timeout 120 -- mpicc -O2 -o %s/llmnet-probe-nccl %s/nccl_mpi_probe.c",
+	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/nccl_mpi_probe.c %s/ && " AGENT_RUN120
+		 "-o %s/llmnet-probe-nccl %s/nccl_mpi_probe.c",
 		 SRC_DIR, dir, BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 0);
 	assert_non_null(strstr(out.buf, "\"exit_status\": 0"));
 	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-nccl", dir);
 	assert_int_equal(access(cmd, X_OK), 0);
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpicc -O2 -o "
+	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
 		 "%s/llmnet-probe-nccl %s/mpi_probe.c", BUILD_DIR, dir, dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-agent-dyn run --timeout 5 -- mpirun -np 1 mpicc",
+	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpirun -np 1 mpicc",
 		 BUILD_DIR);
 	assert_int_equal(capture(cmd, &out), 2);
 	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes, not 'mpicc'"));
