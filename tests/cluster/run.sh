@@ -58,6 +58,7 @@ foreign_intact() {
 	grep -qxF nqn.2014-08.org.example:other.target "$(root 2)/sys/class/nvme/nvme0/subsysnqn"
 }
 out_has() { grep -qF -- "$1" "$C/out"; }
+not() { ! "$@"; }
 not_out_has() { ! out_has "$1"; }
 llmnet() { "$LLMNET" --no-color "$@" > "$C/out" 2>&1; rc=$?; cat "$C/out" >> "$C/all.out"; return 0; }
 rc_is() { [ "$rc" -eq "$1" ]; }
@@ -235,6 +236,41 @@ scenario_sigint() {
 	check_cmd "next run converges" rc_is 0
 }
 
+# Issue 12, reproduction 6: with ssh.timeout 5s and n1's node lock held,
+# apply reports the timeout, and nothing lands on n1 afterwards: the lock
+# is let go at 10 s (where the old agent, still waiting, got it and wrote
+# the hostfile), and n1 is checked again 20 s after the start.
+scenario_budget() {
+	local lockpid t0 agent
+	new_cluster budget || { fail "cluster up"; return; }
+	sed 's/ timeout: 30s/ timeout: 5s/' "$C/spec.yaml" > "$C/spec5.yaml"
+	llmnet facts "$C/spec5.yaml"	# pushes the agents, so the lock dir exists
+	mkdir -p "$(root 1)/run"
+	flock -o "$(root 1)/run/llmnet.lock" sleep 60 &
+	lockpid=$!
+	sleep 1.1	# mtimes have 1 s granularity on some filesystems
+	touch "$C/marker"
+	t0=$SECONDS
+	llmnet apply "$C/spec5.yaml"
+	check_cmd "apply with n1's lock held exits 4 (timeout)" rc_is 4
+	check_cmd "it gave up before the lock was let go" test $((SECONDS - t0)) -lt 10
+	check_cmd "the message names n1, the stage and the command" \
+		grep -qE "targets n1: .*'apply'.*time budget of 4000 ms ran out while waiting for the node lock" "$LLMNET_STATE_DIR/loop.log"
+	check_cmd "the recap names n1's timeout" grep -qE "^n1 +: .*time budget of 4000 ms ran out" "$C/out"
+	sleep $((10 - (SECONDS - t0) > 0 ? 10 - (SECONDS - t0) : 0))
+	kill "$lockpid"
+	wait "$lockpid" 2>/dev/null
+	sleep $((20 - (SECONDS - t0) > 0 ? 20 - (SECONDS - t0) : 0))
+	agent="$(root 1)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "no agent process is left on n1" not pgrep -f "$agent"
+	check_cmd "n1: nothing written after the timeout" unchanged_since 1 "$C/marker"
+	check_cmd "n1: no hostfile" no_hostfile 1
+	check_cmd "n1: no subsystem" not subsystem_exists
+	llmnet apply "$C/spec5.yaml"
+	check_cmd "with the lock free, the next apply converges" rc_is 0
+	check_cmd "n1 has the hostfile now" hostfile_is 1 "$HOSTFILE3"
+}
+
 scenario_teardown() {
 	new_cluster teardown || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
@@ -354,7 +390,7 @@ scenario_apply_validate() {
 	check_cmd "apply without --validate runs no stage" not_out_has "devices"
 }
 
-all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint
+all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
      teardown two_clusters duplicate_nqn removed_node spec_error apply_validate)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do

@@ -141,6 +141,18 @@ static void test_transport__agent_command(void **state)
 	ln_buf_release(&cmd);
 }
 
+/* The agent's budget ends before the controller's step: a fifth of the
+ * step is left for the transfer, at least 250 ms, at most 5 s. */
+static void test_transport__agent_budget(void **state)
+{
+	(void)state;
+	assert_int_equal(ln_agent_budget_ms(5000), 4000);
+	assert_int_equal(ln_agent_budget_ms(30000), 25000);
+	assert_int_equal(ln_agent_budget_ms(60000), 55000);
+	assert_int_equal(ln_agent_budget_ms(1000), 750);
+	assert_int_equal(ln_agent_budget_ms(100), 1);
+}
+
 static void test_transport__sha256(void **state)
 {
 	char hex[65];
@@ -159,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
 		cmocka_unit_test(test_transport__safe_word),
 		cmocka_unit_test(test_transport__agent_command),
+		cmocka_unit_test(test_transport__agent_budget),
 		cmocka_unit_test(test_transport__sha256),
 	};
 
