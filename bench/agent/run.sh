@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tests/fixtures/agent/build-tree.sh tests/fixtures/agent/node-target.tree "$tmp/root"
 python3 bench/agent/gen-request.py > "$tmp/req.json"
-"$agent" -q --root "$tmp/root" apply < "$tmp/req.json" > "$tmp/first.json"
+"$agent" -q --budget-ms 600000 --root "$tmp/root" apply < "$tmp/req.json" > "$tmp/first.json"
 python3 - "$agent" "$tmp" "$runs" <<'PY'
 import json, os, resource, subprocess, sys, time
 agent, tmp, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -34,7 +34,7 @@ def measure(cmd, stdin=None):
         cpu_total += cpu; wall_total += wall; best_wall = min(best_wall, wall)
     return cpu_total / runs, wall_total / runs, p.stdout
 
-cpu_a, wall_a, out = measure([agent, "-q", "--root", root, "apply"], tmp + "/req.json")
+cpu_a, wall_a, out = measure([agent, "-q", "--budget-ms", "600000", "--root", root, "apply"], tmp + "/req.json")
 s = json.loads(out)["summary"]
 assert s["create"] + s["change"] + s["remove"] + s["error"] == 0, s
 cpu_f, wall_f, _ = measure(["find", root + "/sys/kernel/config/nvmet", root + "/var/lib", "-ls"])

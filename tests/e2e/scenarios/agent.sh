@@ -26,7 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 # json FILE EXPR: evaluate a Python expression on the parsed answer d
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 # agent I VERB [ARGS] < REQUEST > ANSWER; returns the agent's exit status
-agent() { local i=$1; shift; lab_ssh "$i" "$AGENT -q $*"; }
+agent() { local i=$1; shift; lab_ssh "$i" "$AGENT -q --budget-ms 600000 $*"; }
 changes() { json "$1" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]'; }
 
 for i in 1 2; do
@@ -94,7 +94,7 @@ for tr in tcp rdma; do
 		shape='find . | grep -v -e foreign -e "^./ports/7" | sort'
 		real=$(lab_ssh 1 "cd /sys/kernel/config/nvmet && $shape")
 		fx=$(lab_ssh 1 "rm -rf /tmp/fx && bash /tmp/build-tree.sh /tmp/node-target.tree /tmp/fx &&
-			$AGENT -q --root /tmp/fx apply >/dev/null && cd /tmp/fx/sys/kernel/config/nvmet && $shape" <"$tmp/t.json")
+			$AGENT -q --budget-ms 600000 --root /tmp/fx apply >/dev/null && cd /tmp/fx/sys/kernel/config/nvmet && $shape" <"$tmp/t.json")
 		if [ "$real" = "$fx" ]; then
 			ok "fixture configfs shapes match the real kernel's ($(wc -l <<<"$real") entries)"
 		else
@@ -163,23 +163,23 @@ for phase in apply teardown; do
   n=1
   while [ \$n -lt 200 ]; do
     if [ \$phase = apply ]; then
-      LLMNET_FAILPOINT=\$n $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1; rc=\$?
+      LLMNET_FAILPOINT=\$n $AGENT -q --budget-ms 600000 apply </tmp/e2e-fp.json >/dev/null 2>&1; rc=\$?
     else
-      $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1
-      LLMNET_FAILPOINT=\$n $AGENT -q teardown --cluster e2e-agent >/dev/null 2>&1; rc=\$?
+      $AGENT -q --budget-ms 600000 apply </tmp/e2e-fp.json >/dev/null 2>&1
+      LLMNET_FAILPOINT=\$n $AGENT -q --budget-ms 600000 teardown --cluster e2e-agent >/dev/null 2>&1; rc=\$?
     fi
     [ \$rc = 99 ] || break
     if [ \$phase = apply ]; then
-      $AGENT -q apply </tmp/e2e-fp.json >/dev/null 2>&1 || { echo \"rerun-failed \$phase \$n\"; bad=1; }
-      $AGENT -q apply </tmp/e2e-fp.json | grep -q '\"converged\": true' || { echo \"not-converged \$phase \$n\"; bad=1; }
+      $AGENT -q --budget-ms 600000 apply </tmp/e2e-fp.json >/dev/null 2>&1 || { echo \"rerun-failed \$phase \$n\"; bad=1; }
+      $AGENT -q --budget-ms 600000 apply </tmp/e2e-fp.json | grep -q '\"converged\": true' || { echo \"not-converged \$phase \$n\"; bad=1; }
     fi
-    $AGENT -q teardown --cluster e2e-agent --purge >/dev/null 2>&1 || { echo \"teardown-failed \$phase \$n\"; bad=1; }
+    $AGENT -q --budget-ms 600000 teardown --cluster e2e-agent --purge >/dev/null 2>&1 || { echo \"teardown-failed \$phase \$n\"; bad=1; }
     [ \"\$($snap_target)\" = \"\$before\" ] || { echo \"leftover \$phase \$n\"; bad=1; }
     n=\$((n + 1))
   done
   counts=\"\$counts \$phase=\$((n - 1))\"
 done
-$AGENT -q teardown --cluster e2e-agent --purge >/dev/null 2>&1
+$AGENT -q --budget-ms 600000 teardown --cluster e2e-agent --purge >/dev/null 2>&1
 echo \"counts\$counts bad=\$bad\"" 2>&1)
 echo "# failpoint loop: $(tail -1 <<<"$out")"
 if grep -q 'bad=0' <<<"$out" && ! grep -q 'apply=0' <<<"$out"; then
