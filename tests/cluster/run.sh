@@ -59,6 +59,7 @@ foreign_intact() {
 }
 out_has() { grep -qF -- "$1" "$C/out"; }
 not() { ! "$@"; }
+running() { pgrep -f "$1" >/dev/null; }
 not_out_has() { ! out_has "$1"; }
 llmnet() { "$LLMNET" --no-color "$@" > "$C/out" 2>&1; rc=$?; cat "$C/out" >> "$C/all.out"; return 0; }
 rc_is() { [ "$rc" -eq "$1" ]; }
@@ -217,7 +218,7 @@ scenario_sigint() {
 	"$LLMNET" --no-color apply "$C/spec.yaml" --parallel 1 > "$C/out" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
-		pgrep -f "$(root 1)/var/lib/llmnet/bin/llmnet-agent apply" >/dev/null && break
+		pgrep -f "$(root 1)/var/lib/llmnet/bin/llmnet-agent --budget-ms [0-9]+ apply" >/dev/null && break
 		sleep 0.1
 	done
 	kill -INT "$pid"
@@ -241,7 +242,7 @@ scenario_sigint() {
 # is let go at 10 s (where the old agent, still waiting, got it and wrote
 # the hostfile), and n1 is checked again 20 s after the start.
 scenario_budget() {
-	local lockpid t0 agent
+	local lockpid t0 agent pid
 	new_cluster budget || { fail "cluster up"; return; }
 	sed 's/ timeout: 30s/ timeout: 5s/' "$C/spec.yaml" > "$C/spec5.yaml"
 	llmnet facts "$C/spec5.yaml"	# pushes the agents, so the lock dir exists
@@ -262,13 +263,35 @@ scenario_budget() {
 	wait "$lockpid" 2>/dev/null
 	sleep $((20 - (SECONDS - t0) > 0 ? 20 - (SECONDS - t0) : 0))
 	agent="$(root 1)/var/lib/llmnet/bin/llmnet-agent"
-	check_cmd "no agent process is left on n1" not pgrep -f "$agent"
+	check_cmd "no agent process is left on n1" not running "$agent"
 	check_cmd "n1: nothing written after the timeout" unchanged_since 1 "$C/marker"
 	check_cmd "n1: no hostfile" no_hostfile 1
 	check_cmd "n1: no subsystem" not subsystem_exists
 	llmnet apply "$C/spec5.yaml"
 	check_cmd "with the lock free, the next apply converges" rc_is 0
 	check_cmd "n1 has the hostfile now" hostfile_is 1 "$HOSTFILE3"
+	# The other end: a caller that goes away (OpenSSH's client killed, so
+	# sshd closes the session) ends an agent waiting with a long budget.
+	flock -o "$(root 1)/run/llmnet.lock" sleep 60 &
+	lockpid=$!
+	sleep 1.1
+	touch "$C/marker"
+	ssh -n -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$C/known_hosts" \
+		-i "$C/id_ed25519" "root@$(cluster_addr 1)" \
+		'"${LLMNET_AGENT_ROOT%/}/var/lib/llmnet/bin/llmnet-agent" --budget-ms 60000 teardown' \
+		> "$C/ssh.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do running "$agent --budget-ms 60000 teardown" && break; sleep 0.1; done
+	check_cmd "the agent waits for the lock" running "$agent --budget-ms 60000 teardown"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	for _ in $(seq 30); do running "$agent" || break; sleep 0.1; done
+	check_cmd "its caller gone, the agent ends within 3 s (budget 60 s)" not running "$agent"
+	kill "$lockpid"
+	wait "$lockpid" 2>/dev/null
+	sleep 0.5
+	check_cmd "n1: the cancelled teardown changed nothing" unchanged_since 1 "$C/marker"
+	check_cmd "n1 keeps its hostfile" hostfile_is 1 "$HOSTFILE3"
 }
 
 scenario_teardown() {
