@@ -266,14 +266,16 @@ static void cancelled_while_waiting(int by_signal, const char *want)
 	snprintf(errpath, sizeof(errpath), "%s.err", root);
 	pid = start_agent(root, args, &rd, errpath);
 	poll(NULL, 0, 300);
-	if (by_signal)
+	if (by_signal) {
 		kill(pid, SIGTERM);
-	else
+	} else {
 		close(rd);
+		rd = -1;
+	}
 	assert_int_equal(wait_exit(pid, 3000), LN_AGENT_EXIT_TIMEOUT);
 	assert_int_equal(ln_file_read(errpath, &err, &e), 0);
 	assert_non_null(strstr(err.buf, want));
-	if (by_signal)
+	if (rd >= 0)
 		close(rd);
 	close(fd);
 	poll(NULL, 0, 300);
