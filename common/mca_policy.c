@@ -139,6 +139,15 @@ int ln_mca_check(const char *name, unsigned majors, struct ln_buf *why)
 	return -1;
 }
 
+int ln_mca_value_ok(const char *v)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789_.,:/@+^=-";
+	size_t n = strlen(v);
+
+	return n >= 1 && n <= 255 && strspn(v, set) == n;
+}
+
 unsigned ln_mca_ompi_version(const char *out, int *major)
 {
 	static const char tag[] = "(Open MPI) ";

@@ -24,6 +24,9 @@
  * the reason appended to why ("mca 'NAME' is refused: ..."). */
 int ln_mca_check(const char *name, unsigned majors, struct ln_buf *why);
 
+/* 1 when v may be an MCA value: 1-255 of [A-Za-z0-9_.,:/@+^=-]. */
+int ln_mca_value_ok(const char *v);
+
 /* The major version bit of Open MPI from `mpirun --version` output
  * ("mpirun (Open MPI) 4.1.4"); 0 when it is not Open MPI 4 or 5 (the
  * version read, or 0, in *major). */
