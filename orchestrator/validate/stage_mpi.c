@@ -162,10 +162,10 @@ int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local
 	sha256[0] = '\0';
 	ln_buf_init(&image, 64u << 20);
 	r = mpi_build(c, st, l, local, src, bin, &image, blocked);
-	if (r >= 0 && !*blocked)
+	if (r >= 0 && !*blocked) {
 		ln_sha256_hex(image.buf, image.len, sha256);
-	if (r >= 0 && !*blocked)
 		r = mpi_copy(c, st, l, bin, &image, blocked);
+	}
 	ln_buf_release(&image);
 	return r;
 }

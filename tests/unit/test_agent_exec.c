@@ -79,19 +79,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* `run --timeout 5 ARGS...` (NULL-terminated) must be refused with want
- * in its message, nothing run and nothing in the tree changed. */
-static void refused(struct ex *x, const char *want, ...)
+/* `run --timeout 5 ARGS...` (rest NULL-terminated) must be refused with
+ * want in its message, nothing run and nothing in the tree changed. */
+static void refused_argv(struct ex *x, const char *want, const char *const *rest)
 {
 	const char *args[40] = { "run", "--timeout", "5" };
 	struct ln_buf after = LN_BUF_INIT;
-	va_list ap;
 	int n = 3;
 
-	va_start(ap, want);
-	while (n < 39 && (args[n] = va_arg(ap, const char *)))
+	while (n < 39 && (args[n] = *rest++))
 		n++;
-	va_end(ap);
 	args[n] = NULL;
 	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 2);
 	if (!strstr(x->out.buf, want))
@@ -103,6 +100,8 @@ static void refused(struct ex *x, const char *want, ...)
 	assert_string_equal(x->before.buf, after.buf);
 	ln_buf_release(&after);
 }
+
+#define refused(x, want, ...) refused_argv(x, want, (const char *const[]){ __VA_ARGS__ })
 
 #define PROBE_MPI "/var/lib/llmnet/bin/llmnet-probe-mpi"
 
