@@ -473,6 +473,9 @@ static int ompi_version(const struct program *pg, unsigned *majors, struct ln_bu
 	struct ln_exec_result res;
 	int r, major = 0;
 
+	r = check_tool(pg, err);
+	if (r < 0)
+		return r;
 	r = ln_exec_bounded(argv, 10, 4096, &res, err);
 	if (r < 0)
 		return r;
@@ -534,7 +537,7 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 			const char *colon = v ? strrchr(v, ':') : NULL;
 
 			if (!colon || colon == v || !all_of(colon + 1, DIGITS) ||
-			    strspn(v, ALNUM ".-") != (size_t)(colon - v) || v[0] == '-') {
+			    strspn(v, ALNUM "._-") != (size_t)(colon - v) || v[0] == '-') {
 				ln_buf_addf(err, "mpirun option '--host' takes HOST:SLOTS, not '%.100s'",
 					    v ? v : "nothing");
 				return -LN_EREQUEST;

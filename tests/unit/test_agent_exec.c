@@ -9,6 +9,7 @@
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
+#include "common/mca_policy.h"
 #include "orchestrator/transport/push.h"
 
 struct ex {
@@ -132,6 +133,34 @@ static void test_agent_exec__mca_that_launches_is_refused(void **state)
 		"--prefix", x->dir, "-np", "1", PROBE_MPI, NULL);
 }
 
+/* A name of the other Open MPI version than this machine's: the agent
+ * asks its own mpirun (read-only) and refuses, starting nothing else. */
+static void test_agent_exec__mca_of_the_other_version_is_refused(void **state)
+{
+	struct ex *x = *state;
+	char line[256] = "";
+	unsigned bit;
+	int major;
+	FILE *f = popen("/usr/bin/mpirun --version 2>&1", "r");
+
+	assert_non_null(f);
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	pclose(f);
+	bit = ln_mca_ompi_version(line, &major);
+	if (!bit)
+		fail_msg("/usr/bin/mpirun is not Open MPI 4 or 5 ('%s'): run 'make deps'", line);
+	if (bit == LN_OMPI_4)
+		refused(x, "mca 'smsc' is an Open MPI 5 name, not on llmnet's allow-list for "
+			   "Open MPI 4.1", "--sha256", x->sha, "--", "mpirun", "--mca", "pml", "ob1",
+			"--mca", "smsc", "cma", "-np", "1", PROBE_MPI, NULL);
+	else
+		refused(x, "mca 'btl_vader_single_copy_mechanism' is an Open MPI 4.1 name, not "
+			   "on llmnet's allow-list for Open MPI 5", "--sha256", x->sha, "--",
+			"mpirun", "--mca", "pml", "ob1", "--mca", "btl_vader_single_copy_mechanism",
+			"none", "-np", "1", PROBE_MPI, NULL);
+}
+
 static void test_agent_exec__loader_variables_are_refused(void **state)
 {
 	struct ex *x = *state;
@@ -228,6 +257,8 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 	refused(x, "argument 2 of 'rping' is not allowed", "--", "rping", "-a", "1.2.3.4;id", NULL);
 	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
 		"--host", "n1", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "n/1:1", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--map-by' takes ppr:N:node", "--sha256", x->sha, "--",
 		"mpirun", "--map-by", "node:PE=2", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--hostfile' takes an absolute path without . or .. parts",
@@ -263,6 +294,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_agent_exec__mca_that_launches_is_refused, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_exec__mca_of_the_other_version_is_refused,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_exec__loader_variables_are_refused, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_agent_exec__impostor_probes_are_refused, setup,
