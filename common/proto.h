@@ -24,7 +24,8 @@
 #define LN_VERB_RUN "run"
 
 /* llmnet's own probes, as installed in LN_PROTO_REMOTE_DIR, and the MPI
- * sources the agent lets mpicc build into them. */
+ * sources (in LN_PROBE_SRC_DIR) the agent lets mpicc build into them. */
+#define LN_PROBE_SRC_DIR "/var/lib/llmnet/src"
 #define LN_PROBE_IO "llmnet-probe-io"
 #define LN_PROBE_MPI "llmnet-probe-mpi"
 #define LN_PROBE_NCCL "llmnet-probe-nccl"

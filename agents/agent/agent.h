@@ -191,6 +191,10 @@ struct ln_exec_result {
 };
 int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
 		   struct ln_exec_result *res, struct ln_buf *err);
+/* The same, but runs the program open at fd (fexecve: what was checked is
+ * what runs); argv[0] is only its name. fd < 0: argv[0]'s path. */
+int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, size_t max_output,
+		       struct ln_exec_result *res, struct ln_buf *err);
 void ln_exec_result_release(struct ln_exec_result *res);
 
 /* Emit an answer on stdout. */

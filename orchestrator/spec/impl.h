@@ -224,10 +224,6 @@ struct field {
  * (or the specific rule broken) appended to why. */
 int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_buf *why);
 
-/* Appends to out a regex (ECMA-262) of the mca names lint refuses, for
- * the schema. 0, or -ENOMEM. */
-int spec_mca_denied_regex(struct ln_buf *out);
-
 /* 0 if path (already an SP_PATH) is not in a system location llmnet may
  * not write (places.c); else -1 with the path, the key and the place
  * appended to why. */

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "common/mca_policy.h"
 #include "orchestrator/spec/nqn.h"
 #include "orchestrator/spec/impl.h"
 
@@ -191,7 +192,7 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 		ln_buf_addf(why, "mca key '%.100s' is not a parameter name ([a-z][a-z0-9_]*)", s);
 		return -1;
 	case SP_MCA_VALUE:
-		if (n >= 1 && n <= 255 && all_in(s, "_.,:/@+^=-"))
+		if (ln_mca_value_ok(s))
 			return 0;
 		ln_buf_addf(why, "mca value '%.100s' for '%s' may hold only [A-Za-z0-9_.,:/@+^=-] (1-255)",
 			    s, key);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/mca_policy.h"
 #include "orchestrator/spec/impl.h"
 
 const char *const spec_size_regex =
@@ -37,28 +38,27 @@ static struct json_object *str_pattern(const char *re)
 	return o;
 }
 
-/* mca names: the key pattern, and none of the denied ones (settings.c). */
+/* mca names: exactly those on an Open MPI version's allow-list
+ * (common/mca_policy.c), which already leaves the denied ones out. */
 static struct json_object *mca_names(void)
 {
-	struct json_object *o = str_pattern(spec_pattern_regex[SP_MCA_KEY]), *deny = NULL;
-	struct ln_buf re = LN_BUF_INIT;
-	int r;
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	const char *name;
+	size_t i;
 
-	if (!o || spec_mca_denied_regex(&re) < 0)
+	if (!o || !a || ln_json_add_str(o, "type", "string") < 0)
 		goto fail;
-	deny = json_object_new_object();
-	if (!deny || ln_json_add_str(deny, "pattern", re.buf) < 0)
+	for (i = 0; (name = ln_mca_allowed(i, NULL)); i++)
+		if (json_object_array_add(a, json_object_new_string(name)) < 0)
+			goto fail;
+	if (ln_json_add(o, "enum", a) < 0) {
+		a = NULL;
 		goto fail;
-	r = ln_json_add(o, "not", deny);
-	deny = NULL;	/* o holds it, or ln_json_add freed it */
-	if (r < 0)
-		goto fail;
-	ln_buf_release(&re);
+	}
 	return o;
 fail:
-	json_object_put(deny);
+	json_object_put(a);
 	json_object_put(o);
-	ln_buf_release(&re);
 	return NULL;
 }
 

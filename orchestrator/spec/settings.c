@@ -5,13 +5,13 @@
  * ("[user@]host[:port]", split and checked part by part) and mpi.mca (a
  * mapping of Open MPI parameters, each name and value checked against
  * its pattern: both reach mpirun's command line, which runs as root on
- * every node, so names that launch or load code or touch files are
- * refused).
+ * every node, so a name must pass common/mca_policy.c, the policy the
+ * agent applies again).
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <string.h>
 
+#include "common/mca_policy.h"
 #include "orchestrator/spec/parser.h"
 
 /* ---- version ---------------------------------------------------------- */
@@ -92,67 +92,6 @@ int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const ch
 
 /* ---- mpi -------------------------------------------------------------- */
 
-/*
- * MCA parameters a spec may not set: through them mpirun would start a
- * program, load code or read and write files the spec names, as root on
- * every node (plm_rsh_agent: /tmp/x.sh runs the script). A deny list of
- * shell-style patterns, the most specific first so the message names the
- * closest; exact per-version allow-lists come with the agent's half.
- */
-static const struct refused_key mca_denied[] = {
-	{ "plm_rsh_*", "sets how the rsh launcher starts programs on the nodes" },
-	{ "orte_launch_agent", "names the program started on every node" },
-	{ "prte_*launch*", "sets how PRRTE launches programs" },
-	{ "mca_base_param_files", "reads more parameters from files" },
-	{ "mca_base_component_path", "loads components (code) from a path" },
-	{ "btl_*_backing_directory", "puts shared-memory files in a directory" },
-	{ "*env*", "sets environment variables of the launched programs (LD_PRELOAD and the like)" },
-	{ "*hostfile*", "makes mpirun read a host list from a file (llmnet writes the hostfile)" },
-	{ "*exec*", "runs a program" },
-	{ "*preload*", "loads code or copies files onto the nodes" },
-	{ "*plugin*", "loads code" },
-	{ "*_agent", "names a program to start" },
-	{ "*_args", "passes arguments to a program" },
-	{ "*_prefix", "names an install tree to run programs and load libraries from" },
-	{ "*_path", "names a path to load code or files from" },
-	{ "*_dir*", "names a directory on the node" },
-	{ "*tmpdir*", "names the directory session files are written to" },
-	{ "*_file*", "names a file on the node" },
-	{ NULL, NULL },
-};
-
-int spec_mca_denied_regex(struct ln_buf *out)
-{
-	const struct refused_key *d;
-	const char *c;
-
-	if (ln_buf_addstr(out, "^(") < 0)
-		return -ENOMEM;
-	for (d = mca_denied; d->key; d++) {
-		if (d != mca_denied && ln_buf_addch(out, '|') < 0)
-			return -ENOMEM;
-		/* names are [a-z0-9_*]: only '*' needs saying in a regex */
-		for (c = d->key; *c; c++)
-			if ((*c == '*' ? ln_buf_addstr(out, ".*") : ln_buf_addch(out, *c)) < 0)
-				return -ENOMEM;
-	}
-	return ln_buf_addstr(out, ")$") < 0 ? -ENOMEM : 0;
-}
-
-static void check_mca_denied(struct parser *p, const char *k, struct ln_mark m)
-{
-	const struct refused_key *d;
-
-	for (d = mca_denied; d->key; d++) {
-		if (!fnmatch(d->key, k, 0)) {
-			spec_diag(p->spec, m,
-				  "mca '%s' is refused: it %s ('%s'); llmnet passes no parameter that launches or loads code or touches files",
-				  k, d->why, d->key);
-			return;
-		}
-	}
-}
-
 int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
 {
 	struct ln_mpi_spec *mpi = obj;
@@ -189,10 +128,9 @@ int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
 		mca->key = k;
 		mca->mark = km;
 		ln_buf_reset(&p->why);
-		if (spec_pattern_check(SP_MCA_KEY, "mca", k, &p->why) < 0)
+		if (spec_pattern_check(SP_MCA_KEY, "mca", k, &p->why) < 0 ||
+		    ln_mca_check(k, LN_OMPI_ANY, &p->why) < 0)
 			spec_diag(p->spec, km, "%s", p->why.buf);
-		else
-			check_mca_denied(p, k, km);
 		if (spec_next(p) < 0)
 			return -1;
 		if (p->ev.type != YAML_SCALAR_EVENT) {

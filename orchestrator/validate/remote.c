@@ -56,8 +56,8 @@ static int quotable(const char *s)
 	return 1;
 }
 
-static int ops_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
-		   struct ln_probe_result *out, struct ln_buf *err)
+static int ops_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
+		   int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
 {
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
@@ -76,8 +76,18 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, int timeout_
 				    "LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} ");
 	/* the agent's budget ends before our bound below: it kills the probe */
 	ln_buf_addf(&cmd, "\"${LLMNET_AGENT_ROOT%%/}%s/%s\" --budget-ms %d run --timeout %d "
-		    "--max-output %u --", LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME,
+		    "--max-output %u", LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME,
 		    ln_agent_budget_ms((timeout_s + 30) * 1000), timeout_s, 4u << 20);
+	if (sha256) {
+		if (strlen(sha256) != 64 || strspn(sha256, "0123456789abcdef") != 64) {
+			ln_buf_addf(err, "refusing to pass the hash '%.64s' to '%s'", sha256,
+				    nr->spec->name);
+			r = -EINVAL;
+			goto out;
+		}
+		ln_buf_addf(&cmd, " --sha256 %s", sha256);
+	}
+	ln_buf_addstr(&cmd, " --");
 	for (i = 0; argv[i]; i++) {
 		if (!quotable(argv[i])) {
 			ln_buf_addf(err, "refusing to pass the argument '%.64s' of '%s' to '%s'",

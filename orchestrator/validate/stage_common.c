@@ -121,7 +121,8 @@ int vs_run_probe(struct vctx *c, enum ln_stage st, size_t node, struct argv *av,
 	pr->exit_status = 0;
 	pr->timed_out = 0;
 	at->command = vs_argv_join(av);
-	r = c->ops->run(c->octx, node, (const char *const *)av->v, timeout_s, pr, &err);
+	r = c->ops->run(c->octx, node, (const char *const *)av->v,
+			av->sha256[0] ? av->sha256 : NULL, timeout_s, pr, &err);
 	at->seconds = ln_now_s() - t0;
 	if (r < 0)
 		ln_buf_addf(why, "cannot run '%s' on '%s': %s", av->v[0], vs_nname(c, node),

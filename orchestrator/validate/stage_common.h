@@ -50,6 +50,7 @@ struct vctx {
 struct argv {
 	char *v[MAX_ARGS + 1];
 	int n;
+	char sha256[65];	/* mpirun: its probe's SHA-256; "": none */
 };
 
 void vs_arg(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -126,10 +127,11 @@ int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
 /* The MPI launch both MPI-launched probes share (stage_mpi.c). */
 size_t vs_pick_launcher(struct vctx *c);
 /* Build the probe from local's source on launcher l with its mpicc, copy
- * the build to bin on every other node and check each copy's sha256. A
- * step that fails is "not run" (or failed) on its node and counts in
- * *blocked; returns < 0 only when results cannot be recorded. */
+ * the build to bin on every other node and check each copy's sha256
+ * (which sha256 receives: every mpirun that starts the probe names it to
+ * the agent). A step that fails is "not run" (or failed) on its node and
+ * counts in *blocked; returns < 0 only when results cannot be recorded. */
 int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
-		   const char *src, const char *bin, int *blocked);
+		   const char *src, const char *bin, char sha256[65], int *blocked);
 
 #endif

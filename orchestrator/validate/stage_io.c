@@ -52,7 +52,7 @@ static const struct ln_check *namespace_check(struct vctx *c, size_t node, const
 static int io_argv(const struct ln_validation *v, const struct ln_initiator *in,
 		   const char *nqn, const char *block, struct argv *av)
 {
-	vs_arg(av, LN_PROBE_IO);
+	vs_arg(av, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO);
 	if (in->mount.present) {
 		vs_arg(av, "--mount");
 		vs_arg(av, "%s", in->mount.path);

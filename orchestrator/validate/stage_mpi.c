@@ -154,22 +154,25 @@ static int mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
 }
 
 int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
-		   const char *src, const char *bin, int *blocked)
+		   const char *src, const char *bin, char sha256[65], int *blocked)
 {
 	struct ln_buf image;
 	int r;
 
+	sha256[0] = '\0';
 	ln_buf_init(&image, 64u << 20);
 	r = mpi_build(c, st, l, local, src, bin, &image, blocked);
-	if (r >= 0 && !*blocked)
+	if (r >= 0 && !*blocked) {
+		ln_sha256_hex(image.buf, image.len, sha256);
 		r = mpi_copy(c, st, l, bin, &image, blocked);
+	}
 	ln_buf_release(&image);
 	return r;
 }
 
 /* One preflight: a one-rank mpirun from node i onto node j. */
 static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t j,
-			  const char *bin, int *blocked)
+			  const char *bin, const char *sha256, int *blocked)
 {
 	struct argv av = { .n = 0 };
 	struct ln_mpi_probe m;
@@ -185,6 +188,7 @@ static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t
 	vs_arg(&av, "1");
 	vs_arg_mca(&av, c->spec);
 	vs_arg(&av, "%s", bin);
+	snprintf(av.sha256, sizeof(av.sha256), "%s", sha256);
 	vs_arg(&av, "--elements");
 	vs_arg(&av, "1");
 	if (vs_run_probe(c, LN_STAGE_MPI, i, &av, 60, &sr->pr, &sr->at, &sr->why) == 0) {
@@ -210,7 +214,7 @@ static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t
  * Every ordered pair up to 16 nodes; beyond, the launcher to every
  * node and every node to its ring neighbours. */
 static int mpi_preflight(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin,
-			 int *blocked)
+			 const char *sha256, int *blocked)
 {
 	size_t i, j;
 	int r = 0;
@@ -220,7 +224,7 @@ static int mpi_preflight(struct vctx *c, struct stage_run *sr, size_t launcher, 
 			if (i == j || (c->n > 16 && i != launcher && j != (i + 1) % c->n &&
 				       (j + 1) % c->n != i))
 				continue;
-			r = preflight_pair(c, sr, i, j, bin, blocked);
+			r = preflight_pair(c, sr, i, j, bin, sha256, blocked);
 		}
 	return r;
 }
@@ -261,7 +265,8 @@ static void mpi_judge(struct vctx *c, struct stage_run *sr, unsigned np)
 }
 
 /* The allreduce over the hostfile, np ranks (0: every slot). */
-static int mpi_allreduce(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin)
+static int mpi_allreduce(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin,
+			 const char *sha256)
 {
 	const struct ln_spec *sp = c->spec;
 	struct argv av = { .n = 0 };
@@ -282,6 +287,7 @@ static int mpi_allreduce(struct vctx *c, struct stage_run *sr, size_t launcher, 
 	vs_arg(&av, "%u", np);
 	vs_arg_mca(&av, sp);
 	vs_arg(&av, "%s", bin);
+	snprintf(av.sha256, sizeof(av.sha256), "%s", sha256);
 	vs_arg(&av, "--expect-ranks");
 	vs_arg(&av, "%u", np);
 	if (vs_run_probe(c, LN_STAGE_MPI, launcher, &av, sr->timeout_s, &sr->pr, &sr->at,
@@ -299,6 +305,7 @@ int vs_mpi_stage(struct vctx *c)
 	struct stage_run sr;
 	size_t launcher;
 	int r = 0, blocked = 0;
+	char sha256[65];
 	const char *bin = LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI;
 	const char *src = LN_PROBE_SRC_DIR "/mpi_probe.c";
 
@@ -319,11 +326,12 @@ int vs_mpi_stage(struct vctx *c)
 		goto out;
 	}
 	c->res->stages[LN_STAGE_MPI].ran = 1;
-	r = vs_mpi_install(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, &blocked);
+	r = vs_mpi_install(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, sha256,
+			   &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_preflight(c, &sr, launcher, bin, &blocked);
+		r = mpi_preflight(c, &sr, launcher, bin, sha256, &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_allreduce(c, &sr, launcher, bin);
+		r = mpi_allreduce(c, &sr, launcher, bin, sha256);
 out:
 	return vs_stage_close(&sr, r);
 }

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +97,7 @@ static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *unifo
 }
 
 static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpus,
-			  const char *bin, struct argv *av)
+			  const char *bin, const char *sha256, struct argv *av)
 {
 	const struct ln_spec *sp = c->spec;
 
@@ -113,6 +114,7 @@ static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpu
 	}
 	vs_arg_mca(av, sp);
 	vs_arg(av, "%s", bin);
+	snprintf(av->sha256, sizeof(av->sha256), "%s", sha256);
 	vs_arg(av, "--bytes");
 	vs_arg(av, "%llu", (unsigned long long)sp->validation.nccl.bytes);
 	vs_arg(av, "--expect-ranks");
@@ -130,6 +132,7 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 	size_t i, launcher, first = LN_NO_NODE;
 	unsigned np = 0;
 	int uniform = 1, r = 0, blocked = 0;
+	char sha256[65];
 	const char *bin = LN_PROTO_REMOTE_DIR "/" LN_PROBE_NCCL;
 	const char *src = LN_PROBE_SRC_DIR "/nccl_mpi_probe.c";
 
@@ -156,11 +159,11 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 	if (launcher == LN_NO_NODE)
 		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name,
 					"no node answered");
-	r = vs_mpi_install(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin,
+	r = vs_mpi_install(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin, sha256,
 			   &blocked);
 	if (r < 0 || blocked)
 		return r;
-	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, bin, &av);
+	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, bin, sha256, &av);
 	r = nccl_run(c, sr, launcher, LN_NO_NODE, &av);
 	vs_argv_free(&av);
 	return r;

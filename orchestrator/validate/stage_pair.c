@@ -220,8 +220,8 @@ static void *server_thread(void *p)
 {
 	struct server_job *j = p;
 
-	j->rc = j->c->ops->run(j->c->octx, j->node, (const char *const *)j->argv->v, j->timeout_s,
-			       &j->res, &j->err);
+	j->rc = j->c->ops->run(j->c->octx, j->node, (const char *const *)j->argv->v, NULL,
+			       j->timeout_s, &j->res, &j->err);
 	return NULL;
 }
 
@@ -260,7 +260,8 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	ln_buf_reset(&cres->output);
 	cres->exit_status = 0;
 	cres->timed_out = 0;
-	crc = c->ops->run(c->octx, t->b, (const char *const *)cv.v, t->timeout_s, cres, &cerr);
+	crc = c->ops->run(c->octx, t->b, (const char *const *)cv.v, NULL, t->timeout_s, cres,
+			  &cerr);
 	pthread_join(th, NULL);
 	at->seconds = ln_now_s() - t0;
 	t->cres = cres;

@@ -32,12 +32,15 @@ struct ln_probe_ops {
 	 * and must stay valid for the whole run. NULL with a message when
 	 * the node could not be read. */
 	int (*facts)(void *ctx, size_t node, struct json_object **out, struct ln_buf *err);
-	/* `llmnet-agent run --timeout S -- argv...` on node. 0 when the probe
-	 * ran (whatever its exit status), else a negative code with a message
-	 * (node unreachable, probe refused by the agent's allow-list). Called
-	 * from several threads at once, never twice at once for one node. */
-	int (*run)(void *ctx, size_t node, const char *const *argv, int timeout_s,
-		   struct ln_probe_result *out, struct ln_buf *err);
+	/* `llmnet-agent run --timeout S [--sha256 HEX] -- argv...` on node.
+	 * sha256: for mpirun, the SHA-256 of the llmnet probe it starts (the
+	 * agent refuses to start a file without it); NULL otherwise. 0 when
+	 * the probe ran (whatever its exit status), else a negative code with
+	 * a message (node unreachable, probe refused by the agent's
+	 * allow-list). Called from several threads at once, never twice at
+	 * once for one node. */
+	int (*run)(void *ctx, size_t node, const char *const *argv, const char *sha256,
+		   int timeout_s, struct ln_probe_result *out, struct ln_buf *err);
 	/* Install data on node at the absolute path, mode 0755 (a probe in
 	 * the agent's probe directory, or a source file). */
 	int (*put)(void *ctx, size_t node, const char *path, const void *data, size_t len,
@@ -50,9 +53,6 @@ struct ln_probe_ops {
 	int (*get)(void *ctx, size_t node, const char *path, struct ln_buf *data,
 		   struct ln_buf *err);
 };
-
-/* Where the MPI probes' sources are copied to on a node. */
-#define LN_PROBE_SRC_DIR "/var/lib/llmnet/src"
 
 struct ln_validate_opts {
 	unsigned stages;		/* bit per enum ln_stage kept by --stages; 0: all */

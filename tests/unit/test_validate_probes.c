@@ -20,9 +20,6 @@
 #include "orchestrator/validate/parse/parse.h"
 
 #define SRC_DIR FIXTURES_DIR "/../.."
-/* the agent's run verb with a time budget (it refuses to run without one) */
-#define AGENT_RUN5 "%s/llmnet-agent-dyn --budget-ms 150000 run --timeout 5 -- "
-#define AGENT_RUN120 "%s/llmnet-agent-dyn --budget-ms 150000 run --timeout 120 -- mpicc -O2 "
 
 /* Run cmd through the shell, capture stdout, return the exit status. */
 static int capture(const char *cmd, struct ln_buf *out)
@@ -181,49 +178,78 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 }
 
 /* The agent builds the MPI and NCCL probes with the launcher's mpicc, and
- * nothing else: mpicc is allow-listed for exactly "-O2 -o
- * DIR/llmnet-probe-mpi DIR/mpi_probe.c" or "-O2 -o DIR/llmnet-probe-nccl
- * DIR/nccl_mpi_probe.c", and mpirun may not start it. */
+ * nothing else: mpicc is allow-listed for exactly "-O2 -o BIN SRC" with
+ * the probes' installed paths (below --root here) and sources that hash
+ * to the ones shipped with the agent; mpirun then starts the build only
+ * by its exact path and with its SHA-256, and passes MCA names by the
+ * policy for this machine's Open MPI. */
 static void test_validate_probes__agent_mpicc_only_builds_the_probe(void **state)
 {
-	char dir[] = "/tmp/ln-mpicc-XXXXXX", cmd[1024];
+	char dir[] = "/tmp/ln-mpicc-XXXXXX", cmd[2048], sha[65];
 	struct ln_buf out = LN_BUF_INIT;
+	const char *agent = BUILD_DIR "/llmnet-agent-dyn";
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/mpi_probe.c %s/ && " AGENT_RUN120
-		 "-o %s/llmnet-probe-mpi %s/mpi_probe.c", SRC_DIR, dir,
-		 BUILD_DIR, dir, dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/var/lib/llmnet/bin %s/var/lib/llmnet/src && "
+		 "cp %s/agents/probes/mpi_probe.c %s/agents/probes/nccl_mpi_probe.c "
+		 "%s/var/lib/llmnet/src/", dir, dir, SRC_DIR, SRC_DIR, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 120 -- mpicc -O2 -o "
+		 "/var/lib/llmnet/bin/llmnet-probe-mpi /var/lib/llmnet/src/mpi_probe.c", agent, dir);
 	assert_int_equal(capture(cmd, &out), 0);
 	assert_non_null(strstr(out.buf, "\"exit_status\": 0"));
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-mpi", dir);
+	assert_non_null(strstr(out.buf, "\"path\": \"/usr/bin/mpicc\""));
+	snprintf(cmd, sizeof(cmd), "%s/var/lib/llmnet/bin/llmnet-probe-mpi", dir);
 	assert_int_equal(access(cmd, X_OK), 0);
+	{
+		/* the build's hash, as the controller reads it back */
+		FILE *f;
 
-	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
-		 "%s/llmnet-probe-mpi /etc/passwd", BUILD_DIR, dir);
+		snprintf(cmd, sizeof(cmd), "sha256sum < %s/var/lib/llmnet/bin/llmnet-probe-mpi",
+			 dir);
+		f = popen(cmd, "r");
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%64s", sha), 1);
+		pclose(f);
+	}
+	/* mpirun starts it by its path and hash, with 4.1's MCA names */
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 60 --sha256 %s -- mpirun "
+		 "--allow-run-as-root -np 1 --mca pml ob1 --mca btl self,tcp "
+		 "/var/lib/llmnet/bin/llmnet-probe-mpi --elements 1", agent, dir, sha);
+	assert_int_equal(capture(cmd, &out), 0);
+	assert_non_null(strstr(out.buf, "ranks 1"));
+	assert_non_null(strstr(out.buf, "result pass"));
+
+	/* another source, a changed source, another output: refused */
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 5 -- mpicc -O2 -o "
+		 "/var/lib/llmnet/bin/llmnet-probe-mpi /etc/passwd", agent, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	assert_non_null(strstr(out.buf, "mpicc may only build llmnet's MPI or NCCL probe"));
-	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
-		 "%s/../x/llmnet-probe-mpi %s/mpi_probe.c", BUILD_DIR, dir, dir);
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 5 -- mpicc -O2 -o "
+		 "/var/lib/llmnet/bin/../x/llmnet-probe-mpi /var/lib/llmnet/src/mpi_probe.c",
+		 agent, dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
-		 "%s/llmnet-probe-mpi %s/mpi_probe.c -lfoo", BUILD_DIR, dir, dir);
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 5 -- mpicc -O2 -o "
+		 "/var/lib/llmnet/bin/llmnet-probe-mpi /var/lib/llmnet/src/mpi_probe.c -lfoo",
+		 agent, dir);
+	assert_int_equal(capture(cmd, &out), 2);
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 5 -- mpicc -O2 -o "
+		 "/var/lib/llmnet/bin/llmnet-probe-nccl /var/lib/llmnet/src/mpi_probe.c", agent, dir);
 	assert_int_equal(capture(cmd, &out), 2);
 	/* the NCCL probe, from its own source only */
-	snprintf(cmd, sizeof(cmd), "cp %s/agents/probes/nccl_mpi_probe.c %s/ && " AGENT_RUN120
-		 "-o %s/llmnet-probe-nccl %s/nccl_mpi_probe.c",
-		 SRC_DIR, dir, BUILD_DIR, dir, dir);
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 120 -- mpicc -O2 -o "
+		 "/var/lib/llmnet/bin/llmnet-probe-nccl /var/lib/llmnet/src/nccl_mpi_probe.c",
+		 agent, dir);
 	assert_int_equal(capture(cmd, &out), 0);
 	assert_non_null(strstr(out.buf, "\"exit_status\": 0"));
-	snprintf(cmd, sizeof(cmd), "%s/llmnet-probe-nccl", dir);
+	snprintf(cmd, sizeof(cmd), "%s/var/lib/llmnet/bin/llmnet-probe-nccl", dir);
 	assert_int_equal(access(cmd, X_OK), 0);
-	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpicc -O2 -o "
-		 "%s/llmnet-probe-nccl %s/mpi_probe.c", BUILD_DIR, dir, dir);
+	snprintf(cmd, sizeof(cmd), "%s --root %s --budget-ms 150000 run --timeout 5 -- mpirun -np 1 mpicc", agent,
+		 dir);
 	assert_int_equal(capture(cmd, &out), 2);
-	snprintf(cmd, sizeof(cmd), AGENT_RUN5 "mpirun -np 1 mpicc",
-		 BUILD_DIR);
-	assert_int_equal(capture(cmd, &out), 2);
-	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes, not 'mpicc'"));
+	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes, by their "
+					"installed path"));
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	ln_buf_release(&out);

@@ -21,6 +21,7 @@
 #include "common/util.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/spec/spec.h"
+#include "orchestrator/transport/push.h"
 #include "orchestrator/validate/stages.h"
 
 #define MAXN 16
@@ -312,8 +313,28 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 				    "result pass\n");
 }
 
-static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
-		    struct ln_probe_result *out, struct ln_buf *err)
+/* mpirun must name the SHA-256 of the probe it starts (the node's copy,
+ * which the install checked is the launcher's build); nothing else may. */
+static void check_sha256(struct fake *f, size_t node, const char *const *argv,
+			 const char *sha256)
+{
+	char want[65] = "";
+
+	pthread_mutex_lock(&f->lock);
+	if (!strcmp(argv[0], "mpirun")) {
+		const struct ln_buf *b = find_arg(argv, "--bytes") ? &f->nccl_bin[node] :
+								   &f->mpi_bin[node];
+
+		ln_sha256_hex(b->buf, b->len, want);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (want[0] ? !sha256 || strcmp(sha256, want) : sha256 != NULL)
+		problem(f, want[0] ? "mpirun without its probe's sha256" :
+				     "a sha256 passed to a program mpirun does not start", argv);
+}
+
+static int fake_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
+		    int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0];
@@ -330,6 +351,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 	out->seconds = 0.01;
 	if (timeout_s < 1)
 		problem(f, "no bound", argv);
+	check_sha256(f, node, argv, sha256);
 	if (!strcmp(p, "rping"))
 		fake_rping(f, node, argv, out);
 	else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw"))
@@ -338,7 +360,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 		fake_mpicc(f, node, is_nccl_bin(argv[3]), argv, out);
 	else if (!strcmp(p, "mpirun"))
 		fake_mpirun(f, node, argv, out);
-	else if (!strcmp(p, "llmnet-probe-io"))
+	else if (!strcmp(p, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
 		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 					    "result pass\n");
 	else
@@ -952,10 +974,10 @@ static void test_validate_stages__io(void **state)
 			assert_float_equal(c->value, 900.0, 1e-9);	/* the lower of write and read */
 			assert_float_equal(c->threshold, 500.0, 1e-9);
 			assert_string_equal(c->unit, "MB/s");
-			assert_string_equal(c->attempts[0].command, "llmnet-probe-io --mount /mnt/ckpt "
+			assert_string_equal(c->attempts[0].command, "/var/lib/llmnet/bin/llmnet-probe-io --mount /mnt/ckpt "
 								    "--size 16777216");
 		} else if (c->a == 3) {	/* a raw device is named with its subsystem */
-			assert_string_equal(c->attempts[0].command, "llmnet-probe-io --device /dev/"
+			assert_string_equal(c->attempts[0].command, "/var/lib/llmnet/bin/llmnet-probe-io --device /dev/"
 				"nvme1n1 --nqn nqn.2024-04.io.llmnet:n1.t1 --size 16777216");
 		} else {
 			assert_int_equal(c->a, 2);

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run verb's allow-list, request by request (issue 12, reproduction
+ * 3): each way around it is refused with a clear message, nothing runs
+ * (the planted programs would leave a mark) and the node's tree is
+ * unchanged. Then what must still run: llmnet's io probe by its exact
+ * path, from the build the agent came with.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include "common/mca_policy.h"
+#include "orchestrator/transport/push.h"
+
+struct ex {
+	char *root;		/* the node's fixture tree */
+	char dir[64];		/* a scratch directory outside it */
+	char mark[128];		/* what a planted program leaves when it runs */
+	char evil[128];		/* that program */
+	char sha[65];		/* its SHA-256 */
+	struct ln_buf before, out;
+};
+
+static const char script_fmt[] = "#!/bin/sh\ntouch %s\n";
+
+static void plant(const char *path, const char *data)
+{
+	struct ln_buf e = LN_BUF_INIT;
+
+	assert_int_equal(ln_file_write_atomic(path, data, strlen(data), 0755, &e), 0);
+	ln_buf_release(&e);
+}
+
+static int setup(void **state)
+{
+	struct ex *x = calloc(1, sizeof(*x));
+	char p[4096], script[256];
+
+	assert_non_null(x);
+	ln_buf_init(&x->before, 0);
+	ln_buf_init(&x->out, 0);
+	x->root = fx_build("node-target");
+	assert_non_null(x->root);
+	strcpy(x->dir, "/tmp/ln-exec-XXXXXX");
+	assert_non_null(mkdtemp(x->dir));
+	snprintf(x->mark, sizeof(x->mark), "%s/ran", x->dir);
+	snprintf(x->evil, sizeof(x->evil), "%s/x.sh", x->dir);
+	snprintf(script, sizeof(script), script_fmt, x->mark);
+	plant(x->evil, script);
+	ln_sha256_hex(script, strlen(script), x->sha);
+	/* an impostor outside llmnet's directory, and one inside it */
+	snprintf(p, sizeof(p), "%s/llmnet-probe-mpi", x->dir);
+	plant(p, script);
+	snprintf(p, sizeof(p), "mkdir -p %s/var/lib/llmnet/bin %s/var/lib/llmnet/src", x->root,
+		 x->root);
+	assert_int_equal(system(p), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/bin/llmnet-probe-mpi", x->root);
+	plant(p, script);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/bin/llmnet-probe-io", x->root);
+	plant(p, script);
+	/* the NCCL probe's source, changed */
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/src/nccl_mpi_probe.c", x->root);
+	plant(p, "int main(void) { return 0; }\n");
+	fx_list_mtimes(x->root, &x->before);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ex *x = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->dir);
+	assert_int_equal(system(cmd), 0);
+	fx_remove(x->root);
+	ln_buf_release(&x->before);
+	ln_buf_release(&x->out);
+	free(x);
+	return 0;
+}
+
+/* `run --timeout 5 ARGS...` (rest NULL-terminated) must be refused with
+ * want in its message, nothing run and nothing in the tree changed. */
+static void refused_argv(struct ex *x, const char *want, const char *const *rest)
+{
+	const char *args[40] = { "run", "--timeout", "5" };
+	struct ln_buf after = LN_BUF_INIT;
+	int n = 3;
+
+	while (n < 39 && (args[n] = *rest++))
+		n++;
+	args[n] = NULL;
+	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 2);
+	if (!strstr(x->out.buf, want))
+		fail_msg("want '%s' in: %s", want, x->out.buf);
+	assert_non_null(strstr(x->out.buf, "\"code\": \"request\""));
+	assert_null(strstr(x->out.buf, "exit_status"));
+	assert_int_equal(access(x->mark, F_OK), -1);
+	fx_list_mtimes(x->root, &after);
+	assert_string_equal(x->before.buf, after.buf);
+	ln_buf_release(&after);
+}
+
+#define refused(x, want, ...) refused_argv(x, want, (const char *const[]){ __VA_ARGS__ })
+
+#define PROBE_MPI "/var/lib/llmnet/bin/llmnet-probe-mpi"
+
+static void test_agent_exec__mca_that_launches_is_refused(void **state)
+{
+	struct ex *x = *state;
+
+	/* issue 12: plm_rsh_agent: /tmp/x.sh ran the script on each node */
+	refused(x, "mca 'plm_rsh_agent' is refused: it sets how the rsh launcher starts "
+		   "programs on the nodes ('plm_rsh_*')",
+		"--sha256", x->sha, "--", "mpirun", "--allow-run-as-root", "-np", "1", "--mca",
+		"plm_rsh_agent", x->evil, PROBE_MPI, "--elements", "1", NULL);
+	refused(x, "mca 'mca_base_param_files' is refused", "--sha256", x->sha, "--", "mpirun",
+		"--mca", "mca_base_param_files", x->evil, "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mca 'btl_tcp_sndbuf' is not on llmnet's allow-list for Open MPI 4.1 or 5",
+		"--sha256", x->sha, "--", "mpirun", "--mca", "btl_tcp_sndbuf", "1", "-np", "1",
+		PROBE_MPI, NULL);
+	refused(x, "mca value 'a b' for 'pml' may hold only", "--sha256", x->sha, "--", "mpirun",
+		"--mca", "pml", "a b", "-np", "1", PROBE_MPI, NULL);
+	/* other spellings of the same are unknown options */
+	refused(x, "mpirun option '-mca' is not allowed", "--sha256", x->sha, "--", "mpirun",
+		"-mca", "plm_rsh_agent", x->evil, "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--prtemca' is not allowed", "--sha256", x->sha, "--", "mpirun",
+		"--prtemca", "plm_ssh_agent", x->evil, "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--launch-agent' is not allowed", "--sha256", x->sha, "--",
+		"mpirun", "--launch-agent", x->evil, "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--prefix' is not allowed", "--sha256", x->sha, "--", "mpirun",
+		"--prefix", x->dir, "-np", "1", PROBE_MPI, NULL);
+}
+
+/* A name of the other Open MPI version than this machine's: the agent
+ * asks its own mpirun (read-only) and refuses, starting nothing else. */
+static void test_agent_exec__mca_of_the_other_version_is_refused(void **state)
+{
+	struct ex *x = *state;
+	char line[256] = "";
+	unsigned bit;
+	int major;
+	FILE *f = popen("/usr/bin/mpirun --version 2>&1", "r");
+
+	assert_non_null(f);
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	pclose(f);
+	bit = ln_mca_ompi_version(line, &major);
+	if (!bit)
+		fail_msg("/usr/bin/mpirun is not Open MPI 4 or 5 ('%s'): run 'make deps'", line);
+	if (bit == LN_OMPI_4)
+		refused(x, "mca 'smsc' is an Open MPI 5 name, not on llmnet's allow-list for "
+			   "Open MPI 4.1", "--sha256", x->sha, "--", "mpirun", "--mca", "pml", "ob1",
+			"--mca", "smsc", "cma", "-np", "1", PROBE_MPI, NULL);
+	else
+		refused(x, "mca 'btl_vader_single_copy_mechanism' is an Open MPI 4.1 name, not "
+			   "on llmnet's allow-list for Open MPI 5", "--sha256", x->sha, "--",
+			"mpirun", "--mca", "pml", "ob1", "--mca", "btl_vader_single_copy_mechanism",
+			"none", "-np", "1", PROBE_MPI, NULL);
+}
+
+static void test_agent_exec__loader_variables_are_refused(void **state)
+{
+	struct ex *x = *state;
+
+	refused(x, "mpirun option '-x' is not allowed: llmnet passes no environment variables "
+		   "to the ranks ('LD_PRELOAD=/tmp/x.so'; LD_PRELOAD and other loader variables "
+		   "would load code)",
+		"--sha256", x->sha, "--", "mpirun", "-x", "LD_PRELOAD=/tmp/x.so", "-np", "1",
+		PROBE_MPI, NULL);
+	refused(x, "mpirun option '-x' is not allowed", "--sha256", x->sha, "--", "mpirun",
+		"-np", "1", "-x", "GCONV_PATH=/tmp", PROBE_MPI, NULL);
+	refused(x, "mca 'mca_base_env_list' is refused", "--sha256", x->sha, "--", "mpirun",
+		"--mca", "mca_base_env_list", "LD_PRELOAD=/tmp/x.so", "-np", "1", PROBE_MPI, NULL);
+}
+
+static void test_agent_exec__impostor_probes_are_refused(void **state)
+{
+	struct ex *x = *state;
+	char impostor[128];
+
+	/* issue 12: only the basename was compared */
+	snprintf(impostor, sizeof(impostor), "%s/llmnet-probe-mpi", x->dir);
+	refused(x, "mpirun may only start llmnet's probes, by their installed path "
+		   "('/var/lib/llmnet/bin/llmnet-probe-mpi' or '/var/lib/llmnet/bin/"
+		   "llmnet-probe-nccl'), not '",
+		"--sha256", x->sha, "--", "mpirun", "-np", "1", impostor, NULL);
+	refused(x, "not 'llmnet-probe-mpi'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		"llmnet-probe-mpi", NULL);
+	refused(x, "not '/var/lib/llmnet/bin/../bin/llmnet-probe-mpi'", "--sha256", x->sha, "--",
+		"mpirun", "-np", "1", "/var/lib/llmnet/bin/../bin/llmnet-probe-mpi", NULL);
+	/* at the right path, without the hash the controller checked, or with another */
+	refused(x, "mpirun starts '/var/lib/llmnet/bin/llmnet-probe-mpi' only with --sha256",
+		"--", "mpirun", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "'/var/lib/llmnet/bin/llmnet-probe-mpi' has sha256 ", "--sha256",
+		"0000000000000000000000000000000000000000000000000000000000000000", "--",
+		"mpirun", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "llmnet-probe-mpi option '--self-test-wrong-sum' is not allowed", "--sha256",
+		x->sha, "--", "mpirun", "-np", "1", PROBE_MPI, "--self-test-wrong-sum", NULL);
+	/* the io probe: by its installed path only, and only the build shipped
+	 * with this agent */
+	refused(x, "probe 'llmnet-probe-io' is not on the allow-list", "--", "llmnet-probe-io",
+		"--mount", "/mnt", "--size", "4096", NULL);
+	refused(x, "probe '/tmp/llmnet-probe-io' is not on the allow-list", "--",
+		"/tmp/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
+	refused(x, "(the probe shipped with this agent): llmnet runs only its own probes", "--",
+		"/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
+	refused(x, "--sha256 is for mpirun's probe", "--sha256", x->sha, "--",
+		"/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
+}
+
+static void test_agent_exec__mpicc_builds_only_the_shipped_source(void **state)
+{
+	struct ex *x = *state;
+	char src[128], p[4096];
+
+	/* issue 12: mpicc compiled any source path given */
+	snprintf(src, sizeof(src), "%s/evil.c", x->dir);
+	refused(x, "mpicc may only build llmnet's MPI or NCCL probe", "--", "mpicc", "-O2", "-o",
+		PROBE_MPI, src, NULL);
+	refused(x, "mpicc may only build", "--", "mpicc", "-O2", "-o", x->evil,
+		"/var/lib/llmnet/src/mpi_probe.c", NULL);
+	refused(x, "mpicc may only build", "--", "mpicc", "-O2", "-o", PROBE_MPI,
+		"/var/lib/llmnet/src/mpi_probe.c", "-ldl", NULL);
+	/* the right path, another content */
+	refused(x, "'/var/lib/llmnet/src/nccl_mpi_probe.c' has sha256 ", "--", "mpicc", "-O2",
+		"-o", "/var/lib/llmnet/bin/llmnet-probe-nccl", "/var/lib/llmnet/src/nccl_mpi_probe.c",
+		NULL);
+	assert_non_null(strstr(x->out.buf, "(the source shipped with this agent)"));
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/bin/llmnet-probe-nccl", x->root);
+	assert_int_equal(access(p, F_OK), -1);
+	/* missing: not built */
+	refused(x, "'/var/lib/llmnet/src/mpi_probe.c' is not a regular file llmnet installed",
+		"--", "mpicc", "-O2", "-o", PROBE_MPI, "/var/lib/llmnet/src/mpi_probe.c", NULL);
+}
+
+static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **state)
+{
+	struct ex *x = *state;
+
+	refused(x, "probe '/usr/bin/rping' is not on the allow-list", "--", "/usr/bin/rping",
+		"-s", NULL);
+	refused(x, "probe 'sh' is not on the allow-list", "--", "sh", "-c", "true", NULL);
+	refused(x, "probe 'all_reduce_perf' is not on the allow-list", "--", "all_reduce_perf",
+		"-b", "8", NULL);
+	refused(x, "rping option '-a' takes an IP address, not 'gpu01'", "--", "rping", "-c", "-a",
+		"gpu01", NULL);
+	refused(x, "rping option '-S' is not allowed", "--", "rping", "-c", "-S", "4096", NULL);
+	refused(x, "ib_write_bw option '--foo' is not allowed", "--", "ib_write_bw", "-d",
+		"mlx5_0", "--foo", NULL);
+	refused(x, "ib_write_bw takes an IP address as its last argument, not 'evil'", "--",
+		"ib_write_bw", "-d", "mlx5_0", "evil", NULL);
+	refused(x, "ib_send_bw option '-d' takes a device name, not '-x'", "--", "ib_send_bw",
+		"-d", "-x", NULL);
+	refused(x, "argument 2 of 'rping' is not allowed", "--", "rping", "-a", "1.2.3.4;id", NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "n1", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "n/1:1", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--map-by' takes ppr:N:node", "--sha256", x->sha, "--",
+		"mpirun", "--map-by", "node:PE=2", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--hostfile' takes an absolute path without . or .. parts",
+		"--sha256", x->sha, "--", "mpirun", "--hostfile", "etc/hosts", "-np", "1", PROBE_MPI,
+		NULL);
+	refused(x, "/var/lib/llmnet/bin/llmnet-probe-io option '--mount' takes an absolute path",
+		"--", "/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "mnt/../etc", NULL);
+}
+
+/* The io probe the agent shipped with runs, from its exact path: here it
+ * refuses a directory that is not a mount point, which proves it ran. */
+static void test_agent_exec__shipped_io_probe_runs(void **state)
+{
+	struct ex *x = *state;
+	const char *args[] = { "run", "--timeout", "10", "--", "/var/lib/llmnet/bin/llmnet-probe-io",
+			       "--mount", x->dir, "--size", "4194304", NULL };
+	struct ln_buf img = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[4096];
+
+	assert_int_equal(ln_file_read(BUILD_DIR "/probes/io_probe", &img, &e), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/bin/llmnet-probe-io", x->root);
+	assert_int_equal(ln_file_write_atomic(p, img.buf, img.len, 0755, &e), 0);
+	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 0);
+	assert_non_null(strstr(x->out.buf, "\"path\": \"/var/lib/llmnet/bin/llmnet-probe-io\""));
+	assert_non_null(strstr(x->out.buf, "\"exit_status\": 1"));
+	assert_non_null(strstr(x->out.buf, "is not a mount point"));
+	ln_buf_release(&img);
+	ln_buf_release(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_agent_exec__mca_that_launches_is_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_exec__mca_of_the_other_version_is_refused,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_exec__loader_variables_are_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_exec__impostor_probes_are_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_agent_exec__mpicc_builds_only_the_shipped_source,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_agent_exec__system_tools_by_name_and_typed_arguments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_exec__shipped_io_probe_runs, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
