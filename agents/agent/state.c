@@ -73,10 +73,17 @@ void ln_state_release(struct ln_state *s)
 	s->index = NULL;
 }
 
-static void index_key(char *out, size_t size, const char *cluster, const char *kind,
-		      const char *id)
+/* "cluster\x1fkind\x1fid", allocated to its full length (an id is a path
+ * of up to 4,095 bytes: a key cut short would let two paths collide, and
+ * one pass as owned); NULL when out of memory. */
+static char *index_key(const char *cluster, const char *kind, const char *id)
 {
-	snprintf(out, size, "%s\x1f%s\x1f%s", cluster, kind, id);
+	size_t n = strlen(cluster) + strlen(kind) + strlen(id) + 3;
+	char *key = malloc(n);
+
+	if (key)
+		snprintf(key, n, "%s\x1f%s\x1f%s", cluster, kind, id);
+	return key;
 }
 
 static const char *rec_field(struct json_object *o, const char *key)
@@ -92,8 +99,6 @@ static struct json_object *clusters(struct ln_state *s);
  * objects does not scan the record list for each lookup. */
 static struct json_object *state_index(struct ln_state *s)
 {
-	char key[2048];
-
 	if (s->index)
 		return s->index;
 	s->index = json_object_new_object();
@@ -106,9 +111,13 @@ static struct json_object *state_index(struct ln_state *s)
 		n = json_object_array_length(objs);
 		for (i = 0; i < n; i++) {
 			struct json_object *o = json_object_array_get_idx(objs, i);
+			char *key = index_key(name, rec_field(o, "kind"), rec_field(o, "id"));
 
-			index_key(key, sizeof(key), name, rec_field(o, "kind"), rec_field(o, "id"));
-			json_object_object_add(s->index, key, json_object_get(o));
+			/* out of memory: the record is not found, so it is refused, never
+			 * taken for another */
+			if (key)
+				json_object_object_add(s->index, key, json_object_get(o));
+			free(key);
 		}
 	}
 	return s->index;
@@ -143,11 +152,13 @@ static int rec_is(struct json_object *o, const char *kind, const char *id)
 struct json_object *ln_state_find(struct ln_state *s, const char *cluster, const char *kind,
 				  const char *id)
 {
-	struct json_object *o;
-	char key[2048];
+	struct json_object *o = NULL;
+	char *key = index_key(cluster, kind, id);
 
-	index_key(key, sizeof(key), cluster, kind, id);
-	return json_object_object_get_ex(state_index(s), key, &o) ? o : NULL;
+	if (key && !json_object_object_get_ex(state_index(s), key, &o))
+		o = NULL;
+	free(key);
+	return o;
 }
 
 const char *ln_state_other_owner(struct ln_state *s, const char *cluster, const char *kind,
@@ -182,10 +193,15 @@ struct json_object *ln_state_add(struct ln_state *s, const char *cluster, const 
 	ln_json_add_str(o, "id", id);
 	json_object_array_add(objs, o);
 	{
-		char key[2048];
+		char *key = index_key(cluster, kind, id);
 
-		index_key(key, sizeof(key), cluster, kind, id);
-		json_object_object_add(state_index(s), key, json_object_get(o));
+		if (key) {
+			json_object_object_add(state_index(s), key, json_object_get(o));
+		} else {
+			json_object_put(s->index);	/* rebuilt whole on the next lookup */
+			s->index = NULL;
+		}
+		free(key);
 	}
 	s->dirty = 1;
 	return o;
@@ -198,10 +214,15 @@ void ln_state_remove(struct ln_state *s, const char *cluster, const char *kind, 
 
 	for (i = 0; i < n; i++) {
 		if (rec_is(json_object_array_get_idx(objs, i), kind, id)) {
-			char key[2048];
+			char *key = index_key(cluster, kind, id);
 
-			index_key(key, sizeof(key), cluster, kind, id);
-			json_object_object_del(state_index(s), key);
+			if (key) {
+				json_object_object_del(state_index(s), key);
+			} else {
+				json_object_put(s->index);
+				s->index = NULL;
+			}
+			free(key);
 			json_object_array_del_idx(objs, i, 1);
 			s->dirty = 1;
 			return;

@@ -388,6 +388,99 @@ static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 	ln_buf_release(&o1);
 }
 
+/* A directory path of about 2,100 bytes, made of long names: two files in
+ * it share the first 2,048 bytes of their state index keys. */
+static void long_dir(char *out, size_t size)
+{
+	size_t i, n;
+
+	n = (size_t)snprintf(out, size, "/srv/x");
+	for (i = 0; i < 9 && n + 232 < size; i++) {
+		out[n++] = '/';
+		memset(out + n, 'd', 230);
+		n += 230;
+		out[n] = '\0';
+	}
+}
+
+/* Two namespaces of one target, on the files a and b of long_dir(). */
+static void two_files_req(struct ln_buf *req, const char *dir, int with_b)
+{
+	ln_buf_reset(req);
+	ln_buf_addf(req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+		    "\"nqn.2024-04.com.example:a\",\"transport\":\"tcp\",\"address\":"
+		    "\"10.77.0.11\",\"service\":4430,\"hosts\":[\"nqn.2014-08.org.example:h1\"],"
+		    "\"namespaces\":[{\"nsid\":1,\"file\":\"%s/a.img\",\"size\":1048576}", dir);
+	if (with_b)
+		ln_buf_addf(req, ",{\"nsid\":2,\"file\":\"%s/b.img\",\"size\":1048576}", dir);
+	ln_buf_addstr(req, "]}]}");
+}
+
+/* Review finding: the state's index key was cut at 2,048 bytes, so a file
+ * whose path shares that much with an owned one passed as owned. */
+static void test_agent_paths__long_paths_do_not_collide_in_the_state(void **st)
+{
+	char *root = tree(), dir[4096], p[8192];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, req = LN_BUF_INIT;
+	int fd;
+
+	(void)st;
+	long_dir(dir, sizeof(dir));
+	assert_true(strlen(dir) > 2048);
+	two_files_req(&req, dir, 0);
+	assert_int_equal(run(root, "apply", req.buf, &out), 0);
+	/* a file llmnet did not create, next to the one it did */
+	snprintf(p, sizeof(p), "%s%s/b.img", root, dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1048576), 0);
+	close(fd);
+	snapshot(root, &before, skip_configfs_state);
+	two_files_req(&req, dir, 1);
+	assert_int_equal(run(root, "apply", req.buf, &out), 1);
+	snprintf(p, sizeof(p), "'%s/b.img' exists and is not llmnet's", dir);
+	assert_non_null(strstr(out.buf, p));
+	assert_unchanged(root, &before, skip_configfs_state);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
+		 "namespaces/2", root);
+	assert_int_equal(access(p, F_OK), -1);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&req);
+}
+
+/* Review finding: ownership was recorded before a create and kept when the
+ * create failed. A hostfile name too long for its temporary file fails the
+ * write after the record and /etc/llmnet were made: both must go again. */
+static void test_agent_paths__failed_create_leaves_no_record(void **st)
+{
+	char *root = tree(), name[256], req[1024], p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, state = LN_BUF_INIT;
+	struct ln_buf e = LN_BUF_INIT;
+
+	(void)st;
+	memset(name, 'h', 245);
+	name[245] = '\0';
+	snprintf(req, sizeof(req),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"/etc/llmnet/%s\","
+		 "\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}", name);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "apply", req, &out), 1);
+	assert_non_null(strstr(out.buf, "File name too long"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	if (ln_file_read(p, &state, &e) == 0) {
+		assert_null(strstr(state.buf, name));
+		assert_null(strstr(state.buf, "/etc/llmnet"));
+	}
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&state);
+	ln_buf_release(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +494,8 @@ int main(void)
 		cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
 		cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
 		cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
+		cmocka_unit_test(test_agent_paths__long_paths_do_not_collide_in_the_state),
+		cmocka_unit_test(test_agent_paths__failed_create_leaves_no_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
