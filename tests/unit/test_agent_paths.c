@@ -450,6 +450,12 @@ static void test_agent_paths__long_paths_do_not_collide_in_the_state(void **st)
 	ln_buf_release(&req);
 }
 
+/* The state, and the mtime of /etc, where a directory was made and removed. */
+static int skip_state_etc(const char *rel)
+{
+	return skip_configfs_state(rel) || !strcmp(rel, "/etc");
+}
+
 /* Review finding: ownership was recorded before a create and kept when the
  * create failed. A hostfile name too long for its temporary file fails the
  * write after the record and /etc/llmnet were made: both must go again. */
@@ -465,10 +471,10 @@ static void test_agent_paths__failed_create_leaves_no_record(void **st)
 	snprintf(req, sizeof(req),
 		 "{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"/etc/llmnet/%s\","
 		 "\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}", name);
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &before, skip_state_etc);
 	assert_int_equal(run(root, "apply", req, &out), 1);
 	assert_non_null(strstr(out.buf, "File name too long"));
-	assert_unchanged(root, &before, skip_configfs_state);
+	assert_unchanged(root, &before, skip_state_etc);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	if (ln_file_read(p, &state, &e) == 0) {
 		assert_null(strstr(state.buf, name));
@@ -479,6 +485,231 @@ static void test_agent_paths__failed_create_leaves_no_record(void **st)
 	ln_buf_release(&before);
 	ln_buf_release(&state);
 	ln_buf_release(&e);
+}
+
+/* A directory under root/REL with mode (chmod, so no umask applies). */
+static void dir_mode(const char *root, const char *rel, mode_t mode)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+/* Review finding: the directories llmnet writes into were not checked. A
+ * directory others may write to is refused at plan and at apply. */
+static void test_agent_paths__writable_parent_is_refused(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	const char *req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img",
+				     1048576);
+
+	(void)st;
+	dir_mode(root, "/srv/shared", 01777);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "plan", req, &out), 1);
+	assert_non_null(strstr(out.buf, "'/srv/shared' is writable by group or others (mode 1777); "
+				       "llmnet writes only in directories no one but root may change "
+				       "(on the way to '/srv/shared/d.img')"));
+	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img", 1048576);
+	assert_int_equal(run(root, "apply", req, &out), 1);
+	assert_non_null(strstr(out.buf, "'/srv/shared' is writable by group or others"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	/* the hostfile's directory, group-writable */
+	dir_mode(root, "/etc/llmnet", 0775);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet' is writable by group or others (mode 0775)"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* The state's directory is checked as well: nothing is written, not even
+ * the record. */
+static void test_agent_paths__writable_state_directory_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/var/lib", root);
+	assert_int_equal(chmod(p, 0777), 0);
+	snapshot(root, &before, NULL);
+	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
+	assert_non_null(strstr(out.buf, "'/var/lib' is writable by group or others (mode 0777)"));
+	assert_unchanged(root, &before, NULL);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* A directory another user owns is refused, naming its owner. */
+static void test_agent_paths__parent_of_another_owner_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	if (geteuid() != 0) {
+		fx_remove(root);
+		skip();	/* only root can give a directory to another user */
+	}
+	dir_mode(root, "/etc/llmnet", 0755);
+	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
+	assert_int_equal(chown(p, 4242, 4242), 0);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet' is owned by uid 4242, not root; llmnet "
+				       "writes only in directories root owns (on the way to "
+				       "'/etc/llmnet/hostfile')"));
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet' is owned by uid 4242, not root"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* A path another cluster records is refused even while it is missing: its
+ * teardown would delete what this cluster writes there. */
+static void test_agent_paths__missing_path_another_cluster_records_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	char req[4096];
+
+	(void)st;
+	/* loop's target and hostfile, in one request */
+	snprintf(req, sizeof(req), "%s", one_target("loop", "nqn.2024-04.com.example:a",
+						    "/var/lib/nvmet/shared.img", 1048576));
+	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
+		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
+		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/hostfile", root);
+	assert_int_equal(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/nvmet/shared.img", root);
+	assert_int_equal(unlink(p), 0);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "plan", HOSTFILE_REQ("loop2"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &out), 1);
+	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
+	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
+						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
+							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* The request of one_target() with "adopt": true on its namespace. */
+static const char *adopt_target(const char *cluster, const char *nqn, const char *file, long size)
+{
+	static char buf[2048];
+	const char *r = one_target(cluster, nqn, file, size);
+	size_t n = strlen(r) - strlen("}]}]}");
+
+	snprintf(buf, sizeof(buf), "%.*s,\"adopt\":true}]}]}", (int)n, r);
+	return buf;
+}
+
+/* A file the spec adopts: used, recorded as adopted, and kept by
+ * teardown --purge, which says so. */
+static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, data = LN_BUF_INIT, state = LN_BUF_INIT;
+	struct ln_buf e = LN_BUF_INIT, now = LN_BUF_INIT;
+	const char *req;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/srv/data.img", root);
+	{
+		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "precious", 8), 8);
+		assert_int_equal(ftruncate(fd, 1048576), 0);
+		close(fd);
+	}
+	assert_int_equal(ln_file_read(p, &data, &e), 0);
+	/* without adopt: refused, as any file llmnet did not create */
+	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	assert_int_equal(run(root, "apply", req, &out), 1);
+	assert_non_null(strstr(out.buf, "'/srv/data.img' exists and is not llmnet's"));
+	assert_non_null(strstr(out.buf, "or one the spec adopts ('adopt: true')"));
+	/* plan shows the adoption, apply records it */
+	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	assert_int_equal(run(root, "plan", req, &out), 0);
+	assert_non_null(strstr(out.buf, "adopt, 1048576 bytes; never deleted"));
+	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
+		 "namespaces/1/device_path", root);
+	assert_int_equal(ln_file_read(p, &now, &e), 0);
+	assert_non_null(strstr(now.buf, "/srv/data.img"));
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	assert_non_null(strstr(state.buf, "\"adopted\": true"));
+	/* converged: a second apply changes nothing */
+	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	assert_non_null(strstr(out.buf, "kept backing file '/srv/data.img': adopted, llmnet never "
+				       "deletes it"));
+	snprintf(p, sizeof(p), "%s/srv/data.img", root);
+	ln_buf_reset(&now);
+	assert_int_equal(ln_file_read(p, &now, &e), 0);
+	assert_int_equal(now.len, data.len);
+	assert_memory_equal(now.buf, data.buf, data.len);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	ln_buf_reset(&state);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	assert_null(strstr(state.buf, "/srv/data.img"));
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&data);
+	ln_buf_release(&state);
+	ln_buf_release(&now);
+	ln_buf_release(&e);
+}
+
+/* adopt does not reach what it must not: another cluster's file, a file
+ * a foreign namespace exports, or a missing file (made in its place). */
+static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	apply_loop(root, &out);
+	snapshot(root, &before, skip_configfs_state);
+	assert_int_equal(run(root, "apply", adopt_target("loop2", "nqn.2024-04.com.example:b",
+							  "/var/lib/nvmet/shared.img", 1048576),
+			     &out), 1);
+	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	assert_int_equal(run(root, "apply", adopt_target("loop2", "nqn.2024-04.com.example:b",
+							  "/srv/foreign.img", 16777216), &out), 1);
+	assert_non_null(strstr(out.buf, "backing file '/srv/foreign.img' is already exported by "
+				       "namespace 'nqn.2014-08.org.example:foreign.target/1'"));
+	assert_int_equal(run(root, "apply", adopt_target("loop2", "nqn.2024-04.com.example:b",
+							  "/srv/gone.img", 1048576), &out), 1);
+	assert_non_null(strstr(out.buf, "backing file '/srv/gone.img' is missing, and 'adopt' uses "
+				       "an existing file"));
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
 }
 
 int main(void)
@@ -496,6 +727,12 @@ int main(void)
 		cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
 		cmocka_unit_test(test_agent_paths__long_paths_do_not_collide_in_the_state),
 		cmocka_unit_test(test_agent_paths__failed_create_leaves_no_record),
+		cmocka_unit_test(test_agent_paths__writable_parent_is_refused),
+		cmocka_unit_test(test_agent_paths__writable_state_directory_is_refused),
+		cmocka_unit_test(test_agent_paths__parent_of_another_owner_is_refused),
+		cmocka_unit_test(test_agent_paths__missing_path_another_cluster_records_is_refused),
+		cmocka_unit_test(test_agent_paths__adopted_file_is_used_and_never_deleted),
+		cmocka_unit_test(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
