@@ -179,6 +179,8 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 		if (ns->file) {
 			ln_json_add_str(n, "file", ns->file);
 			ln_json_add_i64(n, "size", (int64_t)ns->size);
+			if (ns->adopt)
+				ln_json_add_bool(n, "adopt", 1);
 		} else {
 			ln_json_add_str(n, "device", ns->device);
 		}

@@ -712,6 +712,32 @@ static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st
 	ln_buf_release(&before);
 }
 
+/* The request's adopt: a boolean, with a file only. */
+static void test_agent_paths__adopt_is_checked_in_the_request(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	const char *dev = "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+			  "\"nqn.2024-04.com.example:a\",\"transport\":\"tcp\",\"address\":"
+			  "\"10.77.0.11\",\"service\":4430,\"hosts\":[],\"namespaces\":[{\"nsid\":1,"
+			  "\"device\":\"/dev/nvme0n1\",\"adopt\":true}]}]}";
+	char req[2048];
+
+	(void)st;
+	snapshot(root, &before, NULL);
+	assert_int_equal(run(root, "apply", dev, &out), 2);
+	assert_non_null(strstr(out.buf, "'adopt' goes with 'file', not 'device'"));
+	snprintf(req, sizeof(req), "%s", adopt_target("c", "nqn.2024-04.com.example:a",
+						      "/srv/data.img", 1048576));
+	memcpy(strstr(req, "true"), "1   ", 4);
+	assert_int_equal(run(root, "apply", req, &out), 2);
+	assert_non_null(strstr(out.buf, "field 'adopt' must be boolean"));
+	assert_unchanged(root, &before, NULL);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -733,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_agent_paths__missing_path_another_cluster_records_is_refused),
 		cmocka_unit_test(test_agent_paths__adopted_file_is_used_and_never_deleted),
 		cmocka_unit_test(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
+		cmocka_unit_test(test_agent_paths__adopt_is_checked_in_the_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
