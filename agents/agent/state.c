@@ -22,6 +22,35 @@
 #include "common/json.h"
 #include "common/log.h"
 
+/*
+ * The state decides what the agent may rewrite and delete, so one that
+ * someone but root could have written is not believed: its directories
+ * and the file itself must be root's (the agent's own user's under a test
+ * --root) and writable by no one else. 0, -ENOENT (no message) or negative
+ * with err.
+ */
+static int check_state_file(struct ln_agent *a, struct ln_buf *err)
+{
+	struct stat st;
+	int r = ln_path_check_dirs(a, LN_STATE_PATH, err);
+
+	if (r == 0)
+		r = ln_path_lstat(a, LN_STATE_PATH, &st, err);
+	if (r < 0)
+		return r;
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		ln_buf_addf(err, "state file '%s' is owned by uid %u, not root", LN_STATE_PATH,
+			    (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ln_buf_addf(err, "state file '%s' is writable by group or others (mode %04o)",
+			    LN_STATE_PATH, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 int ln_state_load(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 {
 	struct ln_buf b = LN_BUF_INIT;
@@ -32,7 +61,9 @@ int ln_state_load(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 	s->root = NULL;
 	s->index = NULL;
 	s->dirty = 0;
-	r = ln_path_read(a, LN_STATE_PATH, &b, err);
+	r = check_state_file(a, err);
+	if (r == 0)
+		r = ln_path_read(a, LN_STATE_PATH, &b, err);
 	if (r == -ENOENT) {
 		ln_buf_reset(err);
 		s->root = json_object_new_object();

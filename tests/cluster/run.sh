@@ -270,6 +270,13 @@ scenario_two_clusters() {
 		-e 's/service: 4420/service: 4421/' "$C/spec.yaml" > "$C/spec2.yaml"
 	sum=$(sha256sum "$(root 1)/var/lib/nvmet/disk1.img" "$(root 1)/etc/llmnet/hostfile")
 	touch "$C/marker"
+	# plan shows the refusals, with the path and its owner, before any apply
+	llmnet plan "$C/spec2.yaml"
+	check_cmd "loop2's plan names the backing file's owner" \
+		out_has "'/var/lib/nvmet/disk1.img' belongs to cluster 'loop'"
+	check_cmd "loop2's plan names the hostfile's owner" \
+		out_has "'/etc/llmnet/hostfile' belongs to cluster 'loop'"
+	check_cmd "loop2's plan changed nothing on n1" unchanged_but_agent 1 "$C/marker"
 	llmnet apply "$C/spec2.yaml"
 	check_cmd "loop2's apply exits 1" rc_is 1
 	check_cmd "the backing file is named with its owner" \

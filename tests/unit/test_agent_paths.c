@@ -528,8 +528,9 @@ static void test_agent_paths__writable_parent_is_refused(void **st)
 	ln_buf_release(&before);
 }
 
-/* The state's directory is checked as well: nothing is written, not even
- * the record. */
+/* The state's directory and file are checked as well: nothing is written,
+ * not even the record, and nothing is removed on a state others could have
+ * written. */
 static void test_agent_paths__writable_state_directory_is_refused(void **st)
 {
 	char *root = tree(), p[4096];
@@ -541,6 +542,16 @@ static void test_agent_paths__writable_state_directory_is_refused(void **st)
 	snapshot(root, &before, NULL);
 	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
 	assert_non_null(strstr(out.buf, "'/var/lib' is writable by group or others (mode 0777)"));
+	assert_unchanged(root, &before, NULL);
+	/* a state file others could have written is not believed */
+	assert_int_equal(chmod(p, 0755), 0);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(chmod(p, 0666), 0);
+	snapshot(root, &before, NULL);
+	assert_int_not_equal(run(root, "teardown", NULL, &out), 0);
+	assert_non_null(strstr(out.buf, "state file '/var/lib/llmnet/state.json' is writable by "
+				       "group or others (mode 0666)"));
 	assert_unchanged(root, &before, NULL);
 	fx_remove(root);
 	ln_buf_release(&out);
