@@ -90,6 +90,17 @@ static void put(const char *root, const char *rel, const char *content)
 	ln_buf_release(&e);
 }
 
+/* verb on req exits rc, and its output (answer and log) holds msg. */
+static void expect(const char *root, const char *verb, const char *req, int rc, const char *msg)
+{
+	struct ln_buf out = LN_BUF_INIT;
+
+	assert_int_equal(run(root, verb, req, &out), rc);
+	if (!strstr(out.buf, msg))
+		fail_msg("'%s' not in: %s", msg, out.buf);
+	ln_buf_release(&out);
+}
+
 static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
 {
 	char *root = tree(), p[4096];
@@ -152,6 +163,12 @@ static void apply_loop(const char *root, struct ln_buf *out)
 							"/var/lib/nvmet/shared.img", 1048576), out), 0);
 }
 
+/* loop2's request for loop's file, built by fn (one_target or adopt_target). */
+#define SHARED_REQ(fn) \
+	fn("loop2", "nqn.2024-04.com.example:b", "/var/lib/nvmet/shared.img", 1048576)
+#define SHARED_OF_LOOP "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"
+#define HOSTFILE_OF_LOOP "'/etc/llmnet/hostfile' belongs to cluster 'loop'"
+
 /* Outside configfs and the state (where a refused target's other objects
  * legitimately go), nothing may change. */
 static int skip_configfs_state(const char *rel)
@@ -168,12 +185,8 @@ static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **
 	(void)st;
 	apply_loop(root, &out);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
-						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
-	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
-							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	expect(root, "plan", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
+	expect(root, "apply", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
 	assert_unchanged(root, &before, skip_configfs_state);
 	/* loop2 exported no namespace on the shared file */
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
@@ -472,8 +485,7 @@ static void test_agent_paths__failed_create_leaves_no_record(void **st)
 		 "{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"/etc/llmnet/%s\","
 		 "\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}", name);
 	snapshot(root, &before, skip_state_etc);
-	assert_int_equal(run(root, "apply", req, &out), 1);
-	assert_non_null(strstr(out.buf, "File name too long"));
+	expect(root, "apply", req, 1, "File name too long");
 	assert_unchanged(root, &before, skip_state_etc);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	if (ln_file_read(p, &state, &e) == 0) {
@@ -509,19 +521,17 @@ static void test_agent_paths__writable_parent_is_refused(void **st)
 	(void)st;
 	dir_mode(root, "/srv/shared", 01777);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "plan", req, &out), 1);
-	assert_non_null(strstr(out.buf, "'/srv/shared' is writable by group or others (mode 1777); "
-				       "llmnet writes only in directories no one but root may change "
-				       "(on the way to '/srv/shared/d.img')"));
+	expect(root, "plan", req, 1,
+	       "'/srv/shared' is writable by group or others (mode 1777); llmnet writes only in "
+	       "directories no one but root may change (on the way to '/srv/shared/d.img')");
 	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img", 1048576);
-	assert_int_equal(run(root, "apply", req, &out), 1);
-	assert_non_null(strstr(out.buf, "'/srv/shared' is writable by group or others"));
+	expect(root, "apply", req, 1, "'/srv/shared' is writable by group or others");
 	assert_unchanged(root, &before, skip_configfs_state);
 	/* the hostfile's directory, group-writable */
 	dir_mode(root, "/etc/llmnet", 0775);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet' is writable by group or others (mode 0775)"));
+	expect(root, "apply", HOSTFILE_REQ("c"), 1,
+	       "'/etc/llmnet' is writable by group or others (mode 0775)");
 	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
@@ -573,12 +583,10 @@ static void test_agent_paths__parent_of_another_owner_is_refused(void **st)
 	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
 	assert_int_equal(chown(p, 4242, 4242), 0);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet' is owned by uid 4242, not root; llmnet "
-				       "writes only in directories root owns (on the way to "
-				       "'/etc/llmnet/hostfile')"));
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet' is owned by uid 4242, not root"));
+	expect(root, "plan", HOSTFILE_REQ("c"), 1,
+	       "'/etc/llmnet' is owned by uid 4242, not root; llmnet writes only in directories "
+	       "root owns (on the way to '/etc/llmnet/hostfile')");
+	expect(root, "apply", HOSTFILE_REQ("c"), 1, "'/etc/llmnet' is owned by uid 4242, not root");
 	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
@@ -606,16 +614,10 @@ static void test_agent_paths__missing_path_another_cluster_records_is_refused(vo
 	snprintf(p, sizeof(p), "%s/var/lib/nvmet/shared.img", root);
 	assert_int_equal(unlink(p), 0);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "plan", HOSTFILE_REQ("loop2"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
-	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
-						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
-	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
-							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	expect(root, "plan", HOSTFILE_REQ("loop2"), 1, HOSTFILE_OF_LOOP);
+	expect(root, "apply", HOSTFILE_REQ("loop2"), 1, HOSTFILE_OF_LOOP);
+	expect(root, "plan", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
+	expect(root, "apply", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
 	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
@@ -655,13 +657,12 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	assert_int_equal(ln_file_read(p, &data, &e), 0);
 	/* without adopt: refused, as any file llmnet did not create */
 	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
-	assert_int_equal(run(root, "apply", req, &out), 1);
-	assert_non_null(strstr(out.buf, "'/srv/data.img' exists and is not llmnet's"));
-	assert_non_null(strstr(out.buf, "or one the spec adopts ('adopt: true')"));
+	expect(root, "apply", req, 1,
+	       "'/srv/data.img' exists and is not llmnet's; llmnet uses only backing files it "
+	       "created, or one the spec adopts ('adopt: true')");
 	/* plan shows the adoption, apply records it */
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
-	assert_int_equal(run(root, "plan", req, &out), 0);
-	assert_non_null(strstr(out.buf, "adopt, 1048576 bytes; never deleted"));
+	expect(root, "plan", req, 0, "adopt, 1048576 bytes; never deleted");
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
 	assert_int_equal(run(root, "apply", req, &out), 0);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
@@ -675,9 +676,8 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
 	assert_int_equal(run(root, "apply", req, &out), 0);
 	assert_non_null(strstr(out.buf, "\"change\": 0"));
-	assert_int_equal(run(root, "teardown", NULL, &out), 0);
-	assert_non_null(strstr(out.buf, "kept backing file '/srv/data.img': adopted, llmnet never "
-				       "deletes it"));
+	expect(root, "teardown", NULL, 0,
+	       "kept backing file '/srv/data.img': adopted, llmnet never deletes it");
 	snprintf(p, sizeof(p), "%s/srv/data.img", root);
 	ln_buf_reset(&now);
 	assert_int_equal(ln_file_read(p, &now, &e), 0);
@@ -705,18 +705,14 @@ static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st
 	(void)st;
 	apply_loop(root, &out);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "apply", adopt_target("loop2", "nqn.2024-04.com.example:b",
-							  "/var/lib/nvmet/shared.img", 1048576),
-			     &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
-	assert_int_equal(run(root, "apply", adopt_target("loop2", "nqn.2024-04.com.example:b",
-							  "/srv/foreign.img", 16777216), &out), 1);
-	assert_non_null(strstr(out.buf, "backing file '/srv/foreign.img' is already exported by "
-				       "namespace 'nqn.2014-08.org.example:foreign.target/1'"));
-	assert_int_equal(run(root, "apply", adopt_target("loop2", "nqn.2024-04.com.example:b",
-							  "/srv/gone.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "backing file '/srv/gone.img' is missing, and 'adopt' uses "
-				       "an existing file"));
+	expect(root, "apply", SHARED_REQ(adopt_target), 1, SHARED_OF_LOOP);
+	expect(root, "apply",
+	       adopt_target("loop2", "nqn.2024-04.com.example:b", "/srv/foreign.img", 16777216), 1,
+	       "backing file '/srv/foreign.img' is already exported by namespace "
+	       "'nqn.2014-08.org.example:foreign.target/1'");
+	expect(root, "apply",
+	       adopt_target("loop2", "nqn.2024-04.com.example:b", "/srv/gone.img", 1048576), 1,
+	       "backing file '/srv/gone.img' is missing, and 'adopt' uses an existing file");
 	assert_unchanged(root, &before, skip_configfs_state);
 	fx_remove(root);
 	ln_buf_release(&out);
@@ -736,13 +732,11 @@ static void test_agent_paths__adopt_is_checked_in_the_request(void **st)
 
 	(void)st;
 	snapshot(root, &before, NULL);
-	assert_int_equal(run(root, "apply", dev, &out), 2);
-	assert_non_null(strstr(out.buf, "'adopt' goes with 'file', not 'device'"));
+	expect(root, "apply", dev, 2, "'adopt' goes with 'file', not 'device'");
 	snprintf(req, sizeof(req), "%s", adopt_target("c", "nqn.2024-04.com.example:a",
 						      "/srv/data.img", 1048576));
 	memcpy(strstr(req, "true"), "1   ", 4);
-	assert_int_equal(run(root, "apply", req, &out), 2);
-	assert_non_null(strstr(out.buf, "field 'adopt' must be boolean"));
+	expect(root, "apply", req, 2, "field 'adopt' must be boolean");
 	assert_unchanged(root, &before, NULL);
 	fx_remove(root);
 	ln_buf_release(&out);
