@@ -543,7 +543,9 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	if (rc == 0 || other) {
+	/* a missing file another cluster records is refused; one this cluster
+	 * records is made again below */
+	if (rc == 0 || (other && !ln_cv_owned(cv, "backing_file", ns->file))) {
 		if (rc == 0 && !S_ISREG(st.st_mode)) {
 			ln_buf_addf(err, "backing file '%s' is not a regular file", ns->file);
 			return -EINVAL;
@@ -576,6 +578,12 @@ static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns
 		ln_buf_addf(err, "backing file '%s' is missing, and 'adopt' uses an existing file "
 			    "(is its disk mounted?); remove 'adopt' to let llmnet create it",
 			    ns->file);
+		return -ENOENT;
+	}
+	if (ln_nvmet_adopted(ln_state_find(&cv->st, cv->cluster, "backing_file", ns->file))) {
+		/* an empty file in place of adopted data would be exported as if it were it */
+		ln_buf_addf(err, "adopted backing file '%s' is missing (is its disk mounted?); "
+			    "llmnet does not make one in its place", ns->file);
 		return -ENOENT;
 	}
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);

@@ -639,7 +639,7 @@ static const char *adopt_target(const char *cluster, const char *nqn, const char
  * teardown --purge, which says so. */
 static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 {
-	char *root = tree(), p[4096];
+	char *root = tree(), p[4096], moved[4096];
 	struct ln_buf out = LN_BUF_INIT, data = LN_BUF_INIT, state = LN_BUF_INIT;
 	struct ln_buf e = LN_BUF_INIT, now = LN_BUF_INIT;
 	const char *req;
@@ -676,6 +676,14 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
 	assert_int_equal(run(root, "apply", req, &out), 0);
 	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	/* gone (its disk unmounted, say): nothing is made in its place, adopt or not */
+	snprintf(p, sizeof(p), "%s/srv/data.img", root);
+	snprintf(moved, sizeof(moved), "%s/moved.img", root);
+	assert_int_equal(rename(p, moved), 0);
+	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	expect(root, "apply", req, 1, "adopted backing file '/srv/data.img' is missing");
+	assert_int_equal(access(p, F_OK), -1);
+	assert_int_equal(rename(moved, p), 0);
 	expect(root, "teardown", NULL, 0,
 	       "kept backing file '/srv/data.img': adopted, llmnet never deletes it");
 	snprintf(p, sizeof(p), "%s/srv/data.img", root);
