@@ -37,6 +37,21 @@ static const struct {
 	[LN_PK_TEARDOWN] = { LN_VERB_TEARDOWN, LN_PHASE_FULL },
 };
 
+/* What the agent warned about (a backing file it kept, ...), on stderr and
+ * in the run log. */
+static void log_agent_warnings(struct ln_run *r, const struct ln_node_run *nr)
+{
+	struct ln_buf w = LN_BUF_INIT;
+	char *p, *nl;
+
+	ln_plan_agent_warnings(nr, &w);
+	for (p = w.buf; (nl = strchr(p, '\n')); p = nl + 1) {
+		ln_warn("%.*s", (int)(nl - p), p);
+		ln_run_log(r, "warning %.*s", (int)(nl - p), p);
+	}
+	ln_buf_release(&w);
+}
+
 static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 {
 	struct phase_ctx *pc = vctx;
@@ -75,6 +90,7 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	json_object_put(nr->answer);
 	nr->answer = ans;
 	ans = NULL;
+	log_agent_warnings(r, nr);
 	if (pc->kind != LN_PK_PLAN) {
 		nr->applied = 1;
 		nr->n_changed += c + ch + rm;

@@ -179,6 +179,8 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 		if (ns->file) {
 			ln_json_add_str(n, "file", ns->file);
 			ln_json_add_i64(n, "size", (int64_t)ns->size);
+			if (ns->adopt)
+				ln_json_add_bool(n, "adopt", 1);
 		} else {
 			ln_json_add_str(n, "device", ns->device);
 		}
@@ -311,6 +313,19 @@ void ln_plan_count(struct json_object *answer, int *create, int *change, int *re
 	}
 }
 
+void ln_plan_agent_warnings(const struct ln_node_run *nr, struct ln_buf *w)
+{
+	struct json_object *ws = ln_json_at(nr->answer, "warnings");
+	size_t i;
+
+	for (i = 0; ws && json_object_is_type(ws, json_type_array) && i < json_object_array_length(ws); i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(ws, i));
+
+		if (s && *s)
+			ln_buf_addf(w, "%s: %s\n", nr->spec->name, s);
+	}
+}
+
 static int plan_one(void *ctx, size_t i, struct ln_buf *line)
 {
 	static const char *const args[] = { LN_VERB_PLAN, NULL };
@@ -439,6 +454,7 @@ static int count_node(struct ln_run *r, size_t i, struct ln_buf *notes, struct l
 		/* regenerate the notes of allowed hosts kept for silent initiators */
 		json_object_put(ln_plan_request(r, i, LN_PHASE_FULL, notes));
 		removed_host_warnings(nr, w);
+		ln_plan_agent_warnings(nr, w);
 	}
 	pending = c + ch + rm + e > 0;
 	if (nr->state == LN_NODE_OK) {

@@ -45,6 +45,11 @@ int ln_plan_has_initiators(const struct ln_spec *spec, size_t i);
 /* Build requests and ask every reachable node's agent for its plan. */
 int ln_plan_run(struct ln_run *r);
 
+/* Append the warnings of node nr's agent answer to w, a line "NODE: TEXT"
+ * each (a kept backing file, free space, ...): the agent says them, the
+ * controller must not drop them. */
+void ln_plan_agent_warnings(const struct ln_node_run *nr, struct ln_buf *w);
+
 /* Count actions in an answer's change list. */
 void ln_plan_count(struct json_object *answer, int *create, int *change, int *remove, int *ok,
 		   int *error);

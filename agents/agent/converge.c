@@ -2,10 +2,12 @@
 /*
  * The helpers a converge's parts call back into: ownership is recorded
  * before each create and saved at once, so a run stopped anywhere (the
- * failpoint) leaves nothing owned unrecorded.
+ * failpoint) leaves nothing owned unrecorded; a create that fails drops
+ * its record and the directories it made again, so it leaves neither.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -58,13 +60,40 @@ int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, str
 	return -EEXIST;
 }
 
-int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf *err)
+/* Remove the directories from dir up to (not above) the one of length
+ * from, deepest first, and forget them: they were made by this call. */
+static void unmake_dirs(struct ln_converge *cv, const char *dir, size_t from)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char p[PATH_MAX];
+	char *slash;
+
+	snprintf(p, sizeof(p), "%s", dir);
+	while (strlen(p) >= from) {
+		if (ln_path_rmdir(cv->a, p, &err) == 0)
+			ln_cv_disown(cv, "directory", p);
+		else
+			ln_error("%s", err.buf);	/* stays recorded: a later teardown tries again */
+		ln_buf_reset(&err);
+		slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	ln_buf_release(&err);
+}
+
+/* Make the missing directories of dir (owned when own is set); *made is
+ * the length of the first one made (0: none). */
+static int make_dirs(struct ln_converge *cv, const char *dir, int own, size_t *made,
+		     struct ln_buf *err)
 {
 	char p[PATH_MAX];
 	size_t i, n = strlen(dir);
 	struct stat st;
 	int rc;
 
+	*made = 0;
 	if (n >= sizeof(p))
 		return -ENAMETOOLONG;
 	memcpy(p, dir, n + 1);
@@ -78,6 +107,10 @@ int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf
 			rc = own ? ln_cv_own(cv, "directory", p) : 0;
 			if (rc == 0)
 				rc = ln_path_mkdir(cv->a, p, err);
+			if (rc == 0 && !*made)
+				*made = i;
+			else if (rc < 0 && own)
+				ln_cv_disown(cv, "directory", p);
 		} else if (rc == 0 && !S_ISDIR(st.st_mode)) {
 			ln_buf_addf(err, "'%s' is not a directory", p);
 			rc = -ENOTDIR;
@@ -87,4 +120,56 @@ int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf
 		p[i] = dir[i];
 	}
 	return 0;
+}
+
+/* After a failed create: forget what this call recorded and remove the
+ * directories it made, and save that at once. */
+static void undo_create(struct ln_converge *cv, const char *kind, const char *path,
+			const char *dir, size_t made)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	if (kind)
+		ln_cv_disown(cv, kind, path);
+	if (made)
+		unmake_dirs(cv, dir, made);
+	if (ln_state_save(cv->a, &cv->st, &err) < 0)
+		ln_error("%s", err.buf);
+	ln_buf_release(&err);
+}
+
+int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf *err)
+{
+	size_t made;
+	int rc = make_dirs(cv, dir, own, &made, err);
+
+	if (rc < 0)
+		undo_create(cv, NULL, NULL, dir, made);
+	return rc;
+}
+
+int ln_cv_create(struct ln_converge *cv, const char *kind, const char *path,
+		 int (*make)(struct ln_converge *cv, const char *path, const void *arg,
+			     struct ln_buf *err),
+		 const void *arg, struct ln_buf *err)
+{
+	int had = ln_cv_owned(cv, kind, path);
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	size_t made = 0;
+	int rc;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	rc = ln_path_check_dirs(cv->a, path, err);
+	if (rc == 0 && *dir)
+		rc = make_dirs(cv, dir, 1, &made, err);
+	if (rc == 0)
+		rc = ln_cv_own(cv, kind, path);
+	if (rc == 0)
+		rc = make(cv, path, arg, err);
+	if (rc < 0)
+		undo_create(cv, had ? NULL : kind, path, dir, made);
+	return rc;
 }

@@ -37,9 +37,20 @@ void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, 
  * llmnet's" in err. The agent rewrites or deletes only what it owns. */
 int ln_cv_existing(struct ln_converge *cv, const char *kind, const char *id, struct ln_buf *err);
 /* Create the missing directories of path (a node path), never through a
- * link (paths.h); each is owned by the cluster as a "directory" object when
- * own is set (not for the node's own files, such as its host identity,
- * which no teardown removes); 0 or negative. */
+ * link and only under directories root alone may change (paths.h); each
+ * is owned by the cluster as a "directory" object when own is set (not for
+ * the node's own files, such as its host identity, which no teardown
+ * removes); on failure the ones it made are removed again; 0 or negative. */
 int ln_cv_mkdirs(struct ln_converge *cv, const char *dir, int own, struct ln_buf *err);
+/* Create or rewrite the file path, recorded as kind: its directories are
+ * checked (ln_path_check_dirs()) and the missing ones made and owned, the
+ * record saved, then make(cv, path, arg, err) writes it. When anything
+ * fails, the record (unless it was there before) and the directories this
+ * call made are removed again: a failed create leaves no record and no
+ * file. 0 or negative with err. */
+int ln_cv_create(struct ln_converge *cv, const char *kind, const char *path,
+		 int (*make)(struct ln_converge *cv, const char *path, const void *arg,
+			     struct ln_buf *err),
+		 const void *arg, struct ln_buf *err);
 
 #endif

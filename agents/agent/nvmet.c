@@ -454,50 +454,141 @@ static void warn_free_space(struct ln_converge *cv)
 	free(f);
 }
 
+/* 1 when a namespace this cluster does not own has device_path path
+ * (an older agent adopted files without recording them); its N/NSID in who. */
+static int backing_in_use(struct ln_converge *cv, const char *path, char *who, size_t size)
+{
+	char **subs = NULL, **nss = NULL, p[PATH_MAX];
+	struct ln_buf v = LN_BUF_INIT;
+	size_t nsub = 0, nns = 0, i, j;
+	int found = 0;
+
+	ln_list_dir(cv->a, LN_NVMET "/subsystems", &subs, &nsub);
+	for (i = 0; !found && i < nsub; i++) {
+		snprintf(p, sizeof(p), P_SUB "%s/namespaces", subs[i]);
+		ln_list_dir(cv->a, p, &nss, &nns);
+		for (j = 0; !found && j < nns; j++) {
+			snprintf(who, size, "%s/%s", subs[i], nss[j]);
+			snprintf(p, sizeof(p), P_SUB "%s/namespaces/%s/device_path", subs[i], nss[j]);
+			ln_buf_reset(&v);
+			found = !ln_cv_owned(cv, "nvmet_namespace", who) &&
+				ln_read_attr(cv->a, p, &v) == 0 && v.len && !strcmp(v.buf, path);
+		}
+		ln_names_free(nss, nns);
+	}
+	ln_names_free(subs, nsub);
+	ln_buf_release(&v);
+	return found;
+}
+
+int ln_nvmet_adopted(struct json_object *rec)
+{
+	struct json_object *v;
+
+	return rec && json_object_object_get_ex(rec, "adopted", &v) && json_object_get_boolean(v);
+}
+
+static int create_sparse(struct ln_converge *cv, const char *path, const void *arg,
+			 struct ln_buf *err)
+{
+	const struct ln_req_ns *ns = arg;
+
+	return ln_path_create_sparse(cv->a, path, ns->size, err);
+}
+
+/* Adopt the existing, unrecorded file of ns: refused when a namespace this
+ * cluster does not own exports it already; recorded "adopted" (state only,
+ * never deleted) otherwise. */
+static int adopt_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns,
+			      struct ln_buf *err)
+{
+	char who[600], det[96];
+	int rc = 0;
+
+	if (backing_in_use(cv, ns->file, who, sizeof(who))) {
+		ln_buf_addf(err, "backing file '%s' is already exported by namespace '%s'; "
+			    "llmnet does not share a backing file", ns->file, who);
+		return -EBUSY;
+	}
+	if (!cv->plan) {
+		/* marked before it is saved: a stop right after never leaves an
+		 * adopted file recorded as one llmnet may delete */
+		json_object_object_add(ln_state_add(&cv->st, cv->cluster, "backing_file", ns->file),
+				       "adopted", json_object_new_boolean(1));
+		cv->st.dirty = 1;
+		rc = ln_state_save(cv->a, &cv->st, err);
+	}
+	snprintf(det, sizeof(det), "adopt, %llu bytes; never deleted",
+		 (unsigned long long)ns->size);
+	ln_cv_report(cv, "change", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
+	return rc < 0 ? -EALREADY : 0;
+}
+
 /*
- * Make sure the backing file is there at the right size; 0 or negative.
- * One that exists is used only when this cluster's state records it: the
- * request has no way to adopt a file llmnet did not create, and a file
- * another cluster records is never shared (its teardown --purge would
- * delete it under this cluster's namespace). Never through a link.
+ * Make sure the backing file is there at the right size; 0 or negative
+ * (-EALREADY: already reported). One that exists is used when this
+ * cluster's state records it, or adopted when the request says so
+ * (`adopt`); a file another cluster records, even a missing one, is never
+ * shared (its teardown --purge would delete it under this cluster's
+ * namespace), adopt or not. An adopted file must exist: a missing one is
+ * not made in its place (its disk may be unmounted). Never through a link,
+ * never under a directory someone but root may change.
  */
 static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
 {
-	char dir[PATH_MAX], det[64];
+	char det[64];
 	struct stat st;
 	int rc = ln_path_lstat(cv->a, ns->file, &st, err);
+	const char *other = ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file);
 
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	if (rc == 0) {
-		if (!S_ISREG(st.st_mode)) {
+	/* a missing file another cluster records is refused; one this cluster
+	 * records is made again below */
+	if (rc == 0 || (other && !ln_cv_owned(cv, "backing_file", ns->file))) {
+		if (rc == 0 && !S_ISREG(st.st_mode)) {
 			ln_buf_addf(err, "backing file '%s' is not a regular file", ns->file);
 			return -EINVAL;
 		}
-		if ((uint64_t)st.st_size != ns->size) {
+		if (rc == 0 && (uint64_t)st.st_size != ns->size) {
 			ln_buf_addf(err, "backing file '%s' is %lld bytes but the request says %llu "
 				    "bytes; llmnet never resizes a backing file", ns->file,
 				    (long long)st.st_size, (unsigned long long)ns->size);
 			return -EINVAL;
 		}
+		if (ln_cv_owned(cv, "backing_file", ns->file) || other) {
+			rc = ln_cv_existing(cv, "backing_file", ns->file, err);
+			/* one this cluster created, which the spec now adopts: kept from now on */
+			if (rc == 0 && ns->adopt && !ln_nvmet_adopted(ln_state_find(
+					&cv->st, cv->cluster, "backing_file", ns->file)))
+				rc = adopt_backing_file(cv, ns, err);
+			return rc;
+		}
+		rc = ln_path_check_dirs(cv->a, ns->file, err);
+		if (rc < 0)
+			return rc;
+		if (ns->adopt)
+			return adopt_backing_file(cv, ns, err);
 		rc = ln_cv_existing(cv, "backing_file", ns->file, err);
-		if (rc < 0 && !ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file))
-			ln_buf_addstr(err, "; llmnet uses only backing files it created (the request "
-				      "has no way to adopt one): remove or move it, or name another "
-				      "path");
+		ln_buf_addstr(err, "; llmnet uses only backing files it created, or one the spec "
+			      "adopts ('adopt: true'): remove or move it, or name another path");
 		return rc;
 	}
-	rc = 0;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(ns->file, '/') - ns->file), ns->file);
-	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
-	if (!cv->plan) {
-		if (*dir)
-			rc = ln_cv_mkdirs(cv, dir, 1, err);
-		if (rc == 0)
-			rc = ln_cv_own(cv, "backing_file", ns->file);
-		if (rc == 0)
-			rc = ln_path_create_sparse(cv->a, ns->file, ns->size, err);
+	if (ns->adopt) {
+		ln_buf_addf(err, "backing file '%s' is missing, and 'adopt' uses an existing file "
+			    "(is its disk mounted?); remove 'adopt' to let llmnet create it",
+			    ns->file);
+		return -ENOENT;
 	}
+	if (ln_nvmet_adopted(ln_state_find(&cv->st, cv->cluster, "backing_file", ns->file))) {
+		/* an empty file in place of adopted data would be exported as if it were it */
+		ln_buf_addf(err, "adopted backing file '%s' is missing (is its disk mounted?); "
+			    "llmnet does not make one in its place", ns->file);
+		return -ENOENT;
+	}
+	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
+	rc = cv->plan ? ln_path_check_dirs(cv->a, ns->file, err)
+		      : ln_cv_create(cv, "backing_file", ns->file, create_sparse, ns, err);
 	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
 		ln_buf_reset(err);
@@ -925,33 +1016,6 @@ void ln_nvmet_apply(struct ln_converge *cv)
 	free(ports);
 }
 
-/* 1 when a namespace this cluster does not own has device_path path
- * (an older agent adopted files without recording them); its N/NSID in who. */
-static int backing_in_use(struct ln_converge *cv, const char *path, char *who, size_t size)
-{
-	char **subs = NULL, **nss = NULL, p[PATH_MAX];
-	struct ln_buf v = LN_BUF_INIT;
-	size_t nsub = 0, nns = 0, i, j;
-	int found = 0;
-
-	ln_list_dir(cv->a, LN_NVMET "/subsystems", &subs, &nsub);
-	for (i = 0; !found && i < nsub; i++) {
-		snprintf(p, sizeof(p), P_SUB "%s/namespaces", subs[i]);
-		ln_list_dir(cv->a, p, &nss, &nns);
-		for (j = 0; !found && j < nns; j++) {
-			snprintf(who, size, "%s/%s", subs[i], nss[j]);
-			snprintf(p, sizeof(p), P_SUB "%s/namespaces/%s/device_path", subs[i], nss[j]);
-			ln_buf_reset(&v);
-			found = !ln_cv_owned(cv, "nvmet_namespace", who) &&
-				ln_read_attr(cv->a, p, &v) == 0 && v.len && !strcmp(v.buf, path);
-		}
-		ln_names_free(nss, nns);
-	}
-	ln_names_free(subs, nsub);
-	ln_buf_release(&v);
-	return found;
-}
-
 void ln_purge_files(struct ln_converge *cv)
 {
 	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *l;
@@ -967,6 +1031,7 @@ void ln_purge_files(struct ln_converge *cv)
 
 			ln_json_add_str(c, "kind", k);
 			ln_json_add_str(c, "id", rec_str(o, "id"));
+			ln_json_add_bool(c, "adopted", ln_nvmet_adopted(o));
 			json_object_array_add(l, c);
 		}
 	}
@@ -985,6 +1050,16 @@ void ln_purge_files(struct ln_converge *cv)
 		if (strcmp(rec_str(o, "kind"), "backing_file"))
 			continue;
 		rc = ln_path_lstat(cv->a, id, &st, &err);
+		if (ln_nvmet_adopted(o)) {
+			/* the spec adopted it: llmnet never deletes it, purge or not */
+			if (rc != -ENOENT)
+				ln_changes_warn(&cv->ch, "kept backing file '%s': adopted, llmnet "
+					       "never deletes it", id);
+			if (!cv->plan)
+				ln_cv_disown(cv, "backing_file", id);
+			ln_buf_release(&err);
+			continue;
+		}
 		if (!cv->purge) {
 			if (rc != -ENOENT)
 				ln_changes_warn(&cv->ch, "kept backing file '%s' (use --purge to "

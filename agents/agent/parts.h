@@ -21,7 +21,10 @@ void ln_nvmet_apply(struct ln_converge *cv);
 void ln_initiator_remove(struct ln_converge *cv);
 void ln_initiator_apply(struct ln_converge *cv);
 void ln_hostfile_reconcile(struct ln_converge *cv);
-/* teardown --purge: owned backing files and directories. */
+/* 1 when a backing_file record is an adopted file (never deleted). */
+int ln_nvmet_adopted(struct json_object *rec);
+/* teardown --purge: owned backing files and directories; an adopted file
+ * is kept and forgotten. */
 void ln_purge_files(struct ln_converge *cv);
 
 /* Build the hostfile text for the request's lines. */

@@ -78,15 +78,48 @@ static int open_dir_fast(int rootfd, const char *dir)
 }
 #endif
 
+#define W_CREATE 1	/* make missing directories */
+#define W_CHECK 2	/* refuse a directory someone but root may change */
+
+/*
+ * A directory llmnet writes into must be root's (the agent's own user's,
+ * which is root on a node) and writable by no one else: whoever else may
+ * write to it could swap what is inside for a link or their own file
+ * between a check and a write. prefix is the directory, path what the
+ * caller is after.
+ */
+static int check_dir(int fd, const char *prefix, const char *path, struct ln_buf *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return ln_fsops_fail(err, errno, "look at", prefix);
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		ln_buf_addf(err, "'%s' is owned by uid %u, not root; llmnet writes only in "
+			    "directories root owns (on the way to '%s')", prefix,
+			    (unsigned)st.st_uid, path);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ln_buf_addf(err, "'%s' is writable by group or others (mode %04o); llmnet writes "
+			    "only in directories no one but root may change (on the way to '%s')",
+			    prefix, (unsigned)(st.st_mode & 07777), path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /*
  * The directory dir (a node path), each component opened with O_NOFOLLOW
- * from the root; with create, missing ones are made with mode. path is
- * what the caller is after, for messages. The fd, or -ENOENT (no message)
- * when something is missing, or negative with err.
+ * from the root; with W_CREATE, missing ones are made with mode; with
+ * W_CHECK, each one below the root passes check_dir(). path is what the
+ * caller is after, for messages. The fd, or -ENOENT (no message) when
+ * something is missing, or negative with err.
  */
-static int walk(const struct ln_agent *a, const char *dir, int create, mode_t mode,
+static int walk(const struct ln_agent *a, const char *dir, int flags, mode_t mode,
 		const char *path, struct ln_buf *err)
 {
+	int create = flags & W_CREATE;
 	const char *s = dir, *e;
 	char comp[NAME_MAX + 1], prefix[PATH_MAX];
 	int fd = open_root(a, err), nfd;
@@ -94,7 +127,7 @@ static int walk(const struct ln_agent *a, const char *dir, int create, mode_t mo
 	if (fd < 0)
 		return fd;
 #ifdef HAVE_OPENAT2
-	if (!create) {
+	if (!flags) {
 		nfd = open_dir_fast(fd, dir);
 		if (nfd >= 0) {
 			close(fd);
@@ -150,17 +183,25 @@ static int walk(const struct ln_agent *a, const char *dir, int create, mode_t mo
 		}
 		close(fd);
 		fd = nfd;
+		if (flags & W_CHECK) {
+			int r = check_dir(fd, prefix, path, err);
+
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
+		}
 	}
 }
 
-/* The parent of path, opened as walk() does; *base is its last name. */
+/* The parent of path, opened as walk() does with flags; *base is its last name. */
 static int open_parent(const struct ln_agent *a, const char *path, const char **base,
-		       struct ln_buf *err)
+		       int flags, struct ln_buf *err)
 {
 	char dir[PATH_MAX];
 	int r = split(path, dir, base, err);
 
-	return r < 0 ? r : walk(a, dir, 0, 0, path, err);
+	return r < 0 ? r : walk(a, dir, flags, 0, path, err);
 }
 
 /* 0 with st, -ENOENT, or -ELOOP/other with err: the entry base of dfd. */
@@ -176,7 +217,7 @@ int ln_path_lstat(const struct ln_agent *a, const char *path, struct stat *st,
 		  struct ln_buf *err)
 {
 	const char *base;
-	int dfd = open_parent(a, path, &base, err), r;
+	int dfd = open_parent(a, path, &base, 0, err), r;
 
 	if (dfd < 0)
 		return dfd;
@@ -190,7 +231,7 @@ int ln_path_read(const struct ln_agent *a, const char *path, struct ln_buf *out,
 {
 	char chunk[65536];
 	const char *base;
-	int dfd = open_parent(a, path, &base, err), fd, r = 0;
+	int dfd = open_parent(a, path, &base, 0, err), fd, r = 0;
 
 	if (dfd < 0)
 		return dfd;
@@ -254,7 +295,7 @@ int ln_path_write(struct ln_agent *a, const char *path, const char *data, size_t
 
 	if (r < 0)
 		return r;
-	dfd = open_parent(a, path, &base, err);
+	dfd = open_parent(a, path, &base, W_CHECK, err);
 	if (dfd < 0)
 		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "write", path) : dfd;
 	r = entry(dfd, base, path, &st, err);
@@ -297,7 +338,7 @@ int ln_path_create_sparse(struct ln_agent *a, const char *path, uint64_t size,
 
 	if (r < 0)
 		return r;
-	dfd = open_parent(a, path, &base, err);
+	dfd = open_parent(a, path, &base, W_CHECK, err);
 	if (dfd < 0)
 		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "create backing file", path)
 				      : dfd;
@@ -326,7 +367,7 @@ int ln_path_remove(struct ln_agent *a, const char *path, struct ln_buf *err)
 
 	if (r < 0)
 		return r;
-	dfd = open_parent(a, path, &base, err);
+	dfd = open_parent(a, path, &base, 0, err);
 	if (dfd < 0)
 		return dfd == -ENOENT ? 0 : dfd;
 	r = entry(dfd, base, path, &st, err);
@@ -347,7 +388,7 @@ int ln_path_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 
 	if (r < 0)
 		return r;
-	dfd = open_parent(a, path, &base, err);
+	dfd = open_parent(a, path, &base, W_CHECK, err);
 	if (dfd < 0)
 		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "create directory", path) : dfd;
 	if (mkdirat(dfd, base, 0755) < 0)
@@ -364,7 +405,7 @@ int ln_path_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 
 	if (r < 0)
 		return r;
-	dfd = open_parent(a, path, &base, err);
+	dfd = open_parent(a, path, &base, 0, err);
 	if (dfd < 0)
 		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "remove directory", path) : dfd;
 	r = entry(dfd, base, path, &st, err);
@@ -379,7 +420,20 @@ int ln_path_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 int ln_path_open_own_dir(const struct ln_agent *a, const char *dir, mode_t mode,
 			 struct ln_buf *err)
 {
-	int fd = walk(a, dir, 1, mode, dir, err);
+	int fd = walk(a, dir, W_CREATE | W_CHECK, mode, dir, err);
 
 	return fd == -ENOENT ? ln_fsops_fail(err, ENOENT, "open directory", dir) : fd;
+}
+
+int ln_path_check_dirs(const struct ln_agent *a, const char *path, struct ln_buf *err)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	int fd = split(path, dir, &base, err);
+
+	if (fd == 0)
+		fd = walk(a, dir, W_CHECK, 0, path, err);
+	if (fd >= 0)
+		close(fd);
+	return fd == -ENOENT ? 0 : fd < 0 ? fd : 0;
 }

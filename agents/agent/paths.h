@@ -45,9 +45,16 @@ int ln_path_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err);
 int ln_path_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err);
 
 /* Open the agent's own directory dir, creating what is missing with mode
- * (not a counted change: the state's and the lock's directories); the fd
- * or negative with err. */
+ * (not a counted change: the state's and the lock's directories), each
+ * directory checked as ln_path_check_dirs() does; the fd or negative with
+ * err. */
 int ln_path_open_own_dir(const struct ln_agent *a, const char *dir, mode_t mode,
 			 struct ln_buf *err);
+/* Every directory on the way to path (below the root, up to the first
+ * missing one) is root's (or the agent's own user's: root on a node) and
+ * writable by no one else, so nobody else can swap what llmnet writes
+ * there; 0, or -EPERM with "'DIR' is owned by uid N, not root" or "'DIR'
+ * is writable by group or others (mode M)" in err, -ELOOP for a link. */
+int ln_path_check_dirs(const struct ln_agent *a, const char *path, struct ln_buf *err);
 
 #endif

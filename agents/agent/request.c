@@ -159,7 +159,8 @@ static int check_keys(struct json_object *o, const char *const *keys, const char
 static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *where,
 		    struct ln_buf *err)
 {
-	static const char *const keys[] = { "nsid", "file", "size", "device", NULL };
+	static const char *const keys[] = { "nsid", "file", "size", "device", "adopt", NULL };
+	struct ln_buf e = LN_BUF_INIT;
 	int64_t v;
 	int r;
 
@@ -198,7 +199,14 @@ static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *whe
 		if (json_object_object_get_ex(o, "size", NULL))
 			return bad(err, where, "'size' goes with 'file', not 'device'%s", "");
 	}
-	return 0;
+	/* adopt: use an existing file llmnet did not create, and never delete it */
+	r = ln_json_get_bool(o, "adopt", 0, &ns->adopt, &e);
+	if (r == 0 && ns->device)
+		r = bad(err, where, "'adopt' goes with 'file', not 'device'%s", "");
+	else if (r < 0 && r != -ENOENT)
+		r = bad(err, where, "%s", e.buf);
+	ln_buf_release(&e);
+	return r == -ENOENT ? 0 : r;
 }
 
 static int parse_endpoint(struct json_object *o, const char **transport, const char **address,

@@ -18,6 +18,7 @@ struct ln_req_ns {
 	const char *file;	/* or NULL */
 	uint64_t size;
 	const char *device;	/* or NULL */
+	int adopt;		/* file: use an existing one, never delete it */
 };
 
 struct ln_req_target {

@@ -23,6 +23,35 @@
 #include "common/json.h"
 #include "common/log.h"
 
+/*
+ * The state decides what the agent may rewrite and delete, so one that
+ * someone but root could have written is not believed: its directories
+ * and the file itself must be root's (the agent's own user's under a test
+ * --root) and writable by no one else. 0, -ENOENT (no message) or negative
+ * with err.
+ */
+static int check_state_file(struct ln_agent *a, struct ln_buf *err)
+{
+	struct stat st;
+	int r = ln_path_check_dirs(a, LN_STATE_PATH, err);
+
+	if (r == 0)
+		r = ln_path_lstat(a, LN_STATE_PATH, &st, err);
+	if (r < 0)
+		return r;
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		ln_buf_addf(err, "state file '%s' is owned by uid %u, not root", LN_STATE_PATH,
+			    (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ln_buf_addf(err, "state file '%s' is writable by group or others (mode %04o)",
+			    LN_STATE_PATH, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 int ln_state_load(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 {
 	struct ln_buf b = LN_BUF_INIT;
@@ -33,7 +62,9 @@ int ln_state_load(struct ln_agent *a, struct ln_state *s, struct ln_buf *err)
 	s->root = NULL;
 	s->index = NULL;
 	s->dirty = 0;
-	r = ln_path_read(a, LN_STATE_PATH, &b, err);
+	r = check_state_file(a, err);
+	if (r == 0)
+		r = ln_path_read(a, LN_STATE_PATH, &b, err);
 	if (r == -ENOENT) {
 		ln_buf_reset(err);
 		s->root = json_object_new_object();
@@ -74,10 +105,17 @@ void ln_state_release(struct ln_state *s)
 	s->index = NULL;
 }
 
-static void index_key(char *out, size_t size, const char *cluster, const char *kind,
-		      const char *id)
+/* "cluster\x1fkind\x1fid", allocated to its full length (an id is a path
+ * of up to 4,095 bytes: a key cut short would let two paths collide, and
+ * one pass as owned); NULL when out of memory. */
+static char *index_key(const char *cluster, const char *kind, const char *id)
 {
-	snprintf(out, size, "%s\x1f%s\x1f%s", cluster, kind, id);
+	size_t n = strlen(cluster) + strlen(kind) + strlen(id) + 3;
+	char *key = malloc(n);
+
+	if (key)
+		snprintf(key, n, "%s\x1f%s\x1f%s", cluster, kind, id);
+	return key;
 }
 
 static const char *rec_field(struct json_object *o, const char *key)
@@ -93,8 +131,6 @@ static struct json_object *clusters(struct ln_state *s);
  * objects does not scan the record list for each lookup. */
 static struct json_object *state_index(struct ln_state *s)
 {
-	char key[2048];
-
 	if (s->index)
 		return s->index;
 	s->index = json_object_new_object();
@@ -107,9 +143,13 @@ static struct json_object *state_index(struct ln_state *s)
 		n = json_object_array_length(objs);
 		for (i = 0; i < n; i++) {
 			struct json_object *o = json_object_array_get_idx(objs, i);
+			char *key = index_key(name, rec_field(o, "kind"), rec_field(o, "id"));
 
-			index_key(key, sizeof(key), name, rec_field(o, "kind"), rec_field(o, "id"));
-			json_object_object_add(s->index, key, json_object_get(o));
+			/* out of memory: the record is not found, so it is refused, never
+			 * taken for another */
+			if (key)
+				json_object_object_add(s->index, key, json_object_get(o));
+			free(key);
 		}
 	}
 	return s->index;
@@ -144,11 +184,13 @@ static int rec_is(struct json_object *o, const char *kind, const char *id)
 struct json_object *ln_state_find(struct ln_state *s, const char *cluster, const char *kind,
 				  const char *id)
 {
-	struct json_object *o;
-	char key[2048];
+	struct json_object *o = NULL;
+	char *key = index_key(cluster, kind, id);
 
-	index_key(key, sizeof(key), cluster, kind, id);
-	return json_object_object_get_ex(state_index(s), key, &o) ? o : NULL;
+	if (key && !json_object_object_get_ex(state_index(s), key, &o))
+		o = NULL;
+	free(key);
+	return o;
 }
 
 const char *ln_state_other_owner(struct ln_state *s, const char *cluster, const char *kind,
@@ -183,10 +225,15 @@ struct json_object *ln_state_add(struct ln_state *s, const char *cluster, const 
 	ln_json_add_str(o, "id", id);
 	json_object_array_add(objs, o);
 	{
-		char key[2048];
+		char *key = index_key(cluster, kind, id);
 
-		index_key(key, sizeof(key), cluster, kind, id);
-		json_object_object_add(state_index(s), key, json_object_get(o));
+		if (key) {
+			json_object_object_add(state_index(s), key, json_object_get(o));
+		} else {
+			json_object_put(s->index);	/* rebuilt whole on the next lookup */
+			s->index = NULL;
+		}
+		free(key);
 	}
 	s->dirty = 1;
 	return o;
@@ -199,10 +246,15 @@ void ln_state_remove(struct ln_state *s, const char *cluster, const char *kind, 
 
 	for (i = 0; i < n; i++) {
 		if (rec_is(json_object_array_get_idx(objs, i), kind, id)) {
-			char key[2048];
+			char *key = index_key(cluster, kind, id);
 
-			index_key(key, sizeof(key), cluster, kind, id);
-			json_object_object_del(state_index(s), key);
+			if (key) {
+				json_object_object_del(state_index(s), key);
+			} else {
+				json_object_put(s->index);
+				s->index = NULL;
+			}
+			free(key);
 			json_object_array_del_idx(objs, i, 1);
 			s->dirty = 1;
 			return;

@@ -98,6 +98,10 @@ static const struct field ns_fields[] = {
 	  .doc = "size of the backing file; a multiple of 512 bytes" },
 	{ .key = "device", .type = FT_STR, .off = offsetof(struct ln_namespace, device),
 	  .pat = SP_DEVPATH, .doc = "block device under /dev/ instead of a file" },
+	{ .key = "adopt", .type = FT_BOOL, .off = offsetof(struct ln_namespace, adopt),
+	  .def = "false",
+	  .doc = "use the file already at 'file' (one llmnet did not create) and never delete "
+		 "it; without it an existing file is refused" },
 };
 
 static const struct table ns_table = {

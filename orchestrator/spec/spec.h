@@ -101,6 +101,7 @@ struct ln_namespace {
 	const char *file;		/* backing file (absolute), or NULL */
 	uint64_t size;			/* file size in bytes (multiple of 512); 0 with device */
 	const char *device;		/* block device under /dev/, or NULL */
+	int adopt;			/* file: use the existing one, never delete it */
 	struct ln_mark mark;
 };
 

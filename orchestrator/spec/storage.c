@@ -18,7 +18,7 @@
  * not also reported missing. */
 static void check_namespace(struct parser *p, const struct ln_namespace *ns, uint64_t seen)
 {
-	int file = !!(seen & 2), size = !!(seen & 4), dev = !!(seen & 8);
+	int file = !!(seen & 2), size = !!(seen & 4), dev = !!(seen & 8), adopt = !!(seen & 16);
 
 	if (file && dev)
 		spec_diag(p->spec, ns->mark, "namespace %u has both 'file' and 'device': it takes one",
@@ -36,6 +36,10 @@ static void check_namespace(struct parser *p, const struct ln_namespace *ns, uin
 		spec_diag(p->spec, ns->mark,
 			  "namespace %u: size %llu is not a multiple of 512 bytes", ns->nsid,
 			  (unsigned long long)ns->size);
+	else if (dev && adopt)
+		spec_diag(p->spec, ns->mark,
+			  "namespace %u: 'adopt' goes with 'file'; llmnet never creates or deletes "
+			  "a device", ns->nsid);
 }
 
 static int ns_item(struct parser *p, const struct field *f)

@@ -145,6 +145,8 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 		ADD(ln_json_add_str(no, "file", n->file));
 		ADD(ln_json_add_i64(no, "size", (int64_t)n->size));
 		ADD(ln_json_add_str(no, "device", n->device));
+		if (n->file)
+			ADD(ln_json_add_bool(no, "adopt", n->adopt));
 	}
 	ADD(ln_json_add(o, "namespaces", ns));
 	ns = NULL;

@@ -337,6 +337,13 @@ scenario_two_clusters() {
 		-e 's/service: 4420/service: 4421/' "$C/spec.yaml" > "$C/spec2.yaml"
 	sum=$(sha256sum "$(root 1)/var/lib/nvmet/disk1.img" "$(root 1)/etc/llmnet/hostfile")
 	touch "$C/marker"
+	# plan shows the refusals, with the path and its owner, before any apply
+	llmnet plan "$C/spec2.yaml"
+	check_cmd "loop2's plan names the backing file's owner" \
+		out_has "'/var/lib/nvmet/disk1.img' belongs to cluster 'loop'"
+	check_cmd "loop2's plan names the hostfile's owner" \
+		out_has "'/etc/llmnet/hostfile' belongs to cluster 'loop'"
+	check_cmd "loop2's plan changed nothing on n1" unchanged_but_agent 1 "$C/marker"
 	llmnet apply "$C/spec2.yaml"
 	check_cmd "loop2's apply exits 1" rc_is 1
 	check_cmd "the backing file is named with its owner" \
@@ -354,6 +361,33 @@ scenario_two_clusters() {
 	check_cmd "loop's files still there, unchanged" test "$(sha256sum \
 		"$(root 1)/var/lib/nvmet/disk1.img" "$(root 1)/etc/llmnet/hostfile")" = "$sum"
 	check_cmd "loop's namespace still exported" test -d "$(cfg 1)/subsystems/$T1/namespaces/1"
+}
+
+# A data file llmnet did not create is refused until the spec adopts it;
+# then it is exported as it is, and teardown --purge keeps it.
+scenario_adopt() {
+	local sum file=/srv/data/keep.img
+	new_cluster adopt || { fail "cluster up"; return; }
+	mkdir -p "$(root 1)/srv/data"
+	head -c 1048576 /dev/urandom > "$(root 1)$file"
+	sum=$(sha256sum < "$(root 1)$file")
+	sed -i "s|file: /var/lib/nvmet/disk1.img, size: 1MiB }|file: $file, size: 1MiB }|" "$C/spec.yaml"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "without adopt, apply exits 1" rc_is 1
+	check_cmd "the file is named" out_has "'$file' exists and is not llmnet's"
+	sed -i "s|file: $file, size: 1MiB }|file: $file, size: 1MiB, adopt: true }|" "$C/spec.yaml"
+	llmnet plan "$C/spec.yaml"
+	check_cmd "plan shows the adoption" out_has "adopt, 1048576 bytes; never deleted"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "with adopt, apply exits 0" rc_is 0
+	check_cmd "the namespace is exported from the file" \
+		grep -qxF "$file" "$(cfg 1)/subsystems/$T1/namespaces/1/device_path"
+	llmnet teardown "$C/spec.yaml" --purge
+	check_cmd "teardown --purge exits 0" rc_is 0
+	check_cmd "teardown says it kept the file" \
+		out_has "kept backing file '$file': adopted, llmnet never deletes it"
+	check_cmd "the adopted file is still there, unchanged" \
+		test "$(sha256sum < "$(root 1)$file")" = "$sum"
 }
 
 scenario_duplicate_nqn() {
@@ -422,7 +456,7 @@ scenario_apply_validate() {
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
-     teardown two_clusters duplicate_nqn removed_node spec_error apply_validate)
+     teardown two_clusters adopt duplicate_nqn removed_node spec_error apply_validate)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"

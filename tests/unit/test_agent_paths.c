@@ -90,6 +90,17 @@ static void put(const char *root, const char *rel, const char *content)
 	ln_buf_release(&e);
 }
 
+/* verb on req exits rc, and its output (answer and log) holds msg. */
+static void expect(const char *root, const char *verb, const char *req, int rc, const char *msg)
+{
+	struct ln_buf out = LN_BUF_INIT;
+
+	assert_int_equal(run(root, verb, req, &out), rc);
+	if (!strstr(out.buf, msg))
+		fail_msg("'%s' not in: %s", msg, out.buf);
+	ln_buf_release(&out);
+}
+
 static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
 {
 	char *root = tree(), p[4096];
@@ -152,6 +163,12 @@ static void apply_loop(const char *root, struct ln_buf *out)
 							"/var/lib/nvmet/shared.img", 1048576), out), 0);
 }
 
+/* loop2's request for loop's file, built by fn (one_target or adopt_target). */
+#define SHARED_REQ(fn) \
+	fn("loop2", "nqn.2024-04.com.example:b", "/var/lib/nvmet/shared.img", 1048576)
+#define SHARED_OF_LOOP "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"
+#define HOSTFILE_OF_LOOP "'/etc/llmnet/hostfile' belongs to cluster 'loop'"
+
 /* Outside configfs and the state (where a refused target's other objects
  * legitimately go), nothing may change. */
 static int skip_configfs_state(const char *rel)
@@ -168,12 +185,8 @@ static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **
 	(void)st;
 	apply_loop(root, &out);
 	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "plan", one_target("loop2", "nqn.2024-04.com.example:b",
-						       "/var/lib/nvmet/shared.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
-	assert_int_equal(run(root, "apply", one_target("loop2", "nqn.2024-04.com.example:b",
-							"/var/lib/nvmet/shared.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet/shared.img' belongs to cluster 'loop'"));
+	expect(root, "plan", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
+	expect(root, "apply", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
 	assert_unchanged(root, &before, skip_configfs_state);
 	/* loop2 exported no namespace on the shared file */
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
@@ -388,6 +401,356 @@ static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 	ln_buf_release(&o1);
 }
 
+/* A directory path of about 2,100 bytes, made of long names: two files in
+ * it share the first 2,048 bytes of their state index keys. */
+static void long_dir(char *out, size_t size)
+{
+	size_t i, n;
+
+	n = (size_t)snprintf(out, size, "/srv/x");
+	for (i = 0; i < 9 && n + 232 < size; i++) {
+		out[n++] = '/';
+		memset(out + n, 'd', 230);
+		n += 230;
+		out[n] = '\0';
+	}
+}
+
+/* Two namespaces of one target, on the files a and b of long_dir(). */
+static void two_files_req(struct ln_buf *req, const char *dir, int with_b)
+{
+	ln_buf_reset(req);
+	ln_buf_addf(req, "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+		    "\"nqn.2024-04.com.example:a\",\"transport\":\"tcp\",\"address\":"
+		    "\"10.77.0.11\",\"service\":4430,\"hosts\":[\"nqn.2014-08.org.example:h1\"],"
+		    "\"namespaces\":[{\"nsid\":1,\"file\":\"%s/a.img\",\"size\":1048576}", dir);
+	if (with_b)
+		ln_buf_addf(req, ",{\"nsid\":2,\"file\":\"%s/b.img\",\"size\":1048576}", dir);
+	ln_buf_addstr(req, "]}]}");
+}
+
+/* Review finding: the state's index key was cut at 2,048 bytes, so a file
+ * whose path shares that much with an owned one passed as owned. */
+static void test_agent_paths__long_paths_do_not_collide_in_the_state(void **st)
+{
+	char *root = tree(), dir[4096], p[8192];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, req = LN_BUF_INIT;
+	int fd;
+
+	(void)st;
+	long_dir(dir, sizeof(dir));
+	assert_true(strlen(dir) > 2048);
+	two_files_req(&req, dir, 0);
+	assert_int_equal(run(root, "apply", req.buf, &out), 0);
+	/* a file llmnet did not create, next to the one it did */
+	snprintf(p, sizeof(p), "%s%s/b.img", root, dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1048576), 0);
+	close(fd);
+	snapshot(root, &before, skip_configfs_state);
+	two_files_req(&req, dir, 1);
+	assert_int_equal(run(root, "apply", req.buf, &out), 1);
+	snprintf(p, sizeof(p), "'%s/b.img' exists and is not llmnet's", dir);
+	assert_non_null(strstr(out.buf, p));
+	assert_unchanged(root, &before, skip_configfs_state);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
+		 "namespaces/2", root);
+	assert_int_equal(access(p, F_OK), -1);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&req);
+}
+
+/* The state, and the mtime of /etc, where a directory was made and removed. */
+static int skip_state_etc(const char *rel)
+{
+	return skip_configfs_state(rel) || !strcmp(rel, "/etc");
+}
+
+/* Review finding: ownership was recorded before a create and kept when the
+ * create failed. A hostfile name too long for its temporary file fails the
+ * write after the record and /etc/llmnet were made: both must go again. */
+static void test_agent_paths__failed_create_leaves_no_record(void **st)
+{
+	char *root = tree(), name[256], req[1024], p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, state = LN_BUF_INIT;
+	struct ln_buf e = LN_BUF_INIT;
+
+	(void)st;
+	memset(name, 'h', 245);
+	name[245] = '\0';
+	snprintf(req, sizeof(req),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"/etc/llmnet/%s\","
+		 "\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}", name);
+	snapshot(root, &before, skip_state_etc);
+	expect(root, "apply", req, 1, "File name too long");
+	assert_unchanged(root, &before, skip_state_etc);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	if (ln_file_read(p, &state, &e) == 0) {
+		assert_null(strstr(state.buf, name));
+		assert_null(strstr(state.buf, "/etc/llmnet"));
+	}
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+	ln_buf_release(&state);
+	ln_buf_release(&e);
+}
+
+/* A directory under root/REL with mode (chmod, so no umask applies). */
+static void dir_mode(const char *root, const char *rel, mode_t mode)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+/* Review finding: the directories llmnet writes into were not checked. A
+ * directory others may write to is refused at plan and at apply. */
+static void test_agent_paths__writable_parent_is_refused(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	const char *req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img",
+				     1048576);
+
+	(void)st;
+	dir_mode(root, "/srv/shared", 01777);
+	snapshot(root, &before, skip_configfs_state);
+	expect(root, "plan", req, 1,
+	       "'/srv/shared' is writable by group or others (mode 1777); llmnet writes only in "
+	       "directories no one but root may change (on the way to '/srv/shared/d.img')");
+	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img", 1048576);
+	expect(root, "apply", req, 1, "'/srv/shared' is writable by group or others");
+	assert_unchanged(root, &before, skip_configfs_state);
+	/* the hostfile's directory, group-writable */
+	dir_mode(root, "/etc/llmnet", 0775);
+	snapshot(root, &before, skip_configfs_state);
+	expect(root, "apply", HOSTFILE_REQ("c"), 1,
+	       "'/etc/llmnet' is writable by group or others (mode 0775)");
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* The state's directory and file are checked as well: nothing is written,
+ * not even the record, and nothing is removed on a state others could have
+ * written. */
+static void test_agent_paths__writable_state_directory_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/var/lib", root);
+	assert_int_equal(chmod(p, 0777), 0);
+	snapshot(root, &before, NULL);
+	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
+	assert_non_null(strstr(out.buf, "'/var/lib' is writable by group or others (mode 0777)"));
+	assert_unchanged(root, &before, NULL);
+	/* a state file others could have written is not believed */
+	assert_int_equal(chmod(p, 0755), 0);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(chmod(p, 0666), 0);
+	snapshot(root, &before, NULL);
+	assert_int_not_equal(run(root, "teardown", NULL, &out), 0);
+	assert_non_null(strstr(out.buf, "state file '/var/lib/llmnet/state.json' is writable by "
+				       "group or others (mode 0666)"));
+	assert_unchanged(root, &before, NULL);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* A directory another user owns is refused, naming its owner. */
+static void test_agent_paths__parent_of_another_owner_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	if (geteuid() != 0) {
+		fx_remove(root);
+		skip();	/* only root can give a directory to another user */
+	}
+	dir_mode(root, "/etc/llmnet", 0755);
+	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
+	assert_int_equal(chown(p, 4242, 4242), 0);
+	snapshot(root, &before, skip_configfs_state);
+	expect(root, "plan", HOSTFILE_REQ("c"), 1,
+	       "'/etc/llmnet' is owned by uid 4242, not root; llmnet writes only in directories "
+	       "root owns (on the way to '/etc/llmnet/hostfile')");
+	expect(root, "apply", HOSTFILE_REQ("c"), 1, "'/etc/llmnet' is owned by uid 4242, not root");
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* A path another cluster records is refused even while it is missing: its
+ * teardown would delete what this cluster writes there. */
+static void test_agent_paths__missing_path_another_cluster_records_is_refused(void **st)
+{
+	char *root = tree(), p[4096];
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	char req[4096];
+
+	(void)st;
+	/* loop's target and hostfile, in one request */
+	snprintf(req, sizeof(req), "%s", one_target("loop", "nqn.2024-04.com.example:a",
+						    "/var/lib/nvmet/shared.img", 1048576));
+	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
+		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
+		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/hostfile", root);
+	assert_int_equal(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/nvmet/shared.img", root);
+	assert_int_equal(unlink(p), 0);
+	snapshot(root, &before, skip_configfs_state);
+	expect(root, "plan", HOSTFILE_REQ("loop2"), 1, HOSTFILE_OF_LOOP);
+	expect(root, "apply", HOSTFILE_REQ("loop2"), 1, HOSTFILE_OF_LOOP);
+	expect(root, "plan", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
+	expect(root, "apply", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* The request of one_target() with "adopt": true on its namespace. */
+static const char *adopt_target(const char *cluster, const char *nqn, const char *file, long size)
+{
+	static char buf[2048];
+	const char *r = one_target(cluster, nqn, file, size);
+	size_t n = strlen(r) - strlen("}]}]}");
+
+	snprintf(buf, sizeof(buf), "%.*s,\"adopt\":true}]}]}", (int)n, r);
+	return buf;
+}
+
+/* A file the spec adopts: used, recorded as adopted, and kept by
+ * teardown --purge, which says so. */
+static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
+{
+	char *root = tree(), p[4096], moved[4096];
+	struct ln_buf out = LN_BUF_INIT, data = LN_BUF_INIT, state = LN_BUF_INIT;
+	struct ln_buf e = LN_BUF_INIT, now = LN_BUF_INIT;
+	const char *req;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/srv/data.img", root);
+	{
+		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "precious", 8), 8);
+		assert_int_equal(ftruncate(fd, 1048576), 0);
+		close(fd);
+	}
+	assert_int_equal(ln_file_read(p, &data, &e), 0);
+	/* without adopt: refused, as any file llmnet did not create */
+	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	expect(root, "apply", req, 1,
+	       "'/srv/data.img' exists and is not llmnet's; llmnet uses only backing files it "
+	       "created, or one the spec adopts ('adopt: true')");
+	/* plan shows the adoption, apply records it */
+	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	expect(root, "plan", req, 0, "adopt, 1048576 bytes; never deleted");
+	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
+		 "namespaces/1/device_path", root);
+	assert_int_equal(ln_file_read(p, &now, &e), 0);
+	assert_non_null(strstr(now.buf, "/srv/data.img"));
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	assert_non_null(strstr(state.buf, "\"adopted\": true"));
+	/* converged: a second apply changes nothing */
+	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	assert_int_equal(run(root, "apply", req, &out), 0);
+	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	/* gone (its disk unmounted, say): nothing is made in its place, adopt or not */
+	snprintf(p, sizeof(p), "%s/srv/data.img", root);
+	snprintf(moved, sizeof(moved), "%s/moved.img", root);
+	assert_int_equal(rename(p, moved), 0);
+	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
+	expect(root, "apply", req, 1, "adopted backing file '/srv/data.img' is missing");
+	assert_int_equal(access(p, F_OK), -1);
+	assert_int_equal(rename(moved, p), 0);
+	expect(root, "teardown", NULL, 0,
+	       "kept backing file '/srv/data.img': adopted, llmnet never deletes it");
+	snprintf(p, sizeof(p), "%s/srv/data.img", root);
+	ln_buf_reset(&now);
+	assert_int_equal(ln_file_read(p, &now, &e), 0);
+	assert_int_equal(now.len, data.len);
+	assert_memory_equal(now.buf, data.buf, data.len);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	ln_buf_reset(&state);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	assert_null(strstr(state.buf, "/srv/data.img"));
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&data);
+	ln_buf_release(&state);
+	ln_buf_release(&now);
+	ln_buf_release(&e);
+}
+
+/* adopt does not reach what it must not: another cluster's file, a file
+ * a foreign namespace exports, or a missing file (made in its place). */
+static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+
+	(void)st;
+	apply_loop(root, &out);
+	snapshot(root, &before, skip_configfs_state);
+	expect(root, "apply", SHARED_REQ(adopt_target), 1, SHARED_OF_LOOP);
+	expect(root, "apply",
+	       adopt_target("loop2", "nqn.2024-04.com.example:b", "/srv/foreign.img", 16777216), 1,
+	       "backing file '/srv/foreign.img' is already exported by namespace "
+	       "'nqn.2014-08.org.example:foreign.target/1'");
+	expect(root, "apply",
+	       adopt_target("loop2", "nqn.2024-04.com.example:b", "/srv/gone.img", 1048576), 1,
+	       "backing file '/srv/gone.img' is missing, and 'adopt' uses an existing file");
+	assert_unchanged(root, &before, skip_configfs_state);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
+/* The request's adopt: a boolean, with a file only. */
+static void test_agent_paths__adopt_is_checked_in_the_request(void **st)
+{
+	char *root = tree();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	const char *dev = "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+			  "\"nqn.2024-04.com.example:a\",\"transport\":\"tcp\",\"address\":"
+			  "\"10.77.0.11\",\"service\":4430,\"hosts\":[],\"namespaces\":[{\"nsid\":1,"
+			  "\"device\":\"/dev/nvme0n1\",\"adopt\":true}]}]}";
+	char req[2048];
+
+	(void)st;
+	snapshot(root, &before, NULL);
+	expect(root, "apply", dev, 2, "'adopt' goes with 'file', not 'device'");
+	snprintf(req, sizeof(req), "%s", adopt_target("c", "nqn.2024-04.com.example:a",
+						      "/srv/data.img", 1048576));
+	memcpy(strstr(req, "true"), "1   ", 4);
+	expect(root, "apply", req, 2, "field 'adopt' must be boolean");
+	assert_unchanged(root, &before, NULL);
+	fx_remove(root);
+	ln_buf_release(&out);
+	ln_buf_release(&before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -401,6 +764,15 @@ int main(void)
 		cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
 		cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
 		cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
+		cmocka_unit_test(test_agent_paths__long_paths_do_not_collide_in_the_state),
+		cmocka_unit_test(test_agent_paths__failed_create_leaves_no_record),
+		cmocka_unit_test(test_agent_paths__writable_parent_is_refused),
+		cmocka_unit_test(test_agent_paths__writable_state_directory_is_refused),
+		cmocka_unit_test(test_agent_paths__parent_of_another_owner_is_refused),
+		cmocka_unit_test(test_agent_paths__missing_path_another_cluster_records_is_refused),
+		cmocka_unit_test(test_agent_paths__adopted_file_is_used_and_never_deleted),
+		cmocka_unit_test(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
+		cmocka_unit_test(test_agent_paths__adopt_is_checked_in_the_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

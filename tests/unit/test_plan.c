@@ -150,6 +150,47 @@ static void test_plan__target_allows_its_initiators(void **state)
 	ln_buf_release(&b);
 }
 
+/* The namespace's adopt reaches the request; without it the key is absent
+ * (and the agent refuses an existing file). */
+static void test_plan__adopt_reaches_the_request(void **state)
+{
+	struct world *w = *state;
+	struct ln_buf b = LN_BUF_INIT;
+	struct json_object *req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+
+	assert_non_null(req);
+	assert_null(strstr(req_str(req, &b), "adopt"));
+	json_object_put(req);
+	w->ns.adopt = 1;
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+	assert_non_null(req);
+	assert_non_null(strstr(req_str(req, &b), "\"namespaces\":[{\"nsid\":1,\"file\":"
+				"\"/var/lib/nvmet/disk1.img\",\"size\":1048576,\"adopt\":true}]"));
+	json_object_put(req);
+	ln_buf_release(&b);
+}
+
+/* The agent's warnings reach the operator, one line per warning with the
+ * node's name (teardown's "kept backing file ... adopted" above all). */
+static void test_plan__agent_warnings_are_kept(void **state)
+{
+	struct world *w = *state;
+	struct ln_buf b = LN_BUF_INIT, err = LN_BUF_INIT;
+	const char *ans = "{\"changes\":[],\"warnings\":[\"kept backing file '/srv/d.img': "
+			  "adopted, llmnet never deletes it\",\"\"]}";
+
+	ln_plan_agent_warnings(&w->nr[0], &b);
+	assert_string_equal(b.buf, "");
+	assert_int_equal(ln_json_parse(ans, strlen(ans), &w->nr[0].answer, &err), 0);
+	ln_plan_agent_warnings(&w->nr[0], &b);
+	assert_string_equal(b.buf, "n1: kept backing file '/srv/d.img': adopted, llmnet never "
+			    "deletes it\n");
+	json_object_put(w->nr[0].answer);
+	w->nr[0].answer = NULL;
+	ln_buf_release(&b);
+	ln_buf_release(&err);
+}
+
 static void test_plan__unreachable_initiator_keeps_access(void **state)
 {
 	struct world *w = *state;
@@ -266,6 +307,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		WORLD_TEST(test_plan__target_allows_its_initiators),
+		WORLD_TEST(test_plan__adopt_reaches_the_request),
+		WORLD_TEST(test_plan__agent_warnings_are_kept),
 		WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
 		WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),
 		WORLD_TEST(test_plan__targets_phase_defers_new_connections),
