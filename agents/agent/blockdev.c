@@ -106,6 +106,10 @@ static int sysfs_devt(const struct ln_agent *a, const char *name, unsigned int *
 
 	snprintf(p, sizeof(p), "/sys/class/block/%s/dev", name);
 	r = ln_read_attr(a, p, &b);
+	if (r < 0) {	/* a fixture's namespace heads are only under /sys/block */
+		snprintf(p, sizeof(p), "/sys/block/%s/dev", name);
+		r = ln_read_attr(a, p, &b);
+	}
 	if (r == 0)
 		r = sscanf(b.buf, "%u:%u", maj, min) == 2 ? 0 : -EINVAL;
 	ln_buf_release(&b);
@@ -498,4 +502,87 @@ int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *b
 	}
 	ln_buf_release(&why);
 	return busy ? -EBUSY : 0;
+}
+
+/* The topmost mount at mp in mountinfo (field 5; the source follows " - "
+ * and the file system type). 1 with src and major:minor, 0 if none. */
+static int mountinfo_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char *line, *save = NULL;
+	int found = 0;
+
+	if (ln_read_attr(a, "/proc/self/mountinfo", &b) < 0)
+		return -ENOENT;
+	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned int ma, mi;
+		char at[PATH_MAX], dev[PATH_MAX];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, at) != 3 ||
+		    sscanf(dash, " - %*s %4095s", dev) != 1)
+			continue;
+		unescape(at);
+		if (strcmp(at, mp))
+			continue;
+		unescape(dev);
+		memset(src, 0, sizeof(*src));
+		snprintf(src->path, sizeof(src->path), "%s", dev);
+		src->major = ma;
+		src->minor = mi;
+		src->have_devt = 1;
+		found = 1;	/* go on: a later line is mounted over this one */
+	}
+	ln_buf_release(&b);
+	return found;
+}
+
+int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src)
+{
+	struct ln_buf b = LN_BUF_INIT, scratch = LN_BUF_INIT;
+	char *line, *save = NULL, dev[PATH_MAX] = "";
+	int found = mountinfo_at(a, mp, src);
+
+	if (found != -ENOENT)
+		return found;
+	/* no mountinfo (a fixture root): the last /proc/mounts line at mp */
+	found = 0;
+	if (ln_read_attr(a, "/proc/mounts", &b) == 0)
+		for (line = strtok_r(b.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char s[PATH_MAX], at[PATH_MAX];
+
+			if (sscanf(line, "%4095s %4095s", s, at) != 2)
+				continue;
+			unescape(at);
+			if (strcmp(at, mp))
+				continue;
+			unescape(s);
+			memcpy(dev, s, sizeof(dev));
+			found = 1;
+		}
+	ln_buf_release(&b);
+	if (!found)
+		return 0;
+	if (dev[0] != '/' || ln_blockdev_resolve(a, dev, src, &scratch) < 0) {
+		memset(src, 0, sizeof(*src));
+		snprintf(src->path, sizeof(src->path), "%s", dev);
+	}
+	ln_buf_release(&scratch);
+	return 1;
+}
+
+int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y)
+{
+	if (x->have_devt && y->have_devt)
+		return x->major == y->major && x->minor == y->minor;
+	return !strcmp(x->path, y->path);
+}
+
+void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen)
+{
+	if (bd->have_devt)
+		snprintf(out, outlen, "%u:%u", bd->major, bd->minor);
+	else
+		snprintf(out, outlen, "%s", bd->path);
 }

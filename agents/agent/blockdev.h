@@ -44,4 +44,19 @@ int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *b
 			   const char *given, const struct ln_request *rq,
 			   const struct ln_req_ns *self, const char *nqn, struct ln_buf *err);
 
+/*
+ * What is mounted at the node path mp (the topmost mount there, from
+ * mountinfo; on a fixture root from /proc/mounts, its source resolved):
+ * 1 with src (path: the source as the mount table names it; major:minor
+ * when known), 0 when nothing is mounted there.
+ */
+int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src);
+
+/* 1 when x and y are the same device: by major:minor when both know it,
+ * else by resolved path. */
+int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y);
+
+/* A device's identity for the state file: "major:minor", else its path. */
+void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen);
+
 #endif

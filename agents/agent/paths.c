@@ -383,3 +383,8 @@ int ln_path_open_own_dir(const struct ln_agent *a, const char *dir, mode_t mode,
 
 	return fd == -ENOENT ? ln_fsops_fail(err, ENOENT, "open directory", dir) : fd;
 }
+
+int ln_path_open_dir(const struct ln_agent *a, const char *dir, struct ln_buf *err)
+{
+	return walk(a, dir, 0, 0, dir, err);
+}

@@ -195,6 +195,134 @@ static void test_agent_initiator__mount_point_not_empty(void **st)
 	fx_remove(root);
 }
 
+static const char *mount_req(const char *path)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
+		 "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+		 "\"service\":4420,\"mount\":{\"path\":\"%s\",\"fs\":\"ext4\",\"format\":"
+		 "\"if-blank\"}}]}",
+		 path);
+	return buf;
+}
+
+static void read_into(const char *root, const char *rel, struct ln_buf *out)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	ln_buf_reset(out);
+	assert_int_equal(ln_file_read(p, out, &e), 0);
+	ln_buf_release(&e);
+}
+
+static void append_mount(const char *root, const char *line)
+{
+	char p[4096];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/proc/mounts", root);
+	f = fopen(p, "a");
+	assert_non_null(f);
+	fputs(line, f);
+	fclose(f);
+}
+
+/* Something else mounted at the mount point (same fs type) is not the
+ * declared namespace: refused, naming it, never reported ok or recorded
+ * (issue 12 point 3). */
+static void test_agent_initiator__foreign_mount_at_mount_point_refused(void **st)
+{
+	const char *apply[] = { "apply", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/mnt/ckpt", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &err), 0);
+	append_mount(root, "/dev/vdb /mnt/ckpt ext4 rw,relatime 0 0\n");
+	read_into(root, "/proc/mounts", &m1);
+	assert_int_equal(fx_agent(root, apply, mount_req("/mnt/ckpt"), &out, &err,
+				  "LLMNET_NS_WAIT=2"),
+			 1);
+	if (!strstr(out.buf, "'/mnt/ckpt' already has /dev/vdb mounted, not the namespace of "
+			     "'nqn.2024-04.x:t' (/dev/nvme1n1)"))
+		fail_msg("%s", out.buf);
+	read_into(root, "/proc/mounts", &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	read_into(root, "/var/lib/llmnet/state.json", &m2);
+	assert_null(strstr(m2.buf, "/mnt/ckpt"));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&m1);
+	ln_buf_release(&m2);
+	fx_remove(root);
+}
+
+/* Teardown unmounts only the device llmnet mounted: a mount made over
+ * its own at the same point is left alone, named in the error. */
+static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *td[] = { "teardown", NULL };
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, apply, mount_req("/mnt/x"), &out), 0);
+	read_into(root, "/var/lib/llmnet/state.json", &m1);
+	assert_non_null(strstr(m1.buf, "\"device\": \"259:1\""));
+	append_mount(root, "/dev/vdb /mnt/x ext4 rw,relatime 0 0\n");
+	read_into(root, "/proc/mounts", &m1);
+	assert_int_equal(fx_agent(root, td, NULL, &out, &err, "LLMNET_NS_WAIT=2"), 1);
+	if (!strstr(out.buf, "'/mnt/x' has /dev/vdb mounted, not the device llmnet mounted "
+			     "there (259:1)"))
+		fail_msg("%s", out.buf);
+	read_into(root, "/proc/mounts", &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&m1);
+	ln_buf_release(&m2);
+	fx_remove(root);
+}
+
+/* A mount point that is a link is refused, never followed to its target
+ * (ln_list_dir and the mount point check do not follow links). */
+static void test_agent_initiator__mount_point_link_refused(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *plan[] = { "plan", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/srv/empty", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &err), 0);
+	snprintf(p, sizeof(p), "%s/mnt/link", root);
+	assert_int_equal(symlink("/srv/empty", p), 0);
+	read_into(root, "/proc/mounts", &m1);
+	/* plan too: it lists the mount point and creates nothing */
+	assert_int_equal(fx_agent(root, plan, mount_req("/mnt/link"), &out, &err,
+				  "LLMNET_NS_WAIT=2"),
+			 1);
+	if (!strstr(out.buf, "'/mnt/link' is a symbolic link; llmnet does not follow links"))
+		fail_msg("%s", out.buf);
+	assert_int_equal(fx_agent(root, apply, mount_req("/mnt/link"), &out, &err,
+				  "LLMNET_NS_WAIT=2"),
+			 1);
+	if (!strstr(out.buf, "'/mnt/link' is a symbolic link; llmnet does not follow links"))
+		fail_msg("%s", out.buf);
+	read_into(root, "/proc/mounts", &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&m1);
+	ln_buf_release(&m2);
+	fx_remove(root);
+}
+
 static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 {
 	const char *bad[] = { "run", "--timeout", "5", "--", "sh", "-c", "id", NULL };
@@ -222,6 +350,9 @@ int main(void)
 		cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
 		cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
 		cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
+		cmocka_unit_test(test_agent_initiator__foreign_mount_at_mount_point_refused),
+		cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
+		cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
 		cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
 	};
 
