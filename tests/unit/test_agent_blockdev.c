@@ -50,24 +50,11 @@ static int skip_agent_files(const char *rel)
 static void refused(const char *ns, const char *want, void (*prepare)(const char *root))
 {
 	char *root = build();
-	const char *args[] = { "apply", NULL };
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
-		      after = LN_BUF_INIT;
 
 	if (prepare)
 		prepare(root);
-	fx_list(root, &before, skip_agent_files);
-	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 1);
-	if (!strstr(out.buf, want))
-		fprintf(stderr, "want: %s\ngot: %s\n", want, out.buf);
-	assert_non_null(strstr(out.buf, want));
-	fx_list(root, &after, skip_agent_files);
-	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(fx_apply_refused(root, request(ns), 1, want, skip_agent_files), 0);
 	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 static void test_agent_blockdev__partition_mounted_refuses_disk(void **st)

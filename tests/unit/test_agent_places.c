@@ -55,30 +55,15 @@ static int skip_lock(const char *rel)
 	return !strcmp(rel, "/run/llmnet.lock");
 }
 
-/* apply req on a fresh node-target tree: refused (exit 1 or more), want
- * in the answer, and the tree as it was, byte for byte. */
+/* apply req on a fresh node-target tree: the request refused (exit 2),
+ * want in the answer, and the tree as it was, byte for byte. */
 static void agent_refuses(const char *req, const char *want)
 {
 	char *root = fx_build("node-target");
-	const char *args[] = { "apply", NULL };
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
-		      after = LN_BUF_INIT;
-	int rc;
 
 	assert_non_null(root);
-	fx_list(root, &before, skip_lock);
-	rc = fx_agent(root, args, req, &out, &err, NULL);
-	if (!strstr(out.buf, want))
-		fprintf(stderr, "rc %d want: %s\ngot: %s\n%s\n", rc, want, out.buf, err.buf);
-	assert_true(rc != 0);
-	assert_non_null(strstr(out.buf, want));
-	fx_list(root, &after, skip_lock);
-	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(fx_apply_refused(root, req, 2, want, skip_lock), 0);
 	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 static void test_agent_places__hostfile_at_etc_passwd(void **st)
