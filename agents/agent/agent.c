@@ -17,6 +17,7 @@
 
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
+#include "agents/agent/paths.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -274,20 +275,26 @@ static int cmp_names(const void *x, const void *y)
 
 int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n)
 {
-	char p[PATH_MAX];
+	struct ln_buf e = LN_BUF_INIT;
 	struct dirent *de;
 	char **v = NULL;
 	size_t cnt = 0, alloc = 0;
 	DIR *d;
-	int r = 0;
+	int r = 0, fd;
 
 	*names = NULL;
 	*n = 0;
-	if (ln_agent_path(a, path, p) < 0)
-		return -ENAMETOOLONG;
-	d = opendir(p);
-	if (!d)
-		return -errno;
+	/* never through a link (paths.c): a listing decides what is done */
+	fd = ln_path_open_dir(a, path, &e);
+	ln_buf_release(&e);
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -106,6 +107,10 @@ static int sysfs_devt(const struct ln_agent *a, const char *name, unsigned int *
 
 	snprintf(p, sizeof(p), "/sys/class/block/%s/dev", name);
 	r = ln_read_attr(a, p, &b);
+	if (r < 0) {	/* a fixture's namespace heads are only under /sys/block */
+		snprintf(p, sizeof(p), "/sys/block/%s/dev", name);
+		r = ln_read_attr(a, p, &b);
+	}
 	if (r == 0)
 		r = sscanf(b.buf, "%u:%u", maj, min) == 2 ? 0 : -EINVAL;
 	ln_buf_release(&b);
@@ -122,6 +127,7 @@ int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_b
 	int r;
 
 	memset(bd, 0, sizeof(*bd));
+	bd->fd = -1;
 	r = resolve(a, given, bd->path);
 	if (r == 0 && (ln_agent_path(a, bd->path, p) < 0 || stat(p, &st) < 0))
 		r = -ENOENT;
@@ -498,4 +504,178 @@ int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *b
 	}
 	ln_buf_release(&why);
 	return busy ? -EBUSY : 0;
+}
+
+/* The topmost mount at mp in mountinfo (field 5; the source follows " - "
+ * and the file system type). 1 with src and major:minor, 0 if none. */
+static int mountinfo_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char *line, *save = NULL;
+	int found = 0;
+
+	if (ln_read_attr(a, "/proc/self/mountinfo", &b) < 0)
+		return -ENOENT;
+	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned int ma, mi;
+		char at[PATH_MAX], dev[PATH_MAX];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, at) != 3 ||
+		    sscanf(dash, " - %*s %4095s", dev) != 1)
+			continue;
+		unescape(at);
+		if (strcmp(at, mp))
+			continue;
+		unescape(dev);
+		memset(src, 0, sizeof(*src));
+		src->fd = -1;
+		snprintf(src->path, sizeof(src->path), "%s", dev);
+		src->major = ma;
+		src->minor = mi;
+		src->have_devt = 1;
+		found = 1;	/* go on: a later line is mounted over this one */
+	}
+	ln_buf_release(&b);
+	return found;
+}
+
+int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src)
+{
+	struct ln_buf b = LN_BUF_INIT, scratch = LN_BUF_INIT;
+	char *line, *save = NULL, dev[PATH_MAX] = "";
+	int found = mountinfo_at(a, mp, src);
+
+	if (found == 1)
+		return 1;
+	/* not in mountinfo (a fixture root has none, or only the node's
+	 * own): the last /proc/mounts line at mp */
+	found = 0;
+	if (ln_read_attr(a, "/proc/mounts", &b) == 0)
+		for (line = strtok_r(b.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char s[PATH_MAX], at[PATH_MAX];
+
+			if (sscanf(line, "%4095s %4095s", s, at) != 2)
+				continue;
+			unescape(at);
+			if (strcmp(at, mp))
+				continue;
+			unescape(s);
+			memcpy(dev, s, sizeof(dev));
+			found = 1;
+		}
+	ln_buf_release(&b);
+	if (!found)
+		return 0;
+	if (dev[0] != '/' || ln_blockdev_resolve(a, dev, src, &scratch) < 0) {
+		memset(src, 0, sizeof(*src));
+		src->fd = -1;
+		snprintf(src->path, sizeof(src->path), "%s", dev);
+	}
+	ln_buf_release(&scratch);
+	return 1;
+}
+
+int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y)
+{
+	if (x->have_devt && y->have_devt)
+		return x->major == y->major && x->minor == y->minor;
+	return !strcmp(x->path, y->path);
+}
+
+void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen)
+{
+	if (bd->have_devt)
+		snprintf(out, outlen, "%u:%u", bd->major, bd->minor);
+	else
+		snprintf(out, outlen, "%s", bd->path);
+}
+
+/* "device 'given'" or "device 'given' ('resolved')" for messages. */
+static void name_device(struct ln_buf *err, const char *given, const struct ln_blockdev *bd)
+{
+	if (strcmp(given, bd->path))
+		ln_buf_addf(err, "device '%s' ('%s')", given, bd->path);
+	else
+		ln_buf_addf(err, "device '%s'", given);
+}
+
+int ln_blockdev_claim(const struct ln_agent *a, struct ln_blockdev *bd, const char *given,
+		      struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int fd, r;
+
+	if (ln_agent_path(a, bd->path, p) < 0)
+		return -ENAMETOOLONG;
+	/* O_EXCL on a block device is the kernel's own in-use check: it fails
+	 * with EBUSY while the device is mounted or claimed by dm, md or any
+	 * other exclusive opener. A fixture's device is a regular file (O_EXCL
+	 * has no effect there), where an exclusive flock stands for a claim. */
+	fd = open(p, O_RDONLY | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		errno = -r;
+		fd = -1;
+	}
+	if (fd >= 0 && S_ISREG(st.st_mode) && a->fixture && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		errno = errno == EWOULDBLOCK ? EBUSY : errno;
+		fd = -1;
+	}
+	if (fd < 0) {
+		r = -errno;
+		name_device(err, given, bd);
+		if (r == -EBUSY)
+			ln_buf_addstr(err, " is in use: the kernel refuses to open it exclusively "
+				      "(mounted, or held by device-mapper, md or another program); "
+				      "refusing to export it");
+		else
+			ln_buf_addf(err, " cannot be opened: %s; refusing to export it",
+				    strerror(-r));
+		return r;
+	}
+	/* the device opened is the one checked: same major:minor (a fixture's
+	 * regular file has none; its inode is what is compared later) */
+	if (S_ISBLK(st.st_mode) ? !bd->have_devt || major(st.st_rdev) != bd->major ||
+					  minor(st.st_rdev) != bd->minor
+				: !(a->fixture && S_ISREG(st.st_mode))) {
+		close(fd);
+		name_device(err, given, bd);
+		ln_buf_addstr(err, " changed while it was checked; refusing to export it");
+		return -ESTALE;
+	}
+	bd->fd = fd;
+	bd->dev = st.st_dev;
+	bd->ino = st.st_ino;
+	bd->rdev = st.st_rdev;
+	return 0;
+}
+
+int ln_blockdev_recheck(const struct ln_agent *a, const struct ln_blockdev *bd,
+			const char *given, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	struct stat now, held;
+
+	if (bd->fd < 0 || ln_agent_path(a, bd->path, p) < 0 || fstat(bd->fd, &held) < 0 ||
+	    lstat(p, &now) < 0 || (now.st_mode & S_IFMT) != (held.st_mode & S_IFMT) ||
+	    (S_ISBLK(now.st_mode) ? now.st_rdev != bd->rdev || held.st_rdev != bd->rdev
+				  : now.st_dev != bd->dev || now.st_ino != bd->ino)) {
+		name_device(err, given, bd);
+		ln_buf_addf(err, " changed between its check and its use ('%s' is no longer the "
+			    "device checked); refusing to export it", bd->path);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+void ln_blockdev_release(struct ln_blockdev *bd)
+{
+	if (bd->fd >= 0)
+		close(bd->fd);
+	bd->fd = -1;
 }

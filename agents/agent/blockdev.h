@@ -13,6 +13,7 @@
 #define LN_AGENT_BLOCKDEV_H
 
 #include <limits.h>
+#include <sys/types.h>
 
 #include "agents/agent/agent.h"
 #include "agents/agent/request.h"
@@ -23,6 +24,9 @@ struct ln_blockdev {
 	char name[NAME_MAX + 1];	/* sysfs name: "sda", "nvme0n1", "dm-0" */
 	unsigned int major, minor;
 	int have_devt;		/* major:minor known (stat, or the fixture's sysfs) */
+	int fd;			/* -1, or the open device (ln_blockdev_claim) */
+	dev_t dev, rdev;	/* of the open device: its inode's device, its number */
+	ino_t ino;
 };
 
 /*
@@ -43,5 +47,41 @@ int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_b
 int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *bd,
 			   const char *given, const struct ln_request *rq,
 			   const struct ln_req_ns *self, const char *nqn, struct ln_buf *err);
+
+/*
+ * Open the resolved device with O_EXCL and keep it open (bd->fd): the
+ * kernel's own in-use check (EBUSY while it is mounted, or held by dm, md
+ * or another exclusive opener), in addition to ln_blockdev_check_free's
+ * sysfs and procfs reads. The fd's major:minor must be the one resolved.
+ * 0, or negative with the reason (naming given) appended to err.
+ */
+int ln_blockdev_claim(const struct ln_agent *a, struct ln_blockdev *bd, const char *given,
+		      struct ln_buf *err);
+
+/*
+ * Just before the device's path is written (nvmet device_path): the path
+ * must still name the device held open by ln_blockdev_claim (its st_rdev;
+ * on a fixture, its inode). 0, or -ESTALE with the reason in err.
+ */
+int ln_blockdev_recheck(const struct ln_agent *a, const struct ln_blockdev *bd,
+			const char *given, struct ln_buf *err);
+
+/* Close what ln_blockdev_claim opened (safe to call again). */
+void ln_blockdev_release(struct ln_blockdev *bd);
+
+/*
+ * What is mounted at the node path mp (the topmost mount there, from
+ * mountinfo; on a fixture root from /proc/mounts, its source resolved):
+ * 1 with src (path: the source as the mount table names it; major:minor
+ * when known), 0 when nothing is mounted there.
+ */
+int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src);
+
+/* 1 when x and y are the same device: by major:minor when both know it,
+ * else by resolved path. */
+int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y);
+
+/* A device's identity for the state file: "major:minor", else its path. */
+void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen);
 
 #endif

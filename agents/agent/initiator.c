@@ -9,7 +9,9 @@
  * and only with format: if-blank. Only controllers and mounts the agent
  * created are ever disconnected or unmounted.
  *
- * Ownership ids: nvme_connection T/A/S/NQN, mount PATH (with "device").
+ * Ownership ids: nvme_connection T/A/S/NQN, mount PATH (with "device", the
+ * mounted device's major:minor: teardown unmounts only while that device
+ * is what is mounted there).
  */
 #include <blkid/blkid.h>
 #include <errno.h>
@@ -17,10 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "agents/agent/blockdev.h"
 #include "agents/agent/budget.h"
 #include "agents/agent/parts.h"
+#include "agents/agent/paths.h"
 #include "common/json.h"
 #include "common/log.h"
 
@@ -99,6 +104,28 @@ static struct json_object *owned_of(struct ln_converge *cv, const char *kind)
 	return out;
 }
 
+/* Teardown unmounts path only while the device llmnet mounted there (rec's
+ * "device", its major:minor) is what is mounted: never a mount made over
+ * it or in its place by someone else. 0, or -EBUSY with err. */
+static int mount_is_ours(struct ln_converge *cv, struct json_object *rec, const char *path,
+			 struct ln_buf *err)
+{
+	const char *want = rec_str(rec, "device");
+	struct ln_blockdev here;
+	char id[PATH_MAX] = "";
+
+	if (ln_blockdev_mounted_at(cv->a, path, &here) == 1)
+		ln_blockdev_id(&here, id, sizeof(id));
+	else
+		snprintf(here.path, sizeof(here.path), "an unknown device");
+	if (want && !strcmp(id, want))
+		return 0;
+	ln_buf_addf(err, "'%s' has %s mounted, not the device llmnet mounted there (%s); llmnet "
+		    "unmounts only its own mounts: leaving it", path, here.path,
+		    want ? want : "not recorded");
+	return -EBUSY;
+}
+
 void ln_initiator_remove(struct ln_converge *cv)
 {
 	struct json_object *l = owned_of(cv, "mount");
@@ -107,7 +134,8 @@ void ln_initiator_remove(struct ln_converge *cv)
 	size_t i, n = json_object_array_length(l);
 
 	for (i = 0; i < n; i++) {
-		const char *path = rec_str(json_object_array_get_idx(l, i), "id");
+		struct json_object *rec = json_object_array_get_idx(l, i);
+		const char *path = rec_str(rec, "id");
 		int rc = 0;
 
 		if (wanted_mount(cv, path))
@@ -118,7 +146,8 @@ void ln_initiator_remove(struct ln_converge *cv)
 				ln_cv_disown(cv, "mount", path);
 			continue;
 		}
-		if (!cv->plan)
+		rc = mount_is_ours(cv, rec, path, &err);
+		if (rc == 0 && !cv->plan)
 			rc = ln_agent_change(cv->a, "umount") ?: cv->a->fs->umount(cv->a, path, &err);
 		if (rc == 0 && !cv->plan)
 			ln_cv_disown(cv, "mount", path);
@@ -290,8 +319,14 @@ static int mount_point_free(struct ln_converge *cv, const char *path, struct ln_
 {
 	char **names = NULL;
 	size_t n = 0;
-	int r = ln_list_dir(cv->a, path, &names, &n);
+	struct stat st;
+	int r = ln_path_lstat(cv->a, path, &st, err);	/* refuses a link on the way */
 
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = ln_list_dir(cv->a, path, &names, &n);
 	ln_names_free(names, n);
 	if (r == -ENOENT)
 		return 0;
@@ -308,6 +343,51 @@ static int mount_point_free(struct ln_converge *cv, const char *path, struct ln_
 	return 0;
 }
 
+/* An existing mount at the mount point counts only when its source is the
+ * declared namespace's device (dev, NULL while not connected); else it is
+ * refused, naming what is mounted there. 0 or -EBUSY with err. */
+static int mount_is_namespace(struct ln_converge *cv, const struct ln_req_init *in,
+			      const char *dev, struct ln_buf *err)
+{
+	struct ln_buf scratch = LN_BUF_INIT;
+	struct ln_blockdev here, want;
+	int same = 0;
+
+	if (ln_blockdev_mounted_at(cv->a, in->mount_path, &here) != 1)
+		snprintf(here.path, sizeof(here.path), "an unknown device");
+	else if (dev && ln_blockdev_resolve(cv->a, dev, &want, &scratch) == 0)
+		same = ln_blockdev_same(&here, &want);
+	ln_buf_release(&scratch);
+	if (same)
+		return 0;
+	ln_buf_addf(err, "'%s' already has %s mounted, not the namespace of '%s'%s%s%s; llmnet "
+		    "uses only a mount of the declared namespace", in->mount_path, here.path,
+		    in->target, dev ? " (" : "", dev ? dev : "", dev ? ")" : "");
+	return -EBUSY;
+}
+
+/* Record the device mounted at the mount point with its ownership record:
+ * teardown checks it (mount_is_ours). */
+static int own_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev,
+		     struct ln_buf *err)
+{
+	struct ln_blockdev bd;
+	struct json_object *rec;
+	char id[PATH_MAX];
+	int rc = ln_blockdev_resolve(cv->a, dev, &bd, err);
+
+	if (rc == 0)
+		rc = ln_cv_own(cv, "mount", in->mount_path);
+	if (rc < 0)
+		return rc;
+	ln_blockdev_id(&bd, id, sizeof(id));
+	rec = ln_state_find(&cv->st, cv->cluster, "mount", in->mount_path);
+	json_object_object_del(rec, "device");
+	ln_json_add_str(rec, "device", id);
+	cv->st.dirty = 1;
+	return ln_state_save(cv->a, &cv->st, err);
+}
+
 static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
 {
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
@@ -315,7 +395,9 @@ static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, co
 	int rc = 0, blank;
 
 	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
-		if (strcmp(fs, in->mount_fs)) {
+		if (mount_is_namespace(cv, in, dev, &err) < 0) {
+			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		} else if (strcmp(fs, in->mount_fs)) {
 			ln_buf_addf(&err, "'%s' is already mounted with %s, not %s", in->mount_path,
 				    fs, in->mount_fs);
 			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
@@ -355,7 +437,7 @@ static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, co
 		if (rc == 0 && blank)
 			rc = ln_agent_change(cv->a, "mkfs") ?: cv->a->fs->mkfs(cv->a, dev, in->mount_fs, &err);
 		if (rc == 0)
-			rc = ln_cv_own(cv, "mount", in->mount_path);
+			rc = own_mount(cv, in, dev, &err);
 		if (rc == 0)
 			rc = ln_agent_change(cv->a, "mount") ?:
 				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs, &err);

@@ -613,7 +613,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	char dir[PATH_MAX], p[PATH_MAX], id[300];
 	const char *want_path = ns->file ? ns->file : ns->device;
 	const char *want_bio;
-	struct ln_blockdev bd;
+	struct ln_blockdev bd = { .fd = -1 };
 	int rc = 0, exists, bio_ok, path_ok, enabled;
 
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
@@ -627,6 +627,8 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		rc = ln_blockdev_resolve(cv->a, ns->device, &bd, &err);
 		if (rc == 0)
 			rc = ln_blockdev_check_free(cv->a, &bd, ns->device, cv->rq, ns, t->nqn, &err);
+		if (rc == 0)	/* held open until device_path is written */
+			rc = ln_blockdev_claim(cv->a, &bd, ns->device, &err);
 		if (rc == 0)
 			want_path = bd.path;
 	}
@@ -642,6 +644,8 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 			if (rc == 0)
 				rc = ln_fs_mkdir(cv->a, dir, &err);
 			snprintf(p, sizeof(p), "%s/device_path", dir);
+			if (rc == 0 && ns->device)
+				rc = ln_blockdev_recheck(cv->a, &bd, ns->device, &err);
 			if (rc == 0)
 				rc = ln_fs_write_attr(cv->a, p, want_path, &err);
 			snprintf(p, sizeof(p), "%s/buffered_io", dir);
@@ -679,6 +683,8 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		if (enabled && (!path_ok || !bio_ok))
 			rc = ln_fs_write_attr(cv->a, p, "0", &err);
 		snprintf(p, sizeof(p), "%s/device_path", dir);
+		if (rc == 0 && !path_ok && ns->device)
+			rc = ln_blockdev_recheck(cv->a, &bd, ns->device, &err);
 		if (rc == 0 && !path_ok)
 			rc = ln_fs_write_attr(cv->a, p, want_path, &err);
 		snprintf(p, sizeof(p), "%s/buffered_io", dir);
@@ -690,6 +696,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	}
 	ln_cv_report(cv, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 out:
+	ln_blockdev_release(&bd);
 	ln_buf_release(&err);
 	ln_buf_release(&cur);
 	ln_buf_release(&det);
@@ -870,8 +877,11 @@ static void check_devices(struct ln_converge *cv)
 			ln_buf_reset(&err);
 			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
 			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
-						   t->nqn, &err) == 0)
+						   t->nqn, &err) == 0 &&
+			    ln_blockdev_claim(cv->a, &bd, t->ns[j].device, &err) == 0) {
+				ln_blockdev_release(&bd);
 				continue;
+			}
 			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
 			ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
 			t->failed = 1;

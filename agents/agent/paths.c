@@ -437,3 +437,8 @@ int ln_path_check_dirs(const struct ln_agent *a, const char *path, struct ln_buf
 		close(fd);
 	return fd == -ENOENT ? 0 : fd < 0 ? fd : 0;
 }
+
+int ln_path_open_dir(const struct ln_agent *a, const char *dir, struct ln_buf *err)
+{
+	return walk(a, dir, 0, 0, dir, err);
+}

@@ -44,6 +44,11 @@ int ln_path_remove(struct ln_agent *a, const char *path, struct ln_buf *err);
 int ln_path_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err);
 int ln_path_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err);
 
+/* Open the directory dir to read it, without following a link on the way
+ * or at dir itself: the fd, -ENOENT when something is missing (err
+ * untouched), -ELOOP or another negative error with the reason in err. */
+int ln_path_open_dir(const struct ln_agent *a, const char *dir, struct ln_buf *err);
+
 /* Open the agent's own directory dir, creating what is missing with mode
  * (not a counted change: the state's and the lock's directories), each
  * directory checked as ln_path_check_dirs() does; the fd or negative with

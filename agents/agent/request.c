@@ -15,6 +15,7 @@
 #include "agents/agent/request.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "common/places.h"
 
 /* "request: " then where, said once when where is the request itself. */
 static void prefix(struct ln_buf *err, const char *where)
@@ -137,6 +138,20 @@ static int get_path(struct json_object *o, const char *key, int required, const 
 	return 0;
 }
 
+/* A path llmnet writes (hostfile, backing file, mount point) must not be
+ * in a system place: lint refuses it, and the agent refuses it again,
+ * whoever wrote the request (common/places.h). */
+static int own_place(const char *key, const char *path, const char *where, struct ln_buf *err)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	int r = 0;
+
+	if (ln_place_check(key, path, &why) < 0)
+		r = bad(err, where, "%s", why.buf);
+	ln_buf_release(&why);
+	return r;
+}
+
 static int check_keys(struct json_object *o, const char *const *keys, const char *where,
 		      struct ln_buf *err)
 {
@@ -186,6 +201,8 @@ static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *whe
 		if (!ln_valid_abs_path(ns->file))
 			return bad(err, where, "file '%s' must be an absolute, normalized path",
 				   ns->file);
+		if ((r = own_place("file", ns->file, where, err)) < 0)
+			return r;
 		r = get_int(o, "size", 1, 512, INT64_MAX, &v, where, err);
 		if (r < 0)
 			return r;
@@ -365,7 +382,8 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		snprintf(w, sizeof(w), "%s.mount", where);
 		if ((r = check_keys(m, mkeys, w, err)) < 0)
 			return r;
-		if ((r = get_path(m, "path", 1, &in->mount_path, w, err)) < 0)
+		if ((r = get_path(m, "path", 1, &in->mount_path, w, err)) < 0 ||
+		    (r = own_place("path", in->mount_path, w, err)) < 0)
 			return r;
 		if ((r = get_str(m, "fs", 1, &in->mount_fs, w, err)) < 0)
 			return r;
@@ -394,7 +412,8 @@ static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct l
 
 	if ((r = check_keys(o, keys, "hostfile", err)) < 0)
 		return r;
-	if ((r = get_path(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0)
+	if ((r = get_path(o, "path", 1, &rq->hostfile_path, "hostfile", err)) < 0 ||
+	    (r = own_place("hostfile", rq->hostfile_path, "hostfile", err)) < 0)
 		return r;
 	if ((r = get_str(o, "format", 1, &format, "hostfile", err)) < 0)
 		return r;

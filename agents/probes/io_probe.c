@@ -15,7 +15,10 @@
  *       data read back and checked. --write needs --nqn: the device must
  *       then be a whole namespace of subsystem NQN, reached through a live
  *       NVMe-oF controller (sysfs), or nothing is opened; a read checks the
- *       same when --nqn is given.
+ *       same when --nqn is given: sysfs must show the device itself as a
+ *       namespace whose controllers (all of them, under multipath) are
+ *       NVMe-oF ones connected to NQN. The device is opened first and the
+ *       descriptor examined (no stat, then open); a write opens it O_EXCL.
  *
  * Prints "llmnet-io-probe 1", "write_mbps X" (when it wrote), "read_mbps Y",
  * "witness PATH kept|changed|none", "error: ..." lines, then
@@ -268,17 +271,61 @@ static void read_attr(const char *path, char *out, size_t size)
 	fclose(f);
 }
 
-/* Is the block device rdev a whole namespace of subsystem nqn, with a
- * live fabric controller of that subsystem? The namespace's "device" is
- * its controller (nvmeX) or, with native multipath, its subsystem
- * (nvme-subsysN): both carry subsysnqn. A local PCIe drive is refused
+static int is_fabric(const char *transport)
+{
+	static const char *const fabrics[] = { "tcp", "rdma", "fc", "loop", NULL };
+	int i;
+
+	for (i = 0; fabrics[i]; i++)
+		if (!strcmp(transport, fabrics[i]))
+			return 1;
+	return 0;
+}
+
+/* The controller at sysfs dir ctrl (named name): connected to nqn over a
+ * fabric? 1 live, 0 not live (said when say), -1 refused (said). */
+static int fabric_ctrl(const char *dev, const char *ctrl, const char *name, const char *nqn,
+		       int say)
+{
+	char p[PATH_MAX + 32], v[512];
+
+	snprintf(p, sizeof(p), "%s/transport", ctrl);
+	read_attr(p, v, sizeof(v));
+	if (!is_fabric(v)) {
+		err("'%s' is a namespace of controller %s over %s, not of an NVMe-oF controller of "
+		    "'%s'", dev, name, v[0] ? v : "an unknown transport", nqn);
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/subsysnqn", ctrl);
+	read_attr(p, v, sizeof(v));
+	if (strcmp(v, nqn)) {
+		err("'%s' is reached through controller %s of '%s', not of '%s'", dev, name, v, nqn);
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/state", ctrl);
+	read_attr(p, v, sizeof(v));
+	if (strcmp(v, "live")) {
+		if (say)
+			err("'%s' has no live NVMe-oF controller of '%s' (%s is %s)", dev, nqn, name,
+			    v[0] ? v : "in an unknown state");
+		return 0;
+	}
+	return 1;
+}
+
+/* Is the block device rdev a whole namespace of subsystem nqn behind live
+ * NVMe-oF controllers? Trusted only as sysfs shows the namespace itself:
+ * its "device" is its controller (nvmeX: transport, state, subsysnqn) or,
+ * with native multipath, its subsystem (nvme-subsysN: subsysnqn; its
+ * controllers are its nvmeX entries), and every controller it is reached
+ * through must be a fabric one connected to nqn. Another controller of
+ * the same NQN elsewhere proves nothing, and a local PCIe drive is refused
  * even under a matching NQN. */
 static int is_fabric_namespace(const char *dev, dev_t rdev, const char *nqn)
 {
-	static const char *const fabrics[] = { "tcp", "rdma", "fc", "loop", NULL };
-	char base[128], p[PATH_MAX], v[512];
+	char base[128], p[PATH_MAX], v[512], ctrl[PATH_MAX], dir[160];
 	struct dirent *e;
-	int live = 0, i;
+	int live = 0, r = 0;
 	DIR *d;
 
 	snprintf(base, sizeof(base), "/sys/dev/block/%u:%u", major(rdev), minor(rdev));
@@ -294,52 +341,67 @@ static int is_fabric_namespace(const char *dev, dev_t rdev, const char *nqn)
 		    v);
 		return 0;
 	}
-	d = opendir("/sys/class/nvme");
-	while (d && !live && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+	snprintf(dir, sizeof(dir), "%s/device", base);
+	snprintf(p, sizeof(p), "%s/transport", dir);
+	if (access(p, F_OK) == 0) {	/* the namespace's own controller */
+		const char *name = realpath(dir, ctrl) ? strrchr(ctrl, '/') + 1 : "?";
+
+		return fabric_ctrl(dev, dir, name, nqn, 1) == 1;
+	}
+	d = opendir(dir);	/* a multipath head: every path's controller */
+	while (d && r >= 0 && (e = readdir(d))) {
+		if (strncmp(e->d_name, "nvme", 4) || strspn(e->d_name + 4, "0123456789") !=
+								 strlen(e->d_name + 4) || !e->d_name[4])
 			continue;
-		snprintf(p, sizeof(p), "/sys/class/nvme/%s/subsysnqn", e->d_name);
-		read_attr(p, v, sizeof(v));
-		if (strcmp(v, nqn))
-			continue;
-		snprintf(p, sizeof(p), "/sys/class/nvme/%s/state", e->d_name);
-		read_attr(p, v, sizeof(v));
-		if (strcmp(v, "live"))
-			continue;
-		snprintf(p, sizeof(p), "/sys/class/nvme/%s/transport", e->d_name);
-		read_attr(p, v, sizeof(v));
-		for (i = 0; fabrics[i] && !live; i++)
-			live = !strcmp(v, fabrics[i]);
+		snprintf(ctrl, sizeof(ctrl), "%s/%s", dir, e->d_name);
+		r = fabric_ctrl(dev, ctrl, e->d_name, nqn, 0);
+		live += r > 0;
 	}
 	if (d)
 		closedir(d);
-	if (!live)
+	if (r >= 0 && !live)
 		err("'%s' has no live NVMe-oF controller of '%s'", dev, nqn);
-	return live;
+	return r >= 0 && live;
 }
 
+/* Open first, then look at what was opened (never stat, then open): an
+ * O_PATH descriptor opens no device, and the device is then opened through
+ * it, so the checked inode is the one read and written. A write also takes
+ * the device exclusively (O_EXCL: EBUSY while it is mounted or held). */
 static void device_mode(const char *dev, const char *nqn, uint64_t size, int wr)
 {
-	struct stat st;
-	int fd;
+	struct stat st, st2;
+	char self[64];
+	int pfd = -1, fd;
 
-	if (!dev || strncmp(dev, "/dev/", 5) || stat(dev, &st) < 0 || !S_ISBLK(st.st_mode)) {
-		err("'%s' is not a block device", dev);
-		return;
+	if (!dev || strncmp(dev, "/dev/", 5) || (pfd = open(dev, O_PATH | O_CLOEXEC)) < 0 ||
+	    fstat(pfd, &st) < 0 || !S_ISBLK(st.st_mode)) {
+		err("'%s' is not a block device", dev ? dev : "");
+		goto out;
 	}
 	if (wr && !nqn) {
 		err("--write needs --nqn NQN: only a namespace of that subsystem is written");
-		return;
+		goto out;
 	}
 	if (nqn && !is_fabric_namespace(dev, st.st_rdev, nqn))
-		return;
-	fd = open(dev, (wr ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+		goto out;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, (wr ? O_RDWR | O_EXCL : O_RDONLY) | O_DIRECT | O_CLOEXEC);
 	if (fd < 0) {
-		err("cannot open '%s' with O_DIRECT: %s", dev, strerror(errno));
-		return;
+		if (errno == EBUSY)
+			err("'%s' is in use (mounted, or held by another program): not written", dev);
+		else
+			err("cannot open '%s' with O_DIRECT: %s", dev, strerror(errno));
+		goto out;
 	}
-	transfer(fd, size, wr, dev);
+	if (fstat(fd, &st2) < 0 || !S_ISBLK(st2.st_mode) || st2.st_rdev != st.st_rdev)
+		err("'%s' changed while it was checked", dev);
+	else
+		transfer(fd, size, wr, dev);
 	close(fd);
+out:
+	if (pfd >= 0)
+		close(pfd);
 }
 
 int main(int argc, char **argv)

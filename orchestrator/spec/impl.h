@@ -154,7 +154,7 @@ enum spat {
 	SP_IP,		/* numeric IPv4 or IPv6 */
 	SP_DEVICE,	/* RDMA device: [A-Za-z0-9_-][A-Za-z0-9_.-]{0,63} */
 	SP_PATH,	/* absolute, [A-Za-z0-9._+,@=:/-], no "." or ".." parts */
-	SP_OWNPATH,	/* SP_PATH that llmnet writes: not a system place (places.c) */
+	SP_OWNPATH,	/* SP_PATH that llmnet writes: not a system place (common/places.c) */
 	SP_LOCALPATH,	/* SP_PATH, or "~/" and a relative SP_PATH */
 	SP_DEVPATH,	/* SP_PATH under /dev/ */
 	SP_NQN,		/* ln_nqn_check() */
@@ -224,10 +224,6 @@ struct field {
  * (or the specific rule broken) appended to why. */
 int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_buf *why);
 
-/* 0 if path (already an SP_PATH) is not in a system location llmnet may
- * not write (places.c); else -1 with the path, the key and the place
- * appended to why. */
-int spec_place_check(const char *key, const char *path, struct ln_buf *why);
 
 extern const struct table spec_top_table;
 /* Validation stages, indexed by enum ln_stage. */

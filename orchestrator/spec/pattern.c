@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/mca_policy.h"
+#include "common/places.h"
 #include "orchestrator/spec/nqn.h"
 #include "orchestrator/spec/impl.h"
 
@@ -20,8 +21,8 @@ const char *const spec_pattern_regex[SP_COUNT] = {
 	[SP_IP] = "^[0-9A-Fa-f:.]{2,45}$",
 	[SP_DEVICE] = "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$",
 	[SP_PATH] = "^(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
-	/* SP_PATH outside the places of places.c: keep the two in step */
-	[SP_OWNPATH] = "^(?!/(bin|boot|dev|lib[^/]*|proc|root|sbin|sys|usr)(/|$))"
+	/* SP_PATH outside the places of common/places.c: keep the two in step */
+	[SP_OWNPATH] = "^(?!/(bin|boot|dev|lib|lib32|lib64|libx32|proc|root|sbin|sys|usr)(/|$))"
 		       "(?!/(etc|run)(/(?!llmnet/)|$))(?!/var/lib/llmnet(/|$))"
 		       "(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	[SP_LOCALPATH] = "^(~|/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)*$",
@@ -171,7 +172,7 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 	case SP_OWNPATH:
 		if (check_path(key, s, NULL, why) < 0)
 			return -1;
-		return spec_place_check(key, s, why);
+		return ln_place_check(key, s, why);
 	case SP_DEVPATH:
 		return check_path(key, s, "/dev/", why);
 	case SP_LOCALPATH:

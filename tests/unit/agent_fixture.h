@@ -217,6 +217,32 @@ static inline void fx_list(const char *root, struct ln_buf *out, int (*skip_fn)(
 	fx_list_rec(root, "", out, skip_fn);
 }
 
+/* Run the agent's apply with in on root and expect a refusal: exit code
+ * want_rc, want in the answer, and the tree (less what skip_fn skips) as it
+ * was. 0, or -1 with what differed on stderr. */
+static inline int fx_apply_refused(const char *root, const char *in, int want_rc,
+				   const char *want, int (*skip_fn)(const char *rel))
+{
+	const char *args[] = { "apply", NULL };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
+		      after = LN_BUF_INIT;
+	int rc, r = 0;
+
+	fx_list(root, &before, skip_fn);
+	rc = fx_agent(root, args, in, &out, &err, NULL);
+	fx_list(root, &after, skip_fn);
+	if (rc != want_rc || !strstr(out.buf, want) || strcmp(before.buf, after.buf)) {
+		fprintf(stderr, "exit %d\nwant: %s\ngot: %s\n%s\n%s", rc, want, out.buf, err.buf,
+			strcmp(before.buf, after.buf) ? "and the tree changed\n" : "");
+		r = -1;
+	}
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	return r;
+}
+
 /* Every path with its mtime (ns) and size: "converged writes nothing". */
 static inline void fx_mtimes_rec(const char *base, const char *rel, struct ln_buf *out)
 {

@@ -11,6 +11,12 @@
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
+#include <errno.h>
+#include <sys/file.h>
+
+#include "agents/agent/agent.h"
+#include "agents/agent/blockdev.h"
+
 static char *build(void)
 {
 	char *root = fx_build("node-target"), cmd[1024];
@@ -44,24 +50,11 @@ static int skip_agent_files(const char *rel)
 static void refused(const char *ns, const char *want, void (*prepare)(const char *root))
 {
 	char *root = build();
-	const char *args[] = { "apply", NULL };
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
-		      after = LN_BUF_INIT;
 
 	if (prepare)
 		prepare(root);
-	fx_list(root, &before, skip_agent_files);
-	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 1);
-	if (!strstr(out.buf, want))
-		fprintf(stderr, "want: %s\ngot: %s\n", want, out.buf);
-	assert_non_null(strstr(out.buf, want));
-	fx_list(root, &after, skip_agent_files);
-	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(fx_apply_refused(root, request(ns), 1, want, skip_agent_files), 0);
 	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
 }
 
 static void test_agent_blockdev__partition_mounted_refuses_disk(void **st)
@@ -199,6 +192,61 @@ static void test_agent_blockdev__free_partition_beside_mounted_one(void **st)
 	exported("{\"nsid\":1,\"device\":\"/dev/sda2\"}", "/dev/sda2\n");
 }
 
+/* The kernel's own in-use check: an exclusive opener of the device (on a
+ * fixture root an exclusive flock stands for O_EXCL's claim) makes the
+ * device refused, though sysfs and procfs show nothing. */
+static int held = -1;
+
+static void hold_sdd(const char *root)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/dev/sdd", root);
+	held = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(held >= 0);
+	assert_int_equal(flock(held, LOCK_EX | LOCK_NB), 0);
+}
+
+static void test_agent_blockdev__exclusive_opener_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/disk/by-id/wwn-0x5000c500a1b2c3d4\"}",
+		"device '/dev/disk/by-id/wwn-0x5000c500a1b2c3d4' ('/dev/sdd') is in use: the "
+		"kernel refuses to open it exclusively (mounted, or held by device-mapper, md or "
+		"another program); refusing to export it",
+		hold_sdd);
+	close(held);
+	held = -1;
+}
+
+/* Check and use: the device held open since the check must still be what
+ * its path names when device_path is written; a device swapped in between
+ * is refused. */
+static void test_agent_blockdev__device_swapped_after_check_refused(void **st)
+{
+	char *root = build(), from[4096], to[4096];
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_blockdev bd;
+	struct ln_agent a;
+
+	(void)st;
+	assert_int_equal(ln_agent_init(&a, root, &err), 0);
+	assert_int_equal(ln_blockdev_resolve(&a, "/dev/sdd", &bd, &err), 0);
+	assert_int_equal(ln_blockdev_claim(&a, &bd, "/dev/sdd", &err), 0);
+	assert_int_equal(ln_blockdev_recheck(&a, &bd, "/dev/sdd", &err), 0);
+	snprintf(from, sizeof(from), "%s/dev/sde", root);
+	snprintf(to, sizeof(to), "%s/dev/sdd", root);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(ln_blockdev_recheck(&a, &bd, "/dev/sdd", &err), -ESTALE);
+	assert_string_equal(err.buf, "device '/dev/sdd' changed between its check and its use "
+				     "('/dev/sdd' is no longer the device checked); refusing to "
+				     "export it");
+	ln_blockdev_release(&bd);
+	assert_int_equal(bd.fd, -1);
+	ln_buf_release(&err);
+	fx_remove(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +262,8 @@ int main(void)
 		cmocka_unit_test(test_agent_blockdev__directory_is_not_a_device),
 		cmocka_unit_test(test_agent_blockdev__free_link_records_resolved_device),
 		cmocka_unit_test(test_agent_blockdev__free_partition_beside_mounted_one),
+		cmocka_unit_test(test_agent_blockdev__exclusive_opener_refused),
+		cmocka_unit_test(test_agent_blockdev__device_swapped_after_check_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

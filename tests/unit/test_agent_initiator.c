@@ -195,6 +195,126 @@ static void test_agent_initiator__mount_point_not_empty(void **st)
 	fx_remove(root);
 }
 
+static const char *mount_req(const char *path)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
+		 "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+		 "\"service\":4420,\"mount\":{\"path\":\"%s\",\"fs\":\"ext4\",\"format\":"
+		 "\"if-blank\"}}]}",
+		 path);
+	return buf;
+}
+
+static void read_into(const char *root, const char *rel, struct ln_buf *out)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	ln_buf_reset(out);
+	assert_int_equal(ln_file_read(p, out, &e), 0);
+	ln_buf_release(&e);
+}
+
+static void append_mount(const char *root, const char *line)
+{
+	char p[4096];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/proc/mounts", root);
+	f = fopen(p, "a");
+	assert_non_null(f);
+	fputs(line, f);
+	fclose(f);
+}
+
+/* Run args with req on root: refused (exit 1) with want in the answer,
+ * and /proc/mounts as it was. */
+static void refused_mounts_kept(const char *root, const char *const *args, const char *req,
+				const char *want)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+
+	read_into(root, "/proc/mounts", &m1);
+	assert_int_equal(fx_agent(root, args, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
+	if (!strstr(out.buf, want))
+		fail_msg("want: %s\ngot: %s", want, out.buf);
+	read_into(root, "/proc/mounts", &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&m1);
+	ln_buf_release(&m2);
+}
+
+/* Something else mounted at the mount point (same fs type) is not the
+ * declared namespace: refused, naming it, never reported ok or recorded
+ * (issue 12 point 3). */
+static void test_agent_initiator__foreign_mount_at_mount_point_refused(void **st)
+{
+	const char *apply[] = { "apply", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf err = LN_BUF_INIT, state = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/mnt/ckpt", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &err), 0);
+	append_mount(root, "/dev/vdb /mnt/ckpt ext4 rw,relatime 0 0\n");
+	refused_mounts_kept(root, apply, mount_req("/mnt/ckpt"),
+			    "'/mnt/ckpt' already has /dev/vdb mounted, not the namespace of "
+			    "'nqn.2024-04.x:t' (/dev/nvme1n1)");
+	read_into(root, "/var/lib/llmnet/state.json", &state);
+	assert_null(strstr(state.buf, "/mnt/ckpt"));
+	ln_buf_release(&err);
+	ln_buf_release(&state);
+	fx_remove(root);
+}
+
+/* Teardown unmounts only the device llmnet mounted: a mount made over
+ * its own at the same point is left alone, named in the error. */
+static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *td[] = { "teardown", NULL };
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, state = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, apply, mount_req("/mnt/x"), &out), 0);
+	read_into(root, "/var/lib/llmnet/state.json", &state);
+	assert_non_null(strstr(state.buf, "\"device\": \"259:1\""));
+	append_mount(root, "/dev/vdb /mnt/x ext4 rw,relatime 0 0\n");
+	refused_mounts_kept(root, td, NULL,
+			    "'/mnt/x' has /dev/vdb mounted, not the device llmnet mounted there "
+			    "(259:1)");
+	ln_buf_release(&out);
+	ln_buf_release(&state);
+	fx_remove(root);
+}
+
+/* A mount point that is a link is refused, never followed to its target
+ * (ln_list_dir and the mount point check do not follow links), in plan
+ * (which lists the mount point and creates nothing) and in apply. */
+static void test_agent_initiator__mount_point_link_refused(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *plan[] = { "plan", NULL };
+	const char *want = "'/mnt/link' is a symbolic link; llmnet does not follow links";
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/srv/empty", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &err), 0);
+	snprintf(p, sizeof(p), "%s/mnt/link", root);
+	assert_int_equal(symlink("/srv/empty", p), 0);
+	refused_mounts_kept(root, plan, mount_req("/mnt/link"), want);
+	refused_mounts_kept(root, apply, mount_req("/mnt/link"), want);
+	ln_buf_release(&err);
+	fx_remove(root);
+}
+
 static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 {
 	const char *bad[] = { "run", "--timeout", "5", "--", "sh", "-c", "id", NULL };
@@ -222,6 +342,9 @@ int main(void)
 		cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
 		cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
 		cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
+		cmocka_unit_test(test_agent_initiator__foreign_mount_at_mount_point_refused),
+		cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
+		cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
 		cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
 	};
 

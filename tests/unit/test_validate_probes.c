@@ -325,6 +325,84 @@ static void test_validate_probes__io_probe(void **state)
 	ln_buf_release(&out);
 }
 
+/*
+ * The io probe trusts a device only as sysfs shows that device itself: a
+ * private mount namespace puts a made-up sysfs on /sys and a device node
+ * 240:0 (a major for local use, no driver: it never opens) on /dev. layout
+ * is shell that links /sys/dev/block/240:0/device to a controller or a
+ * multipath subsystem; controllers: nvme0 over pcie, nvme1 over tcp, nvme2
+ * over tcp but not live, all of subsystem NQN (issue 12 point 4).
+ */
+#define IO_NQN "nqn.2024-04.com.example:t"
+
+static int io_probe_on_fake_sysfs(const char *layout, struct ln_buf *out)
+{
+	char path[] = "/tmp/ln-io-sysfs-XXXXXX", cmd[4096];
+	int fd = mkstemp(path), rc;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	assert_non_null(f);
+	fprintf(f,
+		"set -e\n"
+		"mount -t tmpfs none /sys\n"
+		"c() { mkdir -p /sys/class/nvme/$1; echo $2 > /sys/class/nvme/$1/transport;\n"
+		"      echo $3 > /sys/class/nvme/$1/state; echo " IO_NQN " > /sys/class/nvme/$1/subsysnqn; }\n"
+		"c nvme0 pcie live; c nvme1 tcp live; c nvme2 tcp connecting\n"
+		"S=/sys/class/nvme-subsystem/nvme-subsys0; mkdir -p $S /sys/dev/block/240:0\n"
+		"echo " IO_NQN " > $S/subsysnqn\n"
+		"%s\n"
+		"mount -t tmpfs none /dev\n"
+		"mknod /dev/ln-ns b 240 0\n"
+		"exec %s/probes/io_probe --device /dev/ln-ns --size 4194304 --nqn " IO_NQN "\n",
+		layout, BUILD_DIR);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "unshare -m sh %s", path);
+	rc = capture(cmd, out);
+	unlink(path);
+	return rc;
+}
+
+static void test_validate_probes__io_probe_trusts_only_the_namespace_sysfs(void **state)
+{
+	struct ln_buf out = LN_BUF_INIT;
+
+	(void)state;
+	/* its own controller is PCIe: another live tcp controller of the same
+	 * NQN (nvme1) proves nothing */
+	assert_int_equal(io_probe_on_fake_sysfs("ln -s /sys/class/nvme/nvme0 "
+						"/sys/dev/block/240:0/device", &out), 1);
+	if (!strstr(out.buf, "error: '/dev/ln-ns' is a namespace of controller nvme0 over pcie, "
+			     "not of an NVMe-oF controller of '" IO_NQN "'"))
+		fail_msg("%s", out.buf);
+	assert_null(strstr(out.buf, "cannot open"));
+	/* its own controller over tcp, live: trusted (the node then does not
+	 * open: no driver has major 240) */
+	assert_int_equal(io_probe_on_fake_sysfs("ln -s /sys/class/nvme/nvme1 "
+						"/sys/dev/block/240:0/device", &out), 1);
+	if (!strstr(out.buf, "error: cannot open '/dev/ln-ns' with O_DIRECT"))
+		fail_msg("%s", out.buf);
+	/* multipath: a subsystem reached over pcie and tcp is refused */
+	assert_int_equal(io_probe_on_fake_sysfs("ln -s $S /sys/dev/block/240:0/device; "
+						"ln -s /sys/class/nvme/nvme0 $S/nvme0; "
+						"ln -s /sys/class/nvme/nvme1 $S/nvme1", &out), 1);
+	if (!strstr(out.buf, "is a namespace of controller nvme0 over pcie"))
+		fail_msg("%s", out.buf);
+	assert_null(strstr(out.buf, "cannot open"));
+	/* multipath over tcp only, one path live: trusted */
+	assert_int_equal(io_probe_on_fake_sysfs("ln -s $S /sys/dev/block/240:0/device; "
+						"ln -s /sys/class/nvme/nvme1 $S/nvme1; "
+						"ln -s /sys/class/nvme/nvme2 $S/nvme2", &out), 1);
+	if (!strstr(out.buf, "error: cannot open '/dev/ln-ns' with O_DIRECT"))
+		fail_msg("%s", out.buf);
+	/* no live path */
+	assert_int_equal(io_probe_on_fake_sysfs("ln -s $S /sys/dev/block/240:0/device; "
+						"ln -s /sys/class/nvme/nvme2 $S/nvme2", &out), 1);
+	if (!strstr(out.buf, "error: '/dev/ln-ns' has no live NVMe-oF controller of '" IO_NQN "'"))
+		fail_msg("%s", out.buf);
+	assert_null(strstr(out.buf, "cannot open"));
+	ln_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
 		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
 		cmocka_unit_test(test_validate_probes__io_probe),
+		cmocka_unit_test(test_validate_probes__io_probe_trusts_only_the_namespace_sysfs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

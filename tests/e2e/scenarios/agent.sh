@@ -51,7 +51,7 @@ target_req() { # TRANSPORT
   "nqn": "nqn.2024-04.io.llmnet:e2e.agent.$1", "transport": "$1",
   "address": "$tip", "service": 4420, "hosts": ["$hostnqn"],
   "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/$1.img", "size": 16777216},
-                 {"nsid": 2, "file": "/run/llmnet-e2e/$1.img", "size": 4194304}]}]}
+                 {"nsid": 2, "file": "/run/llmnet/e2e/$1.img", "size": 4194304}]}]}
 JSON
 }
 init_req() { # TRANSPORT

@@ -1,21 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Places a spec may not name. The hostfile, a namespace's backing file
- * and a mount point are paths llmnet creates, rewrites or mounts over as
- * root on every node, so a spec must not be able to point them at the
- * system's own files: a hostfile at /etc/passwd would replace it, a mount
- * at /etc would hide it. This table is the one list (docs/spec.md, "Places
- * a spec may not name", documents it; the agent will refuse the same
- * places again, as defence in depth). spec_pattern_regex[SP_OWNPATH]
- * (pattern.c) says the same for the schema: change both together.
+ * Places a spec may not name (places.h). This table is the one list:
+ * docs/spec.md ("Places a spec may not name") documents it, lint
+ * (orchestrator/spec/pattern.c) and the agent's request parser
+ * (agents/agent/request.c) both call ln_place_check(). The schema's
+ * spec_pattern_regex[SP_OWNPATH] (pattern.c) says the same as a regex:
+ * change both together.
  */
 #include <string.h>
 
+#include "common/places.h"
 #include "common/util.h"
-#include "orchestrator/spec/impl.h"
 
 struct place {
-	const char *dir;	/* the folder and all below it; "lib*": any first part lib... */
+	const char *dir;	/* the folder and all below it */
 	const char *except;	/* a folder below dir that llmnet may use, or NULL */
 	const char *why;	/* said in parentheses after the path */
 };
@@ -26,7 +24,10 @@ static const struct place places[] = {
 	{ "/boot", NULL, "/boot" },
 	{ "/dev", NULL, "/dev; a namespace names a block device with 'device'" },
 	{ "/etc", "/etc/llmnet", "/etc outside /etc/llmnet" },
-	{ "/lib*", NULL, "/lib*" },
+	{ "/lib", NULL, "/lib" },
+	{ "/lib32", NULL, "/lib32" },
+	{ "/lib64", NULL, "/lib64" },
+	{ "/libx32", NULL, "/libx32" },
 	{ "/proc", NULL, "/proc" },
 	{ "/root", NULL, "/root" },
 	{ "/run", "/run/llmnet", "/run outside /run/llmnet" },
@@ -36,14 +37,11 @@ static const struct place places[] = {
 	{ "/var/lib/llmnet", NULL, "/var/lib/llmnet, the agent's own state" },
 };
 
-/* path is dir or below it; a trailing '*' in dir matches the rest of
- * that part ("/lib*" takes /lib, /lib64, /libx32/...). */
+/* path is dir or below it ("/" is only "/" itself: every path is below it). */
 static int under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
-	if (n && dir[n - 1] == '*')
-		return !strncmp(path, dir, n - 1);
 	if (strncmp(path, dir, n))
 		return 0;
 	return !path[n] || path[n] == '/';
@@ -59,7 +57,7 @@ static const char *label(const char *key)
 	return key;
 }
 
-int spec_place_check(const char *key, const char *path, struct ln_buf *why)
+int ln_place_check(const char *key, const char *path, struct ln_buf *why)
 {
 	size_t i;
 

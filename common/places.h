@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Places a spec may not name: the system locations where a hostfile, a
+ * namespace's backing file or a mount point would replace or hide the
+ * node's own files (/etc/passwd, a mount over /etc). One list for both
+ * binaries: lint refuses these paths in a spec (orchestrator/spec/), and
+ * the agent refuses them again in a request (defence in depth). The
+ * agent's own writes (its state, /etc/nvme/hostnqn) are not spec paths
+ * and are listed separately in docs/operating.md.
+ */
+#ifndef LN_PLACES_H
+#define LN_PLACES_H
+
+#include "common/buf.h"
+
+/*
+ * 0 if path (absolute and normalized) is outside every system place;
+ * else -1 with "<label> '<path>' is in a system location (<place>): ..."
+ * appended to why. key is the spec key ("hostfile", "file", "path"),
+ * named in the message as what it is.
+ */
+int ln_place_check(const char *key, const char *path, struct ln_buf *why);
+
+#endif
