@@ -13,4 +13,8 @@
 tier-docs:
 	$(Q)tests/docs/exit-codes.sh $(BUILD)
 
-CHECK_TIERS += docs:60
+# The agent on fixture roots, and lint: seconds.
+tier-safety: all
+	$(Q)tests/adversarial/run.sh $(BUILD)
+
+CHECK_TIERS += docs:60 safety:300
