@@ -15,7 +15,7 @@
 #     STATUS lists exactly llmnet's codes.
 set -u
 build=${1:-build}
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 tap_init docs
 page=docs/exit-codes.md
