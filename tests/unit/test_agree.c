@@ -197,13 +197,13 @@ static void test_agree__valid_test_specs_make_requests_the_agent_accepts(void **
 
 /* A fake cluster for ln_validate_run: tools answer as the real ones do
  * when healthy, every probe run is logged with its node and bound. */
+#define MAXF 8	/* files a node holds: the io probe, two sources, two builds */
+
 struct fake {
 	pthread_mutex_t lock;
 	struct json_object *facts[MAXN];
-	struct {
-		char path[256];
-		struct ln_buf data;
-	} files[MAXN][8];
+	char path[MAXN][MAXF][256];	/* "" : a free slot */
+	struct ln_buf data[MAXN][MAXF];
 	struct ln_buf log;
 };
 
@@ -221,11 +221,10 @@ static struct ln_buf *fake_file(struct fake *f, size_t node, const char *path, i
 {
 	size_t k;
 
-	for (k = 0; k < ARRAY_SIZE(f->files[node]); k++)
-		if (!strcmp(f->files[node][k].path, path) ||
-		    (create && !f->files[node][k].path[0])) {
-			snprintf(f->files[node][k].path, sizeof(f->files[node][k].path), "%s", path);
-			return &f->files[node][k].data;
+	for (k = 0; k < MAXF; k++)
+		if (!strcmp(f->path[node][k], path) || (create && !f->path[node][k][0])) {
+			snprintf(f->path[node][k], sizeof(f->path[node][k]), "%s", path);
+			return &f->data[node][k];
 		}
 	return NULL;
 }
@@ -347,16 +346,18 @@ static int line_cmp(const void *a, const void *b)
 /* Sort the lines of b in place (threads log in any order). */
 static void sort_lines(struct ln_buf *b)
 {
-	char **lines = NULL, *p, *nl, *copy = strdup(b->buf);
+	char **lines, *p, *nl, *copy = strdup(b->buf);
 	size_t n = 0, i;
 
 	assert_non_null(copy);
-	for (p = copy; *p; p = nl + 1) {
+	for (p = copy; *p; p++)
+		n += *p == '\n';
+	lines = calloc(n + 1, sizeof(*lines));
+	assert_non_null(lines);
+	for (n = 0, p = copy; *p; p = nl + 1) {
 		nl = strchr(p, '\n');
 		assert_non_null(nl);
 		*nl = '\0';
-		lines = realloc(lines, (n + 1) * sizeof(*lines));
-		assert_non_null(lines);
 		lines[n++] = p;
 	}
 	if (n)
@@ -384,8 +385,8 @@ static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 	ln_buf_init(&f.log, 0);
 	for (i = 0; i < spec->n_nodes; i++) {
 		f.facts[i] = node_facts(spec, i);
-		for (k = 0; k < ARRAY_SIZE(f.files[i]); k++)
-			ln_buf_init(&f.files[i][k].data, 0);
+		for (k = 0; k < MAXF; k++)
+			ln_buf_init(&f.data[i][k], 0);
 	}
 	memset(&o, 0, sizeof(o));
 	o.mpi_probe_source = ROOT "/agents/probes/mpi_probe.c";
@@ -415,8 +416,8 @@ static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 	ln_results_release(&res);
 	for (i = 0; i < spec->n_nodes; i++) {
 		json_object_put(f.facts[i]);
-		for (k = 0; k < ARRAY_SIZE(f.files[i]); k++)
-			ln_buf_release(&f.files[i][k].data);
+		for (k = 0; k < MAXF; k++)
+			ln_buf_release(&f.data[i][k]);
 	}
 	ln_buf_release(&f.log);
 	ln_buf_release(&err);
