@@ -74,14 +74,14 @@ refused() {
 }
 
 restore() {
-	for i in 1 2; do
+	for i in 2 1; do	# initiators go before their target
 		lab_ssh "$i" "$AGENT -q teardown --cluster e2e-safety --purge >/dev/null 2>&1
 			for c in e2e-safety-a e2e-safety-b; do $AGENT -q teardown --cluster \$c --purge >/dev/null 2>&1; done
 			[ -L /etc/llmnet ] && rm /etc/llmnet; [ -d /etc/llmnet.e2e-saved ] && mv /etc/llmnet.e2e-saved /etc/llmnet
 			[ -L /var/lib/nvmet ] && rm /var/lib/nvmet; [ -d /var/lib/nvmet.e2e-saved ] && mv /var/lib/nvmet.e2e-saved /var/lib/nvmet
 			umount $W/mnt 2>/dev/null
-			for l in \$(losetup -j $W/swap.img -O NAME -n 2>/dev/null); do swapoff \$l; done
-			for l in \$(losetup -j $W/disk.img -O NAME -n 2>/dev/null) \$(losetup -j $W/swap.img -O NAME -n 2>/dev/null); do losetup -d \$l; done
+			for l in \$(losetup -l -n -O NAME -j $W/swap.img 2>/dev/null); do swapoff \$l; done
+			for l in \$(losetup -l -n -O NAME -j $W/disk.img 2>/dev/null) \$(losetup -l -n -O NAME -j $W/swap.img 2>/dev/null); do losetup -d \$l; done
 			rm -rf $W" >/dev/null 2>&1
 	done
 	rm -rf "$tmp"
