@@ -237,9 +237,33 @@ void ln_run_log(struct ln_run *r, const char *fmt, ...)
 	pthread_mutex_unlock(&r->log_lock);
 }
 
-int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
+void ln_run_ssh_opts(const struct ln_run *r, const struct ln_node_run *nr, struct ln_ssh_opts *o,
+		     char *jump, size_t jump_len)
 {
 	const struct ln_ssh_spec *ss = &r->spec->ssh;
+
+	memset(o, 0, sizeof(*o));
+	o->node = nr->spec->name;
+	o->host = nr->spec->address;
+	o->port = nr->spec->port;
+	o->user = nr->spec->user;
+	o->identity = ss->identity;
+	o->known_hosts = ss->known_hosts;
+	o->policy = ss->host_key_policy == LN_HOST_KEY_ACCEPT_NEW ? LN_HOSTKEY_ACCEPT_NEW :
+								     LN_HOSTKEY_STRICT;
+	o->accept_replaced = nr->accept_replaced;
+	if (ss->jump_host) {
+		snprintf(jump, jump_len, "%s@%s:%u", ss->jump_user ? ss->jump_user : o->user,
+			 ss->jump_host, ss->jump_port ? (unsigned)ss->jump_port : 22u);
+		o->jump = jump;
+	}
+	o->connect_timeout_ms = (int)ss->connect_timeout_ms;
+	o->step_timeout_ms = (int)ss->timeout_ms;
+	o->sudo = o->user && strcmp(o->user, "root") != 0;
+}
+
+int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
+{
 	struct ln_ssh_opts o;
 	struct ln_buf note = LN_BUF_INIT;
 	char jump[600];
@@ -247,24 +271,7 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 
 	if (nr->s)
 		return 0;
-	memset(&o, 0, sizeof(o));
-	o.node = nr->spec->name;
-	o.host = nr->spec->address;
-	o.port = nr->spec->port;
-	o.user = nr->spec->user;
-	o.identity = ss->identity;
-	o.known_hosts = ss->known_hosts;
-	o.policy = ss->host_key_policy == LN_HOST_KEY_ACCEPT_NEW ? LN_HOSTKEY_ACCEPT_NEW :
-								    LN_HOSTKEY_STRICT;
-	o.accept_replaced = nr->accept_replaced;
-	if (ss->jump_host) {
-		snprintf(jump, sizeof(jump), "%s@%s:%u", ss->jump_user ? ss->jump_user : o.user,
-			 ss->jump_host, ss->jump_port ? (unsigned)ss->jump_port : 22u);
-		o.jump = jump;
-	}
-	o.connect_timeout_ms = (int)ss->connect_timeout_ms;
-	o.step_timeout_ms = (int)ss->timeout_ms;
-	o.sudo = o.user && strcmp(o.user, "root") != 0;
+	ln_run_ssh_opts(r, nr, &o, jump, sizeof(jump));
 	rc = ln_ssh_connect(&o, &nr->s, &note, err);
 	if (note.len) {
 		ln_run_log(r, "%s", note.buf);

@@ -80,6 +80,11 @@ void ln_run_release(struct ln_run *r);
 /* Append one timestamped line to the run log (thread-safe). */
 void ln_run_log(struct ln_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The SSH options the controller connects to node nr with, from the
+ * spec's ssh section and the node's own keys; jump (jump_len bytes,
+ * caller's) holds the jump host text o->jump points to. */
+void ln_run_ssh_opts(const struct ln_run *r, const struct ln_node_run *nr, struct ln_ssh_opts *o,
+		     char *jump, size_t jump_len);
 /* Make sure a reachable node has a session (reopen if it was closed). */
 int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
 /* Close sessions between phases when the budget says so. */

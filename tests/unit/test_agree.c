@@ -1,0 +1,881 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What lint accepts, the agent does (issue 12, point 7).
+ *
+ * 1. Every example and every valid spec under tests/ is turned into the
+ *    agent requests the controller would send (ln_plan_request, for every
+ *    node and both apply phases), and the agent's own request validator
+ *    (agents/agent/request.c) must accept each one.
+ * 2. Every key of the spec grammar (walked from the key tables, so a new
+ *    key without a case here fails) has a case: one spec with the key at
+ *    one value and one with another, and what llmnet does with the two
+ *    must differ: the agent requests, the SSH options the controller
+ *    connects with and its fan-out width, or the probes' command lines,
+ *    bounds and verdicts of a validation run against a fake cluster. A
+ *    key whose change makes no difference fails with its name. Keys and
+ *    values refused by name ("not supported yet") must be refused.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "agents/agent/request.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/proto.h"
+#include "common/util.h"
+#include "orchestrator/plan.h"
+#include "orchestrator/run.h"
+#include "orchestrator/spec/impl.h"
+#include "orchestrator/validate/results.h"
+#include "orchestrator/validate/stages.h"
+
+#define ROOT FIXTURES_DIR "/../.."
+#define MAXN 8
+
+/* ---- facts a node would report ----------------------------------------- */
+
+/* Node i's facts: its host NQN, one Soft-RoCE port, 8 GPUs, and a live
+ * controller with one namespace for every target it initiates to. */
+static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
+{
+	struct ln_buf js = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	size_t k, n = 0;
+
+	ln_buf_addf(&js,
+		    "{\"protocol\":1,\"hostname\":\"h%zu\",\"host_nqn\":\"nqn.2014-08.org.nvmexpress:"
+		    "uuid:00000000-0000-4000-8000-%012zx\",\"rdma\":[{\"device\":\"rxe0\",\"ports\":"
+		    "[{\"port\":1,\"state\":\"ACTIVE\",\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,"
+		    "\"active_mtu\":1024,\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
+		    "\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]}],"
+		    "\"gpus\":{\"count\":8},\"nvmet\":{\"subsystems\":[]},\"nvme\":[",
+		    i + 1, i + 1, i + 1);
+	for (k = 0; k < spec->n_initiators; k++)
+		if (spec->initiators[k].node == i)
+			ln_buf_addf(&js, "%s{\"subsysnqn\":\"%s\",\"state\":\"live\",\"namespaces\":"
+				    "[{\"block\":\"nvme%zun1\"}]}", n++ ? "," : "",
+				    spec->targets[spec->initiators[k].target].nqn, k);
+	ln_buf_addstr(&js, "]}");
+	if (ln_json_parse(js.buf, js.len, &o, &err) < 0)
+		fail_msg("facts: %s", err.buf);
+	ln_buf_release(&js);
+	ln_buf_release(&err);
+	return o;
+}
+
+/* A run over spec as the controller prepares it, every node reachable
+ * with its facts read (ln_run_release frees them). */
+static void run_start(struct ln_run *r, const struct ln_spec *spec)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i;
+
+	if (ln_run_init(r, spec, 0, NULL, 0, NULL, 0, "test", &err) < 0)
+		fail_msg("%s: %s", spec->path, err.buf);
+	for (i = 0; i < r->n; i++) {
+		r->nodes[i].state = LN_NODE_OK;
+		r->nodes[i].facts = node_facts(spec, i);
+	}
+	ln_buf_release(&err);
+}
+
+/* Node i's request in phase, as text (ln_buf_release it). */
+static void request_text(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
+			 struct ln_buf *out)
+{
+	struct json_object *req = ln_plan_request(r, i, phase, NULL);
+
+	assert_non_null(req);
+	assert_int_equal(ln_json_write(req, 0, out), 0);
+	json_object_put(req);
+}
+
+/* ---- 1. lint's specs, the agent's requests ------------------------------ */
+
+/* Every request the controller derives from the spec at path passes the
+ * agent's validator. Returns 1 when the spec is valid (and checked), 0
+ * when lint refuses it. */
+static int check_spec_requests(const char *path)
+{
+	struct ln_spec *spec = NULL;
+	struct ln_buf err = LN_BUF_INIT, req = LN_BUF_INIT;
+	struct ln_run r;
+	size_t i;
+	int phase;
+
+	if (ln_spec_load(path, &spec, &err) < 0) {
+		ln_buf_release(&err);
+		return 0;
+	}
+	run_start(&r, spec);
+	for (i = 0; i < r.n; i++)
+		for (phase = LN_PHASE_FULL; phase <= LN_PHASE_TARGETS; phase++) {
+			struct ln_request rq;
+
+			ln_buf_reset(&req);
+			request_text(&r, i, (enum ln_plan_phase)phase, &req);
+			if (ln_request_parse(req.buf, req.len, &rq, &err) < 0)
+				fail_msg("%s: node '%s' (%s phase): the agent refuses the request "
+					 "lint's spec makes: %s\n%s", path, spec->nodes[i].name,
+					 phase == LN_PHASE_FULL ? "full" : "targets", err.buf, req.buf);
+			ln_request_release(&rq);
+		}
+	ln_run_release(&r);
+	ln_spec_free(spec);
+	ln_buf_release(&req);
+	ln_buf_release(&err);
+	return 1;
+}
+
+static void test_agree__examples_make_requests_the_agent_accepts(void **state)
+{
+	glob_t g;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(glob(ROOT "/examples/*.yaml", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 4);
+	for (i = 0; i < g.gl_pathc; i++)
+		if (!check_spec_requests(g.gl_pathv[i]))
+			fail_msg("example '%s' does not lint", g.gl_pathv[i]);
+	globfree(&g);
+}
+
+/* Every file under dir (recursively) that lint accepts; *n counts them. */
+static void check_tree(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[4096];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR)
+			check_tree(p, n);
+		else if (len > 5 && !strcmp(e->d_name + len - 5, ".yaml"))
+			*n += (size_t)check_spec_requests(p);
+	}
+	closedir(d);
+}
+
+static void test_agree__valid_test_specs_make_requests_the_agent_accepts(void **state)
+{
+	glob_t g;
+	size_t i, n = 0;
+
+	(void)state;
+	check_tree(ROOT "/tests", &n);
+	/* the fuzz corpus holds valid specs under hash names too */
+	assert_int_equal(glob(ROOT "/tests/fuzz/corpus/*", 0, NULL, &g), 0);
+	for (i = 0; i < g.gl_pathc; i++) {
+		size_t len = strlen(g.gl_pathv[i]);
+
+		if (len <= 5 || strcmp(g.gl_pathv[i] + len - 5, ".yaml"))
+			n += (size_t)check_spec_requests(g.gl_pathv[i]);
+	}
+	globfree(&g);
+	/* the corpus copies of the examples at least: a walk that finds
+	 * nothing must not pass */
+	assert_true(n >= 4);
+}
+
+/* ---- 2. every key has an effect ----------------------------------------- */
+
+/* A fake cluster for ln_validate_run: tools answer as the real ones do
+ * when healthy, every probe run is logged with its node and bound. */
+#define MAXF 8	/* files a node holds: the io probe, two sources, two builds */
+
+struct fake {
+	pthread_mutex_t lock;
+	struct json_object *facts[MAXN];
+	char path[MAXN][MAXF][256];	/* "" : a free slot */
+	struct ln_buf data[MAXN][MAXF];
+	struct ln_buf log;
+};
+
+static int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+
+	(void)err;
+	*out = f->facts[node];
+	return 0;
+}
+
+/* The file slot for path on node (a free one when create). */
+static struct ln_buf *fake_file(struct fake *f, size_t node, const char *path, int create)
+{
+	size_t k;
+
+	for (k = 0; k < MAXF; k++)
+		if (!strcmp(f->path[node][k], path) || (create && !f->path[node][k][0])) {
+			snprintf(f->path[node][k], sizeof(f->path[node][k]), "%s", path);
+			return &f->data[node][k];
+		}
+	return NULL;
+}
+
+static int fake_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
+		    struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	struct ln_buf *b;
+
+	(void)err;
+	pthread_mutex_lock(&f->lock);
+	b = fake_file(f, node, path, 1);
+	assert_non_null(b);
+	ln_buf_reset(b);
+	ln_buf_add(b, data, len);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
+		    struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	struct ln_buf *b;
+	int r = 0;
+
+	pthread_mutex_lock(&f->lock);
+	b = fake_file(f, node, path, 0);
+	if (b) {
+		ln_buf_reset(data);
+		ln_buf_add(data, b->buf, b->len);
+	} else {
+		ln_buf_addf(err, "cat: %s: No such file or directory", path);
+		r = -ENOENT;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+static const char *arg_after(const char *const *argv, const char *opt)
+{
+	int i;
+
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], opt) && argv[i + 1])
+			return argv[i + 1];
+	return NULL;
+}
+
+/* mpirun: the NCCL probe (it takes --bytes) or the MPI probe. */
+static void fake_mpirun(const char *const *argv, struct ln_buf *out)
+{
+	long np = atol(arg_after(argv, "-np")), r;
+
+	if (arg_after(argv, "--bytes")) {
+		ln_buf_addf(out, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
+			    arg_after(argv, "--bytes"));
+		for (r = 0; r < np; r++)
+			ln_buf_addf(out, "rank %ld host h%ld device %ld\n", r, r / 8 + 1, r % 8);
+		ln_buf_addf(out, "allreduce time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
+			    "result pass\n", 109.56 * 2 * (double)(np - 1) / (double)np);
+		return;
+	}
+	ln_buf_addf(out, "llmnet-mpi-probe 1\nranks %ld\n", np);
+	for (r = 0; r < np; r++)
+		ln_buf_addf(out, "rank %ld host h%ld\n", r, r % 4 + 1);
+	ln_buf_addstr(out, "allreduce elements 262144 seconds 0.004 result ok\nresult pass\n");
+}
+
+static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
+		    struct ln_probe_result *out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	const char *p = argv[0], *last = argv[0];
+	int i;
+
+	(void)err;
+	pthread_mutex_lock(&f->lock);
+	ln_buf_addf(&f->log, "run on %zu, bound %ds:", node, timeout_s);
+	for (i = 0; argv[i]; i++) {
+		ln_buf_addf(&f->log, " %s", argv[i]);
+		last = argv[i];
+	}
+	ln_buf_addch(&f->log, '\n');
+	out->exit_status = 0;
+	out->timed_out = 0;
+	out->seconds = 0.01;
+	if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw")) {
+		ln_buf_addstr(&out->output, "------------------------------------------------------"
+			      "---------------------------------\n #bytes     #iterations    BW peak"
+			      "[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
+		if (!strncmp(last, "10.0.0.", 7))	/* the client */
+			ln_buf_addf(&out->output, " %-7lu    1000           96.00            95.00"
+				    "\t\t   0.011000\n", strtoul(arg_after(argv, "-s"), NULL, 10));
+	} else if (!strcmp(p, "mpicc")) {
+		struct ln_buf *b = fake_file(f, node, argv[3], 1);
+
+		ln_buf_reset(b);
+		ln_buf_addf(b, "\177ELF probe %s\n", argv[4]);
+	} else if (!strcmp(p, "mpirun")) {
+		fake_mpirun(argv, &out->output);
+	} else if (!strcmp(p, LN_PROBE_IO)) {
+		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
+			      "result pass\n");
+	}
+	/* rping: a healthy run prints nothing and exits 0 */
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get };
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort the lines of b in place (threads log in any order). */
+static void sort_lines(struct ln_buf *b)
+{
+	char **lines, *p, *nl, *copy = strdup(b->buf);
+	size_t n = 0, i;
+
+	assert_non_null(copy);
+	for (p = copy; *p; p++)
+		n += *p == '\n';
+	lines = calloc(n + 1, sizeof(*lines));
+	assert_non_null(lines);
+	for (n = 0, p = copy; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		*nl = '\0';
+		lines[n++] = p;
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), line_cmp);
+	ln_buf_reset(b);
+	for (i = 0; i < n; i++)
+		ln_buf_addf(b, "%s\n", lines[i]);
+	free(lines);
+	free(copy);
+}
+
+/* The probes' command lines and bounds, and every check and verdict, of
+ * a validation run of spec on the fake cluster. */
+static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
+{
+	struct fake f;
+	struct ln_validate_opts o;
+	struct ln_results res;
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i, k;
+
+	assert_true(spec->n_nodes <= MAXN);
+	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.lock, NULL);
+	ln_buf_init(&f.log, 0);
+	for (i = 0; i < spec->n_nodes; i++) {
+		f.facts[i] = node_facts(spec, i);
+		for (k = 0; k < MAXF; k++)
+			ln_buf_init(&f.data[i][k], 0);
+	}
+	memset(&o, 0, sizeof(o));
+	o.mpi_probe_source = ROOT "/agents/probes/mpi_probe.c";
+	o.nccl_probe_source = ROOT "/agents/probes/nccl_mpi_probe.c";
+	o.io_probe_path = ROOT "/agents/probes/io_probe.c";
+	o.run_as_root = 1;
+	memset(&res, 0, sizeof(res));
+	if (ln_validate_run(spec, &fake_ops, &f, &o, &res, &err) < 0)
+		fail_msg("validate: %s", err.buf);
+	sort_lines(&f.log);
+	ln_buf_add(out, f.log.buf, f.log.len);
+	ln_buf_reset(&f.log);
+	for (i = 0; i < res.nchecks; i++) {
+		const struct ln_check *c = &res.checks[i];
+
+		ln_buf_addf(&f.log, "check %s %zu %zu %s: %s (%s) value %g threshold %g\n",
+			    ln_stage_name(c->stage), c->a, c->b, c->name, ln_status_name(c->status),
+			    c->reason ? c->reason : "", c->value, c->threshold);
+	}
+	for (i = 0; i < res.nverdicts; i++)
+		ln_buf_addf(&f.log, "verdict %s %s %zu %zu\n", ln_stage_name(res.verdicts[i].stage),
+			    ln_verdict_kind_name(res.verdicts[i].kind), res.verdicts[i].a,
+			    res.verdicts[i].b);
+	sort_lines(&f.log);
+	ln_buf_add(out, f.log.buf, f.log.len);
+	ln_buf_addf(out, "exit %d\n", ln_results_exit(&res));
+	ln_results_release(&res);
+	for (i = 0; i < spec->n_nodes; i++) {
+		json_object_put(f.facts[i]);
+		for (k = 0; k < MAXF; k++)
+			ln_buf_release(&f.data[i][k]);
+	}
+	ln_buf_release(&f.log);
+	ln_buf_release(&err);
+}
+
+/* Everything llmnet does with a spec that a key can change: the agent
+ * requests, the SSH options and fan-out width of the controller, and
+ * the validation run. */
+static void effects(const char *yaml, struct ln_buf *out)
+{
+	struct ln_spec *spec = NULL;
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_run r;
+	size_t i;
+	int phase;
+
+	if (ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec, &err) < 0)
+		fail_msg("the spec does not lint: %s\n%s", err.buf, yaml);
+	run_start(&r, spec);
+	ln_buf_addf(out, "parallel %u\n", r.parallel);
+	for (i = 0; i < r.n; i++) {
+		struct ln_ssh_opts so;
+		char jump[600];
+
+		ln_run_ssh_opts(&r, &r.nodes[i], &so, jump, sizeof(jump));
+		ln_buf_addf(out, "ssh %s %s:%d user %s id %s kh %s policy %d jump %s "
+			    "connect %dms step %dms sudo %d\n", so.node, so.host, so.port,
+			    so.user ? so.user : "-", so.identity ? so.identity : "-",
+			    so.known_hosts ? so.known_hosts : "-", (int)so.policy,
+			    so.jump ? so.jump : "-", so.connect_timeout_ms, so.step_timeout_ms,
+			    so.sudo);
+		for (phase = LN_PHASE_FULL; phase <= LN_PHASE_TARGETS; phase++) {
+			ln_buf_addf(out, "request %zu %d ", i, phase);
+			request_text(&r, i, (enum ln_plan_phase)phase, out);
+		}
+	}
+	ln_run_release(&r);
+	validation_effects(spec, out);
+	ln_spec_free(spec);
+	ln_buf_release(&err);
+}
+
+/* The spec every case changes one key of. Every key of the grammar is
+ * set here, at a value that is not its default. */
+static const char base_spec[] =
+	"version: 1\n"
+	"cluster: keys\n"
+	"ssh:\n"
+	"  user: root\n"
+	"  port: 22\n"
+	"  identity: /keys/id_ed25519\n"
+	"  known_hosts: /keys/known_hosts\n"
+	"  host_key_policy: strict\n"
+	"  jump: bastion\n"
+	"  connect_timeout: 10s\n"
+	"  timeout: 100s\n"
+	"  parallel: 4\n"
+	"nodes:\n"
+	"  - name: alpha\n"
+	"    address: 127.0.1.1\n"
+	"    port: 2200\n"
+	"    user: root\n"
+	"    gpus: 8\n"
+	"    slots: 8\n"
+	"    rdma:\n"
+	"      - { device: rxe0, port: 1, ip: 10.0.0.1, gid_index: 1, min_rate: 100Gb/s, "
+	"link_layer: ethernet, mtu: 1024 }\n"
+	"  - name: b[2-4]\n"
+	"    address: 127.0.1.[2-4]\n"
+	"    gpus: 8\n"
+	"    rdma:\n"
+	"      - device: rxe0\n"
+	"        ip: 10.0.0.[2-4]\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - nqn: nqn.2024-04.io.llmnet:keys.t1\n"
+	"      node: alpha\n"
+	"      transport: tcp\n"
+	"      address: 10.0.0.1\n"
+	"      service: 4420\n"
+	"      hosts: [b2, b3, b4]\n"
+	"      namespaces:\n"
+	"        - { nsid: 1, file: /var/lib/nvmet/keys.img, size: 1GiB }\n"
+	"        - { nsid: 2, device: /dev/nvme9n1 }\n"
+	"    - nqn: nqn.2024-04.io.llmnet:keys.t2\n"
+	"      node: alpha\n"
+	"      transport: rdma\n"
+	"      service: 4421\n"
+	"      namespaces:\n"
+	"        - { nsid: 1, file: /var/lib/nvmet/keys2.img, size: 64MiB }\n"
+	"  initiators:\n"
+	"    - node: b2\n"
+	"      target: nqn.2024-04.io.llmnet:keys.t1\n"
+	"      nr_io_queues: 4\n"
+	"      queue_size: 128\n"
+	"      ctrl_loss_tmo: 600s\n"
+	"      reconnect_delay: 10s\n"
+	"      mount: { path: /mnt/keys, fs: ext4, format: never }\n"
+	"    - node: b3\n"
+	"      target: nqn.2024-04.io.llmnet:keys.t1 # b3's\n"
+	"mpi:\n"
+	"  hostfile: /etc/llmnet/hostfile\n"
+	"  format: openmpi\n"
+	"  mca: { pml: ob1 }\n"
+	"validation:\n"
+	"  - { stage: devices }\n"
+	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s }\n"
+	"  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, min: 50Gb/s, "
+	"port_base: 18515, timeout: 60s }\n"
+	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
+	"  - { stage: mpi, np: 4, timeout: 150s }\n"
+	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
+	"timeout: 300s }\n";
+
+enum effect {
+	CHANGES,	/* replacing from by to changes what llmnet does */
+	SECTION,	/* a mapping or list: its effect is its keys' */
+	ONLY_VALUE,	/* one value accepted; to is refused, naming the key */
+};
+
+struct key_case {
+	const char *key;	/* dotted: nodes.rdma.mtu, validation.io.size */
+	enum effect effect;
+	const char *from, *to;	/* every occurrence of from in base_spec is replaced */
+	/* a change made to both sides first (a key that another key rules
+	 * out: destructive io needs an unmounted namespace) */
+	const char *both_from, *both_to;
+};
+
+#define NQN1 "nqn.2024-04.io.llmnet:keys.t1"
+#define KC(key, effect, from, to) { key, effect, from, to, NULL, NULL }
+
+static const struct key_case key_cases[] = {
+	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
+	KC("cluster", CHANGES, "cluster: keys", "cluster: other"),
+	KC("ssh", SECTION, NULL, NULL),
+	KC("ssh.user", CHANGES, "ssh:\n  user: root", "ssh:\n  user: ops"),
+	KC("ssh.port", CHANGES, "  port: 22\n", "  port: 2222\n"),
+	KC("ssh.identity", CHANGES, "/keys/id_ed25519", "/keys/id_rsa"),
+	KC("ssh.known_hosts", CHANGES, "/keys/known_hosts", "/keys/other_hosts"),
+	KC("ssh.host_key_policy", CHANGES, "policy: strict", "policy: accept-new"),
+	KC("ssh.jump", CHANGES, "jump: bastion", "jump: ops@bastion:2200"),
+	KC("ssh.connect_timeout", CHANGES, "connect_timeout: 10s", "connect_timeout: 20s"),
+	KC("ssh.timeout", CHANGES, "timeout: 100s", "timeout: 200s"),
+	KC("ssh.parallel", CHANGES, "parallel: 4", "parallel: 2"),
+	KC("nodes", SECTION, NULL, NULL),
+	KC("nodes.name", CHANGES, "alpha", "omega"),
+	KC("nodes.address", CHANGES, "address: 127.0.1.1\n", "address: 127.0.1.9\n"),
+	KC("nodes.port", CHANGES, "port: 2200", "port: 2201"),
+	KC("nodes.user", CHANGES, "    user: root", "    user: ops"),
+	KC("nodes.gpus", CHANGES, "gpus: 8\n    slots", "gpus: 4\n    slots"),
+	KC("nodes.slots", CHANGES, "slots: 8", "slots: 2"),
+	KC("nodes.rdma", SECTION, NULL, NULL),
+	KC("nodes.rdma.device", CHANGES, "device: rxe0, port", "device: mlx5_0, port"),
+	KC("nodes.rdma.port", CHANGES, "port: 1, ip", "port: 2, ip"),
+	KC("nodes.rdma.ip", CHANGES, "ip: 10.0.0.1,", "ip: 10.0.0.9,"),
+	KC("nodes.rdma.gid_index", CHANGES, "gid_index: 1", "gid_index: 0"),
+	KC("nodes.rdma.min_rate", CHANGES, "min_rate: 100Gb/s", "min_rate: 200Gb/s"),
+	KC("nodes.rdma.link_layer", CHANGES, "link_layer: ethernet", "link_layer: infiniband"),
+	KC("nodes.rdma.mtu", CHANGES, "mtu: 1024", "mtu: 4096"),
+	KC("storage", SECTION, NULL, NULL),
+	KC("storage.targets", SECTION, NULL, NULL),
+	KC("storage.targets.nqn", CHANGES, "keys.t1", "keys.t7"),
+	KC("storage.targets.node", CHANGES, "node: alpha\n      transport: tcp",
+	  "node: b4\n      transport: tcp"),
+	KC("storage.targets.transport", CHANGES, "transport: tcp", "transport: rdma"),
+	KC("storage.targets.address", CHANGES, "address: 10.0.0.1\n", "address: 10.0.0.8\n"),
+	KC("storage.targets.service", CHANGES, "service: 4420", "service: 4422"),
+	KC("storage.targets.hosts", CHANGES, "hosts: [b2, b3, b4]", "hosts: any"),
+	KC("storage.targets.namespaces", SECTION, NULL, NULL),
+	KC("storage.targets.namespaces.nsid", CHANGES, "nsid: 2,", "nsid: 3,"),
+	KC("storage.targets.namespaces.file", CHANGES, "keys.img", "other.img"),
+	KC("storage.targets.namespaces.size", CHANGES, "size: 1GiB }", "size: 2GiB }"),
+	KC("storage.targets.namespaces.device", CHANGES, "/dev/nvme9n1", "/dev/nvme8n1"),
+	KC("storage.initiators", SECTION, NULL, NULL),
+	KC("storage.initiators.node", CHANGES, "- node: b3", "- node: b4"),
+	KC("storage.initiators.target", CHANGES, NQN1 " # b3's", "nqn.2024-04.io.llmnet:keys.t2"),
+	KC("storage.initiators.nr_io_queues", CHANGES, "nr_io_queues: 4", "nr_io_queues: 8"),
+	KC("storage.initiators.queue_size", CHANGES, "queue_size: 128", "queue_size: 256"),
+	KC("storage.initiators.ctrl_loss_tmo", CHANGES, "ctrl_loss_tmo: 600s", "ctrl_loss_tmo: 60s"),
+	KC("storage.initiators.reconnect_delay", CHANGES, "delay: 10s", "delay: 5s"),
+	KC("storage.initiators.mount", CHANGES,
+	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", ""),
+	KC("storage.initiators.mount.path", CHANGES, "/mnt/keys", "/mnt/other"),
+	KC("storage.initiators.mount.fs", CHANGES, "fs: ext4", "fs: xfs"),
+	KC("storage.initiators.mount.format", CHANGES, "format: never", "format: if-blank"),
+	KC("mpi", SECTION, NULL, NULL),
+	KC("mpi.hostfile", CHANGES, "/etc/llmnet/hostfile", "/etc/llmnet/other"),
+	KC("mpi.format", CHANGES, "format: openmpi", "format: mpich"),
+	KC("mpi.mca", CHANGES, "pml: ob1", "pml: ucx"),
+	KC("validation", SECTION, NULL, NULL),
+	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),
+	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s }\n",
+	  ""),
+	KC("validation.rping.count", CHANGES, "count: 10", "count: 20"),
+	KC("validation.rping.pairs", CHANGES, "pairs: ring, timeout", "pairs: all, timeout"),
+	KC("validation.rping.timeout", CHANGES, "timeout: 30s", "timeout: 40s"),
+	KC("validation.bandwidth.stage", CHANGES, "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, "
+	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s }\n", ""),
+	KC("validation.bandwidth.tool", CHANGES, "tool: ib_write_bw", "tool: ib_send_bw"),
+	KC("validation.bandwidth.size", CHANGES, "size: 1MiB", "size: 2MiB"),
+	KC("validation.bandwidth.pairs", CHANGES, "pairs: ring, min", "pairs: all, min"),
+	KC("validation.bandwidth.min", CHANGES, "min: 50Gb/s", "min: 200Gb/s"),
+	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
+	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
+	KC("validation.io.stage", CHANGES,
+	  "  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n", ""),
+	KC("validation.io.size", CHANGES, "size: 256MiB", "size: 512MiB"),
+	KC("validation.io.min", CHANGES, "min: 500MB/s", "min: 5000MB/s"),
+	{ "validation.io.destructive", CHANGES, "destructive: false", "destructive: true",
+	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", "" },
+	KC("validation.io.timeout", CHANGES, "timeout: 120s", "timeout: 130s"),
+	KC("validation.mpi.stage", CHANGES, "  - { stage: mpi, np: 4, timeout: 150s }\n", ""),
+	KC("validation.mpi.np", CHANGES, "np: 4", "np: 3"),
+	KC("validation.mpi.timeout", CHANGES, "timeout: 150s", "timeout: 160s"),
+	KC("validation.nccl.stage", CHANGES, "  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, "
+	   "min_busbw: 100GB/s, timeout: 300s }\n", ""),
+	KC("validation.nccl.tool", ONLY_VALUE, "tool: probe", "tool: all_reduce_perf"),
+	KC("validation.nccl.op", ONLY_VALUE, "op: all_reduce", "op: all_gather"),
+	KC("validation.nccl.bytes", CHANGES, "bytes: 1GiB", "bytes: 2GiB"),
+	KC("validation.nccl.min_busbw", CHANGES, "min_busbw: 100GB/s", "min_busbw: 500GB/s"),
+	KC("validation.nccl.timeout", CHANGES, "timeout: 300s", "timeout: 310s"),
+};
+
+/* A key refused by name (struct refused_key): where to write it. */
+struct refused_case {
+	const char *table, *key;
+	const char *from, *to;
+};
+
+static const struct refused_case refused_cases[] = {
+	{ "target", "dhchap", "      service: 4420\n",
+	  "      service: 4420\n      dhchap: { key_file: /etc/llmnet/key }\n" },
+};
+
+static const struct key_case *find_case(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(key_cases); i++)
+		if (!strcmp(key_cases[i].key, key))
+			return &key_cases[i];
+	return NULL;
+}
+
+/* src with every from replaced by to (malloc'd). */
+static char *edit_text(const char *src, const char *from, const char *to)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	const char *p = src, *hit;
+	int n = 0;
+
+	while ((hit = strstr(p, from))) {
+		ln_buf_add(&b, p, (size_t)(hit - p));
+		ln_buf_addstr(&b, to);
+		p = hit + strlen(from);
+		n++;
+	}
+	ln_buf_addstr(&b, p);
+	if (!n)
+		fail_msg("'%s' is not in the base spec", from);
+	return ln_buf_detach(&b, NULL);
+}
+
+static char *edit(const char *from, const char *to)
+{
+	return edit_text(base_spec, from, to);
+}
+
+/* One key's case: the two specs must differ in what llmnet does (or the
+ * other value must be refused, naming the key). */
+static void check_key(const char *key, const struct ln_buf *base_effects)
+{
+	const struct key_case *c = find_case(key);
+	const char *leaf = strrchr(key, '.') ? strrchr(key, '.') + 1 : key;
+	struct ln_buf changed = LN_BUF_INIT, err = LN_BUF_INIT, ctx = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	char *yaml, *both = NULL;
+
+	if (!c)
+		fail_msg("spec key '%s' has no case in test_agree.c: show what it changes (a "
+			 "request, a probe's command line, a verdict, a controller behaviour), "
+			 "or refuse it with \"not supported yet\"", key);
+	if (c->effect == SECTION)
+		return;
+	if (c->both_from) {
+		both = edit(c->both_from, c->both_to);
+		effects(both, &ctx);
+		base_effects = &ctx;
+	}
+	yaml = edit_text(both ? both : base_spec, c->from, c->to);
+	if (c->effect == ONLY_VALUE) {
+		if (ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec, &err) == 0)
+			fail_msg("'%s': lint accepts '%s', which nothing honours", key, c->to);
+		if (!strstr(err.buf, leaf))
+			fail_msg("'%s': the refusal does not name the key: %s", key, err.buf);
+	} else {
+		effects(yaml, &changed);
+		if (changed.len == base_effects->len &&
+		    !memcmp(changed.buf, base_effects->buf, changed.len))
+			fail_msg("spec key '%s' has no effect: '%s' and '%s' give the same requests, "
+				 "SSH options, probe command lines and verdicts", key, c->from, c->to);
+	}
+	free(yaml);
+	free(both);
+	ln_buf_release(&changed);
+	ln_buf_release(&err);
+	ln_buf_release(&ctx);
+}
+
+/* Every key of t (and below), named prefix.key; *seen counts them. */
+static void walk(const struct table *t, const char *prefix, const struct ln_buf *base,
+		 size_t *seen)
+{
+	char key[256];
+	size_t i;
+
+	for (i = 0; i < t->n_fields; i++) {
+		const struct field *f = &t->fields[i];
+
+		snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", f->key);
+		check_key(key, base);
+		(*seen)++;
+		if (find_case(key)->effect == SECTION && !f->sub)
+			fail_msg("'%s' is marked a section but holds no keys", key);
+		if (f->sub && !strcmp(key, "validation")) {
+			size_t s;
+
+			for (s = 0; s < LN_STAGE_COUNT; s++) {
+				char sp[64];
+
+				snprintf(sp, sizeof(sp), "validation.%s", ln_stage_name((enum ln_stage)s));
+				walk(&spec_stage_tables[s], sp, base, seen);
+			}
+		} else if (f->sub) {
+			walk(f->sub, key, base, seen);
+		}
+	}
+}
+
+static void test_agree__every_key_has_an_effect(void **state)
+{
+	struct ln_buf base = LN_BUF_INIT, again = LN_BUF_INIT;
+	size_t seen = 0;
+
+	(void)state;
+	effects(base_spec, &base);
+	if (getenv("LLMNET_AGREE_DUMP"))
+		fputs(base.buf, stderr);
+	/* the measure itself is stable: the same spec, the same effects */
+	effects(base_spec, &again);
+	assert_string_equal(base.buf, again.buf);
+	walk(&spec_top_table, "", &base, &seen);
+	/* every case names a key the grammar has: a stale case fails too */
+	assert_int_equal(seen, ARRAY_SIZE(key_cases));
+	ln_buf_release(&base);
+	ln_buf_release(&again);
+}
+
+/* Every key refused by name and every value refused as "not supported
+ * yet" is refused, with its reason. */
+static void check_refused_table(const struct table *t, size_t *n)
+{
+	const struct refused_key *rk;
+	size_t i, k;
+
+	for (rk = t->refused; rk && rk->key; rk++) {
+		const struct refused_case *c = NULL;
+		struct ln_buf err = LN_BUF_INIT, want = LN_BUF_INIT;
+		struct ln_spec *spec = NULL;
+		char *yaml;
+
+		for (k = 0; k < ARRAY_SIZE(refused_cases); k++)
+			if (!strcmp(refused_cases[k].table, t->what) &&
+			    !strcmp(refused_cases[k].key, rk->key))
+				c = &refused_cases[k];
+		if (!c)
+			fail_msg("refused key '%s' in %s has no case in test_agree.c", rk->key,
+				 t->what);
+		yaml = edit(c->from, c->to);
+		assert_int_not_equal(ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec, &err), 0);
+		ln_buf_addf(&want, "'%s' in %s is not supported yet: %s", rk->key, t->what, rk->why);
+		if (!strstr(err.buf, want.buf))
+			fail_msg("'%s' is not refused as it says: %s", rk->key, err.buf);
+		free(yaml);
+		ln_buf_release(&err);
+		ln_buf_release(&want);
+		(*n)++;
+	}
+	for (i = 0; i < t->n_fields; i++) {
+		const struct field *f = &t->fields[i];
+
+		for (rk = f->later; rk && rk->key; rk++) {
+			struct ln_buf err = LN_BUF_INIT, from = LN_BUF_INIT, to = LN_BUF_INIT;
+			struct ln_spec *spec = NULL;
+			char *yaml;
+
+			ln_buf_addf(&from, "%s: %s", f->key, f->names[0]);
+			ln_buf_addf(&to, "%s: %s", f->key, rk->key);
+			yaml = edit(from.buf, to.buf);
+			assert_int_not_equal(ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec,
+							      &err), 0);
+			ln_buf_reset(&from);
+			ln_buf_addf(&from, "'%s' is not supported yet: %s", to.buf, rk->why);
+			if (!strstr(err.buf, from.buf))
+				fail_msg("'%s' is not refused as it says: %s", to.buf, err.buf);
+			free(yaml);
+			ln_buf_release(&err);
+			ln_buf_release(&from);
+			ln_buf_release(&to);
+			(*n)++;
+		}
+		if (f->sub && f->sub != spec_stage_tables)
+			check_refused_table(f->sub, n);
+	}
+}
+
+static void test_agree__refused_keys_are_refused(void **state)
+{
+	size_t s, n = 0;
+
+	(void)state;
+	check_refused_table(&spec_top_table, &n);
+	for (s = 0; s < LN_STAGE_COUNT; s++)
+		check_refused_table(&spec_stage_tables[s], &n);
+	/* dhchap, nccl-tests, and the four collectives but all_reduce */
+	assert_true(n >= 6);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agree__examples_make_requests_the_agent_accepts),
+		cmocka_unit_test(test_agree__valid_test_specs_make_requests_the_agent_accepts),
+		cmocka_unit_test(test_agree__every_key_has_an_effect),
+		cmocka_unit_test(test_agree__refused_keys_are_refused),
+	};
+	char dir[] = "/tmp/llmnet-agree-XXXXXX", log[64];
+	int rc;
+
+	/* ln_run_init keeps a run log (one per cluster name) and loads the
+	 * agent image */
+	if (!mkdtemp(dir))
+		return 1;
+	setenv("LLMNET_STATE_DIR", dir, 1);
+	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	{
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.' && snprintf(log, sizeof(log), "%s/%s", dir,
+							    e->d_name) < (int)sizeof(log))
+				unlink(log);
+		if (d)
+			closedir(d);
+		rmdir(dir);
+	}
+	return rc;
+}
