@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -175,13 +173,11 @@ static int write_reports(const struct ln_results *res, const struct ln_cmd_vopts
 	}
 	if (v->url) {
 		ln_buf_reset(&out);
-		curl_global_init(CURL_GLOBAL_DEFAULT);
 		if (ln_report_json(res, 0, &out) < 0 ||
 		    ln_report_post(v->url, out.buf, out.len, v->url_timeout_s * 1000, &err) < 0) {
 			ln_error("%s", err.buf);
 			code = LN_EXIT_FAILED;
 		}
-		curl_global_cleanup();
 	}
 	ln_buf_release(&out);
 	ln_buf_release(&err);
