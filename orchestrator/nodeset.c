@@ -6,6 +6,7 @@
  * as it was written.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/fileio.h"
@@ -140,4 +141,82 @@ int ln_nodeset_mark(const struct ln_spec *spec, const char *option, char *const 
 			r = mark_word(spec, option, words[i], NULL, mark, err);
 	}
 	return r;
+}
+
+static int cmp_ulong(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A name as prefix and trailing number; width: the digits' count when
+ * written with a leading zero (n08), else 0. Returns 0 without a number. */
+static int split_name(const char *name, size_t *plen, unsigned long *num, int *width)
+{
+	size_t len = strlen(name), d = 0;
+
+	while (d < len && name[len - 1 - d] >= '0' && name[len - 1 - d] <= '9')
+		d++;
+	if (!d || d > 9 || strchr(name, '['))
+		return 0;
+	*plen = len - d;
+	*num = strtoul(name + *plen, NULL, 10);
+	*width = d > 1 && name[*plen] == '0' ? (int)d : 0;
+	return 1;
+}
+
+int ln_nodeset_format(const struct ln_spec *spec, const unsigned char *mark, struct ln_buf *out)
+{
+	unsigned char *done = calloc(spec->n_nodes ? spec->n_nodes : 1, 1);
+	unsigned long *nums = calloc(spec->n_nodes ? spec->n_nodes : 1, sizeof(*nums));
+	size_t i, j, k, n, plen, plen2;
+	unsigned long num;
+	int width, width2, first = 1;
+
+	if (!done || !nums) {
+		free(done);
+		free(nums);
+		return -ENOMEM;
+	}
+	for (i = 0; i < spec->n_nodes; i++) {
+		const char *name = spec->nodes[i].name;
+
+		if (!mark[i] || done[i])
+			continue;
+		if (!first)
+			ln_buf_addch(out, ' ');
+		first = 0;
+		if (!split_name(name, &plen, &num, &width)) {
+			ln_buf_addstr(out, name);
+			continue;
+		}
+		/* every later marked name with the same prefix and padding */
+		for (j = i, n = 0; j < spec->n_nodes; j++) {
+			const char *o = spec->nodes[j].name;
+
+			if (mark[j] && !done[j] && split_name(o, &plen2, &num, &width2) &&
+			    plen2 == plen && width2 == width && !strncmp(o, name, plen)) {
+				done[j] = 1;
+				nums[n++] = num;
+			}
+		}
+		qsort(nums, n, sizeof(*nums), cmp_ulong);
+		if (n == 1) {
+			ln_buf_addstr(out, name);
+			continue;
+		}
+		ln_buf_addf(out, "%.*s[", (int)plen, name);
+		for (k = 0; k < n; k = j) {
+			for (j = k + 1; j < n && nums[j] == nums[j - 1] + 1; j++)
+				;
+			ln_buf_addf(out, "%s%0*lu", k ? "," : "", width, nums[k]);
+			if (j - 1 > k)
+				ln_buf_addf(out, "-%0*lu", width, nums[j - 1]);
+		}
+		ln_buf_addch(out, ']');
+	}
+	free(done);
+	free(nums);
+	return 0;
 }

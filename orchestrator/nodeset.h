@@ -22,4 +22,11 @@
 int ln_nodeset_mark(const struct ln_spec *spec, const char *option, char *const *words,
 		    size_t n, unsigned char *mark, struct ln_buf *err);
 
+/*
+ * The nodes with mark[i] set as words ln_nodeset_mark() reads back, ranges
+ * where names share a prefix ("gpu[001-003,007] n4"), separated by blanks,
+ * appended to out. Returns 0 or -ENOMEM.
+ */
+int ln_nodeset_format(const struct ln_spec *spec, const unsigned char *mark, struct ln_buf *out);
+
 #endif

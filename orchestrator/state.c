@@ -14,6 +14,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "orchestrator/nodeset.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/state.h"
 
@@ -472,19 +473,39 @@ out:
 
 int ln_state_write_retry(const struct ln_run *r, char **path, struct ln_buf *err)
 {
+	const struct ln_spec *spec = r->spec;
+	unsigned char *retry = calloc(r->n ? r->n : 1, 1), *deps = calloc(r->n ? r->n : 1, 1);
 	struct ln_buf b = LN_BUF_INIT;
-	size_t i;
-	int rc;
+	size_t i, k;
+	int rc = -ENOMEM, any = 0;
 
-	*path = state_path(r->spec->cluster, "retry", 1, err);
-	if (!*path)
-		return -ENOMEM;
-	ln_buf_addf(&b, "# nodes of cluster '%s' to retry: llmnet apply %s --limit @%s\n",
-		    r->spec->cluster, r->spec->path, *path);
+	*path = state_path(spec->cluster, "retry", 1, err);
+	if (!*path || !retry || !deps)
+		goto out;
 	for (i = 0; i < r->n; i++)
-		if (r->nodes[i].limited && !converged(&r->nodes[i]))
-			ln_buf_addf(&b, "%s\n", r->nodes[i].spec->name);
-	rc = ln_file_write_atomic(*path, b.buf, b.len, 0600, err);
+		retry[i] = r->nodes[i].limited && !converged(&r->nodes[i]);
+	/* a retried initiator needs its target to allow it (a node silent in
+	 * this run had no host NQN to allow): its target node comes along */
+	for (k = 0; k < spec->n_initiators; k++) {
+		size_t in = spec->initiators[k].node, tn = spec->targets[spec->initiators[k].target].node;
+
+		if (retry[in] && !retry[tn] && r->nodes[tn].limited)
+			any |= deps[tn] = 1;
+	}
+	ln_buf_addf(&b, "# cluster '%s': the nodes to retry, for llmnet apply %s --limit @%s\n",
+		    spec->cluster, spec->path, *path);
+	rc = ln_nodeset_format(spec, retry, &b);
+	if (rc == 0 && any) {
+		ln_buf_addstr(&b, "\n# the target nodes they connect to\n");
+		rc = ln_nodeset_format(spec, deps, &b);
+	}
+	if (rc == 0) {
+		ln_buf_addch(&b, '\n');
+		rc = ln_file_write_atomic(*path, b.buf, b.len, 0600, err);
+	}
+out:
+	free(retry);
+	free(deps);
 	ln_buf_release(&b);
 	return rc;
 }
