@@ -161,7 +161,7 @@ static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel,
 			if (!nr->skip.len)
 				ln_buf_addf(&nr->skip, "skipped: target node '%s' has changes pending (outside --limit)",
 					    tn->spec->name);
-		} else if (!wave[tg->node] && !tn->applied) {
+		} else if (tn->limited && !wave[tg->node] && !tn->applied) {
 			sel[in->node] = 0;
 			if (!nr->skip.len)
 				ln_buf_addf(&nr->skip, "skipped: target node '%s' comes in a later wave",

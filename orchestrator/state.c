@@ -169,8 +169,10 @@ static void fill_applied(const struct ln_run *r, struct json_object *nodes, int 
 		if (!nr->limited)
 			continue;
 		if (!converged(nr)) {
-			/* a node never contacted holds what it held */
-			if (nr->state == LN_NODE_OK && (nr->applied || nr->n_failed))
+			/* A node that answered the facts phase and then failed
+			 * or went silent may hold anything now; one never
+			 * reached (or skipped untouched) holds what it held. */
+			if (nr->facts && (nr->applied || nr->n_failed || nr->state != LN_NODE_OK))
 				json_object_object_del(nodes, nr->spec->name);
 			continue;
 		}

@@ -6,7 +6,7 @@
  * followed, and credentials in the URL never reach a message.
  *
  * libcurl is opened (dlopen of its soname) only here, when a report is
- * posted: linked, its chain (TLS, LDAP, Kerberos, p11-kit) cost every
+ * first posted: linked, its chain (TLS, LDAP, Kerberos, p11-kit) cost every
  * command several MB of start-up RSS, `llmnet lint` included. The header
  * gives the types and constants; the functions come from the table below.
  */
@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
@@ -42,7 +43,9 @@ static void redact(const char *url, struct ln_buf *out)
 	}
 }
 
-#define CURL_SONAME "libcurl.so.4"
+/* Either flavour of libcurl 4 Debian ships (OpenSSL, GnuTLS), in that
+ * order; LLMNET_LIBCURL names another. */
+static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4", NULL };
 
 /* The libcurl functions this file calls, resolved once. */
 static struct {
@@ -57,10 +60,11 @@ static struct {
 	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
 	void (*slist_free_all)(struct curl_slist *l);
 } curl;
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static char curl_error[256];
+static pthread_mutex_t curl_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void curl_load(void)
+/* Open libcurl and resolve the table; a failure leaves curl.handle NULL
+ * and is tried again on the next post. */
+static void curl_load(struct ln_buf *why)
 {
 	const struct {
 		const char *name;
@@ -78,19 +82,25 @@ static void curl_load(void)
 		SYM(curl_slist_free_all, slist_free_all),
 #undef SYM
 	};
-	void *h = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	const char *env = getenv("LLMNET_LIBCURL");
+	const char *const *names = curl_sonames;
+	const char *one[] = { env, NULL };
+	void *h = NULL;
 	size_t i;
 
+	if (env && *env)
+		names = one;
+	for (i = 0; names[i] && !h; i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		snprintf(curl_error, sizeof(curl_error), "libcurl is not installed (%s)", dlerror());
+		ln_buf_addf(why, "libcurl is not installed (%s)", dlerror());
 		return;
 	}
 	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		void *f = dlsym(h, syms[i].name);
 
 		if (!f) {
-			snprintf(curl_error, sizeof(curl_error), "%s has no %s", CURL_SONAME,
-				 syms[i].name);
+			ln_buf_addf(why, "the libcurl loaded has no %s", syms[i].name);
 			dlclose(h);
 			return;
 		}
@@ -99,7 +109,7 @@ static void curl_load(void)
 	/* Once per process, before any handle; never cleaned up, as the
 	 * process ends soon after a report. */
 	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(curl_error, sizeof(curl_error), "libcurl failed to initialise");
+		ln_buf_addstr(why, "libcurl failed to initialise");
 		dlclose(h);
 		return;
 	}
@@ -116,7 +126,7 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
 int ln_report_post(const char *url, const char *body, size_t len, long timeout_ms,
 		   struct ln_buf *err)
 {
-	struct ln_buf shown = LN_BUF_INIT;
+	struct ln_buf shown = LN_BUF_INIT, why = LN_BUF_INIT;
 	struct curl_slist *hdr = NULL;
 	char cerr[CURL_ERROR_SIZE] = "";
 	CURL *c = NULL;
@@ -131,9 +141,12 @@ int ln_report_post(const char *url, const char *body, size_t len, long timeout_m
 		r = -EINVAL;
 		goto out;
 	}
-	pthread_once(&curl_once, curl_load);
+	pthread_mutex_lock(&curl_lock);
+	if (!curl.handle)
+		curl_load(&why);
+	pthread_mutex_unlock(&curl_lock);
 	if (!curl.handle) {
-		ln_buf_addf(err, "cannot post the report to '%s': %s", shown.buf, curl_error);
+		ln_buf_addf(err, "cannot post the report to '%s': %s", shown.buf, why.buf);
 		r = -ENOSYS;
 		goto out;
 	}
@@ -178,5 +191,6 @@ out:
 	if (c)
 		curl.easy_cleanup(c);
 	ln_buf_release(&shown);
+	ln_buf_release(&why);
 	return r;
 }

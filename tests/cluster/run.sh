@@ -388,6 +388,9 @@ scenario_batches() {
 	check_cmd "n3 connected" connected 3
 	check_cmd "n5 connected" connected 5
 	check_cmd "n2 (not in the retry file) untouched" unchanged_but_agent 2 "$C/marker2"
+	llmnet apply "$C/spec.yaml" --limit n2
+	check_cmd "an initiator alone, its converged target outside --limit: exit 0" rc_is 0
+	check_cmd "... and nothing skipped" not_out_has "skipped:"
 	llmnet apply "$C/spec.yaml" --limit 'n[2-4,9]'
 	check_cmd "a range naming no node is a usage error" rc_is 64
 	check_cmd "it names the missing node" out_has "--limit names 'n9', which is not a node"
