@@ -60,5 +60,11 @@ int cmd_facts(int argc, char **argv)
 
 	if (r)
 		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	if (o.cached && o.accept.n) {
+		/* no node is contacted, so no host key is seen */
+		ln_error("--accept-replaced has no effect with --cached");
+		ln_cmd_ctl_release(&o);
+		return ln_cmd_usage(&c);
+	}
 	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, "facts", facts);
 }

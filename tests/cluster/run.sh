@@ -419,6 +419,9 @@ scenario_cached_facts() {
 	check_cmd "no node was contacted" test "$(cluster_conn_count "$C" 1)" = "$before"
 	llmnet -o json facts --cached "$C/spec.yaml"
 	check_cmd "-o json has n2's facts and age" python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["nodes"]["n2"]; assert d["state"]=="ok" and "facts" in d and d["age_s"]>=0' "$C/out"
+	llmnet facts --cached --accept-replaced n2 "$C/spec.yaml"
+	check_cmd "--cached with --accept-replaced is a usage error" rc_is 64
+	check_cmd "... saying why" out_has "--accept-replaced has no effect with --cached"
 	cluster_spec "$C" 3 | sed 's/^  - { name: n3, .*/&\n  - { name: n99, address: 127.0.0.99, gpus: 1 }/' > "$C/spec4.yaml"
 	llmnet facts --cached "$C/spec4.yaml"
 	check_cmd "a node with no facts on record: exit 1" rc_is 1
