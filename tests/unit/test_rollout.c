@@ -259,13 +259,13 @@ static void test_rollout__retry_words_are_ranges_that_read_back(void **state)
 	const struct ln_spec *spec = *state;
 	unsigned char m[7] = { 1, 1, 0, 1, 1, 0, 1 }, back[7] = { 0 };
 	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
-	char *word;
+	char *word, *save = NULL;
 	const char *words[4];
 	size_t n = 0;
 
 	assert_int_equal(ln_nodeset_format(spec, m, &out), 0);
 	assert_string_equal(out.buf, "gpu[001-002,004-005] login");
-	for (word = strtok(out.buf, " "); word && n < 4; word = strtok(NULL, " "))
+	for (word = strtok_r(out.buf, " ", &save); word && n < 4; word = strtok_r(NULL, " ", &save))
 		words[n++] = word;
 	assert_int_equal(ln_nodeset_mark(spec, "--limit", (char *const *)words, n, back, &err), 0);
 	assert_memory_equal(m, back, sizeof(m));
