@@ -60,14 +60,13 @@ void ln_waves_release(struct ln_waves *w)
 	memset(w, 0, sizeof(*w));
 }
 
-static const unsigned *sort_level;
-
-static int by_level(const void *a, const void *b)
+static int by_level(const void *a, const void *b, void *levels)
 {
+	const unsigned *level = levels;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	if (sort_level[x] != sort_level[y])
-		return sort_level[x] < sort_level[y] ? -1 : 1;
+	if (level[x] != level[y])
+		return level[x] < level[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -110,9 +109,7 @@ int ln_waves_build(const struct ln_spec *spec, const unsigned char *sel, size_t 
 	for (i = 0; i < n; i++)
 		if (!sel || sel[i])
 			w->nodes[w->n++] = i;
-	sort_level = level;
-	qsort(w->nodes, w->n, sizeof(*w->nodes), by_level);
-	sort_level = NULL;
+	qsort_r(w->nodes, w->n, sizeof(*w->nodes), by_level, level);
 	for (i = 0; i < w->n; i += batch)
 		w->start[w->n_waves++] = i;
 	w->start[w->n_waves] = w->n;
