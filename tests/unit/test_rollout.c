@@ -189,6 +189,54 @@ static void test_rollout__waves_cover_only_the_selection(void **state)
 	ln_waves_release(&w);
 }
 
+/* c connects to b's target, b to a's: a chain written backwards; x and y
+ * serve each other (a cycle) and keep spec order, after the chain. */
+static const char chain_yaml[] =
+	"version: 1\n"
+	"cluster: chain\n"
+	"ssh: { user: root }\n"
+	"nodes:\n"
+	"  - { name: c, address: 10.0.0.3 }\n"
+	"  - { name: b, address: 10.0.0.2 }\n"
+	"  - { name: a, address: 10.0.0.1 }\n"
+	"  - { name: y, address: 10.0.0.5 }\n"
+	"  - { name: x, address: 10.0.0.4 }\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:a.t\", node: a, transport: tcp, address: 10.0.0.1,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/a.img, size: 1MiB } ] }\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:b.t\", node: b, transport: tcp, address: 10.0.0.2,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/b.img, size: 1MiB } ] }\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:x.t\", node: x, transport: tcp, address: 10.0.0.4,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/x.img, size: 1MiB } ] }\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:y.t\", node: y, transport: tcp, address: 10.0.0.5,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/y.img, size: 1MiB } ] }\n"
+	"  initiators:\n"
+	"    - { node: b, target: \"nqn.2024-04.io.llmnet:a.t\" }\n"
+	"    - { node: c, target: \"nqn.2024-04.io.llmnet:b.t\" }\n"
+	"    - { node: x, target: \"nqn.2024-04.io.llmnet:y.t\" }\n"
+	"    - { node: y, target: \"nqn.2024-04.io.llmnet:x.t\" }\n";
+
+static void test_rollout__waves_follow_chains_and_keep_cycles_in_order(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	struct ln_waves w;
+
+	(void)state;
+	assert_int_equal(ln_spec_load_buf("chain.yaml", chain_yaml, strlen(chain_yaml), &spec, &err), 0);
+	assert_int_equal(ln_waves_build(spec, NULL, 1, &w), 0);
+	assert_int_equal(w.n_waves, 5);
+	assert_string_equal(name_at(spec, &w, 0), "a");
+	assert_string_equal(name_at(spec, &w, 1), "b");
+	assert_string_equal(name_at(spec, &w, 2), "c");
+	assert_string_equal(name_at(spec, &w, 3), "y");
+	assert_string_equal(name_at(spec, &w, 4), "x");
+	ln_waves_release(&w);
+	ln_spec_free(spec);
+	ln_buf_release(&err);
+}
+
 /* Mark words; returns the rc, the marked nodes' names in *got. */
 static int mark(const struct ln_spec *spec, const char *const *words, size_t n, char *got,
 		size_t size, struct ln_buf *err)
@@ -287,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_rollout__max_fail_is_more_than),
 		cmocka_unit_test_setup_teardown(test_rollout__waves_put_targets_first, load, unload),
 		cmocka_unit_test_setup_teardown(test_rollout__waves_cover_only_the_selection, load, unload),
+		cmocka_unit_test(test_rollout__waves_follow_chains_and_keep_cycles_in_order),
 		cmocka_unit_test_setup_teardown(test_rollout__limit_takes_names_ranges_and_files, load, unload),
 		cmocka_unit_test_setup_teardown(test_rollout__retry_words_are_ranges_that_read_back, load, unload),
 	};
