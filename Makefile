@@ -51,8 +51,9 @@ QUIET_AR = @printf '  AR      %s\n' $@;
 endif
 
 # Libraries. The controller links dynamically; the agent links statically
-# (see AGENT_STATIC_LIBS) and never links libssh or libyaml.
-LLMNET_LIBS := -lyaml -lssh -ljson-c -lcurl -lcrypto -lm
+# (see AGENT_STATIC_LIBS) and never links libssh or libyaml. libcurl is not
+# linked: the report poster opens it when a report is posted (webhook.c).
+LLMNET_LIBS := -lyaml -lssh -ljson-c -lcrypto -lm
 AGENT_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm
 AGENT_STATIC_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm -lpthread -ldl
 TEST_LIBS := -lcmocka $(sort $(LLMNET_LIBS) $(AGENT_LIBS))

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * llmnet apply SPEC: converge every node (targets, then initiators, then
- * hostfiles) and print a recap; with --validate, then the spec's stages.
+ * hostfiles) and print a recap; with --batch, in waves, stopped by
+ * --max-fail; a run that did not converge leaves a retry file; with
+ * --validate, then the spec's stages.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
@@ -12,6 +15,39 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/state.h"
+
+/* What this apply leaves for the next runs: each node's applied state,
+ * and when it did not converge, the nodes to retry. */
+static void record(struct ln_run *run, int code)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char *path = NULL;
+
+	if (ln_state_save_applied(run, 0, &err) < 0)
+		ln_warn("cannot record the applied state: %s", err.buf);
+	ln_buf_reset(&err);
+	if (code != LN_EXIT_OK) {
+		if (ln_state_write_retry(run, &path, &err) < 0)
+			ln_warn("cannot write the retry file: %s", err.buf);
+		else
+			ln_info("to retry the nodes that did not converge: llmnet apply %s --limit @%s",
+				run->spec->path, path);
+	}
+	free(path);
+	ln_buf_release(&err);
+}
+
+/* --batch and --max-fail: N or N% into the struct ln_count at opt->value. */
+static int parse_count(const struct ln_option *opt, const char *value)
+{
+	if (ln_count_parse(value, 1000000, opt->value) < 0) {
+		ln_error("--%s takes a number of nodes or a percentage (N or N%%), not '%s'",
+			 opt->long_name, value);
+		return -1;
+	}
+	return 0;
+}
 
 static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 {
@@ -27,11 +63,12 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 				     LN_EXIT_FAILED);
 	}
 	if (!ln_fanout_interrupted()) {
-		r = ln_apply_run(run);
+		r = ln_apply_rollout(run, &o->batch, &o->max_fail);
 		if (r < 0)
 			ln_error("apply could not run: %s", ln_strerror(r));
 	}
 	code = ln_apply_recap(run, "apply", ln_cli.output == LN_OUT_JSON, stdout);
+	record(run, code);
 	if (ln_fanout_interrupted())
 		ln_error("interrupted: nodes in flight finished, no new work was started");
 	else if (o->validate && code == LN_EXIT_OK)
@@ -50,11 +87,19 @@ int cmd_apply(int argc, char **argv)
 		LN_CTL_OPT_ACCEPT(&o),
 		LN_OPT_BOOL(0, "validate", &o.validate,
 			    "then, if the cluster converged, run the spec's validation stages"),
+		{ LN_OPT_CALLBACK, 0, "batch", &o.batch, "N|N%",
+		  "apply in waves of N nodes (or N% of them), targets' nodes first", 0, 0, 0, NULL,
+		  parse_count },
+		{ LN_OPT_CALLBACK, 0, "max-fail", &o.max_fail, "N|N%",
+		  "stop the rollout when more than N (N%) of a wave's nodes fail (exit 6)", 0, 0, 0,
+		  NULL, parse_count },
 		LN_OPT_END(),
 	};
 	const struct ln_opt_cmd c = {
 		"llmnet apply SPEC",
 		"converges every node: targets, then initiators, then hostfiles; prints a recap;\n"
+		"--batch applies the nodes in waves, --max-fail stops before the next wave;\n"
+		"a run that did not converge writes the nodes to retry (--limit @FILE takes them);\n"
 		"with --validate, a converged cluster then runs the spec's validation stages",
 		options,
 	};

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* llmnet facts SPEC: what every node is and holds, read-only. */
+/* llmnet facts SPEC: what every node is and holds, read-only; with
+ * --cached, as last read, without contacting any node. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "orchestrator/facts.h"
+#include "orchestrator/state.h"
 
 static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 {
@@ -13,20 +17,54 @@ static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 	return ln_cmd_ctl_nodes_exit(run, LN_EXIT_OK);
 }
 
+/* facts --cached: the spec, then the state folder; no node, no agent. */
+static int cached(struct ln_ctl_opts *o)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_run run;
+	int code;
+
+	memset(&run, 0, sizeof(run));
+	code = ln_cmd_ctl_load_spec(o);
+	if (code == LN_EXIT_OK && ln_state_run_cached(&run, o->spec, &err) < 0) {
+		ln_error("cannot read the last-known facts: %s", err.buf);
+		code = LN_EXIT_FAILED;
+	} else if (code == LN_EXIT_OK) {
+		ln_facts_print(&run, ln_cli.output == LN_OUT_JSON, stdout);
+		code = ln_cmd_ctl_nodes_exit(&run, LN_EXIT_OK);
+	}
+	ln_run_release(&run);
+	ln_cmd_ctl_release(o);
+	ln_buf_release(&err);
+	return code;
+}
+
 int cmd_facts(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	const struct ln_option options[] = {
 		LN_CTL_OPT_PARALLEL(&o),
 		LN_CTL_OPT_ACCEPT(&o),
+		LN_OPT_BOOL(0, "cached", &o.cached,
+			    "print the facts as last read, with their age; contact no node"),
 		LN_OPT_END(),
 	};
 	const struct ln_opt_cmd c = {
 		"llmnet facts SPEC",
 		"prints per node: RDMA ports (state, rate, MTU), GPUs, NVMe-oF controllers, host NQN;\n"
-		"-o json gives everything the agents report",
+		"-o json gives everything the agents report; --cached answers from the facts last\n"
+		"read (exit 1 when a node has none on record)",
 		options,
 	};
+	int r = ln_cmd_ctl_parse(&c, argc, argv, &o);
 
-	return ln_cmd_ctl_main(&c, argc, argv, &o, "facts", facts);
+	if (r)
+		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	if (o.cached && o.accept.n) {
+		/* no node is contacted, so no host key is seen */
+		ln_error("--accept-replaced has no effect with --cached");
+		ln_cmd_ctl_release(&o);
+		return ln_cmd_usage(&c);
+	}
+	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, "facts", facts);
 }

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/state.h"
 
 static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 {
@@ -24,6 +25,9 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 		ln_error("plan could not run: %s", ln_strerror(r));
 		return LN_EXIT_FAILED;
 	}
+	if (ln_state_plan_silent(run, &err) < 0)
+		ln_warn("cannot plan the silent nodes from their last-known state: %s", err.buf);
+	ln_buf_release(&err);
 	ln_plan_print(run, ln_cli.output == LN_OUT_JSON, stdout, &sum);
 	code = ln_cmd_ctl_nodes_exit(run, code);
 	if (o->detailed && sum.create + sum.change + sum.remove + sum.error > 0)
@@ -44,7 +48,9 @@ int cmd_plan(int argc, char **argv)
 	};
 	const struct ln_opt_cmd c = {
 		"llmnet plan SPEC",
-		"shows what apply would change (+ create, ~ change, - remove); with --detailed-exitcode\n"
+		"shows what apply would change (+ create, ~ change, - remove); a node that cannot be\n"
+		"reached is shown against its last-known state (its last apply), marked as such;\n"
+		"with --detailed-exitcode\n"
 		"exits 0 when nothing would change and 2 when something would",
 		options,
 	};

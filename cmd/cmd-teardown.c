@@ -7,12 +7,14 @@
 #include "common/log.h"
 #include "orchestrator/apply.h"
 #include "orchestrator/facts.h"
+#include "orchestrator/state.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/teardown.h"
 
 static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 {
-	int r;
+	struct ln_buf err = LN_BUF_INIT;
+	int r, code;
 
 	(void)o;
 	if (!ln_fanout_interrupted()) {
@@ -20,7 +22,12 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 		if (r < 0)
 			ln_error("teardown could not run: %s", ln_strerror(r));
 	}
-	return ln_apply_recap(run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
+	code = ln_apply_recap(run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
+	/* a silent node's next plan starts from nothing */
+	if (ln_state_save_applied(run, 1, &err) < 0)
+		ln_warn("cannot record the applied state: %s", err.buf);
+	ln_buf_release(&err);
+	return code;
 }
 
 int cmd_teardown(int argc, char **argv)

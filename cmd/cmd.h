@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "cmd/parse-options.h"
+#include "orchestrator/rollout.h"
 
 enum ln_output { LN_OUT_TEXT, LN_OUT_JSON };
 
@@ -53,7 +54,8 @@ struct ln_ctl_opts {
 	const char *spec_path;
 	long parallel;			/* 0: the spec's ssh.parallel */
 	struct ln_strv limit, accept;	/* node names, checked by ln_run_init */
-	int detailed, purge, validate;
+	int detailed, purge, validate, cached;
+	struct ln_count batch, max_fail;	/* apply's rollout in waves */
 	struct ln_spec *spec;
 };
 
@@ -62,7 +64,8 @@ struct ln_ctl_opts {
 	LN_OPT_NUMBER("parallel", &(o)->parallel, "N",                                           \
 		      "work on at most N nodes at once (default: the spec's ssh.parallel)", 1, 4096)
 #define LN_CTL_OPT_LIMIT(o)                                                                      \
-	LN_OPT_LIST("limit", &(o)->limit, "NODES", "work only on these nodes (comma-separated)", \
+	LN_OPT_LIST("limit", &(o)->limit, "NODES",                                              \
+		    "work only on these nodes (names, ranges as gpu[01-64], @FILE)",             \
 		    "takes node names, comma-separated")
 #define LN_CTL_OPT_ACCEPT(o)                                                                     \
 	LN_OPT_LIST("accept-replaced", &(o)->accept, "NODES",                                    \
@@ -88,6 +91,12 @@ void ln_cmd_ctl_release(struct ln_ctl_opts *o);
  */
 int ln_cmd_ctl_main(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o,
 		    const char *command, int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
+/* Its second half, after ln_cmd_ctl_parse(): start the run, body, release. */
+int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
+		   int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
+/* Load and check o->spec_path into o->spec; on failure print the problems
+ * and return LN_EXIT_SPEC ("no node was contacted"), else LN_EXIT_OK. */
+int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o);
 /* code merged with every node's state and with an interrupt. */
 int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code);
 

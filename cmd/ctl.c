@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -21,6 +19,7 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/spec/spec.h"
+#include "orchestrator/state.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/transport/ssh.h"
 #include "orchestrator/validate/remote.h"
@@ -56,20 +55,29 @@ void ln_cmd_ctl_release(struct ln_ctl_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
+int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int r = ln_spec_load(o->spec_path, &o->spec, &err);
+
+	if (r < 0) {
+		ln_buf_rtrim(&err);
+		fprintf(stderr, "%s\n", err.buf);
+		ln_error("spec '%s' is invalid; no node was contacted", o->spec_path);
+	}
+	ln_buf_release(&err);
+	return r < 0 ? LN_EXIT_SPEC : LN_EXIT_OK;
+}
+
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int code, r;
 
 	/* The spec first: a wrong spec stops everything before any node. */
-	r = ln_spec_load(o->spec_path, &o->spec, &err);
-	if (r < 0) {
-		ln_buf_rtrim(&err);
-		fprintf(stderr, "%s\n", err.buf);
-		ln_error("spec '%s' is invalid; no node was contacted", o->spec_path);
-		code = LN_EXIT_SPEC;
+	code = ln_cmd_ctl_load_spec(o);
+	if (code != LN_EXIT_OK)
 		goto out;
-	}
 	if (ln_ssh_global_init() < 0) {
 		ln_error("cannot initialise libssh");
 		code = LN_EXIT_FAILED;
@@ -91,6 +99,9 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 		code = LN_EXIT_FAILED;
 		goto out;
 	}
+	/* the last-known facts (facts --cached, a silent node's plan) */
+	if (ln_state_save_facts(run, &err) < 0)
+		ln_warn("cannot record the facts: %s", err.buf);
 	code = LN_EXIT_OK;
 out:
 	ln_buf_release(&err);
@@ -100,13 +111,20 @@ out:
 int ln_cmd_ctl_main(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o,
 		    const char *command, int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
 {
-	struct ln_run run;
-	int code, r;
+	int r = ln_cmd_ctl_parse(c, argc, argv, o);
 
-	memset(&run, 0, sizeof(run));
-	r = ln_cmd_ctl_parse(c, argc, argv, o);
 	if (r)
 		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	return ln_cmd_ctl_run(o, command, body);
+}
+
+int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
+		   int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
+{
+	struct ln_run run;
+	int code;
+
+	memset(&run, 0, sizeof(run));
 	code = ln_cmd_ctl_start(o, command, &run);
 	if (code == LN_EXIT_OK)
 		code = body(o, &run);
@@ -175,13 +193,11 @@ static int write_reports(const struct ln_results *res, const struct ln_cmd_vopts
 	}
 	if (v->url) {
 		ln_buf_reset(&out);
-		curl_global_init(CURL_GLOBAL_DEFAULT);
 		if (ln_report_json(res, 0, &out) < 0 ||
 		    ln_report_post(v->url, out.buf, out.len, v->url_timeout_s * 1000, &err) < 0) {
 			ln_error("%s", err.buf);
 			code = LN_EXIT_FAILED;
 		}
-		curl_global_cleanup();
 	}
 	ln_buf_release(&out);
 	ln_buf_release(&err);

@@ -26,13 +26,29 @@ void ln_strv_release(struct ln_strv *sv)
 	sv->n = 0;
 }
 
+/* The length of the word at p: up to a comma outside brackets, so a
+ * range's "gpu[1-4,9]" stays one word. */
+static size_t word_len(const char *p)
+{
+	size_t n;
+	int depth = 0;
+
+	for (n = 0; p[n] && (depth || p[n] != ','); n++) {
+		if (p[n] == '[')
+			depth++;
+		else if (p[n] == ']' && depth)
+			depth--;
+	}
+	return n;
+}
+
 /* Append the comma-separated words of list (empty words are skipped). */
 static int strv_add_list(struct ln_strv *sv, const char *list)
 {
 	const char *p = list;
 
 	while (*p) {
-		size_t len = strcspn(p, ",");
+		size_t len = word_len(p);
 		char **nv;
 
 		if (len) {

@@ -7,6 +7,8 @@
 static int exit_rank(int code)
 {
 	switch (code) {
+	case LN_EXIT_STOPPED:
+		return 7;
 	case LN_EXIT_AGENT:
 		return 6;
 	case LN_EXIT_UNREACHABLE:

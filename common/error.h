@@ -29,10 +29,11 @@ enum ln_exit {
 	LN_EXIT_SPEC = 3,	/* the spec is invalid; nothing was contacted */
 	LN_EXIT_UNREACHABLE = 4,/* a node was unreachable or refused us */
 	LN_EXIT_AGENT = 5,	/* an agent reported an unrecoverable error */
+	LN_EXIT_STOPPED = 6,	/* apply --max-fail stopped the rollout: nodes not run */
 	LN_EXIT_USAGE = 64,
 };
 
-/* Combine two outcomes: the highest of 5, 4, 3, 1 wins; 2 beats only 0. */
+/* Combine two outcomes: the highest of 6, 5, 4, 3, 1 wins; 2 beats only 0. */
 int ln_exit_merge(int a, int b);
 
 /* A short text for a negative code (errno or LN_E*). */

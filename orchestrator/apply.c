@@ -17,6 +17,7 @@
 #include "orchestrator/apply.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/rollout.h"
 #include "orchestrator/transport/fanout.h"
 
 struct phase_ctx {
@@ -149,8 +150,11 @@ static int answer_pending(const struct ln_node_run *nr)
 	return c + ch + rm + e > 0;
 }
 
-/* Skip initiator nodes whose targets cannot be relied on; say why. */
-static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel)
+/* Skip initiator nodes whose targets cannot be relied on; say why. wave:
+ * the nodes of the wave being applied (a target node of this rollout that
+ * has not been applied yet comes later, which only a cycle allows). */
+static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel,
+				    const unsigned char *wave)
 {
 	const struct ln_spec *spec = r->spec;
 	size_t k;
@@ -173,15 +177,22 @@ static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel)
 			if (!nr->skip.len)
 				ln_buf_addf(&nr->skip, "skipped: target node '%s' has changes pending (outside --limit)",
 					    tn->spec->name);
+		} else if (tn->limited && !wave[tg->node] && !tn->applied) {
+			sel[in->node] = 0;
+			if (!nr->skip.len)
+				ln_buf_addf(&nr->skip, "skipped: target node '%s' comes in a later wave",
+					    tn->spec->name);
 		}
 	}
 }
 
 /*
- * An initiator that had no host identity got one in the initiators phase:
- * read it, then run its targets and it once more, so one apply converges.
+ * An initiator of this wave that had no host identity got one in the
+ * initiators phase: read it, then run its targets and it once more, so one
+ * apply converges.
  */
-static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn, unsigned char *sel)
+static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn,
+			   const unsigned char *wave, unsigned char *sel)
 {
 	const struct ln_spec *spec = r->spec;
 	unsigned char *tsel = NULL;
@@ -192,7 +203,7 @@ static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn, unsig
 	for (k = 0, any = 0; k < spec->n_initiators; k++) {
 		size_t n = spec->initiators[k].node;
 
-		if (!had_nqn[n] && r->nodes[n].applied && r->nodes[n].state == LN_NODE_OK &&
+		if (wave[n] && !had_nqn[n] && r->nodes[n].applied && r->nodes[n].state == LN_NODE_OK &&
 		    !ln_fanout_interrupted())
 			any |= sel[n] = 1;
 	}
@@ -222,23 +233,84 @@ static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn, unsig
 	free(tsel);
 	if (rc < 0)
 		return rc;
-	skip_blocked_initiators(r, sel);
+	skip_blocked_initiators(r, sel, wave);
 	return ln_apply_phase(r, "initiators (new hosts)", sel, LN_PK_APPLY_FULL);
 }
 
-int ln_apply_run(struct ln_run *r)
+/* The phases over the nodes of one wave (every node inside --limit when
+ * the rollout is not batched); sel is scratch space. */
+static int apply_wave(struct ln_run *r, const unsigned char *wave, const unsigned char *had_nqn,
+		      unsigned char *sel)
 {
 	const struct ln_spec *spec = r->spec;
-	unsigned char *sel = calloc(r->n ? r->n : 1, 1), *had_nqn = calloc(r->n ? r->n : 1, 1);
 	size_t i;
+	int rc, any;
+
+	/* Phase 1: targets. */
+	for (i = 0, any = 0; i < r->n && !ln_fanout_interrupted(); i++)
+		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && wave[i] &&
+				ln_plan_has_targets(spec, i);
+	if (any && (rc = ln_apply_phase(r, "targets", sel, LN_PK_APPLY_TARGETS)) < 0)
+		return rc;
+
+	/* Phase 2: initiators, unless their target is in trouble. */
+	for (i = 0, any = 0; i < r->n; i++)
+		sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK && wave[i] &&
+			 !r->nodes[i].skip.len && ln_plan_has_initiators(spec, i);
+	skip_blocked_initiators(r, sel, wave);
+	for (i = 0; i < r->n; i++)
+		any |= sel[i];
+	if (any && (rc = ln_apply_phase(r, "initiators", sel, LN_PK_APPLY_FULL)) < 0)
+		return rc;
+
+	/* Phase 3: hostfiles on every node not applied yet. */
+	for (i = 0, any = 0; i < r->n; i++)
+		any |= sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK &&
+				wave[i] && !r->nodes[i].applied && !r->nodes[i].skip.len;
+	if (any && (rc = ln_apply_phase(r, "hostfiles", sel, LN_PK_APPLY_FULL)) < 0)
+		return rc;
+
+	return new_hosts_round(r, had_nqn, wave, sel);
+}
+
+/* After wave k stopped the rollout: the nodes of the later waves are not
+ * run, and say why. */
+static void stop_rollout(struct ln_run *r, const struct ln_waves *w, size_t k, size_t failed)
+{
+	size_t j, size = w->start[k + 1] - w->start[k];
+
+	r->rollout_stopped = 1;
+	ln_error("rollout stopped after wave %zu of %zu: %zu of %zu nodes failed (--max-fail); "
+		 "%zu nodes not run", k + 1, w->n_waves, failed, size, w->n - w->start[k + 1]);
+	ln_run_log(r, "rollout stopped after wave %zu of %zu: %zu of %zu nodes failed", k + 1,
+		   w->n_waves, failed, size);
+	for (j = w->start[k + 1]; j < w->n; j++) {
+		struct ln_node_run *nr = &r->nodes[w->nodes[j]];
+
+		if (!nr->skip.len)
+			ln_buf_addf(&nr->skip, "not run: the rollout stopped after wave %zu of %zu",
+				    k + 1, w->n_waves);
+	}
+}
+
+int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
+		     const struct ln_count *max_fail)
+{
+	unsigned char *sel = calloc(r->n ? r->n : 1, 1), *had_nqn = calloc(r->n ? r->n : 1, 1);
+	unsigned char *wave = calloc(r->n ? r->n : 1, 1);
+	struct ln_waves w = { 0 };
+	size_t i, j, k, failed, n_limited = 0;
 	int rc = 0, any;
 
-	if (!sel || !had_nqn) {
+	if (!sel || !had_nqn || !wave) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < r->n; i++)
+	for (i = 0; i < r->n; i++) {
 		had_nqn[i] = ln_facts_host_nqn(&r->nodes[i]) != NULL;
+		wave[i] = (unsigned char)r->nodes[i].limited;
+		n_limited += wave[i];
+	}
 
 	/* Nodes outside --limit: only a read-only plan, to show what waits. */
 	for (i = 0, any = 0; i < r->n; i++)
@@ -246,41 +318,42 @@ int ln_apply_run(struct ln_run *r)
 	if (any && (rc = ln_apply_phase(r, "plan", sel, LN_PK_PLAN)) < 0)
 		goto out;
 
-	/* Phase 1: targets. */
-	for (i = 0, any = 0; i < r->n && !ln_fanout_interrupted(); i++)
-		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
-				ln_plan_has_targets(spec, i);
-	if (any && (rc = ln_apply_phase(r, "targets", sel, LN_PK_APPLY_TARGETS)) < 0)
-		goto out;
-
-	/* Phase 2: initiators, unless their target is in trouble. */
-	for (i = 0, any = 0; i < r->n; i++)
-		sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK &&
-			 r->nodes[i].limited && !r->nodes[i].skip.len && ln_plan_has_initiators(spec, i);
-	skip_blocked_initiators(r, sel);
-	for (i = 0; i < r->n; i++)
-		any |= sel[i];
-	if (any && (rc = ln_apply_phase(r, "initiators", sel, LN_PK_APPLY_FULL)) < 0)
-		goto out;
-
-	/* Phase 3: hostfiles on every node not applied yet. */
-	for (i = 0, any = 0; i < r->n; i++)
-		any |= sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK &&
-				r->nodes[i].limited && !r->nodes[i].applied && !r->nodes[i].skip.len;
-	if (any && (rc = ln_apply_phase(r, "hostfiles", sel, LN_PK_APPLY_FULL)) < 0)
-		goto out;
-
-	rc = new_hosts_round(r, had_nqn, sel);
+	rc = ln_waves_build(r->spec, wave, ln_count_batch(batch, n_limited), &w);
+	for (k = 0; rc == 0 && k < w.n_waves && !ln_fanout_interrupted(); k++) {
+		memset(wave, 0, r->n);
+		for (j = w.start[k]; j < w.start[k + 1]; j++)
+			wave[w.nodes[j]] = 1;
+		if (w.n_waves > 1) {
+			ln_info("wave %zu of %zu: %zu nodes", k + 1, w.n_waves, w.start[k + 1] - w.start[k]);
+			ln_run_log(r, "wave %zu of %zu: %zu nodes", k + 1, w.n_waves,
+				   w.start[k + 1] - w.start[k]);
+		}
+		rc = apply_wave(r, wave, had_nqn, sel);
+		for (j = w.start[k], failed = 0; j < w.start[k + 1]; j++)
+			failed += node_blocked(&r->nodes[w.nodes[j]]);
+		if (rc == 0 && k + 1 < w.n_waves && !ln_fanout_interrupted() &&
+		    ln_count_exceeded(max_fail, failed, w.start[k + 1] - w.start[k])) {
+			stop_rollout(r, &w, k, failed);
+			break;
+		}
+	}
 out:
+	ln_waves_release(&w);
 	free(sel);
 	free(had_nqn);
+	free(wave);
 	ln_run_phase_done(r);
 	return rc;
 }
 
+int ln_apply_run(struct ln_run *r)
+{
+	return ln_apply_rollout(r, NULL, NULL);
+}
+
 /* The recap's totals over all nodes. */
 struct recap {
-	int code, changed, failed, pending, unreachable, skipped;
+	int code, changed, failed, pending, unreachable, skipped, stopped;
 };
 
 /* A node's recap entry in JSON. */
@@ -335,6 +408,8 @@ static void print_totals(FILE *out, const char *verb, size_t n, const struct rec
 		fprintf(out, ", %d pending (outside --limit)", t->pending);
 	if (ln_fanout_interrupted())
 		fprintf(out, "; interrupted");
+	if (t->stopped)
+		fprintf(out, "; rollout stopped");
 	fprintf(out, "; %s.\n", t->code == LN_EXIT_OK ? "converged" : "not converged");
 }
 
@@ -347,6 +422,7 @@ static void write_totals_json(FILE *out, struct json_object *all, struct json_ob
 	ln_json_add_i64(all, "changed", t->changed);
 	ln_json_add_bool(all, "converged", t->code == LN_EXIT_OK);
 	ln_json_add_bool(all, "interrupted", ln_fanout_interrupted());
+	ln_json_add_bool(all, "rollout_stopped", t->stopped);
 	ln_json_add_i64(all, "exit", t->code);
 	ln_json_write(all, 1, &b);
 	fputs(b.buf, out);
@@ -357,7 +433,7 @@ static void write_totals_json(FILE *out, struct json_object *all, struct json_ob
 int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 {
 	struct json_object *all = NULL, *nodes = NULL;
-	struct recap t = { LN_EXIT_OK, 0, 0, 0, 0, 0 };
+	struct recap t = { LN_EXIT_OK, 0, 0, 0, 0, 0, r->rollout_stopped };
 	size_t i, w = 4;
 
 	for (i = 0; i < r->n; i++)
@@ -406,6 +482,8 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 	}
 	if (ln_fanout_interrupted())
 		t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
+	if (t.stopped)
+		t.code = ln_exit_merge(t.code, LN_EXIT_STOPPED);
 	if (json)
 		write_totals_json(out, all, nodes, &t);
 	else

@@ -28,9 +28,21 @@ int ln_apply_phase(struct ln_run *r, const char *name, const unsigned char *sel,
 		   enum ln_phase_kind kind);
 
 /* The whole apply after facts: checks, phases, a second round for
- * initiators whose host identity was created in this run. Returns the
- * exit code. */
+ * initiators whose host identity was created in this run. Returns 0 or a
+ * negative code when it could not run. */
 int ln_apply_run(struct ln_run *r);
+
+struct ln_count;
+/*
+ * The same in waves of batch nodes (NULL: one wave), targets' nodes before
+ * their initiators' (rollout.h), each wave's phases done before the next
+ * starts. When more of a wave's nodes than max_fail (NULL: no limit) did
+ * not converge, the later waves are not run: their nodes are skipped with
+ * that reason and r->rollout_stopped is set (the recap's exit code is then
+ * LN_EXIT_STOPPED).
+ */
+int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
+		     const struct ln_count *max_fail);
 
 /* Print the recap (text or JSON) and return the exit code it implies. */
 int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out);

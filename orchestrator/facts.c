@@ -6,12 +6,14 @@
  * (host NQN) and the `llmnet facts` printout.
  */
 #include <string.h>
+#include <time.h>
 
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "orchestrator/facts.h"
+#include "orchestrator/state.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
@@ -121,6 +123,12 @@ static void print_node_facts(const struct ln_node_run *nr, FILE *out)
 		fprintf(out, "  %s: %s\n\n", ln_node_state_name(nr->state), nr->reason.buf);
 		return;
 	}
+	if (nr->cached_at) {
+		char when[64];
+
+		ln_state_when(nr->cached_at, when, sizeof(when));
+		fprintf(out, "  cached     read %s (not contacted now)\n", when);
+	}
 	fprintf(out, "  host nqn   %s\n", jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)");
 	gpus = ln_json_at(nr->facts, "gpus");
 	models = ln_json_at(gpus, "models");
@@ -183,6 +191,10 @@ void ln_facts_print(struct ln_run *r, int json, FILE *out)
 
 		ln_json_add_str(o, "state", ln_node_state_name(nr->state));
 		ln_json_add_str(o, "address", nr->spec->address);
+		if (nr->cached_at) {
+			ln_json_add_i64(o, "read_at", (int64_t)nr->cached_at);
+			ln_json_add_i64(o, "age_s", (int64_t)difftime(time(NULL), nr->cached_at));
+		}
 		if (nr->state == LN_NODE_OK)
 			ln_json_add(o, "facts", json_object_get(nr->facts));
 		else

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/state.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
@@ -471,6 +472,8 @@ static int count_node(struct ln_run *r, size_t i, struct ln_buf *notes, struct l
 		sum->nodes_failed++;
 	} else {
 		sum->nodes_unreachable++;
+		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+		sum->nodes_last_known += nr->cached_at && c + ch + rm > 0;
 	}
 	return pending;
 }
@@ -492,8 +495,38 @@ static struct json_object *node_json(const struct ln_node_run *nr, int pending,
 			ln_json_add_str(o, "blocked", notes->buf);
 	} else {
 		ln_json_add_str(o, "error", nr->reason.buf);
+		if (nr->cached_at && nr->answer) {
+			struct json_object *lk = json_object_new_object();
+
+			ln_json_add_i64(lk, "applied_at", (int64_t)nr->cached_at);
+			ln_json_add(lk, "changes", json_object_get(ln_json_at(nr->answer, "changes")));
+			ln_json_add(o, "last_known", lk);
+		}
 	}
 	return o;
+}
+
+/* A silent node: what it would get against its last-known state (from
+ * the state folder, state.h), marked as such. */
+static void print_last_known(FILE *out, const struct ln_node_run *nr)
+{
+	int c, ch, rm, ok, e;
+	char when[64];
+
+	if (nr->state != LN_NODE_UNREACHABLE && nr->state != LN_NODE_REFUSED)
+		return;
+	if (!nr->cached_at || !nr->answer) {
+		fprintf(out, "  (no applied state on record: cannot plan it from its last-known state)\n");
+		return;
+	}
+	ln_state_when(nr->cached_at, when, sizeof(when));
+	ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+	if (c + ch + rm == 0) {
+		fprintf(out, "  last-known state (applied %s): no changes\n", when);
+		return;
+	}
+	fprintf(out, "  last-known state (applied %s), not read now:\n", when);
+	print_changes(out, nr->answer, "  ");
 }
 
 static void print_node(FILE *out, const struct ln_node_run *nr, int pending,
@@ -503,6 +536,7 @@ static void print_node(FILE *out, const struct ln_node_run *nr, int pending,
 
 	if (nr->state != LN_NODE_OK) {
 		fprintf(out, "%s: %s: %s\n", nr->spec->name, ln_node_state_name(nr->state), nr->reason.buf);
+		print_last_known(out, nr);
 		return;
 	}
 	if (!pending && !notes->len) {
@@ -535,6 +569,7 @@ static void write_plan_json(FILE *out, struct json_object *all, struct json_obje
 	ln_json_add_i64(s, "nodes_pending_outside_limit", sum->nodes_pending_limit);
 	ln_json_add_i64(s, "nodes_unreachable", sum->nodes_unreachable);
 	ln_json_add_i64(s, "nodes_failed", sum->nodes_failed);
+	ln_json_add_i64(s, "nodes_last_known_changing", sum->nodes_last_known);
 	ln_json_add(all, "nodes", nodes);
 	ln_json_add(all, "warnings", warn);
 	ln_json_add(all, "summary", s);
@@ -559,6 +594,8 @@ static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_pla
 		fprintf(out, "; %d pending (outside --limit)", sum->nodes_pending_limit);
 	if (sum->nodes_unreachable)
 		fprintf(out, "; %d unreachable", sum->nodes_unreachable);
+	if (sum->nodes_last_known)
+		fprintf(out, " (%d with changes against their last-known state)", sum->nodes_last_known);
 	if (sum->nodes_failed)
 		fprintf(out, "; %d failed", sum->nodes_failed);
 	fputs(".\n", out);

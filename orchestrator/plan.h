@@ -18,6 +18,7 @@
 struct ln_plan_summary {
 	int create, change, remove, ok, error;
 	int nodes_changing, nodes_pending_limit, nodes_unreachable, nodes_failed;
+	int nodes_last_known;	/* silent nodes with changes against their last-known state */
 };
 
 /* Two reachable nodes reporting one host NQN (a cloned image): -LN_ECONFLICT

@@ -16,7 +16,9 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "orchestrator/nodeset.h"
 #include "orchestrator/run.h"
+#include "orchestrator/state.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128
@@ -54,47 +56,24 @@ enum ln_node_state ln_node_state_of(int code)
 	return LN_NODE_FAILED;
 }
 
-static char *state_dir(void)
-{
-	const char *env = getenv("LLMNET_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME"),
-		   *home = getenv("HOME");
-	char *p = NULL;
-
-	if (env && *env)
-		return strdup(env);
-	if (xdg && *xdg)
-		return asprintf(&p, "%s/llmnet", xdg) < 0 ? NULL : p;
-	return asprintf(&p, "%s/.local/state/llmnet", home ? home : "/root") < 0 ? NULL : p;
-}
-
-static long find_name(const struct ln_spec *spec, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < spec->n_nodes; i++)
-		if (!strcmp(spec->nodes[i].name, name))
-			return (long)i;
-	return -1;
-}
-
-/* Set the int at flag (an offset into struct ln_node_run) in every node
- * that option names; a name that is not a node is a usage error. */
+/* Mark every node option names (names, ranges, @FILE: nodeset.h) by
+ * setting the int at flag (an offset into struct ln_node_run); a name
+ * that is not a node is a usage error. */
 static int mark_named(struct ln_run *r, const char *option, char *const *names, size_t n,
 		      size_t flag, struct ln_buf *err)
 {
+	unsigned char *mark = calloc(r->n ? r->n : 1, 1);
 	size_t i;
-	long k;
+	int rc;
 
-	for (i = 0; i < n; i++) {
-		k = find_name(r->spec, names[i]);
-		if (k < 0) {
-			ln_buf_addf(err, "%s names '%s', which is not a node of '%s'", option,
-				    names[i], r->spec->path);
-			return -EINVAL;
-		}
-		*(int *)((char *)&r->nodes[k] + flag) = 1;
-	}
-	return 0;
+	if (!mark)
+		return -ENOMEM;
+	rc = ln_nodeset_mark(r->spec, option, names, n, mark, err);
+	for (i = 0; rc == 0 && i < r->n; i++)
+		if (mark[i])
+			*(int *)((char *)&r->nodes[i] + flag) = 1;
+	free(mark);
+	return rc;
 }
 
 /* Keep every session for the run, or close them after each phase. */
@@ -128,7 +107,7 @@ static int session_policy(struct ln_run *r, struct ln_buf *err)
 static int open_log(struct ln_run *r)
 {
 	struct ln_buf e = LN_BUF_INIT;
-	char *dir = state_dir();
+	char *dir = ln_state_dir();
 
 	if (!dir)
 		return -ENOMEM;

@@ -18,6 +18,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "common/buf.h"
@@ -51,6 +52,7 @@ struct ln_node_run {
 	int n_ok, n_changed, n_failed;		/* objects, from answers */
 	int applied;				/* an apply call ran this run */
 	double seconds;
+	time_t cached_at;			/* facts (or plan) from the state folder, as of then; 0: live */
 };
 
 struct ln_run {
@@ -66,6 +68,7 @@ struct ln_run {
 	int exit;				/* merged exit code so far */
 	const char *phase;			/* for progress lines and timeouts */
 	int purge;				/* teardown --purge */
+	int rollout_stopped;			/* apply --max-fail stopped the waves */
 };
 
 /* Prepare a run for spec. accept: node names whose changed host key the

@@ -4,8 +4,18 @@
  * transfer is bounded, only http/https are allowed (a spec or CLI value
  * must not be able to reach file:// or other schemes), redirects are not
  * followed, and credentials in the URL never reach a message.
+ *
+ * libcurl is opened (dlopen of its soname) only here, when a report is
+ * first posted: linked, its chain (TLS, LDAP, Kerberos, p11-kit) cost every
+ * command several MB of start-up RSS, `llmnet lint` included. The header
+ * gives the types and constants; the functions come from the table below.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <curl/curl.h>
@@ -33,6 +43,79 @@ static void redact(const char *url, struct ln_buf *out)
 	}
 }
 
+/* Either flavour of libcurl 4 Debian ships (OpenSSL, GnuTLS), in that
+ * order; LLMNET_LIBCURL names another. */
+static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4", NULL };
+
+/* The libcurl functions this file calls, resolved once. */
+static struct {
+	void *handle;
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode rc);
+	void (*easy_cleanup)(CURL *c);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} curl;
+static pthread_mutex_t curl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Open libcurl and resolve the table; a failure leaves curl.handle NULL
+ * and is tried again on the next post. */
+static void curl_load(struct ln_buf *why)
+{
+	const struct {
+		const char *name;
+		size_t off;
+	} syms[] = {
+#define SYM(f, m) { #f, offsetof(__typeof__(curl), m) }
+		SYM(curl_global_init, global_init),
+		SYM(curl_easy_init, easy_init),
+		SYM(curl_easy_setopt, easy_setopt),
+		SYM(curl_easy_perform, easy_perform),
+		SYM(curl_easy_getinfo, easy_getinfo),
+		SYM(curl_easy_strerror, easy_strerror),
+		SYM(curl_easy_cleanup, easy_cleanup),
+		SYM(curl_slist_append, slist_append),
+		SYM(curl_slist_free_all, slist_free_all),
+#undef SYM
+	};
+	const char *env = getenv("LLMNET_LIBCURL");
+	const char *const *names = curl_sonames;
+	const char *one[] = { env, NULL };
+	void *h = NULL;
+	size_t i;
+
+	if (env && *env)
+		names = one;
+	for (i = 0; names[i] && !h; i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		ln_buf_addf(why, "libcurl is not installed (%s)", dlerror());
+		return;
+	}
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *f = dlsym(h, syms[i].name);
+
+		if (!f) {
+			ln_buf_addf(why, "the libcurl loaded has no %s", syms[i].name);
+			dlclose(h);
+			return;
+		}
+		memcpy((char *)&curl + syms[i].off, &f, sizeof(f));
+	}
+	/* Once per process, before any handle; never cleaned up, as the
+	 * process ends soon after a report. */
+	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		ln_buf_addstr(why, "libcurl failed to initialise");
+		dlclose(h);
+		return;
+	}
+	curl.handle = h;
+}
+
 static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	(void)ptr;
@@ -43,7 +126,7 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
 int ln_report_post(const char *url, const char *body, size_t len, long timeout_ms,
 		   struct ln_buf *err)
 {
-	struct ln_buf shown = LN_BUF_INIT;
+	struct ln_buf shown = LN_BUF_INIT, why = LN_BUF_INIT;
 	struct curl_slist *hdr = NULL;
 	char cerr[CURL_ERROR_SIZE] = "";
 	CURL *c = NULL;
@@ -58,34 +141,43 @@ int ln_report_post(const char *url, const char *body, size_t len, long timeout_m
 		r = -EINVAL;
 		goto out;
 	}
+	pthread_mutex_lock(&curl_lock);
+	if (!curl.handle)
+		curl_load(&why);
+	pthread_mutex_unlock(&curl_lock);
+	if (!curl.handle) {
+		ln_buf_addf(err, "cannot post the report to '%s': %s", shown.buf, why.buf);
+		r = -ENOSYS;
+		goto out;
+	}
 	if (timeout_ms <= 0)
 		timeout_ms = 10000;
-	c = curl_easy_init();
-	hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	c = curl.easy_init();
+	hdr = curl.slist_append(NULL, "Content-Type: application/json");
 	if (!c || !hdr) {
 		ln_buf_addf(err, "cannot post the report to '%s': out of memory", shown.buf);
 		r = -ENOMEM;
 		goto out;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "llmnet/" LN_VERSION);
-	rc = curl_easy_perform(c);
+	curl.easy_setopt(c, CURLOPT_URL, url);
+	curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+	curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl.easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl.easy_setopt(c, CURLOPT_USERAGENT, "llmnet/" LN_VERSION);
+	rc = curl.easy_perform(c);
 	if (rc != CURLE_OK) {
 		ln_buf_addf(err, "cannot post the report to '%s': %s", shown.buf,
-			    cerr[0] ? cerr : curl_easy_strerror(rc));
+			    cerr[0] ? cerr : curl.easy_strerror(rc));
 		r = rc == CURLE_OPERATION_TIMEDOUT ? -LN_ETIMEOUT : -LN_EUNREACH;
 		goto out;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status >= 300) {
 		ln_buf_addf(err, "cannot post the report to '%s': the server answered HTTP %ld",
 			    shown.buf, status);
@@ -94,9 +186,11 @@ int ln_report_post(const char *url, const char *body, size_t len, long timeout_m
 	}
 	r = 0;
 out:
-	curl_slist_free_all(hdr);
+	if (hdr)
+		curl.slist_free_all(hdr);
 	if (c)
-		curl_easy_cleanup(c);
+		curl.easy_cleanup(c);
 	ln_buf_release(&shown);
+	ln_buf_release(&why);
 	return r;
 }

@@ -61,6 +61,8 @@ out_has() { grep -qF -- "$1" "$C/out"; }
 not() { ! "$@"; }
 running() { pgrep -f "$1" >/dev/null; }
 not_out_has() { ! out_has "$1"; }
+node_says() { grep -A1 "^$1 (" "$C/out" | grep -qF -- "$2"; }	# facts: NODE's first line
+not_out_has_file() { ! grep -qxF -- "$2" "$1"; }
 llmnet() { "$LLMNET" --no-color "$@" > "$C/out" 2>&1; rc=$?; cat "$C/out" >> "$C/all.out"; return 0; }
 rc_is() { [ "$rc" -eq "$1" ]; }
 
@@ -455,8 +457,99 @@ scenario_apply_validate() {
 	check_cmd "apply without --validate runs no stage" not_out_has "devices"
 }
 
+# Issue 13 point 5: apply --batch in waves, --max-fail stops the rollout
+# (exit 6) when a node's sshd is down; the retry file names the nodes left,
+# as ranges, and --limit @FILE takes them.
+scenario_batches() {
+	local retry
+	new_cluster batches 5 || { fail "cluster up"; return; }
+	cluster_node_identity "$C" 4
+	cluster_node_identity "$C" 5
+	cluster_stop_node "$C" 3
+	touch "$C/marker"
+	llmnet apply "$C/spec.yaml" --batch 2 --max-fail 0
+	check_cmd "a stopped rollout exits 6" rc_is 6
+	check_cmd "it says where it stopped" out_has "rollout stopped after wave 2 of 3: 1 of 2 nodes failed"
+	check_cmd "wave 1 (target n1 first, then n2) converged" connected 2
+	check_cmd "wave 2 ran: n4 connected" connected 4
+	check_cmd "n5 (wave 3) was not run" not_connected 5
+	check_cmd "n5 untouched (but for the agent push)" unchanged_but_agent 5 "$C/marker"
+	check_cmd "the recap says n5 was not run" grep -qE '^n5 +: .*not run: the rollout stopped after wave 2 of 3' "$C/out"
+	check_cmd "the recap marks the rollout stopped" out_has "; rollout stopped; not converged."
+	retry=$LLMNET_STATE_DIR/loop.retry
+	check_cmd "the retry file's path is printed" out_has "--limit @$retry"
+	check_cmd "the retry file names n3 and n5 as a range" grep -qxF "n[3,5]" "$retry"
+	check_cmd "the retry file adds their target's node" grep -qxF "n1" "$retry"
+	check_cmd "the retry file leaves out the converged" not_out_has_file "$retry" "n2"
+	check_cmd "the state folder is private" test "$(stat -c %a "$LLMNET_STATE_DIR")" = 700
+	cluster_start_node "$C" 3
+	touch "$C/marker2"
+	llmnet apply "$C/spec.yaml" --limit "@$retry"
+	check_cmd "the retry run converges" rc_is 0
+	check_cmd "n3 connected" connected 3
+	check_cmd "n5 connected" connected 5
+	check_cmd "n2 (not in the retry file) untouched" unchanged_but_agent 2 "$C/marker2"
+	llmnet apply "$C/spec.yaml" --limit n2
+	check_cmd "an initiator alone, its converged target outside --limit: exit 0" rc_is 0
+	check_cmd "... and nothing skipped" not_out_has "skipped:"
+	llmnet apply "$C/spec.yaml" --limit 'n[2-4,9]'
+	check_cmd "a range naming no node is a usage error" rc_is 64
+	check_cmd "it names the missing node" out_has "--limit names 'n9', which is not a node"
+	llmnet apply "$C/spec.yaml" --limit 'n[1-5]' --batch 40% --max-fail 50%
+	check_cmd "--limit with a range and percentages converges" rc_is 0
+	check_cmd "in waves of 2 (40% of 5)" out_has "wave 3 of 3: 1 nodes"
+	llmnet apply "$C/spec.yaml" --batch 2x
+	check_cmd "a bad --batch is a usage error" rc_is 64
+	check_cmd "it says what --batch takes" out_has "--batch takes a number of nodes or a percentage (N or N%), not '2x'"
+}
+
+# Issue 13 point 4: the last-known facts answer facts --cached for a
+# stopped node, without contacting it; a node never read is reported (exit
+# 1); plan shows what a silent node would get against its last apply.
+scenario_cached_facts() {
+	local before
+	new_cluster cached || { fail "cluster up"; return; }
+	llmnet facts "$C/spec.yaml"
+	check_cmd "facts exits 0" rc_is 0
+	check_cmd "the facts are recorded, mode 0600" test "$(stat -c %a "$LLMNET_STATE_DIR/loop.facts.json")" = 600
+	cluster_stop_node "$C" 2
+	before=$(cluster_conn_count "$C" 1)
+	llmnet facts --cached "$C/spec.yaml"
+	check_cmd "facts --cached exits 0 with a stopped node" rc_is 0
+	check_cmd "it shows n2's facts, with their age" grep -qE "cached +read [0-9T:-]+Z, [0-9]+s ago \(not contacted now\)" "$C/out"
+	check_cmd "no node was contacted" test "$(cluster_conn_count "$C" 1)" = "$before"
+	llmnet -o json facts --cached "$C/spec.yaml"
+	check_cmd "-o json has n2's facts and age" python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["nodes"]["n2"]; assert d["state"]=="ok" and "facts" in d and d["age_s"]>=0' "$C/out"
+	llmnet facts --cached --accept-replaced n2 "$C/spec.yaml"
+	check_cmd "--cached with --accept-replaced is a usage error" rc_is 64
+	check_cmd "... saying why" out_has "--accept-replaced has no effect with --cached"
+	cluster_spec "$C" 3 | sed 's/^  - { name: n3, .*/&\n  - { name: n99, address: 127.0.0.99, gpus: 1 }/' > "$C/spec4.yaml"
+	llmnet facts --cached "$C/spec4.yaml"
+	check_cmd "a node with no facts on record: exit 1" rc_is 1
+	check_cmd "n99 is reported as such" node_says n99 "pending: no facts on record in '$LLMNET_STATE_DIR/loop.facts.json'"
+	cluster_start_node "$C" 2
+
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply exits 0" rc_is 0
+	check_cmd "the applied state is recorded" test -s "$LLMNET_STATE_DIR/loop.applied.json"
+	cluster_stop_node "$C" 3
+	llmnet plan "$C/spec.yaml"
+	check_cmd "plan with a silent node exits 4" rc_is 4
+	check_cmd "n3 is planned against its last-known state: no changes" out_has "last-known state (applied "
+	check_cmd "... and nothing to change" grep -qE "^  last-known state \(applied .*\): no changes" "$C/out"
+	sed 's/^mpi: { hostfile: \/etc\/llmnet\/hostfile }/mpi: { hostfile: \/etc\/llmnet\/hosts2 }/' "$C/spec.yaml" > "$C/spec-hf.yaml"
+	llmnet plan "$C/spec-hf.yaml"
+	check_cmd "a changed spec: n3 would get the new hostfile" grep -qE "^  \+ hostfile +/etc/llmnet/hosts2" "$C/out"
+	check_cmd "... and lose the old one" grep -qE "^  - hostfile +/etc/llmnet/hostfile" "$C/out"
+	check_cmd "the summary counts it apart" out_has "1 unreachable (1 with changes against their last-known state)"
+	llmnet -o json plan "$C/spec-hf.yaml"
+	check_cmd "-o json marks it last_known" python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["nodes"]["n3"]; assert d["state"]=="unreachable" and len(d["last_known"]["changes"])==2' "$C/out"
+	cluster_start_node "$C" 3
+}
+
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
-     teardown two_clusters adopt duplicate_nqn removed_node spec_error apply_validate)
+     teardown two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
+     cached_facts)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"

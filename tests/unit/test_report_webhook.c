@@ -95,6 +95,26 @@ static int stop(void **state)
 	return 0;
 }
 
+/* Run first, before anything loaded libcurl: a libcurl that cannot be
+ * opened is a clear error naming the library, and the next post, with
+ * libcurl found, works (a failed load is tried again). */
+static void test_report_webhook__missing_libcurl_is_clear(void **state)
+{
+	struct srv *s = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	char url[128];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s->port);
+	setenv("LLMNET_LIBCURL", "libcurl-not-here.so.4", 1);
+	assert_int_equal(ln_report_post(url, "{}", 2, 5000, &err), -ENOSYS);
+	assert_non_null(strstr(err.buf, "cannot post the report to 'http://127.0.0.1:"));
+	assert_non_null(strstr(err.buf, "': libcurl is not installed (libcurl-not-here.so.4: "));
+	unsetenv("LLMNET_LIBCURL");
+	ln_buf_reset(&err);
+	assert_int_equal(ln_report_post(url, "{}", 2, 5000, &err), 0);
+	ln_buf_release(&err);
+}
+
 static void test_report_webhook__posts_json(void **state)
 {
 	struct srv *s = *state;
@@ -152,6 +172,7 @@ static void test_report_webhook__errors_are_clear(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_webhook__missing_libcurl_is_clear),
 		cmocka_unit_test(test_report_webhook__posts_json),
 		cmocka_unit_test(test_report_webhook__errors_are_clear),
 	};

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the controller remembers between runs, per cluster, in its state
+ * folder (LLMNET_STATE_DIR, else $XDG_STATE_HOME/llmnet, else
+ * ~/.local/state/llmnet; mode 0700), beside the run log:
+ *
+ *   CLUSTER.facts.json    each node's last facts and when they were read
+ *   CLUSTER.applied.json  each node's desired state as of its last apply
+ *                         that converged (or teardown), and when
+ *   CLUSTER.retry         the nodes an apply that did not converge leaves
+ *                         to retry (apply --limit @FILE reads it)
+ *
+ * Files are written whole, atomically (temporary file, fsync, rename),
+ * mode 0600. They hold what facts and requests hold: names, addresses,
+ * NQNs, paths; never a key (requests name key files, not keys).
+ */
+#ifndef LN_STATE_H
+#define LN_STATE_H
+
+#include "common/buf.h"
+#include "orchestrator/run.h"
+
+/* The state folder's path (malloc'd), or NULL without memory. */
+char *ln_state_dir(void);
+
+/* Merge the facts of every node that answered this run into
+ * CLUSTER.facts.json; the other nodes keep their last entry. */
+int ln_state_save_facts(const struct ln_run *r, struct ln_buf *err);
+
+/*
+ * After apply (torn_down 0) or teardown (1): record, for every node inside
+ * --limit, the desired state it converged to (teardown: nothing); a node
+ * that did not converge loses its entry, since what it holds is unknown.
+ */
+int ln_state_save_applied(const struct ln_run *r, int torn_down, struct ln_buf *err);
+
+/*
+ * Set up r for spec from CLUSTER.facts.json alone, contacting nothing
+ * (facts --cached): a node with an entry is OK with its facts and
+ * nr->cached_at; one without is PENDING, "no facts on record". Release
+ * with ln_run_release().
+ */
+int ln_state_run_cached(struct ln_run *r, const struct ln_spec *spec, struct ln_buf *err);
+
+/*
+ * For every node that could not be reached (or refused us) in a plan:
+ * what apply would change against its last-known state, from the desired
+ * state now and the one recorded at its last apply, as an agent-style
+ * change list in nr->answer with nr->cached_at the time of that apply
+ * (nr->answer stays NULL when nothing is on record). The node's state and
+ * exit code stay what they are.
+ */
+int ln_state_plan_silent(struct ln_run *r, struct ln_buf *err);
+
+/* "2026-11-30T21:04:05Z, 3m ago" for a recorded time, into buf. */
+void ln_state_when(time_t at, char *buf, size_t size);
+
+/* Write the names of the nodes inside --limit that did not converge, one
+ * a line, to CLUSTER.retry; *path receives its path (malloc'd). */
+int ln_state_write_retry(const struct ln_run *r, char **path, struct ln_buf *err);
+
+#endif

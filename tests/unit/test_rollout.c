@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for apply's rollouts and node selection: --batch and
+ * --max-fail counts (N and N%, rounding, bounds), waves (targets' nodes
+ * first, spec order otherwise, sizes), and the --limit words (names,
+ * ranges, @FILE, unknown names) with the retry file's ranges read back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "orchestrator/nodeset.h"
+#include "orchestrator/rollout.h"
+#include "orchestrator/spec/spec.h"
+
+/* gpu005 exports the target every other gpu connects to; login has none. */
+static const char spec_yaml[] =
+	"version: 1\n"
+	"cluster: waves\n"
+	"ssh: { user: root }\n"
+	"nodes:\n"
+	"  - { name: \"gpu[001-004]\", address: \"10.0.0.[1-4]\" }\n"
+	"  - { name: gpu005, address: 10.0.0.5 }\n"
+	"  - { name: gpu006, address: 10.0.0.6 }\n"
+	"  - { name: login, address: 10.0.0.7 }\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - nqn: nqn.2024-04.io.llmnet:gpu005.t1\n"
+	"      node: gpu005\n"
+	"      transport: tcp\n"
+	"      address: 10.0.0.5\n"
+	"      namespaces:\n"
+	"        - { nsid: 1, file: /var/lib/nvmet/disk1.img, size: 1MiB }\n"
+	"  initiators:\n"
+	"    - { node: \"gpu[001-004]\", target: nqn.2024-04.io.llmnet:gpu005.t1 }\n"
+	"    - { node: gpu006, target: nqn.2024-04.io.llmnet:gpu005.t1 }\n";
+
+static int load(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+
+	assert_int_equal(ln_spec_load_buf("waves.yaml", spec_yaml, strlen(spec_yaml), &spec, &err), 0);
+	ln_buf_release(&err);
+	*state = spec;
+	return 0;
+}
+
+static int unload(void **state)
+{
+	ln_spec_free(*state);
+	return 0;
+}
+
+static void test_rollout__count_parses_numbers_and_percentages(void **state)
+{
+	struct ln_count c = { 0 };
+
+	(void)state;
+	assert_int_equal(ln_count_parse("8", 1000, &c), 0);
+	assert_true(c.set);
+	assert_false(c.percent);
+	assert_int_equal(c.n, 8);
+	assert_int_equal(ln_count_parse("25%", 1000, &c), 0);
+	assert_true(c.percent);
+	assert_int_equal(c.n, 25);
+	assert_int_equal(ln_count_parse("0", 1000, &c), 0);
+	assert_int_equal(ln_count_parse("100%", 1000, &c), 0);
+	/* refused: nothing, signs, junk, over the bounds */
+	assert_int_equal(ln_count_parse("", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("-1", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("+1", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("5x", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("5%%", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("%", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("101%", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse("1001", 1000, &c), -EINVAL);
+	assert_int_equal(ln_count_parse(" 5", 1000, &c), -EINVAL);
+}
+
+static void test_rollout__batch_rounds_down_at_least_one(void **state)
+{
+	struct ln_count c = { 0 };
+
+	(void)state;
+	/* unset: one wave of everything */
+	assert_int_equal(ln_count_batch(&c, 7), 7);
+	assert_int_equal(ln_count_batch(NULL, 7), 7);
+	ln_count_parse("3", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 7), 3);
+	ln_count_parse("50", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 7), 7);
+	ln_count_parse("0", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 7), 1);
+	/* 30% of 7 is 2.1: 2 (Ansible's serial rounds down) */
+	ln_count_parse("30%", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 7), 2);
+	/* 10% of 7 is 0.7: at least one */
+	ln_count_parse("10%", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 7), 1);
+	ln_count_parse("100%", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 1000), 1000);
+	ln_count_parse("25%", 1000, &c);
+	assert_int_equal(ln_count_batch(&c, 1000), 250);
+}
+
+static void test_rollout__max_fail_is_more_than(void **state)
+{
+	struct ln_count c = { 0 };
+
+	(void)state;
+	/* unset: never stops */
+	assert_false(ln_count_exceeded(&c, 10, 10));
+	assert_false(ln_count_exceeded(NULL, 10, 10));
+	ln_count_parse("0", 1000, &c);
+	assert_false(ln_count_exceeded(&c, 0, 10));
+	assert_true(ln_count_exceeded(&c, 1, 10));
+	ln_count_parse("2", 1000, &c);
+	assert_false(ln_count_exceeded(&c, 2, 10));
+	assert_true(ln_count_exceeded(&c, 3, 10));
+	/* 20% of a wave of 10 is 2: 2 is allowed, 3 is not */
+	ln_count_parse("20%", 1000, &c);
+	assert_false(ln_count_exceeded(&c, 2, 10));
+	assert_true(ln_count_exceeded(&c, 3, 10));
+	/* exact, no rounding: 25% of 3 is 0.75, so one failure exceeds it */
+	ln_count_parse("25%", 1000, &c);
+	assert_false(ln_count_exceeded(&c, 0, 3));
+	assert_true(ln_count_exceeded(&c, 1, 3));
+	/* 50% of 4 is 2 */
+	ln_count_parse("50%", 1000, &c);
+	assert_false(ln_count_exceeded(&c, 2, 4));
+	assert_true(ln_count_exceeded(&c, 3, 4));
+	ln_count_parse("100%", 1000, &c);
+	assert_false(ln_count_exceeded(&c, 4, 4));
+}
+
+static const char *name_at(const struct ln_spec *spec, const struct ln_waves *w, size_t j)
+{
+	return spec->nodes[w->nodes[j]].name;
+}
+
+static void test_rollout__waves_put_targets_first(void **state)
+{
+	const struct ln_spec *spec = *state;
+	struct ln_waves w;
+
+	assert_int_equal(ln_waves_build(spec, NULL, 3, &w), 0);
+	assert_int_equal(w.n, 7);
+	assert_int_equal(w.n_waves, 3);
+	/* gpu005 exports the target: first, though fifth in the spec; login
+	 * (no storage) and the initiators keep spec order */
+	assert_string_equal(name_at(spec, &w, 0), "gpu005");
+	assert_string_equal(name_at(spec, &w, 1), "login");
+	assert_string_equal(name_at(spec, &w, 2), "gpu001");
+	assert_string_equal(name_at(spec, &w, 5), "gpu004");
+	assert_string_equal(name_at(spec, &w, 6), "gpu006");
+	assert_int_equal(w.start[0], 0);
+	assert_int_equal(w.start[1], 3);
+	assert_int_equal(w.start[2], 6);
+	assert_int_equal(w.start[3], 7);
+	ln_waves_release(&w);
+}
+
+static void test_rollout__waves_cover_only_the_selection(void **state)
+{
+	const struct ln_spec *spec = *state;
+	unsigned char sel[7] = { 1, 0, 1, 0, 1, 0, 0 };	/* gpu001, gpu003, gpu005 */
+	struct ln_waves w;
+
+	assert_int_equal(ln_waves_build(spec, sel, 2, &w), 0);
+	assert_int_equal(w.n, 3);
+	assert_int_equal(w.n_waves, 2);
+	assert_string_equal(name_at(spec, &w, 0), "gpu005");
+	assert_string_equal(name_at(spec, &w, 1), "gpu001");
+	assert_string_equal(name_at(spec, &w, 2), "gpu003");
+	ln_waves_release(&w);
+	/* one wave of all when the batch is the whole selection */
+	assert_int_equal(ln_waves_build(spec, sel, 3, &w), 0);
+	assert_int_equal(w.n_waves, 1);
+	ln_waves_release(&w);
+	/* nothing selected: no wave */
+	memset(sel, 0, sizeof(sel));
+	assert_int_equal(ln_waves_build(spec, sel, 3, &w), 0);
+	assert_int_equal(w.n_waves, 0);
+	ln_waves_release(&w);
+}
+
+/* c connects to b's target, b to a's: a chain written backwards; x and y
+ * serve each other (a cycle) and keep spec order, after the chain. */
+static const char chain_yaml[] =
+	"version: 1\n"
+	"cluster: chain\n"
+	"ssh: { user: root }\n"
+	"nodes:\n"
+	"  - { name: c, address: 10.0.0.3 }\n"
+	"  - { name: b, address: 10.0.0.2 }\n"
+	"  - { name: a, address: 10.0.0.1 }\n"
+	"  - { name: y, address: 10.0.0.5 }\n"
+	"  - { name: x, address: 10.0.0.4 }\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:a.t\", node: a, transport: tcp, address: 10.0.0.1,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/a.img, size: 1MiB } ] }\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:b.t\", node: b, transport: tcp, address: 10.0.0.2,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/b.img, size: 1MiB } ] }\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:x.t\", node: x, transport: tcp, address: 10.0.0.4,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/x.img, size: 1MiB } ] }\n"
+	"    - { nqn: \"nqn.2024-04.io.llmnet:y.t\", node: y, transport: tcp, address: 10.0.0.5,\n"
+	"        namespaces: [ { nsid: 1, file: /var/lib/nvmet/y.img, size: 1MiB } ] }\n"
+	"  initiators:\n"
+	"    - { node: b, target: \"nqn.2024-04.io.llmnet:a.t\" }\n"
+	"    - { node: c, target: \"nqn.2024-04.io.llmnet:b.t\" }\n"
+	"    - { node: x, target: \"nqn.2024-04.io.llmnet:y.t\" }\n"
+	"    - { node: y, target: \"nqn.2024-04.io.llmnet:x.t\" }\n";
+
+static void test_rollout__waves_follow_chains_and_keep_cycles_in_order(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	struct ln_waves w;
+
+	(void)state;
+	assert_int_equal(ln_spec_load_buf("chain.yaml", chain_yaml, strlen(chain_yaml), &spec, &err), 0);
+	assert_int_equal(ln_waves_build(spec, NULL, 1, &w), 0);
+	assert_int_equal(w.n_waves, 5);
+	assert_string_equal(name_at(spec, &w, 0), "a");
+	assert_string_equal(name_at(spec, &w, 1), "b");
+	assert_string_equal(name_at(spec, &w, 2), "c");
+	assert_string_equal(name_at(spec, &w, 3), "y");
+	assert_string_equal(name_at(spec, &w, 4), "x");
+	ln_waves_release(&w);
+	ln_spec_free(spec);
+	ln_buf_release(&err);
+}
+
+/* Mark words; returns the rc, the marked nodes' names in *got. */
+static int mark(const struct ln_spec *spec, const char *const *words, size_t n, char *got,
+		size_t size, struct ln_buf *err)
+{
+	unsigned char m[7] = { 0 };
+	size_t i;
+	int r = ln_nodeset_mark(spec, "--limit", (char *const *)words, n, m, err);
+
+	got[0] = '\0';
+	for (i = 0; i < spec->n_nodes; i++)
+		if (m[i])
+			snprintf(got + strlen(got), size - strlen(got), "%s%s", *got ? "," : "",
+				 spec->nodes[i].name);
+	return r;
+}
+
+static void test_rollout__limit_takes_names_ranges_and_files(void **state)
+{
+	const struct ln_spec *spec = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	const char *w1[] = { "login", "gpu[002-003,006]" };
+	char path[] = "/tmp/ln-limit-XXXXXX", at[64], got[128];
+	const char *w2[] = { at };
+	FILE *f;
+	int fd;
+
+	assert_int_equal(mark(spec, w1, 2, got, sizeof(got), &err), 0);
+	assert_string_equal(got, "gpu002,gpu003,gpu006,login");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("# a retry file\ngpu[001,004]  gpu005 # the target\n\nlogin,gpu006\n", f);
+	fclose(f);
+	snprintf(at, sizeof(at), "@%s", path);
+	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), 0);
+	assert_string_equal(got, "gpu001,gpu004,gpu005,gpu006,login");
+
+	/* an unknown name, also inside a range or a file, is refused by name */
+	w1[1] = "gpu[005-007]";
+	assert_int_equal(mark(spec, w1, 2, got, sizeof(got), &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "--limit names 'gpu007', which is not a node of 'waves.yaml'"));
+	ln_buf_reset(&err);
+	f = fopen(path, "w");
+	fputs("gpu001 gpu099\n", f);
+	fclose(f);
+	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "'gpu099' in /tmp/ln-limit-"));
+	ln_buf_reset(&err);
+	/* a file naming nothing, a missing file, a bad range */
+	f = fopen(path, "w");
+	fputs("# nothing\n\n", f);
+	fclose(f);
+	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "names no node"));
+	ln_buf_reset(&err);
+	unlink(path);
+	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "--limit @/tmp/ln-limit-"));
+	ln_buf_reset(&err);
+	w1[1] = "gpu[3-1]";
+	assert_int_equal(mark(spec, w1, 2, got, sizeof(got), &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "runs backwards"));
+	ln_buf_release(&err);
+}
+
+static void test_rollout__retry_words_are_ranges_that_read_back(void **state)
+{
+	const struct ln_spec *spec = *state;
+	unsigned char m[7] = { 1, 1, 0, 1, 1, 0, 1 }, back[7] = { 0 };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	char *word, *save = NULL;
+	const char *words[4];
+	size_t n = 0;
+
+	assert_int_equal(ln_nodeset_format(spec, m, &out), 0);
+	assert_string_equal(out.buf, "gpu[001-002,004-005] login");
+	for (word = strtok_r(out.buf, " ", &save); word && n < 4; word = strtok_r(NULL, " ", &save))
+		words[n++] = word;
+	assert_int_equal(ln_nodeset_mark(spec, "--limit", (char *const *)words, n, back, &err), 0);
+	assert_memory_equal(m, back, sizeof(m));
+	/* one node of a prefix stays a plain name */
+	memset(m, 0, sizeof(m));
+	m[5] = 1;
+	ln_buf_reset(&out);
+	assert_int_equal(ln_nodeset_format(spec, m, &out), 0);
+	assert_string_equal(out.buf, "gpu006");
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rollout__count_parses_numbers_and_percentages),
+		cmocka_unit_test(test_rollout__batch_rounds_down_at_least_one),
+		cmocka_unit_test(test_rollout__max_fail_is_more_than),
+		cmocka_unit_test_setup_teardown(test_rollout__waves_put_targets_first, load, unload),
+		cmocka_unit_test_setup_teardown(test_rollout__waves_cover_only_the_selection, load, unload),
+		cmocka_unit_test(test_rollout__waves_follow_chains_and_keep_cycles_in_order),
+		cmocka_unit_test_setup_teardown(test_rollout__limit_takes_names_ranges_and_files, load, unload),
+		cmocka_unit_test_setup_teardown(test_rollout__retry_words_are_ranges_that_read_back, load, unload),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the controller's state folder (orchestrator/state.c):
+ * facts and applied state recorded per node (private files, merged across
+ * runs, a failed node's entry dropped), the cached run facts --cached
+ * prints, and a silent node's plan against its last apply.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "common/fileio.h"
+#include "common/json.h"
+#include "orchestrator/facts.h"
+#include "orchestrator/plan.h"
+#include "orchestrator/state.h"
+
+#define T1 "nqn.2024-04.io.llmnet:n1.t1"
+#define OLD "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000002"
+#define NEW "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000022"
+
+static const char spec_yaml[] =
+	"version: 1\n"
+	"cluster: st\n"
+	"ssh: { user: root }\n"
+	"nodes:\n"
+	"  - { name: \"n[1-3]\", address: \"10.0.0.[1-3]\" }\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - nqn: " T1 "\n"
+	"      node: n1\n"
+	"      transport: tcp\n"
+	"      address: 10.0.0.1\n"
+	"      namespaces:\n"
+	"        - { nsid: 1, file: /var/lib/nvmet/disk1.img, size: 1MiB }\n"
+	"  initiators:\n"
+	"    - { node: \"n[2-3]\", target: " T1 " }\n";
+
+struct fx {
+	char dir[64];
+	struct ln_spec *spec;
+	struct ln_run run;
+};
+
+static struct json_object *facts_of(const char *host_nqn)
+{
+	char buf[256];
+	struct json_object *o = NULL;
+	struct ln_buf err = LN_BUF_INIT;
+
+	snprintf(buf, sizeof(buf), "{\"protocol\":1,\"host_nqn\":\"%s\",\"nvme\":[]}", host_nqn);
+	assert_int_equal(ln_json_parse(buf, strlen(buf), &o, &err), 0);
+	ln_buf_release(&err);
+	return o;
+}
+
+/* A run of three converged nodes: n2 and n3 report host NQNs. */
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i;
+
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/ln-state-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	strcat(f->dir, "/state");
+	setenv("LLMNET_STATE_DIR", f->dir, 1);
+	assert_int_equal(ln_spec_load_buf("st.yaml", spec_yaml, strlen(spec_yaml), &f->spec, &err), 0);
+	f->run.spec = f->spec;
+	f->run.n = f->spec->n_nodes;
+	f->run.nodes = calloc(f->run.n, sizeof(*f->run.nodes));
+	assert_non_null(f->run.nodes);
+	for (i = 0; i < f->run.n; i++) {
+		struct ln_node_run *nr = &f->run.nodes[i];
+
+		nr->idx = i;
+		nr->spec = &f->spec->nodes[i];
+		nr->state = LN_NODE_OK;
+		nr->limited = 1;
+		nr->applied = 1;
+		ln_buf_init(&nr->reason, 4096);
+		ln_buf_init(&nr->skip, 4096);
+	}
+	f->run.nodes[0].facts = facts_of("nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000001");
+	f->run.nodes[1].facts = facts_of(OLD);
+	f->run.nodes[2].facts = facts_of("nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000003");
+	pthread_mutex_init(&f->run.log_lock, NULL);
+	ln_buf_release(&err);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	ln_run_release(&f->run);
+	ln_spec_free(f->spec);
+	f->dir[strlen(f->dir) - strlen("/state")] = '\0';
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	unsetenv("LLMNET_STATE_DIR");
+	free(f);
+	return 0;
+}
+
+static struct json_object *load(const struct fx *f, const char *name)
+{
+	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/st.%s", f->dir, name);
+	assert_int_equal(ln_file_read(path, &text, &err), 0);
+	assert_int_equal(ln_json_parse(text.buf, text.len, &o, &err), 0);
+	ln_buf_release(&text);
+	ln_buf_release(&err);
+	return o;
+}
+
+static int mode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (int)(st.st_mode & 07777);
+}
+
+static void test_state__records_are_private_and_merged(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *o;
+	char path[128];
+
+	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);
+	assert_int_equal(mode_of(f->dir), 0700);
+	snprintf(path, sizeof(path), "%s/st.facts.json", f->dir);
+	assert_int_equal(mode_of(path), 0600);
+	/* n3 goes silent: the next save keeps its last entry */
+	f->run.nodes[2].state = LN_NODE_UNREACHABLE;
+	json_object_put(f->run.nodes[1].facts);
+	f->run.nodes[1].facts = facts_of(NEW);
+	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);
+	o = load(f, "facts.json");
+	assert_string_equal(ln_json_str_at(ln_json_at(ln_json_at(o, "nodes"), "n2"), "address"), "10.0.0.2");
+	assert_string_equal(ln_json_str_at(ln_json_at(ln_json_at(ln_json_at(o, "nodes"), "n2"), "facts"), "host_nqn"), NEW);
+	assert_non_null(ln_json_at(ln_json_at(o, "nodes"), "n3"));
+	json_object_put(o);
+
+	/* applied: every converged node; then n2's apply fails: its entry
+	 * goes (what it holds is unknown), n1's stays */
+	f->run.nodes[2].state = LN_NODE_OK;
+	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	f->run.nodes[1].n_failed = 1;
+	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	o = load(f, "applied.json");
+	assert_null(ln_json_at(ln_json_at(o, "nodes"), "n2"));
+	assert_non_null(ln_json_at(ln_json_at(ln_json_at(o, "nodes"), "n1"), "request"));
+	json_object_put(o);
+	ln_buf_release(&err);
+}
+
+static void test_state__cached_run_contacts_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_run cached;
+
+	f->run.nodes[2].state = LN_NODE_UNREACHABLE;	/* n3 never answered */
+	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);
+	assert_int_equal(ln_state_run_cached(&cached, f->spec, &err), 0);
+	assert_int_equal(cached.nodes[0].state, LN_NODE_OK);
+	assert_true(cached.nodes[0].cached_at > 0);
+	assert_string_equal(ln_facts_host_nqn(&cached.nodes[1]), OLD);
+	assert_int_equal(cached.nodes[2].state, LN_NODE_PENDING);
+	assert_non_null(strstr(cached.nodes[2].reason.buf, "no facts on record in '"));
+	assert_null(cached.nodes[2].facts);
+	ln_run_release(&cached);
+	ln_buf_release(&err);
+}
+
+/* The change list's entries as "ACTION KIND ID" lines. */
+static void changes_text(struct json_object *answer, char *out, size_t size)
+{
+	struct json_object *chs = ln_json_at(answer, "changes");
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; chs && i < json_object_array_length(chs); i++) {
+		struct json_object *c = json_object_array_get_idx(chs, i);
+
+		snprintf(out + strlen(out), size - strlen(out), "%s %s %s\n",
+			 ln_json_str_at(c, "action"), ln_json_str_at(c, "kind"), ln_json_str_at(c, "id"));
+	}
+}
+
+static void test_state__silent_node_is_planned_against_its_last_apply(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	char text[1024];
+
+	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);
+	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	/* n1 (the target) goes silent; n2 was reinstalled with a new host
+	 * NQN: n1 would allow the new one and drop the old one */
+	f->run.nodes[0].state = LN_NODE_UNREACHABLE;
+	json_object_put(f->run.nodes[0].facts);
+	f->run.nodes[0].facts = NULL;
+	json_object_put(f->run.nodes[1].facts);
+	f->run.nodes[1].facts = facts_of(NEW);
+	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_true(f->run.nodes[0].cached_at > 0);
+	changes_text(f->run.nodes[0].answer, text, sizeof(text));
+	assert_string_equal(text, "create nvmet_allowed_host " T1 "/" NEW "\n"
+				  "remove nvmet_allowed_host " T1 "/" OLD "\n");
+	/* a reachable node is not touched */
+	assert_null(f->run.nodes[1].answer);
+
+	/* nothing new for it: an empty list, still marked as last-known */
+	json_object_put(f->run.nodes[1].facts);
+	f->run.nodes[1].facts = facts_of(OLD);
+	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	changes_text(f->run.nodes[0].answer, text, sizeof(text));
+	assert_string_equal(text, "");
+
+	/* after a teardown, the silent node would get everything again */
+	f->run.nodes[0].state = LN_NODE_OK;
+	assert_int_equal(ln_state_save_applied(&f->run, 1, &err), 0);
+	f->run.nodes[0].state = LN_NODE_REFUSED;
+	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	changes_text(f->run.nodes[0].answer, text, sizeof(text));
+	assert_non_null(strstr(text, "create nvmet_subsystem " T1 "\n"));
+	assert_non_null(strstr(text, "create hostfile /etc/llmnet/hostfile\n"));
+	ln_buf_release(&err);
+}
+
+static void test_state__silent_node_without_record_has_no_plan(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT;
+
+	f->run.nodes[2].state = LN_NODE_UNREACHABLE;
+	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_null(f->run.nodes[2].answer);
+	assert_int_equal(f->run.nodes[2].cached_at, 0);
+	ln_buf_release(&err);
+}
+
+static void test_state__retry_file_names_failed_nodes_and_their_targets(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT, text = LN_BUF_INIT;
+	char *path = NULL;
+
+	f->run.nodes[1].state = LN_NODE_UNREACHABLE;
+	ln_buf_addstr(&f->run.nodes[2].skip, "not run: the rollout stopped after wave 1 of 2");
+	assert_int_equal(ln_state_write_retry(&f->run, &path, &err), 0);
+	assert_int_equal(ln_file_read(path, &text, &err), 0);
+	assert_non_null(strstr(text.buf, "\nn[2-3]\n# the target nodes they connect to\nn1\n"));
+	assert_int_equal(mode_of(path), 0600);
+	free(path);
+	ln_buf_release(&text);
+	ln_buf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_state__records_are_private_and_merged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state__cached_run_contacts_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state__silent_node_is_planned_against_its_last_apply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state__silent_node_without_record_has_no_plan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state__retry_file_names_failed_nodes_and_their_targets, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
