@@ -115,7 +115,13 @@ for tr in tcp rdma; do
 import json,sys
 d=json.load(sys.stdin)
 print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv[1] for n in c["namespaces"] if n["nsid"]==1))' "$nqn")
-	case $dev in /dev/nvme*n1) ok "$tr: lab2 sees the namespace as $dev" ;; *) fail "$tr: no block device for $nqn ('$dev')"; continue ;; esac
+	# nvmeXnY: Y is the kernel's own count, not the nsid (6.12 may name nsid 1
+	# nvme1n2 when namespace 2 was scanned first): the block device's nsid is
+	case $dev in
+	/dev/nvme*n*) check "$tr: lab2 sees namespace 1 as $dev (its sysfs nsid)" 1 \
+		"$(lab_ssh 2 "cat /sys/block/${dev#/dev/}/nsid")" ;;
+	*) fail "$tr: no block device for $nqn ('$dev')"; continue ;;
+	esac
 	sum_w=$(lab_ssh 2 "head -c 4194304 /dev/urandom >/tmp/e2e.data && dd if=/tmp/e2e.data of=$dev bs=1M oflag=direct status=none && sha256sum </tmp/e2e.data | cut -d' ' -f1")
 	agent 2 teardown --cluster e2e-agent <"/dev/null" >"$tmp/d2.json"
 	check "$tr: lab2 teardown (disconnect) exits 0" 0 "$?"
