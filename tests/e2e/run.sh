@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
 	*) names+=("$1"); shift ;;
 	esac
 done
-case $tier in '' | *[!a-z0-9_-]*) lab_die "invalid tier name '$tier'" ;; esac
+case $tier in '' | .* | *[!a-z0-9._-]*) lab_die "invalid tier name '$tier'" ;; esac
 case $n in [2-4]) ;; *) lab_die "invalid guest count '$n': the lab runs 2 to 4 guests" ;; esac
 
 # runs_on NAME: the scenario's "# images:" line names this lab's image

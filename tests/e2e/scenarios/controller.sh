@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# images: 6.1
+# images: 6.1 6.12
 #
 # The controller on the real kernel, with the three lab guests and the lab's
 # own spec (examples/lab.yaml): lab1 exports a TCP and an RDMA subsystem,
