@@ -22,6 +22,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 
 int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
 {
@@ -273,6 +274,22 @@ static int cmp_names(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* sysfs, procfs and devtmpfs are reached through the kernel's own links
+ * (/sys/class/infiniband/rxe0 -> ../../devices/...), which only the kernel
+ * makes there; facts and device checks must follow them. */
+static int kernel_tree(const char *path)
+{
+	static const char *const trees[] = { "/sys", "/proc", "/dev" };
+	size_t i, l;
+
+	for (i = 0; i < ARRAY_SIZE(trees); i++) {
+		l = strlen(trees[i]);
+		if (!strncmp(path, trees[i], l) && (path[l] == '/' || !path[l]))
+			return 1;
+	}
+	return 0;
+}
+
 int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n)
 {
 	struct ln_buf e = LN_BUF_INIT;
@@ -284,11 +301,21 @@ int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_
 
 	*names = NULL;
 	*n = 0;
-	/* never through a link (paths.c): a listing decides what is done */
-	fd = ln_path_open_dir(a, path, &e);
-	ln_buf_release(&e);
-	if (fd < 0)
-		return fd;
+	if (kernel_tree(path)) {
+		char p[PATH_MAX];
+
+		if (ln_agent_path(a, path, p) < 0)
+			return -ENAMETOOLONG;
+		fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	} else {
+		/* never through a link (paths.c): a listing decides what is done */
+		fd = ln_path_open_dir(a, path, &e);
+		ln_buf_release(&e);
+		if (fd < 0)
+			return fd;
+	}
 	d = fdopendir(fd);
 	if (!d) {
 		r = -errno;
