@@ -831,6 +831,13 @@ void ln_nvmet_apply(struct ln_converge *cv)
 
 	if (!rq->ntargets)
 		return;
+	/* first, so that a node whose every target is refused is left as it
+	 * was: no module loaded, no configfs mounted for nothing */
+	check_devices(cv);
+	for (i = 0; i < rq->ntargets && rq->targets[i].failed; i++)
+		;
+	if (i == rq->ntargets)
+		return;
 	if (ln_cv_module(cv, "configfs") < 0 || ln_cv_configfs(cv) < 0)
 		return;
 	ln_cv_module(cv, "nvmet");
@@ -844,7 +851,6 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
-	check_devices(cv);
 	apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		apply_dhchap(cv, &rq->targets[i]);
