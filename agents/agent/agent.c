@@ -22,7 +22,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "common/util.h"
+#include "common/places.h"
 
 int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
 {
@@ -279,15 +279,8 @@ static int cmp_names(const void *x, const void *y)
  * makes there; facts and device checks must follow them. */
 static int kernel_tree(const char *path)
 {
-	static const char *const trees[] = { "/sys", "/proc", "/dev" };
-	size_t i, l;
-
-	for (i = 0; i < ARRAY_SIZE(trees); i++) {
-		l = strlen(trees[i]);
-		if (!strncmp(path, trees[i], l) && (path[l] == '/' || !path[l]))
-			return 1;
-	}
-	return 0;
+	return ln_path_under(path, "/sys") || ln_path_under(path, "/proc") ||
+	       ln_path_under(path, "/dev");
 }
 
 int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n)
