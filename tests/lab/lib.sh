@@ -208,25 +208,10 @@ lab_healthy() {
 	done
 }
 
-# lab_reboot I: reboot guest I cleanly (sync, read-only root, reset) and wait
-# until it booted again and answers ssh. Its host key must not change: ssh
-# still checks it against this boot's known_hosts.
+# lab_reboot I: reboot guest I cleanly and wait until it answers ssh again
+# (tests/lab/reboot: a clean shutdown, then a new start on the same disk).
+# Its host key must not change: ssh still checks it against this boot's
+# known_hosts.
 lab_reboot() {
-	local i=$1 before deadline
-	before=$(grep -ac "^LAB-READY lab$i " "$(lab_console "$i")")
-	lab_ssh "$i" 'nohup sh -c "sleep 0.5; /sbin/lab-halt reboot" >/dev/null 2>&1 &' || return 1
-	lab_ssh_close "$i"
-	deadline=$(($(date +%s) + LAB_BOOT_TIMEOUT))
-	while [ "$(grep -ac "^LAB-READY lab$i " "$(lab_console "$i")")" -le "$before" ]; do
-		if [ "$(date +%s)" -ge "$deadline" ] || ! lab_qemu_pid "$i" >/dev/null; then
-			lab_log "lab$i did not come back from reboot; console tail:"
-			tail -n 20 "$(lab_console "$i")" >&2
-			return 1
-		fi
-		sleep 1
-	done
-	until [ "$(timeout 30 ssh "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$i")" hostname 2>/dev/null 200>&-)" = "lab$i" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || { lab_log "lab$i: no ssh after reboot"; return 1; }
-		sleep 1
-	done
+	"$LAB_SRC/reboot" "$1" >&2
 }

@@ -212,8 +212,8 @@ if lab_reboot "$b"; then
 	fi
 	check "lab$b rxe0 is ACTIVE again after the reboot" "4: ACTIVE" "$(sed -n 6p <<<"$after")"
 	# the shutdown half of the reboot, as the console saw it
-	halt=$(awk '/LAB-HALT reboot/ { s = ""; on = 1 } on { s = s $0 "\n" } /^LAB-READY/ { on = 0 }
-		END { printf "%s", s }' "$(lab_console "$b")" | tr -d '\r')
+	halt=$(awk '/LAB-HALT poweroff/ { s = ""; on = 1 } on { s = s $0 "\n" }
+		END { printf "%s", s }' "$(lab_console "$b").prev" | tr -d '\r')
 	if grep -q 'LAB-HALT root is read-only' <<<"$halt" && ! grep -qiE 'I/O error|EXT4-fs error' <<<"$halt"; then
 		ok "lab$b shut down with its root read-only and no I/O error"
 	else
