@@ -190,6 +190,21 @@ int ln_backing_file_usable(struct ln_converge *cv, const struct ln_req_ns *ns,
 	return refusals(cv, ns, &exists, err);
 }
 
+/* teardown --purge: remove the owned object id of kind (rc: what looking
+ * at it gave; nothing is removed when planning), forget it once it is
+ * gone, report either; releases err. */
+static void remove_owned(struct ln_converge *cv, const char *kind, const char *id, int rc,
+			 int (*rm)(struct ln_agent *, const char *, struct ln_buf *),
+			 struct ln_buf *err)
+{
+	if (rc == 0 && !cv->plan)
+		rc = rm(cv->a, id, err);
+	if (rc == 0 && !cv->plan)
+		ln_cv_disown(cv, kind, id);
+	ln_cv_report(cv, "remove", kind, id, NULL, rc < 0 ? err->buf : NULL);
+	ln_buf_release(err);
+}
+
 /* teardown: the owned backing files among the records l (kind, id,
  * adopted): deleted with --purge, unless adopted, another cluster's too, or
  * still used by a namespace. */
@@ -245,12 +260,7 @@ static void purge_backing_files(struct ln_converge *cv, struct json_object *l)
 			ln_buf_release(&err);
 			continue;
 		}
-		if (rc == 0 && !cv->plan)
-			rc = ln_path_remove(cv->a, id, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "backing_file", id);
-		ln_cv_report(cv, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
-		ln_buf_release(&err);
+		remove_owned(cv, "backing_file", id, rc, ln_path_remove, &err);
 	}
 }
 
@@ -297,12 +307,7 @@ static void purge_directories(struct ln_converge *cv, struct json_object *l)
 				continue;
 			}
 		}
-		if (rc == 0 && !cv->plan)
-			rc = ln_path_rmdir(cv->a, id, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "directory", id);
-		ln_cv_report(cv, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
-		ln_buf_release(&err);
+		remove_owned(cv, "directory", id, rc, ln_path_rmdir, &err);
 	}
 }
 
