@@ -162,18 +162,13 @@ static void test_transport__sha256(void **state)
 	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_transport__replace_drops_only_that_host),
-		cmocka_unit_test(test_transport__replace_matches_bracketed_port),
-		cmocka_unit_test(test_transport__replace_creates_missing_file),
-		cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
-		cmocka_unit_test(test_transport__safe_word),
-		cmocka_unit_test(test_transport__agent_command),
-		cmocka_unit_test(test_transport__agent_budget),
-		cmocka_unit_test(test_transport__sha256),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_transport__replace_drops_only_that_host),
+	cmocka_unit_test(test_transport__replace_matches_bracketed_port),
+	cmocka_unit_test(test_transport__replace_creates_missing_file),
+	cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
+	cmocka_unit_test(test_transport__safe_word),
+	cmocka_unit_test(test_transport__agent_command),
+	cmocka_unit_test(test_transport__agent_budget),
+	cmocka_unit_test(test_transport__sha256),
+)

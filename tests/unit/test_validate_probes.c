@@ -420,15 +420,10 @@ static void test_validate_probes__io_probe_trusts_only_the_namespace_sysfs(void 
 	ln_buf_release(&out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
-		cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
-		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
-		cmocka_unit_test(test_validate_probes__io_probe),
-		cmocka_unit_test(test_validate_probes__io_probe_trusts_only_the_namespace_sysfs),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
+	cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
+	cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
+	cmocka_unit_test(test_validate_probes__io_probe),
+	cmocka_unit_test(test_validate_probes__io_probe_trusts_only_the_namespace_sysfs),
+)
