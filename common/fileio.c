@@ -11,11 +11,34 @@
 
 #include "fileio.h"
 
-int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err)
+int ln_fd_read(int fd, const char *path, struct ln_buf *out, struct ln_buf *err)
 {
 	char chunk[65536];
-	ssize_t n;
-	int fd, r = 0;
+	int r;
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			ln_buf_addf(err, "cannot read '%s': %s", path, strerror(-r));
+			return r;
+		}
+		if (n == 0)
+			return 0;
+		r = ln_buf_add(out, chunk, (size_t)n);
+		if (r < 0) {
+			ln_buf_addf(err, "cannot read '%s': file too large", path);
+			return r;
+		}
+	}
+}
+
+int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err)
+{
+	int fd, r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -23,23 +46,7 @@ int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err)
 		ln_buf_addf(err, "cannot open '%s': %s", path, strerror(errno));
 		return r;
 	}
-	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			ln_buf_addf(err, "cannot read '%s': %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		r = ln_buf_add(out, chunk, (size_t)n);
-		if (r < 0) {
-			ln_buf_addf(err, "cannot read '%s': file too large", path);
-			break;
-		}
-	}
+	r = ln_fd_read(fd, path, out, err);
 	close(fd);
 	return r;
 }

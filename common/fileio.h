@@ -13,6 +13,8 @@
 
 /* Append the file's contents to out. Returns 0 or -errno (message in err). */
 int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err);
+/* The same from an open fd, read to its end (path names it in messages). */
+int ln_fd_read(int fd, const char *path, struct ln_buf *out, struct ln_buf *err);
 
 /* Write all of len bytes to fd, retrying short writes and EINTR; 0 or -errno. */
 int ln_write_all(int fd, const char *p, size_t len);

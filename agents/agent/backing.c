@@ -105,46 +105,59 @@ static int file_fits(const struct ln_req_ns *ns, const struct stat *st, struct l
 }
 
 /*
- * Make sure the backing file is there at the right size; 0 or negative
- * (-EALREADY: already reported). One that exists is used when this
- * cluster's state records it, or adopted when the request says so
- * (`adopt`); a file another cluster records, even a missing one, is never
- * shared (its teardown --purge would delete it under this cluster's
- * namespace), adopt or not. An adopted file must exist: a missing one is
- * not made in its place (its disk may be unmounted). Never through a link,
- * never under a directory someone but root may change.
+ * The refusals that need no change; *exists: the file is there (then a
+ * regular file of the declared size). A file another cluster records,
+ * even a missing one, is never shared (its teardown --purge would delete
+ * it under this cluster's namespace), adopt or not; an existing one is
+ * used when this cluster's state records it or the request adopts it.
+ * Never through a link, never under a directory someone but root may
+ * change.
  */
-int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
+static int refusals(struct ln_converge *cv, const struct ln_req_ns *ns, int *exists,
+		    struct ln_buf *err)
 {
-	char det[64];
 	struct stat st;
+	int owned = ln_cv_owned(cv, "backing_file", ns->file);
 	int rc = ln_path_lstat(cv->a, ns->file, &st, err);
-	const char *other = ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file);
 
+	*exists = rc == 0;
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	/* a missing file another cluster records is refused; one this cluster
-	 * records is made again below */
-	if (rc == 0 || (other && !ln_cv_owned(cv, "backing_file", ns->file))) {
-		if (rc == 0 && (rc = file_fits(ns, &st, err)) < 0)
-			return rc;
-		if (ln_cv_owned(cv, "backing_file", ns->file) || other) {
-			rc = ln_cv_existing(cv, "backing_file", ns->file, err);
-			/* one this cluster created, which the spec now adopts: kept from now on */
-			if (rc == 0 && ns->adopt && !ln_nvmet_adopted(ln_state_find(
-					&cv->st, cv->cluster, "backing_file", ns->file)))
-				rc = adopt_backing_file(cv, ns, err);
-			return rc;
-		}
-		rc = ln_path_check_dirs(cv->a, ns->file, err);
-		if (rc < 0)
-			return rc;
-		if (ns->adopt)
-			return adopt_backing_file(cv, ns, err);
+	if (rc == 0 && (rc = file_fits(ns, &st, err)) < 0)
+		return rc;
+	if (!owned && ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file))
+		return ln_cv_existing(cv, "backing_file", ns->file, err);
+	if (*exists && !owned && !ns->adopt) {
 		rc = ln_cv_existing(cv, "backing_file", ns->file, err);
 		ln_buf_addstr(err, "; llmnet uses only backing files it created, or one the spec "
 			      "adopts ('adopt: true'): remove or move it, or name another path");
 		return rc;
+	}
+	return ln_path_check_dirs(cv->a, ns->file, err);
+}
+
+/*
+ * Make sure the backing file is there at the right size; 0 or negative
+ * (-EALREADY: already reported). Past the refusals, an existing file is
+ * this cluster's or adopted now; a missing one is made, unless the spec
+ * adopts it or adopted it before: an adopted file must exist, and a
+ * missing one is not made in its place (its disk may be unmounted).
+ */
+int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
+{
+	char det[64];
+	int exists, rc = refusals(cv, ns, &exists, err);
+
+	if (rc < 0)
+		return rc;
+	if (exists) {
+		/* unrecorded (the spec adopts it), or one this cluster created
+		 * which the spec now adopts: kept from now on */
+		if (!ln_cv_owned(cv, "backing_file", ns->file) ||
+		    (ns->adopt && !ln_nvmet_adopted(ln_state_find(&cv->st, cv->cluster,
+								  "backing_file", ns->file))))
+			return adopt_backing_file(cv, ns, err);
+		return 0;
 	}
 	if (ns->adopt) {
 		ln_buf_addf(err, "backing file '%s' is missing, and 'adopt' uses an existing file "
@@ -159,37 +172,37 @@ int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, st
 		return -ENOENT;
 	}
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
-	rc = cv->plan ? ln_path_check_dirs(cv->a, ns->file, err)
-		      : ln_cv_create(cv, "backing_file", ns->file, create_sparse, ns, err);
+	rc = cv->plan ? 0 : ln_cv_create(cv, "backing_file", ns->file, create_sparse, ns, err);
 	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
 		ln_buf_reset(err);
 	return rc < 0 ? -EALREADY : 0;	/* already reported */
 }
 
-/* The refusals of apply_backing_file that need no change: checked before
- * any object of the target is made, so a refused file leaves no
- * subsystem, host or port around it. */
+/* ln_backing_file_apply's refusals: checked before any object of the
+ * target is made, so a refused file leaves no subsystem, host or port
+ * around it. */
 int ln_backing_file_usable(struct ln_converge *cv, const struct ln_req_ns *ns,
 			   struct ln_buf *err)
 {
-	struct stat st;
-	int owned = ln_cv_owned(cv, "backing_file", ns->file);
-	int rc = ln_path_lstat(cv->a, ns->file, &st, err);
+	int exists;
 
-	if (rc < 0 && rc != -ENOENT)
-		return rc;
-	if (rc == 0 && (rc = file_fits(ns, &st, err)) < 0)
-		return rc;
-	if (!owned && ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file))
-		return ln_cv_existing(cv, "backing_file", ns->file, err);
-	if (rc == 0 && !owned && !ns->adopt) {
-		rc = ln_cv_existing(cv, "backing_file", ns->file, err);
-		ln_buf_addstr(err, "; llmnet uses only backing files it created, or one the spec "
-			      "adopts ('adopt: true'): remove or move it, or name another path");
-		return rc;
-	}
-	return ln_path_check_dirs(cv->a, ns->file, err);
+	return refusals(cv, ns, &exists, err);
+}
+
+/* teardown --purge: remove the owned object id of kind (rc: what looking
+ * at it gave; nothing is removed when planning), forget it once it is
+ * gone, report either; releases err. */
+static void remove_owned(struct ln_converge *cv, const char *kind, const char *id, int rc,
+			 int (*rm)(struct ln_agent *, const char *, struct ln_buf *),
+			 struct ln_buf *err)
+{
+	if (rc == 0 && !cv->plan)
+		rc = rm(cv->a, id, err);
+	if (rc == 0 && !cv->plan)
+		ln_cv_disown(cv, kind, id);
+	ln_cv_report(cv, "remove", kind, id, NULL, rc < 0 ? err->buf : NULL);
+	ln_buf_release(err);
 }
 
 /* teardown: the owned backing files among the records l (kind, id,
@@ -247,12 +260,7 @@ static void purge_backing_files(struct ln_converge *cv, struct json_object *l)
 			ln_buf_release(&err);
 			continue;
 		}
-		if (rc == 0 && !cv->plan)
-			rc = ln_path_remove(cv->a, id, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "backing_file", id);
-		ln_cv_report(cv, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
-		ln_buf_release(&err);
+		remove_owned(cv, "backing_file", id, rc, ln_path_remove, &err);
 	}
 }
 
@@ -299,12 +307,7 @@ static void purge_directories(struct ln_converge *cv, struct json_object *l)
 				continue;
 			}
 		}
-		if (rc == 0 && !cv->plan)
-			rc = ln_path_rmdir(cv->a, id, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "directory", id);
-		ln_cv_report(cv, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
-		ln_buf_release(&err);
+		remove_owned(cv, "directory", id, rc, ln_path_rmdir, &err);
 	}
 }
 

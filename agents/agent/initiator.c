@@ -29,13 +29,6 @@
 #include "common/json.h"
 #include "common/log.h"
 
-static const char *rec_str(struct json_object *rec, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(rec, key, &v) ? json_object_get_string(v) : NULL;
-}
-
 static void conn_id(char *out, size_t size, const struct ln_req_init *in)
 {
 	snprintf(out, size, "%s/%s/%s/%s", in->transport, in->address, in->service, in->target);
@@ -98,7 +91,7 @@ static struct json_object *owned_of(struct ln_converge *cv, const char *kind)
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(objs, i);
 
-		if (!strcmp(rec_str(o, "kind"), kind))
+		if (!strcmp(ln_json_str_at(o, "kind"), kind))
 			json_object_array_add(out, json_object_get(o));
 	}
 	return out;
@@ -110,7 +103,7 @@ static struct json_object *owned_of(struct ln_converge *cv, const char *kind)
 static int mount_is_ours(struct ln_converge *cv, struct json_object *rec, const char *path,
 			 struct ln_buf *err)
 {
-	const char *want = rec_str(rec, "device");
+	const char *want = ln_json_str_at(rec, "device");
 	struct ln_blockdev here;
 	char id[PATH_MAX] = "";
 
@@ -135,7 +128,7 @@ void ln_initiator_remove(struct ln_converge *cv)
 
 	for (i = 0; i < n; i++) {
 		struct json_object *rec = json_object_array_get_idx(l, i);
-		const char *path = rec_str(rec, "id");
+		const char *path = ln_json_str_at(rec, "id");
 		int rc = 0;
 
 		if (wanted_mount(cv, path))
@@ -162,7 +155,7 @@ void ln_initiator_remove(struct ln_converge *cv)
 	}
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(l, i);
-		const char *id = rec_str(o, "id"), *host = rec_str(o, "hostnqn");
+		const char *id = ln_json_str_at(o, "id"), *host = ln_json_str_at(o, "hostnqn");
 		char t[16], a[64], s[16], nqn[256];
 		const struct ln_ctrl *c;
 		int rc = 0;

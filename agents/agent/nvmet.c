@@ -34,13 +34,6 @@
 #define P_PORT LN_NVMET "/ports/"
 #define P_HOST LN_NVMET "/hosts/"
 
-static const char *rec_str(struct json_object *rec, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(rec, key, &v) ? json_object_get_string(v) : NULL;
-}
-
 static void tuple(char *out, size_t size, const char *t, const char *a, const char *s)
 {
 	snprintf(out, size, "%s/%s/%s", t, a, s);
@@ -96,7 +89,7 @@ static struct json_object *unwanted(struct ln_converge *cv, struct json_object *
 	out = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(objs, i);
-		const char *k = rec_str(o, "kind"), *id = rec_str(o, "id");
+		const char *k = ln_json_str_at(o, "kind"), *id = ln_json_str_at(o, "id");
 
 		if (!k || !id || strcmp(k, kind))
 			continue;
@@ -160,7 +153,7 @@ void ln_nvmet_remove(struct ln_converge *cv)
 
 		for (i = 0; i < n; i++) {
 			struct json_object *o = json_object_array_get_idx(l, i);
-			const char *id = rec_str(o, "id"), *port = rec_str(o, "port");
+			const char *id = ln_json_str_at(o, "id"), *port = ln_json_str_at(o, "port");
 			char p[PATH_MAX], det[64] = "";
 			const char *slash;
 
@@ -600,8 +593,8 @@ static void choose_port(struct ln_converge *cv, struct port_want *w, struct port
 	*is_new = 0;
 	tuple(tup, sizeof(tup), w->transport, w->address, w->service);
 	rec = ln_state_find(&cv->st, cv->cluster, "nvmet_port", tup);
-	if (rec && rec_str(rec, "port")) {
-		snprintf(w->id, sizeof(w->id), "%s", rec_str(rec, "port"));
+	if (rec && ln_json_str_at(rec, "port")) {
+		snprintf(w->id, sizeof(w->id), "%s", ln_json_str_at(rec, "port"));
 		return;
 	}
 	if (ln_list_dir(cv->a, LN_NVMET "/ports", &ports, &n) == 0) {
@@ -656,7 +649,7 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 		if (!cv->plan) {
 			rc = ln_cv_own(cv, "nvmet_port", tup);
 			rec = ln_state_find(&cv->st, cv->cluster, "nvmet_port", tup);
-			if (rc == 0 && !rec_str(rec, "port")) {
+			if (rc == 0 && !ln_json_str_at(rec, "port")) {
 				ln_json_add_str(rec, "port", w->id);
 				cv->st.dirty = 1;
 				rc = ln_state_save(cv->a, &cv->st, &err);

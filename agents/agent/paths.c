@@ -229,9 +229,8 @@ int ln_path_lstat(const struct ln_agent *a, const char *path, struct stat *st,
 int ln_path_read(const struct ln_agent *a, const char *path, struct ln_buf *out,
 		 struct ln_buf *err)
 {
-	char chunk[65536];
 	const char *base;
-	int dfd = open_parent(a, path, &base, 0, err), fd, r = 0;
+	int dfd = open_parent(a, path, &base, 0, err), fd, r;
 
 	if (dfd < 0)
 		return dfd;
@@ -255,23 +254,7 @@ int ln_path_read(const struct ln_agent *a, const char *path, struct ln_buf *out,
 			return -EINVAL;
 		}
 	}
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = ln_fsops_fail(err, errno, "read", path);
-			break;
-		}
-		if (n == 0)
-			break;
-		r = ln_buf_add(out, chunk, (size_t)n);
-		if (r < 0) {
-			ln_buf_addf(err, "cannot read '%s': file too large", path);
-			break;
-		}
-	}
+	r = ln_fd_read(fd, path, out, err);
 	close(fd);
 	return r;
 }

@@ -445,20 +445,25 @@ static int parse_hostfile(struct json_object *o, struct ln_request *rq, struct l
 }
 
 /*
- * The optional list under key: *arr the array (NULL when absent) and *v
- * a zeroed array of its length + 1 elements of size (NULL when absent).
+ * The optional list under key: *arr the array (NULL when absent), *n its
+ * length (0 unless *v is allocated) and *v a zeroed array of n + 1
+ * elements of size (NULL when absent).
  */
 static int get_list(struct json_object *obj, const char *key, size_t size,
-		    struct json_object **arr, void **v, struct ln_buf *err)
+		    struct json_object **arr, size_t *n, void **v, struct ln_buf *err)
 {
 	*arr = NULL;
+	*n = 0;
 	*v = NULL;
 	if (!json_object_object_get_ex(obj, key, arr))
 		return 0;
 	if (!json_object_is_type(*arr, json_type_array))
 		return bad(err, "request", "'%s' must be a list", key);
 	*v = calloc(json_object_array_length(*arr) + 1, size);
-	return *v ? 0 : -ENOMEM;
+	if (!*v)
+		return -ENOMEM;
+	*n = json_object_array_length(*arr);
+	return 0;
 }
 
 /*
@@ -533,10 +538,10 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	if (!ln_valid_name(rq->cluster, 64))
 		return bad(err, "request", "cluster '%s' must match [A-Za-z0-9][A-Za-z0-9._-]{0,63}",
 			   rq->cluster);
-	if ((r = get_list(rq->json, "targets", sizeof(*rq->targets), &arr, &v, err)) < 0)
+	if ((r = get_list(rq->json, "targets", sizeof(*rq->targets), &arr, &rq->ntargets, &v,
+			  err)) < 0)
 		return r;
 	rq->targets = v;
-	rq->ntargets = arr ? json_object_array_length(arr) : 0;
 	if (seen_init(&seen, rq->ntargets) < 0)
 		return -ENOMEM;
 	for (i = 0, r = 0; i < rq->ntargets && r == 0; i++) {
@@ -550,10 +555,10 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	free(seen.slot);
 	if (r < 0)
 		return r;
-	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &v, err)) < 0)
+	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &rq->ninits, &v,
+			  err)) < 0)
 		return r;
 	rq->inits = v;
-	rq->ninits = arr ? json_object_array_length(arr) : 0;
 	if (seen_init(&seen, rq->ninits) < 0)
 		return -ENOMEM;
 	for (i = 0, r = 0; i < rq->ninits && r == 0; i++) {

@@ -35,8 +35,9 @@ static int check_state_file(struct ln_agent *a, struct ln_buf *err)
 	struct stat st;
 	int r = ln_path_check_dirs(a, LN_STATE_PATH, err);
 
-	if (r == 0)
-		r = ln_path_lstat(a, LN_STATE_PATH, &st, err);
+	if (r < 0)
+		return r;
+	r = ln_path_lstat(a, LN_STATE_PATH, &st, err);
 	if (r < 0)
 		return r;
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {

@@ -31,7 +31,7 @@ static void esc(struct ln_buf *out, const char *s)
 static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_buf *out)
 {
 	size_t n = r->nnodes, i, j;
-	long *at;
+	size_t *at;	/* at[lo * n + hi]: the pair's check index + 1, 0: not tested */
 
 	ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_stage_name(stage));
 	if (n > LN_REPORT_HTML_MAX_HEATMAP) {
@@ -39,22 +39,21 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 			    "pairs are listed below.</p>\n", n, LN_REPORT_HTML_MAX_HEATMAP);
 		return 0;
 	}
-	at = malloc((n ? n * n : 1) * sizeof(*at));
+	at = calloc(n ? n * n : 1, sizeof(*at));
 	if (!at)
 		return -ENOMEM;
-	for (i = 0; i < n * n; i++)
-		at[i] = -1;
 	/* The pair's own check wins over a diagnosis retest of it. */
 	for (i = 0; i < r->nchecks; i++) {
 		const struct ln_check *c = &r->checks[i];
-		size_t lo, hi;
+		size_t lo, hi, *cell;
 
 		if (c->stage != stage || c->a >= n || c->b >= n)
 			continue;
 		lo = c->a < c->b ? c->a : c->b;
 		hi = c->a < c->b ? c->b : c->a;
-		if (at[lo * n + hi] < 0 || (!c->retest && r->checks[at[lo * n + hi]].retest))
-			at[lo * n + hi] = (long)i;
+		cell = &at[lo * n + hi];
+		if (!*cell || (!c->retest && r->checks[*cell - 1].retest))
+			*cell = i + 1;
 	}
 	ln_buf_addf(out, "<table class=\"heat\" id=\"heat-%s\">\n<tr><th></th>",
 		    ln_stage_name(stage));
@@ -76,11 +75,11 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 				ln_buf_addstr(out, "<td class=\"self\"></td>");
 				continue;
 			}
-			if (at[lo * n + hi] < 0) {
+			if (!at[lo * n + hi]) {
 				ln_buf_addstr(out, "<td class=\"none\" title=\"not tested\"></td>");
 				continue;
 			}
-			c = &r->checks[at[lo * n + hi]];
+			c = &r->checks[at[lo * n + hi] - 1];
 			/* ids stay unique: the mirror cell below the diagonal
 			 * names its pair in data-pair only */
 			ln_buf_addf(out, "<td %s=\"%s-", i < j ? "id" : "data-pair",

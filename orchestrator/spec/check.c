@@ -426,8 +426,8 @@ static int resolve_hosts(struct ctx *x, size_t ti, const struct host_raw *h, siz
 	return r;
 }
 
-/* A target's node: resolved (t->node set) or reported; NULL if unknown. */
-static const struct ln_node *target_node(struct ctx *x, size_t i)
+/* A target's node index: resolved (t->node set) or reported; -1 if unknown. */
+static long target_node(struct ctx *x, size_t i)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_target *t = &spec->targets[i];
@@ -445,17 +445,16 @@ static const struct ln_node *target_node(struct ctx *x, size_t i)
 			spec_diag(spec, raw->node_mark, "target '%s' is on unknown node '%s'",
 				  t->nqn, raw->node);
 	}
-	if (ni < 0)
-		return NULL;
-	t->node = (size_t)ni;
-	return &spec->nodes[ni];
+	if (ni >= 0)
+		t->node = (size_t)ni;
+	return ni;
 }
 
 /* Target i's namespaces, st->nss[off...]: duplicate nsids in the target
  * (order: scratch for their sort) and backing files or devices already
  * used on the same node. */
-static void check_target_namespaces(struct ctx *x, size_t i, const struct ln_node *node,
-				    size_t off, uint32_t *order, struct spec_idxmap *backing)
+static void check_target_namespaces(struct ctx *x, size_t i, long ni, size_t off,
+				    uint32_t *order, struct spec_idxmap *backing)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_spec_store *st = x->st;
@@ -476,13 +475,13 @@ static void check_target_namespaces(struct ctx *x, size_t i, const struct ln_nod
 		/* file/size/device rules are the parser's (check_namespace) */
 		if ((ns->file && ns->device) || (!ns->file && !ns->device))
 			continue;
-		if (!node)
+		if (ni < 0)
 			continue;
 		other = spec_idxmap_insert(backing, (uint32_t)(off + k));
 		if (other >= 0)
 			spec_diag(spec, ns->mark,
 				  "'%s' on node '%s' already backs namespace %u of '%s' (line %u)",
-				  ns_backing(x, (uint32_t)(off + k)), node->name,
+				  ns_backing(x, (uint32_t)(off + k)), spec->nodes[ni].name,
 				  st->nss[other].nsid, spec->targets[x->ns_target[other]].nqn,
 				  st->nss[other].mark.line);
 	}
@@ -517,18 +516,21 @@ static int check_targets(struct ctx *x)
 		struct ln_target *t = &spec->targets[i];
 		const struct target_raw *raw = &st->target_raw[i];
 		const struct ln_node *node;
-		long other;
+		long other, ni;
 
 		other = spec_idxmap_insert(&st->target_by_nqn, (uint32_t)i);
 		if (other >= 0)
 			spec_diag(spec, raw->nqn, "duplicate target nqn '%s' (first on line %u)",
 				  t->nqn, st->target_raw[other].nqn.line);
-		node = target_node(x, i);
-		if (node && t->transport == LN_TRANSPORT_RDMA && !node->n_rdma)
+		/* tested on ni, not node: a NULL test on &nodes[ni] reads to the
+		 * analyzer as spec->nodes being NULL */
+		ni = target_node(x, i);
+		node = ni >= 0 ? &spec->nodes[ni] : NULL;
+		if (ni >= 0 && t->transport == LN_TRANSPORT_RDMA && !node->n_rdma)
 			spec_diag(spec, t->mark,
 				  "target '%s' uses transport rdma but node '%s' has no RDMA port",
 				  t->nqn, node->name);
-		if (node && !t->address) {
+		if (ni >= 0 && !t->address) {
 			for (k = 0; k < node->n_rdma && !t->address; k++)
 				t->address = node->rdma[k].ip;
 			if (!t->address)
@@ -536,7 +538,7 @@ static int check_targets(struct ctx *x)
 					  "target '%s' has no 'address' and node '%s' has no RDMA ip to default to",
 					  t->nqn, node->name);
 		}
-		check_target_namespaces(x, i, node, off, order, &backing);
+		check_target_namespaces(x, i, ni, off, order, &backing);
 		off += t->n_namespaces;
 		if (raw->n_hosts) {
 			r = resolve_hosts(x, i, &st->hosts_raw[hoff], raw->n_hosts, stamp);

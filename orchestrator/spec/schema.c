@@ -38,17 +38,17 @@ static struct json_object *str_pattern(const char *re)
 	return o;
 }
 
-/* mca names: exactly those on an Open MPI version's allow-list
- * (common/mca_policy.c), which already leaves the denied ones out. */
-static struct json_object *mca_names(void)
+/* {"type": type (when given), "enum": [at(0), at(1), ... up to NULL]}. */
+static struct json_object *names_enum(const char *type,
+				      const char *(*at)(size_t i, const void *arg), const void *arg)
 {
 	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
 	const char *name;
 	size_t i;
 
-	if (!o || !a || ln_json_add_str(o, "type", "string") < 0)
+	if (!o || !a || (type && ln_json_add_str(o, "type", type) < 0))
 		goto fail;
-	for (i = 0; (name = ln_mca_allowed(i, NULL)); i++)
+	for (i = 0; (name = at(i, arg)); i++)
 		if (json_object_array_add(a, json_object_new_string(name)) < 0)
 			goto fail;
 	if (ln_json_add(o, "enum", a) < 0) {
@@ -62,25 +62,18 @@ fail:
 	return NULL;
 }
 
-static struct json_object *names_enum(const char *const *names)
+/* A NULL-terminated list of names. */
+static const char *list_at(size_t i, const void *names)
 {
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
-	size_t i;
+	return ((const char *const *)names)[i];
+}
 
-	if (!o || !a)
-		goto fail;
-	for (i = 0; names[i]; i++)
-		if (json_object_array_add(a, json_object_new_string(names[i])) < 0)
-			goto fail;
-	if (ln_json_add(o, "enum", a) < 0) {
-		a = NULL;
-		goto fail;
-	}
-	return o;
-fail:
-	json_object_put(a);
-	json_object_put(o);
-	return NULL;
+/* mca names: exactly those on an Open MPI version's allow-list
+ * (common/mca_policy.c), which already leaves the denied ones out. */
+static const char *mca_at(size_t i, const void *unused)
+{
+	(void)unused;
+	return ln_mca_allowed(i, NULL);
 }
 
 /* anyOf of two schemas (both taken). */
@@ -165,7 +158,7 @@ static struct json_object *custom_schema(const struct field *f)
 	if (!strcmp(st, "mca")) {
 		struct json_object *o = json_object_new_object(), *names, *vals, *types;
 
-		names = mca_names();
+		names = names_enum("string", mca_at, NULL);
 		vals = json_object_new_object();
 		types = json_object_new_array();
 		if (!o || !names || !vals || !types)
@@ -257,7 +250,7 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 	} else if (f->schema_type && !strcmp(f->schema_type, "bw_min")) {
 		o = str_pattern(bw_min_regex);
 	} else if (f->pat == SP_FS) {
-		o = names_enum(spec_fs_names);
+		o = names_enum(NULL, list_at, spec_fs_names);
 	} else {
 		switch (f->type) {
 		case FT_STR:
@@ -293,7 +286,7 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 			o = str_pattern(spec_duration_regex);
 			break;
 		case FT_ENUM:
-			o = names_enum(f->names);
+			o = names_enum(NULL, list_at, f->names);
 			break;
 		case FT_MAP:
 		case FT_CUSTOM:

@@ -24,6 +24,16 @@ static const char *const nccl_op_names[] = { "all_reduce", "all_gather", "reduce
 /* Accumulate failures so the builders read as a list of keys. */
 #define ADD(expr) (r |= (expr) < 0)
 
+/* o, or NULL (o freed) when an ADD failed (r). */
+static struct json_object *built(struct json_object *o, int r)
+{
+	if (r) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 static struct json_object *ssh_json(const struct ln_ssh_spec *s)
 {
 	struct json_object *o = json_object_new_object(), *j;
@@ -52,11 +62,7 @@ static struct json_object *ssh_json(const struct ln_ssh_spec *s)
 	ADD(ln_json_add_i64(o, "connect_timeout_ms", (int64_t)s->connect_timeout_ms));
 	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)s->timeout_ms));
 	ADD(ln_json_add_i64(o, "parallel", s->parallel));
-	if (r) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return built(o, r);
 }
 
 static struct json_object *node_json(const struct ln_node *n)
@@ -200,11 +206,7 @@ static struct json_object *initiator_json(const struct ln_spec *spec, const stru
 	} else {
 		ADD(ln_json_add(o, "mount", NULL));
 	}
-	if (r) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return built(o, r);
 }
 
 static struct json_object *mpi_json(const struct ln_mpi_spec *m)
@@ -296,11 +298,7 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
 		break;
 	}
-	if (r) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return built(o, r);
 }
 
 /* Add a built object; NULL means the builder ran out of memory. */

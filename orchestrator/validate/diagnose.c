@@ -129,7 +129,7 @@ struct diag {
 	void *ctx;
 	struct ln_diag_stats *stats;
 	struct ln_buf *err;
-	struct ln_schedule s;
+	struct ln_schedule *s;		/* retest rounds: ln_diagnose_stage's local */
 	struct link_ctx lc;
 };
 
@@ -246,9 +246,9 @@ static int retest_nodes(struct diag *d)
 	}
 	ret = 0;
 	if (np) {
-		ret = ln_pairing_pack(pairs, np, d->n, &d->s, d->err);
+		ret = ln_pairing_pack(pairs, np, d->n, d->s, d->err);
 		if (ret == 0)
-			ret = run_schedule(d->r, d->stage, &d->s, d->run_round, d->ctx,
+			ret = run_schedule(d->r, d->stage, d->s, d->run_round, d->ctx,
 					   node_retest_done, ns, d->stats, d->err);
 	}
 	for (i = 0; i < d->n && ret == 0; i++)
@@ -299,9 +299,9 @@ static int retest_links(struct diag *d, size_t nchecks)
 	d->stats->suspect_links = lc->npairs;
 	if (!d->run_round)
 		return 0;
-	ret = ln_pairing_pack(lc->pairs, lc->npairs, d->n, &d->s, d->err);
+	ret = ln_pairing_pack(lc->pairs, lc->npairs, d->n, d->s, d->err);
 	if (ret == 0)
-		ret = run_schedule(d->r, d->stage, &d->s, d->run_round, d->ctx, link_retest_done,
+		ret = run_schedule(d->r, d->stage, d->s, d->run_round, d->ctx, link_retest_done,
 				   lc, d->stats, d->err);
 	return ret;
 }
@@ -391,9 +391,10 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_stage stage, ln_round_fn run
 		      void *ctx, struct ln_diag_stats *stats, struct ln_buf *err)
 {
 	struct ln_diag_stats local = { 0 };
+	struct ln_schedule s = LN_SCHEDULE_INIT;
 	size_t nchecks_before = r->nchecks, n = r->nnodes;
 	struct diag d = { .r = r, .stage = stage, .n = n, .run_round = run_round, .ctx = ctx,
-			  .stats = stats ? stats : &local, .err = err, .s = LN_SCHEDULE_INIT };
+			  .stats = stats ? stats : &local, .err = err, .s = &s };
 	int ret;
 
 	memset(d.stats, 0, sizeof(*d.stats));
@@ -415,7 +416,7 @@ nomem:
 	ret = -ENOMEM;
 	ln_buf_addstr(err, "cannot diagnose: out of memory");
 out:
-	ln_schedule_release(&d.s);
+	ln_schedule_release(&s);
 	free(d.lc.pairs);
 	free(d.lc.check_of);
 	free(d.adj);

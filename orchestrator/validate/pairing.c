@@ -168,10 +168,10 @@ int ln_pairing_pack(const struct ln_pair *pairs, size_t npairs, size_t n,
 			goto out;
 		}
 		rd = next[a] > next[b] ? next[a] : next[b];
+		if (rd >= nrounds)	/* past the last round: the pair opens one */
+			rd = nrounds++;
 		round_of[i] = rd;
 		next[a] = next[b] = rd + 1;
-		if (rd + 1 > nrounds)
-			nrounds = rd + 1;
 	}
 	count = calloc(nrounds ? nrounds : 1, sizeof(*count));
 	if (!count)

@@ -7,4 +7,19 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+/*
+ * A test program's main(): its tests (each entry with its comma), run as
+ * one group between setup and teardown (NULL: none).
+ *   LN_TEST_MAIN(NULL, NULL,
+ *	cmocka_unit_test(test_x__does_y),
+ *   )
+ */
+#define LN_TEST_MAIN(setup, teardown, ...)                                                      \
+	int main(void)                                                                           \
+	{                                                                                        \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                               \
+                                                                                                 \
+		return cmocka_run_group_tests(tests, setup, teardown);                           \
+	}
 #endif

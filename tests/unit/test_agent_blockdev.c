@@ -247,24 +247,19 @@ static void test_agent_blockdev__device_swapped_after_check_refused(void **st)
 	fx_remove(root);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_blockdev__partition_mounted_refuses_disk),
-		cmocka_unit_test(test_agent_blockdev__link_is_resolved_and_named),
-		cmocka_unit_test(test_agent_blockdev__lvm_holder_refused),
-		cmocka_unit_test(test_agent_blockdev__swap_refused),
-		cmocka_unit_test(test_agent_blockdev__lvm_signature_refused),
-		cmocka_unit_test(test_agent_blockdev__md_signature_refused),
-		cmocka_unit_test(test_agent_blockdev__backing_a_configfs_namespace_refused),
-		cmocka_unit_test(test_agent_blockdev__two_namespaces_one_disk_refused),
-		cmocka_unit_test(test_agent_blockdev__link_out_of_dev_refused),
-		cmocka_unit_test(test_agent_blockdev__directory_is_not_a_device),
-		cmocka_unit_test(test_agent_blockdev__free_link_records_resolved_device),
-		cmocka_unit_test(test_agent_blockdev__free_partition_beside_mounted_one),
-		cmocka_unit_test(test_agent_blockdev__exclusive_opener_refused),
-		cmocka_unit_test(test_agent_blockdev__device_swapped_after_check_refused),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_blockdev__partition_mounted_refuses_disk),
+	cmocka_unit_test(test_agent_blockdev__link_is_resolved_and_named),
+	cmocka_unit_test(test_agent_blockdev__lvm_holder_refused),
+	cmocka_unit_test(test_agent_blockdev__swap_refused),
+	cmocka_unit_test(test_agent_blockdev__lvm_signature_refused),
+	cmocka_unit_test(test_agent_blockdev__md_signature_refused),
+	cmocka_unit_test(test_agent_blockdev__backing_a_configfs_namespace_refused),
+	cmocka_unit_test(test_agent_blockdev__two_namespaces_one_disk_refused),
+	cmocka_unit_test(test_agent_blockdev__link_out_of_dev_refused),
+	cmocka_unit_test(test_agent_blockdev__directory_is_not_a_device),
+	cmocka_unit_test(test_agent_blockdev__free_link_records_resolved_device),
+	cmocka_unit_test(test_agent_blockdev__free_partition_beside_mounted_one),
+	cmocka_unit_test(test_agent_blockdev__exclusive_opener_refused),
+	cmocka_unit_test(test_agent_blockdev__device_swapped_after_check_refused),
+)

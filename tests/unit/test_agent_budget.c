@@ -333,16 +333,11 @@ static void test_agent_budget__child_killed_when_it_ends(void **st)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_budget__refused_without_one),
-		cmocka_unit_test(test_agent_budget__lock_wait_ends_with_it),
-		cmocka_unit_test(test_agent_budget__nothing_committed_after_it),
-		cmocka_unit_test(test_agent_budget__caller_gone_ends_the_wait),
-		cmocka_unit_test(test_agent_budget__sigterm_ends_the_wait),
-		cmocka_unit_test(test_agent_budget__child_killed_when_it_ends),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_budget__refused_without_one),
+	cmocka_unit_test(test_agent_budget__lock_wait_ends_with_it),
+	cmocka_unit_test(test_agent_budget__nothing_committed_after_it),
+	cmocka_unit_test(test_agent_budget__caller_gone_ends_the_wait),
+	cmocka_unit_test(test_agent_budget__sigterm_ends_the_wait),
+	cmocka_unit_test(test_agent_budget__child_killed_when_it_ends),
+)

@@ -289,24 +289,19 @@ static void test_agent_exec__shipped_io_probe_runs(void **state)
 	ln_buf_release(&e);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_agent_exec__mca_that_launches_is_refused, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_agent_exec__mca_of_the_other_version_is_refused,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_agent_exec__loader_variables_are_refused, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_agent_exec__impostor_probes_are_refused, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_agent_exec__mpicc_builds_only_the_shipped_source,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(
-			test_agent_exec__system_tools_by_name_and_typed_arguments, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_agent_exec__shipped_io_probe_runs, setup,
-						teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test_setup_teardown(test_agent_exec__mca_that_launches_is_refused, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__mca_of_the_other_version_is_refused,
+					setup, teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__loader_variables_are_refused, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__impostor_probes_are_refused, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__mpicc_builds_only_the_shipped_source,
+					setup, teardown),
+	cmocka_unit_test_setup_teardown(
+		test_agent_exec__system_tools_by_name_and_typed_arguments, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__shipped_io_probe_runs, setup,
+					teardown),
+)

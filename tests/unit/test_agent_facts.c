@@ -209,16 +209,11 @@ static void test_agent_facts__bad_root_and_verb(void **st)
 	json_object_put(o);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_facts__version),
-		cmocka_unit_test(test_agent_facts__target_node),
-		cmocka_unit_test(test_agent_facts__sysfs_class_links_are_followed),
-		cmocka_unit_test(test_agent_facts__initiator_node_skips_hidden_paths),
-		cmocka_unit_test(test_agent_facts__gpus_from_proc),
-		cmocka_unit_test(test_agent_facts__bad_root_and_verb),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_facts__version),
+	cmocka_unit_test(test_agent_facts__target_node),
+	cmocka_unit_test(test_agent_facts__sysfs_class_links_are_followed),
+	cmocka_unit_test(test_agent_facts__initiator_node_skips_hidden_paths),
+	cmocka_unit_test(test_agent_facts__gpus_from_proc),
+	cmocka_unit_test(test_agent_facts__bad_root_and_verb),
+)

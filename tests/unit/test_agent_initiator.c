@@ -335,18 +335,13 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
-		cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
-		cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
-		cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
-		cmocka_unit_test(test_agent_initiator__foreign_mount_at_mount_point_refused),
-		cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
-		cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
-		cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
+	cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
+	cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
+	cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
+	cmocka_unit_test(test_agent_initiator__foreign_mount_at_mount_point_refused),
+	cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
+	cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
+	cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
+)

@@ -515,20 +515,15 @@ static void test_agent_nvmet__failpoint_every_change(void **st)
 	fx_remove(pristine);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_nvmet__golden_then_converged_then_teardown),
-		cmocka_unit_test(test_agent_nvmet__golden_on_the_6_12_tree),
-		cmocka_unit_test(test_agent_nvmet__bad_requests_change_nothing),
-		cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
-		cmocka_unit_test(test_agent_nvmet__mounted_device_refused),
-		cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
-		cmocka_unit_test(test_agent_nvmet__bare_node_loads_then_unloads),
-		cmocka_unit_test(test_agent_nvmet__changes_follow_the_kernel_order),
-		cmocka_unit_test(test_agent_nvmet__foreign_subsystem_and_free_space),
-		cmocka_unit_test(test_agent_nvmet__failpoint_every_change),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_nvmet__golden_then_converged_then_teardown),
+	cmocka_unit_test(test_agent_nvmet__golden_on_the_6_12_tree),
+	cmocka_unit_test(test_agent_nvmet__bad_requests_change_nothing),
+	cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
+	cmocka_unit_test(test_agent_nvmet__mounted_device_refused),
+	cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
+	cmocka_unit_test(test_agent_nvmet__bare_node_loads_then_unloads),
+	cmocka_unit_test(test_agent_nvmet__changes_follow_the_kernel_order),
+	cmocka_unit_test(test_agent_nvmet__foreign_subsystem_and_free_space),
+	cmocka_unit_test(test_agent_nvmet__failpoint_every_change),
+)

@@ -751,29 +751,24 @@ static void test_agent_paths__adopt_is_checked_in_the_request(void **st)
 	ln_buf_release(&before);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_paths__hand_written_hostfile_is_refused),
-		cmocka_unit_test(test_agent_paths__another_clusters_hostfile_is_refused),
-		cmocka_unit_test(test_agent_paths__backing_file_of_another_cluster_is_refused),
-		cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_namespace_uses),
-		cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_cluster_records),
-		cmocka_unit_test(test_agent_paths__existing_unowned_backing_file_is_refused),
-		cmocka_unit_test(test_agent_paths__symlinked_hostfile_directory_is_refused),
-		cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
-		cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
-		cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
-		cmocka_unit_test(test_agent_paths__long_paths_do_not_collide_in_the_state),
-		cmocka_unit_test(test_agent_paths__failed_create_leaves_no_record),
-		cmocka_unit_test(test_agent_paths__writable_parent_is_refused),
-		cmocka_unit_test(test_agent_paths__writable_state_directory_is_refused),
-		cmocka_unit_test(test_agent_paths__parent_of_another_owner_is_refused),
-		cmocka_unit_test(test_agent_paths__missing_path_another_cluster_records_is_refused),
-		cmocka_unit_test(test_agent_paths__adopted_file_is_used_and_never_deleted),
-		cmocka_unit_test(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
-		cmocka_unit_test(test_agent_paths__adopt_is_checked_in_the_request),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_paths__hand_written_hostfile_is_refused),
+	cmocka_unit_test(test_agent_paths__another_clusters_hostfile_is_refused),
+	cmocka_unit_test(test_agent_paths__backing_file_of_another_cluster_is_refused),
+	cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_namespace_uses),
+	cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_cluster_records),
+	cmocka_unit_test(test_agent_paths__existing_unowned_backing_file_is_refused),
+	cmocka_unit_test(test_agent_paths__symlinked_hostfile_directory_is_refused),
+	cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
+	cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
+	cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
+	cmocka_unit_test(test_agent_paths__long_paths_do_not_collide_in_the_state),
+	cmocka_unit_test(test_agent_paths__failed_create_leaves_no_record),
+	cmocka_unit_test(test_agent_paths__writable_parent_is_refused),
+	cmocka_unit_test(test_agent_paths__writable_state_directory_is_refused),
+	cmocka_unit_test(test_agent_paths__parent_of_another_owner_is_refused),
+	cmocka_unit_test(test_agent_paths__missing_path_another_cluster_records_is_refused),
+	cmocka_unit_test(test_agent_paths__adopted_file_is_used_and_never_deleted),
+	cmocka_unit_test(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
+	cmocka_unit_test(test_agent_paths__adopt_is_checked_in_the_request),
+)

@@ -95,14 +95,9 @@ static void test_agent_places__mount_over_etc(void **st)
 		      "mount point '/etc' is in a system location (/etc outside /etc/llmnet)");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_places__the_list),
-		cmocka_unit_test(test_agent_places__hostfile_at_etc_passwd),
-		cmocka_unit_test(test_agent_places__backing_file_in_lib64),
-		cmocka_unit_test(test_agent_places__mount_over_etc),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_places__the_list),
+	cmocka_unit_test(test_agent_places__hostfile_at_etc_passwd),
+	cmocka_unit_test(test_agent_places__backing_file_in_lib64),
+	cmocka_unit_test(test_agent_places__mount_over_etc),
+)

@@ -177,14 +177,9 @@ static void test_agent_request__duplicate_checks_scale(void **state)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_request__request_is_named_once),
-		cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
-		cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
-		cmocka_unit_test(test_agent_request__duplicate_checks_scale),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_request__request_is_named_once),
+	cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
+	cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
+	cmocka_unit_test(test_agent_request__duplicate_checks_scale),
+)

@@ -132,15 +132,10 @@ static void test_agent_run__corrupt_state_changes_nothing(void **st)
 	fx_remove(root);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_run__timeout_kills_the_group),
-		cmocka_unit_test(test_agent_run__exit_status_and_output_cap),
-		cmocka_unit_test(test_agent_run__lock_wait_is_bounded),
-		cmocka_unit_test(test_agent_run__plan_writes_nothing),
-		cmocka_unit_test(test_agent_run__corrupt_state_changes_nothing),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_run__timeout_kills_the_group),
+	cmocka_unit_test(test_agent_run__exit_status_and_output_cap),
+	cmocka_unit_test(test_agent_run__lock_wait_is_bounded),
+	cmocka_unit_test(test_agent_run__plan_writes_nothing),
+	cmocka_unit_test(test_agent_run__corrupt_state_changes_nothing),
+)

@@ -148,17 +148,12 @@ static void test_common__exit_merge_highest_wins(void **state)
 	assert_string_equal(ln_strerror(-LN_ETIMEOUT), "timed out");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_common__buf_append_and_format),
-		cmocka_unit_test(test_common__buf_cap_is_all_or_nothing),
-		cmocka_unit_test(test_common__json_parse_rejects_trailing_data),
-		cmocka_unit_test(test_common__json_unknown_field_and_types),
-		cmocka_unit_test(test_common__json_lenient_lookups),
-		cmocka_unit_test(test_common__atomic_write_replaces_whole_file),
-		cmocka_unit_test(test_common__exit_merge_highest_wins),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_common__buf_append_and_format),
+	cmocka_unit_test(test_common__buf_cap_is_all_or_nothing),
+	cmocka_unit_test(test_common__json_parse_rejects_trailing_data),
+	cmocka_unit_test(test_common__json_unknown_field_and_types),
+	cmocka_unit_test(test_common__json_lenient_lookups),
+	cmocka_unit_test(test_common__atomic_write_replaces_whole_file),
+	cmocka_unit_test(test_common__exit_merge_highest_wins),
+)

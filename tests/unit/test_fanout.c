@@ -117,13 +117,8 @@ static void test_fanout__sigint_stops_new_work(void **state)
 /* A test with a fresh probe, freed even when it fails. */
 #define PROBE_TEST(t) cmocka_unit_test_setup_teardown(t, probe_setup, probe_teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		PROBE_TEST(test_fanout__window_bounds_in_flight),
-		PROBE_TEST(test_fanout__select_runs_only_chosen),
-		PROBE_TEST(test_fanout__sigint_stops_new_work),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	PROBE_TEST(test_fanout__window_bounds_in_flight),
+	PROBE_TEST(test_fanout__select_runs_only_chosen),
+	PROBE_TEST(test_fanout__sigint_stops_new_work),
+)

@@ -84,13 +84,8 @@ static void test_hostlist__errors(void **state)
 	bad("n[1234567890]", "cannot expand range 'n[1234567890]': a number longer than 9 digits at offset 2");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hostlist__expands),
-		cmocka_unit_test(test_hostlist__order_and_middle),
-		cmocka_unit_test(test_hostlist__errors),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_hostlist__expands),
+	cmocka_unit_test(test_hostlist__order_and_middle),
+	cmocka_unit_test(test_hostlist__errors),
+)

@@ -178,14 +178,9 @@ static void test_mca_policy__version_from_mpirun(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mca_policy__names_by_version),
-		cmocka_unit_test(test_mca_policy__lists_are_consistent),
-		cmocka_unit_test(test_mca_policy__values),
-		cmocka_unit_test(test_mca_policy__version_from_mpirun),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_mca_policy__names_by_version),
+	cmocka_unit_test(test_mca_policy__lists_are_consistent),
+	cmocka_unit_test(test_mca_policy__values),
+	cmocka_unit_test(test_mca_policy__version_from_mpirun),
+)

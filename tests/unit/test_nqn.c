@@ -72,13 +72,8 @@ static void test_nqn__rules(void **state)
 	    "nqn 'nqn.2014-08.org.nvmexpress.discovery' is the discovery NQN, not a subsystem's");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nqn__accepts_both_forms),
-		cmocka_unit_test(test_nqn__length_limit),
-		cmocka_unit_test(test_nqn__rules),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_nqn__accepts_both_forms),
+	cmocka_unit_test(test_nqn__length_limit),
+	cmocka_unit_test(test_nqn__rules),
+)

@@ -164,15 +164,10 @@ static void test_pairing__check_catches_overlap(void **state)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pairing__ring_rounds_and_links),
-		cmocka_unit_test(test_pairing__all_pairs_circle_method),
-		cmocka_unit_test(test_pairing__tiny_and_names),
-		cmocka_unit_test(test_pairing__against_known_good),
-		cmocka_unit_test(test_pairing__check_catches_overlap),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_pairing__ring_rounds_and_links),
+	cmocka_unit_test(test_pairing__all_pairs_circle_method),
+	cmocka_unit_test(test_pairing__tiny_and_names),
+	cmocka_unit_test(test_pairing__against_known_good),
+	cmocka_unit_test(test_pairing__check_catches_overlap),
+)

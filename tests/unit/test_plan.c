@@ -303,19 +303,14 @@ static void test_plan__failed_call_exit_is_the_same_in_every_phase(void **state)
 
 #define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		WORLD_TEST(test_plan__target_allows_its_initiators),
-		WORLD_TEST(test_plan__adopt_reaches_the_request),
-		WORLD_TEST(test_plan__agent_warnings_are_kept),
-		WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
-		WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),
-		WORLD_TEST(test_plan__targets_phase_defers_new_connections),
-		WORLD_TEST(test_plan__duplicate_host_nqn_names_both),
-		cmocka_unit_test(test_plan__count_change_list),
-		cmocka_unit_test(test_plan__failed_call_exit_is_the_same_in_every_phase),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	WORLD_TEST(test_plan__target_allows_its_initiators),
+	WORLD_TEST(test_plan__adopt_reaches_the_request),
+	WORLD_TEST(test_plan__agent_warnings_are_kept),
+	WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
+	WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),
+	WORLD_TEST(test_plan__targets_phase_defers_new_connections),
+	WORLD_TEST(test_plan__duplicate_host_nqn_names_both),
+	cmocka_unit_test(test_plan__count_change_list),
+	cmocka_unit_test(test_plan__failed_call_exit_is_the_same_in_every_phase),
+)

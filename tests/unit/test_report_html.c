@@ -87,11 +87,6 @@ static void test_report_html__chromium_marks_bad_link(void **state)
 	ln_results_release(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report_html__chromium_marks_bad_link),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_report_html__chromium_marks_bad_link),
+)

@@ -218,16 +218,11 @@ static void test_report_render__unreachable_node_exit_in_report(void **state)
 
 #define RENDER_TEST(t) cmocka_unit_test_setup_teardown(t, render_setup, render_teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		RENDER_TEST(test_report_render__text),
-		RENDER_TEST(test_report_render__json),
-		RENDER_TEST(test_report_render__junit),
-		RENDER_TEST(test_report_render__metrics),
-		RENDER_TEST(test_report_render__html_markup),
-		RENDER_TEST(test_report_render__unreachable_node_exit_in_report),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	RENDER_TEST(test_report_render__text),
+	RENDER_TEST(test_report_render__json),
+	RENDER_TEST(test_report_render__junit),
+	RENDER_TEST(test_report_render__metrics),
+	RENDER_TEST(test_report_render__html_markup),
+	RENDER_TEST(test_report_render__unreachable_node_exit_in_report),
+)

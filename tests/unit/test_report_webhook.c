@@ -169,13 +169,8 @@ static void test_report_webhook__errors_are_clear(void **state)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_report_webhook__missing_libcurl_is_clear),
-		cmocka_unit_test(test_report_webhook__posts_json),
-		cmocka_unit_test(test_report_webhook__errors_are_clear),
-	};
-
-	return cmocka_run_group_tests(tests, start, stop);
-}
+LN_TEST_MAIN(start, stop,
+	cmocka_unit_test(test_report_webhook__missing_libcurl_is_clear),
+	cmocka_unit_test(test_report_webhook__posts_json),
+	cmocka_unit_test(test_report_webhook__errors_are_clear),
+)

@@ -327,18 +327,13 @@ static void test_rollout__retry_words_are_ranges_that_read_back(void **state)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rollout__count_parses_numbers_and_percentages),
-		cmocka_unit_test(test_rollout__batch_rounds_down_at_least_one),
-		cmocka_unit_test(test_rollout__max_fail_is_more_than),
-		cmocka_unit_test_setup_teardown(test_rollout__waves_put_targets_first, load, unload),
-		cmocka_unit_test_setup_teardown(test_rollout__waves_cover_only_the_selection, load, unload),
-		cmocka_unit_test(test_rollout__waves_follow_chains_and_keep_cycles_in_order),
-		cmocka_unit_test_setup_teardown(test_rollout__limit_takes_names_ranges_and_files, load, unload),
-		cmocka_unit_test_setup_teardown(test_rollout__retry_words_are_ranges_that_read_back, load, unload),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_rollout__count_parses_numbers_and_percentages),
+	cmocka_unit_test(test_rollout__batch_rounds_down_at_least_one),
+	cmocka_unit_test(test_rollout__max_fail_is_more_than),
+	cmocka_unit_test_setup_teardown(test_rollout__waves_put_targets_first, load, unload),
+	cmocka_unit_test_setup_teardown(test_rollout__waves_cover_only_the_selection, load, unload),
+	cmocka_unit_test(test_rollout__waves_follow_chains_and_keep_cycles_in_order),
+	cmocka_unit_test_setup_teardown(test_rollout__limit_takes_names_ranges_and_files, load, unload),
+	cmocka_unit_test_setup_teardown(test_rollout__retry_words_are_ranges_that_read_back, load, unload),
+)

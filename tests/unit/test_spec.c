@@ -500,25 +500,20 @@ static void test_spec__invalid_corpus(void **state)
 	assert_true(n >= 40);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spec__te_lab_model),
-		cmocka_unit_test(test_spec__ranges_expand_in_step),
-		cmocka_unit_test(test_spec__range_count_mismatch),
-		cmocka_unit_test(test_spec__all_errors_sorted),
-		cmocka_unit_test(test_spec__unknown_version_only),
-		cmocka_unit_test(test_spec__duplicates),
-		cmocka_unit_test(test_spec__defaults_filled),
-		cmocka_unit_test(test_spec__stages_absent_are_not_present),
-		cmocka_unit_test(test_spec__ranged_targets_and_initiators),
-		cmocka_unit_test(test_spec__jump_host_forms),
-		cmocka_unit_test(test_spec__nul_and_control_bytes),
-		cmocka_unit_test(test_spec__json_keys_are_stable),
-		cmocka_unit_test(test_spec__schema_from_tables),
-		cmocka_unit_test(test_spec__missing_file),
-		cmocka_unit_test(test_spec__invalid_corpus),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_spec__te_lab_model),
+	cmocka_unit_test(test_spec__ranges_expand_in_step),
+	cmocka_unit_test(test_spec__range_count_mismatch),
+	cmocka_unit_test(test_spec__all_errors_sorted),
+	cmocka_unit_test(test_spec__unknown_version_only),
+	cmocka_unit_test(test_spec__duplicates),
+	cmocka_unit_test(test_spec__defaults_filled),
+	cmocka_unit_test(test_spec__stages_absent_are_not_present),
+	cmocka_unit_test(test_spec__ranged_targets_and_initiators),
+	cmocka_unit_test(test_spec__jump_host_forms),
+	cmocka_unit_test(test_spec__nul_and_control_bytes),
+	cmocka_unit_test(test_spec__json_keys_are_stable),
+	cmocka_unit_test(test_spec__schema_from_tables),
+	cmocka_unit_test(test_spec__missing_file),
+	cmocka_unit_test(test_spec__invalid_corpus),
+)

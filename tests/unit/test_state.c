@@ -272,15 +272,10 @@ static void test_state__retry_file_names_failed_nodes_and_their_targets(void **s
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_state__records_are_private_and_merged, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state__cached_run_contacts_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state__silent_node_is_planned_against_its_last_apply, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state__silent_node_without_record_has_no_plan, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state__retry_file_names_failed_nodes_and_their_targets, setup, teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test_setup_teardown(test_state__records_are_private_and_merged, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_state__cached_run_contacts_nothing, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_state__silent_node_is_planned_against_its_last_apply, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_state__silent_node_without_record_has_no_plan, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_state__retry_file_names_failed_nodes_and_their_targets, setup, teardown),
+)

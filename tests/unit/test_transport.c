@@ -35,9 +35,29 @@ static char *tmpfile_with(const char *content)
 	return path;
 }
 
-static void test_transport__replace_drops_only_that_host(void **state)
+/* ln_known_hosts_replace(file, host, port, line) succeeds. */
+static void replace(const char *file, const char *host, int port, const char *line)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	assert_int_equal(ln_known_hosts_replace(file, host, port, line, &err), 0);
+	ln_buf_release(&err);
+}
+
+/* file holds exactly want; then it is removed. */
+static void assert_file_is(const char *file, const char *want)
 {
 	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
+
+	assert_int_equal(ln_file_read(file, &got, &err), 0);
+	assert_string_equal(got.buf, want);
+	unlink(file);
+	ln_buf_release(&got);
+	ln_buf_release(&err);
+}
+
+static void test_transport__replace_drops_only_that_host(void **state)
+{
 	char *kh;
 
 	(void)state;
@@ -45,67 +65,48 @@ static void test_transport__replace_drops_only_that_host(void **state)
 			  "127.0.1.1 " KEY_A "\n"
 			  "127.0.1.2 " KEY_B "\n"
 			  "127.0.1.10 " KEY_C "\n");
-	assert_int_equal(ln_known_hosts_replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_C, &err), 0);
-	assert_int_equal(ln_file_read(kh, &got, &err), 0);
-	assert_string_equal(got.buf, "# comment stays\n"
-				     "127.0.1.2 " KEY_B "\n"
-				     "127.0.1.10 " KEY_C "\n"
-				     "127.0.1.1 " KEY_C "\n");
-	unlink(kh);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_C);
+	assert_file_is(kh, "# comment stays\n"
+			   "127.0.1.2 " KEY_B "\n"
+			   "127.0.1.10 " KEY_C "\n"
+			   "127.0.1.1 " KEY_C "\n");
 }
 
 static void test_transport__replace_matches_bracketed_port(void **state)
 {
-	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
 	char *kh;
 
 	(void)state;
 	kh = tmpfile_with("[10.0.0.5]:2222 " KEY_A "\n10.0.0.5 " KEY_B "\n");
-	assert_int_equal(ln_known_hosts_replace(kh, "10.0.0.5", 2222, "[10.0.0.5]:2222 " KEY_C, &err), 0);
-	assert_int_equal(ln_file_read(kh, &got, &err), 0);
+	replace(kh, "10.0.0.5", 2222, "[10.0.0.5]:2222 " KEY_C);
 	/* port 22's entry for the same address is another host key: kept */
-	assert_string_equal(got.buf, "10.0.0.5 " KEY_B "\n[10.0.0.5]:2222 " KEY_C "\n");
-	unlink(kh);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	assert_file_is(kh, "10.0.0.5 " KEY_B "\n[10.0.0.5]:2222 " KEY_C "\n");
 }
 
 static void test_transport__replace_creates_missing_file(void **state)
 {
-	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
 	char path[] = "/tmp/llmnet-kh-new.XXXXXX";
 	int fd = mkstemp(path);
 
 	(void)state;
 	close(fd);
 	unlink(path);
-	assert_int_equal(ln_known_hosts_replace(path, "127.0.1.3", 22, "127.0.1.3 " KEY_A, &err), 0);
-	assert_int_equal(ln_file_read(path, &got, &err), 0);
-	assert_string_equal(got.buf, "127.0.1.3 " KEY_A "\n");
-	unlink(path);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	replace(path, "127.0.1.3", 22, "127.0.1.3 " KEY_A);
+	assert_file_is(path, "127.0.1.3 " KEY_A "\n");
 }
 
 static void test_transport__two_accepts_leave_no_blank_line(void **state)
 {
-	struct ln_buf err = LN_BUF_INIT, got = LN_BUF_INIT;
 	char *kh;
 
 	(void)state;
 	/* libssh's exported entry ends in a newline of its own */
 	kh = tmpfile_with("127.0.1.2 " KEY_B "\n");
-	assert_int_equal(ln_known_hosts_replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_A "\n", &err), 0);
-	assert_int_equal(ln_known_hosts_replace(kh, "127.0.1.3", 22, "127.0.1.3 " KEY_C "\n", &err), 0);
-	assert_int_equal(ln_file_read(kh, &got, &err), 0);
-	assert_string_equal(got.buf, "127.0.1.2 " KEY_B "\n"
-				     "127.0.1.1 " KEY_A "\n"
-				     "127.0.1.3 " KEY_C "\n");
-	unlink(kh);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_A "\n");
+	replace(kh, "127.0.1.3", 22, "127.0.1.3 " KEY_C "\n");
+	assert_file_is(kh, "127.0.1.2 " KEY_B "\n"
+			   "127.0.1.1 " KEY_A "\n"
+			   "127.0.1.3 " KEY_C "\n");
 }
 
 static void test_transport__safe_word(void **state)
@@ -162,18 +163,13 @@ static void test_transport__sha256(void **state)
 	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_transport__replace_drops_only_that_host),
-		cmocka_unit_test(test_transport__replace_matches_bracketed_port),
-		cmocka_unit_test(test_transport__replace_creates_missing_file),
-		cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
-		cmocka_unit_test(test_transport__safe_word),
-		cmocka_unit_test(test_transport__agent_command),
-		cmocka_unit_test(test_transport__agent_budget),
-		cmocka_unit_test(test_transport__sha256),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_transport__replace_drops_only_that_host),
+	cmocka_unit_test(test_transport__replace_matches_bracketed_port),
+	cmocka_unit_test(test_transport__replace_creates_missing_file),
+	cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
+	cmocka_unit_test(test_transport__safe_word),
+	cmocka_unit_test(test_transport__agent_command),
+	cmocka_unit_test(test_transport__agent_budget),
+	cmocka_unit_test(test_transport__sha256),
+)

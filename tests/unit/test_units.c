@@ -147,15 +147,10 @@ static void test_units__format_round_trips(void **state)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_units__sizes),
-		cmocka_unit_test(test_units__size_errors),
-		cmocka_unit_test(test_units__rates),
-		cmocka_unit_test(test_units__durations),
-		cmocka_unit_test(test_units__format_round_trips),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_units__sizes),
+	cmocka_unit_test(test_units__size_errors),
+	cmocka_unit_test(test_units__rates),
+	cmocka_unit_test(test_units__durations),
+	cmocka_unit_test(test_units__format_round_trips),
+)

@@ -305,19 +305,14 @@ static void test_validate_diagnose__node_stage_verdicts(void **state)
 	ln_buf_release(&err);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate_diagnose__bad_node_ring),
-		cmocka_unit_test(test_validate_diagnose__bad_link_ring),
-		cmocka_unit_test(test_validate_diagnose__two_faults_odd_ring),
-		cmocka_unit_test(test_validate_diagnose__all_pairs),
-		cmocka_unit_test(test_validate_diagnose__two_links_one_node),
-		cmocka_unit_test(test_validate_diagnose__pass_on_retry_keeps_first_failure),
-		cmocka_unit_test(test_validate_diagnose__ambiguous_is_undetermined),
-		cmocka_unit_test(test_validate_diagnose__deterministic),
-		cmocka_unit_test(test_validate_diagnose__node_stage_verdicts),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_validate_diagnose__bad_node_ring),
+	cmocka_unit_test(test_validate_diagnose__bad_link_ring),
+	cmocka_unit_test(test_validate_diagnose__two_faults_odd_ring),
+	cmocka_unit_test(test_validate_diagnose__all_pairs),
+	cmocka_unit_test(test_validate_diagnose__two_links_one_node),
+	cmocka_unit_test(test_validate_diagnose__pass_on_retry_keeps_first_failure),
+	cmocka_unit_test(test_validate_diagnose__ambiguous_is_undetermined),
+	cmocka_unit_test(test_validate_diagnose__deterministic),
+	cmocka_unit_test(test_validate_diagnose__node_stage_verdicts),
+)

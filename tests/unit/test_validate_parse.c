@@ -366,19 +366,14 @@ static void test_validate_parse__lab_captures_6_12(void **state)
 		     "no bandwidth result: 'Unable to perform rdma_client function'");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate_parse__perftest_mbs),
-		cmocka_unit_test(test_validate_parse__perftest_sweep_judges_large),
-		cmocka_unit_test(test_validate_parse__perftest_no_result),
-		cmocka_unit_test(test_validate_parse__rping),
-		cmocka_unit_test(test_validate_parse__mpi),
-		cmocka_unit_test(test_validate_parse__nccl_tests),
-		cmocka_unit_test(test_validate_parse__nccl_probe),
-		cmocka_unit_test(test_validate_parse__lab_captures_6_1),
-		cmocka_unit_test(test_validate_parse__lab_captures_6_12),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_validate_parse__perftest_mbs),
+	cmocka_unit_test(test_validate_parse__perftest_sweep_judges_large),
+	cmocka_unit_test(test_validate_parse__perftest_no_result),
+	cmocka_unit_test(test_validate_parse__rping),
+	cmocka_unit_test(test_validate_parse__mpi),
+	cmocka_unit_test(test_validate_parse__nccl_tests),
+	cmocka_unit_test(test_validate_parse__nccl_probe),
+	cmocka_unit_test(test_validate_parse__lab_captures_6_1),
+	cmocka_unit_test(test_validate_parse__lab_captures_6_12),
+)

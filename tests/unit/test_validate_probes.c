@@ -39,12 +39,26 @@ static int capture(const char *cmd, struct ln_buf *out)
 	return WEXITSTATUS(st);
 }
 
+/* dir/mpi_probe with args on 3 ranks, its output parsed into m; the
+ * probe's exit code. */
+static int mpi_probe(const char *dir, const char *args, struct ln_buf *out,
+		     struct ln_mpi_probe *m, struct ln_buf *err)
+{
+	char cmd[1024];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "mpirun --allow-run-as-root --oversubscribe -np 3 %s/mpi_probe %s 2>&1", dir, args);
+	rc = capture(cmd, out);
+	assert_int_equal(ln_parse_mpi(out->buf, out->len, m, err), 0);
+	return rc;
+}
+
 static void test_validate_probes__mpi_probe_under_mpirun(void **state)
 {
 	char dir[] = "/tmp/ln-mpi-XXXXXX", cmd[1024], host[256];
 	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct ln_mpi_probe m;
-	const char *mpirun = "mpirun --allow-run-as-root --oversubscribe -np 3";
 	long i;
 
 	(void)state;
@@ -56,9 +70,7 @@ static void test_validate_probes__mpi_probe_under_mpirun(void **state)
 	assert_int_equal(capture(cmd, &out), 0);
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 
-	snprintf(cmd, sizeof(cmd), "%s %s/mpi_probe --expect-ranks 3 2>&1", mpirun, dir);
-	assert_int_equal(capture(cmd, &out), 0);
-	assert_int_equal(ln_parse_mpi(out.buf, out.len, &m, &err), 0);
+	assert_int_equal(mpi_probe(dir, "--expect-ranks 3", &out, &m, &err), 0);
 	assert_int_equal(m.ranks, 3);
 	for (i = 0; i < m.ranks; i++)
 		assert_string_equal(m.hosts[i], host);
@@ -68,17 +80,13 @@ static void test_validate_probes__mpi_probe_under_mpirun(void **state)
 	ln_mpi_probe_release(&m);
 
 	/* the hostfile says 4 ranks, 3 started */
-	snprintf(cmd, sizeof(cmd), "%s %s/mpi_probe --expect-ranks 4 2>&1", mpirun, dir);
-	assert_int_not_equal(capture(cmd, &out), 0);
-	assert_int_equal(ln_parse_mpi(out.buf, out.len, &m, &err), 0);
+	assert_int_not_equal(mpi_probe(dir, "--expect-ranks 4", &out, &m, &err), 0);
 	assert_true(m.allreduce_ok);
 	assert_false(m.pass);
 	assert_non_null(strstr(out.buf, "error: 4 ranks expected from the hostfile, 3 started"));
 	ln_mpi_probe_release(&m);
 
-	snprintf(cmd, sizeof(cmd), "%s %s/mpi_probe --self-test-wrong-sum 2>&1", mpirun, dir);
-	assert_int_not_equal(capture(cmd, &out), 0);
-	assert_int_equal(ln_parse_mpi(out.buf, out.len, &m, &err), 0);
+	assert_int_not_equal(mpi_probe(dir, "--self-test-wrong-sum", &out, &m, &err), 0);
 	assert_false(m.allreduce_ok);
 	assert_false(m.pass);
 	ln_mpi_probe_release(&m);
@@ -102,6 +110,22 @@ static int nccl_mpi(const char *dir, const char *env, int np, const char *nccl_l
 		 "--nccl-lib %s/standin/%s --cudart-lib %s/standin/libcudart.so %s 2>&1",
 		 env, np, dir, BUILD_DIR, nccl_lib, BUILD_DIR, args);
 	return capture(cmd, out);
+}
+
+/* nccl_mpi_probe over 2 ranks that does not run (exit 2): parsed as not
+ * run, its reason holding want. */
+static void nccl_not_run(const char *dir, const char *env, const char *nccl_lib,
+			 const char *want)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_nccl n;
+
+	assert_int_equal(nccl_mpi(dir, env, 2, nccl_lib, "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_non_null(strstr(n.reason, want));
+	ln_buf_release(&out);
+	ln_buf_release(&err);
 }
 
 static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
@@ -159,22 +183,13 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	assert_non_null(strstr(err.buf, "ncclAllReduce failed: unhandled cuda error (stand-in)"));
 
 	/* a library without ncclAllReduce: not run, naming the symbol */
-	assert_int_equal(nccl_mpi(dir, "", 2, "nosym/libnccl.so.2", "", &out), 2);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_true(n.not_run);
-	assert_non_null(strstr(n.reason, "lacks 'ncclAllReduce'"));
+	nccl_not_run(dir, "", "nosym/libnccl.so.2", "lacks 'ncclAllReduce'");
 
 	/* no library at that path: not run, the loader's reason quoted */
-	assert_int_equal(nccl_mpi(dir, "", 2, "absent/libnccl.so.2", "", &out), 2);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_true(n.not_run);
-	assert_non_null(strstr(n.reason, "cannot load NCCL: "));
+	nccl_not_run(dir, "", "absent/libnccl.so.2", "cannot load NCCL: ");
 
 	/* a node without GPUs: not run (not a failure of the fabric) */
-	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=0", 2, "libnccl.so.2", "", &out), 2);
-	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
-	assert_true(n.not_run);
-	assert_non_null(strstr(n.reason, "no CUDA device: 0 devices"));
+	nccl_not_run(dir, "STANDIN_GPUS=0", "libnccl.so.2", "no CUDA device: 0 devices");
 
 	/* bad arguments never reach the libraries */
 	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--bytes -5", &out), 1);
@@ -420,15 +435,10 @@ static void test_validate_probes__io_probe_trusts_only_the_namespace_sysfs(void 
 	ln_buf_release(&out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
-		cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
-		cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
-		cmocka_unit_test(test_validate_probes__io_probe),
-		cmocka_unit_test(test_validate_probes__io_probe_trusts_only_the_namespace_sysfs),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
+	cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
+	cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
+	cmocka_unit_test(test_validate_probes__io_probe),
+	cmocka_unit_test(test_validate_probes__io_probe_trusts_only_the_namespace_sysfs),
+)

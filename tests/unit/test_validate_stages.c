@@ -995,26 +995,21 @@ static void test_validate_stages__io(void **state)
 
 #define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		WORLD_TEST(test_validate_stages__healthy),
-		WORLD_TEST(test_validate_stages__bad_node_and_bad_link),
-		WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
-		WORLD_TEST(test_validate_stages__port_down_skips_with_reason),
-		WORLD_TEST(test_validate_stages__retry_and_timeout),
-		WORLD_TEST(test_validate_stages__not_run_counts_as_failure),
-		WORLD_TEST(test_validate_stages__stages_and_limit),
-		WORLD_TEST(test_validate_stages__mpi_preflight_names_the_pair),
-		WORLD_TEST(test_validate_stages__mpi_probe_built_once_and_copied),
-		WORLD_TEST(test_validate_stages__mpi_launcher_skips_failed_devices),
-		WORLD_TEST(test_validate_stages__mpi_no_mpicc_on_launcher),
-		WORLD_TEST(test_validate_stages__mpi_corrupt_copy_fails_that_node),
-		WORLD_TEST(test_validate_stages__nccl_under_mpirun),
-		WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
-		WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
-		WORLD_TEST(test_validate_stages__io),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+LN_TEST_MAIN(group_setup, group_teardown,
+	WORLD_TEST(test_validate_stages__healthy),
+	WORLD_TEST(test_validate_stages__bad_node_and_bad_link),
+	WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
+	WORLD_TEST(test_validate_stages__port_down_skips_with_reason),
+	WORLD_TEST(test_validate_stages__retry_and_timeout),
+	WORLD_TEST(test_validate_stages__not_run_counts_as_failure),
+	WORLD_TEST(test_validate_stages__stages_and_limit),
+	WORLD_TEST(test_validate_stages__mpi_preflight_names_the_pair),
+	WORLD_TEST(test_validate_stages__mpi_probe_built_once_and_copied),
+	WORLD_TEST(test_validate_stages__mpi_launcher_skips_failed_devices),
+	WORLD_TEST(test_validate_stages__mpi_no_mpicc_on_launcher),
+	WORLD_TEST(test_validate_stages__mpi_corrupt_copy_fails_that_node),
+	WORLD_TEST(test_validate_stages__nccl_under_mpirun),
+	WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
+	WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
+	WORLD_TEST(test_validate_stages__io),
+)
