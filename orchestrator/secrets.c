@@ -51,7 +51,8 @@ static int check_dir(const char *path, struct ln_buf *err)
 	struct stat st;
 
 	if (lstat(path, &st) < 0) {
-		ln_buf_addf(err, "key directory '%s': %s\n", path, strerror(errno));
+		ln_buf_addf(err, "key directory '%s': %s%s\n", path, strerror(errno),
+			    errno == ENOENT ? " ('llmnet keys SPEC' makes it)" : "");
 		return -LN_ESPEC;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -210,7 +211,7 @@ int ln_secrets_load(const struct ln_spec *spec, struct ln_secrets **out, struct 
 	struct need *v = NULL;
 	char p[PATH_MAX];
 	size_t n = 0, i;
-	int r;
+	int r, dir_bad = 0, node_bad = 0;
 
 	*out = NULL;
 	r = needs(spec, &v, &n);
@@ -226,19 +227,17 @@ int ln_secrets_load(const struct ln_spec *spec, struct ln_secrets **out, struct 
 	s->n = n;
 	for (i = 0; i < n; i++) {
 		const char *tn = spec->nodes[v[i].tnode].name;
+		int new_dir = !i || strcmp(v[i].d->key_dir, v[i - 1].d->key_dir);
 
-		/* each directory once: the key directory, then the node's */
-		if ((!i || v[i].d->key_dir != v[i - 1].d->key_dir) &&
-		    key_path(p, v[i].d->key_dir, NULL, NULL, NULL) == 0 && check_dir(p, err) < 0) {
-			r = -LN_ESPEC;
-			continue;
-		}
-		if ((!i || v[i].tnode != v[i - 1].tnode) &&
-		    key_path(p, v[i].d->key_dir, tn, NULL, NULL) == 0 && check_dir(p, err) < 0) {
-			r = -LN_ESPEC;
-			continue;
-		}
-		if (load_pair(spec, &v[i], &s->v[i], err) < 0)
+		/* each directory once, the key directory then the node's; the
+		 * files of a bad one are not reported again one by one */
+		if (new_dir)
+			dir_bad = key_path(p, v[i].d->key_dir, NULL, NULL, NULL) < 0 ||
+				  check_dir(p, err) < 0;
+		if (!dir_bad && (new_dir || v[i].tnode != v[i - 1].tnode))
+			node_bad = key_path(p, v[i].d->key_dir, tn, NULL, NULL) < 0 ||
+				   check_dir(p, err) < 0;
+		if (dir_bad || node_bad || load_pair(spec, &v[i], &s->v[i], err) < 0)
 			r = -LN_ESPEC;
 	}
 	if (r == 0) {
