@@ -330,12 +330,11 @@ static void strings_gone(struct json_object *chs, struct json_object *a, struct 
 }
 
 /* A host's key entry that is new or changed (secrets compared by their
- * fingerprints, hash and group with them): "~ nvmet_host_key NQN/HOST". */
-static void diff_host_keys(struct json_object *chs, struct json_object *od, struct json_object *nd,
-			   const char *nqn)
+ * fingerprints, hash and group with them): "~ nvmet_host_key HOSTNQN",
+ * named as the agent names it (the entry is the node's, not the target's). */
+static void diff_host_keys(struct json_object *chs, struct json_object *od, struct json_object *nd)
 {
 	struct json_object *ok = ln_json_at(od, "keys"), *nk = ln_json_at(nd, "keys");
-	struct ln_buf id = LN_BUF_INIT;
 	int same_params = od && json_object_equal(ln_json_at(od, "hash"), ln_json_at(nd, "hash")) &&
 			  json_object_equal(ln_json_at(od, "dhgroup"), ln_json_at(nd, "dhgroup"));
 	size_t i;
@@ -347,11 +346,9 @@ static void diff_host_keys(struct json_object *chs, struct json_object *od, stru
 
 		if (was && same_params && json_object_equal(was, e))
 			continue;
-		ln_buf_reset(&id);
-		ln_buf_addf(&id, "%s/%s", nqn, ln_json_str_at(e, "host"));
-		change(chs, was ? "change" : "create", "nvmet_host_key", id.buf, NULL);
+		change(chs, was ? "change" : "create", "nvmet_host_key", ln_json_str_at(e, "host"),
+		       NULL);
 	}
-	ln_buf_release(&id);
 }
 
 static void diff_target(struct json_object *chs, struct json_object *o, struct json_object *n)
@@ -370,7 +367,7 @@ static void diff_target(struct json_object *chs, struct json_object *o, struct j
 		       "nvmet_allow_any_host", nqn, NULL);
 	strings_gone(chs, nh, oh, "create", "nvmet_allowed_host", nqn);
 	strings_gone(chs, oh, nh, "remove", "nvmet_allowed_host", nqn);
-	diff_host_keys(chs, ln_json_at(o, "dhchap"), ln_json_at(n, "dhchap"), nqn);
+	diff_host_keys(chs, ln_json_at(o, "dhchap"), ln_json_at(n, "dhchap"));
 	for (i = 0; nns && i < json_object_array_length(nns); i++) {
 		struct json_object *ns = json_object_array_get_idx(nns, i);
 		struct json_object *was = find_by(ons, "nsid", ln_json_at(ns, "nsid"));
