@@ -229,6 +229,19 @@ static struct json_object *facts_of(int n)
 	return o;
 }
 
+/* Node i stops answering and its facts are gone. */
+static void go_silent(struct ln_run *r, size_t i)
+{
+	r->nodes[i].state = LN_NODE_UNREACHABLE;
+	json_object_put(r->nodes[i].facts);
+	r->nodes[i].facts = NULL;
+}
+
+static struct json_object *first_target_dhchap(struct json_object *req)
+{
+	return ln_json_at(json_object_array_get_idx(ln_json_at(req, "targets"), 0), "dhchap");
+}
+
 static void test_secrets__request_fields_and_redaction(void **state)
 {
 	struct ln_spec *bi = load(1);
@@ -249,7 +262,7 @@ static void test_secrets__request_fields_and_redaction(void **state)
 	/* the target node's request: hash, group, one key per host NQN */
 	req = ln_plan_request(&r, 0, LN_PHASE_FULL, NULL);
 	assert_non_null(req);
-	d = ln_json_at(json_object_array_get_idx(ln_json_at(req, "targets"), 0), "dhchap");
+	d = first_target_dhchap(req);
 	assert_string_equal(ln_json_str_at(d, "hash"), "sha384");
 	assert_string_equal(ln_json_str_at(d, "dhgroup"), "null");
 	assert_int_equal(json_object_array_length(ln_json_at(d, "keys")), 2);
@@ -281,11 +294,9 @@ static void test_secrets__request_fields_and_redaction(void **state)
 		"{\"subsystems\":[{\"nqn\":\"nqn.2024-04.io.llmnet:t1.a\",\"allowed_hosts\":"
 		"[\"" HNQN(3) "\"]}]}}");
 	assert_non_null(r.nodes[0].facts);
-	r.nodes[2].state = LN_NODE_UNREACHABLE;
-	json_object_put(r.nodes[2].facts);
-	r.nodes[2].facts = NULL;
+	go_silent(&r, 2);
 	req = ln_plan_request(&r, 0, LN_PHASE_FULL, &notes);
-	d = ln_json_at(json_object_array_get_idx(ln_json_at(req, "targets"), 0), "dhchap");
+	d = first_target_dhchap(req);
 	assert_int_equal(json_object_array_length(ln_json_at(d, "keys")), 2);
 	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 1),
 					   "host"), HNQN(3));
@@ -294,11 +305,9 @@ static void test_secrets__request_fields_and_redaction(void **state)
 	json_object_put(req);
 	/* two silent hosts: a recorded NQN no node can be told to own is
 	 * left out (no secret to give it), with a note */
-	r.nodes[1].state = LN_NODE_UNREACHABLE;
-	json_object_put(r.nodes[1].facts);
-	r.nodes[1].facts = NULL;
+	go_silent(&r, 1);
 	req = ln_plan_request(&r, 0, LN_PHASE_FULL, &notes);
-	d = ln_json_at(json_object_array_get_idx(ln_json_at(req, "targets"), 0), "dhchap");
+	d = first_target_dhchap(req);
 	assert_int_equal(json_object_array_length(ln_json_at(d, "keys")), 0);
 	assert_int_equal(json_object_array_length(ln_json_at(
 		json_object_array_get_idx(ln_json_at(req, "targets"), 0), "hosts")), 0);
