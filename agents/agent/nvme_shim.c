@@ -121,8 +121,11 @@ static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name
 			    cn->transport, cn->traddr, cn->trsvcid,
 			    -ret >= ENVME_CONNECT_RESOLVE ? nvme_errno_to_string(-ret)
 							  : strerror(-ret),
-			    cn->dhchap_secret ? " (with DH-HMAC-CHAP: a refused secret shows as "
-						"'authentication failed' in the kernel log)" : "");
+			    !cn->dhchap_secret ? ""
+			    : -ret == ENVME_CONNECT_INVAL
+				? " (with DH-HMAC-CHAP: does this kernel's host have NVME_HOST_AUTH?)"
+				: " (with DH-HMAC-CHAP: a refused secret shows as 'authentication "
+				  "failed' in the kernel log)");
 		nvme_free_ctrl(c);
 		goto out;
 	}

@@ -472,6 +472,50 @@ static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
 	fx_remove(root);
 }
 
+/* nvmet cannot clear a secret: a host entry that stays allowed without
+ * one is an error, said in plan and apply; when the entry goes, its key
+ * goes with it. */
+static void test_agent_nvmet__dhchap_unkeyed_host_entry(void **st)
+{
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, e = LN_BUF_INIT, open_req = LN_BUF_INIT;
+	const char *nqn = "nqn.2024-04.com.example:t", *req;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/llmnet-fixture/nvmet-auth", root);
+	assert_int_equal(ln_file_write_atomic(p, "", 0, 0644, &e), 0);
+	assert_int_equal(run(root, "apply", dh_target("c", nqn, K1, NULL), &out, NULL), 0);
+	/* the same target without dhchap */
+	req = dh_target("c", nqn, K1, NULL);
+	ln_buf_add(&open_req, req, (size_t)(strstr(req, ",\"dhchap\"") - req));
+	ln_buf_addstr(&open_req, "}]}");
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "plan", open_req.buf, &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "cannot clear a host entry's DH-HMAC-CHAP secret"));
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", open_req.buf, &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "cannot clear a host entry's DH-HMAC-CHAP secret"));
+	assert_no_secret(root, &out, NULL);
+	/* nothing wanted: the entry goes, its key with it */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "plan", "{\"protocol\":1,\"cluster\":\"c\"}", &out, NULL), 0);
+	assert_true(has_change(&out, "remove", "nvmet_host_key"));
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", "{\"protocol\":1,\"cluster\":\"c\"}", &out, NULL), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/hosts/" H1, root);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".key", root);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	ln_buf_reset(&out);
+	assert_int_equal(ln_file_read(p, &out, &e), 0);
+	assert_null(strstr(out.buf, "nvmet_host_key"));
+	ln_buf_release(&out);
+	ln_buf_release(&e);
+	ln_buf_release(&open_req);
+	fx_remove(root);
+}
+
 /* The key store is reached as every agent file: a link on the way is refused. */
 static void test_agent_nvmet__dhchap_store_refuses_a_link(void **st)
 {
@@ -694,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
 		cmocka_unit_test(test_agent_nvmet__dhchap_keys_host_entry_and_store),
 		cmocka_unit_test(test_agent_nvmet__dhchap_store_refuses_a_link),
+		cmocka_unit_test(test_agent_nvmet__dhchap_unkeyed_host_entry),
 		cmocka_unit_test(test_agent_nvmet__bare_node_loads_then_unloads),
 		cmocka_unit_test(test_agent_nvmet__changes_follow_the_kernel_order),
 		cmocka_unit_test(test_agent_nvmet__foreign_subsystem_and_free_space),
