@@ -118,5 +118,6 @@ int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run);
 
 int cmd_version(int argc, char **argv);
 int cmd_lint(int argc, char **argv);
+int cmd_keys(int argc, char **argv);
 
 #endif

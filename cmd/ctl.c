@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/secrets.h"
 #include "orchestrator/spec/spec.h"
 #include "orchestrator/state.h"
 #include "orchestrator/transport/fanout.h"
@@ -71,6 +72,7 @@ int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o)
 
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run)
 {
+	struct ln_secrets *secrets = NULL;
 	struct ln_buf err = LN_BUF_INIT;
 	int code, r;
 
@@ -78,6 +80,19 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 	code = ln_cmd_ctl_load_spec(o);
 	if (code != LN_EXIT_OK)
 		goto out;
+	/* The secrets the requests carry: before any node, like the spec. */
+	if (!strcmp(command, "plan") || !strcmp(command, "apply")) {
+		r = ln_secrets_load(o->spec, &secrets, &err);
+		if (r < 0) {
+			ln_buf_rtrim(&err);
+			if (err.len)
+				fprintf(stderr, "%s\n", err.buf);
+			ln_error("the DH-HMAC-CHAP secrets of spec '%s' are not usable; no node was "
+				 "contacted", o->spec_path);
+			code = r == -LN_ESPEC ? LN_EXIT_SPEC : LN_EXIT_FAILED;
+			goto out;
+		}
+	}
 	if (ln_ssh_global_init() < 0) {
 		ln_error("cannot initialise libssh");
 		code = LN_EXIT_FAILED;
@@ -93,6 +108,8 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 		goto out;
 	}
 	run->purge = o->purge;
+	run->secrets = secrets;
+	secrets = NULL;
 	r = ln_facts_gather(run);
 	if (r < 0) {
 		ln_error("cannot start workers: %s", ln_strerror(r));
@@ -104,6 +121,7 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 		ln_warn("cannot record the facts: %s", err.buf);
 	code = LN_EXIT_OK;
 out:
+	ln_secrets_free(secrets);
 	ln_buf_release(&err);
 	return code;
 }

@@ -19,6 +19,7 @@ const struct ln_command ln_commands[] = {
 	{ "help", cmd_help, "show help for llmnet or a command" },
 	{ "version", cmd_version, "print llmnet's version" },
 	{ "lint", cmd_lint, "check a spec without contacting any node" },
+	{ "keys", cmd_keys, "create the missing DH-HMAC-CHAP secrets of a spec" },
 	{ "facts", cmd_facts, "show what every node is and holds" },
 	{ "plan", cmd_plan, "show what apply would change" },
 	{ "apply", cmd_apply, "converge every node to the spec" },

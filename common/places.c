@@ -23,6 +23,8 @@ static const struct place places[] = {
 	{ "/bin", NULL, "/bin" },
 	{ "/boot", NULL, "/boot" },
 	{ "/dev", NULL, "/dev; a namespace names a block device with 'device'" },
+	/* before /etc: below /etc/llmnet, but the agent's */
+	{ "/etc/llmnet/keys", NULL, "/etc/llmnet/keys, the agent's key store" },
 	{ "/etc", "/etc/llmnet", "/etc outside /etc/llmnet" },
 	{ "/lib", NULL, "/lib" },
 	{ "/lib32", NULL, "/lib32" },

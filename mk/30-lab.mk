@@ -28,7 +28,7 @@ KERNEL ?= 6.12
 E2E_N ?= 4
 # 6.12's subset (no validate) needs no 4th guest
 E2E_612_N ?= 3
-E2E_612_SCENARIOS := lab agent controller safety
+E2E_612_SCENARIOS := lab agent controller safety auth
 QUICK_SCENARIOS := agent controller
 LAB := tests/lab
 

@@ -141,6 +141,97 @@ static struct json_object *target_hosts(const struct ln_run *r, const struct ln_
 	return hosts;
 }
 
+/* The host node whose secret keys host NQN nqn of target t: the node that
+ * reports it (live, or in its last-known facts when silent), else the one
+ * silent host of t if there is exactly one; -1 when no node can be told. */
+static long key_owner(const struct ln_run *r, const struct ln_target *t, const char *nqn)
+{
+	long silent = -1;
+	size_t h, n_silent = 0;
+
+	for (h = 0; h < t->n_hosts; h++) {
+		const struct ln_node_run *hn = &r->nodes[t->hosts[h]];
+		const char *q = ln_facts_host_nqn(hn);
+
+		if (q && !strcmp(q, nqn))
+			return (long)t->hosts[h];
+		if (hn->state != LN_NODE_OK) {
+			silent = (long)t->hosts[h];
+			n_silent++;
+		}
+	}
+	return n_silent == 1 ? silent : -1;
+}
+
+/*
+ * The target's dhchap entry: hash, group and one key per allowed host.
+ * An allowed NQN kept for a silent host that no node can be told to own
+ * is dropped from *hosts (a host entry without its secret would be open
+ * or refused at random), with a note. NULL when a needed secret was not
+ * loaded (a caller that skipped ln_secrets_load()) or on -ENOMEM.
+ */
+static struct json_object *target_dhchap(const struct ln_run *r, const struct ln_target *t,
+					 struct json_object **hosts, struct ln_buf *notes)
+{
+	struct json_object *d = json_object_new_object(), *keys = json_object_new_array(),
+			   *kept = json_object_new_array();
+	size_t k;
+
+	if (!d || !keys || !kept)
+		goto fail;
+	for (k = 0; k < json_object_array_length(*hosts); k++) {
+		const char *nqn = json_object_get_string(json_object_array_get_idx(*hosts, k));
+		long owner = key_owner(r, t, nqn);
+		const struct ln_secret *s;
+		struct json_object *e;
+
+		if (owner < 0) {
+			if (notes)
+				ln_buf_addf(notes, "= nvmet_host_key %s/%s  blocked: unreachable "
+					    "(no node can be told to own it, so no secret)\n", t->nqn, nqn);
+			continue;
+		}
+		s = ln_secrets_find(r->secrets, t->node, (size_t)owner);
+		if (!s || (t->dhchap.bidirectional && !s->ctrl_key[0]))
+			goto fail;
+		e = json_object_new_object();
+		ln_json_add_str(e, "host", nqn);
+		ln_json_add_str(e, "key", s->key);
+		if (t->dhchap.bidirectional)
+			ln_json_add_str(e, "ctrl_key", s->ctrl_key);
+		json_object_array_add(keys, e);
+		json_object_array_add(kept, json_object_new_string(nqn));
+	}
+	ln_json_add_str(d, "hash", ln_dhchap_hash_names[t->dhchap.hash]);
+	ln_json_add_str(d, "dhgroup", ln_dhchap_group_names[t->dhchap.dhgroup]);
+	ln_json_add(d, "keys", keys);
+	json_object_put(*hosts);
+	*hosts = kept;
+	return d;
+fail:
+	json_object_put(d);
+	json_object_put(keys);
+	json_object_put(kept);
+	return NULL;
+}
+
+/* The initiator's dhchap entry: its host secret for the target's node
+ * (and the controller's when bidirectional); NULL as above. */
+static struct json_object *initiator_dhchap(const struct ln_run *r, const struct ln_initiator *in,
+					    const struct ln_target *tg)
+{
+	const struct ln_secret *s = ln_secrets_find(r->secrets, tg->node, in->node);
+	struct json_object *d;
+
+	if (!s || (tg->dhchap.bidirectional && !s->ctrl_key[0]))
+		return NULL;
+	d = json_object_new_object();
+	ln_json_add_str(d, "secret", s->key);
+	if (tg->dhchap.bidirectional)
+		ln_json_add_str(d, "ctrl_secret", s->ctrl_key);
+	return d;
+}
+
 /* Is node i connected to target t right now (per its facts)? */
 static int connected_now(const struct ln_node_run *nr, const struct ln_target *t)
 {
@@ -168,10 +259,24 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
 	ln_json_add_str(o, "address", tg->address);
 	ln_json_add_i64(o, "service", tg->service);
-	if (tg->hosts_any)
+	if (tg->hosts_any) {
 		ln_json_add_str(o, "hosts", "any");
-	else
-		ln_json_add(o, "hosts", target_hosts(r, tg, notes));
+	} else {
+		struct json_object *hosts = target_hosts(r, tg, notes), *d = NULL;
+
+		if (tg->dhchap.present) {
+			d = target_dhchap(r, tg, &hosts, notes);
+			if (!d) {
+				json_object_put(hosts);
+				json_object_put(o);
+				json_object_put(nss);
+				return NULL;
+			}
+		}
+		ln_json_add(o, "hosts", hosts);
+		if (d)
+			ln_json_add(o, "dhchap", d);
+	}
 	for (k = 0; k < tg->n_namespaces; k++) {
 		const struct ln_namespace *ns = &tg->namespaces[k];
 		struct json_object *n = json_object_new_object();
@@ -192,10 +297,20 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 }
 
 /* The request's entry for initiator in, which connects to tg. */
-static struct json_object *initiator_request(const struct ln_initiator *in,
+static struct json_object *initiator_request(const struct ln_run *r, const struct ln_initiator *in,
 					     const struct ln_target *tg)
 {
 	struct json_object *o = json_object_new_object();
+
+	if (tg->dhchap.present) {
+		struct json_object *d = initiator_dhchap(r, in, tg);
+
+		if (!d) {
+			json_object_put(o);
+			return NULL;
+		}
+		ln_json_add(o, "dhchap", d);
+	}
 
 	ln_json_add_str(o, "target", tg->nqn);
 	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
@@ -258,12 +373,20 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 		goto nomem;
 	ln_json_add_i64(req, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(req, "cluster", spec->cluster);
-	for (t = 0; t < spec->n_targets; t++)
-		if (spec->targets[t].node == i)
-			json_object_array_add(targets, target_request(r, &spec->targets[t], notes));
+	for (t = 0; t < spec->n_targets; t++) {
+		struct json_object *o;
+
+		if (spec->targets[t].node != i)
+			continue;
+		o = target_request(r, &spec->targets[t], notes);
+		if (!o)
+			goto nomem;
+		json_object_array_add(targets, o);
+	}
 	for (k = 0; k < spec->n_initiators; k++) {
 		const struct ln_initiator *in = &spec->initiators[k];
 		const struct ln_target *tg = &spec->targets[in->target];
+		struct json_object *o;
 
 		if (in->node != i)
 			continue;
@@ -272,7 +395,10 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 		 * would disconnect it, adding it would race that target. */
 		if (phase == LN_PHASE_TARGETS && tg->node != i && !connected_now(&r->nodes[i], tg))
 			continue;
-		json_object_array_add(inits, initiator_request(in, tg));
+		o = initiator_request(r, in, tg);
+		if (!o)
+			goto nomem;
+		json_object_array_add(inits, o);
 	}
 	ln_json_add(req, "targets", targets);
 	ln_json_add(req, "initiators", inits);

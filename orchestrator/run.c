@@ -191,6 +191,7 @@ void ln_run_release(struct ln_run *r)
 	if (r->log)
 		fclose(r->log);
 	free(r->log_path);
+	ln_secrets_free(r->secrets);
 	pthread_mutex_destroy(&r->log_lock);
 	memset(r, 0, sizeof(*r));
 }

@@ -23,6 +23,7 @@
 
 #include "common/buf.h"
 #include "orchestrator/transport/push.h"
+#include "orchestrator/secrets.h"
 #include "orchestrator/spec/spec.h"
 #include "orchestrator/transport/ssh.h"
 
@@ -69,6 +70,9 @@ struct ln_run {
 	const char *phase;			/* for progress lines and timeouts */
 	int purge;				/* teardown --purge */
 	int rollout_stopped;			/* apply --max-fail stopped the waves */
+	/* DH-HMAC-CHAP secrets the requests carry (secrets.h); NULL when no
+	 * target has dhchap or the command sends no request. Owned. */
+	struct ln_secrets *secrets;
 };
 
 /* Prepare a run for spec. accept: node names whose changed host key the

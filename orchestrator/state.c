@@ -181,7 +181,9 @@ static void fill_applied(const struct ln_run *r, struct json_object *nodes, int 
 			ln_json_add(req, "targets", json_object_new_array());
 			ln_json_add(req, "initiators", json_object_new_array());
 		} else {
+			/* kept on disk: the secrets only as fingerprints */
 			req = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
+			ln_secrets_redact(req);
 		}
 		if (!req)
 			continue;
@@ -327,9 +329,31 @@ static void strings_gone(struct json_object *chs, struct json_object *a, struct 
 	ln_buf_release(&id);
 }
 
+/* A host's key entry that is new or changed (secrets compared by their
+ * fingerprints, hash and group with them): "~ nvmet_host_key HOSTNQN",
+ * named as the agent names it (the entry is the node's, not the target's). */
+static void diff_host_keys(struct json_object *chs, struct json_object *od, struct json_object *nd)
+{
+	struct json_object *ok = ln_json_at(od, "keys"), *nk = ln_json_at(nd, "keys");
+	int same_params = od && json_object_equal(ln_json_at(od, "hash"), ln_json_at(nd, "hash")) &&
+			  json_object_equal(ln_json_at(od, "dhgroup"), ln_json_at(nd, "dhgroup"));
+	size_t i;
+
+	for (i = 0; nk && json_object_is_type(nk, json_type_array) &&
+		    i < json_object_array_length(nk); i++) {
+		struct json_object *e = json_object_array_get_idx(nk, i);
+		struct json_object *was = find_by(ok, "host", ln_json_at(e, "host"));
+
+		if (was && same_params && json_object_equal(was, e))
+			continue;
+		change(chs, was ? "change" : "create", "nvmet_host_key", ln_json_str_at(e, "host"),
+		       NULL);
+	}
+}
+
 static void diff_target(struct json_object *chs, struct json_object *o, struct json_object *n)
 {
-	static const char *const own[] = { "hosts", "namespaces", NULL };
+	static const char *const own[] = { "hosts", "namespaces", "dhchap", NULL };
 	struct json_object *oh = ln_json_at(o, "hosts"), *nh = ln_json_at(n, "hosts");
 	struct json_object *ons = ln_json_at(o, "namespaces"), *nns = ln_json_at(n, "namespaces");
 	const char *nqn = ln_json_str_at(n, "nqn");
@@ -343,6 +367,7 @@ static void diff_target(struct json_object *chs, struct json_object *o, struct j
 		       "nvmet_allow_any_host", nqn, NULL);
 	strings_gone(chs, nh, oh, "create", "nvmet_allowed_host", nqn);
 	strings_gone(chs, oh, nh, "remove", "nvmet_allowed_host", nqn);
+	diff_host_keys(chs, ln_json_at(o, "dhchap"), ln_json_at(n, "dhchap"));
 	for (i = 0; nns && i < json_object_array_length(nns); i++) {
 		struct json_object *ns = json_object_array_get_idx(nns, i);
 		struct json_object *was = find_by(ons, "nsid", ln_json_at(ns, "nsid"));
@@ -460,6 +485,8 @@ int ln_state_plan_silent(struct ln_run *r, struct ln_buf *err)
 			rc = -ENOMEM;
 			goto out;
 		}
+		/* compared with the recorded request, fingerprint to fingerprint */
+		ln_secrets_redact(now);
 		json_object_put(nr->answer);
 		nr->answer = diff_requests(ln_json_at(e, "request"), now);
 		nr->cached_at = (time_t)at;

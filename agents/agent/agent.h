@@ -80,6 +80,8 @@ struct ln_conn {
 	const char *hostnqn;
 	const char *hostid;
 	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay; /* 0: default */
+	/* DH-HMAC-CHAP secrets (NULL: none); never logged or printed */
+	const char *dhchap_secret, *dhchap_ctrl_secret;
 };
 
 struct ln_iniops {

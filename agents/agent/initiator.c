@@ -441,6 +441,65 @@ out:
 	ln_buf_release(&det);
 }
 
+/* Set one secret attribute of the live controller name when it differs;
+ * *changed set. The kernel shows "none" for a secret it was not given. */
+static int rekey_attr(struct ln_converge *cv, const char *name, const char *attr,
+		      const char *want, int *changed, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/%s", name, attr);
+	if (!want)
+		return 0;
+	if (!ln_path_exists(cv->a, p)) {
+		ln_buf_addf(err, "controller '%s' has no '%s': this kernel's host has no "
+			    "DH-HMAC-CHAP (NVME_HOST_AUTH)", name, attr);
+		return -EOPNOTSUPP;
+	}
+	{
+		struct ln_buf cur = LN_BUF_INIT;
+		int same = ln_read_attr(cv->a, p, &cur) == 0 && !strcmp(cur.buf, want);
+		int none = !strcmp(cur.buf, "none") || !cur.len;
+
+		explicit_bzero(cur.buf, cur.len);
+		ln_buf_release(&cur);
+		if (same)
+			return 0;
+		if (none) {
+			ln_buf_addf(err, "controller '%s' was connected without DH-HMAC-CHAP; the "
+				    "kernel re-keys only an authenticated one: disconnect it "
+				    "(teardown) and apply again", name);
+			return -EINVAL;
+		}
+	}
+	*changed = 1;
+	return cv->plan ? 0 : ln_fs_write_attr(cv->a, p, want, err);
+}
+
+/*
+ * Rotation in place: a live controller whose secrets differ from the
+ * request's gets the new ones written to its sysfs attributes, which makes
+ * the kernel re-authenticate it; the mount stays. Reported as a change of
+ * nvme_dhchap_secret (never the secret).
+ */
+static void rekey(struct ln_converge *cv, const struct ln_req_init *in, const char *name,
+		  const char *id)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int changed = 0, rc;
+
+	if (!in->secret)
+		return;
+	rc = rekey_attr(cv, name, "dhchap_secret", in->secret, &changed, &err);
+	if (rc == 0)
+		rc = rekey_attr(cv, name, "dhchap_ctrl_secret", in->ctrl_secret, &changed, &err);
+	if (changed || rc < 0)
+		ln_cv_report(cv, "change", "nvme_dhchap_secret", id,
+			     changed ? "re-authenticate the live controller" : NULL,
+			     rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+}
+
 void ln_initiator_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -475,6 +534,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 			      hostnqn[0] ? hostnqn : NULL);
 		if (c) {
 			ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
+			rekey(cv, in, c->name, id);
 		} else if (!cv->plan) {
 			struct ln_conn cn = {
 				.subsysnqn = in->target, .transport = in->transport,
@@ -482,6 +542,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 				.hostid = hostid, .nr_io_queues = in->nr_io_queues,
 				.queue_size = in->queue_size, .ctrl_loss_tmo = in->ctrl_loss_tmo,
 				.reconnect_delay = in->reconnect_delay,
+				.dhchap_secret = in->secret, .dhchap_ctrl_secret = in->ctrl_secret,
 			};
 			struct json_object *rec;
 

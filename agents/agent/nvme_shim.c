@@ -12,8 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <syslog.h>
+
 #include <nvme/fabrics.h>
+#include <nvme/log.h>
 #include <nvme/tree.h>
+#include <nvme/util.h>
 
 #include "agents/agent/agent.h"
 
@@ -28,6 +32,8 @@ static nvme_root_t scan_root(struct ln_buf *err)
 
 	if (!r)
 		ln_buf_addf(err, "cannot scan nvme controllers: %s", strerror(errno));
+	else	/* below debug: libnvme logs the connect string, secrets and all, there */
+		nvme_init_logging(r, LOG_WARNING, false, false);
 	return r;
 }
 
@@ -94,6 +100,10 @@ static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (cn->dhchap_secret)
+		nvme_ctrl_set_dhchap_host_key(c, cn->dhchap_secret);
+	if (cn->dhchap_ctrl_secret)
+		nvme_ctrl_set_dhchap_key(c, cn->dhchap_ctrl_secret);
 	nvmf_default_config(&cfg);
 	if (cn->nr_io_queues)
 		cfg.nr_io_queues = cn->nr_io_queues;
@@ -106,8 +116,16 @@ static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name
 	ret = nvmf_add_ctrl(h, c, &cfg);
 	if (ret < 0) {
 		ret = errno ? -errno : -EIO;
-		ln_buf_addf(err, "cannot connect to '%s' at %s %s:%s: %s", cn->subsysnqn,
-			    cn->transport, cn->traddr, cn->trsvcid, strerror(-ret));
+		/* libnvme 1.3 folds the kernel's errno into its own codes */
+		ln_buf_addf(err, "cannot connect to '%s' at %s %s:%s: %s%s", cn->subsysnqn,
+			    cn->transport, cn->traddr, cn->trsvcid,
+			    -ret >= ENVME_CONNECT_RESOLVE ? nvme_errno_to_string(-ret)
+							  : strerror(-ret),
+			    !cn->dhchap_secret ? ""
+			    : -ret == ENVME_CONNECT_INVAL
+				? " (with DH-HMAC-CHAP: does this kernel's host have NVME_HOST_AUTH?)"
+				: " (with DH-HMAC-CHAP: a refused secret shows as 'authentication "
+				  "failed' in the kernel log)");
 		nvme_free_ctrl(c);
 		goto out;
 	}

@@ -70,6 +70,8 @@ static struct json_object *wanted_set(struct ln_converge *cv)
 		WANT("nvmet_port_subsystem", "%s/%s", tup, t->nqn);
 		for (j = 0; j < t->nhosts; j++) {
 			WANT("nvmet_host", "%s", t->hosts[j]);
+			if (t->dh_hash)
+				WANT("nvmet_host_key", "%s", t->hosts[j]);
 			WANT("nvmet_allowed_host", "%s/%s", t->nqn, t->hosts[j]);
 		}
 		for (j = 0; j < t->nns; j++)
@@ -139,11 +141,42 @@ static int still_linked(struct ln_agent *a, const char *parent, const char *sub,
 	return found;
 }
 
+/*
+ * A host entry this cluster keyed and no longer wants keyed. Gone with its
+ * entry (removed just before): forgotten. Still there (kept for a foreign
+ * subsystem, or still allowed without a key): nvmet cannot clear a secret
+ * in place, so the host would still have to authenticate: said, and kept
+ * owned so that the next run says it again.
+ */
+static void unkey_host(struct ln_converge *cv, struct json_object *want, const char *h)
+{
+	char p[PATH_MAX], key[600];
+	int with_entry;
+
+	/* a plan removes nothing: the entry goes when owned and unwanted */
+	snprintf(key, sizeof(key), "nvmet_host\x1f%s", h);
+	with_entry = cv->plan && ln_cv_owned(cv, "nvmet_host", h) &&
+		     !json_object_object_get_ex(want, key, NULL);
+	snprintf(p, sizeof(p), P_HOST "%s/dhchap_key", h);
+	if (with_entry || !ln_path_exists(cv->a, p) || read_eq(cv->a, p, "")) {
+		if (!cv->plan)
+			ln_cv_disown(cv, "nvmet_host_key", h);
+		else
+			ln_cv_report(cv, "remove", "nvmet_host_key", h, "with the host entry",
+				     NULL);
+		return;
+	}
+	ln_cv_report(cv, "remove", "nvmet_host_key", h, NULL,
+		     "nvmet cannot clear a host entry's DH-HMAC-CHAP secret in place and the "
+		     "entry stays (still allowed, or kept for another subsystem): tear the "
+		     "cluster down on this node and apply again");
+}
+
 void ln_nvmet_remove(struct ln_converge *cv)
 {
 	static const char *const order[] = { "nvmet_port_subsystem", "nvmet_port",
 					     "nvmet_namespace", "nvmet_allowed_host",
-					     "nvmet_subsystem", "nvmet_host", NULL };
+					     "nvmet_subsystem", "nvmet_host", "nvmet_host_key", NULL };
 	struct json_object *want = wanted_set(cv);
 	const char *const *k;
 
@@ -195,6 +228,8 @@ void ln_nvmet_remove(struct ln_converge *cv)
 			} else if (!strcmp(*k, "nvmet_subsystem")) {
 				snprintf(p, sizeof(p), P_SUB "%s", id);
 				remove_owned(cv, *k, id, p, 0, NULL);
+			} else if (!strcmp(*k, "nvmet_host_key")) {
+				unkey_host(cv, want, id);
 			} else {
 				snprintf(p, sizeof(p), P_HOST "%s", id);
 				if (ln_is_dir(cv->a, p) && still_linked(cv->a, LN_NVMET "/subsystems",
@@ -253,88 +288,97 @@ static int create_link(struct ln_converge *cv, const char *kind, const char *id,
 	return rc;
 }
 
-static int read_key_file(struct ln_converge *cv, const char *path, struct ln_buf *key,
-			 struct ln_buf *err)
+/* Set one attribute of a host entry when it differs; *changed is set. */
+static int set_host_attr(struct ln_converge *cv, const char *dir, const char *attr,
+			 const char *want, int *changed, struct ln_buf *err)
 {
-	struct ln_buf e = LN_BUF_INIT;
 	char p[PATH_MAX];
-	int rc;
 
-	if (ln_agent_path(cv->a, path, p) < 0)
-		return -ENAMETOOLONG;
-	rc = ln_file_read(p, key, &e);
-	ln_buf_release(&e);
-	if (rc < 0) {
-		ln_buf_addf(err, "cannot read DH-HMAC-CHAP key file '%s': %s", path, strerror(-rc));
-		return rc;
-	}
-	ln_buf_rtrim(key);
-	if (strncmp(key->buf, "DHHC-1:", 7) || strchr(key->buf, '\n')) {
-		ln_buf_addf(err, "key file '%s' does not hold one DHHC-1 secret", path);
-		return -EINVAL;
-	}
-	return 0;
+	snprintf(p, sizeof(p), "%s/%s", dir, attr);
+	if (read_eq(cv->a, p, want))
+		return 0;
+	*changed = 1;
+	return cv->plan ? 0 : ln_fs_write_attr(cv->a, p, want, err);
 }
 
-/* Set the hosts' keys for target t; marks t failed when that is impossible. */
+/*
+ * Key host entry h for target t (its keys[j]): hash, group, then the
+ * secrets. The entry is shared by every subsystem of the node, so one that
+ * another cluster keyed is used only with the same secret. The kernel
+ * shows the secret it holds; it is compared, never reported: details and
+ * errors name the attribute only. 0 or negative with err.
+ */
+static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_t j,
+		    struct ln_buf *err)
+{
+	const struct ln_req_key *k = &t->keys[j];
+	const char *h = t->hosts[j], *other;
+	char dir[PATH_MAX], p[PATH_MAX], det[160];
+	int rc = 0, changed = 0, fresh;
+
+	snprintf(dir, sizeof(dir), P_HOST "%s", h);
+	snprintf(det, sizeof(det), "%s, dhgroup %s%s", t->dh_hash, t->dh_group,
+		 k->ctrl_key ? ", bidirectional" : "");
+	if (!ln_is_dir(cv->a, dir)) {
+		/* plan: the host is still to be created; checked at apply */
+		ln_cv_report(cv, "create", "nvmet_host_key", h, det, NULL);
+		return 0;
+	}
+	snprintf(p, sizeof(p), "%s/dhchap_key", dir);
+	if (!ln_path_exists(cv->a, p)) {
+		ln_buf_addf(err, "cannot export '%s' with DH-HMAC-CHAP: this kernel's nvmet has no "
+			    "authentication (no 'dhchap_key' on host entries; Debian's 6.1 is built "
+			    "without NVME_TARGET_AUTH); the target is not exported", t->nqn);
+		return -EOPNOTSUPP;
+	}
+	fresh = read_eq(cv->a, p, "");
+	other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_host_key", h);
+	if (other && !read_eq(cv->a, p, k->key)) {
+		ln_buf_addf(err, "host entry '%s' is keyed by cluster '%s' with another secret; "
+			    "nvmet keeps one per host and node", h, other);
+		ln_cv_report(cv, "create", "nvmet_host_key", h, NULL, err->buf);
+		return -EEXIST;
+	}
+	if (!cv->plan && !ln_cv_owned(cv, "nvmet_host_key", h))
+		rc = ln_cv_own(cv, "nvmet_host_key", h);
+	if (rc == 0)
+		rc = set_host_attr(cv, dir, "dhchap_hash", t->dh_hash, &changed, err);
+	if (rc == 0)
+		rc = set_host_attr(cv, dir, "dhchap_dhgroup", t->dh_group, &changed, err);
+	if (rc == 0)
+		rc = set_host_attr(cv, dir, "dhchap_key", k->key, &changed, err);
+	/* one-way: the kernel cannot clear a controller secret once set */
+	if (rc == 0 && k->ctrl_key)
+		rc = set_host_attr(cv, dir, "dhchap_ctrl_key", k->ctrl_key, &changed, err);
+	else if (rc == 0 && (snprintf(p, sizeof(p), "%s/dhchap_ctrl_key", dir),
+			     !read_eq(cv->a, p, ""))) {
+		ln_buf_addf(err, "host entry '%s' holds a controller secret (bidirectional) the "
+			    "request no longer wants, and nvmet cannot clear one in place: "
+			    "tear the target down and apply again", h);
+		rc = -EBUSY;
+	}
+	ln_cv_report(cv, !changed ? "ok" : fresh ? "create" : "change", "nvmet_host_key", h,
+		     changed ? det : NULL, rc < 0 ? err->buf : NULL);
+	return rc;
+}
+
+/* Key the hosts of target t; marks t failed when that is impossible. */
 static void apply_dhchap(struct ln_converge *cv, struct ln_req_target *t)
 {
-	struct ln_buf key = LN_BUF_INIT, ckey = LN_BUF_INIT, err = LN_BUF_INIT;
-	size_t i;
-	int rc;
+	struct ln_buf err = LN_BUF_INIT;
+	size_t j;
+	int rc = 0;
 
-	if (!t->key_file)
+	if (!t->dh_hash)
 		return;
-	rc = read_key_file(cv, t->key_file, &key, &err);
-	if (rc == 0 && t->ctrl_key_file)
-		rc = read_key_file(cv, t->ctrl_key_file, &ckey, &err);
-	for (i = 0; rc == 0 && i < t->nhosts; i++) {
-		char dir[PATH_MAX], p[PATH_MAX], id[512];
-		int changed = 0;
-
-		snprintf(dir, sizeof(dir), P_HOST "%s", t->hosts[i]);
-		snprintf(id, sizeof(id), "%s/%s", t->nqn, t->hosts[i]);
-		if (!ln_is_dir(cv->a, dir)) {
-			/* plan: the host is still to be created; checked at apply */
-			ln_cv_report(cv, "create", "nvmet_host_key", id, "from key file", NULL);
-			continue;
-		}
-		snprintf(p, sizeof(p), "%s/dhchap_key", dir);
-		if (!ln_path_exists(cv->a, p)) {
-			ln_buf_addf(&err, "cannot export '%s' with DH-HMAC-CHAP: this kernel's nvmet "
-				    "has no authentication (no 'dhchap_key' on host entries; "
-				    "Debian's 6.1 is built without NVME_TARGET_AUTH); the target is "
-				    "not exported", t->nqn);
-			rc = -EOPNOTSUPP;
-			break;
-		}
-		if (!read_eq(cv->a, p, key.buf)) {
-			if (!cv->plan)
-				rc = ln_fs_write_attr(cv->a, p, key.buf, &err);
-			changed = 1;
-		}
-		snprintf(p, sizeof(p), "%s/dhchap_ctrl_key", dir);
-		if (rc == 0 && t->ctrl_key_file && !read_eq(cv->a, p, ckey.buf)) {
-			if (!cv->plan)
-				rc = ln_fs_write_attr(cv->a, p, ckey.buf, &err);
-			changed = 1;
-		}
-		/* err never holds the key: write errors name the attribute only */
-		ln_cv_report(cv, changed ? "change" : "ok", "nvmet_host_key", id,
-			     changed ? "from key file" : NULL, rc < 0 ? err.buf : NULL);
-		if (rc < 0)
-			break;
-	}
+	for (j = 0; rc == 0 && j < t->nhosts; j++)
+		rc = key_host(cv, t, j, &err);
 	if (rc < 0) {
 		t->failed = 1;
-		if (rc != -EOPNOTSUPP || err.len)
+		if (rc == -EOPNOTSUPP)
 			ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, "not exported",
 				     err.buf);
 	}
-	explicit_bzero(key.buf, key.len);
-	explicit_bzero(ckey.buf, ckey.len);
-	ln_buf_release(&key);
-	ln_buf_release(&ckey);
 	ln_buf_release(&err);
 }
 

@@ -21,6 +21,12 @@ void ln_nvmet_apply(struct ln_converge *cv);
 void ln_initiator_remove(struct ln_converge *cv);
 void ln_initiator_apply(struct ln_converge *cv);
 void ln_hostfile_reconcile(struct ln_converge *cv);
+/* keystore.c. The node key store /etc/llmnet/keys/<cluster>/: the secrets
+ * the request needs on this node, written (0600, atomically) when they
+ * differ, the others removed; reports name files, never secrets. */
+void ln_keystore_apply(struct ln_converge *cv);
+/* Teardown: remove the cluster's key store folder and all in it. */
+void ln_keystore_wipe(struct ln_converge *cv);
 /* backing.c. Make sure ns's backing file is there at the right size,
  * used only when this cluster made it or the spec adopts it; 0, or
  * negative (-EALREADY: already reported). */

@@ -101,6 +101,7 @@ static int converge(struct ln_agent *a, int argc, char **argv, int plan)
 	ln_modules_remove(&cv);
 	ln_nvmet_apply(&cv);
 	ln_initiator_apply(&cv);
+	ln_keystore_apply(&cv);
 	ln_hostfile_reconcile(&cv);
 	rc = finish(&cv, plan ? "plan" : "apply");
 out:
@@ -168,6 +169,7 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	ln_initiator_remove(&cv);
 	ln_nvmet_remove(&cv);
 	ln_hostfile_reconcile(&cv);
+	ln_keystore_wipe(&cv);
 	ln_purge_files(&cv);
 	ln_modules_remove(&cv);
 	rc = finish(&cv, "teardown");

@@ -13,6 +13,7 @@
 
 #include "agents/agent/agent.h"
 #include "agents/agent/request.h"
+#include "common/dhchap.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/places.h"
@@ -248,12 +249,101 @@ static int parse_endpoint(struct json_object *o, const char **transport, const c
 	return 0;
 }
 
+/* A DH-HMAC-CHAP secret under key: checked (length, CRC) before anything
+ * on the node is touched; the message names the field, never the value. */
+static int get_secret(struct json_object *o, const char *key, int required, const char **out,
+		      const char *where, struct ln_buf *err)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	int r = get_str(o, key, required, out, where, err);
+
+	if (r == -ENOENT && !required) {
+		*out = NULL;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (ln_dhchap_check(*out, &why) < 0)
+		r = bad(err, where, "'%s' is not a valid DH-HMAC-CHAP secret: %s", key, why.buf);
+	ln_buf_release(&why);
+	return r;
+}
+
+/* targets[i].dhchap: the hash, the DH group and one keys entry per host. */
+static int parse_dhchap(struct json_object *d, struct ln_req_target *t, const char *where,
+			struct ln_buf *err)
+{
+	static const char *const dkeys[] = { "hash", "dhgroup", "keys", NULL };
+	static const char *const kkeys[] = { "host", "key", "ctrl_key", NULL };
+	static const char *const hashes[] = { "sha256", "hmac(sha256)", "sha384", "hmac(sha384)",
+					      "sha512", "hmac(sha512)", NULL };
+	static const char *const groups[] = { "null", "ffdhe2048", "ffdhe3072", "ffdhe4096",
+					      "ffdhe6144", "ffdhe8192", NULL };
+	struct json_object *keys;
+	const char *hash, *group, *host;
+	char w[160];
+	size_t i, j, n;
+	int r;
+
+	if ((r = check_keys(d, dkeys, where, err)) < 0)
+		return r;
+	if (t->any)
+		return bad(err, where, "DH-HMAC-CHAP needs a list of hosts: it cannot go with "
+			   "hosts \"any\"%s", "");
+	if ((r = get_str(d, "hash", 1, &hash, where, err)) < 0)
+		return r;
+	for (i = 0; hashes[i] && strcmp(hashes[i], hash); i += 2)
+		;
+	if (!hashes[i])
+		return bad(err, where, "hash '%s' must be sha256, sha384 or sha512", hash);
+	t->dh_hash = hashes[i + 1];
+	if ((r = get_str(d, "dhgroup", 1, &group, where, err)) < 0)
+		return r;
+	for (i = 0; groups[i] && strcmp(groups[i], group); i++)
+		;
+	if (!groups[i])
+		return bad(err, where, "dhgroup '%s' must be null or ffdhe2048, ffdhe3072, "
+			   "ffdhe4096, ffdhe6144, ffdhe8192", group);
+	t->dh_group = groups[i];
+	if (!json_object_object_get_ex(d, "keys", &keys) ||
+	    !json_object_is_type(keys, json_type_array))
+		return bad(err, where, "'keys' must be a list (one entry per host)%s", "");
+	n = json_object_array_length(keys);
+	t->keys = calloc(t->nhosts + 1, sizeof(*t->keys));
+	if (!t->keys)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct json_object *k = json_object_array_get_idx(keys, i);
+		struct ln_req_key *dst;
+
+		snprintf(w, sizeof(w), "%s.keys[%zu]", where, i);
+		if ((r = check_keys(k, kkeys, w, err)) < 0)
+			return r;
+		if ((r = get_str(k, "host", 1, &host, w, err)) < 0)
+			return r;
+		for (j = 0; j < t->nhosts && strcmp(t->hosts[j], host); j++)
+			;
+		if (j == t->nhosts)
+			return bad(err, w, "host '%s' is not one of the target's hosts",
+				   ln_valid_nqn(host) ? host : "(invalid NQN)");
+		dst = &t->keys[j];
+		if (dst->key)
+			return bad(err, w, "host '%s' has two keys entries", host);
+		if ((r = get_secret(k, "key", 1, &dst->key, w, err)) < 0 ||
+		    (r = get_secret(k, "ctrl_key", 0, &dst->ctrl_key, w, err)) < 0)
+			return r;
+	}
+	for (j = 0; j < t->nhosts; j++)
+		if (!t->keys[j].key)
+			return bad(err, where, "host '%s' has no keys entry", t->hosts[j]);
+	return 0;
+}
+
 static int parse_target(struct json_object *o, struct ln_req_target *t, const char *where,
 			struct ln_buf *err)
 {
 	static const char *const keys[] = { "nqn", "transport", "address", "service", "hosts",
 					    "namespaces", "dhchap", NULL };
-	static const char *const dkeys[] = { "key_file", "ctrl_key_file", NULL };
 	struct json_object *hosts, *nss, *d;
 	char w[128];
 	struct seen seen;
@@ -326,16 +416,8 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 	}
 	if (json_object_object_get_ex(o, "dhchap", &d)) {
 		snprintf(w, sizeof(w), "%s.dhchap", where);
-		if ((r = check_keys(d, dkeys, w, err)) < 0)
+		if ((r = parse_dhchap(d, t, w, err)) < 0)
 			return r;
-		if ((r = get_path(d, "key_file", 1, &t->key_file, w, err)) < 0)
-			return r;
-		if ((r = get_path(d, "ctrl_key_file", 0, &t->ctrl_key_file, w, err)) < 0)
-			return r;
-		if (t->any)
-			return bad(err, where,
-				   "DH-HMAC-CHAP needs a list of hosts: it cannot go with hosts \"any\"%s",
-				   "");
 	}
 	return 0;
 }
@@ -344,11 +426,12 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		      struct ln_buf *err)
 {
 	static const char *const keys[] = { "target", "transport", "address", "service", "queues",
-					    "mount", NULL };
+					    "mount", "dhchap", NULL };
+	static const char *const dkeys[] = { "secret", "ctrl_secret", NULL };
 	static const char *const qkeys[] = { "nr_io_queues", "queue_size", "ctrl_loss_tmo",
 					     "reconnect_delay", NULL };
 	static const char *const mkeys[] = { "path", "fs", "format", NULL };
-	struct json_object *q, *m;
+	struct json_object *q, *m, *d;
 	const char *family, *format = "never";
 	char w[128];
 	int64_t v;
@@ -395,6 +478,14 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		if (strcmp(format, "never") && strcmp(format, "if-blank"))
 			return bad(err, w, "format '%s' must be never or if-blank", format);
 		in->format_if_blank = !strcmp(format, "if-blank");
+	}
+	if (json_object_object_get_ex(o, "dhchap", &d)) {
+		snprintf(w, sizeof(w), "%s.dhchap", where);
+		if ((r = check_keys(d, dkeys, w, err)) < 0)
+			return r;
+		if ((r = get_secret(d, "secret", 1, &in->secret, w, err)) < 0 ||
+		    (r = get_secret(d, "ctrl_secret", 0, &in->ctrl_secret, w, err)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -496,6 +587,54 @@ static int refuse_nul(struct json_object *o, const char *key, struct ln_buf *err
 	}
 }
 
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/*
+ * nvmet keeps the DH-HMAC-CHAP settings on hosts/<nqn>, one entry shared by
+ * every subsystem of the node: two targets must not ask different ones for
+ * one host (or one of them none), whatever the controller sent.
+ */
+static int check_shared_hosts(struct ln_request *rq, struct ln_buf *err)
+{
+	struct json_object *first = json_object_new_object(), *v;
+	size_t i, j;
+	int r = 0;
+
+	if (!first)
+		return -ENOMEM;
+	for (i = 0; i < rq->ntargets && r == 0; i++) {
+		const struct ln_req_target *t = &rq->targets[i];
+
+		for (j = 0; j < t->nhosts && r == 0; j++) {
+			const struct ln_req_target *u;
+			const struct ln_req_key *a, *b;
+			int64_t at;
+
+			if (!json_object_object_get_ex(first, t->hosts[j], &v)) {
+				json_object_object_add(first, t->hosts[j],
+						       json_object_new_int64((int64_t)i << 32 | j));
+				continue;
+			}
+			at = json_object_get_int64(v);
+			u = &rq->targets[at >> 32];
+			a = t->keys ? &t->keys[j] : NULL;
+			b = u->keys ? &u->keys[at & 0xffffffff] : NULL;
+			if (!same_str(t->dh_hash, u->dh_hash) || !same_str(t->dh_group, u->dh_group) ||
+			    !a != !b ||
+			    (a && (!same_str(a->key, b->key) || !same_str(a->ctrl_key, b->ctrl_key))))
+				r = bad(err, "request", "targets '%s' and '%s' ask different "
+					"DH-HMAC-CHAP settings or secrets for host '%s' (nvmet keeps "
+					"them on the host entry, one per node)", u->nqn, t->nqn,
+					t->hosts[j]);
+		}
+	}
+	json_object_put(first);
+	return r;
+}
+
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
 	static const char *const keys[] = { "protocol", "cluster", "targets", "initiators",
@@ -553,6 +692,8 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 			r = bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
 	}
 	free(seen.slot);
+	if (r == 0)
+		r = check_shared_hosts(rq, err);
 	if (r < 0)
 		return r;
 	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &rq->ninits, &v,
@@ -589,6 +730,7 @@ void ln_request_release(struct ln_request *rq)
 	for (i = 0; i < rq->ntargets; i++) {
 		free(rq->targets[i].hosts);
 		free(rq->targets[i].ns);
+		free(rq->targets[i].keys);
 	}
 	free(rq->targets);
 	free(rq->inits);

@@ -21,6 +21,12 @@ struct ln_req_ns {
 	int adopt;		/* file: use an existing one, never delete it */
 };
 
+/* One host's DH-HMAC-CHAP secrets on a target (never printed or logged). */
+struct ln_req_key {
+	const char *key;	/* DHHC-1 host secret */
+	const char *ctrl_key;	/* DHHC-1 controller secret, or NULL (one-way) */
+};
+
 struct ln_req_target {
 	const char *nqn, *transport, *address, *family;
 	char service[8];
@@ -29,7 +35,11 @@ struct ln_req_target {
 	size_t nhosts;
 	struct ln_req_ns *ns;
 	size_t nns;
-	const char *key_file, *ctrl_key_file;
+	/* DH-HMAC-CHAP: dh_hash NULL when the target has none; else
+	 * "hmac(sha256)".., dh_group "ffdhe2048".. or "null", and keys[j]
+	 * the secrets of hosts[j] */
+	const char *dh_hash, *dh_group;
+	struct ln_req_key *keys;
 	int failed;		/* set when this target must not be exported */
 	char port_id[16];	/* the nvmet port serving it (after the port phase) */
 };
@@ -40,6 +50,8 @@ struct ln_req_init {
 	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay;
 	const char *mount_path, *mount_fs;
 	int format_if_blank;
+	/* DH-HMAC-CHAP secrets for the connect, or NULL */
+	const char *secret, *ctrl_secret;
 };
 
 struct ln_req_line {

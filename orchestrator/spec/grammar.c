@@ -115,10 +115,43 @@ static const struct table ns_table = {
  * target that the operator believes protected.
  */
 static const struct refused_key target_refused[] = {
-	{ "dhchap", "llmnet cannot configure NVMe-oF authentication, so the target would be "
-		    "exported open; remove 'dhchap' (until then 'hosts' is the target's only "
-		    "access control)" },
+	{ "tls", "llmnet cannot configure NVMe/TCP TLS yet, so the port would accept plain "
+		 "connections; remove 'tls' ('dhchap' authenticates the hosts)" },
 	{ NULL, NULL },
+};
+
+#define KEY_DIR_REPLACED "'key_dir' replaced it: nvmet keys a host once per node, so there " \
+	"is one secret per target node and host, KEY_DIR/<target-node>/<host-node>.key " \
+	"(and .ctrl.key when bidirectional; 'llmnet keys SPEC' makes them)"
+
+/* The single-file forms of earlier versions: nvmet keys a host once per
+ * node, so one file cannot serve every (target node, host) pair. */
+static const struct refused_key dhchap_refused[] = {
+	{ "key_file", KEY_DIR_REPLACED },
+	{ "ctrl_key_file", KEY_DIR_REPLACED },
+	{ NULL, NULL },
+};
+
+static const struct field dhchap_fields[] = {
+	{ .key = "key_dir", .type = FT_STR, .off = offsetof(struct ln_dhchap, key_dir),
+	  .flags = F_REQUIRED, .pat = SP_LOCALPATH,
+	  .doc = "directory on the controller holding the secrets, "
+		 "KEY_DIR/<target-node>/<host-node>.key (0600 files, 0700 directories; "
+		 "read by plan and apply, never by lint)" },
+	{ .key = "hash", .type = FT_ENUM, .off = offsetof(struct ln_dhchap, hash),
+	  .names = ln_dhchap_hash_names, .def = "sha256", .doc = "HMAC hash of the exchange" },
+	{ .key = "dhgroup", .type = FT_ENUM, .off = offsetof(struct ln_dhchap, dhgroup),
+	  .flags = F_NULL_NAME, .names = ln_dhchap_group_names, .def = "ffdhe2048",
+	  .doc = "Diffie-Hellman group, or null for none" },
+	{ .key = "bidirectional", .type = FT_BOOL, .off = offsetof(struct ln_dhchap, bidirectional),
+	  .def = "false",
+	  .doc = "the host authenticates the target too, with the .ctrl.key secret" },
+};
+
+static const struct table dhchap_table = {
+	"dhchap", dhchap_fields, ARRAY_SIZE(dhchap_fields),
+	offsetof(struct ln_dhchap, mark) + 1, offsetof(struct ln_dhchap, present) + 1,
+	"DH-HMAC-CHAP authentication of the target's hosts.", NULL, dhchap_refused,
 };
 
 static const struct field target_fields[] = {
@@ -138,6 +171,8 @@ static const struct field target_fields[] = {
 	  .doc = "nodes allowed to connect, or 'any' (must be written out)" },
 	{ .key = "namespaces", .type = FT_CUSTOM, .fn = spec_parse_namespaces, .sub = &ns_table,
 	  .flags = F_REQUIRED, .schema_type = "list", .doc = "the target's namespaces" },
+	{ .key = "dhchap", .type = FT_MAP, .off = offsetof(struct target_entry, t.dhchap),
+	  .sub = &dhchap_table, .doc = "DH-HMAC-CHAP authentication of every host; none: open" },
 };
 
 static const struct table target_table = {

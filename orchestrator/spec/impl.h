@@ -169,6 +169,7 @@ enum spat {
 #define F_RANGE 0x2u		/* may hold a range, expanded in step with the entry */
 #define F_THRESHOLD 0x4u	/* a pass/fail threshold (for "cannot have one") */
 #define F_WHOLE_SECONDS 0x8u	/* duration must be whole seconds */
+#define F_NULL_NAME 0x10u	/* FT_ENUM: a plain `null` is the name "null", not no value */
 
 struct parser;
 struct field;

@@ -29,3 +29,11 @@ const char *ln_link_layer_name(enum ln_link_layer l)
 {
 	return spec_link_layer_names[l <= LN_LINK_ETHERNET ? l : 0];
 }
+
+/* Indexed by enum ln_dhchap_hash: the spec's names; the agent writes
+ * "hmac(NAME)" to the host entry's dhchap_hash. */
+const char *const ln_dhchap_hash_names[] = { "sha256", "sha384", "sha512", NULL };
+/* Indexed by enum ln_dhchap_group; "null" (no DH exchange) is the
+ * kernel's own name for it. */
+const char *const ln_dhchap_group_names[] = { "ffdhe2048", "ffdhe3072", "ffdhe4096",
+					      "ffdhe6144", "ffdhe8192", "null", NULL };

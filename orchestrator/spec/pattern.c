@@ -23,7 +23,7 @@ const char *const spec_pattern_regex[SP_COUNT] = {
 	[SP_PATH] = "^(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	/* SP_PATH outside the places of common/places.c: keep the two in step */
 	[SP_OWNPATH] = "^(?!/(bin|boot|dev|lib|lib32|lib64|libx32|proc|root|sbin|sys|usr)(/|$))"
-		       "(?!/(etc|run)(/(?!llmnet/)|$))(?!/var/lib/llmnet(/|$))"
+		       "(?!/(etc|run)(/(?!llmnet/)|$))(?!/etc/llmnet/keys(/|$))(?!/var/lib/llmnet(/|$))"
 		       "(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	[SP_LOCALPATH] = "^(~|/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)*$",
 	[SP_DEVPATH] = "^/dev(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",

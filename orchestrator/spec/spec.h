@@ -105,6 +105,39 @@ struct ln_namespace {
 	struct ln_mark mark;
 };
 
+enum ln_dhchap_hash {
+	LN_DHCHAP_SHA256 = 0,		/* default */
+	LN_DHCHAP_SHA384,
+	LN_DHCHAP_SHA512,
+};
+
+enum ln_dhchap_group {
+	LN_DHGROUP_FFDHE2048 = 0,	/* default */
+	LN_DHGROUP_FFDHE3072,
+	LN_DHGROUP_FFDHE4096,
+	LN_DHGROUP_FFDHE6144,
+	LN_DHGROUP_FFDHE8192,
+	LN_DHGROUP_NULL,		/* no DH exchange: the HMAC alone */
+};
+
+/* DH-HMAC-CHAP for a target's hosts. The spec names only the key
+ * directory on the controller: the secret of (target node, host node) is
+ * KEY_DIR/<target-node>/<host-node>.key (and .ctrl.key when bidirectional),
+ * read by plan and apply (orchestrator/secrets.c), never by lint. */
+struct ln_dhchap {
+	int present;
+	const char *key_dir;		/* absolute, or "~/" and a relative path */
+	enum ln_dhchap_hash hash;
+	enum ln_dhchap_group dhgroup;
+	int bidirectional;
+	struct ln_mark mark;
+};
+
+/* Names of the enums above, as the spec, lint -o json and the request
+ * write them (names.c). */
+extern const char *const ln_dhchap_hash_names[];
+extern const char *const ln_dhchap_group_names[];
+
 struct ln_target {
 	const char *nqn;		/* subsystem NQN, unique, checked by ln_nqn_check() */
 	size_t node;			/* index into spec->nodes */
@@ -121,8 +154,7 @@ struct ln_target {
 	size_t n_hosts;
 	struct ln_namespace *namespaces;
 	size_t n_namespaces;
-	/* DH-HMAC-CHAP: the path of a file holding the secret, on the controller.
-	 * The spec never carries the secret and llmnet lint never reads it. */
+	struct ln_dhchap dhchap;		/* present 0: no authentication */
 	struct ln_mark mark;
 };
 

@@ -156,6 +156,19 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	}
 	ADD(ln_json_add(o, "namespaces", ns));
 	ns = NULL;
+	if (t->dhchap.present) {
+		/* The key directory only: lint never reads a secret. */
+		struct json_object *d = json_object_new_object();
+
+		r |= !d;
+		ADD(ln_json_add_str(d, "key_dir", t->dhchap.key_dir));
+		ADD(ln_json_add_str(d, "hash", ln_dhchap_hash_names[t->dhchap.hash]));
+		ADD(ln_json_add_str(d, "dhgroup", ln_dhchap_group_names[t->dhchap.dhgroup]));
+		ADD(ln_json_add_bool(d, "bidirectional", t->dhchap.bidirectional));
+		ADD(ln_json_add(o, "dhchap", d));
+	} else {
+		ADD(ln_json_add(o, "dhchap", NULL));
+	}
 	if (r)
 		goto fail;
 	return o;

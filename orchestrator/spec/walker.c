@@ -227,7 +227,7 @@ static int check_bytes(struct parser *p, const struct field *f, const char *v, s
 			return -1;
 		}
 	}
-	if (spec_is_null(v, len, plain)) {
+	if (spec_is_null(v, len, plain) && !((f->flags & F_NULL_NAME) && !strcmp(v, "null"))) {
 		spec_diag(p->spec, m, "'%s' has no value", f->key);
 		return -1;
 	}

@@ -233,6 +233,8 @@ out:
 	ln_buf_release(&cmd);
 	ln_buf_release(&out);
 	ln_buf_release(&errout);
+	/* the request may carry DH-HMAC-CHAP secrets: not left in freed memory */
+	explicit_bzero(req.buf, req.len);
 	ln_buf_release(&req);
 	ln_buf_release(&e);
 	return r;

@@ -14,7 +14,8 @@
 # tree lines), pre (a request applied first, which must succeed: the state
 # another run or cluster left), verb (apply|plan|teardown|run), request
 # (stdin for apply/plan/teardown), args (run: the command after --),
-# want_exit (accepted codes), want (a string the answer must hold).
+# want_exit (accepted codes), want (a string the answer must hold), never
+# (a string neither the answer nor the agent's log may hold: a secret).
 # Cases are named spec/CASE and request/CASE (also on the command line).
 # xfail.list also holds the lab scenario's checks (e2e/NAME,
 # tests/e2e/scenarios/safety.sh reads it); this tier checks they exist.
@@ -70,7 +71,7 @@ spec_case() {
 
 # Run one request case; prints why it failed, returns 1 then.
 request_case() {
-	local c=$1 tree='' extra='' pre='' verb='' request='' args='' want_exit='' want=''
+	local c=$1 tree='' extra='' pre='' verb='' request='' args='' want_exit='' want='' never=''
 	local root t out rc before after
 	# shellcheck disable=SC1090
 	. "$c"
@@ -100,6 +101,8 @@ request_case() {
 		echo "the agent exited $rc, not ${want_exit// / or }: $out"
 	elif [[ "$out" != *"$want"* ]]; then
 		echo "the answer does not name '$want': $out"
+	elif [ -n "$never" ] && [[ "$out" == *"$never"* ]]; then
+		echo "the answer or the log holds '$never': $out"
 	elif [ "$before" != "$after" ]; then
 		echo "the node's tree changed:"
 		diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | head -20

@@ -550,6 +550,7 @@ scenario_cached_facts() {
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
      teardown two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
      cached_facts)
+. tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"

@@ -42,6 +42,104 @@ static int skip_leftovers(const char *rel)
 	       !strncmp(rel, "/etc/nvme", 9);
 }
 
+#define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
+#define K2 "DHHC-1:00:QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkK9MX0g:"
+
+static const char *dh_init(const char *secret, const char *ctrl)
+{
+	static char buf[1024];
+	char c[160] = "", d[320] = "";
+
+	if (ctrl)
+		snprintf(c, sizeof(c), ",\"ctrl_secret\":\"%s\"", ctrl);
+	if (secret)
+		snprintf(d, sizeof(d), ",\"dhchap\":{\"secret\":\"%s\"%s}", secret, c);
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s}]}", d);
+	return buf;
+}
+
+static void read_rel(const char *root, const char *rel, struct ln_buf *v)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	ln_buf_reset(v);
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_read(p, v, &e), 0);
+	ln_buf_release(&e);
+}
+
+/* The connect carries the secrets; a changed one re-keys the live
+ * controller in place (a change of nvme_dhchap_secret); the node key store
+ * keeps them; a controller connected without a secret is not re-keyed;
+ * teardown wipes the store; no secret in an answer or the state. */
+static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *plan[] = { "plan", NULL };
+	const char *td[] = { "teardown", NULL };
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+	const char *store = "/etc/llmnet/keys/c/target-nqn.2024-04.x:t.key";
+
+	(void)st;
+	assert_int_equal(run(root, apply, dh_init(K1, K2), &out), 0);
+	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	assert_string_equal(v.buf, K1 "\n");
+	read_rel(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
+	assert_string_equal(v.buf, K2 "\n");
+	read_rel(root, store, &v);
+	assert_string_equal(v.buf, K1 "\n");
+	assert_null(strstr(out.buf, "QUFBQUFB"));
+	assert_null(strstr(out.buf, "QkJCQkJC"));
+	read_rel(root, "/var/lib/llmnet/state.json", &v);
+	assert_null(strstr(v.buf, "DHHC-1"));
+	/* rotation: plan says so and changes nothing; apply re-keys */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, plan, dh_init(K2, K2), &out), 0);
+	assert_non_null(strstr(out.buf, "nvme_dhchap_secret"));
+	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	assert_string_equal(v.buf, K1 "\n");
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
+	assert_non_null(strstr(out.buf, "re-authenticate the live controller"));
+	assert_null(strstr(out.buf, "QkJCQkJC"));
+	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	assert_string_equal(v.buf, K2 "\n");
+	read_rel(root, store, &v);
+	assert_string_equal(v.buf, K2 "\n");
+	/* converged: nothing more */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
+	assert_null(strstr(out.buf, "nvme_dhchap_secret"));
+	/* teardown disconnects and wipes the store */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, td, NULL, &out), 0);
+	{
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c", root);
+		assert_int_equal(access(p, F_OK), -1);
+	}
+	/* connected without a secret: the kernel cannot re-key it; said */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, apply, dh_init(NULL, NULL), &out), 0);
+	ln_buf_reset(&out);
+	{
+		struct ln_buf err = LN_BUF_INIT;
+
+		assert_int_equal(fx_agent(root, apply, dh_init(K1, NULL), &out, &err,
+					  "LLMNET_NS_WAIT=2"), 1);
+		ln_buf_release(&err);
+	}
+	assert_non_null(strstr(out.buf, "was connected without DH-HMAC-CHAP"));
+	assert_null(strstr(out.buf, "QUFBQUFB"));
+	ln_buf_release(&out);
+	ln_buf_release(&v);
+	fx_remove(root);
+}
+
 static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 {
 	const char *apply[] = { "apply", NULL }, *td[] = { "teardown", NULL };
@@ -337,6 +435,7 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
+	cmocka_unit_test(test_agent_initiator__dhchap_connect_and_rekey),
 	cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
 	cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
 	cmocka_unit_test(test_agent_initiator__mount_point_not_empty),

@@ -224,7 +224,7 @@ static void test_agent_nvmet__bad_requests_change_nothing(void **st)
 	expect_refused(root,
 		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
 		       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\","
-		       "\"dhchap\":{\"key_file\":\"/k\"}}]}",
+		       "\"dhchap\":{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":[]}}]}",
 		       "cannot go with hosts", 2);
 	expect_refused(root, "{\"protocol\":1,\"cluster\":\"c\",", "request", 2);
 	fx_remove(root);
@@ -275,58 +275,270 @@ static void test_agent_nvmet__mounted_device_refused(void **st)
 	ln_buf_release(&out);
 }
 
+#define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
+#define K2 "DHHC-1:00:QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkK9MX0g:"
+#define K3 "DHHC-1:00:Q0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0NDQ0Pc+0Zb:"
+#define H1 "nqn.2014-08.org.example:h1"
+
+/* One keyed target of cluster for host h1 (ctrl: its controller secret or NULL). */
+static const char *dh_target(const char *cluster, const char *nqn, const char *key,
+			     const char *ctrl)
+{
+	static char buf[2048];
+	char c[160] = "";
+
+	if (ctrl)
+		snprintf(c, sizeof(c), ",\"ctrl_key\":\"%s\"", ctrl);
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"%s\",\"targets\":[{\"nqn\":\"%s\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
+		 "\"hosts\":[\"" H1 "\"],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/%s.img\","
+		 "\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
+		 "\"dhgroup\":\"ffdhe2048\",\"keys\":[{\"host\":\"" H1 "\",\"key\":\"%s\"%s}]}}]}",
+		 cluster, nqn, cluster, key, c);
+	return buf;
+}
+
+/* 1 when the answer in out lists a change of action on kind. */
+static int has_change(struct ln_buf *out, const char *action, const char *kind)
+{
+	struct json_object *o = parse(out), *changes;
+	size_t i;
+	int found = 0;
+
+	assert_true(json_object_object_get_ex(o, "changes", &changes));
+	for (i = 0; i < json_object_array_length(changes); i++) {
+		struct json_object *c = json_object_array_get_idx(changes, i);
+
+		found |= !strcmp(json_object_get_string(json_object_object_get(c, "action")),
+				 action) &&
+			 !strcmp(json_object_get_string(json_object_object_get(c, "kind")), kind);
+	}
+	json_object_put(o);
+	return found;
+}
+
+/* The attribute of h1's host entry, as the fixture kernel holds it. */
+static void host_attr(const char *root, const char *attr, struct ln_buf *v)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	ln_buf_reset(v);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/hosts/" H1 "/%s", root, attr);
+	assert_int_equal(ln_file_read(p, v, &e), 0);
+	ln_buf_release(&e);
+}
+
+/* No secret anywhere the agent reports or records: answer, log, state. */
+static void assert_no_secret(const char *root, const struct ln_buf *out, const struct ln_buf *err)
+{
+	static const char *const frags[] = { "QUFBQUFB", "QkJCQkJC", "Q0NDQ0ND", NULL };
+	struct ln_buf state = LN_BUF_INIT, e = LN_BUF_INIT;
+	const char *const *f;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	if (ln_file_read(p, &state, &e) < 0)
+		ln_buf_reset(&state);
+	for (f = frags; *f; f++) {
+		assert_null(strstr(out->buf, *f));
+		assert_null(err ? strstr(err->buf, *f) : NULL);
+		assert_null(strstr(state.buf, *f));
+	}
+	ln_buf_release(&state);
+	ln_buf_release(&e);
+}
+
 static void test_agent_nvmet__dhchap_without_kernel_support_is_not_exported(void **st)
 {
 	char *root = fx_build("node-target"), p[4096];
-	struct ln_buf out = LN_BUF_INIT, e = LN_BUF_INIT, ports = LN_BUF_INIT;
-	const char *key = "DHHC-1:00:c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTIzNA==:\n";
+	struct ln_buf out = LN_BUF_INIT, ports = LN_BUF_INIT;
 
 	(void)st;
-	snprintf(p, sizeof(p), "%s/etc/llmnet-key", root);
-	assert_int_equal(ln_file_write_atomic(p, key, strlen(key), 0600, &e), 0);
-	assert_int_equal(run(root, "apply",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/t.img\",\"size\":4096}",
-					",\"dhchap\":{\"key_file\":\"/etc/llmnet-key\"}"),
+	assert_int_equal(run(root, "apply", dh_target("c", "nqn.2024-04.com.example:t", K1, NULL),
 			     &out, NULL), 1);
 	assert_non_null(strstr(out.buf, "NVME_TARGET_AUTH"));
-	assert_null(strstr(out.buf, "c2VjcmV0"));
+	assert_non_null(strstr(out.buf, "not exported"));
+	assert_no_secret(root, &out, NULL);
 	/* nothing exported: no subsystem, and the only port is the foreign one */
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t",
 		 root);
 	assert_int_equal(access(p, F_OK), -1);
 	fx_list_rec(root, "/sys/kernel/config/nvmet/ports", &ports, NULL);
 	assert_null(strstr(ports.buf, "nqn.2024-04.com.example:t"));
-	/* with a kernel that has auth: the key goes to the host entry, never to
-	 * the answer, the log or the state */
+	ln_buf_release(&out);
+	ln_buf_release(&ports);
+	fx_remove(root);
+}
+
+/* A kernel with auth: the host entry gets hash, group and secrets; the node
+ * key store keeps them (0700/0600); a changed secret is a change of
+ * nvmet_host_key in plan and apply; another cluster cannot re-key the
+ * entry; teardown wipes the store; no secret in any answer, log or state. */
+static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
+{
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, v = LN_BUF_INIT, e = LN_BUF_INIT;
+	const char *args_apply[] = { "apply", NULL }, *args_plan[] = { "plan", NULL };
+	const char *nqn = "nqn.2024-04.com.example:t";
+	struct stat sb;
+
+	(void)st;
 	snprintf(p, sizeof(p), "%s/etc/llmnet-fixture/nvmet-auth", root);
 	assert_int_equal(ln_file_write_atomic(p, "", 0, 0644, &e), 0);
-	snprintf(p, sizeof(p), "rmdir '%s/sys/kernel/config/nvmet/hosts/nqn.2014-08.org.example:h1'",
+	assert_int_equal(fx_agent(root, args_apply, dh_target("c", nqn, K1, K3), &out, &err, NULL),
+			 0);
+	assert_true(has_change(&out, "create", "nvmet_host_key"));
+	assert_true(has_change(&out, "create", "node_key"));
+	assert_no_secret(root, &out, &err);
+	host_attr(root, "dhchap_key", &v);
+	assert_string_equal(v.buf, K1 "\n");
+	host_attr(root, "dhchap_ctrl_key", &v);
+	assert_string_equal(v.buf, K3 "\n");
+	host_attr(root, "dhchap_hash", &v);
+	assert_string_equal(v.buf, "hmac(sha256)\n");
+	host_attr(root, "dhchap_dhgroup", &v);
+	assert_string_equal(v.buf, "ffdhe2048\n");
+	/* the node key store: this node's secrets only, private */
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c", root);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".key", root);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, K1 "\n");
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".ctrl.key", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, K3 "\n");
+	/* converged: nothing to change */
+	ln_buf_reset(&out);
+	ln_buf_reset(&err);
+	assert_int_equal(fx_agent(root, args_plan, dh_target("c", nqn, K1, K3), &out, &err, NULL),
+			 0);
+	assert_false(has_change(&out, "change", "nvmet_host_key"));
+	assert_false(has_change(&out, "create", "node_key"));
+	assert_false(has_change(&out, "change", "node_key"));
+	/* rotation: plan shows the change, apply makes it */
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(root, args_plan, dh_target("c", nqn, K2, K3), &out, &err, NULL),
+			 0);
+	assert_true(has_change(&out, "change", "nvmet_host_key"));
+	assert_no_secret(root, &out, &err);
+	host_attr(root, "dhchap_key", &v);
+	assert_string_equal(v.buf, K1 "\n");	/* a plan changes nothing */
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(root, args_apply, dh_target("c", nqn, K2, K3), &out, &err, NULL),
+			 0);
+	assert_true(has_change(&out, "change", "nvmet_host_key"));
+	assert_no_secret(root, &out, &err);
+	host_attr(root, "dhchap_key", &v);
+	assert_string_equal(v.buf, K2 "\n");
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".key", root);
+	ln_buf_reset(&v);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, K2 "\n");
+	/* another cluster may not key the shared host entry differently */
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(root, args_apply,
+				  dh_target("d", "nqn.2024-04.com.example:u", K1, K3), &out, &err,
+				  NULL), 1);
+	if (!strstr(out.buf, "keyed by cluster 'c'"))
+		fprintf(stderr, "%s\n%s\n", out.buf, err.buf);
+	assert_non_null(strstr(out.buf, "keyed by cluster 'c'"));
+	assert_no_secret(root, &out, &err);
+	host_attr(root, "dhchap_key", &v);
+	assert_string_equal(v.buf, K2 "\n");
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:u",
 		 root);
-	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	assert_int_equal(access(p, F_OK), -1);
+	/* teardown wipes the store */
 	{
-		const char *args[] = { "apply", NULL };
-		struct ln_buf err = LN_BUF_INIT, state = LN_BUF_INIT;
+		const char *args[] = { "teardown", "--cluster", "c", NULL };
 
-		assert_int_equal(fx_agent(root, args,
-					  one_target("{\"nsid\":1,\"file\":\"/var/lib/t.img\",\"size\":4096}",
-						     ",\"dhchap\":{\"key_file\":\"/etc/llmnet-key\"}"),
-					  &out, &err, NULL), 0);
-		assert_null(strstr(out.buf, "c2VjcmV0"));
-		assert_null(strstr(err.buf, "c2VjcmV0"));
-		snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
-		assert_int_equal(ln_file_read(p, &state, &e), 0);
-		assert_null(strstr(state.buf, "c2VjcmV0"));
-		ln_buf_reset(&state);
-		snprintf(p, sizeof(p),
-			 "%s/sys/kernel/config/nvmet/hosts/nqn.2014-08.org.example:h1/dhchap_key", root);
-		assert_int_equal(ln_file_read(p, &state, &e), 0);
-		assert_string_equal(state.buf, key);
-		ln_buf_release(&err);
-		ln_buf_release(&state);
+		ln_buf_reset(&out);
+		assert_int_equal(fx_agent(root, args, NULL, &out, &err, NULL), 0);
+		assert_no_secret(root, &out, &err);
 	}
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c", root);
+	assert_int_equal(access(p, F_OK), -1);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+	fx_remove(root);
+}
+
+/* nvmet cannot clear a secret: a host entry that stays allowed without
+ * one is an error, said in plan and apply; when the entry goes, its key
+ * goes with it. */
+static void test_agent_nvmet__dhchap_unkeyed_host_entry(void **st)
+{
+	char *root = fx_build("node-target"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, e = LN_BUF_INIT, open_req = LN_BUF_INIT;
+	const char *nqn = "nqn.2024-04.com.example:t", *req;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/llmnet-fixture/nvmet-auth", root);
+	assert_int_equal(ln_file_write_atomic(p, "", 0, 0644, &e), 0);
+	assert_int_equal(run(root, "apply", dh_target("c", nqn, K1, NULL), &out, NULL), 0);
+	/* the same target without dhchap */
+	req = dh_target("c", nqn, K1, NULL);
+	ln_buf_add(&open_req, req, (size_t)(strstr(req, ",\"dhchap\"") - req));
+	ln_buf_addstr(&open_req, "}]}");
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "plan", open_req.buf, &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "cannot clear a host entry's DH-HMAC-CHAP secret"));
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", open_req.buf, &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "cannot clear a host entry's DH-HMAC-CHAP secret"));
+	assert_no_secret(root, &out, NULL);
+	/* nothing wanted: the entry goes, its key with it */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "plan", "{\"protocol\":1,\"cluster\":\"c\"}", &out, NULL), 0);
+	assert_true(has_change(&out, "remove", "nvmet_host_key"));
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", "{\"protocol\":1,\"cluster\":\"c\"}", &out, NULL), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/hosts/" H1, root);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".key", root);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	ln_buf_reset(&out);
+	assert_int_equal(ln_file_read(p, &out, &e), 0);
+	assert_null(strstr(out.buf, "nvmet_host_key"));
 	ln_buf_release(&out);
 	ln_buf_release(&e);
-	ln_buf_release(&ports);
+	ln_buf_release(&open_req);
+	fx_remove(root);
+}
+
+/* The key store is reached as every agent file: a link on the way is refused. */
+static void test_agent_nvmet__dhchap_store_refuses_a_link(void **st)
+{
+	char *root = fx_build("node-target"), p[4096], q[4096];
+	struct ln_buf out = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/llmnet-fixture/nvmet-auth", root);
+	assert_int_equal(ln_file_write_atomic(p, "", 0, 0644, &e), 0);
+	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(q, sizeof(q), "%s/tmp", root);
+	mkdir(q, 0755);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys", root);
+	assert_int_equal(symlink(q, p), 0);
+	assert_int_equal(run(root, "apply", dh_target("c", "nqn.2024-04.com.example:t", K1, NULL),
+			     &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "symbolic link"));
+	assert_no_secret(root, &out, NULL);
+	snprintf(q, sizeof(q), "%s/tmp/c", root);
+	assert_int_equal(access(q, F_OK), -1);
+	ln_buf_release(&out);
+	ln_buf_release(&e);
 	fx_remove(root);
 }
 
@@ -522,6 +734,9 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
 	cmocka_unit_test(test_agent_nvmet__mounted_device_refused),
 	cmocka_unit_test(test_agent_nvmet__dhchap_without_kernel_support_is_not_exported),
+	cmocka_unit_test(test_agent_nvmet__dhchap_keys_host_entry_and_store),
+	cmocka_unit_test(test_agent_nvmet__dhchap_store_refuses_a_link),
+	cmocka_unit_test(test_agent_nvmet__dhchap_unkeyed_host_entry),
 	cmocka_unit_test(test_agent_nvmet__bare_node_loads_then_unloads),
 	cmocka_unit_test(test_agent_nvmet__changes_follow_the_kernel_order),
 	cmocka_unit_test(test_agent_nvmet__foreign_subsystem_and_free_space),

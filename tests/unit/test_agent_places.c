@@ -23,10 +23,12 @@ static void test_agent_places__the_list(void **st)
 		"/", "/bin/x", "/boot", "/dev/shm/a.img", "/etc", "/etc/passwd", "/etc/llmnet",
 		"/lib", "/lib/x", "/lib32", "/lib32/x", "/lib64/a.img", "/libx32/y/z", "/proc/1",
 		"/root/a", "/run", "/run/a.img", "/run/llmnet", "/run/user/0/a", "/sbin/x",
-		"/sys/x", "/usr/local/a", "/var/lib/llmnet", "/var/lib/llmnet/state.json", NULL,
+		"/sys/x", "/usr/local/a", "/var/lib/llmnet", "/var/lib/llmnet/state.json",
+		"/etc/llmnet/keys", "/etc/llmnet/keys/c/host-x.key", NULL,
 	};
 	static const char *const allowed[] = {
 		"/library/a.img", "/libdata/x", "/lib65/x", "/etc/llmnet/hostfile",
+		"/etc/llmnet/keysx/a",
 		"/etcetera/a", "/run/llmnet/a.img", "/runs/a", "/var/lib/nvmet/disk.img",
 		"/var/lib/llmnet2/a", "/mnt/ckpt", "/data/hostfile", NULL,
 	};

@@ -16,6 +16,7 @@
 
 #include "agents/agent/request.h"
 #include "common/buf.h"
+#include "common/dhchap.h"
 #include "common/error.h"
 #include "common/proto.h"
 
@@ -29,6 +30,126 @@ static int parse(const char *text, struct ln_buf *err)
 	r = ln_request_parse(text, strlen(text), &rq, err);
 	ln_request_release(&rq);
 	return r;
+}
+
+#define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
+#define K2 "DHHC-1:00:QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkK9MX0g:"
+/* K1 with its CRC's last character changed */
+#define KBAD "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGu:"
+#define HA "nqn.2014-08.org.example:a"
+#define HB "nqn.2014-08.org.example:b"
+
+/* A request with one target (hosts a and b) whose dhchap is d, then more. */
+static const char *dh_req(const char *d, const char *more)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,"
+		 "\"hosts\":[\"" HA "\",\"" HB "\"],\"dhchap\":%s}%s]}", d, more);
+	return buf;
+}
+
+/* Refused with exactly msg, which never holds a secret's characters. */
+static void refused(const char *text, const char *msg)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	assert_int_equal(parse(text, &err), -LN_EREQUEST);
+	assert_string_equal(err.buf, msg);
+	assert_null(strstr(err.buf, "QUFBQUFB"));
+	assert_null(strstr(err.buf, "QkJCQkJC"));
+	ln_buf_release(&err);
+}
+
+static void test_agent_request__dhchap_fields(void **state)
+{
+	const char *both = "{\"hash\":\"sha384\",\"dhgroup\":\"ffdhe2048\",\"keys\":["
+			   "{\"host\":\"" HB "\",\"key\":\"" K2 "\"},"
+			   "{\"host\":\"" HA "\",\"key\":\"" K1 "\",\"ctrl_key\":\"" K2 "\"}]}";
+	struct ln_request rq;
+	struct ln_buf err = LN_BUF_INIT;
+	const char *text = dh_req(both, "");
+
+	(void)state;
+	assert_int_equal(ln_request_parse(text, strlen(text), &rq, &err), 0);
+	assert_string_equal(rq.targets[0].dh_hash, "hmac(sha384)");
+	assert_string_equal(rq.targets[0].dh_group, "ffdhe2048");
+	/* keys[j] belongs to hosts[j], whatever order the entries come in */
+	assert_string_equal(rq.targets[0].keys[0].key, K1);
+	assert_string_equal(rq.targets[0].keys[0].ctrl_key, K2);
+	assert_string_equal(rq.targets[0].keys[1].key, K2);
+	assert_null(rq.targets[0].keys[1].ctrl_key);
+	ln_request_release(&rq);
+	text = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+	       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,"
+	       "\"dhchap\":{\"secret\":\"" K1 "\",\"ctrl_secret\":\"" K2 "\"}}]}";
+	assert_int_equal(ln_request_parse(text, strlen(text), &rq, &err), 0);
+	assert_string_equal(rq.inits[0].secret, K1);
+	assert_string_equal(rq.inits[0].ctrl_secret, K2);
+	ln_request_release(&rq);
+	ln_buf_release(&err);
+}
+
+static void test_agent_request__dhchap_refusals_name_no_secret(void **state)
+{
+	struct ln_buf why = LN_BUF_INIT, msg = LN_BUF_INIT;
+	const char *two = "\"keys\":[{\"host\":\"" HA "\",\"key\":\"" K1 "\"},"
+			  "{\"host\":\"" HB "\",\"key\":\"" K1 "\"}]}";
+	char d[2048];
+
+	(void)state;
+	/* a malformed secret: the checker's reason, never the secret */
+	assert_true(ln_dhchap_check(KBAD, &why) < 0);
+	ln_buf_addf(&msg, "request: targets[0].dhchap.keys[0]: 'key' is not a valid DH-HMAC-CHAP "
+		    "secret: %s", why.buf);
+	refused(dh_req("{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" HA "\","
+		       "\"key\":\"" KBAD "\"},{\"host\":\"" HB "\",\"key\":\"" K1 "\"}]}", ""),
+		msg.buf);
+	/* the old fields are gone */
+	refused(dh_req("{\"key_file\":\"/etc/k\"}", ""),
+		"request: targets[0].dhchap: unknown field 'key_file' (allowed: hash dhgroup keys)");
+	snprintf(d, sizeof(d), "{\"hash\":\"md5\",\"dhgroup\":\"null\",%s", two);
+	refused(dh_req(d, ""), "request: targets[0].dhchap: hash 'md5' must be sha256, sha384 or "
+			       "sha512");
+	snprintf(d, sizeof(d), "{\"hash\":\"sha256\",\"dhgroup\":\"ffdhe1024\",%s", two);
+	refused(dh_req(d, ""), "request: targets[0].dhchap: dhgroup 'ffdhe1024' must be null or "
+			       "ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144, ffdhe8192");
+	/* one entry per host, no more, no less */
+	refused(dh_req("{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" HA "\","
+		       "\"key\":\"" K1 "\"}]}", ""),
+		"request: targets[0].dhchap: host '" HB "' has no keys entry");
+	refused(dh_req("{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" HA "\","
+		       "\"key\":\"" K1 "\"},{\"host\":\"" HA "\",\"key\":\"" K2 "\"}]}", ""),
+		"request: targets[0].dhchap.keys[1]: host '" HA "' has two keys entries");
+	/* a secret where the host goes is not echoed */
+	refused(dh_req("{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" K1 "\","
+		       "\"key\":\"" K1 "\"}]}", ""),
+		"request: targets[0].dhchap.keys[0]: host '(invalid NQN)' is not one of the "
+		"target's hosts");
+	/* hosts "any" cannot be keyed */
+	refused("{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+		"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\","
+		"\"dhchap\":{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":[]}}]}",
+		"request: targets[0].dhchap: DH-HMAC-CHAP needs a list of hosts: it cannot go with "
+		"hosts \"any\"");
+	/* two targets of the node, one host entry: the same settings or none */
+	snprintf(d, sizeof(d), "{\"hash\":\"sha256\",\"dhgroup\":\"null\",%s", two);
+	refused(dh_req(d, ",{\"nqn\":\"nqn.2024-04.x:u\",\"transport\":\"tcp\",\"address\":"
+			  "\"10.0.0.1\",\"service\":4420,\"hosts\":[\"" HA "\"]}"),
+		"request: targets 'nqn.2024-04.x:t' and 'nqn.2024-04.x:u' ask different "
+		"DH-HMAC-CHAP settings or secrets for host '" HA "' (nvmet keeps them on the host "
+		"entry, one per node)");
+	/* an initiator's malformed secret */
+	ln_buf_reset(&msg);
+	ln_buf_addf(&msg, "request: initiators[0].dhchap: 'ctrl_secret' is not a valid "
+		    "DH-HMAC-CHAP secret: %s", why.buf);
+	refused("{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,"
+		"\"dhchap\":{\"secret\":\"" K1 "\",\"ctrl_secret\":\"" KBAD "\"}}]}", msg.buf);
+	ln_buf_release(&why);
+	ln_buf_release(&msg);
 }
 
 static void test_agent_request__request_is_named_once(void **state)
@@ -179,6 +300,8 @@ static void test_agent_request__duplicate_checks_scale(void **state)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_request__request_is_named_once),
+	cmocka_unit_test(test_agent_request__dhchap_fields),
+	cmocka_unit_test(test_agent_request__dhchap_refusals_name_no_secret),
 	cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
 	cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
 	cmocka_unit_test(test_agent_request__duplicate_checks_scale),

@@ -33,6 +33,7 @@
 #include "common/util.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/run.h"
+#include "orchestrator/secrets.h"
 #include "orchestrator/spec/impl.h"
 #include "orchestrator/validate/results.h"
 #include "orchestrator/validate/stages.h"
@@ -75,11 +76,16 @@ static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
  * with its facts read (ln_run_release frees them). */
 static void run_start(struct ln_run *r, const struct ln_spec *spec)
 {
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, made = LN_BUF_INIT;
 	size_t i;
 
 	if (ln_run_init(r, spec, 0, NULL, 0, NULL, 0, "test", &err) < 0)
 		fail_msg("%s: %s", spec->path, err.buf);
+	/* the DH-HMAC-CHAP secrets, made as `llmnet keys` makes them (HOME
+	 * is the test's own directory) and loaded as plan and apply do */
+	if (ln_secrets_make(spec, &made, &err) < 0 || ln_secrets_load(spec, &r->secrets, &err) < 0)
+		fail_msg("%s: secrets: %s", spec->path, err.buf);
+	ln_buf_release(&made);
 	for (i = 0; i < r->n; i++) {
 		r->nodes[i].state = LN_NODE_OK;
 		r->nodes[i].facts = node_facts(spec, i);
@@ -461,6 +467,12 @@ static void effects(const char *yaml, struct ln_buf *out)
 	ln_buf_release(&err);
 }
 
+/* Both targets of alpha key their hosts alike (nvmet's host entries are
+ * per node); t2's line is written apart so a case can drop t1's alone. */
+#define DHCHAP_T1 \
+	"      dhchap: { key_dir: ~/llmnet-keys, hash: sha384, dhgroup: ffdhe3072, " \
+	"bidirectional: true }\n"
+
 /* The spec every case changes one key of. Every key of the grammar is
  * set here, at a value that is not its default. */
 static const char base_spec[] =
@@ -500,6 +512,7 @@ static const char base_spec[] =
 	"      address: 10.0.0.1\n"
 	"      service: 4420\n"
 	"      hosts: [b2, b3, b4]\n"
+	DHCHAP_T1
 	"      namespaces:\n"
 	"        - { nsid: 1, file: /var/lib/nvmet/keys.img, size: 1GiB }\n"
 	"        - { nsid: 2, device: /dev/nvme9n1 }\n"
@@ -507,6 +520,7 @@ static const char base_spec[] =
 	"      node: alpha\n"
 	"      transport: rdma\n"
 	"      service: 4421\n"
+	"      dhchap: { hash: sha384, key_dir: ~/llmnet-keys, dhgroup: ffdhe3072, bidirectional: true }\n"
 	"      namespaces:\n"
 	"        - { nsid: 1, file: /var/lib/nvmet/keys2.img, size: 64MiB }\n"
 	"  initiators:\n"
@@ -587,7 +601,14 @@ static const struct key_case key_cases[] = {
 	KC("storage.targets.transport", CHANGES, "transport: tcp", "transport: rdma"),
 	KC("storage.targets.address", CHANGES, "address: 10.0.0.1\n", "address: 10.0.0.8\n"),
 	KC("storage.targets.service", CHANGES, "service: 4420", "service: 4422"),
-	KC("storage.targets.hosts", CHANGES, "hosts: [b2, b3, b4]", "hosts: any"),
+	/* hosts: any leaves no host to key: t1 without dhchap on both sides */
+	{ "storage.targets.hosts", CHANGES, "hosts: [b2, b3, b4]", "hosts: any", DHCHAP_T1, "" },
+	KC("storage.targets.dhchap", CHANGES, DHCHAP_T1, ""),
+	KC("storage.targets.dhchap.key_dir", CHANGES, "~/llmnet-keys", "~/other-keys"),
+	KC("storage.targets.dhchap.hash", CHANGES, "hash: sha384", "hash: sha512"),
+	KC("storage.targets.dhchap.dhgroup", CHANGES, "dhgroup: ffdhe3072", "dhgroup: null"),
+	KC("storage.targets.dhchap.bidirectional", CHANGES, "bidirectional: true",
+	   "bidirectional: false"),
 	KC("storage.targets.namespaces", SECTION, NULL, NULL),
 	KC("storage.targets.namespaces.nsid", CHANGES, "nsid: 2,", "nsid: 3,"),
 	KC("storage.targets.namespaces.file", CHANGES, "keys.img", "other.img"),
@@ -652,8 +673,11 @@ struct refused_case {
 };
 
 static const struct refused_case refused_cases[] = {
-	{ "target", "dhchap", "      service: 4420\n",
-	  "      service: 4420\n      dhchap: { key_file: /etc/llmnet/key }\n" },
+	{ "target", "tls", "      service: 4420\n", "      service: 4420\n      tls: required\n" },
+	{ "dhchap", "key_file", "{ key_dir: ~/llmnet-keys,",
+	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
+	{ "dhchap", "ctrl_key_file", "{ key_dir: ~/llmnet-keys,",
+	  "{ ctrl_key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
 };
 
 static const struct key_case *find_case(const char *key)
@@ -846,8 +870,9 @@ static void test_agree__refused_keys_are_refused(void **state)
 	check_refused_table(&spec_top_table, &n);
 	for (s = 0; s < LN_STAGE_COUNT; s++)
 		check_refused_table(&spec_stage_tables[s], &n);
-	/* dhchap, nccl-tests, and the four collectives but all_reduce */
-	assert_true(n >= 6);
+	/* tls, dhchap's key_file and ctrl_key_file, nccl-tests, and the four
+	 * collectives but all_reduce */
+	assert_true(n >= 8);
 }
 
 int main(void)
@@ -866,6 +891,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	setenv("LLMNET_STATE_DIR", dir, 1);
+	setenv("HOME", dir, 1);	/* the specs' ~/llmnet-keys */
 	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	{
@@ -878,7 +904,9 @@ int main(void)
 				unlink(log);
 		if (d)
 			closedir(d);
-		rmdir(dir);
+		snprintf(log, sizeof(log), "rm -rf '%s'", dir);
+		if (system(log) != 0)
+			rc = 1;
 	}
 	return rc;
 }

@@ -386,7 +386,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
 					    "link_layer", "mtu", NULL };
 	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
-					      "hosts", "hosts_given", "namespaces", NULL };
+					      "hosts", "hosts_given", "namespaces", "dhchap", NULL };
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
 	struct json_object *o = NULL, *a, *x;
 	struct ln_spec *s = NULL;
@@ -406,12 +406,13 @@ static void test_spec__json_keys_are_stable(void **state)
 		assert_non_null(json_object_object_get_ex(x, *k, NULL) ? x : NULL);
 	a = json_object_object_get(o, "targets");
 	x = json_object_array_get_idx(a, 1);
-	assert_int_equal(json_object_object_length(x), 8);
+	assert_int_equal(json_object_object_length(x), 9);
 	for (k = target; *k; k++)
 		assert_true(json_object_object_get_ex(x, *k, NULL));
 	assert_string_equal(json_object_get_string(json_object_object_get(x, "hosts")), "any");
-	/* no authentication key is accepted, so none is shown */
-	assert_false(json_object_object_get_ex(x, "dhchap", NULL));
+	/* an open target says so: dhchap null */
+	assert_true(json_object_object_get_ex(x, "dhchap", NULL));
+	assert_null(json_object_object_get(x, "dhchap"));
 	json_object_put(o);
 	ln_spec_free(s);
 	s = NULL;
@@ -430,6 +431,47 @@ static void test_spec__json_keys_are_stable(void **state)
 	ln_spec_free(s);
 	ln_buf_release(&out);
 	ln_buf_release(&err);
+}
+
+/* dhchap: defaults filled, plain `null` is the group's name, and the JSON
+ * model holds the key directory and the settings, never a secret. */
+static void test_spec__dhchap_model_and_json(void **state)
+{
+	static const char text[] = HEAD
+		"nodes:\n"
+		"  - { name: a, address: 10.0.0.1 }\n"
+		"  - { name: b, address: 10.0.0.2 }\n"
+		"storage:\n"
+		"  targets:\n"
+		"    - { nqn: nqn.2024-04.io.llmnet:a.t1, node: a, transport: tcp, address: 10.0.0.1,\n"
+		"        dhchap: { key_dir: ~/k }, namespaces: [ { nsid: 1, device: /dev/sdb } ] }\n"
+		"    - { nqn: nqn.2024-04.io.llmnet:b.t2, node: b, transport: tcp, address: 10.0.0.2,\n"
+		"        dhchap: { key_dir: /etc/k, hash: sha512, dhgroup: null, bidirectional: true },\n"
+		"        namespaces: [ { nsid: 1, device: /dev/sdb } ] }\n"
+		"  initiators:\n"
+		"    - { node: b, target: nqn.2024-04.io.llmnet:a.t1 }\n"
+		"    - { node: a, target: nqn.2024-04.io.llmnet:b.t2 }\n";
+	struct ln_spec *s = expect_valid(text);
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_object *o = NULL, *d;
+
+	(void)state;
+	assert_true(s->targets[0].dhchap.present);
+	assert_int_equal(s->targets[0].dhchap.hash, LN_DHCHAP_SHA256);
+	assert_int_equal(s->targets[0].dhchap.dhgroup, LN_DHGROUP_FFDHE2048);
+	assert_false(s->targets[0].dhchap.bidirectional);
+	assert_int_equal(s->targets[1].dhchap.dhgroup, LN_DHGROUP_NULL);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	d = json_object_object_get(json_object_array_get_idx(json_object_object_get(o, "targets"),
+							     1), "dhchap");
+	assert_int_equal(json_object_object_length(d), 4);
+	assert_int_equal(ln_json_write(d, 0, &out), 0);
+	ln_buf_rtrim(&out);
+	assert_string_equal(out.buf, "{\"key_dir\":\"/etc/k\",\"hash\":\"sha512\","
+				     "\"dhgroup\":\"null\",\"bidirectional\":true}");
+	json_object_put(o);
+	ln_buf_release(&out);
+	ln_spec_free(s);
 }
 
 static void test_spec__schema_from_tables(void **state)
@@ -513,6 +555,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__jump_host_forms),
 	cmocka_unit_test(test_spec__nul_and_control_bytes),
 	cmocka_unit_test(test_spec__json_keys_are_stable),
+	cmocka_unit_test(test_spec__dhchap_model_and_json),
 	cmocka_unit_test(test_spec__schema_from_tables),
 	cmocka_unit_test(test_spec__missing_file),
 	cmocka_unit_test(test_spec__invalid_corpus),

@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "orchestrator/facts.h"
 #include "orchestrator/plan.h"
+#include "orchestrator/secrets.h"
 #include "orchestrator/state.h"
 
 #define T1 "nqn.2024-04.io.llmnet:n1.t1"
@@ -243,6 +244,57 @@ static void test_state__silent_node_is_planned_against_its_last_apply(void **sta
 	ln_buf_release(&err);
 }
 
+/* The state folder keeps a DH-HMAC-CHAP secret only as a fingerprint, and
+ * a silent target node's plan still shows a rotated secret, by host NQN. */
+static void test_state__secrets_kept_as_fingerprints(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT, made = LN_BUF_INIT, text = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	char yaml[sizeof(spec_yaml) + 128], key[256], changes[1024];
+	char *at = strstr(spec_yaml, "      namespaces:");
+	size_t i;
+
+	/* the same spec, with dhchap on T1 and its secrets under HOME */
+	snprintf(yaml, sizeof(yaml), "%.*s      dhchap: { key_dir: ~/k }\n%s",
+		 (int)(at - spec_yaml), spec_yaml, at);
+	setenv("HOME", f->dir, 1);
+	assert_int_equal(ln_spec_load_buf("st.yaml", yaml, strlen(yaml), &spec, &err), 0);
+	ln_spec_free(f->spec);
+	f->spec = spec;
+	f->run.spec = spec;
+	for (i = 0; i < f->run.n; i++)
+		f->run.nodes[i].spec = &spec->nodes[i];
+	assert_int_equal(ln_mkdir_p(f->dir, 0700, &err), 0);
+	assert_int_equal(ln_secrets_make(spec, &made, &err), 0);
+	assert_int_equal(ln_secrets_load(spec, &f->run.secrets, &err), 0);
+	snprintf(key, sizeof(key), "%s", ln_secrets_find(f->run.secrets, 0, 1)->key);
+	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	snprintf(changes, sizeof(changes), "%s/st.applied.json", f->dir);
+	assert_int_equal(ln_file_read(changes, &text, &err), 0);
+	assert_null(strstr(text.buf, key));
+	assert_null(strstr(text.buf, "DHHC-1"));
+	assert_non_null(strstr(text.buf, "\"key\":\"redacted:"));
+	/* n1 goes silent: the same secrets, no change */
+	f->run.nodes[0].state = LN_NODE_UNREACHABLE;
+	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	changes_text(f->run.nodes[0].answer, changes, sizeof(changes));
+	assert_string_equal(changes, "");
+	/* n2's secret is rotated: its host entry changes, named by its NQN */
+	snprintf(changes, sizeof(changes), "%s/k/n1/n2.key", f->dir);
+	assert_int_equal(unlink(changes), 0);
+	assert_int_equal(ln_secrets_make(spec, &made, &err), 0);
+	ln_secrets_free(f->run.secrets);
+	assert_int_equal(ln_secrets_load(spec, &f->run.secrets, &err), 0);
+	assert_string_not_equal(ln_secrets_find(f->run.secrets, 0, 1)->key, key);
+	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	changes_text(f->run.nodes[0].answer, changes, sizeof(changes));
+	assert_string_equal(changes, "change nvmet_host_key " OLD "\n");
+	ln_buf_release(&err);
+	ln_buf_release(&made);
+	ln_buf_release(&text);
+}
+
 static void test_state__silent_node_without_record_has_no_plan(void **state)
 {
 	struct fx *f = *state;
@@ -276,6 +328,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test_setup_teardown(test_state__records_are_private_and_merged, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_state__cached_run_contacts_nothing, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_state__silent_node_is_planned_against_its_last_apply, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_state__secrets_kept_as_fingerprints, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_state__silent_node_without_record_has_no_plan, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_state__retry_file_names_failed_nodes_and_their_targets, setup, teardown),
 )

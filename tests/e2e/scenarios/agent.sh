@@ -151,35 +151,7 @@ print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv
 	check "$tr: lab2 controllers are as they were before" "$before2" "$(lab_ssh 2 "$snap_ctrls")"
 done
 
-# --- DH-HMAC-CHAP: refused on Debian's 6.1 (no NVME_TARGET_AUTH), nothing
-# exported; set on 6.12's host entry. The key is never in the answer.
-lab_ssh 1 'umask 077; echo "DHHC-1:00:$(head -c 32 /dev/urandom | base64):" >/root/e2e.key'
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["targets"][0]["dhchap"]={"key_file":"/root/e2e.key"}; print(json.dumps(d))' \
-	"$tmp/t.json" >"$tmp/auth.json"
-agent 1 apply <"$tmp/auth.json" >"$tmp/auth.out"
-rc=$?
-secret=$(lab_ssh 1 'cut -d: -f3 /root/e2e.key')
-if [ "$LAB_KERNEL" = 6.1 ]; then
-	check "dhchap on 6.1: apply reports the failure (exit 1)" 1 "$rc"
-	if grep -q NVME_TARGET_AUTH "$tmp/auth.out" && ! grep -qF "$secret" "$tmp/auth.out"; then
-		ok "dhchap on 6.1: a clear error, and the key is not in the answer"
-	else
-		fail "dhchap on 6.1: $(cat "$tmp/auth.out")"
-	fi
-	check "dhchap on 6.1: nothing exported (no port links)" "" \
-		"$(lab_ssh 1 'ls /sys/kernel/config/nvmet/ports/*/subsystems/ 2>/dev/null | grep -v : | grep .')"
-else
-	check "dhchap on $LAB_KERNEL: apply exits 0" 0 "$rc"
-	check "dhchap on $LAB_KERNEL: lab1's host entry holds the key" "$(lab_ssh 1 'cat /root/e2e.key')" \
-		"$(lab_ssh 1 "cat /sys/kernel/config/nvmet/hosts/$hostnqn/dhchap_key")"
-	if [ -n "$secret" ] && ! grep -qF "$secret" "$tmp/auth.out"; then
-		ok "dhchap on $LAB_KERNEL: the key is not in the answer"
-	else
-		fail "dhchap on $LAB_KERNEL: the key is in the answer or empty"
-	fi
-fi
-agent 1 teardown --cluster e2e-agent --purge </dev/null >/dev/null
-lab_ssh 1 'rm -f /root/e2e.key'
+# DH-HMAC-CHAP (refused on 6.1, keyed and proven on 6.12): scenarios/auth.sh
 
 # --- the failpoint loop against real configfs, inside lab1 ----------------
 target_req tcp >"$tmp/t.json"

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DH-HMAC-CHAP secrets in the NVMe representation both ends use:
+ * "DHHC-1:NN:" with NN the transform (00 none, 01 SHA-256, 02 SHA-384,
+ * 03 SHA-512), then base64 of the key (32, 48 or 64 bytes) followed by its
+ * CRC-32 (zlib's polynomial, little-endian), then ":". The controller
+ * checks a secret before it sends it and the agent checks it again before
+ * the kernel sees it, since the kernel fails late on a bad one. Nothing
+ * here ever copies a secret into a message.
+ */
+#ifndef LN_DHCHAP_H
+#define LN_DHCHAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Longer than any valid secret (a 64-byte key is 106 characters): a buffer
+ * of this size holds a secret and its NUL. */
+#define LN_DHCHAP_MAX 256
+
+/* 0 when s is a well-formed secret; -EINVAL otherwise, with why in err
+ * (the rule broken, never any part of s). */
+int ln_dhchap_check(const char *s, struct ln_buf *err);
+
+/* Write a new secret into out (len bytes, at least LN_DHCHAP_MAX is always
+ * enough): transform 00, 32 bytes from getrandom(2). 0 or -errno; out is
+ * wiped on failure. */
+int ln_dhchap_generate(char *out, size_t len);
+
+/* CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320). */
+uint32_t ln_crc32(const void *data, size_t len);
+
+#endif

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: MIT
+# Sourced by tests/cluster/run.sh: the DH-HMAC-CHAP leak test (issue 9,
+# point 7) on the loopback cluster. `llmnet keys` makes the secrets; plan,
+# apply, validate with every report format, teardown and lint -o json run
+# at -vv with every trace area while /proc/*/cmdline and environ are
+# snapshotted; then every output, the run log, the state folder, the
+# reports, the agents' state files and answers, every file of the nodes'
+# trees and the snapshots are searched for each secret (and for its key
+# alone). Only the node key store and the kernel's own attributes may hold
+# one, and they must (else the search proves nothing).
+
+# secret_list DIR: every secret under the key directory, and its base64
+# key alone, one per line
+secret_list() {
+	local f s
+	for f in "$1"/*/*.key; do
+		s=$(head -n1 "$f")
+		printf '%s\n' "$s"
+		s=${s#DHHC-1:??:}
+		printf '%s\n' "${s%:}"
+	done
+}
+
+# Snapshot every process's argv and environment every 50 ms until
+# $C/snap.stop exists: hits go to $C/proc.hits, the count of snapshots
+# that saw a llmnet or agent process to $C/proc.seen.
+snap_start() {
+	rm -f "$C/snap.stop" "$C/proc.hits" "$C/proc.seen"
+	(
+		seen=0
+		while [ ! -e "$C/snap.stop" ]; do
+			cur=$(for p in /proc/[0-9]*; do
+				tr '\0' ' ' 2>/dev/null < "$p/cmdline"; echo
+				tr '\0' '\n' 2>/dev/null < "$p/environ"
+			done 2>/dev/null)
+			grep -F -f "$C/secrets.list" <<< "$cur" >> "$C/proc.hits"
+			if grep -qE 'llmnet(-agent)? ' <<< "$cur"; then
+				seen=$((seen + 1))
+				echo "$seen" > "$C/proc.seen"
+			fi
+			sleep 0.05
+		done
+	) &
+	SNAP_PID=$!
+}
+
+snap_stop() {
+	touch "$C/snap.stop"
+	wait "$SNAP_PID"
+}
+
+# Files that hold a secret outside the allowed places (the node key store,
+# nvmet's host attributes and the controller's dhchap attributes, the key
+# directory itself and the snapshot hits).
+leaks() {
+	grep -rlF -f "$C/secrets.list" "$C" 2>/dev/null |
+		grep -vE "^$C/keys/|^$C/(secrets\.list|proc\.hits)$" |
+		grep -vE '/root/etc/llmnet/keys/loop/' |
+		grep -vE '/root/sys/kernel/config/nvmet/hosts/[^/]+/dhchap_(key|ctrl_key)$' |
+		grep -vE '/root/sys/class/nvme/nvme[0-9]+/dhchap_(secret|ctrl_secret)$'
+}
+
+scenario_secrets() {
+	local k2 leaked
+	new_cluster secrets || { fail "cluster up"; return; }
+	# n1's fixture kernel has nvmet authentication (6.1's has none)
+	mkdir -p "$(root 1)/etc/llmnet-fixture"
+	touch "$(root 1)/etc/llmnet-fixture/nvmet-auth"
+	cluster_node_identity "$C" 2
+	cluster_node_identity "$C" 3
+	sed -i "s|^      service: 4420|&\n      dhchap: { key_dir: $C/keys, hash: sha384, bidirectional: true }|" \
+		"$C/spec.yaml"
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
+
+	llmnet plan "$C/spec.yaml"
+	check_cmd "plan without secrets: exit 3" rc_is 3
+	check_cmd "... naming the missing directory" out_has "key directory '$C/keys': No such file or directory ('llmnet keys SPEC' makes it)"
+	check_cmd "... before any node" out_has "no node was contacted"
+	check_cmd "no agent was pushed" test ! -e "$(root 1)/var/lib/llmnet/bin/llmnet-agent"
+
+	llmnet keys "$C/spec.yaml"
+	check_cmd "keys exits 0" rc_is 0
+	check_cmd "keys prints the paths it made" out_has "$C/keys/n1/n3.ctrl.key"
+	check_cmd "the secrets are 0600" test "$(stat -c %a "$C/keys/n1/n2.key")" = 600
+	check_cmd "in 0700 directories" test "$(stat -c %a "$C/keys/n1")" = 700
+	k2=$(cat "$C/keys/n1/n2.key")
+	llmnet keys "$C/spec.yaml"
+	check_cmd "a second keys run makes nothing" not_out_has "$C/keys/"
+	check_cmd "... and replaces nothing" test "$(cat "$C/keys/n1/n2.key")" = "$k2"
+	secret_list "$C/keys" > "$C/secrets.list"
+	check_cmd "four secrets (two hosts, bidirectional) listed" test "$(wc -l < "$C/secrets.list")" -eq 8
+
+	chmod 644 "$C/keys/n1/n3.key"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "a loose secret: apply exits 3" rc_is 3
+	check_cmd "... naming the file and the mode" out_has "secret '$C/keys/n1/n3.key' is open to others (mode 0644): chmod 600 it"
+	check_cmd "... and nothing on the nodes" test ! -e "$(root 1)/var/lib/llmnet/bin/llmnet-agent"
+	chmod 600 "$C/keys/n1/n3.key"
+
+	snap_start
+	llmnet -vv --trace=all plan "$C/spec.yaml"
+	check_cmd "plan exits 0" rc_is 0
+	llmnet -vv --trace=all -o json plan "$C/spec.yaml"
+	check_cmd "plan -o json exits 0" rc_is 0
+	llmnet -vv --trace=all apply "$C/spec.yaml"
+	check_cmd "apply exits 0" rc_is 0
+	check_cmd "apply converged" out_has "; converged."
+	check_cmd "n1 keyed n2's host entry with its secret" \
+		grep -qxF "$k2" "$(cfg 1)/hosts/$(hostnqn 2)/dhchap_key"
+	check_cmd "n2 is connected" connected 2
+	check_cmd "n3 is connected" connected 3
+	llmnet -vv --trace=all -o json apply "$C/spec.yaml"
+	check_cmd "apply -o json exits 0" rc_is 0
+	llmnet -vv --trace=all validate "$C/spec.yaml" --report "$C/r.json" --junit "$C/r.xml" \
+		--html "$C/r.html" --metrics "$C/r.prom"
+	check_cmd "validate wrote every report" test -s "$C/r.json" -a -s "$C/r.xml" -a -s "$C/r.html" -a -s "$C/r.prom"
+	llmnet -vv --trace=all -o json lint "$C/spec.yaml"
+	check_cmd "lint -o json shows the key directory" out_has "\"key_dir\": \"$C/keys\""
+	# rotation: a new secret for n2 shows as a changed host key, by name only
+	rm "$C/keys/n1/n2.key"
+	llmnet keys "$C/spec.yaml"
+	secret_list "$C/keys" >> "$C/secrets.list"
+	llmnet -vv --trace=all plan "$C/spec.yaml"
+	check_cmd "a changed secret: plan shows ~ nvmet_host_key" grep -qE "~ nvmet_host_key +$(hostnqn 2)" "$C/out"
+	llmnet -vv --trace=all apply "$C/spec.yaml"
+	check_cmd "rotation apply exits 0" rc_is 0
+	check_cmd "n2's host entry has the new secret" \
+		grep -qxF "$(cat "$C/keys/n1/n2.key")" "$(cfg 1)/hosts/$(hostnqn 2)/dhchap_key"
+	check_cmd "the node key store holds the secrets (the search can find them)" \
+		grep -rqF -f "$C/secrets.list" "$(root 1)/etc/llmnet/keys/loop"
+	check_cmd "applied.json keeps fingerprints" grep -q '"redacted:' "$LLMNET_STATE_DIR/loop.applied.json"
+	llmnet -vv --trace=all teardown "$C/spec.yaml"
+	check_cmd "teardown exits 0" rc_is 0
+	check_cmd "teardown wiped the node key store" test -z "$(ls -A "$(root 1)/etc/llmnet/keys/loop" 2>/dev/null)"
+	snap_stop
+
+	check_cmd "the snapshots saw llmnet and its agents run" test "$(cat "$C/proc.seen" 2>/dev/null || echo 0)" -gt 5
+	check_cmd "no secret in any process's argv or environment" test ! -s "$C/proc.hits"
+	cp -r "$LLMNET_STATE_DIR" "$C/state.copy"
+	leaked=$(leaks)
+	check_cmd "no secret in outputs, run log, state, reports or node files${leaked:+: $leaked}" test -z "$leaked"
+	check_cmd "the search covered the outputs and the run log" test -s "$C/all.out" -a -s "$C/state.copy/loop.log"
+}

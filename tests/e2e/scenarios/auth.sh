@@ -1,0 +1,230 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# images: 6.1 6.12
+#
+# DH-HMAC-CHAP (issue 9) with llmnet-agent alone, lab1 the target and lab2
+# the initiator, over TCP, ffdhe2048 and one I/O queue (every queue runs
+# its own DH exchange under emulation):
+#  - 6.12: lab1's host entry gets hash, group and secret, kept in the node
+#    key store (0700/0600); a connect with a wrong secret and one with none
+#    are refused by the kernel (its messages are shown); the right secret
+#    connects, mounts, and I/O works; rotation re-keys the host entry and
+#    the live controller (the mount stays, I/O goes on) and a fresh connect
+#    with the old secret is refused; bidirectional with a wrong controller
+#    secret is refused by the initiator; teardown wipes the key store.
+#    No secret is ever in an answer.
+#  - 6.1 (no NVME_TARGET_AUTH): the target fails with a clear message,
+#    nothing is exported, no secret is stored.
+# Run through tests/e2e/run.sh (it takes the lab lock).
+set -uo pipefail
+. "$(dirname "$0")/../../lab/lib.sh"
+. "$(dirname "$0")/../../lib/tap.sh"
+tap_init auth
+cd "$LAB_REPO" || exit 1
+
+AGENT=/usr/local/lib/llmnet/llmnet-agent
+build=${BUILD:-build}
+[ -x "$build/llmnet-agent" ] || { fail "no $build/llmnet-agent: run make first"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CL=e2e-auth
+NQN=nqn.2024-04.io.llmnet:e2e.auth
+MNT=/mnt/llmnet-e2e-auth
+STORE=/etc/llmnet/keys/$CL
+
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+agent() { local i=$1; shift; lab_ssh "$i" "$AGENT -q --budget-ms 600000 $*"; }
+# a fresh DHHC-1 secret (transform 00, 32 random bytes and their CRC-32)
+secret() {
+	python3 -c 'import base64,os,struct,zlib; k=os.urandom(32)
+print("DHHC-1:00:" + base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode() + ":")'
+}
+# the change of KIND in answer FILE: "action" or "action error"
+change_of() {
+	json "$1" "' '.join(c['action'] + (' error' if 'error' in c else '') for c in d['changes'] if c['kind'] == '$2')"
+}
+# no_secret FILE...: none of the secrets made here is in any FILE
+no_secret() {
+	local s
+	for s in "${secrets[@]}"; do grep -qF "${s:10:40}" "$@" && return 1; done
+	return 0
+}
+# the kernel's authentication messages on guest I since mark M
+kmsg() { lab_ssh "$1" "dmesg | tail -n +$(($2 + 1)) | grep -iE 'auth|dhchap|dh-hmac' | tail -4"; }
+kmark() { lab_ssh "$1" 'dmesg | wc -l'; }
+
+for i in 1 2; do
+	lab_ssh "$i" "mkdir -p /usr/local/lib/llmnet" && lab_put "$i" "$build/llmnet-agent" "$AGENT.new" &&
+		lab_ssh "$i" "chmod 755 $AGENT.new && mv $AGENT.new $AGENT" ||
+		{ fail "cannot push the agent to lab$i"; exit 1; }
+done
+snap_target='find /sys/kernel/config -mindepth 1 2>/dev/null | sort'
+before1=$(lab_ssh 1 "$snap_target")
+hostnqn=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
+case $hostnqn in nqn.*) ok "lab2's host NQN is $hostnqn" ;; *) fail "lab2 has no host NQN"; tap_done; exit 1 ;; esac
+tip=$(lab_fabric_ip 1)
+K1=$(secret) K2=$(secret) KW=$(secret) KC=$(secret) KCW=$(secret)
+secrets=("$K1" "$K2" "$KW" "$KC" "$KCW")
+
+target_req() { # KEY [CTRL_KEY]
+	local ctrl=''
+	[ -n "${2:-}" ] && ctrl=", \"ctrl_key\": \"$2\""
+	cat <<JSON
+{"protocol": 1, "cluster": "$CL", "targets": [{
+  "nqn": "$NQN", "transport": "tcp", "address": "$tip", "service": 4420,
+  "hosts": ["$hostnqn"],
+  "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/auth.img", "size": 33554432}],
+  "dhchap": {"hash": "sha256", "dhgroup": "ffdhe2048",
+             "keys": [{"host": "$hostnqn", "key": "$1"$ctrl}]}}]}
+JSON
+}
+init_req() { # [SECRET] [MOUNT]
+	local d='' m=''
+	[ -n "${1:-}" ] && d=", \"dhchap\": {\"secret\": \"$1\"}"
+	[ -n "${2:-}" ] && m=", \"mount\": {\"path\": \"$MNT\", \"fs\": \"ext4\", \"format\": \"if-blank\"}"
+	cat <<JSON
+{"protocol": 1, "cluster": "$CL", "initiators": [{
+  "target": "$NQN", "transport": "tcp", "address": "$tip", "service": 4420,
+  "queues": {"nr_io_queues": 1}$d$m}]}
+JSON
+}
+connected() { lab_ssh 2 "grep -lx '$NQN' /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | wc -l"; }
+teardown2() { agent 2 teardown --cluster "$CL" </dev/null >"$tmp/d2.json"; }
+
+target_req "$K1" >"$tmp/t1.json"
+agent 1 apply <"$tmp/t1.json" >"$tmp/a1.json"
+rc=$?
+if [ "$LAB_KERNEL" = 6.1 ]; then
+	check "6.1: the keyed target fails (exit 1)" 1 "$rc"
+	if grep -q NVME_TARGET_AUTH "$tmp/a1.json" && grep -q "not exported" "$tmp/a1.json"; then
+		ok "6.1: a clear refusal: $(json "$tmp/a1.json" "[c['error'] for c in d['changes'] if c['kind'] == 'nvmet_subsystem'][0]")"
+	else
+		fail "6.1: no clear refusal: $(cat "$tmp/a1.json")"
+	fi
+	check_cmd "6.1: no secret in the answer" no_secret "$tmp/a1.json"
+	check "6.1: nothing exported (no subsystem, no port link)" "" \
+		"$(lab_ssh 1 "ls -d /sys/kernel/config/nvmet/subsystems/$NQN /sys/kernel/config/nvmet/ports/*/subsystems/$NQN 2>/dev/null")"
+	check "6.1: no secret stored on lab1" "" "$(lab_ssh 1 "ls -A $STORE 2>/dev/null")"
+	agent 1 teardown --cluster "$CL" --purge </dev/null >/dev/null
+	check "6.1: lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
+	tap_done
+	exit
+fi
+
+# --- 6.12: the target ------------------------------------------------------
+check "target: apply exits 0" 0 "$rc"
+check "target: nvmet_host_key created" create "$(change_of "$tmp/a1.json" nvmet_host_key)"
+check_cmd "target: no secret in the answer" no_secret "$tmp/a1.json"
+h=/sys/kernel/config/nvmet/hosts/$hostnqn
+check "target: host entry hash and group" "hmac(sha256) ffdhe2048" \
+	"$(lab_ssh 1 "echo \$(cat $h/dhchap_hash) \$(cat $h/dhchap_dhgroup)")"
+# compared inside the guest: the secret never goes through the TAP output
+printf '%s\n' "$K1" >"$tmp/k1"
+lab_put 1 "$tmp/k1" /run/e2e-k1
+# (through a pipe: configfs files say 4096 bytes, and cmp -s trusts sizes)
+check "target: the host entry holds the secret" same \
+	"$(lab_ssh 1 "cat $h/dhchap_key | cmp -s /run/e2e-k1 - && echo same")"
+check "target: the node key store holds the secret" same \
+	"$(lab_ssh 1 "cmp -s /run/e2e-k1 $STORE/host-$hostnqn.key && echo same; rm -f /run/e2e-k1")"
+check "target: key store modes (dir 700, file 600)" "700 600" \
+	"$(lab_ssh 1 "stat -c %a $STORE $STORE/host-$hostnqn.key" | tr '\n' ' ' | sed 's/ $//')"
+check "target: the state file holds no secret" 0 \
+	"$(lab_ssh 1 "grep -c 'DHHC-1' /var/lib/llmnet/state.json")"
+agent 1 apply <"$tmp/t1.json" >"$tmp/a1r.json"
+check "target: apply again changes nothing" 0 \
+	"$(json "$tmp/a1r.json" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]')"
+
+# --- refused by the kernel: a wrong secret, and none ------------------------
+m1=$(kmark 1) m2=$(kmark 2)
+init_req "$KW" >"$tmp/iw.json"
+agent 2 apply <"$tmp/iw.json" >"$tmp/bw.json"
+check "wrong secret: lab2 apply fails (exit 1)" 1 "$?"
+check "wrong secret: the connection is refused" "create error" "$(change_of "$tmp/bw.json" nvme_connection)"
+check "wrong secret: no controller" 0 "$(connected)"
+check_cmd "wrong secret: no secret in the answer" no_secret "$tmp/bw.json"
+echo "# wrong secret: agent: $(json "$tmp/bw.json" "[c['error'] for c in d['changes'] if c['kind'] == 'nvme_connection'][0]")"
+kw2=$(kmsg 2 "$m2") kw1=$(kmsg 1 "$m1")
+printf '# wrong secret: lab2 kernel: %s\n# wrong secret: lab1 kernel: %s\n' "$kw2" "$kw1"
+case $kw2$kw1 in *[Aa]uth*) ok "wrong secret: the kernel logged the authentication failure" ;;
+	*) fail "wrong secret: no authentication message from the kernel" ;; esac
+teardown2
+m1=$(kmark 1) m2=$(kmark 2)
+init_req >"$tmp/in.json"
+agent 2 apply <"$tmp/in.json" >"$tmp/bn.json"
+check "no secret: lab2 apply fails (exit 1)" 1 "$?"
+check "no secret: no controller" 0 "$(connected)"
+kn2=$(kmsg 2 "$m2") kn1=$(kmsg 1 "$m1")
+printf '# no secret: lab2 kernel: %s\n# no secret: lab1 kernel: %s\n' "$kn2" "$kn1"
+case $kn2$kn1 in *[Aa]uth*) ok "no secret: the kernel logged the refusal" ;;
+	*) fail "no secret: no authentication message from the kernel" ;; esac
+teardown2
+
+# --- the right secret: connect, mount, I/O ---------------------------------
+init_req "$K1" mount >"$tmp/i1.json"
+t0=$(date +%s)
+agent 2 apply <"$tmp/i1.json" >"$tmp/b1.json"
+check "right secret: lab2 apply exits 0 ($(($(date +%s) - t0)) s)" 0 "$?"
+check "right secret: one controller" 1 "$(connected)"
+check_cmd "right secret: no secret in the answer" no_secret "$tmp/b1.json"
+ctrl=$(lab_ssh 2 "basename \$(dirname \$(grep -lx '$NQN' /sys/class/nvme/nvme*/subsysnqn))")
+check "right secret: $ctrl authenticated (dhchap_secret set)" yes \
+	"$(lab_ssh 2 "[ \"\$(cat /sys/class/nvme/$ctrl/dhchap_secret)\" != none ] && echo yes")"
+check "right secret: lab2's key store holds the secret, 600" 600 \
+	"$(lab_ssh 2 "stat -c %a $STORE/target-$NQN.key")"
+# io NAME: write 2 MiB through the mount, drop the caches, read it back
+io() { lab_ssh 2 "dd if=/dev/urandom of=/run/e2e-io bs=1M count=2 status=none &&
+	cp /run/e2e-io $MNT/$1 && sync && echo 3 >/proc/sys/vm/drop_caches &&
+	cmp /run/e2e-io $MNT/$1 && sha256sum <$MNT/$1 | cut -c1-16; rm -f /run/e2e-io"; }
+sum=$(io a)
+case $sum in [0-9a-f]*) ok "right secret: I/O on the mount ($sum)" ;; *) fail "right secret: I/O failed: $sum" ;; esac
+agent 2 apply <"$tmp/i1.json" >"$tmp/b1r.json"
+check "right secret: apply again changes nothing" 0 \
+	"$(json "$tmp/b1r.json" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]')"
+
+# --- rotation in place -----------------------------------------------------
+target_req "$K2" >"$tmp/t2.json"
+agent 1 plan <"$tmp/t2.json" >"$tmp/p2.json"
+check "rotation: plan shows ~ nvmet_host_key" change "$(change_of "$tmp/p2.json" nvmet_host_key)"
+agent 1 apply <"$tmp/t2.json" >"$tmp/a2.json"
+check "rotation: lab1 re-keys the host entry" change "$(change_of "$tmp/a2.json" nvmet_host_key)"
+init_req "$K2" mount >"$tmp/i2.json"
+agent 2 apply <"$tmp/i2.json" >"$tmp/b2.json"
+check "rotation: lab2 re-keys the live controller" change "$(change_of "$tmp/b2.json" nvme_dhchap_secret)"
+check_cmd "rotation: no secret in the answers" no_secret "$tmp/a2.json" "$tmp/b2.json" "$tmp/p2.json"
+sleep 2
+check "rotation: the controller is still live" live "$(lab_ssh 2 "cat /sys/class/nvme/$ctrl/state")"
+check "rotation: the mount stays" 1 "$(lab_ssh 2 "findmnt -n $MNT | wc -l")"
+sum=$(io b)
+case $sum in [0-9a-f]*) ok "rotation: I/O goes on ($sum)" ;; *) fail "rotation: I/O failed: $sum" ;; esac
+# a fresh connect with the old secret, by hand (nvme-cli; the secret is the
+# test's own, so its command line may hold it)
+m1=$(kmark 1) m2=$(kmark 2)
+out=$(lab_ssh 2 "nvme connect -t tcp -a $tip -s 4420 -n $NQN -q $hostnqn -i 1 -D --dhchap-secret='$K1' 2>&1")
+check "rotation: a fresh connect with the old secret is refused" 1 \
+	"$([ "$(connected)" = 1 ] && echo 1 || echo "$(connected) controllers")"
+printf '# old secret: nvme-cli: %s\n# old secret: lab2 kernel: %s\n' "$(echo "$out" | tail -1)" "$(kmsg 2 "$m2")"
+
+# --- bidirectional: a wrong controller secret is refused by the initiator -----
+target_req "$K2" "$KC" >"$tmp/t3.json"
+agent 1 apply <"$tmp/t3.json" >"$tmp/a3.json"
+check "bidirectional: lab1 sets the controller secret" change "$(change_of "$tmp/a3.json" nvmet_host_key)"
+m2=$(kmark 2)
+out=$(lab_ssh 2 "nvme connect -t tcp -a $tip -s 4420 -n $NQN -q $hostnqn -i 1 -D --dhchap-secret='$K2' --dhchap-ctrl-secret='$KCW' 2>&1")
+check "bidirectional: a wrong controller secret is refused" 1 \
+	"$([ "$(connected)" = 1 ] && echo 1 || echo "$(connected) controllers")"
+printf '# wrong controller secret: nvme-cli: %s\n# wrong controller secret: lab2 kernel: %s\n' \
+	"$(echo "$out" | tail -1)" "$(kmsg 2 "$m2")"
+out=$(lab_ssh 2 "nvme connect -t tcp -a $tip -s 4420 -n $NQN -q $hostnqn -i 1 -D --dhchap-secret='$K2' --dhchap-ctrl-secret='$KC' 2>&1")
+check "bidirectional: the right controller secret connects" 2 "$(connected)"
+lab_ssh 2 "for c in /sys/class/nvme/nvme*; do [ \"\$(cat \$c/subsysnqn)\" = '$NQN' ] && [ \${c##*/} != $ctrl ] && echo 1 >\$c/delete_controller; done; true"
+
+# --- teardown --------------------------------------------------------------
+teardown2
+check "teardown: lab2 exits 0" 0 "$?"
+agent 1 teardown --cluster "$CL" --purge </dev/null >"$tmp/d1.json"
+check "teardown: lab1 exits 0" 0 "$?"
+check "teardown: no controller left" 0 "$(connected)"
+check "teardown: both key stores wiped" "" "$(lab_ssh 1 "ls -d $STORE 2>/dev/null"; lab_ssh 2 "ls -d $STORE 2>/dev/null")"
+check_cmd "teardown: no secret in the answers" no_secret "$tmp/d1.json" "$tmp/d2.json"
+check "lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
+tap_done

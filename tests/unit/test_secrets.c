@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for orchestrator/secrets.c and the request fields it feeds:
+ * the key store's layout and permission rules (a missing, malformed,
+ * loosely permitted, foreign or linked file is refused by name, never by
+ * content), `llmnet keys` making only what is missing, the exact dhchap
+ * fields of the agent's requests, and their redaction in kept copies.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "orchestrator/plan.h"
+#include "orchestrator/run.h"
+#include "orchestrator/secrets.h"
+
+#define KEY_A "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:"
+#define HNQN(n) "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-00000000000" #n
+
+static char dir[256];
+
+static const char spec_fmt[] =
+	"version: 1\n"
+	"cluster: sec\n"
+	"nodes:\n"
+	"  - { name: t1, address: 127.0.0.1, rdma: [ { device: rxe0, ip: 10.0.0.1 } ] }\n"
+	"  - { name: h2, address: 127.0.0.2 }\n"
+	"  - { name: h3, address: 127.0.0.3 }\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - nqn: nqn.2024-04.io.llmnet:t1.a\n"
+	"      node: t1\n"
+	"      transport: tcp\n"
+	"      dhchap: { key_dir: %s/keys, hash: sha384, dhgroup: null, bidirectional: %s }\n"
+	"      namespaces: [ { nsid: 1, file: /srv/a.img, size: 1GiB } ]\n"
+	"  initiators:\n"
+	"    - { node: h2, target: nqn.2024-04.io.llmnet:t1.a }\n"
+	"    - { node: h3, target: nqn.2024-04.io.llmnet:t1.a }\n";
+
+static struct ln_spec *load(int bidirectional)
+{
+	char yaml[2048];
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+
+	snprintf(yaml, sizeof(yaml), spec_fmt, dir, bidirectional ? "true" : "false");
+	if (ln_spec_load_buf("sec.yaml", yaml, strlen(yaml), &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	ln_buf_release(&err);
+	return spec;
+}
+
+static void path_of(char *p, size_t n, const char *rel)
+{
+	snprintf(p, n, "%s/keys/%s", dir, rel);
+}
+
+static void put(const char *rel, const char *content, mode_t mode)
+{
+	char p[512];
+	FILE *f;
+
+	path_of(p, sizeof(p), rel);
+	unlink(p);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+/* A good store for the spec: t1/h2.key, t1/h3.key (and .ctrl.key). */
+static int store_setup(void **state)
+{
+	char p[512];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/llmnet-secrets-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	path_of(p, sizeof(p), "t1");
+	assert_int_equal(ln_mkdir_p(p, 0700, NULL), 0);
+	path_of(p, sizeof(p), "");
+	assert_int_equal(chmod(p, 0700), 0);
+	put("t1/h2.key", KEY_A "\n", 0600);
+	put("t1/h3.key", KEY_A, 0400);
+	return 0;
+}
+
+static int store_teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	return 0;
+}
+
+/* Load and expect a refusal naming rel (and never quoting a secret). */
+static void expect_refused(struct ln_spec *spec, const char *rel, const char *why)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_secrets *s = NULL;
+	char p[512];
+
+	path_of(p, sizeof(p), rel);
+	assert_int_equal(ln_secrets_load(spec, &s, &err), -LN_ESPEC);
+	assert_null(s);
+	if (!strstr(err.buf, p) || !strstr(err.buf, why))
+		fail_msg("want '%s' and '%s' in: %s", p, why, err.buf);
+	/* neither file content written below is quoted */
+	assert_null(strstr(err.buf, "ia6zGod"));
+	assert_null(strstr(err.buf, "not a secret"));
+	ln_buf_release(&err);
+}
+
+static void test_secrets__load_finds_each_pair(void **state)
+{
+	struct ln_spec *spec = load(0);
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_secrets *s = NULL;
+
+	(void)state;
+	assert_int_equal(ln_secrets_load(spec, &s, &err), 0);
+	assert_non_null(s);
+	assert_int_equal(s->n, 2);
+	assert_string_equal(ln_secrets_find(s, 0, 1)->key, KEY_A);
+	assert_string_equal(ln_secrets_find(s, 0, 2)->key, KEY_A);
+	assert_string_equal(ln_secrets_find(s, 0, 1)->ctrl_key, "");
+	assert_null(ln_secrets_find(s, 1, 0));
+	ln_secrets_free(s);
+	ln_spec_free(spec);
+	ln_buf_release(&err);
+}
+
+static void test_secrets__bad_files_refused_by_name(void **state)
+{
+	struct ln_spec *spec = load(0), *bi = load(1);
+	char p[512], q[512];
+
+	(void)state;
+	/* bidirectional needs the .ctrl.key files */
+	expect_refused(bi, "t1/h2.ctrl.key", "is missing ('llmnet keys SPEC' makes it)");
+	put("t1/h2.key", "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2m:\n", 0600);
+	expect_refused(spec, "t1/h2.key", "is malformed: secret's CRC-32 does not match");
+	put("t1/h2.key", "not a secret", 0600);
+	expect_refused(spec, "t1/h2.key", "is malformed");
+	put("t1/h2.key", KEY_A, 0640);
+	expect_refused(spec, "t1/h2.key", "is open to others (mode 0640): chmod 600 it");
+	put("t1/h2.key", KEY_A, 0600);
+	path_of(p, sizeof(p), "t1/h2.key");
+	assert_int_equal(chown(p, 4242, 4242), 0);
+	expect_refused(spec, "t1/h2.key", "is owned by uid 4242");
+	/* a link is not followed, even to a good secret */
+	path_of(q, sizeof(q), "t1/h3.key");
+	unlink(p);
+	assert_int_equal(symlink(q, p), 0);
+	expect_refused(spec, "t1/h2.key", "cannot open secret");
+	unlink(p);
+	expect_refused(spec, "t1/h2.key", "is missing");
+	put("t1/h2.key", KEY_A "\n", 0600);
+	path_of(p, sizeof(p), "t1");
+	assert_int_equal(chmod(p, 0750), 0);
+	expect_refused(spec, "t1", "is open to others (mode 0750): chmod 700 it");
+	assert_int_equal(chmod(p, 0700), 0);
+	ln_spec_free(spec);
+	ln_spec_free(bi);
+}
+
+static void test_secrets__make_fills_only_the_gaps(void **state)
+{
+	struct ln_spec *bi = load(1);
+	struct ln_buf made = LN_BUF_INIT, err = LN_BUF_INIT, got = LN_BUF_INIT;
+	struct ln_secrets *s = NULL;
+	struct stat st;
+	char p[512];
+
+	(void)state;
+	assert_int_equal(ln_secrets_make(bi, &made, &err), 0);
+	path_of(p, sizeof(p), "t1/h2.ctrl.key");
+	assert_non_null(strstr(made.buf, p));
+	path_of(p, sizeof(p), "t1/h3.ctrl.key");
+	assert_non_null(strstr(made.buf, p));
+	/* the existing secrets were not touched or listed */
+	assert_null(strstr(made.buf, "h2.key"));
+	path_of(p, sizeof(p), "t1/h2.key");
+	assert_int_equal(ln_file_read(p, &got, &err), 0);
+	assert_string_equal(got.buf, KEY_A "\n");
+	path_of(p, sizeof(p), "t1/h3.ctrl.key");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* and they load: format and CRC right */
+	assert_int_equal(ln_secrets_load(bi, &s, &err), 0);
+	assert_memory_equal(ln_secrets_find(s, 0, 2)->ctrl_key, "DHHC-1:00:", 10);
+	assert_string_not_equal(ln_secrets_find(s, 0, 1)->ctrl_key,
+				ln_secrets_find(s, 0, 2)->ctrl_key);
+	ln_secrets_free(s);
+	/* a second run makes nothing */
+	ln_buf_reset(&made);
+	assert_int_equal(ln_secrets_make(bi, &made, &err), 0);
+	assert_string_equal(made.buf, "");
+	ln_spec_free(bi);
+	ln_buf_release(&made);
+	ln_buf_release(&err);
+	ln_buf_release(&got);
+}
+
+static struct json_object *facts_of(int n)
+{
+	char js[256];
+	struct json_object *o = NULL;
+	struct ln_buf err = LN_BUF_INIT;
+
+	snprintf(js, sizeof(js),
+		 "{\"protocol\":1,\"host_nqn\":\"" HNQN(0) "\",\"nvme\":[],"
+		 "\"nvmet\":{\"subsystems\":[]}}");
+	/* the NQN's last digit is the node's number */
+	*strstr(js, "0\",\"nvme") = (char)('0' + n);
+	assert_int_equal(ln_json_parse(js, strlen(js), &o, &err), 0);
+	ln_buf_release(&err);
+	return o;
+}
+
+/* Node i stops answering and its facts are gone. */
+static void go_silent(struct ln_run *r, size_t i)
+{
+	r->nodes[i].state = LN_NODE_UNREACHABLE;
+	json_object_put(r->nodes[i].facts);
+	r->nodes[i].facts = NULL;
+}
+
+static struct json_object *first_target_dhchap(struct json_object *req)
+{
+	return ln_json_at(json_object_array_get_idx(ln_json_at(req, "targets"), 0), "dhchap");
+}
+
+static void test_secrets__request_fields_and_redaction(void **state)
+{
+	struct ln_spec *bi = load(1);
+	struct ln_buf err = LN_BUF_INIT, b = LN_BUF_INIT, notes = LN_BUF_INIT;
+	struct json_object *req, *d;
+	const struct ln_secret *s2;
+	struct ln_run r;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(ln_run_init(&r, bi, 0, NULL, 0, NULL, 0, "test", &err), 0);
+	assert_int_equal(ln_secrets_load(bi, &r.secrets, &err), 0);
+	for (i = 0; i < r.n; i++) {
+		r.nodes[i].state = LN_NODE_OK;
+		r.nodes[i].facts = facts_of((int)i + 1);
+	}
+	s2 = ln_secrets_find(r.secrets, 0, 1);
+	/* the target node's request: hash, group, one key per host NQN */
+	req = ln_plan_request(&r, 0, LN_PHASE_FULL, NULL);
+	assert_non_null(req);
+	d = first_target_dhchap(req);
+	assert_string_equal(ln_json_str_at(d, "hash"), "sha384");
+	assert_string_equal(ln_json_str_at(d, "dhgroup"), "null");
+	assert_int_equal(json_object_array_length(ln_json_at(d, "keys")), 2);
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 0),
+					   "host"), HNQN(2));
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 0),
+					   "key"), s2->key);
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 0),
+					   "ctrl_key"), s2->ctrl_key);
+	assert_null(ln_json_at(d, "key_dir"));
+	/* redacted: no secret left, a fingerprint in its place */
+	ln_secrets_redact(req);
+	assert_int_equal(ln_json_write(req, 0, &b), 0);
+	assert_null(strstr(b.buf, "DHHC-1"));
+	assert_non_null(strstr(b.buf, "\"key\":\"redacted:"));
+	assert_non_null(strstr(b.buf, "\"ctrl_key\":\"redacted:"));
+	json_object_put(req);
+	/* the initiator's request: its secret for that target node */
+	req = ln_plan_request(&r, 1, LN_PHASE_FULL, NULL);
+	d = ln_json_at(json_object_array_get_idx(ln_json_at(req, "initiators"), 0), "dhchap");
+	assert_string_equal(ln_json_str_at(d, "secret"), s2->key);
+	assert_string_equal(ln_json_str_at(d, "ctrl_secret"), s2->ctrl_key);
+	json_object_put(req);
+	/* a silent host: the NQN the target has on record keeps the key of
+	 * the one silent host; with its facts gone as well, the same */
+	json_object_put(r.nodes[0].facts);
+	r.nodes[0].facts = json_tokener_parse(
+		"{\"protocol\":1,\"host_nqn\":\"" HNQN(1) "\",\"nvme\":[],\"nvmet\":"
+		"{\"subsystems\":[{\"nqn\":\"nqn.2024-04.io.llmnet:t1.a\",\"allowed_hosts\":"
+		"[\"" HNQN(3) "\"]}]}}");
+	assert_non_null(r.nodes[0].facts);
+	go_silent(&r, 2);
+	req = ln_plan_request(&r, 0, LN_PHASE_FULL, &notes);
+	d = first_target_dhchap(req);
+	assert_int_equal(json_object_array_length(ln_json_at(d, "keys")), 2);
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 1),
+					   "host"), HNQN(3));
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 1),
+					   "key"), ln_secrets_find(r.secrets, 0, 2)->key);
+	json_object_put(req);
+	/* two silent hosts: a recorded NQN no node can be told to own is
+	 * left out (no secret to give it), with a note */
+	go_silent(&r, 1);
+	req = ln_plan_request(&r, 0, LN_PHASE_FULL, &notes);
+	d = first_target_dhchap(req);
+	assert_int_equal(json_object_array_length(ln_json_at(d, "keys")), 0);
+	assert_int_equal(json_object_array_length(ln_json_at(
+		json_object_array_get_idx(ln_json_at(req, "targets"), 0), "hosts")), 0);
+	assert_non_null(strstr(notes.buf, "= nvmet_host_key nqn.2024-04.io.llmnet:t1.a/" HNQN(3)
+				  "  blocked: unreachable"));
+	json_object_put(req);
+	/* without its secrets loaded, no request is built at all */
+	for (i = 1; i < r.n; i++) {
+		r.nodes[i].state = LN_NODE_OK;
+		r.nodes[i].facts = facts_of((int)i + 1);
+	}
+	ln_secrets_free(r.secrets);
+	r.secrets = NULL;
+	assert_null(ln_plan_request(&r, 0, LN_PHASE_FULL, NULL));
+	assert_null(ln_plan_request(&r, 1, LN_PHASE_FULL, NULL));
+	ln_run_release(&r);
+	ln_spec_free(bi);
+	ln_buf_release(&err);
+	ln_buf_release(&b);
+	ln_buf_release(&notes);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_secrets__load_finds_each_pair),
+		cmocka_unit_test(test_secrets__bad_files_refused_by_name),
+		cmocka_unit_test(test_secrets__make_fills_only_the_gaps),
+		cmocka_unit_test(test_secrets__request_fields_and_redaction),
+	};
+	char state_dir[] = "/tmp/llmnet-secrets-state-XXXXXX";
+	int r;
+
+	if (!mkdtemp(state_dir))
+		return 1;
+	setenv("LLMNET_STATE_DIR", state_dir, 1);
+	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
+	r = cmocka_run_group_tests(tests, store_setup, store_teardown);
+	/* the run log ln_run_init keeps is in it */
+	snprintf(dir, sizeof(dir), "rm -rf '%s'", state_dir);
+	if (system(dir) != 0)
+		r = 1;
+	return r;
+}
