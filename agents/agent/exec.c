@@ -78,7 +78,8 @@ int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_out
 		long now = ln_now_ms(), wait_ms = 100;
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 
-		if (!reaped && !res->timed_out && now >= deadline) {
+		/* a closed session stops the child as its bound would */
+		if (!reaped && !res->timed_out && (now >= deadline || ln_agent_stopping)) {
 			res->timed_out = 1;
 			kill(-pid, SIGTERM);
 			kill_at = now + 1000;
