@@ -195,7 +195,12 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 	if (r == 0)
 		goto out;
 	if (r == -LN_ETIMEOUT || r == -LN_EUNREACH) {
-		ln_buf_addf(err, "%s", e.buf);
+		/* the agent is signalled and its session closed: it stops */
+		if (r == -LN_ETIMEOUT)
+			ln_buf_addf(err, "timed out after %d.%03ds on '%s' running agent '%s'",
+				    timeout_ms / 1000, timeout_ms % 1000, ln_ssh_node(s), args[0]);
+		else
+			ln_buf_addf(err, "%s", e.buf);
 		ln_ssh_stream_close(s, 1, NULL);
 		goto out;
 	}
