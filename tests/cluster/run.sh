@@ -393,6 +393,15 @@ scenario_session_framing() {
 	new_cluster framing || { fail "cluster up"; return; }
 	llmnet apply "$C/spec.yaml"
 	check_cmd "apply exits 0" rc_is 0
+	for i in 1 2 3; do wc -l < "$C/node$i/sshd.log" > "$C/node$i/lines"; done
+	llmnet apply "$C/spec.yaml"
+	check_cmd "a converged apply exits 0" rc_is 0
+	for i in 1 2 3; do
+		tail -n +$(($(cat "$C/node$i/lines") + 1)) "$C/node$i/sshd.log" > "$C/node$i/run.log"
+		check_cmd "converged n$i: one connection" test "$(grep -c 'Connection from' "$C/node$i/run.log")" -eq 1
+		check_cmd "converged n$i: one remote process (the agent's session)" \
+			test "$(grep -c 'Starting session: ' "$C/node$i/run.log")" -eq 1
+	done
 	sleep 1.1
 	touch "$C/marker"
 	{ frame '{"id":7,"verb":"version"}'; frame '{"id":8,"verb":"facts"}'; } |
