@@ -216,6 +216,14 @@ static void serve_one(struct ln_agent *a, ln_session_verb_fn run, const struct l
 	ln_buf_release(&err);
 }
 
+/* The reader watches the peer only while a request runs. */
+static void request_done(struct inbox *ib)
+{
+	pthread_mutex_lock(&ib->m);
+	ib->busy = 0;
+	pthread_mutex_unlock(&ib->m);
+}
+
 static int send_frame(const struct ln_buf *payload)
 {
 	struct ln_buf out = LN_BUF_INIT;
@@ -286,9 +294,7 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 
 		ln_buf_reset(&reply);
 		serve_one(a, run, &req, &reply);
-		pthread_mutex_lock(&ib.m);
-		ib.busy = 0;
-		pthread_mutex_unlock(&ib.m);
+		request_done(&ib);
 		if (ln_agent_stopping || send_frame(&reply) < 0)
 			break;
 	}
