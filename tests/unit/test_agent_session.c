@@ -10,7 +10,7 @@
 #include "tests/unit/agent_fixture.h"
 
 #include <sys/stat.h>
-#include <utime.h>
+#include <fcntl.h>
 
 #include "common/frame.h"
 #include "orchestrator/transport/push.h"
@@ -134,7 +134,7 @@ static void test_agent_session__sidecar_only_while_the_file_is_unchanged(void **
 	const char *version = "25\n{\"id\":1,\"verb\":\"version\"}";
 	struct ln_buf data = LN_BUF_INIT, out = LN_BUF_INIT, e = LN_BUF_INIT;
 	struct stat sb;
-	struct utimbuf ut;
+	struct timespec ts[2];
 
 	(void)st;
 	assert_non_null(mkdtemp(dir));
@@ -161,11 +161,11 @@ static void test_agent_session__sidecar_only_while_the_file_is_unchanged(void **
 	assert_non_null(strstr(out.buf, sha));
 	/* times set back after a touch: the ctime still moved, hashed again */
 	assert_int_equal(stat(bin, &sb), 0);
-	ut.actime = sb.st_atime;
-	ut.modtime = sb.st_mtime;
+	ts[0] = sb.st_atim;
+	ts[1] = sb.st_mtim;
 	sleep(1);
 	assert_int_equal(chmod(bin, 0700), 0);
-	assert_int_equal(utime(bin, &ut), 0);
+	assert_int_equal(utimensat(AT_FDCWD, bin, ts, 0), 0);
 	assert_int_equal(run_copy(bin, "session", version, &out), 0);
 	assert_non_null(strstr(out.buf, "\"sha256_source\":\"hashed\""));
 	assert_non_null(strstr(out.buf, sha));
