@@ -227,61 +227,129 @@ int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local
 	return r;
 }
 
-/* One preflight: a one-rank mpirun from node i onto node j. */
-static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t j,
-			  const char *bin, int *blocked)
+/* One preflight: a one-rank mpirun from node i onto node j, judged into
+ * at and why (recorded later, in order, by the caller). */
+struct preflight {
+	size_t i, j;
+	struct ln_attempt at;
+	struct ln_buf why;
+};
+
+static void preflight_pair(struct vctx *c, struct preflight *pf, const char *bin)
 {
 	struct argv av = { .n = 0 };
+	struct ln_probe_result pr;
 	struct ln_mpi_probe m;
 	struct ln_buf perr = LN_BUF_INIT;
-	int r;
 
+	ln_buf_init(&pr.output, 1u << 20);
 	vs_arg(&av, "mpirun");
 	if (c->o->run_as_root)
 		vs_arg(&av, "--allow-run-as-root");
 	vs_arg(&av, "--host");
-	vs_arg(&av, "%s:1", vs_nname(c, j));
+	vs_arg(&av, "%s:1", vs_nname(c, pf->j));
 	vs_arg(&av, "-np");
 	vs_arg(&av, "1");
 	vs_arg_mca(&av, c->spec);
 	vs_arg(&av, "%s", bin);
 	vs_arg(&av, "--elements");
 	vs_arg(&av, "1");
-	if (vs_run_probe(c, LN_STAGE_MPI, i, &av, 60, &sr->pr, &sr->at, &sr->why) == 0) {
-		if (ln_parse_mpi(sr->pr.output.buf, sr->pr.output.len, &m, &perr) == 0) {
-			sr->at.ok = m.pass && sr->pr.exit_status == 0;
+	if (vs_run_probe(c, LN_STAGE_MPI, pf->i, &av, 60, &pr, &pf->at, &pf->why) == 0) {
+		if (ln_parse_mpi(pr.output.buf, pr.output.len, &m, &perr) == 0) {
+			pf->at.ok = m.pass && pr.exit_status == 0;
 			ln_mpi_probe_release(&m);
 		}
-		if (!sr->at.ok)
-			ln_buf_addf(&sr->why, "'%s' cannot start a rank on '%s' (by SSH and "
-				    "name): %s", vs_nname(c, i), vs_nname(c, j),
+		if (!pf->at.ok)
+			ln_buf_addf(&pf->why, "'%s' cannot start a rank on '%s' (by SSH and "
+				    "name): %s", vs_nname(c, pf->i), vs_nname(c, pf->j),
 				    perr.len ? perr.buf : "mpirun failed");
 	}
-	*blocked += !sr->at.ok;
-	r = vs_record(c, LN_STAGE_MPI, i, j, "mpirun preflight", &sr->at, &sr->why, "", NAN);
+	ln_buf_release(&pr.output);
 	ln_buf_release(&perr);
 	vs_argv_free(&av);
-	return r;
+}
+
+struct preflight_ctx {
+	struct vctx *c;
+	const char *bin;
+	struct preflight *pf;
+	size_t *first;		/* node i's preflights: pf[first[i] .. first[i + 1]) */
+};
+
+/* Node i's preflights, one after another: a node's session serves one
+ * request at a time, while the nodes run theirs at once. */
+static int preflight_node(void *vctx, size_t i, struct ln_buf *line)
+{
+	struct preflight_ctx *pc = vctx;
+	size_t k;
+
+	(void)line;
+	for (k = pc->first[i]; k < pc->first[i + 1]; k++)
+		preflight_pair(pc->c, &pc->pf[k], pc->bin);
+	return 0;
 }
 
 /* Preflight: mpirun's launch needs each node to reach the others over
  * SSH by hostfile name and start a process there; a one-rank mpirun
  * from i onto j tests exactly that, and a failure names the pair.
  * Every ordered pair up to 16 nodes; beyond, the launcher to every
- * node and every node to its ring neighbours. */
-static int mpi_preflight(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin,
-			 int *blocked)
+ * node and every node to its ring neighbours. Every node runs its own
+ * preflights at the same time (the fan-out window); the results are
+ * recorded in pair order. */
+static int mpi_preflight(struct vctx *c, size_t launcher, const char *bin, int *blocked)
 {
-	size_t i, j;
+	struct preflight_ctx pc = { c, bin, NULL, NULL };
+	struct ln_fanout f = { "mpirun preflight", c->n, NULL, c->parallel, preflight_node, &pc,
+			       1 };
+	struct ln_fanout_result fr;
+	size_t i, j, n = 0, most = c->n * c->n;
 	int r = 0;
 
-	for (i = 0; i < c->n && r >= 0; i++)
-		for (j = 0; j < c->n && r >= 0; j++) {
+	pc.pf = calloc(most ? most : 1, sizeof(*pc.pf));
+	pc.first = calloc(c->n + 1, sizeof(*pc.first));
+	if (!pc.pf || !pc.first) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < c->n; i++) {
+		pc.first[i] = n;
+		for (j = 0; j < c->n; j++) {
 			if (i == j || (c->n > 16 && i != launcher && j != (i + 1) % c->n &&
 				       (j + 1) % c->n != i))
 				continue;
-			r = preflight_pair(c, sr, i, j, bin, blocked);
+			pc.pf[n].i = i;
+			pc.pf[n].j = j;
+			pc.pf[n].at.value = NAN;
+			ln_buf_init(&pc.pf[n].why, 0);
+			n++;
 		}
+	}
+	pc.first[c->n] = n;
+	r = ln_fanout_run(&f, &fr);
+	if (r < 0)
+		goto out;
+	for (i = 0; i < n && r >= 0; i++) {
+		struct preflight *pf = &pc.pf[i];
+
+		if (!fr.started[pf->i]) {
+			r = vs_not_run_check(c, LN_STAGE_MPI, pf->i, "mpirun preflight",
+					     "not run: interrupted");
+			(*blocked)++;
+			continue;
+		}
+		*blocked += !pf->at.ok;
+		r = vs_record(c, LN_STAGE_MPI, pf->i, pf->j, "mpirun preflight", &pf->at,
+			      &pf->why, "", NAN);
+	}
+	ln_fanout_result_release(&fr);
+out:
+	for (i = 0; pc.pf && i < n; i++) {
+		free(pc.pf[i].at.command);
+		free(pc.pf[i].at.detail);
+		ln_buf_release(&pc.pf[i].why);
+	}
+	free(pc.pf);
+	free(pc.first);
 	return r;
 }
 
@@ -381,7 +449,7 @@ int vs_mpi_stage(struct vctx *c)
 	c->res->stages[LN_STAGE_MPI].ran = 1;
 	r = vs_mpi_install(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_preflight(c, &sr, launcher, bin, &blocked);
+		r = mpi_preflight(c, launcher, bin, &blocked);
 	if (r >= 0 && !blocked)
 		r = mpi_allreduce(c, &sr, launcher, bin);
 out:
