@@ -706,6 +706,12 @@ int ln_ssh_stream_read(struct ln_session *s, void *p, size_t n, long long deadli
 	}
 }
 
+int ln_ssh_stream_remote_ended(struct ln_session *s)
+{
+	return s->stream && ssh_is_connected(s->ssh) &&
+	       (ssh_channel_is_eof(s->stream->ch) || ssh_channel_is_closed(s->stream->ch));
+}
+
 const char *ln_ssh_stream_stderr(struct ln_session *s)
 {
 	if (!s->stream)

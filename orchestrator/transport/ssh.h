@@ -90,6 +90,9 @@ int ln_ssh_stream_write(struct ln_session *s, const void *p, size_t n, long long
 			const char *what, struct ln_buf *err);
 int ln_ssh_stream_read(struct ln_session *s, void *p, size_t n, long long deadline_ms,
 		       const char *what, struct ln_buf *err);
+/* 1 when the remote command ended its side (EOF or close) on a session
+ * that is still connected: it exited, the connection did not break. */
+int ln_ssh_stream_remote_ended(struct ln_session *s);
 /* The stream's stderr so far (trailing whitespace removed); "" if none. */
 const char *ln_ssh_stream_stderr(struct ln_session *s);
 /*
