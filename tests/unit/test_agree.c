@@ -295,8 +295,8 @@ static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 	ln_buf_addstr(out, "allreduce elements 262144 seconds 0.004 result ok\nresult pass\n");
 }
 
-static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout_s,
-		    struct ln_probe_result *out, struct ln_buf *err)
+static int fake_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
+		    int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0], *last = argv[0];
@@ -304,7 +304,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, int timeout
 
 	(void)err;
 	pthread_mutex_lock(&f->lock);
-	ln_buf_addf(&f->log, "run on %zu, bound %ds:", node, timeout_s);
+	ln_buf_addf(&f->log, "run on %zu, bound %ds%s%s:", node, timeout_s,
+		    sha256 ? ", sha256 " : "", sha256 ? sha256 : "");
 	for (i = 0; argv[i]; i++) {
 		ln_buf_addf(&f->log, " %s", argv[i]);
 		last = argv[i];
@@ -591,6 +592,8 @@ static const struct key_case key_cases[] = {
 	KC("storage.targets.namespaces.nsid", CHANGES, "nsid: 2,", "nsid: 3,"),
 	KC("storage.targets.namespaces.file", CHANGES, "keys.img", "other.img"),
 	KC("storage.targets.namespaces.size", CHANGES, "size: 1GiB }", "size: 2GiB }"),
+	KC("storage.targets.namespaces.adopt", CHANGES, "keys.img, size: 1GiB }",
+	   "keys.img, size: 1GiB, adopt: true }"),
 	KC("storage.targets.namespaces.device", CHANGES, "/dev/nvme9n1", "/dev/nvme8n1"),
 	KC("storage.initiators", SECTION, NULL, NULL),
 	KC("storage.initiators.node", CHANGES, "- node: b3", "- node: b4"),
