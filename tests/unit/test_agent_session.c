@@ -109,6 +109,71 @@ static void test_agent_session__framing_error_changes_nothing(void **st)
 	fx_remove(root);
 }
 
+/* The budget travels per request (budget_ms): a mutating request without
+ * one, or with one out of range, is refused and changes nothing; the next
+ * request, with one, runs; a budget that runs out before a change (the
+ * fake clock: 1000 ms a change) is answered with code timeout, exit 4,
+ * and ends the session, as a one-shot agent exits 4. */
+static void test_agent_session__budget_per_request(void **st)
+{
+	const char *session[] = { "session", NULL };
+	char *root = fx_build("node-target"), *req = request_target();
+	struct ln_buf in = LN_BUF_INIT, out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf before = LN_BUF_INIT, after = LN_BUF_INIT, nob = LN_BUF_INIT;
+	struct ln_buf zero = LN_BUF_INIT, small = LN_BUF_INIT;
+	const char *reqs[4] = { NULL };
+	const char *p;
+
+	(void)st;
+	fx_list_mtimes(root, &before);
+	/* the same apply without budget_ms, and with budget_ms 0 */
+	p = strstr(req, ",\"budget_ms\":120000");
+	assert_non_null(p);
+	ln_buf_add(&nob, req, (size_t)(p - req));
+	ln_buf_addstr(&nob, p + strlen(",\"budget_ms\":120000"));
+	ln_buf_add(&zero, req, (size_t)(p - req));
+	ln_buf_addstr(&zero, ",\"budget_ms\":0");
+	ln_buf_addstr(&zero, p + strlen(",\"budget_ms\":120000"));
+	reqs[0] = nob.buf;
+	reqs[1] = zero.buf;
+	frames(&in, reqs);
+	assert_int_equal(fx_agent(root, session, in.buf, &out, &err, NULL), 0);
+	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":2,"));
+	assert_non_null(strstr(out.buf, "apply: refusing a request without a time budget"));
+	assert_non_null(strstr(out.buf, "budget_ms must be 1-86400000 milliseconds"));
+	fx_list_mtimes(root, &after);
+	assert_string_equal(before.buf, after.buf);
+	/* 5500 ms: changes 1-5 made, the 6th refused, the session ends with 4 */
+	ln_buf_add(&small, req, (size_t)(p - req));
+	ln_buf_addstr(&small, ",\"budget_ms\":5500");
+	ln_buf_addstr(&small, p + strlen(",\"budget_ms\":120000"));
+	reqs[0] = small.buf;
+	reqs[1] = "{\"id\":9,\"verb\":\"version\"}";
+	frames(&in, reqs);
+	assert_int_equal(fx_agent(root, session, in.buf, &out, &err, "LLMNET_CLOCK_STEP_MS=1000"),
+			 LN_AGENT_EXIT_TIMEOUT);
+	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":4,"));
+	assert_non_null(strstr(out.buf, "time budget of 5500 ms ran out before "));
+	assert_null(strstr(out.buf, "\"id\":9"));
+	/* the budget is the request's: the same apply with 120 s converges */
+	reqs[0] = req;
+	reqs[1] = NULL;
+	frames(&in, reqs);
+	assert_int_equal(fx_agent(root, session, in.buf, &out, &err, "LLMNET_CLOCK_STEP_MS=1000"),
+			 0);
+	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":0,"));
+	free(req);
+	ln_buf_release(&in);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&before);
+	ln_buf_release(&after);
+	ln_buf_release(&nob);
+	ln_buf_release(&zero);
+	ln_buf_release(&small);
+	fx_remove(root);
+}
+
 /* Run the agent copy at bin with args; its stdout into out; exit status. */
 static int run_copy(const char *bin, const char *args, const char *in, struct ln_buf *out)
 {
@@ -182,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_session__requests_in_order_as_one_shot),
 		cmocka_unit_test(test_agent_session__framing_error_changes_nothing),
+		cmocka_unit_test(test_agent_session__budget_per_request),
 		cmocka_unit_test(test_agent_session__sidecar_only_while_the_file_is_unchanged),
 	};
 
