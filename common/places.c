@@ -37,8 +37,7 @@ static const struct place places[] = {
 	{ "/var/lib/llmnet", NULL, "/var/lib/llmnet, the agent's own state" },
 };
 
-/* path is dir or below it ("/" is only "/" itself: every path is below it). */
-static int under(const char *path, const char *dir)
+int ln_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -64,10 +63,10 @@ int ln_place_check(const char *key, const char *path, struct ln_buf *why)
 	for (i = 0; i < ARRAY_SIZE(places); i++) {
 		const struct place *pl = &places[i];
 
-		if (!under(path, pl->dir))
+		if (!ln_path_under(path, pl->dir))
 			continue;
 		/* strictly below the exception: the folder itself is not ours */
-		if (pl->except && under(path, pl->except) && strcmp(path, pl->except))
+		if (pl->except && ln_path_under(path, pl->except) && strcmp(path, pl->except))
 			return 0;
 		ln_buf_addf(why,
 			    "%s '%.100s' is in a system location (%s): llmnet writes only paths it may own",

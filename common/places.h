@@ -19,6 +19,10 @@
  * appended to why. key is the spec key ("hostfile", "file", "path"),
  * named in the message as what it is.
  */
+/* 1 when path is dir or below it, by whole components ("/" is only "/"
+ * itself: every path is below it). */
+int ln_path_under(const char *path, const char *dir);
+
 int ln_place_check(const char *key, const char *path, struct ln_buf *why);
 
 #endif

@@ -23,6 +23,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/places.h"
 
 volatile int ln_agent_stopping;
 
@@ -290,6 +291,15 @@ static int cmp_names(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* sysfs, procfs and devtmpfs are reached through the kernel's own links
+ * (/sys/class/infiniband/rxe0 -> ../../devices/...), which only the kernel
+ * makes there; facts and device checks must follow them. */
+static int kernel_tree(const char *path)
+{
+	return ln_path_under(path, "/sys") || ln_path_under(path, "/proc") ||
+	       ln_path_under(path, "/dev");
+}
+
 int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n)
 {
 	struct ln_buf e = LN_BUF_INIT;
@@ -301,11 +311,21 @@ int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_
 
 	*names = NULL;
 	*n = 0;
-	/* never through a link (paths.c): a listing decides what is done */
-	fd = ln_path_open_dir(a, path, &e);
-	ln_buf_release(&e);
-	if (fd < 0)
-		return fd;
+	if (kernel_tree(path)) {
+		char p[PATH_MAX];
+
+		if (ln_agent_path(a, path, p) < 0)
+			return -ENAMETOOLONG;
+		fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	} else {
+		/* never through a link (paths.c): a listing decides what is done */
+		fd = ln_path_open_dir(a, path, &e);
+		ln_buf_release(&e);
+		if (fd < 0)
+			return fd;
+	}
 	d = fdopendir(fd);
 	if (!d) {
 		r = -errno;

@@ -456,144 +456,10 @@ static void warn_free_space(struct ln_converge *cv)
 
 /* 1 when a namespace this cluster does not own has device_path path
  * (an older agent adopted files without recording them); its N/NSID in who. */
-static int backing_in_use(struct ln_converge *cv, const char *path, char *who, size_t size)
-{
-	char **subs = NULL, **nss = NULL, p[PATH_MAX];
-	struct ln_buf v = LN_BUF_INIT;
-	size_t nsub = 0, nns = 0, i, j;
-	int found = 0;
 
-	ln_list_dir(cv->a, LN_NVMET "/subsystems", &subs, &nsub);
-	for (i = 0; !found && i < nsub; i++) {
-		snprintf(p, sizeof(p), P_SUB "%s/namespaces", subs[i]);
-		ln_list_dir(cv->a, p, &nss, &nns);
-		for (j = 0; !found && j < nns; j++) {
-			snprintf(who, size, "%s/%s", subs[i], nss[j]);
-			snprintf(p, sizeof(p), P_SUB "%s/namespaces/%s/device_path", subs[i], nss[j]);
-			ln_buf_reset(&v);
-			found = !ln_cv_owned(cv, "nvmet_namespace", who) &&
-				ln_read_attr(cv->a, p, &v) == 0 && v.len && !strcmp(v.buf, path);
-		}
-		ln_names_free(nss, nns);
-	}
-	ln_names_free(subs, nsub);
-	ln_buf_release(&v);
-	return found;
-}
 
-int ln_nvmet_adopted(struct json_object *rec)
-{
-	struct json_object *v;
 
-	return rec && json_object_object_get_ex(rec, "adopted", &v) && json_object_get_boolean(v);
-}
 
-static int create_sparse(struct ln_converge *cv, const char *path, const void *arg,
-			 struct ln_buf *err)
-{
-	const struct ln_req_ns *ns = arg;
-
-	return ln_path_create_sparse(cv->a, path, ns->size, err);
-}
-
-/* Adopt the existing, unrecorded file of ns: refused when a namespace this
- * cluster does not own exports it already; recorded "adopted" (state only,
- * never deleted) otherwise. */
-static int adopt_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns,
-			      struct ln_buf *err)
-{
-	char who[600], det[96];
-	int rc = 0;
-
-	if (backing_in_use(cv, ns->file, who, sizeof(who))) {
-		ln_buf_addf(err, "backing file '%s' is already exported by namespace '%s'; "
-			    "llmnet does not share a backing file", ns->file, who);
-		return -EBUSY;
-	}
-	if (!cv->plan) {
-		/* marked before it is saved: a stop right after never leaves an
-		 * adopted file recorded as one llmnet may delete */
-		json_object_object_add(ln_state_add(&cv->st, cv->cluster, "backing_file", ns->file),
-				       "adopted", json_object_new_boolean(1));
-		cv->st.dirty = 1;
-		rc = ln_state_save(cv->a, &cv->st, err);
-	}
-	snprintf(det, sizeof(det), "adopt, %llu bytes; never deleted",
-		 (unsigned long long)ns->size);
-	ln_cv_report(cv, "change", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
-	return rc < 0 ? -EALREADY : 0;
-}
-
-/*
- * Make sure the backing file is there at the right size; 0 or negative
- * (-EALREADY: already reported). One that exists is used when this
- * cluster's state records it, or adopted when the request says so
- * (`adopt`); a file another cluster records, even a missing one, is never
- * shared (its teardown --purge would delete it under this cluster's
- * namespace), adopt or not. An adopted file must exist: a missing one is
- * not made in its place (its disk may be unmounted). Never through a link,
- * never under a directory someone but root may change.
- */
-static int apply_backing_file(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
-{
-	char det[64];
-	struct stat st;
-	int rc = ln_path_lstat(cv->a, ns->file, &st, err);
-	const char *other = ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file);
-
-	if (rc < 0 && rc != -ENOENT)
-		return rc;
-	/* a missing file another cluster records is refused; one this cluster
-	 * records is made again below */
-	if (rc == 0 || (other && !ln_cv_owned(cv, "backing_file", ns->file))) {
-		if (rc == 0 && !S_ISREG(st.st_mode)) {
-			ln_buf_addf(err, "backing file '%s' is not a regular file", ns->file);
-			return -EINVAL;
-		}
-		if (rc == 0 && (uint64_t)st.st_size != ns->size) {
-			ln_buf_addf(err, "backing file '%s' is %lld bytes but the request says %llu "
-				    "bytes; llmnet never resizes a backing file", ns->file,
-				    (long long)st.st_size, (unsigned long long)ns->size);
-			return -EINVAL;
-		}
-		if (ln_cv_owned(cv, "backing_file", ns->file) || other) {
-			rc = ln_cv_existing(cv, "backing_file", ns->file, err);
-			/* one this cluster created, which the spec now adopts: kept from now on */
-			if (rc == 0 && ns->adopt && !ln_nvmet_adopted(ln_state_find(
-					&cv->st, cv->cluster, "backing_file", ns->file)))
-				rc = adopt_backing_file(cv, ns, err);
-			return rc;
-		}
-		rc = ln_path_check_dirs(cv->a, ns->file, err);
-		if (rc < 0)
-			return rc;
-		if (ns->adopt)
-			return adopt_backing_file(cv, ns, err);
-		rc = ln_cv_existing(cv, "backing_file", ns->file, err);
-		ln_buf_addstr(err, "; llmnet uses only backing files it created, or one the spec "
-			      "adopts ('adopt: true'): remove or move it, or name another path");
-		return rc;
-	}
-	if (ns->adopt) {
-		ln_buf_addf(err, "backing file '%s' is missing, and 'adopt' uses an existing file "
-			    "(is its disk mounted?); remove 'adopt' to let llmnet create it",
-			    ns->file);
-		return -ENOENT;
-	}
-	if (ln_nvmet_adopted(ln_state_find(&cv->st, cv->cluster, "backing_file", ns->file))) {
-		/* an empty file in place of adopted data would be exported as if it were it */
-		ln_buf_addf(err, "adopted backing file '%s' is missing (is its disk mounted?); "
-			    "llmnet does not make one in its place", ns->file);
-		return -ENOENT;
-	}
-	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
-	rc = cv->plan ? ln_path_check_dirs(cv->a, ns->file, err)
-		      : ln_cv_create(cv, "backing_file", ns->file, create_sparse, ns, err);
-	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
-	if (rc < 0)
-		ln_buf_reset(err);
-	return rc < 0 ? -EALREADY : 0;	/* already reported */
-}
 
 /* O_DIRECT answer for a path that may not exist yet: the file, else its
  * nearest existing directory. */
@@ -619,7 +485,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
 	snprintf(dir, sizeof(dir), P_SUB "%s/namespaces/%u", t->nqn, ns->nsid);
 	if (ns->file) {
-		rc = apply_backing_file(cv, ns, &err);
+		rc = ln_backing_file_apply(cv, ns, &err);
 		if (rc == -EALREADY)
 			goto out;
 	} else {
@@ -860,6 +726,7 @@ out:
 /* The nvmet hosts the targets allow, each once. */
 /* A target with a namespace device in use is not exported at all: it is
  * refused before any of its objects (host, subsystem, port) is created. */
+
 static void check_devices(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -872,9 +739,15 @@ static void check_devices(struct ln_converge *cv)
 		struct ln_req_target *t = &rq->targets[i];
 
 		for (j = 0; j < t->nns; j++) {
-			if (!t->ns[j].device)
-				continue;
 			ln_buf_reset(&err);
+			if (t->ns[j].file) {
+				if (ln_backing_file_usable(cv, &t->ns[j], &err) == 0)
+					continue;
+				snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
+				ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
+				t->failed = 1;
+				continue;
+			}
 			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
 			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
 						   t->nqn, &err) == 0 &&
@@ -890,6 +763,7 @@ static void check_devices(struct ln_converge *cv)
 	ln_buf_release(&err);
 }
 
+/* The nvmet hosts the targets allow, each once. */
 static void apply_hosts(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -957,6 +831,13 @@ void ln_nvmet_apply(struct ln_converge *cv)
 
 	if (!rq->ntargets)
 		return;
+	/* first, so that a node whose every target is refused is left as it
+	 * was: no module loaded, no configfs mounted for nothing */
+	check_devices(cv);
+	for (i = 0; i < rq->ntargets && rq->targets[i].failed; i++)
+		;
+	if (i == rq->ntargets)
+		return;
 	if (ln_cv_module(cv, "configfs") < 0 || ln_cv_configfs(cv) < 0)
 		return;
 	ln_cv_module(cv, "nvmet");
@@ -970,7 +851,6 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
-	check_devices(cv);
 	apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		apply_dhchap(cv, &rq->targets[i]);
@@ -1026,126 +906,3 @@ void ln_nvmet_apply(struct ln_converge *cv)
 	free(ports);
 }
 
-void ln_purge_files(struct ln_converge *cv)
-{
-	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *l;
-	size_t i, n = objs ? json_object_array_length(objs) : 0;
-
-	l = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(objs, i);
-		const char *k = rec_str(o, "kind");
-
-		if (k && (!strcmp(k, "backing_file") || !strcmp(k, "directory"))) {
-			struct json_object *c = json_object_new_object();
-
-			ln_json_add_str(c, "kind", k);
-			ln_json_add_str(c, "id", rec_str(o, "id"));
-			ln_json_add_bool(c, "adopted", ln_nvmet_adopted(o));
-			json_object_array_add(l, c);
-		}
-	}
-	n = json_object_array_length(l);
-	/* files first, then directories deepest first */
-	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(l, i);
-		const char *id = rec_str(o, "id");
-		struct ln_buf err = LN_BUF_INIT;
-		int rc = 0;
-
-		const char *other;
-		char who[600];
-		struct stat st;
-
-		if (strcmp(rec_str(o, "kind"), "backing_file"))
-			continue;
-		rc = ln_path_lstat(cv->a, id, &st, &err);
-		if (ln_nvmet_adopted(o)) {
-			/* the spec adopted it: llmnet never deletes it, purge or not */
-			if (rc != -ENOENT)
-				ln_changes_warn(&cv->ch, "kept backing file '%s': adopted, llmnet "
-					       "never deletes it", id);
-			if (!cv->plan)
-				ln_cv_disown(cv, "backing_file", id);
-			ln_buf_release(&err);
-			continue;
-		}
-		if (!cv->purge) {
-			if (rc != -ENOENT)
-				ln_changes_warn(&cv->ch, "kept backing file '%s' (use --purge to "
-					       "delete it)", id);
-			else if (!cv->plan)
-				ln_cv_disown(cv, "backing_file", id);
-			ln_buf_release(&err);
-			continue;
-		}
-		/* a file another cluster also records is only forgotten here */
-		other = ln_state_other_owner(&cv->st, cv->cluster, "backing_file", id);
-		if (rc == -ENOENT || (rc == 0 && other)) {
-			if (rc == 0)
-				ln_changes_warn(&cv->ch, "kept backing file '%s': cluster '%s' also "
-					       "records it", id, other);
-			if (!cv->plan)
-				ln_cv_disown(cv, "backing_file", id);
-			ln_buf_release(&err);
-			continue;
-		}
-		if (rc == 0 && backing_in_use(cv, id, who, sizeof(who))) {
-			ln_changes_warn(&cv->ch, "kept backing file '%s': namespace '%s' uses it",
-					id, who);
-			ln_buf_release(&err);
-			continue;
-		}
-		if (rc == 0 && !cv->plan)
-			rc = ln_path_remove(cv->a, id, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "backing_file", id);
-		ln_cv_report(cv, "remove", "backing_file", id, NULL, rc < 0 ? err.buf : NULL);
-		ln_buf_release(&err);
-	}
-	/* directories, deepest first, so a parent is empty once its children go */
-	for (;;) {
-		struct json_object *deep = NULL;
-		struct ln_buf err = LN_BUF_INIT;
-		struct stat st;
-		char **names;
-		size_t nn;
-		const char *id;
-		int rc = 0;
-
-		for (i = 0; i < n; i++) {
-			struct json_object *o = json_object_array_get_idx(l, i);
-
-			if (!strcmp(rec_str(o, "kind"), "directory") && !rec_str(o, "_done") &&
-			    (!deep || strlen(rec_str(o, "id")) > strlen(rec_str(deep, "id"))))
-				deep = o;
-		}
-		if (!deep)
-			break;
-		ln_json_add_str(deep, "_done", "1");	/* our copy's marker, never saved */
-		id = rec_str(deep, "id");
-		rc = ln_path_lstat(cv->a, id, &st, &err);
-		if (rc == -ENOENT || (rc == 0 && !S_ISDIR(st.st_mode))) {
-			if (!cv->plan)
-				ln_cv_disown(cv, "directory", id);
-			ln_buf_release(&err);
-			continue;
-		}
-		if (rc == 0) {
-			ln_list_dir(cv->a, id, &names, &nn);
-			ln_names_free(names, nn);
-			if (nn || ln_state_other_owner(&cv->st, cv->cluster, "directory", id)) {
-				/* holds a kept backing file, or something not ours */
-				ln_buf_release(&err);
-				continue;
-			}
-		}
-		if (rc == 0 && !cv->plan)
-			rc = ln_path_rmdir(cv->a, id, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "directory", id);
-		ln_cv_report(cv, "remove", "directory", id, NULL, rc < 0 ? err.buf : NULL);
-		ln_buf_release(&err);
-	}
-	json_object_put(l);
-}

@@ -21,6 +21,15 @@ void ln_nvmet_apply(struct ln_converge *cv);
 void ln_initiator_remove(struct ln_converge *cv);
 void ln_initiator_apply(struct ln_converge *cv);
 void ln_hostfile_reconcile(struct ln_converge *cv);
+/* backing.c. Make sure ns's backing file is there at the right size,
+ * used only when this cluster made it or the spec adopts it; 0, or
+ * negative (-EALREADY: already reported). */
+int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns,
+			  struct ln_buf *err);
+/* The refusals of ln_backing_file_apply that need no change, checked
+ * before any object of the target is made; 0 or negative with err. */
+int ln_backing_file_usable(struct ln_converge *cv, const struct ln_req_ns *ns,
+			   struct ln_buf *err);
 /* 1 when a backing_file record is an adopted file (never deleted). */
 int ln_nvmet_adopted(struct json_object *rec);
 /* teardown --purge: owned backing files and directories; an adopted file

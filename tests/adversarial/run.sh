@@ -83,16 +83,16 @@ request_case() {
 		tests/fixtures/agent/build-tree.sh "$tmp/extra.tree" "$root" || { echo "bad extra lines"; return 1; }
 	fi
 	if [ -n "$pre" ]; then
-		out=$("$agent" --root "$root" --budget-ms 60000 apply < "$here/request/$pre" 2>&1)
+		out=$("$agent" --root "$root" --budget-ms 120000 apply < "$here/request/$pre" 2>&1)
 		rc=$?
 		[ "$rc" -eq 0 ] || { echo "the set-up request $pre exited $rc: $out"; return 1; }
 	fi
 	before=$(snapshot "$root")
 	if [ "$verb" = run ]; then
 		# shellcheck disable=SC2086
-		out=$("$agent" --root "$root" --budget-ms 60000 run --timeout 10 -- $args 2>&1 < /dev/null)
+		out=$("$agent" --root "$root" --budget-ms 120000 run --timeout 10 -- $args 2>&1 < /dev/null)
 	else
-		out=$("$agent" --root "$root" --budget-ms 60000 "$verb" < "$here/request/$request" 2>&1)
+		out=$("$agent" --root "$root" --budget-ms 120000 "$verb" < "$here/request/$request" 2>&1)
 	fi
 	rc=$?
 	after=$(snapshot "$root")

@@ -16,8 +16,9 @@
 #
 # The machine-wide lab lock is held throughout, so two sessions never drive
 # one lab at once. A lab that is already up and healthy with N guests, made
-# from this tree's current image, is reused and left up; otherwise the lab is built (if needed) and booted, and
-# taken down at the end unless --keep. --down takes it down in any case.
+# from this tree's current image, is reused and left up; otherwise the lab is
+# built (if needed) and booted with new machines (lab-up --fresh), and taken
+# down at the end unless --keep. --down takes it down in any case.
 # A lab that cannot be built or booted is a failure, never a skip: every
 # scenario then counts as failed.
 #
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
 	*) names+=("$1"); shift ;;
 	esac
 done
-case $tier in '' | *[!a-z0-9_-]*) lab_die "invalid tier name '$tier'" ;; esac
+case $tier in '' | .* | *[!a-z0-9._-]*) lab_die "invalid tier name '$tier'" ;; esac
 case $n in [2-4]) ;; *) lab_die "invalid guest count '$n': the lab runs 2 to 4 guests" ;; esac
 
 # runs_on NAME: the scenario's "# images:" line names this lab's image
@@ -111,7 +112,9 @@ else
 	fi
 	echo "=== booting the lab ($n guests, kernel $LAB_KERNEL)"
 	t=$(lab_now)
-	if ! "$LAB_SRC/lab-up" -n "$n"; then
+	# new machines: nothing an earlier run left on their disks (a replaced
+	# guest's key, a hostfile) reaches these scenarios
+	if ! "$LAB_SRC/lab-up" -n "$n" --fresh; then
 		tap_count 0 ${#names[@]}
 		for s in "${names[@]}"; do results+=("FAIL $s: not run, the lab did not come up"); done
 		finish

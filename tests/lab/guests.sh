@@ -121,18 +121,28 @@ seen_hosts_set() {
 	) 9>>"$LAB_SEEN_HOSTS.lock"
 }
 
-# controller_hosts_set I: write guest I's current key into the controller's
-# known_hosts (what lab-up does for a machine it made, and what trust does).
+# controller_hosts_set I: trust guest I's current key: write it into this
+# image's record ($LAB_IMAGE_HOSTS) and so into the controller's known_hosts
+# (what lab-up does for a machine it made, and what trust does).
 controller_hosts_set() {
 	local addr key
 	addr=$(lab_addr "$1")
 	key=$(guest_hostkey "$1")
 	[ -n "$key" ] || lab_die "cannot trust lab$1: no host key on its console"
-	touch "$LAB_KNOWN_HOSTS"
-	grep -v "^$addr " "$LAB_KNOWN_HOSTS" >"$LAB_KNOWN_HOSTS.new" || true
-	echo "$addr $key" >>"$LAB_KNOWN_HOSTS.new"
-	mv "$LAB_KNOWN_HOSTS.new" "$LAB_KNOWN_HOSTS"
+	touch "$LAB_IMAGE_HOSTS"
+	grep -v "^$addr " "$LAB_IMAGE_HOSTS" >"$LAB_IMAGE_HOSTS.new" || true
+	echo "$addr $key" >>"$LAB_IMAGE_HOSTS.new"
+	mv "$LAB_IMAGE_HOSTS.new" "$LAB_IMAGE_HOSTS"
 	rm -f "$(lab_node_dir "$1")/trust-on-boot"
+	controller_hosts_install
+}
+
+# controller_hosts_install: the controller's known_hosts becomes this
+# image's record (both images' guests use the same addresses).
+controller_hosts_install() {
+	mkdir -p "$(dirname "$LAB_KNOWN_HOSTS")"
+	touch "$LAB_IMAGE_HOSTS"
+	cp "$LAB_IMAGE_HOSTS" "$LAB_KNOWN_HOSTS.new" && mv "$LAB_KNOWN_HOSTS.new" "$LAB_KNOWN_HOSTS"
 }
 
 # guest_wait I T0: wait until guest I printed its host key and answers ssh

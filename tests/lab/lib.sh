@@ -15,9 +15,9 @@
 # device rxe0, "fabric1" with 10.78.0.(10+i)/24 and rxe1.
 #
 # Two images, side by side (LLMNET_LAB_KERNEL, make's KERNEL=):
-#   6.1   Debian 12 (bookworm), tests/lab/guest-init as PID 1  image/  nodes/
 #   6.12  Debian 13 (trixie), systemd as PID 1                 image-6.12/  nodes-6.12/
-# Unset, it is the running lab's, else 6.1. One lab runs at a time, so the run
+#   6.1   Debian 12 (bookworm), tests/lab/guest-init as PID 1  image/  nodes/
+# Unset, it is the running lab's, else 6.12. One lab runs at a time, so the run
 # folder is shared and records the running lab's kernel in run/kernel.
 #
 # Two known_hosts files, on purpose:
@@ -25,7 +25,11 @@
 #                     lab-up adds a guest's key when lab-up created that guest;
 #                     a replaced guest (tests/lab/replace) is NOT updated, so the
 #                     controller sees the host key change as a real one would.
-#                     tests/lab/trust I accepts the current key.
+#                     tests/lab/trust I accepts the current key. The two images'
+#                     guests share addresses but not keys: each image keeps its
+#                     guests' trusted keys in $LAB_IMAGE_HOSTS (nodes*/known_hosts)
+#                     and lab-up copies that file here, so switching images
+#                     never turns the other image's guests into "replaced" ones.
 #   $LAB_SEEN_HOSTS   the harness's own file: the keys each guest printed on its
 #                     serial console during this boot (an out-of-band channel),
 #                     used by lab_ssh / lab_put. Host keys are always verified.
@@ -38,7 +42,7 @@ LAB_KERNEL=${LLMNET_LAB_KERNEL:-}
 if [ -z "$LAB_KERNEL" ] && [ -r "$LAB_RUN/nodes" ] && [ -r "$LAB_RUN/kernel" ]; then
 	LAB_KERNEL=$(cat "$LAB_RUN/kernel")
 fi
-LAB_KERNEL=${LAB_KERNEL:-6.1}
+LAB_KERNEL=${LAB_KERNEL:-6.12}
 case $LAB_KERNEL in
 6.1)
 	LAB_IMAGE=$LAB_DIR/image
@@ -56,6 +60,7 @@ esac
 export LAB_KERNEL
 LAB_KEY=$LAB_DIR/ssh/id_ed25519
 LAB_KNOWN_HOSTS=$LAB_DIR/ssh/known_hosts
+LAB_IMAGE_HOSTS=$LAB_NODES_DIR/known_hosts
 LAB_SEEN_HOSTS=$LAB_RUN/known_hosts.boot
 # One lab per machine: guests bind 127.0.0.1x:22 and the netns name is fixed,
 # so the lock is machine-wide, not per lab directory.

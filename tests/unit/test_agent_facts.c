@@ -122,6 +122,29 @@ static void test_agent_facts__target_node(void **st)
 	fx_remove(root);
 }
 
+/* Real sysfs reaches devices through the kernel's links
+ * (/sys/class/infiniband/rxe0 -> ../../devices/virtual/infiniband/rxe0):
+ * facts follow them in sysfs, while llmnet's own paths never follow one. */
+static void test_agent_facts__sysfs_class_links_are_followed(void **st)
+{
+	const char *args[] = { "facts", NULL };
+	char *root = fx_build("node-target"), cmd[1024];
+	struct json_object *o;
+
+	(void)st;
+	assert_non_null(root);
+	snprintf(cmd, sizeof(cmd), "cd '%s/sys' && mkdir -p devices/virtual/infiniband && "
+		 "mv class/infiniband/rxe0 devices/virtual/infiniband/ && "
+		 "ln -s ../../devices/virtual/infiniband/rxe0 class/infiniband/rxe0", root);
+	assert_int_equal(system(cmd), 0);
+	o = run_json(root, args, 0);
+	assert_string_equal(path_str(o, "rdma.0.device"), "rxe0");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.state"), "ACTIVE");
+	assert_string_equal(path_str(o, "rdma.0.ports.0.gids.1.type"), "RoCE v2");
+	json_object_put(o);
+	fx_remove(root);
+}
+
 static void test_agent_facts__initiator_node_skips_hidden_paths(void **st)
 {
 	const char *args[] = { "facts", NULL };
@@ -191,6 +214,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_facts__version),
 		cmocka_unit_test(test_agent_facts__target_node),
+		cmocka_unit_test(test_agent_facts__sysfs_class_links_are_followed),
 		cmocka_unit_test(test_agent_facts__initiator_node_skips_hidden_paths),
 		cmocka_unit_test(test_agent_facts__gpus_from_proc),
 		cmocka_unit_test(test_agent_facts__bad_root_and_verb),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * nvmet reconcile on fixture trees (the fixture fsops enforce 6.1's configfs
- * rules): golden first apply, a converged apply that writes nothing,
+ * rules, and 6.12's objects on the tree recorded from the lab's 6.12 guest):
+ * golden first apply, a converged apply that writes nothing,
  * teardown back to the exact prior listing, refused requests that change
  * nothing, DH-HMAC-CHAP on a kernel without it, and the failpoint loop over
  * every change of a full apply and teardown.
@@ -67,15 +68,18 @@ static int skip_owned_leftovers(const char *rel)
 	       !strcmp(rel, "/var/lib/t.img");
 }
 
-static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
+/* The golden first apply (the changes listed in golden), a converged apply
+ * and a teardown on the target tree; bio2: buffered_io of namespace 2, the
+ * file on /run (tmpfs). */
+static void golden_cycle(const char *tree, const char *golden_file, const char *bio2)
 {
-	char *root = fx_build("node-target"), *req = slurp(REQ), *golden;
+	char *root = fx_build(tree), *req = slurp(REQ), *golden;
 	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT, got = LN_BUF_INIT;
 	struct ln_buf m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
 	struct json_object *o, *changes;
 	size_t i;
 
-	(void)st;
+	assert_non_null(root);
 	fx_list(root, &before, skip_owned_leftovers);
 	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
 	o = parse(&out);
@@ -89,10 +93,17 @@ static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
 			    json_object_get_string(json_object_object_get(c, "id")),
 			    json_object_object_get_ex(c, "detail", &d) ? json_object_get_string(d) : "");
 	}
-	golden = slurp(FIXTURES_DIR "/agent/request-target.golden");
+	{
+		char gp[4096];
+
+		snprintf(gp, sizeof(gp), "%s/agent/%s", FIXTURES_DIR, golden_file);
+		golden = slurp(gp);
+	}
+	if (strcmp(got.buf, golden))
+		fprintf(stderr, "%s: the changes differ from %s:\n%s", tree, golden_file, got.buf);
 	assert_string_equal(got.buf, golden);
 	json_object_put(o);
-	/* the kernel's view: buffered_io only on the tmpfs-like /run file */
+	/* the kernel's view: buffered_io only where O_DIRECT is refused */
 	{
 		char p[4096];
 		struct ln_buf v = LN_BUF_INIT, e = LN_BUF_INIT;
@@ -100,7 +111,7 @@ static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
 		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
 			 "nqn.2024-04.com.example:te1.target1/namespaces/2/buffered_io", root);
 		assert_int_equal(ln_file_read(p, &v, &e), 0);
-		assert_string_equal(v.buf, "1\n");
+		assert_string_equal(v.buf, bio2);
 		ln_buf_reset(&v);
 		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
 			 "nqn.2024-04.com.example:te1.target1/namespaces/1/buffered_io", root);
@@ -145,6 +156,22 @@ static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
 	ln_buf_release(&m1);
 	ln_buf_release(&m2);
 	fx_remove(root);
+}
+
+static void test_agent_nvmet__golden_then_converged_then_teardown(void **st)
+{
+	(void)st;
+	golden_cycle("node-target", "request-target.golden", "1\n");
+}
+
+/* The same on the tree recorded from the lab's 6.12 guest
+ * (tests/lab/record-agent-tree): 6.12's objects have more attributes and a
+ * passthru group, its host entries DH-HMAC-CHAP attributes, and its tmpfs
+ * takes O_DIRECT: the same changes as on 6.1, but no buffered_io. */
+static void test_agent_nvmet__golden_on_the_6_12_tree(void **st)
+{
+	(void)st;
+	golden_cycle("node-target-6.12", "request-target-6.12.golden", "0\n");
 }
 
 static void expect_refused(const char *root, const char *req, const char *needle, int code)
@@ -492,6 +519,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_nvmet__golden_then_converged_then_teardown),
+		cmocka_unit_test(test_agent_nvmet__golden_on_the_6_12_tree),
 		cmocka_unit_test(test_agent_nvmet__bad_requests_change_nothing),
 		cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
 		cmocka_unit_test(test_agent_nvmet__mounted_device_refused),

@@ -266,17 +266,18 @@ static void test_validate_parse__nccl_probe(void **state)
 	ln_buf_release(&err);
 }
 
-/* Real captures from the QEMU lab's guests (tests/fixtures/probes/, see
- * its README for each command), judged with the exit statuses recorded
- * in exit-status.txt. */
-static int lab_exit(const char *file)
+/* Real captures from the QEMU lab's guests, one set per image
+ * (tests/fixtures/probes/ on 6.1, probes-6.12/ on 6.12; see their README
+ * for each command), judged with the exit statuses recorded in
+ * exit-status.txt. */
+static int lab_exit(const char *dir, const char *file)
 {
 	struct ln_buf t = LN_BUF_INIT;
 	char want[128];
 	const char *p;
 	int st = -1;
 
-	load("probes", "exit-status.txt", &t);
+	load(dir, "exit-status.txt", &t);
 	snprintf(want, sizeof(want), "%s: exit ", file);
 	p = strstr(t.buf, want);
 	if (p)
@@ -286,7 +287,10 @@ static int lab_exit(const char *file)
 	return st;
 }
 
-static void test_validate_parse__lab_captures(void **state)
+/* One image's set: write_mbs and write_gbits are its ib_write_bw
+ * averages, noserver what its perftest says without a server. */
+static void lab_captures(const char *dir, double write_mbs, double write_gbits,
+			 const char *noserver)
 {
 	static const char *const rping_ok[] = { "rping.client.txt", "rping.server.txt",
 						"rping-verbose.client.txt",
@@ -297,57 +301,69 @@ static void test_validate_parse__lab_captures(void **state)
 	struct ln_rping r;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < 4; i++) {
-		load("probes", rping_ok[i], &t);
-		ln_parse_rping(lab_exit(rping_ok[i]), t.buf, t.len, &r);
+		load(dir, rping_ok[i], &t);
+		ln_parse_rping(lab_exit(dir, rping_ok[i]), t.buf, t.len, &r);
 		if (!r.ok)
 			fail_msg("%s: %s", rping_ok[i], r.reason);
 	}
-	load("probes", "rping-verbose.client.txt", &t);
+	load(dir, "rping-verbose.client.txt", &t);
 	ln_parse_rping(0, t.buf, t.len, &r);
 	assert_int_equal(r.pings, 10);
-	load("probes", "rping-noserver.client.txt", &t);
-	ln_parse_rping(lab_exit("rping-noserver.client.txt"), t.buf, t.len, &r);
+	load(dir, "rping-noserver.client.txt", &t);
+	ln_parse_rping(lab_exit(dir, "rping-noserver.client.txt"), t.buf, t.len, &r);
 	assert_false(r.ok);
 	assert_string_equal(r.reason, "cma event RDMA_CM_EVENT_REJECTED, error 8");
 
-	load("probes", "ib_write_bw.client.txt", &t);
+	load(dir, "ib_write_bw.client.txt", &t);
 	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
 	assert_int_equal(p.nrows, 1);
 	assert_int_equal(p.rows[0].bytes, 65536);
-	assert_float_equal(p.rows[0].bw_avg, 14.84, 1e-9);
-	assert_float_equal(ln_perftest_gbps(&p, &p.rows[0]), 14.84 * 1048576 * 8 / 1e9, 1e-12);
-	load("probes", "ib_write_bw-gbits.client.txt", &t);
+	assert_float_equal(p.rows[0].bw_avg, write_mbs, 1e-9);
+	assert_float_equal(ln_perftest_gbps(&p, &p.rows[0]), write_mbs * 1048576 * 8 / 1e9, 1e-12);
+	load(dir, "ib_write_bw-gbits.client.txt", &t);
 	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
 	assert_true(p.gbits);
-	assert_float_equal(ln_perftest_gbps(&p, &p.rows[0]), 0.21, 1e-9);
-	load("probes", "ib_send_bw.client.txt", &t);
+	assert_float_equal(ln_perftest_gbps(&p, &p.rows[0]), write_gbits, 1e-9);
+	load(dir, "ib_send_bw.client.txt", &t);
 	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
 	assert_int_equal(p.rows[0].iterations, 200);
-	load("probes", "ib_send_bw.server.txt", &t);
+	load(dir, "ib_send_bw.server.txt", &t);
 	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
-	load("probes", "ib_write_bw-noserver.client.txt", &t);
-	assert_int_equal(lab_exit("ib_write_bw-noserver.client.txt"), 1);
+	load(dir, "ib_write_bw-noserver.client.txt", &t);
+	assert_int_equal(lab_exit(dir, "ib_write_bw-noserver.client.txt"), 1);
 	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), -LN_EPROTO);
-	assert_string_equal(err.buf, "no bandwidth result: 'Unable to perform rdma_client "
-				     "function'");
+	assert_string_equal(err.buf, noserver);
 	ln_perftest_release(&p);
 
-	load("probes", "mpirun-mpi_probe.txt", &t);
+	load(dir, "mpirun-mpi_probe.txt", &t);
 	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), 0);
 	assert_int_equal(m.ranks, 3);
 	assert_string_equal(m.hosts[0], "lab1");
 	assert_string_equal(m.hosts[2], "lab3");
 	assert_true(m.allreduce_ok && m.pass);
 	ln_mpi_probe_release(&m);
-	load("probes", "mpirun-mpi_probe-wrong-sum.txt", &t);
+	load(dir, "mpirun-mpi_probe-wrong-sum.txt", &t);
 	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), 0);
 	assert_false(m.allreduce_ok);
 	assert_false(m.pass);
 	ln_mpi_probe_release(&m);
 	ln_buf_release(&t);
 	ln_buf_release(&err);
+}
+
+static void test_validate_parse__lab_captures_6_1(void **state)
+{
+	(void)state;
+	lab_captures("probes", 14.84, 0.21,
+		     "no bandwidth result: 'Unable to perform rdma_client function'");
+}
+
+static void test_validate_parse__lab_captures_6_12(void **state)
+{
+	(void)state;
+	lab_captures("probes-6.12", 3.73, 0.023080,
+		     "no bandwidth result: 'Unable to perform rdma_client function'");
 }
 
 int main(void)
@@ -360,7 +376,8 @@ int main(void)
 		cmocka_unit_test(test_validate_parse__mpi),
 		cmocka_unit_test(test_validate_parse__nccl_tests),
 		cmocka_unit_test(test_validate_parse__nccl_probe),
-		cmocka_unit_test(test_validate_parse__lab_captures),
+		cmocka_unit_test(test_validate_parse__lab_captures_6_1),
+		cmocka_unit_test(test_validate_parse__lab_captures_6_12),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -164,6 +164,23 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	assert_true(n.not_run);
 	assert_non_null(strstr(n.reason, "lacks 'ncclAllReduce'"));
 
+	/* no library at that path: not run, the loader's reason quoted */
+	assert_int_equal(nccl_mpi(dir, "", 2, "absent/libnccl.so.2", "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_non_null(strstr(n.reason, "cannot load NCCL: "));
+
+	/* a node without GPUs: not run (not a failure of the fabric) */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=0", 2, "libnccl.so.2", "", &out), 2);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_true(n.not_run);
+	assert_non_null(strstr(n.reason, "no CUDA device: 0 devices"));
+
+	/* bad arguments never reach the libraries */
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--bytes -5", &out), 1);
+	assert_non_null(strstr(out.buf, "error: bad argument '-5'"));
+	assert_null(strstr(out.buf, "nccl version"));
+
 	/* more ranks on the node than GPUs, and fewer ranks than the hostfile */
 	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=2", 3, "libnccl.so.2", "--bytes 4096", &out),
 			 1);

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# images: 6.1
+# images: 6.1 6.12
 #
 # llmnet validate on the QEMU lab (run by tests/e2e/run.sh against a lab
 # that is up; 3 or 4 guests). Asserts on llmnet's JSON report:
-#  1. healthy: after apply, devices, rping, bandwidth, io and mpi pass;
+#  1. healthy: after apply, devices, rping, bandwidth, io and mpi pass, and
+#     devices checked both rails (rxe0, rxe1) of every guest;
 #  2. twin run: the same with a bandwidth threshold 10x the best measured
 #     value fails, and every bandwidth pair is named as failing;
 #  3. two faults at once: a bad node (guest 3's fabric traffic blackholed
@@ -35,14 +36,10 @@ import re, sys
 n, bw = int(sys.argv[1]), sys.argv[2]
 s = open(sys.argv[3]).read()
 if n >= 4:
-    s = s.replace("""      - { device: rxe0, port: 1, ip: 10.77.0.13, link_layer: ethernet, mtu: 4096 }
-""", """      - { device: rxe0, port: 1, ip: 10.77.0.13, link_layer: ethernet, mtu: 4096 }
-  - name: lab4
-    address: 127.0.0.14
-    port: 22
-    rdma:
-      - { device: rxe0, port: 1, ip: 10.77.0.14, link_layer: ethernet, mtu: 4096 }
-""")
+    # lab4: lab3's node entry (every rail) with guest 4's addresses
+    m = re.search(r"^  - name: lab3\n(?:    .*\n)+", s, re.M)
+    lab4 = m.group(0).replace("lab3", "lab4").replace(".13,", ".14,").replace(".13\n", ".14\n")
+    s = s[:m.end()] + lab4 + s[m.end():]
 s = s.replace("pairs: ring, timeout: 60s }", "pairs: ring, timeout: 20s }")
 if bw:
     s = re.sub(r"min: 4Mb/s, timeout: 120s", "min: %s, timeout: 120s" % bw, s)
@@ -65,6 +62,13 @@ check "healthy lab: validate exits 0" 0 "$rc"
 for s in devices rping bandwidth io mpi; do
 	check "healthy lab: $s passes" pass \
 		"$(q "$W/healthy.json" "[x['status'] for x in r['stages'] if x['stage']=='$s'][0]" 2>&1)"
+done
+# both rails of every guest: the devices stage checks each declared rail
+# (the pairwise stages use each node's first rail, rxe0)
+for i in $(seq 1 "$N"); do
+	check "healthy lab: devices passes lab$i's rails rxe0 and rxe1 on their own addresses" \
+		"rxe0/1 pass 10.77.0.$((10 + i)) rxe1/1 pass 10.78.0.$((10 + i))" \
+		"$(q "$W/healthy.json" "' '.join(c['name'] + ' ' + c['status'] + ' ' + c['reason'].split()[-1] for c in r['checks'] if c['stage']=='devices' and c['node']=='lab$i' and c['name'].startswith('rxe'))")"
 done
 check "healthy lab: no culprit" "[] []" \
 	"$(q "$W/healthy.json" "r['culprits']['nodes'], r['culprits']['links']" | tr -d '(),')"
