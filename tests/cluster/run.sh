@@ -626,7 +626,7 @@ scenario_session_framing() {
 # A session dropped mid-request (its ssh client killed) leaves no agent
 # process: one waiting for the node lock, one running a probe.
 scenario_session_dropped() {
-	local lockpid sshpid probe
+	local lockpid sshpid probe sum
 	new_cluster dropped || { fail "cluster up"; return; }
 	llmnet facts "$C/spec.yaml"	# pushes the agents
 	mkdir -p "$(root 1)/run"
@@ -648,16 +648,20 @@ scenario_session_dropped() {
 	check_cmd "nothing was changed on n1" unchanged_but_agent 1 "$C/marker"
 	kill "$lockpid"
 	wait "$lockpid" 2>/dev/null
-	# a probe that would run for 5 minutes: allowed by name, beside the agent
-	probe=$(root 2)/var/lib/llmnet/bin/llmnet-probe-io
-	printf '#!/bin/sh\nsleep 300\n' > "$probe"
+	# a probe that runs until it is stopped, started as the mpi stage starts
+	# its probe: by mpirun (a system tool on the allow-list), at the MPI
+	# probe's exact path, with the SHA-256 the request names (the script's)
+	probe=$(root 2)/var/lib/llmnet/bin/llmnet-probe-mpi
+	printf '#!/bin/sh\nwhile :; do sleep 1; done\n' > "$probe"
 	chmod 0755 "$probe"
+	sum=$(sha256sum < "$probe" | cut -c1-64)
 	(agent_session 2 < "$C/fifo" > "$C/answers" 2>&1) &
 	sshpid=$!
 	exec 3>"$C/fifo"
-	frame '{"verb":"run","budget_ms":600000,"args":["--timeout","600","--","llmnet-probe-io"]}' >&3
-	for _ in $(seq 100); do running "$probe" && break; sleep 0.1; done
-	check_cmd "the probe runs" running "$probe"
+	frame '{"verb":"run","budget_ms":600000,"args":["--timeout","600","--sha256","'"$sum"'","--",'\
+'"mpirun","--allow-run-as-root","-np","1","/var/lib/llmnet/bin/llmnet-probe-mpi"]}' >&3
+	for _ in $(seq 100); do running "^/bin/sh $probe" && break; sleep 0.1; done
+	check_cmd "the probe runs" running "^/bin/sh $probe"
 	kill "$sshpid"
 	check_cmd "the dropped session's agent is gone within 5 s" no_agent_left 2
 	check_cmd "and its probe with it" test -z "$(pgrep -f "$probe")"
