@@ -626,7 +626,7 @@ scenario_session_framing() {
 # A session dropped mid-request (its ssh client killed) leaves no agent
 # process: one waiting for the node lock, one running a probe.
 scenario_session_dropped() {
-	local lockpid sshpid probe sum
+	local lockpid sshpid probe sum mpid
 	new_cluster dropped || { fail "cluster up"; return; }
 	llmnet facts "$C/spec.yaml"	# pushes the agents
 	mkdir -p "$(root 1)/run"
@@ -662,11 +662,14 @@ scenario_session_dropped() {
 '"mpirun","--allow-run-as-root","-np","1","/var/lib/llmnet/bin/llmnet-probe-mpi"]}' >&3
 	for _ in $(seq 100); do running "^/bin/sh $probe" && break; sleep 0.1; done
 	check_cmd "the probe runs" running "^/bin/sh $probe"
+	mpid=$(pgrep -f "^/usr/bin/mpirun .*$probe")
 	kill "$sshpid"
 	check_cmd "the dropped session's agent is gone within 5 s" no_agent_left 2
 	check_cmd "and its probe with it" test -z "$(pgrep -f "$probe")"
 	exec 3>&-
 	wait "$sshpid" 2>/dev/null
+	# mpirun, killed a second after its SIGTERM, leaves its session folder
+	[ -n "$mpid" ] && rm -rf "/tmp/ompi.$(hostname).$(id -u)/pid.$mpid"
 }
 
 # A corrupted, a replaced and a truncated agent are each pushed again; the
