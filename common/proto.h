@@ -8,14 +8,26 @@
 #ifndef LN_PROTO_H
 #define LN_PROTO_H
 
-/* Bumped when a request or an answer changes shape. */
-#define LN_PROTO_VERSION 1
+/* Bumped when a request or an answer changes shape. 2: the session. */
+#define LN_PROTO_VERSION 2
 
 /* Where the controller pushes the agent and the probes on a node. */
 #define LN_PROTO_REMOTE_DIR "/var/lib/llmnet/bin"
 #define LN_PROTO_AGENT_NAME "llmnet-agent"
+/* The identity sidecar the agent's `seal` writes next to it at push time:
+ * its SHA-256 and the file's size, times and inode, so `version` hashes the
+ * binary again only when one of them changed. */
+#define LN_PROTO_AGENT_ID_SUFFIX ".id"
 
-/* Verbs (argv[1] of the agent). */
+/* Session frames: the payload's length in decimal ASCII (at most
+ * LN_FRAME_DIGITS digits), a newline, then that many bytes of JSON. */
+#define LN_FRAME_DIGITS 10
+#define LN_FRAME_REQUEST_MAX (16u << 20)	/* the agent refuses larger requests */
+#define LN_FRAME_ANSWER_MAX (64u << 20)		/* the controller refuses larger answers */
+
+/* Verbs (argv[1] of the agent, or "verb" of a session request). */
+#define LN_VERB_SESSION "session"	/* one process serves framed requests */
+#define LN_VERB_SEAL "seal"		/* install time only: write the sidecar */
 #define LN_VERB_VERSION "version"
 #define LN_VERB_FACTS "facts"
 #define LN_VERB_PLAN "plan"

@@ -196,7 +196,7 @@ static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn,
 {
 	const struct ln_spec *spec = r->spec;
 	unsigned char *tsel = NULL;
-	size_t i, k;
+	size_t k;
 	int rc = 0, any;
 
 	memset(sel, 0, r->n);
@@ -209,15 +209,9 @@ static int new_hosts_round(struct ln_run *r, const unsigned char *had_nqn,
 	}
 	if (!any)
 		return 0;
-	for (i = 0; i < r->n; i++) {
-		struct ln_buf e = LN_BUF_INIT;
-
-		if (sel[i] && ln_facts_read(r, &r->nodes[i], &e) < 0) {
-			ln_warn("cannot re-read facts of '%s': %s", r->nodes[i].spec->name, e.buf);
-			sel[i] = 0;
-		}
-		ln_buf_release(&e);
-	}
+	rc = ln_facts_reread(r, sel);
+	if (rc < 0)
+		return rc;
 	tsel = calloc(r->n ? r->n : 1, 1);
 	if (!tsel)
 		return -ENOMEM;

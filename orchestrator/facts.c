@@ -32,6 +32,43 @@ int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 	return 0;
 }
 
+struct reread_ctx {
+	struct ln_run *r;
+	unsigned char *sel;
+};
+
+static int reread_one(void *vctx, size_t i, struct ln_buf *line)
+{
+	struct reread_ctx *rc = vctx;
+	struct ln_buf e = LN_BUF_INIT;
+
+	(void)line;
+	if (ln_facts_read(rc->r, &rc->r->nodes[i], &e) < 0) {
+		ln_warn("cannot re-read facts of '%s': %s", rc->r->nodes[i].spec->name, e.buf);
+		rc->sel[i] = 0;	/* only this worker touches item i */
+	}
+	ln_buf_release(&e);
+	return 0;
+}
+
+int ln_facts_reread(struct ln_run *r, unsigned char *sel)
+{
+	struct reread_ctx rc = { r, sel };
+	struct ln_fanout f = { "facts", r->n, sel, r->parallel, reread_one, &rc, 1 };
+	struct ln_fanout_result res;
+	size_t i;
+	int e;
+
+	e = ln_fanout_run(&f, &res);
+	if (e < 0)
+		return e;
+	for (i = 0; i < r->n; i++)
+		if (sel[i] && !res.started[i])
+			sel[i] = 0;
+	ln_fanout_result_release(&res);
+	return 0;
+}
+
 static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 {
 	struct ln_run *r = ctx;

@@ -21,6 +21,11 @@ int ln_facts_gather(struct ln_run *r);
  * and err says why. */
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
 
+/* Read the facts of the nodes sel marks again, all at once through the
+ * fan-out window; a node whose facts cannot be read is warned about and
+ * unmarked. Returns 0, or a negative code when no worker could start. */
+int ln_facts_reread(struct ln_run *r, unsigned char *sel);
+
 /* Print facts: a table per node, or the whole JSON (-o json). */
 void ln_facts_print(struct ln_run *r, int json, FILE *out);
 

@@ -264,7 +264,8 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 void ln_run_node_failed(struct ln_node_run *nr, enum ln_node_state st, int code,
 			const char *why, const char *phase, struct ln_buf *line)
 {
-	int timed_out = phase && code == -LN_ETIMEOUT;
+	/* a node lost mid-run is named with the phase it was lost in */
+	int timed_out = phase && (code == -LN_ETIMEOUT || code == -LN_EUNREACH);
 
 	nr->state = st;
 	nr->err_code = code;

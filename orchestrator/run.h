@@ -98,8 +98,8 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 void ln_run_phase_done(struct ln_run *r);
 
 /* Mark node nr as not OK: state st, the negative code behind it, and the
- * reason why (with " (phase NAME)" added when code is a timeout and phase
- * is not NULL); line receives the phase's progress line for the node. */
+ * reason why (with " (phase NAME)" added when code is a timeout or a lost
+ * connection and phase is not NULL); line receives the phase's progress line for the node. */
 void ln_run_node_failed(struct ln_node_run *nr, enum ln_node_state st, int code,
 			const char *why, const char *phase, struct ln_buf *line);
 

@@ -17,12 +17,23 @@
 
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
+#include "agents/agent/session.h"
 #include "agents/agent/paths.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/places.h"
+
+volatile int ln_agent_stopping;
+
+/* Where ln_agent_emit writes in a session (the request's answer). */
+static struct ln_buf *capture;
+
+void ln_agent_capture(struct ln_buf *b)
+{
+	capture = b;
+}
 
 int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err)
 {
@@ -108,8 +119,14 @@ int ln_agent_change(struct ln_agent *a, const char *what)
 		ln_buf_addf(&m, "%s before %s; nothing more was changed", ln_budget_why(), what);
 		ln_agent_fail("timeout", m.buf, LN_AGENT_EXIT_TIMEOUT);
 		ln_buf_release(&m);
-		/* exit, as the failpoint does: no caller can go on changing */
+		/* exit, as the failpoint does: no caller can go on changing; a
+		 * session first sends the answer captured so far */
+		ln_session_abort(LN_AGENT_EXIT_TIMEOUT);
 		_exit(LN_AGENT_EXIT_TIMEOUT);
+	}
+	if (ln_agent_stopping) {
+		ln_error("refusing change, the session is closed: %s", what);
+		return -ECANCELED;
 	}
 	a->changes++;
 	ln_trace("agent", "change %lu: %s", a->changes, what);
@@ -611,7 +628,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
  * bytes of 0x80 and up into strings as they are, so a byte that is not
  * well-formed UTF-8 (which occurs only inside strings) becomes "\ufffd".
  */
-static int write_utf8(const struct ln_buf *in, FILE *f)
+static int write_utf8(const struct ln_buf *in, struct ln_buf *out)
 {
 	const unsigned char *s = (const unsigned char *)in->buf;
 	size_t i = 0, k;
@@ -620,10 +637,10 @@ static int write_utf8(const struct ln_buf *in, FILE *f)
 		for (k = i; k < in->len; k += utf8_seq(s + k, in->len - k))
 			if (!utf8_seq(s + k, in->len - k))
 				break;
-		if (k > i && fwrite(s + i, 1, k - i, f) != k - i)
-			return -EIO;
-		if (k < in->len && fputs("\\ufffd", f) < 0)
-			return -EIO;
+		if (k > i && ln_buf_add(out, s + i, k - i) < 0)
+			return -ENOMEM;
+		if (k < in->len && ln_buf_addstr(out, "\\ufffd") < 0)
+			return -ENOMEM;
 		i = k < in->len ? k + 1 : k;
 	}
 	return 0;
@@ -631,14 +648,17 @@ static int write_utf8(const struct ln_buf *in, FILE *f)
 
 int ln_agent_emit(struct json_object *obj)
 {
-	struct ln_buf out = LN_BUF_INIT;
-	int r = ln_json_write(obj, 1, &out);
+	struct ln_buf out = LN_BUF_INIT, clean = LN_BUF_INIT;
+	int r = ln_json_write(obj, !capture, &out);
 
 	if (r == 0)
-		r = write_utf8(&out, stdout);
-	if (fflush(stdout) != 0)
+		r = write_utf8(&out, capture ? capture : &clean);
+	if (r == 0 && !capture && fwrite(clean.buf, 1, clean.len, stdout) != clean.len)
+		r = -EIO;
+	if (!capture && fflush(stdout) != 0)
 		r = -EIO;
 	ln_buf_release(&out);
+	ln_buf_release(&clean);
 	return r;
 }
 

@@ -104,7 +104,20 @@ struct ln_agent {
 	unsigned long failpoint;/* stop before this change; 0: never */
 	long clock_step_ms;	/* tests: each change moves the budget's clock on */
 	int dry_run;		/* plan: never change anything */
+	/* A session request's input (the plan/apply request), read instead
+	 * of stdin when has_input is set. */
+	const char *input;
+	size_t input_len;
+	int has_input;
 };
+
+/*
+ * Raised when the session's peer is gone (its channel closed, or SIGTERM):
+ * the change gate then refuses every change, the lock wait gives up and
+ * bounded children are stopped, so the request in flight ends at once and
+ * nothing more is written.
+ */
+extern volatile int ln_agent_stopping;
 
 /* Set up the agent for root (NULL or "/" for the real node). */
 int ln_agent_init(struct ln_agent *a, const char *root, struct ln_buf *err);
@@ -199,8 +212,10 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 		       struct ln_exec_result *res, struct ln_buf *err);
 void ln_exec_result_release(struct ln_exec_result *res);
 
-/* Emit an answer on stdout. */
+/* Emit an answer on stdout, or into the capture buffer while one is set. */
 int ln_agent_emit(struct json_object *obj);
+/* Session: answers go into b (NULL: back to stdout). */
+void ln_agent_capture(struct ln_buf *b);
 /* Emit an error answer and return exit_code. */
 int ln_agent_fail(const char *code, const char *message, int exit_code);
 

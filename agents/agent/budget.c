@@ -48,6 +48,15 @@ void ln_budget_start(long ms)
 	watch_stdout = fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+void ln_budget_request(long ms)
+{
+	start_ms = ln_now_ms();
+	budget_ms = ms;
+	skew_ms = 0;
+	active = ms > 0;
+	why[0] = '\0';
+}
+
 int ln_budget_active(void)
 {
 	return active;

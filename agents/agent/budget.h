@@ -11,7 +11,8 @@
  * The request is also cancelled, before its budget runs out, when its
  * caller goes away: SIGTERM, SIGHUP or SIGINT (a signal request over ssh,
  * a hang-up), SIGPIPE, or stdout's reader gone (the channel was closed).
- * One agent process serves one request, so the budget is process-wide.
+ * A one-shot agent serves one request, so the budget is process-wide; a
+ * session (session.h) restarts it for each request with ln_budget_request.
  */
 #ifndef LN_AGENT_BUDGET_H
 #define LN_AGENT_BUDGET_H
@@ -22,7 +23,11 @@
 /* Start the clock for a budget of ms milliseconds and watch for the
  * caller going away (signal handlers; stdout when it is a pipe or socket). */
 void ln_budget_start(long ms);
-/* 1 once ln_budget_start ran. */
+/* A session's request: start the clock for ms milliseconds from now, or
+ * clear the budget when ms is 0 (a read-only request without one). The
+ * session watches its caller itself, so no signal handler is set here. */
+void ln_budget_request(long ms);
+/* 1 once a budget was started. */
 int ln_budget_active(void);
 /* The budget given, in milliseconds. */
 long ln_budget_ms(void);

@@ -98,7 +98,9 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 		long now = ln_now_ms(), wait_ms = 100;
 		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 
-		if (!reaped && !res->timed_out && (now >= deadline || ln_budget_left_ms() == 0)) {
+		/* a closed session stops the child as its bound would */
+		if (!reaped && !res->timed_out &&
+		    (now >= deadline || ln_budget_left_ms() == 0 || ln_agent_stopping)) {
 			res->timed_out = 1;
 			kill(-pid, SIGTERM);
 			kill_at = now + 1000;

@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
 #include "agents/agent/reconcile.h"
 #include "agents/agent/exec.h"
+#include "agents/agent/identity.h"
+#include "agents/agent/session.h"
 #include "agents/agent/state.h"
 #include "common/error.h"
 #include "common/fileio.h"
@@ -48,22 +48,16 @@ static const struct verb verbs[] = {
 #define N_VERBS (ARRAY_SIZE(verbs))
 
 /* The controller compares this with its own copy's digest and pushes only
- * on difference; the binary hashes itself so no shell tool is needed. */
+ * on difference; the sidecar spares hashing 5 MB on every call. */
 static void add_self_sha256(struct json_object *o)
 {
-	struct ln_buf b = LN_BUF_INIT, e = LN_BUF_INIT;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
+	const char *source = NULL;
 	char hex[65];
 
-	if (ln_file_read("/proc/self/exe", &b, &e) == 0 &&
-	    EVP_Digest(b.buf, b.len, md, &n, EVP_sha256(), NULL) == 1 && n == 32) {
-		for (i = 0; i < n; i++)
-			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	if (ln_identity_sha256(hex, &source) == 0) {
 		ln_json_add_str(o, "sha256", hex);
+		ln_json_add_str(o, "sha256_source", source);
 	}
-	ln_buf_release(&b);
-	ln_buf_release(&e);
 }
 
 static int verb_version(struct ln_agent *a, int argc, char **argv)
@@ -123,8 +117,68 @@ static int usage(void)
 {
 	return ln_agent_fail("usage",
 			     "usage: llmnet-agent [--root DIR] [--budget-ms MS] [-q|-v|-vv] "
-			     "[--trace=AREAS] version|facts|plan|apply|teardown|run ...",
+			     "[--trace=AREAS] session|version|facts|plan|apply|teardown|run ...",
 			     LN_AGENT_EXIT_USAGE);
+}
+
+/* One verb, one-shot or a session's request: read-only verbs run with the
+ * change gate closed, mutating ones under the node lock. */
+static int run_verb(struct ln_agent *a, int argc, char **argv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	const struct verb *v = NULL;
+	int rc, lock = -1;
+	size_t k;
+
+	for (k = 0; k < N_VERBS; k++)
+		if (!strcmp(verbs[k].name, argv[0]))
+			v = &verbs[k];
+	if (!v) {
+		ln_buf_addf(&err, "unknown verb '%s' (version, facts, plan, apply, teardown, run)",
+			    argv[0]);
+		rc = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
+		goto out;
+	}
+	if (v->budgeted && !ln_budget_active()) {
+		ln_buf_addf(&err, "%s: refusing a request without a time budget (--budget-ms MS), "
+			    "in a session budget_ms: it could outlive the controller that sent it", v->name);
+		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
+		goto out;
+	}
+	a->dry_run = !v->mutating;
+	if (v->mutating) {
+		lock = ln_lock_acquire(a, &err);
+		if (lock == -LN_ETIMEOUT) {
+			rc = ln_agent_fail("timeout", err.buf, LN_AGENT_EXIT_TIMEOUT);
+			goto out;
+		}
+		if (lock < 0) {
+			rc = ln_agent_fail(lock == -LN_ELOCKED ? "locked" : "internal", err.buf,
+					   lock == -LN_ELOCKED ? LN_AGENT_EXIT_LOCKED
+							       : LN_AGENT_EXIT_INTERNAL);
+			goto out;
+		}
+	}
+	rc = v->fn(a, argc, argv);
+out:
+	ln_lock_release(lock);
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* `seal SHA256`, run by the push right after the rename: see identity.h. */
+static int seal(int argc, char **argv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int r;
+
+	if (argc != 2 || strlen(argv[1]) != 64)
+		return usage();
+	r = ln_identity_seal(argv[1], &err);
+	if (r < 0)
+		ln_error("cannot seal the agent: %s", err.buf);
+	ln_buf_release(&err);
+	return r < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -132,10 +186,8 @@ int main(int argc, char **argv)
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_agent a;
 	const char *root = NULL;
-	const struct verb *v = NULL;
-	int i, rc, lock = -1;
 	long budget = -1;
-	size_t k;
+	int i, rc;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--budget-ms") && i + 1 < argc) {
@@ -167,38 +219,18 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc)
 		return usage();
-	for (k = 0; k < N_VERBS; k++)
-		if (!strcmp(verbs[k].name, argv[i]))
-			v = &verbs[k];
-	if (!v)
-		return usage();
-	if (v->budgeted && budget < 0) {
-		ln_buf_addf(&err, "%s: refusing a request without a time budget (--budget-ms MS): "
-			    "it could outlive the controller that sent it", v->name);
-		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
-		goto out;
-	}
+	if (!strcmp(argv[i], LN_VERB_SEAL))
+		return seal(argc - i, argv + i);
 	if (ln_agent_init(&a, root, &err) < 0) {
 		rc = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
 		goto out;
 	}
-	a.dry_run = !v->mutating;
-	if (v->mutating) {
-		lock = ln_lock_acquire(&a, &err);
-		if (lock == -LN_ETIMEOUT) {
-			rc = ln_agent_fail("timeout", err.buf, LN_AGENT_EXIT_TIMEOUT);
-			goto out;
-		}
-		if (lock < 0) {
-			rc = ln_agent_fail(lock == -LN_ELOCKED ? "locked" : "internal", err.buf,
-					   lock == -LN_ELOCKED ? LN_AGENT_EXIT_LOCKED
-							       : LN_AGENT_EXIT_INTERNAL);
-			goto out;
-		}
-	}
-	rc = v->fn(&a, argc - i, argv + i);
+	if (!strcmp(argv[i], LN_VERB_SESSION))
+		/* each request carries its own budget (budget_ms), not the session */
+		rc = argc - i == 1 && !ln_budget_active() ? ln_session_serve(&a, run_verb) : usage();
+	else
+		rc = run_verb(&a, argc - i, argv + i);
 out:
-	ln_lock_release(lock);
 	ln_buf_release(&err);
 	return rc;
 }

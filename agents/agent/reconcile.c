@@ -20,12 +20,20 @@
 
 #define MAX_REQUEST (16u << 20)
 
-static int read_stdin(struct ln_buf *in, struct ln_buf *err)
+/* The request: a session request's input, else stdin to its end. */
+static int read_request(const struct ln_agent *a, struct ln_buf *in, struct ln_buf *err)
 {
 	char chunk[65536];
 	ssize_t n;
 
 	ln_buf_init(in, MAX_REQUEST);
+	if (a->has_input) {
+		if (ln_buf_add(in, a->input, a->input_len) < 0) {
+			ln_buf_addf(err, "request: larger than %u bytes", MAX_REQUEST);
+			return -E2BIG;
+		}
+		return 0;
+	}
 	for (;;) {
 		n = read(STDIN_FILENO, chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
@@ -79,7 +87,7 @@ static int converge(struct ln_agent *a, int argc, char **argv, int plan)
 				   LN_AGENT_EXIT_USAGE);
 		goto out;
 	}
-	rc = read_stdin(&in, &err);
+	rc = read_request(a, &in, &err);
 	if (rc == 0)
 		rc = ln_request_parse(in.buf, in.len, &rq, &err);
 	if (rc < 0) {

@@ -382,7 +382,7 @@ int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err)
 			close(fd);
 			return r;
 		}
-		if (waited >= wait_ms)
+		if (waited >= wait_ms || ln_agent_stopping)
 			break;
 		left = ln_budget_left_ms();
 		if (left == 0) {
@@ -395,6 +395,10 @@ int ln_lock_acquire(struct ln_agent *a, struct ln_buf *err)
 		waited += 100;
 	}
 	close(fd);
+	if (ln_agent_stopping) {
+		ln_buf_addf(err, "gave up waiting for '%s': the session is closed", LN_LOCK_PATH);
+		return -ECANCELED;
+	}
 	ln_buf_addf(err, "node is busy: another llmnet-agent run holds '%s' (waited %ld s)",
 		    LN_LOCK_PATH, wait_ms / 1000);
 	return -LN_ELOCKED;

@@ -51,7 +51,7 @@ measure() {
 SSHOPT="-o UserKnownHostsFile=$C/known_hosts -o StrictHostKeyChecking=yes -o BatchMode=yes -i $C/id_ed25519"
 for _ in $(seq "$REPS"); do
 	PDSH_RCMD_TYPE=ssh PDSH_SSH_ARGS_APPEND="$SSHOPT" measure pdsh \
-		pdsh -f "$N" -l root -w "127.0.1.[1-$N]" true
+		pdsh -f "$N" -l root -w "${CLUSTER_NET:-127.0.1}.[1-$N]" true
 done
 
 # Ansible inventory: each node's root, role and the hostfile.

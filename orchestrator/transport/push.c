@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/fileio.h"
+#include "common/frame.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -26,9 +27,6 @@
 /* The same, for use inside printf formats. */
 #define AGENT_DIR_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_PROTO_REMOTE_DIR "\""
 #define AGENT_PATH_FMT "\"${LLMNET_AGENT_ROOT%%/}" LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME "\""
-
-/* An answer larger than this is not an agent speaking the protocol. */
-#define ANSWER_CAP (64u << 20)
 
 void ln_sha256_hex(const void *data, size_t len, char out[65])
 {
@@ -147,59 +145,147 @@ static const char *agent_error_message(struct json_object *answer, const char **
 	return "error without a message";
 }
 
+struct reader {
+	struct ln_session *s;
+	long long deadline;
+	const char *what;
+};
+
+static int read_stream(void *ctx, void *p, size_t n, struct ln_buf *err)
+{
+	struct reader *rd = ctx;
+
+	return ln_ssh_stream_read(rd->s, p, n, rd->deadline, rd->what, err);
+}
+
+/* One request on the node's agent session (opened on first use): the
+ * envelope's frame out, the answer's frame back. *payload gets the
+ * answer envelope; the stream is closed on any failure, so the next call
+ * starts a fresh agent. */
+static int exchange(struct ln_session *s, const char *const *args, struct json_object *in,
+		    int timeout_ms, struct ln_buf *payload, struct ln_buf *err)
+{
+	static const char *const session_args[] = { LN_VERB_SESSION, NULL };
+	static long long next_id;
+	struct ln_buf cmd = LN_BUF_INIT, body = LN_BUF_INIT, frame = LN_BUF_INIT,
+		      e = LN_BUF_INIT;
+	struct json_object *env = json_object_new_object(), *av = json_object_new_array();
+	struct reader rd = { s, 0, NULL };
+	char what[96];
+	size_t i;
+	int r, status;
+
+	if (timeout_ms <= 0)
+		timeout_ms = ln_ssh_step_timeout_ms(s);
+	rd.deadline = ln_now_ms() + timeout_ms;
+	snprintf(what, sizeof(what), "agent '%s'", args[0]);
+	rd.what = what;
+	ln_json_add_i64(env, "protocol", LN_PROTO_VERSION);
+	ln_json_add_i64(env, "id", __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED));
+	ln_json_add_str(env, "verb", args[0]);
+	/* the agent measures it from reading the request (agent-protocol.md) */
+	ln_json_add_i64(env, "budget_ms", ln_agent_budget_ms(timeout_ms));
+	for (i = 1; args[i]; i++)
+		json_object_array_add(av, json_object_new_string(args[i]));
+	ln_json_add(env, "args", av);
+	if (in)
+		ln_json_add(env, "request", json_object_get(in));
+	r = ln_json_write(env, 0, &body);
+	if (r == 0)
+		r = ln_frame_put(&frame, body.buf, body.len);
+	if (r < 0)
+		goto out;
+	if (!ln_ssh_stream_is_open(s)) {
+		r = ln_agent_command(ln_ssh_is_sudo(s), session_args, &cmd);
+		if (r == 0)
+			r = ln_ssh_stream_open(s, cmd.buf, timeout_ms, err);
+		if (r < 0)
+			goto out;
+	}
+	r = ln_ssh_stream_write(s, frame.buf, frame.len, rd.deadline, what, &e);
+	/* a command that exits at once (no agent there) may close the channel
+	 * before the request is written: that is its answer, not a broken link */
+	if (r == -LN_EUNREACH && ln_ssh_stream_remote_ended(s)) {
+		ln_buf_reset(&e);
+		r = 1;
+	}
+	if (r == 0)
+		r = ln_frame_read(read_stream, &rd, LN_FRAME_ANSWER_MAX, payload, &e);
+	if (r == 0)
+		goto out;
+	if (r == -LN_ETIMEOUT || r == -LN_EUNREACH) {
+		/* the agent is signalled and its session closed: it stops */
+		if (r == -LN_ETIMEOUT)
+			ln_buf_addf(err, "timed out after %d.%03ds on '%s' running agent '%s'",
+				    timeout_ms / 1000, timeout_ms % 1000, ln_ssh_node(s), args[0]);
+		else
+			ln_buf_addf(err, "%s", e.buf);
+		ln_ssh_stream_close(s, 1, NULL);
+		goto out;
+	}
+	if (r == 1 || r == -ENODATA) {
+		/* the agent ended the session: gone, crashed, or not there */
+		ln_buf_addf(&e, "%s", ln_ssh_stream_stderr(s));
+		ln_ssh_stream_close(s, 0, &status);
+		if (status == 127 || status == 126) {
+			ln_buf_addf(err, "no runnable agent on '%s'", ln_ssh_node(s));
+			r = -ENOENT;
+		} else {
+			ln_buf_addf(err, "agent on '%s' ended its session during '%s' (exit %d)%s%s",
+				    ln_ssh_node(s), args[0], status, e.len ? ": " : "", e.buf);
+			r = -LN_EPROTO;
+		}
+		goto out;
+	}
+	/* not a frame: an agent from before the session, or a broken one */
+	ln_buf_addf(err, "agent on '%s' does not speak the session protocol (%s)%s%s",
+		    ln_ssh_node(s), e.buf, *ln_ssh_stream_stderr(s) ? ": " : "",
+		    ln_ssh_stream_stderr(s));
+	ln_ssh_stream_close(s, 1, NULL);
+	r = -LN_EPROTO;
+out:
+	json_object_put(env);
+	ln_buf_release(&cmd);
+	/* the request may carry DH-HMAC-CHAP secrets: not left in freed memory */
+	if (body.buf)
+		explicit_bzero(body.buf, body.len);
+	if (frame.buf)
+		explicit_bzero(frame.buf, frame.len);
+	ln_buf_release(&body);
+	ln_buf_release(&frame);
+	ln_buf_release(&e);
+	return r;
+}
+
 int ln_agent_call(struct ln_session *s, const char *const *args, struct json_object *in,
 		  int timeout_ms, struct json_object **answer, int *exit_status,
 		  struct ln_buf *err)
 {
-	struct ln_buf cmd = LN_BUF_INIT, out = LN_BUF_INIT, errout = LN_BUF_INIT,
-		      req = LN_BUF_INIT, e = LN_BUF_INIT;
-	struct json_object *ans = NULL;
-	const char *msg, *code, *argv[16];
-	char budget[16];
-	int64_t proto = 0;
-	int r, status = -1;
-	size_t i;
+	struct ln_buf payload = LN_BUF_INIT, e = LN_BUF_INIT;
+	struct json_object *env = NULL, *ans = NULL;
+	const char *msg, *code;
+	int64_t proto = 0, status = -1;
+	int r;
 
 	*answer = NULL;
-	ln_buf_init(&out, ANSWER_CAP);
-	ln_buf_init(&errout, 1u << 20);
-	/* the budget first: the agent measures it from its start */
-	snprintf(budget, sizeof(budget), "%d",
-		 ln_agent_budget_ms(timeout_ms > 0 ? timeout_ms : ln_ssh_step_timeout_ms(s)));
-	argv[0] = "--budget-ms";
-	argv[1] = budget;
-	for (i = 0; args[i] && i + 3 < ARRAY_SIZE(argv); i++)
-		argv[i + 2] = args[i];
-	argv[i + 2] = NULL;
-	r = args[i] ? -EINVAL : ln_agent_command(ln_ssh_is_sudo(s), argv, &cmd);
-	if (r < 0) {
-		ln_buf_addf(err, "refusing to pass an unsafe argument to the agent on '%s'",
-			    ln_ssh_node(s));
-		goto out;
-	}
-	if (in) {
-		r = ln_json_write(in, 0, &req);
-		if (r < 0)
-			goto out;
-	}
-	r = ln_ssh_exec(s, cmd.buf, req.buf, req.len, timeout_ms, &out, &errout, &status, err);
 	if (exit_status)
-		*exit_status = status;
+		*exit_status = -1;
+	ln_buf_init(&payload, LN_FRAME_ANSWER_MAX);
+	r = exchange(s, args, in, timeout_ms, &payload, err);
 	if (r < 0)
 		goto out;
-	ln_buf_rtrim(&errout);
-	if (status == 127 || status == 126) {
-		ln_buf_addf(err, "no runnable agent on '%s'", ln_ssh_node(s));
-		r = -ENOENT;
-		goto out;
-	}
-	if (ln_json_parse(out.buf, out.len, &ans, &e) < 0 || !json_object_is_type(ans, json_type_object)) {
-		ln_buf_addf(err, "agent on '%s' answered '%s' with no JSON (exit %d)%s%s",
-			    ln_ssh_node(s), args[0], status, errout.len ? ": " : "",
-			    errout.len ? errout.buf : "");
+	if (ln_json_parse(payload.buf, payload.len, &env, &e) < 0 ||
+	    ln_json_get_i64(env, "exit", 1, &status, &e) < 0 ||
+	    !json_object_object_get_ex(env, "answer", &ans) ||
+	    !json_object_is_type(ans, json_type_object)) {
+		ln_buf_addf(err, "agent on '%s' answered '%s' with no JSON answer: %s",
+			    ln_ssh_node(s), args[0], e.len ? e.buf : "no 'answer' object");
+		ln_ssh_stream_close(s, 1, NULL);
 		r = -LN_EPROTO;
 		goto out;
 	}
+	if (exit_status)
+		*exit_status = (int)status;
 	if (ln_json_get_i64(ans, "protocol", 1, &proto, &e) < 0) {
 		ln_buf_addf(err, "agent on '%s' answered without a protocol version", ln_ssh_node(s));
 		r = -LN_EPROTO;
@@ -210,7 +296,13 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 		ln_buf_addf(err, "agent on '%s' refused '%s': %s", ln_ssh_node(s), args[0], msg);
 		r = code && !strcmp(code, "locked") ? -LN_ELOCKED :
 		    code && !strcmp(code, "timeout") ? -LN_ETIMEOUT :
-		    code && !strcmp(code, "protocol") ? -LN_EPROTO : -LN_EREQUEST;
+		    code && (!strcmp(code, "protocol") || !strcmp(code, "frame")) ? -LN_EPROTO :
+		    -LN_EREQUEST;
+		/* after a frame error, or a budget that ran out before a change,
+		 * the agent has ended the session */
+		if (code && (!strcmp(code, "frame") ||
+			     (!strcmp(code, "timeout") && status == LN_AGENT_EXIT_TIMEOUT)))
+			ln_ssh_stream_close(s, 1, NULL);
 		goto out;
 	}
 	if (proto != LN_PROTO_VERSION) {
@@ -220,22 +312,17 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 		goto out;
 	}
 	if (status != 0 && status != 1) {
-		ln_buf_addf(err, "agent on '%s' exited %d on '%s'%s%s", ln_ssh_node(s), status, args[0],
-			    errout.len ? ": " : "", errout.len ? errout.buf : "");
+		ln_buf_addf(err, "agent on '%s' exited %lld on '%s'%s%s", ln_ssh_node(s),
+			    (long long)status, args[0], *ln_ssh_stream_stderr(s) ? ": " : "",
+			    ln_ssh_stream_stderr(s));
 		r = -LN_EPROTO;
 		goto out;
 	}
-	*answer = ans;
-	ans = NULL;
+	*answer = json_object_get(ans);
 	r = 0;
 out:
-	json_object_put(ans);
-	ln_buf_release(&cmd);
-	ln_buf_release(&out);
-	ln_buf_release(&errout);
-	/* the request may carry DH-HMAC-CHAP secrets: not left in freed memory */
-	explicit_bzero(req.buf, req.len);
-	ln_buf_release(&req);
+	json_object_put(env);
+	ln_buf_release(&payload);
 	ln_buf_release(&e);
 	return r;
 }
@@ -298,14 +385,17 @@ static int install(struct ln_session *s, const struct ln_agent_image *img, struc
 		return r;
 	/* Copy into the root-only directory under a temporary name, then
 	 * rename over the old agent: a half-written agent is never run. */
+	/* The new agent then seals itself: it checks its own SHA-256 against
+	 * ours (a corrupt upload fails here) and writes the sidecar that
+	 * spares `version` hashing it again. */
 	ln_buf_addf(&cmd,
 		    "%sumask 077 && mkdir -p " AGENT_DIR_FMT " && chmod 0700 " AGENT_DIR_FMT
 		    " && cp -- \"$HOME/%s\" " AGENT_DIR_FMT "/.%s.new && chmod 0700 " AGENT_DIR_FMT
-		    "/.%s.new && mv -f -- " AGENT_DIR_FMT "/.%s.new " AGENT_PATH_FMT
-		    "; r=$?; rm -f -- \"$HOME/%s\"; exit $r%s",
+		    "/.%s.new && mv -f -- " AGENT_DIR_FMT "/.%s.new " AGENT_PATH_FMT " && "
+		    AGENT_PATH_FMT " " LN_VERB_SEAL " %s; r=$?; rm -f -- \"$HOME/%s\"; exit $r%s",
 		    ln_ssh_is_sudo(s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} HOME=\"$HOME\" sh -c '" : "",
-		    stage, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, stage,
-		    ln_ssh_is_sudo(s) ? "'" : "");
+		    stage, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, img->sha256,
+		    stage, ln_ssh_is_sudo(s) ? "'" : "");
 	r = ln_ssh_exec(s, cmd.buf, NULL, 0, 0, &out, &errout, &status, err);
 	if (r < 0)
 		goto out;
@@ -341,6 +431,8 @@ int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int 
 		goto out;
 	}
 	ln_verbose("pushing agent to '%s': %s", ln_ssh_node(s), why.buf);
+	/* the old agent's session ends before its binary is replaced */
+	ln_ssh_stream_close(s, 0, NULL);
 	r = install(s, img, err);
 	if (r < 0)
 		goto out;

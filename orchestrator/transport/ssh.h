@@ -77,6 +77,40 @@ int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t in
 		struct ln_buf *err);
 
 /*
+ * The session's stream: one long-lived remote command (the agent's
+ * `session`) on one channel, held until closed or until the session is.
+ * At most one per session. stdin and stdout are byte streams for the
+ * caller's framing; stderr is kept, bounded, for messages.
+ *
+ * ln_ssh_stream_open runs cmd (timeout_ms <= 0: the step timeout bounds
+ * the channel's opening). ln_ssh_stream_write sends all of p, and
+ * ln_ssh_stream_read returns what arrives first (> 0 bytes) or 0 at the
+ * end of the remote output; both stop at deadline_ms (ln_now_ms() time)
+ * with -LN_ETIMEOUT and on a broken connection with -LN_EUNREACH, the
+ * node and the stream's purpose (what) named in err.
+ */
+int ln_ssh_stream_open(struct ln_session *s, const char *cmd, int timeout_ms, struct ln_buf *err);
+int ln_ssh_stream_is_open(const struct ln_session *s);
+int ln_ssh_stream_write(struct ln_session *s, const void *p, size_t n, long long deadline_ms,
+			const char *what, struct ln_buf *err);
+int ln_ssh_stream_read(struct ln_session *s, void *p, size_t n, long long deadline_ms,
+		       const char *what, struct ln_buf *err);
+/* 1 when the remote command ended its side (EOF or close) on a session
+ * that is still connected: it exited, the connection did not break. */
+int ln_ssh_stream_remote_ended(struct ln_session *s);
+/* The stream's stderr so far (trailing whitespace removed); "" if none. */
+const char *ln_ssh_stream_stderr(struct ln_session *s);
+/*
+ * End the stream. Gently (abort 0): send EOF, and when status is not NULL
+ * wait (within the step timeout) for the exit status, -1 if none came.
+ * Abort (1): ask the remote command to stop (SIGTERM) and close the
+ * channel at once; the remote side then sees its input end and its output
+ * closed. NULL-safe; a session without a stream is left as is.
+ */
+void ln_ssh_stream_close(struct ln_session *s, int abort, int *status);
+
+
+/*
  * Upload data to path over SFTP in bounded chunks, as a new file of the
  * given mode (O_EXCL: path must not exist; callers pass a temporary name
  * and rename it into place with ln_ssh_exec).

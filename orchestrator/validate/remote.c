@@ -2,8 +2,7 @@
 /*
  * Probe operations over the controller's run (the ln_probe_ops table the
  * validation runner calls): every probe goes through the agent's bounded
- * `run` verb on the node's SSH session, its arguments single-quoted and
- * checked before they reach a shell; files are installed by upload, copy
+ * `run` verb, a request on the node's agent session; files are installed by upload, copy
  * and rename, and read back with cat. The controller's side of the
  * runner, kept out of cmd/ so that commands stay argv to library calls.
  */
@@ -44,8 +43,11 @@ static int ops_facts(void *ctx, size_t node, struct json_object **out, struct ln
 	return 0;
 }
 
-/* A probe argument goes on the remote command line single-quoted; the
- * agent checks it again, but nothing unsafe even reaches the shell. */
+/* The agent's own limits on a probe's arguments (it checks them again). */
+#define MAX_PROBE_ARGS 256
+
+/* A probe argument travels in the session's JSON, no shell between; the
+ * agent refuses the same characters, but nothing unsafe leaves here. */
 static int quotable(const char *s)
 {
 	if (!*s || strlen(s) > 4096)
@@ -61,9 +63,10 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, const char *
 {
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
-	struct ln_buf cmd = LN_BUF_INIT, so = LN_BUF_INIT, se = LN_BUF_INIT, e = LN_BUF_INIT;
 	struct json_object *ans = NULL, *v;
-	int r, status = -1, i;
+	const char *args[MAX_PROBE_ARGS + 10];
+	char tbuf[16], mbuf[16];
+	int r, status = -1, i, k = 0;
 	const char *s;
 
 	if (!nr)
@@ -71,53 +74,36 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, const char *
 	r = ln_run_session(run, nr, err);
 	if (r < 0)
 		return r;
-	if (ln_ssh_is_sudo(nr->s))
-		ln_buf_addstr(&cmd, "sudo -n ${LLMNET_AGENT_ROOT:+env "
-				    "LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} ");
-	/* the agent's budget ends before our bound below: it kills the probe */
-	ln_buf_addf(&cmd, "\"${LLMNET_AGENT_ROOT%%/}%s/%s\" --budget-ms %d run --timeout %d "
-		    "--max-output %u", LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME,
-		    ln_agent_budget_ms((timeout_s + 30) * 1000), timeout_s, 4u << 20);
+	snprintf(tbuf, sizeof(tbuf), "%d", timeout_s);
+	snprintf(mbuf, sizeof(mbuf), "%u", 4u << 20);
+	args[k++] = LN_VERB_RUN;
+	args[k++] = "--timeout";
+	args[k++] = tbuf;
+	args[k++] = "--max-output";
+	args[k++] = mbuf;
 	if (sha256) {
 		if (strlen(sha256) != 64 || strspn(sha256, "0123456789abcdef") != 64) {
 			ln_buf_addf(err, "refusing to pass the hash '%.64s' to '%s'", sha256,
 				    nr->spec->name);
-			r = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
-		ln_buf_addf(&cmd, " --sha256 %s", sha256);
+		args[k++] = "--sha256";
+		args[k++] = sha256;
 	}
-	ln_buf_addstr(&cmd, " --");
+	args[k++] = "--";
 	for (i = 0; argv[i]; i++) {
-		if (!quotable(argv[i])) {
+		if (!quotable(argv[i]) || i >= MAX_PROBE_ARGS) {
 			ln_buf_addf(err, "refusing to pass the argument '%.64s' of '%s' to '%s'",
 				    argv[i], argv[0], nr->spec->name);
-			r = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
-		ln_buf_addf(&cmd, " '%s'", argv[i]);
+		args[k++] = argv[i];
 	}
-	ln_buf_init(&so, 8u << 20);
+	args[k] = NULL;
 	/* the agent's own bound fires first; ours only covers a stuck link */
-	r = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, (timeout_s + 30) * 1000, &so, &se, &status, err);
+	r = ln_agent_call(nr->s, args, NULL, (timeout_s + 30) * 1000, &ans, &status, err);
 	if (r < 0)
 		goto out;
-	if (ln_json_parse(so.buf, so.len, &ans, &e) < 0 || !json_object_is_type(ans, json_type_object)) {
-		ln_buf_rtrim(&se);
-		ln_buf_addf(err, "the agent on '%s' gave no answer to 'run %s' (exit %d)%s%s",
-			    nr->spec->name, argv[0], status, se.len ? ": " : "", se.buf);
-		r = -LN_EPROTO;
-		goto out;
-	}
-	if (json_object_object_get_ex(ans, "error", &v)) {
-		struct json_object *m = NULL;
-
-		json_object_object_get_ex(v, "message", &m);
-		ln_buf_addf(err, "the agent on '%s' refused '%s': %s", nr->spec->name, argv[0],
-			    m ? json_object_get_string(m) : "no reason given");
-		r = -LN_EREQUEST;
-		goto out;
-	}
 	out->exit_status = json_object_object_get_ex(ans, "exit_status", &v) &&
 			   json_object_is_type(v, json_type_int) ? json_object_get_int(v) : -1;
 	out->timed_out = json_object_object_get_ex(ans, "timed_out", &v) &&
@@ -133,10 +119,6 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, const char *
 	r = 0;
 out:
 	json_object_put(ans);
-	ln_buf_release(&cmd);
-	ln_buf_release(&so);
-	ln_buf_release(&se);
-	ln_buf_release(&e);
 	return r;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
 
@@ -95,12 +96,37 @@ static void io_judge(struct stage_run *sr)
 	}
 }
 
-/* One initiator: skipped, not run, or probed and recorded. */
-static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in)
+/* The io probe's copy to each node that probes, all nodes at once: what
+ * went wrong on node i is in why[i] (empty when it was installed). */
+struct io_push {
+	struct vctx *c;
+	struct ln_buf *why;
+};
+
+static int push_probe(void *ctx, size_t i, struct ln_buf *line)
+{
+	struct io_push *ip = ctx;
+
+	(void)line;
+	vs_push_file(ip->c, i, ip->c->o->io_probe_path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO,
+		     &ip->why[i]);
+	return 0;
+}
+
+/* The devices check of nqn on node (NULL when the stage did not run). */
+static const struct ln_check *io_namespace(struct vctx *c, const struct ln_initiator *in)
+{
+	return namespace_check(c, in->node, c->spec->targets[in->target].nqn);
+}
+
+/* One initiator: skipped, not run, or probed and recorded; pushed says
+ * how the probe's copy to its node went. */
+static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in,
+			const struct ln_buf *pushed)
 {
 	const struct ln_validation *v = &c->spec->validation;
 	const char *nqn = c->spec->targets[in->target].nqn;
-	const struct ln_check *dk = namespace_check(c, in->node, nqn);
+	const struct ln_check *dk = io_namespace(c, in);
 	struct argv av = { .n = 0 };
 	const char *block = NULL;
 	char name[300];
@@ -118,12 +144,8 @@ static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_in
 	if (!c->o->io_probe_path)
 		return vs_not_run_check(c, LN_STAGE_IO, in->node, name,
 					"the io probe was not built");
-	if (vs_push_file(c, in->node, c->o->io_probe_path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO,
-			 &sr->why) < 0) {
-		r = vs_not_run_check(c, LN_STAGE_IO, in->node, name, "%s", sr->why.buf);
-		ln_buf_reset(&sr->why);
-		return r;
-	}
+	if (pushed->len)
+		return vs_not_run_check(c, LN_STAGE_IO, in->node, name, "%s", pushed->buf);
 	if (!io_argv(v, in, nqn, block, &av))
 		return vs_not_run_check(c, LN_STAGE_IO, in->node, name, "no block device known for "
 					"'%s' (run the devices stage)", nqn);
@@ -140,19 +162,53 @@ int vs_io_stage(struct vctx *c)
 {
 	const struct ln_validation *v = &c->spec->validation;
 	struct stage_run sr;
-	size_t k;
+	struct io_push ip = { c, NULL };
+	struct ln_fanout f = { "install the io probe", c->n, NULL, c->parallel, push_probe, &ip, 1 };
+	struct ln_fanout_result fr;
+	unsigned char *sel = NULL;
+	size_t k, i;
 	int r = 0, any = 0;
 
 	vs_stage_open(&sr, v->io.timeout_ms, 1u << 20,
 		      v->io.min_bps ? (double)v->io.min_bps / 8e6 : NAN);
+	ip.why = calloc(c->n ? c->n : 1, sizeof(*ip.why));
+	sel = calloc(c->n ? c->n : 1, 1);
+	if (!ip.why || !sel) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* the probe goes to every node that will run it, all at once; the
+	 * runs themselves stay one after another (they share targets, and a
+	 * bandwidth figure must not be another node's contention) */
+	for (k = 0; k < c->spec->n_initiators; k++) {
+		const struct ln_initiator *in = &c->spec->initiators[k];
+		const struct ln_check *dk = io_namespace(c, in);
+
+		if (vs_under_test(c, in->node) && c->o->io_probe_path &&
+		    (!dk || dk->status == LN_ST_PASS))
+			sel[in->node] = 1;
+	}
+	f.select = sel;
+	r = ln_fanout_run(&f, &fr);
+	if (r < 0)
+		goto out;
+	for (i = 0; i < c->n; i++)
+		if (sel[i] && !fr.started[i])
+			ln_buf_addstr(&ip.why[i], "the io probe was not installed: interrupted");
+	ln_fanout_result_release(&fr);
 	for (k = 0; k < c->spec->n_initiators && r >= 0; k++) {
 		const struct ln_initiator *in = &c->spec->initiators[k];
 
 		if (!vs_under_test(c, in->node))
 			continue;
 		any = 1;
-		r = io_initiator(c, &sr, in);
+		r = io_initiator(c, &sr, in, &ip.why[in->node]);
 	}
 	vs_stage_ran(c, LN_STAGE_IO, any, r, "no initiator under test");
+out:
+	for (i = 0; ip.why && i < c->n; i++)
+		ln_buf_release(&ip.why[i]);
+	free(ip.why);
+	free(sel);
 	return vs_stage_close(&sr, r);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The mpi stage, and the MPI launch it shares with the nccl stage: the
- * probe is built on a launcher, copied to every node and checked by
- * sha256; a one-rank mpirun preflight between nodes names a pair that
- * cannot launch; then one mpirun over the hostfile runs an allreduce that
- * must place a rank on every node.
+ * probe is built on a launcher, copied to every node (all at once, through
+ * the fan-out window) and checked by sha256; a one-rank mpirun preflight
+ * between nodes names a pair that cannot launch; then one mpirun over the
+ * hostfile runs an allreduce that must place a rank on every node.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +14,7 @@
 
 #include "common/fileio.h"
 #include "common/util.h"
+#include "orchestrator/transport/fanout.h"
 #include "orchestrator/transport/push.h"
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
@@ -96,59 +97,118 @@ out:
 	return r;
 }
 
-/* Copy the launcher's build to every other node at the same path (put
- * installs it by temporary name and rename), then read each copy back and
- * compare its sha256 with the launcher's: a rank must never run a stale
- * or truncated probe. */
+/* One node's copy, done in a fan-out worker; recorded afterwards. */
+struct copy_one {
+	enum { COPY_OK, COPY_PUT_FAILED, COPY_GET_FAILED, COPY_DIFFERS } outcome;
+	struct ln_buf err;
+	char got[65];
+	size_t got_len;
+	double seconds;
+};
+
+struct copy_ctx {
+	struct vctx *c;
+	const char *bin;
+	const struct ln_buf *image;
+	struct copy_one *one;
+};
+
+/* Install the image on node i (put goes by temporary name and rename),
+ * then read the copy back and take its sha256. */
+static int copy_to(void *vctx, size_t i, struct ln_buf *line)
+{
+	struct copy_ctx *cc = vctx;
+	struct copy_one *o = &cc->one[i];
+	struct ln_buf back;
+	double t0 = ln_now_s();
+
+	(void)line;
+	ln_buf_init(&back, 64u << 20);
+	if (cc->c->ops->put(cc->c->octx, i, cc->bin, cc->image->buf, cc->image->len, &o->err) < 0)
+		o->outcome = COPY_PUT_FAILED;
+	else if (cc->c->ops->get(cc->c->octx, i, cc->bin, &back, &o->err) < 0)
+		o->outcome = COPY_GET_FAILED;
+	else
+		ln_sha256_hex(back.buf, back.len, o->got);
+	o->got_len = back.len;
+	o->seconds = ln_now_s() - t0;
+	ln_buf_release(&back);
+	return 0;
+}
+
+/* Copy the launcher's build to every other node at the same path, all
+ * nodes at once through the fan-out window, and compare each copy's
+ * sha256 with the launcher's: a rank must never run a stale or truncated
+ * probe. Outcomes are recorded in node order once every copy is done. */
 static int mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
 		    const struct ln_buf *image, int *blocked)
 {
 	const char *name = st == LN_STAGE_MPI ? "copy the mpi probe" : "copy the nccl probe";
 	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
-	struct ln_buf back, err = LN_BUF_INIT, why = LN_BUF_INIT;
+	struct copy_ctx cc = { c, bin, image, NULL };
+	struct ln_fanout f = { name, c->n, NULL, c->parallel, copy_to, &cc, 1 };
+	struct ln_fanout_result fr;
+	struct ln_buf why = LN_BUF_INIT;
+	unsigned char *sel = calloc(c->n ? c->n : 1, 1);
 	struct ln_attempt at;
-	char want[65], got[65];
+	char want[65];
 	size_t i;
-	int r = 0;
+	int r;
 
+	cc.one = calloc(c->n ? c->n : 1, sizeof(*cc.one));
+	if (!sel || !cc.one) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < c->n; i++) {
+		sel[i] = i != l;
+		ln_buf_init(&cc.one[i].err, 0);
+	}
+	f.select = sel;
 	ln_sha256_hex(image->buf, image->len, want);
-	ln_buf_init(&back, 64u << 20);
+	r = ln_fanout_run(&f, &fr);
+	if (r < 0)
+		goto out;
 	for (i = 0; i < c->n && r >= 0; i++) {
-		double t0 = ln_now_s();
+		struct copy_one *o = &cc.one[i];
 
 		if (i == l)
 			continue;
-		ln_buf_reset(&back);
-		ln_buf_reset(&err);
-		if (c->ops->put(c->octx, i, bin, image->buf, image->len, &err) < 0) {
-			r = vs_not_run_check(c, st, i, name, "cannot copy the %s probe from '%s' "
-					     "to '%s': %s", what, vs_nname(c, l), vs_nname(c, i),
-					     err.buf);
+		if (!fr.started[i]) {
+			r = vs_not_run_check(c, st, i, name, "not copied: interrupted");
 			(*blocked)++;
 			continue;
 		}
-		if (c->ops->get(c->octx, i, bin, &back, &err) < 0) {
-			r = vs_not_run_check(c, st, i, name, "cannot read back the %s probe "
-					     "copied to '%s': %s", what, vs_nname(c, i), err.buf);
+		if (o->outcome == COPY_PUT_FAILED || o->outcome == COPY_GET_FAILED) {
+			r = o->outcome == COPY_PUT_FAILED ?
+				    vs_not_run_check(c, st, i, name, "cannot copy the %s probe from "
+						     "'%s' to '%s': %s", what, vs_nname(c, l),
+						     vs_nname(c, i), o->err.buf) :
+				    vs_not_run_check(c, st, i, name, "cannot read back the %s probe "
+						     "copied to '%s': %s", what, vs_nname(c, i),
+						     o->err.buf);
 			(*blocked)++;
 			continue;
 		}
-		ln_sha256_hex(back.buf, back.len, got);
-		if (!strcmp(got, want))
+		if (!strcmp(o->got, want))
 			continue;
 		memset(&at, 0, sizeof(at));
 		at.value = NAN;
-		at.seconds = ln_now_s() - t0;
+		at.seconds = o->seconds;
 		if (asprintf(&at.command, "sha256 of %s", bin) < 0)
 			at.command = NULL;
 		ln_buf_addf(&why, "the %s probe copied to '%s' has sha256 %.16s (%zu bytes), "
-			    "the one built on '%s' %.16s (%zu bytes)", what, vs_nname(c, i), got,
-			    back.len, vs_nname(c, l), want, image->len);
+			    "the one built on '%s' %.16s (%zu bytes)", what, vs_nname(c, i), o->got,
+			    o->got_len, vs_nname(c, l), want, image->len);
 		r = vs_record(c, st, i, LN_NO_NODE, name, &at, &why, "", NAN);
 		(*blocked)++;
 	}
-	ln_buf_release(&back);
-	ln_buf_release(&err);
+	ln_fanout_result_release(&fr);
+out:
+	for (i = 0; cc.one && i < c->n; i++)
+		ln_buf_release(&cc.one[i].err);
+	free(cc.one);
+	free(sel);
 	ln_buf_release(&why);
 	return r;
 }
@@ -170,20 +230,28 @@ int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local
 	return r;
 }
 
-/* One preflight: a one-rank mpirun from node i onto node j. */
-static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t j,
-			  const char *bin, const char *sha256, int *blocked)
+/* One preflight: a one-rank mpirun from node i onto node j, judged into
+ * at and why (recorded later, in order, by the caller). */
+struct preflight {
+	size_t i, j;
+	struct ln_attempt at;
+	struct ln_buf why;
+};
+
+static void preflight_pair(struct vctx *c, struct preflight *pf, const char *bin,
+			   const char *sha256)
 {
 	struct argv av = { .n = 0 };
+	struct ln_probe_result pr;
 	struct ln_mpi_probe m;
 	struct ln_buf perr = LN_BUF_INIT;
-	int r;
 
+	ln_buf_init(&pr.output, 1u << 20);
 	vs_arg(&av, "mpirun");
 	if (c->o->run_as_root)
 		vs_arg(&av, "--allow-run-as-root");
 	vs_arg(&av, "--host");
-	vs_arg(&av, "%s:1", vs_nname(c, j));
+	vs_arg(&av, "%s:1", vs_nname(c, pf->j));
 	vs_arg(&av, "-np");
 	vs_arg(&av, "1");
 	vs_arg_mca(&av, c->spec);
@@ -191,41 +259,103 @@ static int preflight_pair(struct vctx *c, struct stage_run *sr, size_t i, size_t
 	snprintf(av.sha256, sizeof(av.sha256), "%s", sha256);
 	vs_arg(&av, "--elements");
 	vs_arg(&av, "1");
-	if (vs_run_probe(c, LN_STAGE_MPI, i, &av, 60, &sr->pr, &sr->at, &sr->why) == 0) {
-		if (ln_parse_mpi(sr->pr.output.buf, sr->pr.output.len, &m, &perr) == 0) {
-			sr->at.ok = m.pass && sr->pr.exit_status == 0;
+	if (vs_run_probe(c, LN_STAGE_MPI, pf->i, &av, 60, &pr, &pf->at, &pf->why) == 0) {
+		if (ln_parse_mpi(pr.output.buf, pr.output.len, &m, &perr) == 0) {
+			pf->at.ok = m.pass && pr.exit_status == 0;
 			ln_mpi_probe_release(&m);
 		}
-		if (!sr->at.ok)
-			ln_buf_addf(&sr->why, "'%s' cannot start a rank on '%s' (by SSH and "
-				    "name): %s", vs_nname(c, i), vs_nname(c, j),
+		if (!pf->at.ok)
+			ln_buf_addf(&pf->why, "'%s' cannot start a rank on '%s' (by SSH and "
+				    "name): %s", vs_nname(c, pf->i), vs_nname(c, pf->j),
 				    perr.len ? perr.buf : "mpirun failed");
 	}
-	*blocked += !sr->at.ok;
-	r = vs_record(c, LN_STAGE_MPI, i, j, "mpirun preflight", &sr->at, &sr->why, "", NAN);
+	ln_buf_release(&pr.output);
 	ln_buf_release(&perr);
 	vs_argv_free(&av);
-	return r;
+}
+
+struct preflight_ctx {
+	struct vctx *c;
+	const char *bin, *sha256;
+	struct preflight *pf;
+	size_t *first;		/* node i's preflights: pf[first[i] .. first[i + 1]) */
+};
+
+/* Node i's preflights, one after another: a node's session serves one
+ * request at a time, while the nodes run theirs at once. */
+static int preflight_node(void *vctx, size_t i, struct ln_buf *line)
+{
+	struct preflight_ctx *pc = vctx;
+	size_t k;
+
+	(void)line;
+	for (k = pc->first[i]; k < pc->first[i + 1]; k++)
+		preflight_pair(pc->c, &pc->pf[k], pc->bin, pc->sha256);
+	return 0;
 }
 
 /* Preflight: mpirun's launch needs each node to reach the others over
  * SSH by hostfile name and start a process there; a one-rank mpirun
  * from i onto j tests exactly that, and a failure names the pair.
  * Every ordered pair up to 16 nodes; beyond, the launcher to every
- * node and every node to its ring neighbours. */
-static int mpi_preflight(struct vctx *c, struct stage_run *sr, size_t launcher, const char *bin,
-			 const char *sha256, int *blocked)
+ * node and every node to its ring neighbours. Every node runs its own
+ * preflights at the same time (the fan-out window); the results are
+ * recorded in pair order. */
+static int mpi_preflight(struct vctx *c, size_t launcher, const char *bin, const char *sha256,
+			 int *blocked)
 {
-	size_t i, j;
+	struct preflight_ctx pc = { c, bin, sha256, NULL, NULL };
+	struct ln_fanout f = { "mpirun preflight", c->n, NULL, c->parallel, preflight_node, &pc,
+			       1 };
+	struct ln_fanout_result fr;
+	size_t i, j, n = 0, most = c->n * c->n;
 	int r = 0;
 
-	for (i = 0; i < c->n && r >= 0; i++)
-		for (j = 0; j < c->n && r >= 0; j++) {
+	pc.pf = calloc(most ? most : 1, sizeof(*pc.pf));
+	pc.first = calloc(c->n + 1, sizeof(*pc.first));
+	if (!pc.pf || !pc.first) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < c->n; i++) {
+		pc.first[i] = n;
+		for (j = 0; j < c->n; j++) {
 			if (i == j || (c->n > 16 && i != launcher && j != (i + 1) % c->n &&
 				       (j + 1) % c->n != i))
 				continue;
-			r = preflight_pair(c, sr, i, j, bin, sha256, blocked);
+			pc.pf[n].i = i;
+			pc.pf[n].j = j;
+			pc.pf[n].at.value = NAN;
+			ln_buf_init(&pc.pf[n].why, 0);
+			n++;
 		}
+	}
+	pc.first[c->n] = n;
+	r = ln_fanout_run(&f, &fr);
+	if (r < 0)
+		goto out;
+	for (i = 0; i < n && r >= 0; i++) {
+		struct preflight *pf = &pc.pf[i];
+
+		if (!fr.started[pf->i]) {
+			r = vs_not_run_check(c, LN_STAGE_MPI, pf->i, "mpirun preflight",
+					     "not run: interrupted");
+			(*blocked)++;
+			continue;
+		}
+		*blocked += !pf->at.ok;
+		r = vs_record(c, LN_STAGE_MPI, pf->i, pf->j, "mpirun preflight", &pf->at,
+			      &pf->why, "", NAN);
+	}
+	ln_fanout_result_release(&fr);
+out:
+	for (i = 0; pc.pf && i < n; i++) {
+		free(pc.pf[i].at.command);
+		free(pc.pf[i].at.detail);
+		ln_buf_release(&pc.pf[i].why);
+	}
+	free(pc.pf);
+	free(pc.first);
 	return r;
 }
 
@@ -329,7 +459,7 @@ int vs_mpi_stage(struct vctx *c)
 	r = vs_mpi_install(c, LN_STAGE_MPI, launcher, c->o->mpi_probe_source, src, bin, sha256,
 			   &blocked);
 	if (r >= 0 && !blocked)
-		r = mpi_preflight(c, &sr, launcher, bin, sha256, &blocked);
+		r = mpi_preflight(c, launcher, bin, sha256, &blocked);
 	if (r >= 0 && !blocked)
 		r = mpi_allreduce(c, &sr, launcher, bin, sha256);
 out:

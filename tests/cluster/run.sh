@@ -57,6 +57,16 @@ foreign_intact() {
 	[ -f "$(root 1)/srv/foreign.img" ] &&
 	grep -qxF nqn.2014-08.org.example:other.target "$(root 2)/sys/class/nvme/nvme0/subsysnqn"
 }
+# node I's agent session processes (one per run at most)
+agent_pids() { pgrep -f "$(root "$1")/var/lib/llmnet/bin/llmnet-agent session"; }
+# node I's session agent has the node lock open: its apply waits for it
+agent_waits_for_lock() {
+	local p
+	for p in $(agent_pids "$1"); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -qF "$(root "$1")/run/llmnet.lock" && return 0
+	done
+	return 1
+}
 out_has() { grep -qF -- "$1" "$C/out"; }
 not() { ! "$@"; }
 running() { pgrep -f "$1" >/dev/null; }
@@ -220,7 +230,7 @@ scenario_sigint() {
 	"$LLMNET" --no-color apply "$C/spec.yaml" --parallel 1 > "$C/out" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
-		pgrep -f "$(root 1)/var/lib/llmnet/bin/llmnet-agent --budget-ms [0-9]+ apply" >/dev/null && break
+		agent_waits_for_lock 1 && break
 		sleep 0.1
 	done
 	kill -INT "$pid"
@@ -257,7 +267,8 @@ scenario_budget() {
 	"$LLMNET" --no-color apply "$C/spec5.yaml" > "$C/out" 2>&1 &
 	pid=$!
 	# t0: n1's agent has started its step (facts before it take a while)
-	for _ in $(seq 300); do running "$agent --budget-ms 4000 apply" && break; sleep 0.1; done
+	for _ in $(seq 300); do agent_waits_for_lock 1 && break; sleep 0.1; done
+	check_cmd "n1's apply waits for its node lock" agent_waits_for_lock 1
 	t0=$SECONDS
 	wait "$pid"
 	rc=$?
@@ -547,9 +558,197 @@ scenario_cached_facts() {
 	cluster_start_node "$C" 3
 }
 
+# ---- the agent session (issue 13): one agent process per node per run ----
+
+# The agent's session on node I over OpenSSH (not llmnet's libssh), stdin
+# from the caller, always in a subshell (a pipeline or &):
+#   ... | agent_session I > ANSWERS
+# (exec: a background call's $! is ssh itself, which the caller may kill)
+agent_session() {
+	exec ssh -F /dev/null -i "$C/id_ed25519" -o UserKnownHostsFile="$C/known_hosts" \
+		-o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=5 \
+		"root@$(cluster_addr "$1")" \
+		'"${LLMNET_AGENT_ROOT%/}/var/lib/llmnet/bin/llmnet-agent" session'
+}
+# One frame: the payload's length, a newline, the payload (ASCII only).
+frame() { printf '%d\n%s' "${#1}" "$1"; }
+no_agent_left() {	# node I, within 5 s
+	local _
+	for _ in $(seq 50); do agent_pids "$1" >/dev/null || return 0; sleep 0.1; done
+	return 1
+}
+answers_has() { grep -qF -- "$1" "$C/answers"; }
+
+# Framing errors are answered with an error frame, change nothing, and end
+# that session; a well-formed request on a session is answered in turn.
+scenario_session_framing() {
+	local src
+	new_cluster framing || { fail "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply exits 0" rc_is 0
+	for i in 1 2 3; do wc -l < "$C/node$i/sshd.log" > "$C/node$i/lines"; done
+	llmnet apply "$C/spec.yaml"
+	check_cmd "a converged apply exits 0" rc_is 0
+	for i in 1 2 3; do
+		tail -n +$(($(cat "$C/node$i/lines") + 1)) "$C/node$i/sshd.log" > "$C/node$i/run.log"
+		check_cmd "converged n$i: one connection" test "$(grep -c 'Connection from' "$C/node$i/run.log")" -eq 1
+		check_cmd "converged n$i: one remote process (the agent's session)" \
+			test "$(grep -c 'Starting session: ' "$C/node$i/run.log")" -eq 1
+	done
+	sleep 1.1
+	touch "$C/marker"
+	{ frame '{"id":7,"verb":"version"}'; frame '{"id":8,"verb":"facts"}'; } |
+		agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	check_cmd "two requests, two answers, in order" test "$(grep -o '{"protocol":2,"id":[0-9]*,"exit":0' \
+		"$C/answers" | paste -sd' ')" = '{"protocol":2,"id":7,"exit":0 {"protocol":2,"id":8,"exit":0'
+	src=$(grep -o '"sha256_source":"[a-z]*"' "$C/answers")
+	check_cmd "a sealed agent takes its digest from the sidecar" test "$src" = '"sha256_source":"sidecar"'
+	check_cmd "the session speaks protocol 2" answers_has '{"protocol":2,"id":7,"exit":0,"answer":{'
+	printf 'hello, agent\n' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	check_cmd "garbage: the session exits 2" test "${PIPESTATUS[1]}" -eq 2
+	check_cmd "garbage: an error frame with code 'frame'" answers_has '"code":"frame"'
+	check_cmd "garbage: the header is named" answers_has 'malformed frame header: byte 0x68 after 0 digits'
+	printf '99999999\n{"verb":"apply"}' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	check_cmd "oversized: refused with the limit" answers_has 'oversized frame: 99999999 bytes, at most 16777216 allowed'
+	printf '500\n{"verb":"apply","request":{"protocol":2,"cluster":"loop"' |
+		agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	check_cmd "truncated: refused with the count" answers_has 'truncated frame: the input ended after 56 of 500 bytes'
+	frame '{"verb":"apply","request":{"protocol":2,"cluster":"loop"}' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	check_cmd "a frame that is not JSON: a request error" answers_has '"code":"request"'
+	frame '{"verb":"apply","budget":1,"request":{"protocol":2,"cluster":"loop"}}' |
+		agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	check_cmd "an unknown envelope field: refused by name" answers_has "request envelope: unknown field 'budget'"
+	check_cmd "nothing changed on n1 by any of them" unchanged_since 1 "$C/marker"
+	check_cmd "n1 still exports the subsystem" subsystem_exists
+	check_cmd "no agent left behind" no_agent_left 1
+}
+
+# A session dropped mid-request (its ssh client killed) leaves no agent
+# process: one waiting for the node lock, one running a probe.
+scenario_session_dropped() {
+	local lockpid sshpid probe sum mpid
+	new_cluster dropped || { fail "cluster up"; return; }
+	llmnet facts "$C/spec.yaml"	# pushes the agents
+	mkdir -p "$(root 1)/run"
+	flock -o "$(root 1)/run/llmnet.lock" sleep 60 &
+	lockpid=$!
+	sleep 1.1
+	touch "$C/marker"
+	rm -f "$C/fifo" && mkfifo "$C/fifo"
+	(agent_session 1 < "$C/fifo" > "$C/answers" 2>&1) &
+	sshpid=$!
+	exec 3>"$C/fifo"
+	frame '{"verb":"teardown","budget_ms":60000,"args":["--cluster","loop"]}' >&3
+	for _ in $(seq 100); do agent_waits_for_lock 1 && break; sleep 0.1; done
+	check_cmd "the session's teardown waits for the node lock" agent_waits_for_lock 1
+	kill "$sshpid"
+	check_cmd "the dropped session's agent is gone within 5 s (lock still held)" no_agent_left 1
+	exec 3>&-
+	wait "$sshpid" 2>/dev/null
+	check_cmd "nothing was changed on n1" unchanged_but_agent 1 "$C/marker"
+	kill "$lockpid"
+	wait "$lockpid" 2>/dev/null
+	# a probe that runs until it is stopped, started as the mpi stage starts
+	# its probe: by mpirun (a system tool on the allow-list), at the MPI
+	# probe's exact path, with the SHA-256 the request names (the script's)
+	probe=$(root 2)/var/lib/llmnet/bin/llmnet-probe-mpi
+	printf '#!/bin/sh\nwhile :; do sleep 1; done\n' > "$probe"
+	chmod 0755 "$probe"
+	sum=$(sha256sum < "$probe" | cut -c1-64)
+	(agent_session 2 < "$C/fifo" > "$C/answers" 2>&1) &
+	sshpid=$!
+	exec 3>"$C/fifo"
+	frame '{"verb":"run","budget_ms":600000,"args":["--timeout","600","--sha256","'"$sum"'","--",'\
+'"mpirun","--allow-run-as-root","-np","1","/var/lib/llmnet/bin/llmnet-probe-mpi"]}' >&3
+	for _ in $(seq 100); do running "^/bin/sh $probe" && break; sleep 0.1; done
+	check_cmd "the probe runs" running "^/bin/sh $probe"
+	mpid=$(pgrep -f "^/usr/bin/mpirun .*$probe")
+	kill "$sshpid"
+	check_cmd "the dropped session's agent is gone within 5 s" no_agent_left 2
+	check_cmd "and its probe with it" test -z "$(pgrep -f "$probe")"
+	exec 3>&-
+	wait "$sshpid" 2>/dev/null
+	# mpirun, killed a second after its SIGTERM, leaves its session folder
+	[ -n "$mpid" ] && rm -rf "/tmp/ompi.$(hostname).$(id -u)/pid.$mpid"
+}
+
+# A corrupted, a replaced and a truncated agent are each pushed again; the
+# others keep theirs. The in-place corruption keeps size and mtime (ctime
+# cannot be set back), so only the sidecar check catches it.
+scenario_corrupt_agent() {
+	local a1 a2 a3 want before
+	new_cluster corrupt || { fail "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check_cmd "first apply exits 0" rc_is 0
+	a1=$(root 1)/var/lib/llmnet/bin/llmnet-agent
+	a2=$(root 2)/var/lib/llmnet/bin/llmnet-agent
+	a3=$(root 3)/var/lib/llmnet/bin/llmnet-agent
+	want=$(sha256sum < "$LLMNET_AGENT")
+	check_cmd "every agent is sealed" test -s "$a1.id" -a -s "$a2.id" -a -s "$a3.id"
+	before=$(wc -l < "$LLMNET_STATE_DIR/loop.log")
+	llmnet apply "$C/spec.yaml"
+	check_cmd "a converged run pushes nothing" \
+		test -z "$(tail -n +$((before + 1)) "$LLMNET_STATE_DIR/loop.log" | grep 'agent .* pushed')"
+	stat -c '%s %y' "$a2" > "$C/stat.before"
+	touch -r "$a2" "$C/times"
+	# the last byte (ELF section headers: it still runs) changed in place
+	printf '\x5a' | dd of="$a2" bs=1 seek=$(( $(stat -c %s "$a2") - 1 )) conv=notrunc status=none
+	touch -r "$C/times" "$a2"
+	check_cmd "n2's agent corrupted in place" test "$(sha256sum < "$a2")" != "$want"
+	check_cmd "n2's agent keeps its size and mtime" test "$(stat -c '%s %y' "$a2")" = "$(cat "$C/stat.before")"
+	cp "$BUILD/llmnet-agent-dyn" "$a3.other" && mv -f "$a3.other" "$a3"
+	truncate -s 1000 "$a1"
+	llmnet -v apply "$C/spec.yaml"
+	check_cmd "apply after the corruption exits 0" rc_is 0
+	check_cmd "n1's truncated agent was pushed again" out_has "facts        n1, agent pushed"
+	check_cmd "n2's corrupted agent was pushed again" out_has "facts        n2, agent pushed"
+	check_cmd "n3's replaced agent was pushed again" out_has "facts        n3, agent pushed"
+	check_cmd "n1 runs our agent again" test "$(sha256sum < "$a1")" = "$want"
+	check_cmd "n2 runs our agent again" test "$(sha256sum < "$a2")" = "$want"
+	check_cmd "n3 runs our agent again" test "$(sha256sum < "$a3")" = "$want"
+	llmnet -v apply "$C/spec.yaml"
+	check_cmd "the next run pushes nothing" not_out_has "agent pushed"
+}
+
+# A node that dies mid-run (its sshd and the session's sshd killed while
+# its apply waits for the node lock) is reported with the node, the phase
+# and the request; the other nodes finish.
+scenario_node_dies() {
+	local lockpid pid master kids
+	new_cluster dies || { fail "cluster up"; return; }
+	llmnet facts "$C/spec.yaml"
+	mkdir -p "$(root 2)/run"
+	flock -o "$(root 2)/run/llmnet.lock" sleep 60 &
+	lockpid=$!
+	"$LLMNET" --no-color apply "$C/spec.yaml" > "$C/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 150); do agent_waits_for_lock 2 && break; sleep 0.1; done
+	check_cmd "n2's apply waits for its node lock" agent_waits_for_lock 2
+	# the listener and every sshd it forked for this run (by PID)
+	master=$(cat "$C/node2/harness.pid")
+	kids=$(pgrep -P "$master")
+	kill -9 $kids $(for k in $kids; do pgrep -P "$k"; done) 2>/dev/null
+	cluster_stop_node "$C" 2
+	wait "$pid"
+	rc=$?
+	check_cmd "apply exits 4 (a node unreachable)" rc_is 4
+	check_cmd "n2 is reported with the request and the phase" \
+		grep -qE "n2: connection to 'n2' broke during agent 'apply'.*\(phase initiators\)" "$C/out"
+	check_cmd "recap shows n2 unreachable" grep -qE '^n2 +: .*unreachable=1' "$C/out"
+	check_cmd "n1 finished" subsystem_exists
+	check_cmd "n3 finished" connected 3
+	check_cmd "n3 has the hostfile" hostfile_is 3 "$HOSTFILE3"
+	check_cmd "n2's orphaned agent is gone within 5 s" no_agent_left 2
+	kill "$lockpid"
+	wait "$lockpid" 2>/dev/null
+	cluster_start_node "$C" 2
+	llmnet apply "$C/spec.yaml"
+	check_cmd "next run converges" rc_is 0
+}
+
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
      teardown two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
-     cached_facts)
+     cached_facts session_framing session_dropped corrupt_agent node_dies)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do

@@ -89,8 +89,9 @@ static inline int fx_agent_run(const char *root, const char *const *args, const 
 		argv[i++] = "--root";
 		argv[i++] = root;
 	}
+	/* a session's requests carry their own (budget_ms) */
 	for (n = 0; args[n]; n++)
-		if (!strcmp(args[n], "--budget-ms"))
+		if (!strcmp(args[n], "--budget-ms") || !strcmp(args[n], "session"))
 			budget = 0;
 	if (budget) {
 		argv[i++] = "--budget-ms";

@@ -139,7 +139,7 @@ static void test_plan__target_allows_its_initiators(void **state)
 
 	assert_non_null(req);
 	assert_string_equal(req_str(req, &b),
-		"{\"protocol\":1,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
+		"{\"protocol\":2,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
 		"\"address\":\"127.0.1.1\",\"service\":4420,\"hosts\":[\"" H(2) "\",\"" H(3) "\"],"
 		"\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/disk1.img\",\"size\":1048576}]}],"
 		"\"initiators\":[{\"target\":\"" T3 "\",\"transport\":\"rdma\",\"address\":\"127.0.1.3\","

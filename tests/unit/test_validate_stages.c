@@ -41,6 +41,8 @@ struct fake {
 	 * source uploads per node, and a transfer that flips a byte */
 	struct ln_buf mpi_bin[MAXN];
 	int has_mpi_bin[MAXN], mpicc_runs[MAXN], src_puts[MAXN], corrupt_copy[MAXN];
+	/* io probe copies per node, and nodes whose copies fail */
+	int io_puts[MAXN], put_fails[MAXN];
 	/* the same for the NCCL probe */
 	struct ln_buf nccl_bin[MAXN];
 	int has_nccl_bin[MAXN], nccl_mpicc_runs[MAXN], nccl_src_puts[MAXN];
@@ -107,11 +109,17 @@ static int fake_put(void *ctx, size_t node, const char *path, const void *data, 
 {
 	struct fake *f = ctx;
 
-	(void)err;
 	pthread_mutex_lock(&f->lock);
 	if (!len || path[0] != '/')
 		snprintf(f->problem, sizeof(f->problem), "bad put of '%s'", path);
 	f->puts++;
+	if (!strcmp(path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
+		f->io_puts[node]++;
+	if (f->put_fails[node]) {
+		ln_buf_addstr(err, "sftp error 4");
+		pthread_mutex_unlock(&f->lock);
+		return -EIO;
+	}
 	if (!strcmp(path, LN_PROBE_SRC_DIR "/mpi_probe.c"))
 		f->src_puts[node]++;
 	if (!strcmp(path, LN_PROBE_SRC_DIR "/nccl_mpi_probe.c"))
@@ -932,7 +940,9 @@ static void test_validate_stages__nccl_no_mpicc_on_launcher(void **state)
 	assert_int_equal(w->f.runs, 1);	/* mpicc once, no mpirun */
 }
 
-static void test_validate_stages__io(void **state)
+/* The io stage's world: n1 exports, n2 (mounted) and n4 (raw) hold a live
+ * controller with its namespace, n3 has none. */
+static struct world *io_world(void **state, struct ln_buf *y)
 {
 	static const char io_spec[] =
 		"storage:\n  targets:\n    - nqn: nqn.2024-04.io.llmnet:n1.t1\n      node: n1\n"
@@ -942,26 +952,67 @@ static void test_validate_stages__io(void **state)
 		"      target: nqn.2024-04.io.llmnet:n1.t1\n    - node: n4\n"
 		"      target: nqn.2024-04.io.llmnet:n1.t1\n"
 		"validation:\n  - { stage: devices }\n  - { stage: io, size: 16MiB, min: 500MB/s }\n";
-	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT;
 	struct ln_spec *spec = NULL;
 	struct world *w;
-	size_t i, seen = 0;
+	size_t i;
 
-	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
+	ln_buf_addstr(y, "version: 1\ncluster: fake\nnodes:\n");
 	for (i = 0; i < 4; i++)
-		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    rdma:\n"
+		ln_buf_addf(y, "  - name: n%zu\n    address: 127.0.1.%zu\n    rdma:\n"
 			    "      - { device: rxe0, port: 1, ip: 10.0.0.%zu }\n", i + 1, i + 1, i + 1);
-	ln_buf_addstr(&y, io_spec);
-	if (ln_spec_load_buf("io.yaml", y.buf, y.len, &spec, &err) < 0)
+	ln_buf_addstr(y, io_spec);
+	if (ln_spec_load_buf("io.yaml", y->buf, y->len, &spec, &err) < 0)
 		fail_msg("%s", err.buf);
 	w = world_start(state, 4, spec);
-	/* n2 (mounted) and n4 (raw) hold a live controller with its namespace;
-	 * n3 has none */
 	for (i = 1; i < 4; i += 2)
 		json_object_object_add(w->f.facts[i], "nvme", json_tokener_parse(
 			"[{\"name\":\"nvme1\",\"transport\":\"rdma\",\"subsysnqn\":"
 			"\"nqn.2024-04.io.llmnet:n1.t1\",\"state\":\"live\",\"namespaces\":"
 			"[{\"nsid\":1,\"block\":\"nvme1n1\",\"size_bytes\":1073741824}]}]"));
+	ln_buf_release(&err);
+	return w;
+}
+
+/* The io probe is copied once to each node that runs it (not to n3,
+ * which has no namespace); a failed copy makes that node's check "not
+ * run" with the node named, and the other nodes still probe. */
+static void test_validate_stages__io_probe_copies(void **state)
+{
+	struct ln_buf y = LN_BUF_INIT;
+	struct world *w = io_world(state, &y);
+	size_t i, seen = 0;
+
+	w->f.put_fails[3] = 1;
+	world_run(w);
+	assert_int_equal(w->f.io_puts[0], 0);
+	assert_int_equal(w->f.io_puts[1], 1);
+	assert_int_equal(w->f.io_puts[2], 0);
+	assert_int_equal(w->f.io_puts[3], 1);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
+
+		if (c->stage != LN_STAGE_IO)
+			continue;
+		seen++;
+		if (c->a == 1)
+			assert_int_equal(c->status, LN_ST_PASS);
+		if (c->a == 3) {
+			assert_int_equal(c->status, LN_ST_NOT_RUN);
+			assert_string_equal(c->reason, "cannot install '/var/lib/llmnet/bin/"
+						       "llmnet-probe-io' on 'n4': sftp error 4");
+		}
+	}
+	assert_int_equal(seen, 3);
+	ln_buf_release(&y);
+}
+
+static void test_validate_stages__io(void **state)
+{
+	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct world *w = io_world(state, &y);
+	size_t i, seen = 0;
+
 	world_run(w);
 	for (i = 0; i < w->res.nchecks; i++) {
 		const struct ln_check *c = &w->res.checks[i];
@@ -1012,4 +1063,5 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
 	WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_stages__io),
+	WORLD_TEST(test_validate_stages__io_probe_copies),
 )
