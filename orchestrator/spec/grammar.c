@@ -18,6 +18,7 @@ static const char *const transports[] = { "tcp", "rdma", NULL };
 static const char *const formats[] = { "never", "if-blank", NULL };
 static const char *const mpi_formats[] = { "openmpi", "mpich", NULL };
 static const char *const pairs_names[] = { "ring", "all", NULL };
+static const char *const rails_names[] = { "aligned", "all", NULL };
 static const char *const bw_tools[] = { "ib_write_bw", "ib_send_bw", NULL };
 /* The nccl stage runs llmnet's probe, which measures all_reduce; the rest
  * waits for multi-rail support (the agent's run allow-list has no
@@ -56,6 +57,9 @@ static const struct field rdma_fields[] = {
 	  .names = spec_link_layer_names, .def = "any", .doc = "expected link layer" },
 	{ .key = "mtu", .type = FT_UINT, .off = offsetof(struct ln_rdma_port, mtu),
 	  .sfn = spec_parse_mtu, .min = 256, .max = 4096, .doc = "expected active MTU" },
+	{ .key = "rail", .type = FT_STR, .off = offsetof(struct ln_rdma_port, rail),
+	  .flags = F_RANGE, .pat = SP_RAIL, .def = "the port's position",
+	  .doc = "rail name: pairwise stages pair ports of the same rail" },
 };
 
 static const struct table rdma_table = {
@@ -228,12 +232,21 @@ static const struct table mpi_table = {
 
 static const struct field devices_fields[] = { STAGE_KEY };
 
+/* The rail keys every pairwise stage takes. */
+#define RAILS_KEYS(st)                                                                        \
+	{ .key = "rails", .type = FT_ENUM, .off = VOFF(st.rails), .names = rails_names,          \
+	  .def = "aligned", .doc = "aligned: each port with the same rail's ports; all: also "    \
+	  "with the other rails' ports" },                                                        \
+	{ .key = "concurrent_rails", .type = FT_BOOL, .off = VOFF(st.concurrent_rails),           \
+	  .def = "false", .doc = "test a node's rails in the same round (they share PCIe and CPU)" }
+
 static const struct field rping_fields[] = {
 	STAGE_KEY,
 	{ .key = "count", .type = FT_UINT, .off = VOFF(rping.count), .min = 1, .max = 100000,
 	  .def = "10", .doc = "pings per pair" },
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(rping.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs: ring neighbours or all" },
+	RAILS_KEYS(rping),
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(rping.timeout_ms), .min = 1000,
 	  .max = 3600000, .def = "30s", .doc = "bound on each probe" },
 };
@@ -246,6 +259,7 @@ static const struct field bandwidth_fields[] = {
 	  .max = 1ll << 30, .def = "1MiB", .doc = "message size" },
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(bandwidth.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs" },
+	RAILS_KEYS(bandwidth),
 	{ .key = "min", .type = FT_STR, .sfn = spec_parse_bw_min, .flags = F_THRESHOLD,
 	  .schema_type = "bw_min", .doc = "threshold: a rate, or 'F of rate' (of the link's rate)" },
 	{ .key = "port_base", .type = FT_U16, .off = VOFF(bandwidth.port_base), .min = 1024,
