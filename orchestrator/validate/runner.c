@@ -117,10 +117,13 @@ static int map_rails(struct vctx *c, struct ln_buf *err)
 	if (r == 0)
 		r = ln_results_init_ports(c->res, c->rails.stride);
 	for (i = 0; i < c->n && r == 0; i++)
-		for (k = 0; k < c->spec->nodes[i].n_rdma && r == 0; k++)
+		for (k = 0; k < c->spec->nodes[i].n_rdma && r == 0; k++) {
+			int rail = ln_railmap_rail_of(&c->rails, i, (unsigned)k);
+
+			/* lint allows a rail once per node: every port has one */
 			r = ln_results_set_port(c->res, i, k, c->spec->nodes[i].rdma[k].device,
-						c->rails.names[ln_railmap_rail_of(&c->rails, i,
-										  (unsigned)k)]);
+						rail >= 0 ? c->rails.names[rail] : "");
+		}
 	return r;
 }
 
