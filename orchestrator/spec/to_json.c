@@ -248,8 +248,6 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "count", v->rping.count));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->rping.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->rping.rails]));
-		ADD(ln_json_add(o, "concurrent_rails",
-				json_object_new_boolean(v->rping.concurrent_rails)));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->rping.timeout_ms));
 		break;
 	case LN_STAGE_BANDWIDTH:
@@ -257,8 +255,6 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->bandwidth.size));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->bandwidth.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->bandwidth.rails]));
-		ADD(ln_json_add(o, "concurrent_rails",
-				json_object_new_boolean(v->bandwidth.concurrent_rails)));
 		if (v->bandwidth.min_kind == LN_MIN_RATE) {
 			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->bandwidth.min_bps));
 			ADD(ln_json_add(o, "min_fraction", NULL));

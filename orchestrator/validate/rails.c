@@ -117,7 +117,8 @@ void ln_rails_stage_opts(const struct ln_spec *spec, enum ln_stage st, struct ln
 	o->kind = (rping ? v->rping.pairs : v->bandwidth.pairs) == LN_PAIRS_ALL ? LN_PAIRING_ALL :
 										  LN_PAIRING_RING;
 	o->rails = rping ? v->rping.rails : v->bandwidth.rails;
-	o->concurrent = rping ? v->rping.concurrent_rails : v->bandwidth.concurrent_rails;
+	/* one probe per node at a time: the spec refuses concurrent_rails */
+	o->concurrent = 0;
 }
 
 /* A schedule that grows round by round. */

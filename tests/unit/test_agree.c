@@ -537,10 +537,9 @@ static const char base_spec[] =
 	"  mca: { pml: ob1 }\n"
 	"validation:\n"
 	"  - { stage: devices }\n"
-	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned, "
-	"concurrent_rails: false }\n"
+	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned }\n"
 	"  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, min: 50Gb/s, "
-	"port_base: 18515, timeout: 60s, rails: aligned, concurrent_rails: false }\n"
+	"port_base: 18515, timeout: 60s, rails: aligned }\n"
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
@@ -629,16 +628,13 @@ static const struct key_case key_cases[] = {
 	KC("validation", SECTION, NULL, NULL),
 	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),
 	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s, "
-	  "rails: aligned, concurrent_rails: false }\n", ""),
+	  "rails: aligned }\n", ""),
 	KC("validation.rping.count", CHANGES, "count: 10", "count: 20"),
 	KC("validation.rping.pairs", CHANGES, "pairs: ring, timeout", "pairs: all, timeout"),
 	KC("validation.rping.timeout", CHANGES, "timeout: 30s", "timeout: 40s"),
 	KC("validation.rping.rails", CHANGES, "30s, rails: aligned", "30s, rails: all"),
-	KC("validation.rping.concurrent_rails", CHANGES, "30s, rails: aligned, concurrent_rails: false",
-	   "30s, rails: aligned, concurrent_rails: true"),
 	KC("validation.bandwidth.stage", CHANGES, "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, "
-	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned, "
-	  "concurrent_rails: false }\n", ""),
+	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned }\n", ""),
 	KC("validation.bandwidth.tool", CHANGES, "tool: ib_write_bw", "tool: ib_send_bw"),
 	KC("validation.bandwidth.size", CHANGES, "size: 1MiB", "size: 2MiB"),
 	KC("validation.bandwidth.pairs", CHANGES, "pairs: ring, min", "pairs: all, min"),
@@ -646,8 +642,6 @@ static const struct key_case key_cases[] = {
 	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
 	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
 	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
-	KC("validation.bandwidth.concurrent_rails", CHANGES,
-	   "60s, rails: aligned, concurrent_rails: false", "60s, rails: aligned, concurrent_rails: true"),
 	KC("validation.io.stage", CHANGES,
 	  "  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n", ""),
 	KC("validation.io.size", CHANGES, "size: 256MiB", "size: 512MiB"),
@@ -676,6 +670,10 @@ struct refused_case {
 static const struct refused_case refused_cases[] = {
 	{ "target", "dhchap", "      service: 4420\n",
 	  "      service: 4420\n      dhchap: { key_file: /etc/llmnet/key }\n" },
+	{ "stage 'rping'", "concurrent_rails", "30s, rails: aligned }",
+	  "30s, rails: aligned, concurrent_rails: true }" },
+	{ "stage 'bandwidth'", "concurrent_rails", "60s, rails: aligned }",
+	  "60s, rails: aligned, concurrent_rails: true }" },
 };
 
 static const struct key_case *find_case(const char *key)
