@@ -6,8 +6,11 @@
  * every probe goes through the agent's bounded `run` verb
  * (orchestrator/validate/remote.c). The recap goes to stdout (JSON with
  * -o json), progress to stderr, and the reports to the files and URL
- * asked for (ln_cmd_ctl_validate, shared with apply --validate).
+ * asked for (ln_cmd_ctl_validate, shared with apply --validate). With
+ * --dry-run it prints the schedule (stages, rails, pairs, rounds) from the
+ * spec alone and contacts no node.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -17,11 +20,41 @@
 #include "orchestrator/facts.h"
 #include "orchestrator/validate/stages.h"
 
+/* --dry-run: the spec's schedule on stdout. Under --limit the pairs
+ * depend on which nodes pass (each node under test against good peers),
+ * so the two are refused together. */
+static int dry_run_schedule(const struct ln_opt_cmd *c, struct ln_ctl_opts *o, unsigned stages)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	int code;
+
+	if (o->limit.n) {
+		ln_error("--dry-run prints the whole schedule; it does not take --limit (a limited "
+			 "run pairs the nodes under test with peers that pass)");
+		return ln_cmd_usage(c);
+	}
+	code = ln_cmd_ctl_load_spec(o);
+	if (code != LN_EXIT_OK)
+		return code;
+	if (ln_validate_schedule(o->spec, stages, &out, &err) < 0) {
+		ln_error("%s", err.buf);
+		code = LN_EXIT_FAILED;
+	} else {
+		fputs(out.buf, stdout);
+	}
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	return code;
+}
+
 int cmd_validate(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	struct ln_cmd_vopts v = LN_CMD_VOPTS_INIT;
+	int dry_run = 0;
 	const struct ln_option options[] = {
+		LN_OPT_BOOL(0, "dry-run", &dry_run,
+			    "print the schedule (stages, rails, pairs, rounds); contact no node"),
 		LN_OPT_STRING("stages", &v.stages, "LIST",
 			      "run only these of the spec's stages (comma-separated)"),
 		LN_CTL_OPT_LIMIT(&o),
@@ -56,6 +89,10 @@ int cmd_validate(int argc, char **argv)
 	if (v.stages && ln_validate_parse_stages(v.stages, &stages, &err) < 0) {
 		ln_error("%s", err.buf);
 		code = ln_cmd_usage(&c);
+		goto out;
+	}
+	if (dry_run) {
+		code = dry_run_schedule(&c, &o, stages);
 		goto out;
 	}
 	if (v.url && strncmp(v.url, "http://", 7) && strncmp(v.url, "https://", 8)) {

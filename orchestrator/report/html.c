@@ -30,6 +30,7 @@ static void esc(struct ln_buf *out, const char *s)
 
 static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_buf *out)
 {
+	struct ln_buf ends = LN_BUF_INIT;
 	size_t n = r->nnodes, i, j;
 	size_t *at;	/* at[lo * n + hi]: the pair's check index + 1, 0: not tested */
 
@@ -42,9 +43,11 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 	at = calloc(n ? n * n : 1, sizeof(*at));
 	if (!at)
 		return -ENOMEM;
-	/* The pair's own check wins over a diagnosis retest of it. */
+	/* The pair's own check wins over a diagnosis retest of it; of a
+	 * pair's rails, the first that did not pass (the cell's title names
+	 * its ports; the failures table lists every rail). */
 	for (i = 0; i < r->nchecks; i++) {
-		const struct ln_check *c = &r->checks[i];
+		const struct ln_check *c = &r->checks[i], *o;
 		size_t lo, hi, *cell;
 
 		if (c->stage != stage || c->a >= n || c->b >= n)
@@ -52,7 +55,9 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 		lo = c->a < c->b ? c->a : c->b;
 		hi = c->a < c->b ? c->b : c->a;
 		cell = &at[lo * n + hi];
-		if (!*cell || (!c->retest && r->checks[*cell - 1].retest))
+		o = *cell ? &r->checks[*cell - 1] : NULL;
+		if (!o || (!c->retest && o->retest) ||
+		    (c->retest == o->retest && o->status == LN_ST_PASS && c->status != LN_ST_PASS))
 			*cell = i + 1;
 	}
 	ln_buf_addf(out, "<table class=\"heat\" id=\"heat-%s\">\n<tr><th></th>",
@@ -90,9 +95,9 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 			ln_buf_addf(out, "\" class=\"%s%s\" data-status=\"%s\" title=\"",
 				    ln_status_class(c->status), c->retest ? " retest" : "",
 				    ln_status_name(c->status));
-			esc(out, r->nodes[lo]);
-			ln_buf_addstr(out, " - ");
-			esc(out, r->nodes[hi]);
+			ln_buf_reset(&ends);
+			ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &ends);
+			esc(out, ends.buf);
 			ln_buf_addf(out, ": %s", ln_status_name(c->status));
 			if (c->reason) {
 				ln_buf_addstr(out, ": ");
@@ -115,6 +120,7 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 		ln_buf_addstr(out, "</tr>\n");
 	}
 	ln_buf_addstr(out, "</table>\n");
+	ln_buf_release(&ends);
 	free(at);
 	return 0;
 }
@@ -173,9 +179,10 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 		const struct ln_verdict *v = &r->verdicts[i];
 
 		ln_buf_reset(&subj);
-		ln_results_subject(r, v->a, v->b, &subj);
+		ln_results_subject_ports(r, v->a, v->pa, v->b, v->pb, &subj);
 		ln_buf_addf(out, "<li class=\"verdict-%s\"><b>%s ", ln_verdict_kind_name(v->kind),
 			    v->kind == LN_VERDICT_NODE ? "bad node" :
+			    v->kind == LN_VERDICT_PORT ? "bad port" :
 			    v->kind == LN_VERDICT_LINK ? "bad link" : ln_verdict_kind_name(v->kind));
 		esc(out, subj.buf);
 		ln_buf_addf(out, "</b> (%s): ", ln_stage_name(v->stage));
@@ -197,7 +204,7 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 		if (c->status == LN_ST_PASS && c->nattempts < 2)
 			continue;
 		ln_buf_reset(&subj);
-		ln_results_subject(r, c->a, c->b, &subj);
+		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
 		ln_buf_addf(out, "<tr><td>%s</td><td>", ln_stage_name(c->stage));
 		esc(out, subj.buf);
 		ln_buf_addstr(out, "</td><td>");

@@ -21,24 +21,45 @@ static struct json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-/* "node": name, or "pair": [a, b], or nothing for a cluster check. */
-static int add_subject(struct json_object *o, const struct ln_results *r, size_t a, size_t b)
+/* ["x", "y"] */
+static struct json_object *two(const char *x, const char *y)
 {
-	struct json_object *pair;
+	struct json_object *a = json_object_new_array();
+
+	if (a) {
+		json_object_array_add(a, json_object_new_string(x));
+		json_object_array_add(a, json_object_new_string(y));
+	}
+	return a;
+}
+
+/* "node": name, or "pair": [a, b], or nothing for a cluster check; with
+ * the RDMA ports where known: "port" and "rail", or "ports": [pa, pb]
+ * and "rails": [ra, rb]. */
+static int add_subject(struct json_object *o, const struct ln_results *r, size_t a, int pa,
+		       size_t b, int pb)
+{
+	const char *da = ln_results_port(r, a, pa), *db = ln_results_port(r, b, pb);
 
 	if (a == LN_NO_NODE || a >= r->nnodes)
 		return ln_json_add_str(o, "scope", "cluster");
 	if (b == LN_NO_NODE || b >= r->nnodes) {
-		if (ln_json_add_str(o, "scope", "node") < 0)
+		if (ln_json_add_str(o, "scope", "node") < 0 ||
+		    ln_json_add_str(o, "node", r->nodes[a]) < 0)
 			return -ENOMEM;
-		return ln_json_add_str(o, "node", r->nodes[a]);
+		if (da && (ln_json_add_str(o, "port", da) < 0 ||
+			   ln_json_add_str(o, "rail", ln_results_rail(r, a, pa)) < 0))
+			return -ENOMEM;
+		return 0;
 	}
-	pair = json_object_new_array();
-	if (!pair || ln_json_add_str(o, "scope", "pair") < 0)
+	if (ln_json_add_str(o, "scope", "pair") < 0 ||
+	    ln_json_add(o, "pair", two(r->nodes[a], r->nodes[b])) < 0)
 		return -ENOMEM;
-	json_object_array_add(pair, json_object_new_string(r->nodes[a]));
-	json_object_array_add(pair, json_object_new_string(r->nodes[b]));
-	return ln_json_add(o, "pair", pair);
+	if (da && db && (ln_json_add(o, "ports", two(da, db)) < 0 ||
+			 ln_json_add(o, "rails", two(ln_results_rail(r, a, pa),
+						     ln_results_rail(r, b, pb))) < 0))
+		return -ENOMEM;
+	return 0;
 }
 
 static struct json_object *attempt_json(const struct ln_attempt *at)
@@ -62,7 +83,7 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 	struct json_object *o = json_object_new_object(), *ats;
 	size_t i;
 
-	if (!o || add_subject(o, r, c->a, c->b) < 0)
+	if (!o || add_subject(o, r, c->a, c->pa, c->b, c->pb) < 0)
 		goto fail;
 	json_object_object_add(o, "stage", json_object_new_string(ln_stage_name(c->stage)));
 	json_object_object_add(o, "name", json_object_new_string(c->name));
@@ -116,32 +137,54 @@ static struct json_object *stages_json(const struct ln_results *r)
 	return arr;
 }
 
-/* "verdicts", then "culprits": each bad node or bad link once, across
- * stages. */
+/* Whether a verdict before i has v's kind and nodes (and, with ports,
+ * its ports). */
+static int seen_before(const struct ln_results *r, size_t i, int ports)
+{
+	const struct ln_verdict *v = &r->verdicts[i];
+	size_t j;
+
+	for (j = 0; j < i; j++) {
+		const struct ln_verdict *w = &r->verdicts[j];
+
+		if (w->kind == v->kind && w->a == v->a && w->b == v->b &&
+		    (!ports || (w->pa == v->pa && w->pb == v->pb)))
+			return 1;
+	}
+	return 0;
+}
+
+/* "verdicts", then "culprits": each bad node, bad port ("node/port") and
+ * bad link (as a node pair, and as a port pair in "link_ports") once,
+ * across stages. */
 static int add_verdicts(struct json_object *root, const struct ln_results *r)
 {
 	struct json_object *arr = json_object_new_array(), *culprits = json_object_new_object();
 	struct json_object *cn = json_object_new_array(), *cl = json_object_new_array();
+	struct json_object *cp = json_object_new_array(), *clp = json_object_new_array();
+	struct ln_buf a = LN_BUF_INIT, b = LN_BUF_INIT;
 	size_t i;
 
-	if (!arr || !culprits || !cn || !cl) {
+	if (!arr || !culprits || !cn || !cl || !cp || !clp) {
 		json_object_put(arr);
 		json_object_put(culprits);
 		json_object_put(cn);
 		json_object_put(cl);
+		json_object_put(cp);
+		json_object_put(clp);
 		return -ENOMEM;
 	}
 	json_object_object_add(root, "verdicts", arr);
 	json_object_object_add(culprits, "nodes", cn);
+	json_object_object_add(culprits, "ports", cp);
 	json_object_object_add(culprits, "links", cl);
+	json_object_object_add(culprits, "link_ports", clp);
 	json_object_object_add(root, "culprits", culprits);
 	for (i = 0; i < r->nverdicts; i++) {
 		const struct ln_verdict *v = &r->verdicts[i];
 		struct json_object *o = json_object_new_object();
-		size_t j;
-		int dup = 0;
 
-		if (!o || add_subject(o, r, v->a, v->b) < 0) {
+		if (!o || add_subject(o, r, v->a, v->pa, v->b, v->pb) < 0) {
 			json_object_put(o);
 			return -ENOMEM;
 		}
@@ -149,23 +192,21 @@ static int add_verdicts(struct json_object *root, const struct ln_results *r)
 		ln_json_add_str(o, "stage", ln_stage_name(v->stage));
 		json_object_object_add(o, "reason", str_or_null(v->reason));
 		json_object_array_add(arr, o);
-		for (j = 0; j < i && !dup; j++)
-			dup = r->verdicts[j].kind == v->kind && r->verdicts[j].a == v->a &&
-			      r->verdicts[j].b == v->b;
-		if (dup)
-			continue;
-		if (v->kind == LN_VERDICT_NODE) {
+		ln_buf_reset(&a);
+		ln_buf_reset(&b);
+		ln_results_subject_ports(r, v->a, v->pa, LN_NO_NODE, -1, &a);
+		ln_results_subject_ports(r, v->b, v->pb, LN_NO_NODE, -1, &b);
+		if (v->kind == LN_VERDICT_NODE && !seen_before(r, i, 0))
 			json_object_array_add(cn, json_object_new_string(r->nodes[v->a]));
-		} else if (v->kind == LN_VERDICT_LINK) {
-			struct json_object *p = json_object_new_array();
-
-			if (!p)
-				return -ENOMEM;
-			json_object_array_add(p, json_object_new_string(r->nodes[v->a]));
-			json_object_array_add(p, json_object_new_string(r->nodes[v->b]));
-			json_object_array_add(cl, p);
-		}
+		else if (v->kind == LN_VERDICT_PORT && !seen_before(r, i, 1))
+			json_object_array_add(cp, json_object_new_string(a.buf));
+		if (v->kind == LN_VERDICT_LINK && !seen_before(r, i, 0))
+			json_object_array_add(cl, two(r->nodes[v->a], r->nodes[v->b]));
+		if (v->kind == LN_VERDICT_LINK && !seen_before(r, i, 1))
+			json_object_array_add(clp, two(a.buf, b.buf));
 	}
+	ln_buf_release(&a);
+	ln_buf_release(&b);
 	return 0;
 }
 

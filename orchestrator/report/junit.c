@@ -120,7 +120,7 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 			for (k = 0; k < c->nattempts; k++)
 				secs += c->attempts[k].seconds;
 			ln_buf_reset(&name);
-			ln_results_subject(r, c->a, c->b, &name);
+			ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &name);
 			if (c->name[0])
 				ln_buf_addf(&name, " %s", c->name);
 			ln_buf_addf(out, "    <testcase classname=\"llmnet.%s\" name=\"",

@@ -38,17 +38,27 @@ static void start(struct ln_buf *out, const char *name, const struct ln_results 
 /* A pair's sample up to its labels: name{cluster=...,stage="S",a="A",b="B
  * (the last quote left open for more labels). */
 static void start_pair(struct ln_buf *out, const char *name, const struct ln_results *r,
-		       enum ln_stage stage, size_t a, size_t b)
+		       enum ln_stage stage, size_t a, int pa, size_t b, int pb)
 {
+	const char *da = ln_results_port(r, a, pa), *db = ln_results_port(r, b, pb);
+
 	start(out, name, r);
 	ln_buf_addf(out, ",stage=\"%s\",a=\"", ln_stage_name(stage));
 	label(out, r->nodes[a]);
+	if (da && db) {
+		/* one sample per rail: the ports tell them apart */
+		ln_buf_addstr(out, "\",a_port=\"");
+		label(out, da);
+		ln_buf_addstr(out, "\",b_port=\"");
+		label(out, db);
+	}
 	ln_buf_addstr(out, "\",b=\"");
 	label(out, r->nodes[b]);
 }
 
 int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 {
+	const char *port;
 	size_t i;
 	int s, pass;
 
@@ -99,7 +109,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 				continue;
 			if (pass && isnan(c->value))
 				continue;
-			start_pair(out, name, r, c->stage, c->a, c->b);
+			start_pair(out, name, r, c->stage, c->a, c->pa, c->b, c->pb);
 			if (pass) {
 				ln_buf_addstr(out, "\",unit=\"");
 				label(out, c->unit);
@@ -121,7 +131,19 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_LINK) {
 			start_pair(out, "llmnet_validation_bad_link", r, r->verdicts[i].stage,
-				   r->verdicts[i].a, r->verdicts[i].b);
+				   r->verdicts[i].a, r->verdicts[i].pa, r->verdicts[i].b,
+				   r->verdicts[i].pb);
+			ln_buf_addstr(out, "\"} 1\n");
+		}
+	head(out, "llmnet_validation_bad_port", "a port (rail) of a node the diagnosis blames");
+	for (i = 0; i < r->nverdicts; i++)
+		if (r->verdicts[i].kind == LN_VERDICT_PORT) {
+			start(out, "llmnet_validation_bad_port", r);
+			ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_stage_name(r->verdicts[i].stage));
+			label(out, r->nodes[r->verdicts[i].a]);
+			ln_buf_addstr(out, "\",port=\"");
+			port = ln_results_port(r, r->verdicts[i].a, r->verdicts[i].pa);
+			label(out, port ? port : "");
 			ln_buf_addstr(out, "\"} 1\n");
 		}
 	return 0;

@@ -63,7 +63,7 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 		if (!shown++)
 			ln_buf_addstr(out, "details:\n");
 		ln_buf_reset(&subj);
-		ln_results_subject(r, c->a, c->b, &subj);
+		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
 		ln_buf_addf(out, "  %-9s %s %s%s%s%s: %s", ln_stage_name(c->stage), subj.buf,
 			    paint(color, c->status), ln_status_name(c->status), off,
 			    c->retest ? " (retest)" : "",
@@ -79,9 +79,10 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 		const struct ln_verdict *v = &r->verdicts[i];
 
 		ln_buf_reset(&subj);
-		ln_results_subject(r, v->a, v->b, &subj);
+		ln_results_subject_ports(r, v->a, v->pa, v->b, v->pb, &subj);
 		ln_buf_addf(out, "  %s%s%s %s (%s): %s\n", color ? "\033[31;1m" : "",
 			    v->kind == LN_VERDICT_NODE ? "bad node" :
+			    v->kind == LN_VERDICT_PORT ? "bad port" :
 			    v->kind == LN_VERDICT_LINK ? "bad link" :
 			    v->kind == LN_VERDICT_CLUSTER ? "failed" : "undetermined",
 			    off, subj.buf, ln_stage_name(v->stage), v->reason ? v->reason : "");

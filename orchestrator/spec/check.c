@@ -765,6 +765,63 @@ static int check_mpi(struct ctx *x)
 	return 0;
 }
 
+/* Rails: every port names its rail or none does, a node has a rail once,
+ * and unnamed rails (by position) need as many ports on every node that
+ * has any when a pairwise stage pairs them. */
+static void check_rails(struct ctx *x)
+{
+	struct ln_spec *spec = x->spec;
+	const struct ln_validation *v = &spec->validation;
+	const struct ln_node *first = NULL;
+	const struct ln_rdma_port *named = NULL;
+	size_t i, k, j;
+
+	for (i = 0; i < spec->n_nodes && !named; i++)
+		for (k = 0; k < spec->nodes[i].n_rdma && !named; k++)
+			if (spec->nodes[i].rdma[k].rail)
+				named = &spec->nodes[i].rdma[k];
+	for (i = 0; i < spec->n_nodes; i++) {
+		const struct ln_node *n = &spec->nodes[i];
+
+		for (k = 0; k < n->n_rdma; k++) {
+			const struct ln_rdma_port *p = &n->rdma[k];
+
+			if (named && !p->rail) {
+				spec_diag(spec, p->mark,
+					  "rdma port %s/%u of node '%s' has no 'rail' but the port on "
+					  "line %u has one: name every port's rail or none", p->device,
+					  p->port, n->name, named->mark.line);
+				continue;
+			}
+			for (j = 0; p->rail && j < k; j++)
+				if (streq(n->rdma[j].rail, p->rail)) {
+					spec_diag(spec, p->mark,
+						  "rail '%s' is on node '%s' twice (first on line %u)",
+						  p->rail, n->name, n->rdma[j].mark.line);
+					break;
+				}
+		}
+	}
+	if (named || (!v->present[LN_STAGE_RPING] && !v->present[LN_STAGE_BANDWIDTH]))
+		return;
+	for (i = 0; i < spec->n_nodes; i++) {
+		const struct ln_node *n = &spec->nodes[i];
+
+		if (!n->n_rdma)
+			continue;
+		if (!first) {
+			first = n;
+		} else if (n->n_rdma != first->n_rdma) {
+			spec_diag(spec, n->mark,
+				  "node '%s' has %zu RDMA ports and node '%s' %zu: the pairwise "
+				  "stages pair ports by position only when every node has as many; "
+				  "name each port's rail with 'rail:'", n->name, n->n_rdma,
+				  first->name, first->n_rdma);
+			return;
+		}
+	}
+}
+
 static void check_validation(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
@@ -836,6 +893,7 @@ int spec_check(struct ln_spec *spec)
 	if (r < 0)
 		goto out;
 	check_validation(&x);
+	check_rails(&x);
 	r = 0;
 out:
 	free(x.port_node);

@@ -153,6 +153,7 @@ enum spat {
 	SP_HOST,	/* IPv4, IPv6 or an RFC 1123 host name */
 	SP_IP,		/* numeric IPv4 or IPv6 */
 	SP_DEVICE,	/* RDMA device: [A-Za-z0-9_-][A-Za-z0-9_.-]{0,63} */
+	SP_RAIL,	/* rail name: [A-Za-z0-9][A-Za-z0-9_.-]{0,31} */
 	SP_PATH,	/* absolute, [A-Za-z0-9._+,@=:/-], no "." or ".." parts */
 	SP_OWNPATH,	/* SP_PATH that llmnet writes: not a system place (common/places.c) */
 	SP_LOCALPATH,	/* SP_PATH, or "~/" and a relative SP_PATH */

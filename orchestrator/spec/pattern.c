@@ -20,6 +20,7 @@ const char *const spec_pattern_regex[SP_COUNT] = {
 	[SP_HOST] = "^[A-Za-z0-9:.-]{1,253}$",
 	[SP_IP] = "^[0-9A-Fa-f:.]{2,45}$",
 	[SP_DEVICE] = "^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$",
+	[SP_RAIL] = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$",
 	[SP_PATH] = "^(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	/* SP_PATH outside the places of common/places.c: keep the two in step */
 	[SP_OWNPATH] = "^(?!/(bin|boot|dev|lib|lib32|lib64|libx32|proc|root|sbin|sys|usr)(/|$))"
@@ -160,6 +161,12 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 		if (inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1)
 			return 0;
 		ln_buf_addf(why, "'%s' takes a numeric IPv4 or IPv6 address, not '%.100s'", key, s);
+		return -1;
+	case SP_RAIL:
+		if (n >= 1 && n <= 32 && in_class(s[0], "") && all_in(s, "_.-"))
+			return 0;
+		ln_buf_addf(why, "'%s' takes a rail name (1-32 of [A-Za-z0-9_.-], starting with a letter or digit), not '%.100s'",
+			    key, s);
 		return -1;
 	case SP_DEVICE:
 		if (n >= 1 && n <= 64 && in_class(s[0], "_-") && all_in(s, "_.-"))

@@ -77,6 +77,7 @@ struct ln_rdma_port {
 	int gid_index;			/* -1: chosen from the port's GID table */
 	enum ln_link_layer link_layer;	/* LN_LINK_ANY when not stated */
 	unsigned mtu;			/* 0, or 256/512/1024/2048/4096 (active MTU) */
+	const char *rail;		/* rail name, or NULL: rails by position */
 };
 
 struct ln_node {
@@ -219,6 +220,12 @@ enum ln_pairs {
 	LN_PAIRS_ALL,			/* every pair, by the circle method */
 };
 
+/* Which ports a pairwise stage pairs (orchestrator/validate/rails.h). */
+enum ln_rail_pairs {
+	LN_RAILS_ALIGNED = 0,		/* each port with the partner's port on its rail */
+	LN_RAILS_ALL,			/* and with the partner's other rails' ports */
+};
+
 enum ln_bw_tool {
 	LN_BW_IB_WRITE_BW = 0,
 	LN_BW_IB_SEND_BW,
@@ -255,12 +262,14 @@ struct ln_validation {
 	struct {
 		unsigned count;			/* pings per pair; default 10 */
 		enum ln_pairs pairs;		/* default ring */
+		enum ln_rail_pairs rails;		/* default aligned */
 		uint64_t timeout_ms;		/* per probe; default 30 s */
 	} rping;
 	struct {
 		enum ln_bw_tool tool;		/* default ib_write_bw */
 		uint64_t size;			/* message size; default 1 MiB */
 		enum ln_pairs pairs;		/* default ring */
+		enum ln_rail_pairs rails;		/* default aligned */
 		enum ln_min_kind min_kind;
 		uint64_t min_bps;
 		double min_fraction;		/* (0, 1] */

@@ -74,8 +74,15 @@ static void stage_option_error(struct parser *p, const struct table *tables, enu
 {
 	const struct table *t = &tables[s];
 	const struct field *f = NULL;
+	const struct refused_key *rk;
 	size_t i;
 
+	for (rk = t->refused; rk && rk->key; rk++)
+		if (!strcmp(rk->key, kv->k)) {
+			spec_diag(p->spec, kv->km, "'%s' in %s is not supported yet: %s", kv->k,
+				  t->what, rk->why);
+			return;
+		}
 	for (i = 0; i < LN_STAGE_COUNT && !f; i++)
 		f = spec_find_field(&tables[i], kv->k);
 	ln_buf_reset(&p->why);

@@ -16,6 +16,7 @@ static const char *const policy_names[] = { "strict", "accept-new" };
 static const char *const format_names[] = { "never", "if-blank" };
 static const char *const mpi_format_names[] = { "openmpi", "mpich" };
 static const char *const pairs_names[] = { "ring", "all" };
+static const char *const rails_names[] = { "aligned", "all" };
 static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
 static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
 static const char *const nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
@@ -101,6 +102,7 @@ static struct json_object *node_json(const struct ln_node *n)
 			ADD(ln_json_add_i64(po, "mtu", p->mtu));
 		else
 			ADD(ln_json_add(po, "mtu", NULL));
+		ADD(ln_json_add_str(po, "rail", p->rail));
 	}
 	ADD(ln_json_add(o, "rdma", a));
 	a = NULL;
@@ -260,12 +262,14 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 	case LN_STAGE_RPING:
 		ADD(ln_json_add_i64(o, "count", v->rping.count));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->rping.pairs]));
+		ADD(ln_json_add_str(o, "rails", rails_names[v->rping.rails]));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->rping.timeout_ms));
 		break;
 	case LN_STAGE_BANDWIDTH:
 		ADD(ln_json_add_str(o, "tool", bw_tool_names[v->bandwidth.tool]));
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->bandwidth.size));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->bandwidth.pairs]));
+		ADD(ln_json_add_str(o, "rails", rails_names[v->bandwidth.rails]));
 		if (v->bandwidth.min_kind == LN_MIN_RATE) {
 			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->bandwidth.min_bps));
 			ADD(ln_json_add(o, "min_fraction", NULL));

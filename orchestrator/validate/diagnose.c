@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bad node / bad link diagnosis with a second pass against known-good
- * peers (see diagnose.h for the rules). The work is linear in the number
+ * Bad node / bad port / bad link diagnosis with a second pass against
+ * known-good peers (see diagnose.h for the rules). The diagnosis works on
+ * ports ("units": node i's port p is unit i * stride + p; without port
+ * names, stride 1 and a unit is a node): a unit that fails with every
+ * partner is a suspect, retested against a known-good unit of its rail on
+ * another node; a node whose every tested unit is bad is a bad node, a bad
+ * unit of a node whose other rails pass is a bad port. The work is linear in the number
  * of pair checks plus the retests: each pass over the checks runs once,
  * and a suspect's partners come from an adjacency list built in one of
  * those passes, not from a scan of every check per suspect. So a
@@ -16,7 +21,7 @@
 
 #include "orchestrator/validate/diagnose.h"
 
-struct node_state {
+struct unit_state {
 	size_t tested, failed, passed;
 	int suspect;		/* failed with every partner */
 	int retest;		/* -1 not retested, 0 failed, 1 passed */
@@ -29,6 +34,40 @@ static int counts_as_tested(const struct ln_check *c, enum ln_stage stage, size_
 {
 	return c->stage == stage && !c->retest && c->a < n && c->b < n &&
 	       (c->status == LN_ST_PASS || c->status == LN_ST_FAIL);
+}
+
+/* The unit of node's port (a check or pair without ports: port 0). */
+static size_t unit(const struct ln_results *r, size_t node, int port)
+{
+	size_t stride = r->port_stride ? r->port_stride : 1;
+
+	return node * stride + (port > 0 && (size_t)port < stride ? (size_t)port : 0);
+}
+
+static size_t unit_node(const struct ln_results *r, size_t u)
+{
+	return u / (r->port_stride ? r->port_stride : 1);
+}
+
+static int unit_port(const struct ln_results *r, size_t u)
+{
+	return r->port_stride ? (int)(u % r->port_stride) : -1;
+}
+
+/* "lab2/rxe1" (or "lab2" without port names) into out, reset first. */
+static const char *unit_name(const struct ln_results *r, size_t u, struct ln_buf *out)
+{
+	ln_buf_reset(out);
+	ln_results_subject_ports(r, unit_node(r, u), unit_port(r, u), LN_NO_NODE, -1, out);
+	return out->buf;
+}
+
+static int same_rail(const struct ln_results *r, size_t u, size_t v)
+{
+	const char *a = ln_results_rail(r, unit_node(r, u), unit_port(r, u));
+	const char *b = ln_results_rail(r, unit_node(r, v), unit_port(r, v));
+
+	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
 static void free_attempts(struct ln_attempt *at, size_t n)
@@ -82,18 +121,23 @@ static int run_schedule(struct ln_results *r, enum ln_stage stage, const struct 
 static int node_retest_done(struct ln_results *r, enum ln_stage stage, const struct ln_pair *p,
 			    struct ln_attempt *at, void *dctx)
 {
-	struct node_state *ns = dctx;
+	struct unit_state *ns = dctx;
 	long idx = ln_results_add_check(r, stage, p->a, p->b, "retest against a known-good peer");
+	size_t u = unit(r, p->b, (int)p->pb);
 	int ret;
 
 	if (idx < 0)
 		return (int)idx;
 	r->checks[idx].retest = 1;
+	if (r->port_stride) {
+		r->checks[idx].pa = (int)p->pa;
+		r->checks[idx].pb = (int)p->pb;
+	}
 	ret = ln_check_add_attempt(&r->checks[idx], at);
 	if (ret < 0)
 		return ret;
-	ns[p->b].retest = at->ok ? 1 : 0;
-	ns[p->b].peer = p->a;
+	ns[u].retest = at->ok ? 1 : 0;
+	ns[u].peer = unit(r, p->a, (int)p->pa);
 	return 0;
 }
 
@@ -112,7 +156,8 @@ static int link_retest_done(struct ln_results *r, enum ln_stage stage, const str
 	(void)stage;
 	/* pairs[] is short (the failed links only) and searched in order */
 	for (i = 0; i < lc->npairs; i++)
-		if (lc->pairs[i].a == p->a && lc->pairs[i].b == p->b)
+		if (lc->pairs[i].a == p->a && lc->pairs[i].b == p->b &&
+		    lc->pairs[i].pa == p->pa && lc->pairs[i].pb == p->pb)
 			return ln_check_add_attempt(&r->checks[lc->check_of[i]], at);
 	return -EINVAL;
 }
@@ -122,9 +167,11 @@ struct diag {
 	struct ln_results *r;
 	enum ln_stage stage;
 	size_t n;			/* nodes */
-	struct node_state *ns;		/* per node */
-	size_t *good, ngood;		/* nodes that passed a pair, in order */
-	size_t *adj, *adj_off;		/* node i's tested partners: adj[adj_off[i]..adj_off[i+1]) */
+	size_t nu;			/* units: ports of nodes */
+	struct unit_state *ns;		/* per unit */
+	size_t *good, ngood;		/* units that passed a pair, in order */
+	size_t *adj, *adj_off;		/* unit i's tested partners: adj[adj_off[i]..adj_off[i+1]) */
+	struct ln_buf name;		/* scratch for unit names */
 	ln_round_fn run_round;
 	void *ctx;
 	struct ln_diag_stats *stats;
@@ -133,29 +180,30 @@ struct diag {
 	struct link_ctx lc;
 };
 
-/* First pass over the checks: per node, pairs tested, failed, passed; the
- * known-good nodes and the suspects. */
+/* First pass over the checks: per unit, pairs tested, failed, passed;
+ * the known-good units and the suspects. */
 static void count_nodes(struct diag *d)
 {
-	struct node_state *ns = d->ns;
+	struct unit_state *ns = d->ns;
 	size_t i;
 
 	for (i = 0; i < d->r->nchecks; i++) {
 		const struct ln_check *c = &d->r->checks[i];
+		size_t ua = unit(d->r, c->a, c->pa), ub = unit(d->r, c->b, c->pb);
 
 		if (!counts_as_tested(c, d->stage, d->n))
 			continue;
-		ns[c->a].tested++;
-		ns[c->b].tested++;
+		ns[ua].tested++;
+		ns[ub].tested++;
 		if (c->status == LN_ST_FAIL) {
-			ns[c->a].failed++;
-			ns[c->b].failed++;
+			ns[ua].failed++;
+			ns[ub].failed++;
 		} else {
-			ns[c->a].passed++;
-			ns[c->b].passed++;
+			ns[ua].passed++;
+			ns[ub].passed++;
 		}
 	}
-	for (i = 0; i < d->n; i++) {
+	for (i = 0; i < d->nu; i++) {
 		ns[i].retest = -1;
 		ns[i].peer = LN_NO_NODE;
 		if (ns[i].passed)
@@ -173,40 +221,60 @@ static int build_partners(struct diag *d)
 {
 	size_t i, *fill;
 
-	d->adj_off = calloc(d->n + 1, sizeof(*d->adj_off));
-	fill = calloc(d->n ? d->n : 1, sizeof(*fill));
+	d->adj_off = calloc(d->nu + 1, sizeof(*d->adj_off));
+	fill = calloc(d->nu ? d->nu : 1, sizeof(*fill));
 	if (!d->adj_off || !fill) {
 		free(fill);
 		return -ENOMEM;
 	}
-	for (i = 0; i < d->n; i++)
+	for (i = 0; i < d->nu; i++)
 		d->adj_off[i + 1] = d->adj_off[i] + d->ns[i].tested;
-	d->adj = calloc(d->adj_off[d->n] ? d->adj_off[d->n] : 1, sizeof(*d->adj));
+	d->adj = calloc(d->adj_off[d->nu] ? d->adj_off[d->nu] : 1, sizeof(*d->adj));
 	if (!d->adj) {
 		free(fill);
 		return -ENOMEM;
 	}
 	for (i = 0; i < d->r->nchecks; i++) {
 		const struct ln_check *c = &d->r->checks[i];
+		size_t ua = unit(d->r, c->a, c->pa), ub = unit(d->r, c->b, c->pb);
 
 		if (!counts_as_tested(c, d->stage, d->n))
 			continue;
-		d->adj[d->adj_off[c->a] + fill[c->a]++] = c->b;
-		d->adj[d->adj_off[c->b] + fill[c->b]++] = c->a;
+		d->adj[d->adj_off[ua] + fill[ua]++] = ub;
+		d->adj[d->adj_off[ub] + fill[ub]++] = ua;
 	}
 	free(fill);
 	return 0;
 }
 
-/* Second pass, nodes (returns 0 or a negative code with err set, as
- * retest_links does): each suspect with a known-good peer it has not
- * been paired with yet (a fresh witness), spread over the good nodes
- * by the suspect's ordinal so that retests fill few rounds. */
+/* A known-good unit of u's rail on another node for u's retest: one it
+ * has not been paired with yet (a fresh witness) when there is one,
+ * spread over the good units by the suspect's ordinal so that retests
+ * fill few rounds. LN_NO_NODE when its rail has none. */
+static size_t pick_peer(struct diag *d, size_t u, size_t ordinal, const size_t *partner_mark)
+{
+	size_t k, any = LN_NO_NODE;
+
+	for (k = 0; k < d->ngood; k++) {
+		size_t g = d->good[(ordinal + k) % d->ngood];
+
+		if (unit_node(d->r, g) == unit_node(d->r, u) || !same_rail(d->r, g, u))
+			continue;
+		if (partner_mark[g] != u + 1)
+			return g;
+		if (any == LN_NO_NODE)
+			any = g;
+	}
+	return any;
+}
+
+/* Second pass, units (returns 0 or a negative code with err set, as
+ * retest_links does): each suspect against a known-good unit. */
 static int retest_nodes(struct diag *d)
 {
-	struct node_state *ns = d->ns;
-	struct ln_pair *pairs = calloc(d->n ? d->n : 1, sizeof(*pairs));
-	size_t *partner_mark = calloc(d->n ? d->n : 1, sizeof(*partner_mark));
+	struct unit_state *ns = d->ns;
+	struct ln_pair *pairs = calloc(d->nu ? d->nu : 1, sizeof(*pairs));
+	size_t *partner_mark = calloc(d->nu ? d->nu : 1, sizeof(*partner_mark));
 	size_t i, k, np = 0, nsus = 0;
 	int ret = -ENOMEM;
 
@@ -214,8 +282,8 @@ static int retest_nodes(struct diag *d)
 		ln_buf_addstr(d->err, "cannot diagnose: out of memory");
 		goto out;
 	}
-	for (i = 0; i < d->n; i++) {
-		size_t pick = LN_NO_NODE;
+	for (i = 0; i < d->nu; i++) {
+		size_t pick;
 
 		if (!ns[i].suspect)
 			continue;
@@ -229,20 +297,17 @@ static int retest_nodes(struct diag *d)
 		}
 		for (k = d->adj_off[i]; k < d->adj_off[i + 1]; k++)
 			partner_mark[d->adj[k]] = i + 1;
-		for (k = 0; k < d->ngood; k++) {
-			size_t g = d->good[(nsus + k) % d->ngood];
-
-			if (partner_mark[g] != i + 1) {
-				pick = g;
-				break;
-			}
-		}
-		if (pick == LN_NO_NODE)
-			pick = d->good[nsus % d->ngood];
-		pairs[np].a = pick;
-		pairs[np].b = i;
-		np++;
+		pick = pick_peer(d, i, nsus, partner_mark);
 		nsus++;
+		if (pick == LN_NO_NODE) {
+			ns[i].unknown = 1;
+			continue;
+		}
+		pairs[np].a = unit_node(d->r, pick);
+		pairs[np].pa = (unsigned)(unit_port(d->r, pick) > 0 ? unit_port(d->r, pick) : 0);
+		pairs[np].b = unit_node(d->r, i);
+		pairs[np].pb = (unsigned)(unit_port(d->r, i) > 0 ? unit_port(d->r, i) : 0);
+		np++;
 	}
 	ret = 0;
 	if (np) {
@@ -251,7 +316,7 @@ static int retest_nodes(struct diag *d)
 			ret = run_schedule(d->r, d->stage, d->s, d->run_round, d->ctx,
 					   node_retest_done, ns, d->stats, d->err);
 	}
-	for (i = 0; i < d->n && ret == 0; i++)
+	for (i = 0; i < d->nu && ret == 0; i++)
 		if (ns[i].suspect && ns[i].retest == 0)
 			ns[i].bad = 1;
 out:
@@ -263,10 +328,14 @@ out:
 /* A failed pair whose ends are not bad (or unknown) nodes: a suspect link. */
 static int suspect_link(const struct diag *d, const struct ln_check *c)
 {
-	const struct node_state *ns = d->ns;
+	const struct unit_state *ns = d->ns;
+	size_t ua, ub;
 
-	return counts_as_tested(c, d->stage, d->n) && c->status == LN_ST_FAIL && !ns[c->a].bad &&
-	       !ns[c->b].bad && !ns[c->a].unknown && !ns[c->b].unknown;
+	if (!counts_as_tested(c, d->stage, d->n) || c->status != LN_ST_FAIL)
+		return 0;
+	ua = unit(d->r, c->a, c->pa);
+	ub = unit(d->r, c->b, c->pb);
+	return !ns[ua].bad && !ns[ub].bad && !ns[ua].unknown && !ns[ub].unknown;
 }
 
 /* Second pass, links: every suspect link among the first nchecks checks
@@ -293,6 +362,8 @@ static int retest_links(struct diag *d, size_t nchecks)
 		if (suspect_link(d, c)) {
 			lc->pairs[lc->npairs].a = c->a;
 			lc->pairs[lc->npairs].b = c->b;
+			lc->pairs[lc->npairs].pa = (unsigned)(c->pa > 0 ? c->pa : 0);
+			lc->pairs[lc->npairs].pb = (unsigned)(c->pb > 0 ? c->pb : 0);
 			lc->check_of[lc->npairs++] = i;
 		}
 	}
@@ -306,57 +377,126 @@ static int retest_links(struct diag *d, size_t nchecks)
 	return ret;
 }
 
-/* Verdicts on nodes, in node order. */
+/* Whether every tested unit of node is bad (and it has one): a bad node. */
+static int node_all_bad(const struct diag *d, size_t node, size_t *units)
+{
+	size_t stride = d->nu / (d->n ? d->n : 1), p, tested = 0;
+
+	for (p = 0; p < stride; p++) {
+		const struct unit_state *u = &d->ns[node * stride + p];
+
+		if (!u->tested)
+			continue;
+		if (!u->bad)
+			return 0;
+		tested++;
+	}
+	*units = tested;
+	return tested > 0;
+}
+
+/* A bad node: every tested port failed with every partner. */
+static int bad_node_verdict(struct diag *d, size_t node, size_t nunits)
+{
+	struct ln_results *r = d->r;
+	size_t stride = d->nu / (d->n ? d->n : 1), p, u = node * stride, tested = 0;
+	int retested = 1;
+
+	for (p = 0; p < stride; p++)
+		if (d->ns[node * stride + p].tested) {
+			tested += d->ns[node * stride + p].tested;
+			retested &= d->ns[node * stride + p].peer != LN_NO_NODE;
+			if (!d->ns[u].tested)
+				u = node * stride + p;
+		}
+	d->stats->bad_nodes++;
+	if (nunits > 1)
+		return ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, node, LN_NO_NODE,
+					      "'%s' failed %s on all %zu rails with all %zu "
+					      "partners%s", r->nodes[node], ln_stage_name(d->stage),
+					      nunits, tested, retested ?
+					      " and with known-good peers" : " (not retested)");
+	if (d->ns[u].peer != LN_NO_NODE)
+		return ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, node, LN_NO_NODE,
+					      "'%s' failed %s with all %zu partners and with "
+					      "known-good peer '%s'", r->nodes[node],
+					      ln_stage_name(d->stage), tested,
+					      r->nodes[unit_node(r, d->ns[u].peer)]);
+	return ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, node, LN_NO_NODE,
+				      "'%s' failed %s with all %zu partners (not retested)",
+				      r->nodes[node], ln_stage_name(d->stage), tested);
+}
+
+/* Verdicts on nodes and ports, in node order. */
 static int node_verdicts(struct diag *d)
 {
-	const struct node_state *ns = d->ns;
+	const struct unit_state *ns = d->ns;
 	struct ln_results *r = d->r;
 	const char *stage = ln_stage_name(d->stage);
-	size_t i;
-	int ret;
+	struct ln_buf peer = LN_BUF_INIT;
+	size_t i, nunits;
+	int ret = 0;
 
-	for (i = 0; i < d->n; i++) {
-		if (ns[i].bad && ns[i].peer != LN_NO_NODE) {
-			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, i, LN_NO_NODE,
-						     "'%s' failed %s with all %zu partners and "
-						     "with known-good peer '%s'", r->nodes[i],
-						     stage, ns[i].tested, r->nodes[ns[i].peer]);
-			d->stats->bad_nodes++;
+	for (i = 0; i < d->nu && ret == 0; i++) {
+		size_t node = unit_node(r, i);
+		int port = unit_port(r, i);
+
+		if (ns[i].bad && node_all_bad(d, node, &nunits)) {
+			/* one verdict per node, at its first tested unit */
+			size_t p, earlier = 0;
+
+			for (p = node * (d->nu / d->n); p < i; p++)
+				earlier |= ns[p].tested != 0;
+			if (!earlier)
+				ret = bad_node_verdict(d, node, nunits);
 		} else if (ns[i].bad) {
-			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, i, LN_NO_NODE,
-						     "'%s' failed %s with all %zu partners (not "
-						     "retested)", r->nodes[i], stage, ns[i].tested);
-			d->stats->bad_nodes++;
+			d->stats->bad_ports++;
+			if (ns[i].peer != LN_NO_NODE)
+				unit_name(r, ns[i].peer, &peer);
+			ret = ln_results_add_port_verdict(r, LN_VERDICT_PORT, d->stage, node, port,
+							  LN_NO_NODE, -1,
+							  "'%s' failed %s with all %zu partners "
+							  "on rail %s%s%s%s while the node's other "
+							  "rails pass", unit_name(r, i, &d->name),
+							  stage, ns[i].tested,
+							  ln_results_rail(r, node, port),
+							  ns[i].peer != LN_NO_NODE ?
+							  " and with known-good peer '" : "",
+							  ns[i].peer != LN_NO_NODE ? peer.buf : "",
+							  ns[i].peer != LN_NO_NODE ? "'" : "");
 		} else if (ns[i].unknown) {
-			ret = ln_results_add_verdict(r, LN_VERDICT_UNDETERMINED, d->stage, i,
-						     LN_NO_NODE, "'%s' failed %s with all %zu "
-						     "partners, and %s: a bad node or bad links",
-						     r->nodes[i], stage, ns[i].tested,
-						     d->ngood ? "it was not retested" :
-						     "no node passed to retest it against");
+			ret = ln_results_add_port_verdict(r, LN_VERDICT_UNDETERMINED, d->stage, node,
+							  port, LN_NO_NODE, -1,
+							  "'%s' failed %s with all %zu partners, and "
+							  "%s: a bad %s or bad links",
+							  unit_name(r, i, &d->name), stage,
+							  ns[i].tested, d->ngood ?
+							  "it was not retested" :
+							  "no node passed to retest it against",
+							  port >= 0 && ln_results_port(r, node, port) ?
+							  "port" : "node");
 			d->stats->undetermined++;
-		} else {
-			continue;
 		}
-		if (ret < 0)
-			return ret;
 	}
-	return 0;
+	ln_buf_release(&peer);
+	return ret;
 }
 
 /* Verdicts on the retested links, in check order. */
 static int link_verdicts(struct diag *d)
 {
-	const struct node_state *ns = d->ns;
+	const struct unit_state *ns = d->ns;
+	struct ln_buf ends = LN_BUF_INIT, lone = LN_BUF_INIT;	/* the a and b ends */
 	struct ln_results *r = d->r;
 	const char *stage = ln_stage_name(d->stage);
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	for (i = 0; i < d->lc.npairs; i++) {
 		struct ln_check *c = &r->checks[d->lc.check_of[i]];
-		int a_ok = ns[c->a].passed || ns[c->a].retest == 1;
-		int b_ok = ns[c->b].passed || ns[c->b].retest == 1;
+		size_t ua = unit(r, c->a, c->pa), ub = unit(r, c->b, c->pb);
+		int a_ok = ns[ua].passed || ns[ua].retest == 1;
+		int b_ok = ns[ub].passed || ns[ub].retest == 1;
 
 		if (c->status == LN_ST_PASS) {
 			d->stats->passed_on_retry++;
@@ -365,26 +505,33 @@ static int link_verdicts(struct diag *d)
 					   "failed");
 		} else if (a_ok && b_ok) {
 			d->stats->bad_links++;
-			ret = ln_results_add_verdict(r, LN_VERDICT_LINK, d->stage, c->a, c->b,
-						     "'%s'-'%s' failed %s %s while both ends pass "
-						     "with other nodes: %s", r->nodes[c->a],
-						     r->nodes[c->b], stage,
-						     d->run_round ? "twice" : "once",
-						     c->reason ? c->reason : "failed");
+			unit_name(r, ua, &ends);
+			unit_name(r, ub, &lone);
+			ret = ln_results_add_port_verdict(r, LN_VERDICT_LINK, d->stage, c->a, c->pa,
+							  c->b, c->pb, "'%s'-'%s' failed %s %s while "
+							  "both ends pass with other nodes: %s",
+							  ends.buf, lone.buf, stage,
+							  d->run_round ? "twice" : "once",
+							  c->reason ? c->reason : "failed");
 		} else {
-			size_t lone = a_ok ? c->b : c->a;
+			const char *la;
 
 			d->stats->undetermined++;
-			ret = ln_results_add_verdict(r, LN_VERDICT_UNDETERMINED, d->stage, c->a,
-						     c->b, "'%s'-'%s' failed %s and '%s' passed "
-						     "with no other node: the link or '%s' is bad",
-						     r->nodes[c->a], r->nodes[c->b], stage,
-						     r->nodes[lone], r->nodes[lone]);
+			unit_name(r, ua, &ends);
+			unit_name(r, ub, &lone);
+			la = a_ok ? lone.buf : ends.buf;
+			ret = ln_results_add_port_verdict(r, LN_VERDICT_UNDETERMINED, d->stage, c->a,
+							  c->pa, c->b, c->pb, "'%s'-'%s' failed %s "
+							  "and '%s' passed with no other node: the "
+							  "link or '%s' is bad", ends.buf, lone.buf,
+							  stage, la, la);
 		}
 		if (ret < 0)
-			return ret;
+			break;
 	}
-	return 0;
+	ln_buf_release(&ends);
+	ln_buf_release(&lone);
+	return ret < 0 ? ret : 0;
 }
 
 int ln_diagnose_stage(struct ln_results *r, enum ln_stage stage, ln_round_fn run_round,
@@ -393,13 +540,15 @@ int ln_diagnose_stage(struct ln_results *r, enum ln_stage stage, ln_round_fn run
 	struct ln_diag_stats local = { 0 };
 	struct ln_schedule s = LN_SCHEDULE_INIT;
 	size_t nchecks_before = r->nchecks, n = r->nnodes;
-	struct diag d = { .r = r, .stage = stage, .n = n, .run_round = run_round, .ctx = ctx,
-			  .stats = stats ? stats : &local, .err = err, .s = &s };
+	size_t nu = n * (r->port_stride ? r->port_stride : 1);
+	struct diag d = { .r = r, .stage = stage, .n = n, .nu = nu, .run_round = run_round,
+			  .ctx = ctx, .stats = stats ? stats : &local, .err = err,
+			  .s = &s, .name = LN_BUF_INIT };
 	int ret;
 
 	memset(d.stats, 0, sizeof(*d.stats));
-	d.ns = calloc(n ? n : 1, sizeof(*d.ns));
-	d.good = calloc(n ? n : 1, sizeof(*d.good));
+	d.ns = calloc(nu ? nu : 1, sizeof(*d.ns));
+	d.good = calloc(nu ? nu : 1, sizeof(*d.good));
 	if (!d.ns || !d.good)
 		goto nomem;
 	count_nodes(&d);
@@ -423,6 +572,7 @@ out:
 	free(d.adj_off);
 	free(d.good);
 	free(d.ns);
+	ln_buf_release(&d.name);
 	return ret;
 }
 

@@ -31,7 +31,7 @@ typedef int (*ln_round_fn)(void *ctx, enum ln_stage stage, const struct ln_pair 
 struct ln_diag_stats {
 	size_t suspect_nodes, suspect_links;
 	size_t retests, retest_rounds;
-	size_t bad_nodes, bad_links, undetermined, passed_on_retry;
+	size_t bad_nodes, bad_ports, bad_links, undetermined, passed_on_retry;
 };
 
 /* Diagnose stage's pair checks in r: retest suspects through run_round

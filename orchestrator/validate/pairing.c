@@ -57,14 +57,27 @@ static int alloc_rounds(struct ln_schedule *s, size_t nrounds, size_t cap)
 	return 0;
 }
 
-static void put(struct ln_schedule *s, size_t r, size_t a, size_t b)
+static void put_pair(struct ln_schedule *s, size_t r, const struct ln_pair *p)
 {
 	struct ln_round *rd = &s->rounds[r];
 
-	rd->pairs[rd->npairs].a = a;
-	rd->pairs[rd->npairs].b = b;
-	rd->npairs++;
+	rd->pairs[rd->npairs++] = *p;
 	s->npairs++;
+}
+
+static void put(struct ln_schedule *s, size_t r, size_t a, size_t b)
+{
+	struct ln_pair p = { .a = a, .b = b };
+
+	put_pair(s, r, &p);
+}
+
+/* The resource an end of p occupies: its node, or with stride its port. */
+static size_t end_of(const struct ln_pair *p, int b_end, size_t stride)
+{
+	size_t node = b_end ? p->b : p->a, port = b_end ? p->pb : p->pa;
+
+	return stride ? node * stride + port : node;
 }
 
 static int build_ring(size_t n, struct ln_schedule *s)
@@ -145,13 +158,20 @@ int ln_pairing_build(enum ln_pairing kind, size_t n, struct ln_schedule *out,
 int ln_pairing_pack(const struct ln_pair *pairs, size_t npairs, size_t n,
 		    struct ln_schedule *out, struct ln_buf *err)
 {
+	return ln_pairing_pack_ports(pairs, npairs, n, 0, out, err);
+}
+
+int ln_pairing_pack_ports(const struct ln_pair *pairs, size_t npairs, size_t n, size_t stride,
+			  struct ln_schedule *out, struct ln_buf *err)
+{
 	size_t *next = NULL, *count = NULL, *round_of = NULL, i, nrounds = 0;
+	size_t nres = stride ? n * stride : n;
 	int r = -ENOMEM;
 
 	ln_schedule_release(out);
 	if (!npairs)
 		return 0;
-	next = calloc(n ? n : 1, sizeof(*next));
+	next = calloc(nres ? nres : 1, sizeof(*next));
 	round_of = calloc(npairs, sizeof(*round_of));
 	if (!next || !round_of)
 		goto out;
@@ -159,11 +179,12 @@ int ln_pairing_pack(const struct ln_pair *pairs, size_t npairs, size_t n,
 	 * each node's rounds strictly increase, so rounds stay disjoint, and
 	 * the result depends only on the input order. */
 	for (i = 0; i < npairs; i++) {
-		size_t a = pairs[i].a, b = pairs[i].b, rd;
+		size_t a = end_of(&pairs[i], 0, stride), b = end_of(&pairs[i], 1, stride), rd;
 
-		if (a >= n || b >= n || a == b) {
-			ln_buf_addf(err, "cannot schedule pair %zu-%zu: not two of %zu nodes", a,
-				    b, n);
+		if (pairs[i].a >= n || pairs[i].b >= n || pairs[i].a == pairs[i].b ||
+		    (stride && (pairs[i].pa >= stride || pairs[i].pb >= stride))) {
+			ln_buf_addf(err, "cannot schedule pair %zu-%zu: not two of %zu nodes",
+				    pairs[i].a, pairs[i].b, n);
 			r = -EINVAL;
 			goto out;
 		}
@@ -188,7 +209,7 @@ int ln_pairing_pack(const struct ln_pair *pairs, size_t npairs, size_t n,
 			goto out;
 	}
 	for (i = 0; i < npairs; i++)
-		put(out, round_of[i], pairs[i].a, pairs[i].b);
+		put_pair(out, round_of[i], &pairs[i]);
 	r = 0;
 out:
 	if (r == -ENOMEM)
@@ -254,30 +275,42 @@ int ln_pairing_against(const size_t *subjects, size_t nsubjects, const size_t *p
 
 int ln_schedule_check(const struct ln_schedule *s, size_t n, struct ln_buf *err)
 {
-	unsigned char *seen = calloc(n ? n : 1, 1);
+	return ln_schedule_check_ports(s, n, 0, err);
+}
+
+int ln_schedule_check_ports(const struct ln_schedule *s, size_t n, size_t stride,
+			    struct ln_buf *err)
+{
+	size_t nres = stride ? n * stride : n;
+	unsigned char *seen = calloc(nres ? nres : 1, 1);
 	size_t rd, i;
 	int r = 0;
 
 	if (!seen)
 		return -ENOMEM;
 	for (rd = 0; rd < s->nrounds && !r; rd++) {
-		memset(seen, 0, n ? n : 1);
+		memset(seen, 0, nres ? nres : 1);
 		for (i = 0; i < s->rounds[rd].npairs; i++) {
 			const struct ln_pair *p = &s->rounds[rd].pairs[i];
+			size_t a, b;
 
-			if (p->a >= n || p->b >= n || p->a == p->b) {
+			if (p->a >= n || p->b >= n || p->a == p->b ||
+			    (stride && (p->pa >= stride || p->pb >= stride))) {
 				ln_buf_addf(err, "bad pair %zu-%zu in round %zu", p->a, p->b,
 					    rd + 1);
 				r = -EINVAL;
 				break;
 			}
-			if (seen[p->a] || seen[p->b]) {
-				ln_buf_addf(err, "node %zu serves two tests in round %zu",
-					    seen[p->a] ? p->a : p->b, rd + 1);
+			a = end_of(p, 0, stride);
+			b = end_of(p, 1, stride);
+			if (seen[a] || seen[b]) {
+				ln_buf_addf(err, "node %zu serves two tests in round %zu%s",
+					    seen[a] ? p->a : p->b, rd + 1,
+					    stride ? " on one port" : "");
 				r = -EINVAL;
 				break;
 			}
-			seen[p->a] = seen[p->b] = 1;
+			seen[a] = seen[b] = 1;
 		}
 	}
 	free(seen);

@@ -24,9 +24,12 @@ enum ln_pairing {
 	LN_PAIRING_ALL,
 };
 
-/* In a pair, a runs the server side and b the client side. */
+/* In a pair, a runs the server side and b the client side, on their
+ * RDMA ports pa and pb (indices into the node's declared ports; 0, the
+ * first, unless a rail schedule says otherwise). */
 struct ln_pair {
 	size_t a, b;
+	unsigned pa, pb;
 };
 
 struct ln_round {
@@ -66,10 +69,19 @@ int ln_pairing_against(const size_t *subjects, size_t nsubjects, const size_t *p
  * and in list order (deterministic). n bounds the node indices. */
 int ln_pairing_pack(const struct ln_pair *pairs, size_t npairs, size_t n,
 		    struct ln_schedule *out, struct ln_buf *err);
+/* The same where a round may use a node once per port: with stride > 0
+ * (the most ports a node has), two pairs conflict only on the same port
+ * of a node; stride 0 is ln_pairing_pack. */
+int ln_pairing_pack_ports(const struct ln_pair *pairs, size_t npairs, size_t n, size_t stride,
+			  struct ln_schedule *out, struct ln_buf *err);
 
 /* Check that no round uses a node twice and that indices are < n.
  * Returns 0 or -EINVAL with a message naming the round and node. */
 int ln_schedule_check(const struct ln_schedule *s, size_t n, struct ln_buf *err);
+/* The same per port (stride > 0, see ln_pairing_pack_ports): no round
+ * uses a port twice. */
+int ln_schedule_check_ports(const struct ln_schedule *s, size_t n, size_t stride,
+			    struct ln_buf *err);
 
 void ln_schedule_release(struct ln_schedule *s);
 

@@ -62,6 +62,8 @@ const char *ln_verdict_kind_name(enum ln_verdict_kind k)
 		return "undetermined";
 	case LN_VERDICT_CLUSTER:
 		return "cluster";
+	case LN_VERDICT_PORT:
+		return "port";
 	}
 	return "?";
 }
@@ -117,7 +119,60 @@ void ln_results_release(struct ln_results *r)
 	free(r->verdicts);
 	for (i = 0; i < LN_STAGE_COUNT; i++)
 		free(r->stages[i].reason);
+	for (i = 0; r->port_dev && i < r->nnodes * r->port_stride; i++) {
+		free(r->port_dev[i]);
+		free(r->port_rail[i]);
+	}
+	free(r->port_dev);
+	free(r->port_rail);
 	memset(r, 0, sizeof(*r));
+}
+
+int ln_results_init_ports(struct ln_results *r, size_t stride)
+{
+	size_t n = r->nnodes * stride;
+
+	r->port_dev = calloc(n ? n : 1, sizeof(*r->port_dev));
+	r->port_rail = calloc(n ? n : 1, sizeof(*r->port_rail));
+	if (!r->port_dev || !r->port_rail) {
+		free(r->port_dev);
+		free(r->port_rail);
+		r->port_dev = r->port_rail = NULL;
+		return -ENOMEM;
+	}
+	r->port_stride = stride;
+	return 0;
+}
+
+int ln_results_set_port(struct ln_results *r, size_t node, size_t port, const char *dev,
+			const char *rail)
+{
+	size_t i = node * r->port_stride + port;
+
+	if (node >= r->nnodes || port >= r->port_stride)
+		return -EINVAL;
+	free(r->port_dev[i]);
+	free(r->port_rail[i]);
+	r->port_dev[i] = strdup(dev);
+	r->port_rail[i] = strdup(rail);
+	return r->port_dev[i] && r->port_rail[i] ? 0 : -ENOMEM;
+}
+
+static const char *port_field(const struct ln_results *r, char **tab, size_t node, int port)
+{
+	if (!tab || port < 0 || node >= r->nnodes || (size_t)port >= r->port_stride)
+		return NULL;
+	return tab[node * r->port_stride + (size_t)port];
+}
+
+const char *ln_results_port(const struct ln_results *r, size_t node, int port)
+{
+	return port_field(r, r->port_dev, node, port);
+}
+
+const char *ln_results_rail(const struct ln_results *r, size_t node, int port)
+{
+	return port_field(r, r->port_rail, node, port);
 }
 
 long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, size_t b,
@@ -142,6 +197,7 @@ long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, s
 	c->stage = stage;
 	c->a = a;
 	c->b = b;
+	c->pa = c->pb = -1;
 	c->value = c->threshold = c->line_rate = NAN;
 	c->unit = "";
 	c->status = LN_ST_PASS;
@@ -199,28 +255,52 @@ int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
 	return 0;
 }
 
-int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
-			   size_t a, size_t b, const char *fmt, ...)
+static int add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
+		       size_t a, int pa, size_t b, int pb, const char *fmt, va_list ap)
 {
 	struct ln_verdict *v;
-	va_list ap;
 	void *p = realloc(r->verdicts, (r->nverdicts + 1) * sizeof(*r->verdicts));
 
 	if (!p)
 		return -ENOMEM;
 	r->verdicts = p;
 	v = &r->verdicts[r->nverdicts];
-	va_start(ap, fmt);
 	v->reason = vformat(fmt, ap);
-	va_end(ap);
 	if (fmt && !v->reason)
 		return -ENOMEM;
 	v->kind = kind;
 	v->stage = stage;
 	v->a = a;
 	v->b = b;
+	v->pa = pa;
+	v->pb = pb;
 	r->nverdicts++;
 	return 0;
+}
+
+int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
+			   size_t a, size_t b, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = add_verdict(r, kind, stage, a, -1, b, -1, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
+				enum ln_stage stage, size_t a, int pa, size_t b, int pb,
+				const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = add_verdict(r, kind, stage, a, pa, b, pb, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 void ln_results_summarize(struct ln_results *r)
@@ -288,4 +368,18 @@ void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct l
 		ln_buf_addstr(out, r->nodes[a]);
 	else
 		ln_buf_addf(out, "%s-%s", r->nodes[a], r->nodes[b]);
+}
+
+void ln_results_subject_ports(const struct ln_results *r, size_t a, int pa, size_t b, int pb,
+			      struct ln_buf *out)
+{
+	const char *da = ln_results_port(r, a, pa), *db = ln_results_port(r, b, pb);
+
+	if (a == LN_NO_NODE || a >= r->nnodes) {
+		ln_buf_addstr(out, "cluster");
+		return;
+	}
+	ln_buf_addf(out, "%s%s%s", r->nodes[a], da ? "/" : "", da ? da : "");
+	if (b != LN_NO_NODE && b < r->nnodes)
+		ln_buf_addf(out, "-%s%s%s", r->nodes[b], db ? "/" : "", db ? db : "");
 }

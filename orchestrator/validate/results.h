@@ -37,6 +37,7 @@ struct ln_attempt {
 struct ln_check {
 	enum ln_stage stage;
 	size_t a, b;		/* node check: b == LN_NO_NODE; cluster check: a == b == LN_NO_NODE */
+	int pa, pb;		/* pair check: the ends' RDMA ports (spec order), -1 none */
 	char *name;		/* what was checked, e.g. "rxe0/1 state" or "allreduce" */
 	enum ln_status status;
 	char *reason;		/* failure or skip reason; NULL on a plain pass */
@@ -54,12 +55,14 @@ enum ln_verdict_kind {
 	LN_VERDICT_LINK,	/* the path between a and b is bad, both ends are fine */
 	LN_VERDICT_UNDETERMINED,/* failures that the tests cannot pin on one culprit */
 	LN_VERDICT_CLUSTER,	/* a cluster-wide check (mpi, nccl) failed */
+	LN_VERDICT_PORT,	/* port pa of node a is bad, its other rails pass */
 };
 
 struct ln_verdict {
 	enum ln_verdict_kind kind;
 	enum ln_stage stage;
 	size_t a, b;
+	int pa, pb;		/* ports of a and b (spec order), -1 none */
 	char *reason;
 };
 
@@ -82,6 +85,10 @@ struct ln_results {
 	size_t nchecks, alloc;
 	struct ln_verdict *verdicts;
 	size_t nverdicts;
+	/* Port p of node i: port_dev[i * port_stride + p] ("rxe1") and its
+	 * rail's name; NULL (and stride 0) when the pairwise stages named none. */
+	char **port_dev, **port_rail;
+	size_t port_stride;
 	int64_t started;	/* unix seconds */
 	double seconds;
 	int node_exit;		/* the nodes' own exit code (4: one unreachable or refused) */
@@ -102,6 +109,14 @@ int ln_results_init(struct ln_results *r, const char *cluster, const char *const
 		    size_t nnodes);
 void ln_results_release(struct ln_results *r);
 
+/* Room for stride ports per node; then name port p of node i. 0 or -ENOMEM. */
+int ln_results_init_ports(struct ln_results *r, size_t stride);
+int ln_results_set_port(struct ln_results *r, size_t node, size_t port, const char *dev,
+			const char *rail);
+/* Port p of node i's device name, or NULL when unknown. */
+const char *ln_results_port(const struct ln_results *r, size_t node, int port);
+const char *ln_results_rail(const struct ln_results *r, size_t node, int port);
+
 /* Add a check; returns its index (>= 0) or -ENOMEM. Values start NAN,
  * status PASS until an attempt or ln_check_set says otherwise. Indices,
  * not pointers, survive later additions. */
@@ -116,6 +131,10 @@ int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
 int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
 			   size_t a, size_t b, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+/* The same, naming the ports pa of a and pb of b (-1: none). */
+int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
+				enum ln_stage stage, size_t a, int pa, size_t b, int pb,
+				const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 
 /* Recount each stage's summary from its checks. A listed stage with a
  * failed or not-run check fails; one with none of either passes only if
@@ -128,5 +147,8 @@ int ln_results_exit(const struct ln_results *r);
 
 /* "node", "a-b" or "cluster" for a check or verdict, into out. */
 void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out);
+/* The same with ports where known: "lab2/rxe1", "lab1/rxe0-lab2/rxe0". */
+void ln_results_subject_ports(const struct ln_results *r, size_t a, int pa, size_t b, int pb,
+			      struct ln_buf *out);
 
 #endif

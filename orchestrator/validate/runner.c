@@ -71,9 +71,9 @@ int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *er
 
 /* Every node's facts, once; a node that cannot be read fails devices
  * and every stage that needs it. */
-static void read_facts(struct vctx *c)
+static int read_facts(struct vctx *c)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < c->n; i++) {
 		struct ln_buf ferr = LN_BUF_INIT;
@@ -81,8 +81,6 @@ static void read_facts(struct vctx *c)
 		const struct ln_node *node = &c->spec->nodes[i];
 		const char *h;
 
-		ni->gid_index = -1;
-		ni->rate_gbps = NAN;
 		ni->rdma_ok = 1;
 		if (c->ops->facts(c->octx, i, &ni->facts, &ferr) < 0 || !ni->facts) {
 			ni->facts = NULL;
@@ -90,15 +88,43 @@ static void read_facts(struct vctx *c)
 			ni->devices_reason = strdup(ferr.len ? ferr.buf : "no facts");
 		}
 		ln_buf_release(&ferr);
-		if (node->n_rdma) {
-			ni->ip = node->rdma[0].ip;
-			ni->dev = node->rdma[0].device;
-			ni->port = node->rdma[0].port;
-			ni->gid_index = node->rdma[0].gid_index;
+		ni->ports = calloc(node->n_rdma ? node->n_rdma : 1, sizeof(*ni->ports));
+		if (!ni->ports)
+			return -ENOMEM;
+		ni->nports = node->n_rdma;
+		for (k = 0; k < node->n_rdma; k++) {
+			struct port_info *pi = &ni->ports[k];
+
+			pi->ip = node->rdma[k].ip;
+			pi->dev = node->rdma[k].device;
+			pi->port = node->rdma[k].port;
+			pi->gid_index = node->rdma[k].gid_index;
+			pi->rate_gbps = NAN;
+			pi->ok = ni->facts != NULL;
 		}
 		h = ln_json_str_at(ni->facts, "hostname");
 		ni->hostname = h ? strdup(h) : NULL;
 	}
+	return 0;
+}
+
+/* The rails, and every declared port's name and rail in the results. */
+static int map_rails(struct vctx *c, struct ln_buf *err)
+{
+	size_t i, k;
+	int r = ln_railmap_from_spec(c->spec, &c->rails, err);
+
+	if (r == 0)
+		r = ln_results_init_ports(c->res, c->rails.stride);
+	for (i = 0; i < c->n && r == 0; i++)
+		for (k = 0; k < c->spec->nodes[i].n_rdma && r == 0; k++) {
+			int rail = ln_railmap_rail_of(&c->rails, i, (unsigned)k);
+
+			/* lint allows a rail once per node: every port has one */
+			r = ln_results_set_port(c->res, i, k, c->spec->nodes[i].rdma[k].device,
+						rail >= 0 ? c->rails.names[rail] : "");
+		}
+	return r;
 }
 
 static void vctx_init(struct vctx *c, const struct ln_spec *spec, const struct ln_probe_ops *ops,
@@ -146,8 +172,11 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 	clock_gettime(CLOCK_REALTIME, &wall);
 	res->started = wall.tv_sec;
 	vctx_init(&c, spec, ops, octx, o, res);
-	read_facts(&c);
-	r = 0;
+	r = map_rails(&c, err);
+	if (r == 0)
+		r = read_facts(&c);
+	if (r < 0)
+		goto out;
 	for (s = LN_STAGE_DEVICES; s < LN_STAGE_COUNT && r == 0; s++) {
 		double ts = ln_now_s();
 
@@ -167,9 +196,15 @@ out:
 	if (r == -ENOMEM && !err->len)
 		ln_buf_addstr(err, "validation stopped: out of memory");
 	for (i = 0; c.ni && i < c.n; i++) {
+		size_t k;
+
 		free(c.ni[i].devices_reason);
 		free(c.ni[i].hostname);
+		for (k = 0; c.ni[i].ports && k < c.ni[i].nports; k++)
+			free(c.ni[i].ports[k].reason);
+		free(c.ni[i].ports);
 	}
+	ln_railmap_release(&c.rails);
 	free(c.ni);
 	free(names);
 	return r;

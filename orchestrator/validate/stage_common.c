@@ -110,6 +110,18 @@ long vs_add_check(struct vctx *c, enum ln_stage st, size_t a, size_t b, const ch
 	return ln_results_add_check(c->res, st, a, b, name);
 }
 
+long vs_add_pair_check(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
+		       const char *name)
+{
+	long idx = ln_results_add_check(c->res, st, p->a, p->b, name);
+
+	if (idx >= 0) {
+		c->res->checks[idx].pa = (int)p->pa;
+		c->res->checks[idx].pb = (int)p->pb;
+	}
+	return idx;
+}
+
 int vs_run_probe(struct vctx *c, enum ln_stage st, size_t node, struct argv *av, int timeout_s,
 		 struct ln_probe_result *pr, struct ln_attempt *at, struct ln_buf *why)
 {
@@ -256,7 +268,7 @@ static void *round_worker(void *p)
 		pthread_mutex_unlock(&j->lock);
 		if (i >= j->npairs)
 			return NULL;
-		j->fn(j->c, j->st, j->pairs[i].a, j->pairs[i].b, (unsigned)i, &j->po[i]);
+		j->fn(j->c, j->st, &j->pairs[i], (unsigned)i, &j->po[i]);
 	}
 }
 

@@ -18,24 +18,34 @@
 #include <stdint.h>
 
 #include "orchestrator/validate/pairing.h"
+#include "orchestrator/validate/rails.h"
 #include "orchestrator/validate/stages.h"
 
 #define MAX_ARGS 64
+
+/* A declared RDMA port of a node, as the pairwise stages use it. */
+struct port_info {
+	const char *ip;			/* the declared ip, NULL none */
+	const char *dev;		/* device and port */
+	unsigned port;
+	int gid_index;			/* found on the declared ip, -1 unknown */
+	double rate_gbps;		/* the port's line rate, NAN unknown */
+	int ok;				/* the devices stage found no problem on it */
+	char *reason;			/* why not, for skips */
+};
 
 struct node_info {
 	struct json_object *facts;	/* borrowed from ops */
 	int rdma_ok;			/* the devices stage found no port problem */
 	char *devices_reason;		/* why not, for skips */
-	const char *ip;			/* first declared RDMA ip */
-	const char *dev;		/* its device and port */
-	unsigned port;
-	int gid_index;			/* found on the declared ip, -1 unknown */
-	double rate_gbps;		/* the port's line rate, NAN unknown */
+	struct port_info *ports;	/* the node's declared RDMA ports, spec order */
+	size_t nports;
 	char *hostname;			/* from facts, for matching MPI ranks */
 };
 
 struct vctx {
 	const struct ln_spec *spec;
+	struct ln_railmap rails;	/* which port of each node is on which rail */
 	const struct ln_probe_ops *ops;
 	void *octx;
 	const struct ln_validate_opts *o;
@@ -68,6 +78,9 @@ int vs_under_test(struct vctx *c, size_t i);
 int vs_timeout_s(uint64_t timeout_ms);
 
 long vs_add_check(struct vctx *c, enum ln_stage st, size_t a, size_t b, const char *name);
+/* A check of pair p, naming its ports. */
+long vs_add_pair_check(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
+		       const char *name);
 /* Run argv on node; a probe that could not run at all is reported in
  * why and returns < 0; a timeout is named with node, stage and command
  * and returns -LN_ETIMEOUT. */
@@ -103,14 +116,15 @@ int vs_stage_close(struct stage_run *sr, int r);
  * reason; else it ran. */
 void vs_stage_ran(struct vctx *c, enum ln_stage st, int any, int r, const char *reason);
 
-/* One pair of a round: fill po for pairs a-b, using port slot. */
+/* One pair of a round: fill po for pair p (its nodes and RDMA ports),
+ * using port slot. */
 struct pair_outcome {
 	struct ln_attempt at[8];
 	int n;
 };
 
-typedef void (*pair_fn)(struct vctx *c, enum ln_stage st, size_t a, size_t b, unsigned slot,
-			struct pair_outcome *po);
+typedef void (*pair_fn)(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
+			unsigned slot, struct pair_outcome *po);
 
 /* All pairs of one round at once (at most c->parallel in flight). */
 int vs_run_round_all(struct vctx *c, enum ln_stage st, pair_fn fn, const struct ln_pair *pairs,

@@ -135,6 +135,9 @@ static int devices_port(struct vctx *c, size_t i, size_t p)
 		k->threshold = (double)rp->min_rate_bps / 1e9;
 	if (why.len) {
 		ni->rdma_ok = 0;
+		ni->ports[p].ok = 0;
+		free(ni->ports[p].reason);
+		ni->ports[p].reason = strdup(why.buf);
 		if (!ni->devices_reason)
 			ni->devices_reason = strdup(why.buf);
 		if (ln_check_set(k, LN_ST_FAIL, "%s", why.buf) < 0)
@@ -143,10 +146,8 @@ static int devices_port(struct vctx *c, size_t i, size_t p)
 		if (ln_check_set(k, LN_ST_PASS, "RoCE v2 GID index %d on %s", gid, rp->ip) < 0)
 			goto out;
 	}
-	if (p == 0) {
-		ni->gid_index = gid >= 0 ? gid : rp->gid_index;
-		ni->rate_gbps = rate;
-	}
+	ni->ports[p].gid_index = gid >= 0 ? gid : rp->gid_index;
+	ni->ports[p].rate_gbps = rate;
 	r = 0;
 out:
 	ln_buf_release(&why);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pairwise stages, rping and bandwidth (ib_write_bw / ib_send_bw):
- * rounds of disjoint pairs, a server on one end and a client on the
- * other, a fresh server for every attempt, then the diagnosis' second
- * pass. Each tool is one row of a table: how to build its server and
+ * rounds of disjoint pairs of ports, every declared rail (rails.h), a
+ * server on one end and a client on the other, a fresh server for every
+ * attempt, then the diagnosis' second pass. Each tool is one row of a table: how to build its server and
  * client argv, and how to judge an attempt from their results.
  */
 #include <errno.h>
@@ -35,6 +35,7 @@ struct pair_try {
 	struct vctx *c;
 	enum ln_stage st;
 	size_t a, b;		/* server, client */
+	unsigned pa, pb;	/* their ports */
 	unsigned slot;
 	int timeout_s;
 	const struct ln_probe_result *cres;
@@ -51,7 +52,7 @@ struct pair_tool {
 	 * or the reason into why. */
 	void (*judge)(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why);
 	/* Set a recorded check's unit, line rate and threshold; may be NULL. */
-	void (*annotate)(struct vctx *c, size_t a, size_t b, struct ln_check *k);
+	void (*annotate)(struct vctx *c, const struct ln_pair *p, struct ln_check *k);
 };
 
 /* ---- rping ---- */
@@ -78,7 +79,7 @@ static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *
 		vs_arg(both[k], "rping");
 		vs_arg(both[k], k ? "-c" : "-s");
 		vs_arg(both[k], "-a");
-		vs_arg(both[k], "%s", t->c->ni[t->a].ip);
+		vs_arg(both[k], "%s", t->c->ni[t->a].ports[t->pa].ip);
 		vs_arg(both[k], "-p");
 		vs_arg(both[k], "%u", RPING_PORT_BASE + t->slot);
 		vs_arg(both[k], "-C");
@@ -133,7 +134,7 @@ static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 	int k;
 
 	for (k = 0; k < 2; k++) {
-		const struct node_info *ni = &c->ni[k ? t->b : t->a];
+		const struct port_info *ni = &c->ni[k ? t->b : t->a].ports[k ? t->pb : t->pa];
 
 		vs_arg(both[k], "%s", bw_name(c));
 		vs_arg(both[k], "-d");
@@ -154,7 +155,7 @@ static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 		vs_arg(both[k], "-F");
 		vs_arg(both[k], "--report_gbits");
 	}
-	vs_arg(cv, "%s", c->ni[t->a].ip);
+	vs_arg(cv, "%s", c->ni[t->a].ports[t->pa].ip);
 }
 
 /* The threshold in Gb/s for a pair of line rate line_rate, NAN when none. */
@@ -167,9 +168,9 @@ static double bw_threshold(const struct ln_validation *v, double line_rate)
 	return NAN;
 }
 
-static double pair_line_rate(const struct vctx *c, size_t a, size_t b)
+static double pair_line_rate(const struct vctx *c, size_t a, unsigned pa, size_t b, unsigned pb)
 {
-	return fmin(c->ni[a].rate_gbps, c->ni[b].rate_gbps);
+	return fmin(c->ni[a].ports[pa].rate_gbps, c->ni[b].ports[pb].rate_gbps);
 }
 
 static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
@@ -186,7 +187,7 @@ static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_
 	} else {
 		gbps = ln_perftest_gbps(&pt, ln_perftest_large(&pt));
 		at->value = gbps;
-		want = bw_threshold(v, pair_line_rate(c, t->a, t->b));
+		want = bw_threshold(v, pair_line_rate(c, t->a, t->pa, t->b, t->pb));
 		if (v->bandwidth.min_kind == LN_MIN_FRACTION && isnan(want))
 			ln_buf_addf(why, "%.3g Gb/s measured, but the line rate of '%s' or '%s' is "
 				    "unknown", gbps, vs_nname(c, t->a), vs_nname(c, t->b));
@@ -199,12 +200,12 @@ static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_
 	ln_buf_release(&perr);
 }
 
-static void bw_annotate(struct vctx *c, size_t a, size_t b, struct ln_check *k)
+static void bw_annotate(struct vctx *c, const struct ln_pair *p, struct ln_check *k)
 {
 	const struct ln_validation *v = &c->spec->validation;
 
 	k->unit = "Gb/s";
-	k->line_rate = pair_line_rate(c, a, b);
+	k->line_rate = pair_line_rate(c, p->a, p->pa, p->b, p->pb);
 	if (v->bandwidth.min_kind != LN_MIN_NONE)
 		k->threshold = bw_threshold(v, k->line_rate);
 }
@@ -296,12 +297,13 @@ out:
 /* One pair: server on a, client on b; up to c->attempts tries, each with
  * a fresh server (a client that raced ahead of its server, or a stale
  * server, then costs one attempt, not the pair). */
-static void run_pair(struct vctx *c, enum ln_stage st, size_t a, size_t b, unsigned slot,
+static void run_pair(struct vctx *c, enum ln_stage st, const struct ln_pair *p, unsigned slot,
 		     struct pair_outcome *po)
 {
 	const struct pair_tool *tool = &pair_tools[st];
 	int tries = c->attempts < 8 ? c->attempts : 8, t, delay = c->retry_delay_ms;
-	struct pair_try pt = { .c = c, .st = st, .a = a, .b = b, .slot = slot };
+	struct pair_try pt = { .c = c, .st = st, .a = p->a, .b = p->b, .pa = p->pa, .pb = p->pb,
+			       .slot = slot };
 	struct ln_probe_result cres;
 
 	memset(po, 0, sizeof(*po));
@@ -367,95 +369,106 @@ static int diag_round(void *ctx, enum ln_stage st, const struct ln_pair *pairs, 
 
 /* ---- the stage ---- */
 
-static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st, size_t a, size_t b)
+static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st,
+					 const struct ln_pair *p)
 {
+	int pa = (int)p->pa, pb = (int)p->pb;
 	size_t i;
 
 	for (i = 0; i < c->res->nchecks; i++) {
 		const struct ln_check *k = &c->res->checks[i];
 
 		if (k->stage == st && !k->retest &&
-		    ((k->a == a && k->b == b) || (k->a == b && k->b == a)))
+		    ((k->a == p->a && k->pa == pa && k->b == p->b && k->pb == pb) ||
+		     (k->a == p->b && k->pa == pb && k->b == p->a && k->pb == pa)))
 			return k;
 	}
 	return NULL;
 }
 
-static int bad_node_in(struct vctx *c, enum ln_stage st, size_t node)
+/* Whether node (port: any port, -1) is blamed in stage st: a bad node,
+ * or that bad port. */
+static int bad_in(struct vctx *c, enum ln_stage st, size_t node, int port)
 {
 	size_t i;
 
-	for (i = 0; i < c->res->nverdicts; i++)
-		if (c->res->verdicts[i].stage == st &&
-		    c->res->verdicts[i].kind == LN_VERDICT_NODE && c->res->verdicts[i].a == node)
+	for (i = 0; i < c->res->nverdicts; i++) {
+		const struct ln_verdict *v = &c->res->verdicts[i];
+
+		if (v->stage == st && v->a == node &&
+		    (v->kind == LN_VERDICT_NODE ||
+		     (v->kind == LN_VERDICT_PORT && (port < 0 || v->pa == port))))
 			return 1;
+	}
 	return 0;
 }
 
-/* Whether pair a-b of stage st cannot run; the reason goes into why. */
-static int pair_blocked(struct vctx *c, enum ln_stage st, size_t a, size_t b, struct ln_buf *why)
+/* Whether pair p of stage st cannot run; the reason goes into why. */
+static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
+			struct ln_buf *why)
 {
-	size_t e[2] = { a, b };
+	size_t e[2] = { p->a, p->b };
+	unsigned port[2] = { p->pa, p->pb };
 	int k;
 
 	for (k = 0; k < 2; k++) {
-		if (!c->ni[e[k]].ip || !c->ni[e[k]].dev) {
-			ln_buf_addf(why, "'%s' declares no RDMA port with an ip",
-				    vs_nname(c, e[k]));
+		const struct port_info *pi = &c->ni[e[k]].ports[port[k]];
+
+		if (!pi->ip) {
+			ln_buf_addf(why, "'%s' port %s/%u has no ip", vs_nname(c, e[k]), pi->dev,
+				    pi->port);
 			return 1;
 		}
-		if (!c->ni[e[k]].rdma_ok) {
+		if (!pi->ok) {
 			ln_buf_addf(why, "'%s' failed devices: %s", vs_nname(c, e[k]),
-				    c->ni[e[k]].devices_reason ? c->ni[e[k]].devices_reason :
-				    "no facts");
+				    pi->reason ? pi->reason : c->ni[e[k]].devices_reason ?
+				    c->ni[e[k]].devices_reason : "no facts");
 			return 1;
 		}
 	}
 	if (st == LN_STAGE_BANDWIDTH && c->res->stages[LN_STAGE_RPING].ran) {
-		const struct ln_check *rk = pair_check(c, LN_STAGE_RPING, a, b);
+		const struct ln_check *rk = pair_check(c, LN_STAGE_RPING, p);
 
 		if (rk && rk->status != LN_ST_PASS) {
-			ln_buf_addf(why, "'%s'-'%s' cannot rping", vs_nname(c, a), vs_nname(c, b));
+			ln_buf_addf(why, "'%s/%s'-'%s/%s' cannot rping", vs_nname(c, p->a),
+				    c->ni[p->a].ports[p->pa].dev, vs_nname(c, p->b),
+				    c->ni[p->b].ports[p->pb].dev);
 			return 1;
 		}
 		for (k = 0; k < 2; k++)
-			if (bad_node_in(c, LN_STAGE_RPING, e[k])) {
-				ln_buf_addf(why, "'%s' is a bad node in rping", vs_nname(c, e[k]));
+			if (bad_in(c, LN_STAGE_RPING, e[k], (int)port[k])) {
+				ln_buf_addf(why, "'%s/%s' is bad in rping", vs_nname(c, e[k]),
+					    c->ni[e[k]].ports[port[k]].dev);
 				return 1;
 			}
 	}
 	return 0;
 }
 
-/* The rounds: every pair of the spec's pairing, or, under --limit, each
- * node under test against two good peers. */
+/* The rounds: every pair of the spec's pairing on every rail, or, under
+ * --limit, each node under test against two good peers per rail. */
 static int pair_schedule(struct vctx *c, enum ln_stage st, struct ln_schedule *s,
 			 struct ln_buf *err)
 {
-	const struct ln_validation *v = &c->spec->validation;
-	enum ln_pairing kind = (st == LN_STAGE_RPING ? v->rping.pairs : v->bandwidth.pairs) ==
-			       LN_PAIRS_ALL ? LN_PAIRING_ALL : LN_PAIRING_RING;
-	size_t i, *subj = NULL, *peers = NULL, ns = 0, np = 0;
+	struct ln_rail_opts ro;
+	unsigned char *peer = NULL;
+	size_t i;
 	int r;
 
-	if (!c->o->limit)
-		return ln_pairing_build(kind, c->n, s, err);
-	subj = calloc(c->n, sizeof(*subj));
-	peers = calloc(c->n, sizeof(*peers));
-	if (!subj || !peers) {
-		r = -ENOMEM;
-		goto out;
+	ln_rails_stage_opts(c->spec, st, &ro);
+	if (c->o->limit) {
+		peer = calloc(c->n ? c->n : 1, 1);
+		if (!peer)
+			return -ENOMEM;
+		for (i = 0; i < c->n; i++)
+			peer[i] = !c->o->limit[i] && c->ni[i].rdma_ok &&
+				  !bad_in(c, LN_STAGE_RPING, i, -1);
+		ro.subject = c->o->limit;
+		ro.peer = peer;
+		ro.per_subject = 2;
 	}
-	for (i = 0; i < c->n; i++) {
-		if (c->o->limit[i])
-			subj[ns++] = i;
-		else if (c->ni[i].rdma_ok && c->ni[i].ip && !bad_node_in(c, LN_STAGE_RPING, i))
-			peers[np++] = i;
-	}
-	r = ln_pairing_against(subj, ns, peers, np, 2, s, err);
-out:
-	free(subj);
-	free(peers);
+	r = ln_rails_schedule(&c->rails, &ro, s, err);
+	free(peer);
 	return r;
 }
 
@@ -467,7 +480,7 @@ static int record_round(struct vctx *c, enum ln_stage st, const struct ln_pair *
 	size_t i;
 
 	for (i = 0; i < nrun; i++) {
-		long idx = r ? -1 : vs_add_check(c, st, run[i].a, run[i].b, tool->name(c));
+		long idx = r ? -1 : vs_add_pair_check(c, st, &run[i], tool->name(c));
 		int k;
 
 		for (k = 0; k < po[i].n; k++) {
@@ -479,7 +492,7 @@ static int record_round(struct vctx *c, enum ln_stage st, const struct ln_pair *
 		if (idx < 0)
 			continue;
 		if (tool->annotate)
-			tool->annotate(c, run[i].a, run[i].b, &c->res->checks[idx]);
+			tool->annotate(c, &run[i], &c->res->checks[idx]);
 		*failed += c->res->checks[idx].status != LN_ST_PASS;
 	}
 	return r;
@@ -502,9 +515,8 @@ static int pair_round(struct vctx *c, enum ln_stage st, const struct ln_round *r
 	for (i = 0; i < round->npairs; i++) {
 		struct ln_buf why = LN_BUF_INIT;
 
-		if (pair_blocked(c, st, round->pairs[i].a, round->pairs[i].b, &why)) {
-			long idx = vs_add_check(c, st, round->pairs[i].a, round->pairs[i].b,
-						ln_stage_name(st));
+		if (pair_blocked(c, st, &round->pairs[i], &why)) {
+			long idx = vs_add_pair_check(c, st, &round->pairs[i], ln_stage_name(st));
 
 			if (idx < 0 ||
 			    ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED, "%s", why.buf) < 0)

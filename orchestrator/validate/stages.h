@@ -81,4 +81,11 @@ int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, 
 /* Parse "--stages devices,rping" into a bit mask. -EINVAL names the bad word. */
 int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *err);
 
+/* --dry-run: the schedule a run of spec's listed stages (those in mask
+ * too, when mask is not 0) would follow, as text into out: per stage its
+ * rails, pairs and rounds, the pairs of every round. Contacts no node.
+ * 0 or -ENOMEM / -EINVAL with err set. */
+int ln_validate_schedule(const struct ln_spec *spec, unsigned mask, struct ln_buf *out,
+			 struct ln_buf *err);
+
 #endif

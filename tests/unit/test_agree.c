@@ -43,8 +43,8 @@
 
 /* ---- facts a node would report ----------------------------------------- */
 
-/* Node i's facts: its host NQN, one Soft-RoCE port, 8 GPUs, and a live
- * controller with one namespace for every target it initiates to. */
+/* Node i's facts: its host NQN, two Soft-RoCE ports (rails), 8 GPUs, and
+ * a live controller with one namespace for every target it initiates to. */
 static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 {
 	struct ln_buf js = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -56,9 +56,13 @@ static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 		    "uuid:00000000-0000-4000-8000-%012zx\",\"rdma\":[{\"device\":\"rxe0\",\"ports\":"
 		    "[{\"port\":1,\"state\":\"ACTIVE\",\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,"
 		    "\"active_mtu\":1024,\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
-		    "\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]}],"
+		    "\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]},"
+		    "{\"device\":\"rxe1\",\"ports\":[{\"port\":1,\"state\":\"ACTIVE\","
+		    "\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,\"active_mtu\":1024,"
+		    "\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
+		    "\"0000:0000:0000:0000:0000:ffff:0a00:01%02zx\",\"type\":\"RoCE v2\"}]}]}],"
 		    "\"gpus\":{\"count\":8},\"nvmet\":{\"subsystems\":[]},\"nvme\":[",
-		    i + 1, i + 1, i + 1);
+		    i + 1, i + 1, i + 1, i + 1);
 	for (k = 0; k < spec->n_initiators; k++)
 		if (spec->initiators[k].node == i)
 			ln_buf_addf(&js, "%s{\"subsysnqn\":\"%s\",\"state\":\"live\",\"namespaces\":"
@@ -324,7 +328,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 		ln_buf_addstr(&out->output, "------------------------------------------------------"
 			      "---------------------------------\n #bytes     #iterations    BW peak"
 			      "[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
-		if (!strncmp(last, "10.0.0.", 7))	/* the client */
+		if (!strncmp(last, "10.0.", 5))	/* the client */
 			ln_buf_addf(&out->output, " %-7lu    1000           96.00            95.00"
 				    "\t\t   0.011000\n", strtoul(arg_after(argv, "-s"), NULL, 10));
 	} else if (!strcmp(p, "mpicc")) {
@@ -409,10 +413,15 @@ static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 	for (i = 0; i < res.nchecks; i++) {
 		const struct ln_check *c = &res.checks[i];
 
-		ln_buf_addf(&f.log, "check %s %zu %zu %s: %s (%s) value %g threshold %g\n",
-			    ln_stage_name(c->stage), c->a, c->b, c->name, ln_status_name(c->status),
+		ln_buf_addf(&f.log, "check %s %zu/%d %zu/%d %s: %s (%s) value %g threshold %g\n",
+			    ln_stage_name(c->stage), c->a, c->pa, c->b, c->pb, c->name,
+			    ln_status_name(c->status),
 			    c->reason ? c->reason : "", c->value, c->threshold);
 	}
+	for (i = 0; i < LN_STAGE_COUNT; i++)
+		if (res.stages[i].rounds)
+			ln_buf_addf(&f.log, "stage %s rounds %zu\n", ln_stage_name((enum ln_stage)i),
+				    res.stages[i].rounds);
 	for (i = 0; i < res.nverdicts; i++)
 		ln_buf_addf(&f.log, "verdict %s %s %zu %zu\n", ln_stage_name(res.verdicts[i].stage),
 			    ln_verdict_kind_name(res.verdicts[i].kind), res.verdicts[i].a,
@@ -497,13 +506,16 @@ static const char base_spec[] =
 	"    slots: 8\n"
 	"    rdma:\n"
 	"      - { device: rxe0, port: 1, ip: 10.0.0.1, gid_index: 1, min_rate: 100Gb/s, "
-	"link_layer: ethernet, mtu: 1024 }\n"
+	"link_layer: ethernet, mtu: 1024, rail: r0 }\n"
+	"      - { device: rxe1, ip: 10.0.1.1, rail: r1 }\n"
 	"  - name: b[2-4]\n"
 	"    address: 127.0.1.[2-4]\n"
 	"    gpus: 8\n"
 	"    rdma:\n"
 	"      - device: rxe0\n"
 	"        ip: 10.0.0.[2-4]\n"
+	"        rail: r0\n"
+	"      - { device: rxe1, ip: \"10.0.1.[2-4]\", rail: r1 }\n"
 	"storage:\n"
 	"  targets:\n"
 	"    - nqn: nqn.2024-04.io.llmnet:keys.t1\n"
@@ -539,9 +551,9 @@ static const char base_spec[] =
 	"  mca: { pml: ob1 }\n"
 	"validation:\n"
 	"  - { stage: devices }\n"
-	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s }\n"
+	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned }\n"
 	"  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, min: 50Gb/s, "
-	"port_base: 18515, timeout: 60s }\n"
+	"port_base: 18515, timeout: 60s, rails: aligned }\n"
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
@@ -593,6 +605,8 @@ static const struct key_case key_cases[] = {
 	KC("nodes.rdma.min_rate", CHANGES, "min_rate: 100Gb/s", "min_rate: 200Gb/s"),
 	KC("nodes.rdma.link_layer", CHANGES, "link_layer: ethernet", "link_layer: infiniband"),
 	KC("nodes.rdma.mtu", CHANGES, "mtu: 1024", "mtu: 4096"),
+	/* alpha's rxe1 alone on a rail: the other nodes' r1 pairs leave it out */
+	KC("nodes.rdma.rail", CHANGES, "10.0.1.1, rail: r1", "10.0.1.1, rail: r2"),
 	KC("storage", SECTION, NULL, NULL),
 	KC("storage.targets", SECTION, NULL, NULL),
 	KC("storage.targets.nqn", CHANGES, "keys.t1", "keys.t7"),
@@ -634,19 +648,21 @@ static const struct key_case key_cases[] = {
 	KC("mpi.mca", CHANGES, "pml: ob1", "pml: ucx"),
 	KC("validation", SECTION, NULL, NULL),
 	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),
-	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s }\n",
-	  ""),
+	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s, "
+	  "rails: aligned }\n", ""),
 	KC("validation.rping.count", CHANGES, "count: 10", "count: 20"),
 	KC("validation.rping.pairs", CHANGES, "pairs: ring, timeout", "pairs: all, timeout"),
 	KC("validation.rping.timeout", CHANGES, "timeout: 30s", "timeout: 40s"),
+	KC("validation.rping.rails", CHANGES, "30s, rails: aligned", "30s, rails: all"),
 	KC("validation.bandwidth.stage", CHANGES, "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, "
-	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s }\n", ""),
+	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned }\n", ""),
 	KC("validation.bandwidth.tool", CHANGES, "tool: ib_write_bw", "tool: ib_send_bw"),
 	KC("validation.bandwidth.size", CHANGES, "size: 1MiB", "size: 2MiB"),
 	KC("validation.bandwidth.pairs", CHANGES, "pairs: ring, min", "pairs: all, min"),
 	KC("validation.bandwidth.min", CHANGES, "min: 50Gb/s", "min: 200Gb/s"),
 	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
 	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
+	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
 	KC("validation.io.stage", CHANGES,
 	  "  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n", ""),
 	KC("validation.io.size", CHANGES, "size: 256MiB", "size: 512MiB"),
@@ -678,6 +694,10 @@ static const struct refused_case refused_cases[] = {
 	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
 	{ "dhchap", "ctrl_key_file", "{ key_dir: ~/llmnet-keys,",
 	  "{ ctrl_key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
+	{ "stage 'rping'", "concurrent_rails", "30s, rails: aligned }",
+	  "30s, rails: aligned, concurrent_rails: true }" },
+	{ "stage 'bandwidth'", "concurrent_rails", "60s, rails: aligned }",
+	  "60s, rails: aligned, concurrent_rails: true }" },
 };
 
 static const struct key_case *find_case(const char *key)

@@ -88,7 +88,8 @@ static void test_report_render__json(void **state)
 	assert_string_equal(json_object_get_string(v), "lab <\"x\">");
 	assert_true(json_object_object_get_ex(root, "culprits", &v));
 	assert_string_equal(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
-			    "{\"nodes\":[],\"links\":[[\"n1\",\"n2\"],[\"n3\",\"n4\"]]}");
+			    "{\"nodes\":[],\"ports\":[],\"links\":[[\"n1\",\"n2\"],[\"n3\",\"n4\"]],"
+			    "\"link_ports\":[[\"n1\",\"n2\"],[\"n3\",\"n4\"]]}");
 	assert_true(json_object_object_get_ex(root, "stages", &v));
 	assert_int_equal(json_object_array_length(v), 4);
 	c = json_object_array_get_idx(v, 3);

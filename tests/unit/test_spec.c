@@ -384,7 +384,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	static const char *const node[] = { "name", "address", "port", "user", "gpus", "slots",
 					    "rdma", NULL };
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
-					    "link_layer", "mtu", NULL };
+					    "link_layer", "mtu", "rail", NULL };
 	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
 					      "hosts", "hosts_given", "namespaces", "dhchap", NULL };
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
@@ -422,7 +422,7 @@ static void test_spec__json_keys_are_stable(void **state)
 					      json_object_array_get_idx(json_object_object_get(o, "nodes"), 0),
 					      "rdma"),
 				      0);
-	assert_int_equal(json_object_object_length(x), 7);
+	assert_int_equal(json_object_object_length(x), 8);
 	for (k = port; *k; k++)
 		assert_true(json_object_object_get_ex(x, *k, NULL));
 	assert_int_equal(ln_json_write(o, 0, &out), 0);

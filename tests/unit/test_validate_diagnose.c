@@ -14,6 +14,8 @@
 
 #include "tests/unit/cmocka.h"
 #include "orchestrator/validate/diagnose.h"
+#include "orchestrator/report/report.h"
+#include "orchestrator/validate/rails.h"
 
 #define MAXN 64
 
@@ -305,6 +307,158 @@ static void test_validate_diagnose__node_stage_verdicts(void **state)
 	ln_buf_release(&err);
 }
 
+/* ---- rails: two ports per node, rxe0 on rail0 and rxe1 on rail1 ---- */
+
+struct psim {
+	int bad_node[MAXN];
+	int bad_port[MAXN][2];
+	int bad_link[MAXN][MAXN][2];	/* on a rail, either direction */
+};
+
+static int psim_ok(const struct psim *s, const struct ln_pair *p)
+{
+	return !s->bad_node[p->a] && !s->bad_node[p->b] && !s->bad_port[p->a][p->pa] &&
+	       !s->bad_port[p->b][p->pb] && !s->bad_link[p->a][p->b][p->pa] &&
+	       !s->bad_link[p->b][p->a][p->pb];
+}
+
+static int psim_round(void *ctx, enum ln_stage stage, const struct ln_pair *pairs, size_t n,
+		      struct ln_attempt *out)
+{
+	size_t i;
+
+	(void)stage;
+	for (i = 0; i < n; i++) {
+		/* a retest stays on one rail */
+		assert_int_equal(pairs[i].pa, pairs[i].pb);
+		out[i].ok = psim_ok(ctx, &pairs[i]);
+		out[i].value = out[i].ok ? 10.0 : NAN;
+		if (!out[i].ok)
+			assert_int_not_equal(asprintf(&out[i].detail, "no route"), -1);
+	}
+	return 0;
+}
+
+/* The rail schedule's first pass, then the diagnosis; verdicts as
+ * "node:3 port:2/1 link:0/0-1/0 ". */
+static char *rails_run(size_t n, enum ln_pairing kind, struct psim *s)
+{
+	const char *names[MAXN];
+	char buf[MAXN][16];
+	struct ln_results r;
+	struct ln_railmap m;
+	struct ln_schedule sch = LN_SCHEDULE_INIT;
+	struct ln_rail_opts o = { kind, LN_RAILS_ALIGNED, 1, NULL, NULL, 0 };
+	struct ln_buf err = LN_BUF_INIT, b = LN_BUF_INIT;
+	size_t i, rd;
+
+	for (i = 0; i < n; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "node%zu", i);
+		names[i] = buf[i];
+	}
+	assert_int_equal(ln_results_init(&r, "sim", names, n), 0);
+	assert_int_equal(ln_results_init_ports(&r, 2), 0);
+	memset(&m, 0, sizeof(m));
+	m.nnodes = n;
+	m.nrails = m.stride = 2;
+	m.port = calloc(n * 2, sizeof(*m.port));
+	assert_non_null(m.port);
+	for (i = 0; i < n; i++) {
+		m.port[i * 2] = 0;
+		m.port[i * 2 + 1] = 1;
+		assert_int_equal(ln_results_set_port(&r, i, 0, "rxe0", "rail0"), 0);
+		assert_int_equal(ln_results_set_port(&r, i, 1, "rxe1", "rail1"), 0);
+	}
+	r.stages[LN_STAGE_RPING].listed = r.stages[LN_STAGE_RPING].ran = 1;
+	assert_int_equal(ln_rails_schedule(&m, &o, &sch, &err), 0);
+	for (rd = 0; rd < sch.nrounds; rd++) {
+		struct ln_attempt out[2 * MAXN];
+
+		memset(out, 0, sizeof(out));
+		assert_int_equal(psim_round(s, LN_STAGE_RPING, sch.rounds[rd].pairs,
+					    sch.rounds[rd].npairs, out), 0);
+		for (i = 0; i < sch.rounds[rd].npairs; i++) {
+			const struct ln_pair *p = &sch.rounds[rd].pairs[i];
+			long idx = ln_results_add_check(&r, LN_STAGE_RPING, p->a, p->b, "rping");
+
+			assert_true(idx >= 0);
+			r.checks[idx].pa = (int)p->pa;
+			r.checks[idx].pb = (int)p->pb;
+			assert_int_equal(ln_check_add_attempt(&r.checks[idx], &out[i]), 0);
+			free(out[i].detail);
+		}
+	}
+	assert_int_equal(ln_diagnose_stage(&r, LN_STAGE_RPING, psim_round, s, NULL, &err), 0);
+	for (i = 0; i < r.nverdicts; i++) {
+		const struct ln_verdict *v = &r.verdicts[i];
+
+		if (v->kind == LN_VERDICT_NODE)
+			ln_buf_addf(&b, "node:%zu ", v->a);
+		else if (v->kind == LN_VERDICT_PORT)
+			ln_buf_addf(&b, "port:%zu/%d ", v->a, v->pa);
+		else
+			ln_buf_addf(&b, "%s:%zu/%d-%zu/%d ", ln_verdict_kind_name(v->kind), v->a,
+				    v->pa, v->b, v->pb);
+	}
+	/* the text names the port: "bad port node2/rxe1" */
+	for (i = 0; i < r.nverdicts; i++)
+		if (r.verdicts[i].kind == LN_VERDICT_PORT) {
+			struct ln_buf t = LN_BUF_INIT;
+
+			assert_int_equal(ln_report_text(&r, 0, &t), 0);
+			ln_buf_reset(&err);
+			ln_buf_addf(&err, "bad port node%zu/rxe%d (rping)", r.verdicts[i].a,
+				    r.verdicts[i].pa);
+			if (!strstr(t.buf, err.buf))
+				fail_msg("the text report lacks '%s':\n%s", err.buf, t.buf);
+			ln_buf_release(&t);
+		}
+	ln_schedule_release(&sch);
+	ln_railmap_release(&m);
+	ln_results_release(&r);
+	ln_buf_release(&err);
+	return ln_buf_detach(&b, NULL);
+}
+
+static void rails_expect(size_t n, enum ln_pairing kind, struct psim *s, const char *want)
+{
+	char *got = rails_run(n, kind, s);
+
+	if (strcmp(got, want))
+		fail_msg("n=%zu %s: verdicts '%s', want '%s'", n, ln_pairing_name(kind), got, want);
+	free(got);
+}
+
+static void test_validate_diagnose__rails_port_node_link(void **state)
+{
+	struct psim s;
+
+	(void)state;
+	/* one rail of one node: a bad port, its other rail passes */
+	memset(&s, 0, sizeof(s));
+	s.bad_port[3][1] = 1;
+	rails_expect(8, LN_PAIRING_RING, &s, "port:3/1 ");
+	/* every rail: a bad node */
+	memset(&s, 0, sizeof(s));
+	s.bad_port[3][0] = s.bad_port[3][1] = 1;
+	rails_expect(8, LN_PAIRING_RING, &s, "node:3 ");
+	memset(&s, 0, sizeof(s));
+	s.bad_node[5] = 1;
+	rails_expect(8, LN_PAIRING_RING, &s, "node:5 ");
+	/* one pair on one rail: a bad link, named with its ports */
+	memset(&s, 0, sizeof(s));
+	s.bad_link[1][2][0] = 1;
+	rails_expect(8, LN_PAIRING_RING, &s, "link:1/0-2/0 ");
+	/* the three at once, all pairs */
+	memset(&s, 0, sizeof(s));
+	s.bad_node[5] = 1;
+	s.bad_port[2][1] = 1;
+	s.bad_link[0][1][0] = 1;
+	rails_expect(8, LN_PAIRING_ALL, &s, "port:2/1 node:5 link:0/0-1/0 ");
+	/* and on a ring of 8 */
+	rails_expect(8, LN_PAIRING_RING, &s, "port:2/1 node:5 link:0/0-1/0 ");
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_diagnose__bad_node_ring),
 	cmocka_unit_test(test_validate_diagnose__bad_link_ring),
@@ -315,4 +469,5 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_diagnose__ambiguous_is_undetermined),
 	cmocka_unit_test(test_validate_diagnose__deterministic),
 	cmocka_unit_test(test_validate_diagnose__node_stage_verdicts),
+	cmocka_unit_test(test_validate_diagnose__rails_port_node_link),
 )

@@ -561,7 +561,7 @@ static void test_validate_stages__healthy(void **state)
 		const struct ln_check *c = &w->res.checks[i];
 
 		if (c->stage == LN_STAGE_DEVICES && !strcmp(c->name, "rxe0/1")) {
-			char want[64];
+			char want[96];
 
 			snprintf(want, sizeof(want), "RoCE v2 GID index 1 on 10.0.0.%zu", c->a + 1);
 			assert_string_equal(c->reason, want);
@@ -630,8 +630,10 @@ static void test_validate_stages__twin_run_fails_every_pair(void **state)
 		assert_string_equal(c->reason, "95 Gb/s is below 950 Gb/s");
 		/* a low result is not retried (the second pass retests it) */
 		assert_int_equal(c->nattempts, 1);
-		snprintf(want, sizeof(want), "bandwidth n%zu-n%zu fail: 95 Gb/s is below", c->a + 1,
-			 c->b + 1);
+		/* the pair's nodes and the ports of its rail */
+		snprintf(want, sizeof(want), "bandwidth n%zu/%s-n%zu/%s fail: 95 Gb/s is below",
+			 c->a + 1, ln_results_port(&w->res, c->a, c->pa), c->b + 1,
+			 ln_results_port(&w->res, c->b, c->pb));
 		assert_non_null(strstr(text.buf, want));
 	}
 	assert_int_equal(failed, 5);

@@ -4,17 +4,25 @@
 #
 # llmnet validate on the QEMU lab (run by tests/e2e/run.sh against a lab
 # that is up; 3 or 4 guests). Asserts on llmnet's JSON report:
-#  1. healthy: after apply, devices, rping, bandwidth, io and mpi pass, and
-#     devices checked both rails (rxe0, rxe1) of every guest;
+#  1. healthy: after apply, devices, rping, bandwidth, io and mpi pass,
+#     devices checked both rails (rxe0, rxe1) of every guest, and rping and
+#     bandwidth passed every ring pair on both rails (rxe0-rxe0, rxe1-rxe1,
+#     one rail after the other: twice the rounds of one);
 #  2. twin run: the same with a bandwidth threshold 10x the best measured
-#     value fails, and every bandwidth pair is named as failing;
-#  3. two faults at once: a bad node (guest 3's fabric traffic blackholed
-#     toward every other guest, its rxe0 still ACTIVE) and a bad link (a
-#     blackhole route on guest 1 for guest 2's fabric address only). With 4
-#     guests the verdicts must name exactly lab3 and lab1-lab2. With 3
-#     guests every pair fails, which a bad node plus a link and two bad
-#     nodes explain equally: the verdicts must then be "undetermined" and
-#     blame no node or link (never a wrong one).
+#     value fails, and every bandwidth pair (on each rail) is named as
+#     failing;
+#  3. two faults at once: a bad node (guest 3's traffic on both fabrics
+#     blackholed toward every other guest, its rxe0 still ACTIVE) and a bad
+#     link (a blackhole route on guest 1 for guest 2's fabric0 address
+#     only: rail 0). With 4 guests the verdicts must name exactly lab3 and
+#     lab1/rxe0-lab2/rxe0. With 3 guests every rail-0 pair fails, which a
+#     bad node plus a link and two bad nodes explain equally: the verdicts
+#     must then be "undetermined" and blame no node or link (never a wrong
+#     one);
+#  4. a bad port (4 guests): guest 2's fabric1 blackholed toward every
+#     other guest: exactly lab2/rxe1 is named (a bad port, not a node), no
+#     node or link is, and every rping and bandwidth pair of lab2's rxe0
+#     passes.
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
 . "$(dirname "$0")/../../lib/tap.sh"
@@ -28,7 +36,8 @@ W=$(mktemp -d /tmp/llmnet-e2e-validate.XXXXXX)
 
 # The lab spec for N guests: examples/lab.yaml (3 guests) pointed at this
 # lab folder's key and known_hosts, a lab4 added for 4; rping bounded at
-# 20 s so failing pairs cost little.
+# 20 s so failing pairs cost little. Both rails of every guest are tested
+# (rails by position), one after the other.
 lab_spec examples/lab.yaml "$W/base.yaml"
 spec() {
 	python3 - "$N" "$1" "$W/base.yaml" <<'PY'
@@ -40,7 +49,9 @@ if n >= 4:
     m = re.search(r"^  - name: lab3\n(?:    .*\n)+", s, re.M)
     lab4 = m.group(0).replace("lab3", "lab4").replace(".13,", ".14,").replace(".13\n", ".14\n")
     s = s[:m.end()] + lab4 + s[m.end():]
-s = s.replace("pairs: ring, timeout: 60s }", "pairs: ring, timeout: 20s }")
+t = s.replace("pairs: ring, timeout: 60s }", "pairs: ring, timeout: 20s }")
+assert t != s, "the lab spec's rping stage changed"
+s = t
 if bw:
     s = re.sub(r"min: 4Mb/s, timeout: 120s", "min: %s, timeout: 120s" % bw, s)
 sys.stdout.write(s)
@@ -64,14 +75,25 @@ for s in devices rping bandwidth io mpi; do
 		"$(q "$W/healthy.json" "[x['status'] for x in r['stages'] if x['stage']=='$s'][0]" 2>&1)"
 done
 # both rails of every guest: the devices stage checks each declared rail
-# (the pairwise stages use each node's first rail, rxe0)
 for i in $(seq 1 "$N"); do
 	check "healthy lab: devices passes lab$i's rails rxe0 and rxe1 on their own addresses" \
 		"rxe0/1 pass 10.77.0.$((10 + i)) rxe1/1 pass 10.78.0.$((10 + i))" \
 		"$(q "$W/healthy.json" "' '.join(c['name'] + ' ' + c['status'] + ' ' + c['reason'].split()[-1] for c in r['checks'] if c['stage']=='devices' and c['node']=='lab$i' and c['name'].startswith('rxe'))")"
 done
-check "healthy lab: no culprit" "[] []" \
-	"$(q "$W/healthy.json" "r['culprits']['nodes'], r['culprits']['links']" | tr -d '(),')"
+# every ring pair on both rails, each passing: "lab1-lab2:rxe0/rxe0:pass ..."
+want=$(python3 -c "
+n = $N
+print(' '.join(sorted('-'.join(sorted(['lab%d' % i, 'lab%d' % (i % n + 1)])) + ':' + d + '/' + d + ':pass'
+                      for i in range(1, n + 1) for d in ('rxe0', 'rxe1'))))")
+for s in rping bandwidth; do
+	check "healthy lab: $s passes every ring pair on both rails" "$want" \
+		"$(q "$W/healthy.json" "' '.join(sorted('-'.join(sorted(c['pair'])) + ':' + '/'.join(c['ports'] if c['pair'][0] < c['pair'][1] else c['ports'][::-1]) + ':' + c['status'] for c in r['checks'] if c['stage']=='$s' and not c['retest']))")"
+done
+rounds=$(q "$W/healthy.json" "[x['rounds'] for x in r['stages'] if x['stage']=='rping'][0]")
+check "healthy lab: rping's two rails take twice a ring's rounds" \
+	"$([ "$N" = 3 ] && echo 6 || echo 4)" "$rounds"
+check "healthy lab: no culprit" "[] [] []" \
+	"$(q "$W/healthy.json" "r['culprits']['nodes'], r['culprits']['ports'], r['culprits']['links']" | tr -d '(),')"
 best=$(q "$W/healthy.json" "max(c['value'] for c in r['checks'] if c['stage']=='bandwidth' and c['value'])")
 echo "# best bandwidth measured: $best Gb/s"
 
@@ -86,7 +108,7 @@ check "twin run at $thr: validate exits 1" 1 "$rc"
 pairs=$(q "$W/twin.json" "len([c for c in r['checks'] if c['stage']=='bandwidth' and not c['retest']])")
 failed=$(q "$W/twin.json" "len([c for c in r['checks'] if c['stage']=='bandwidth' and not c['retest'] and c['status']=='fail' and 'is below' in (c['reason'] or '')])")
 check "twin run: every bandwidth pair fails below the threshold" "$pairs" "$failed"
-for c in $(q "$W/twin.json" "' '.join('-'.join(c['pair']) for c in r['checks'] if c['stage']=='bandwidth' and not c['retest'])"); do
+for c in $(q "$W/twin.json" "' '.join('-'.join(p + '/' + d for p, d in zip(c['pair'], c['ports'])) for c in r['checks'] if c['stage']=='bandwidth' and not c['retest'])"); do
 	if grep -q "bandwidth $c fail: .* is below" "$W/twin.out"; then
 		ok "twin run names pair $c"
 	else
@@ -96,7 +118,9 @@ done
 
 # --- 3. a bad node and a bad link at once -----------------------------------
 others=""
-for i in $(seq 1 "$N"); do [ "$i" = 3 ] || others="$others $(lab_fabric_ip "$i")"; done
+for i in $(seq 1 "$N"); do
+	[ "$i" = 3 ] || others="$others $(lab_fabric_ip "$i") $(lab_fabric_ip "$i" 1)"
+done
 lab_ssh 3 "for a in $others; do ip route add blackhole \$a/32; done"
 lab_ssh 1 "ip route add blackhole $(lab_fabric_ip 2)/32"
 state=$(lab_ssh 3 cat /sys/class/infiniband/rxe0/ports/1/state)
@@ -116,6 +140,10 @@ links=$(q "$W/faults.json" "' '.join('-'.join(l) for l in r['culprits']['links']
 if [ "$N" -ge 4 ]; then
 	check "faults: the bad node named is exactly lab3" "lab3" "$nodes"
 	check "faults: the bad link named is exactly lab1-lab2" "lab1-lab2" "$links"
+	check "faults: the bad link is on rail 0: lab1/rxe0-lab2/rxe0" "lab1/rxe0-lab2/rxe0" \
+		"$(q "$W/faults.json" "' '.join('-'.join(l) for l in r['culprits']['link_ports'])")"
+	check "faults: no port blamed beside the bad node" "" \
+		"$(q "$W/faults.json" "' '.join(r['culprits']['ports'])")"
 else
 	check "faults (3 guests, ambiguous): no node blamed" "" "$nodes"
 	check "faults (3 guests, ambiguous): no link blamed" "" "$links"
@@ -124,6 +152,39 @@ else
 fi
 check "faults: no verdict outside rping" "" \
 	"$(q "$W/faults.json" "' '.join(v['stage'] for v in r['verdicts'] if v['stage']!='rping')")"
+
+# --- 4. a bad port: lab2's fabric1 blackholed ---------------------------------
+if [ "$N" -ge 4 ]; then
+	rail1=""
+	for i in $(seq 1 "$N"); do [ "$i" = 2 ] || rail1="$rail1 $(lab_fabric_ip "$i" 1)"; done
+	lab_ssh 2 "for a in $rail1; do ip route add blackhole \$a/32; done"
+	state=$(lab_ssh 2 cat /sys/class/infiniband/rxe1/ports/1/state)
+	check "bad port: lab2's rxe1 stays ACTIVE" "4: ACTIVE" "$state"
+	"$LLMNET" --no-color validate "$W/lab.yaml" --stages rping,bandwidth --attempts 1 \
+		--report "$W/port.json" --metrics "$W/port.prom" > "$W/port.out" 2>&1
+	rc=$?
+	cat "$W/port.out"
+	lab_ssh 2 "for a in $rail1; do ip route del blackhole \$a/32; done"
+	check "bad port: validate exits 1" 1 "$rc"
+	check "bad port: exactly lab2/rxe1 is named" "lab2/rxe1" \
+		"$(q "$W/port.json" "' '.join(r['culprits']['ports'])")"
+	check "bad port: no node and no link is named" " " \
+		"$(q "$W/port.json" "' '.join(r['culprits']['nodes']) + ' ' + ' '.join('-'.join(l) for l in r['culprits']['links'])")"
+	if grep -q "bad port lab2/rxe1 (rping)" "$W/port.out"; then
+		ok "bad port: the text report says 'bad port lab2/rxe1'"
+	else
+		fail "bad port: the text report does not say 'bad port lab2/rxe1'"
+	fi
+	if grep -q 'llmnet_validation_bad_port{.*node="lab2",port="rxe1"} 1' "$W/port.prom"; then
+		ok "bad port: the metrics name lab2's rxe1"
+	else
+		fail "bad port: the metrics do not name lab2's rxe1"
+	fi
+	for s in rping bandwidth; do
+		check "bad port: every $s pair of lab2's rxe0 passes" "pass pass" \
+			"$(q "$W/port.json" "' '.join(c['status'] for c in r['checks'] if c['stage']=='$s' and not c['retest'] and 'lab2' in c['pair'] and c['ports'][c['pair'].index('lab2')]=='rxe0')")"
+	done
+fi
 
 echo "# reports kept in $W"
 tap_done

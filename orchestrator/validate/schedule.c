@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmnet validate --dry-run: the schedule of a run, from the spec alone.
+ * The pairwise stages' rounds come from the same ln_rails_schedule() the
+ * run uses, so what is printed is what would run (as long as no pair is
+ * skipped for a failed device or rping).
+ */
+#include <errno.h>
+
+#include "orchestrator/validate/rails.h"
+#include "orchestrator/validate/results.h"
+#include "orchestrator/validate/stages.h"
+
+static const char *const what[LN_STAGE_COUNT] = {
+	[LN_STAGE_DEVICES] = "every node's declared RDMA ports, GPUs and namespaces",
+	[LN_STAGE_IO] = "every initiator's namespaces",
+	[LN_STAGE_MPI] = "one MPI job over the nodes' slots",
+	[LN_STAGE_NCCL] = "one NCCL collective over the GPUs",
+};
+
+static int pairwise(const struct ln_spec *spec, const struct ln_railmap *m, enum ln_stage st,
+		    struct ln_buf *out, struct ln_buf *err)
+{
+	struct ln_schedule s = LN_SCHEDULE_INIT;
+	struct ln_rail_opts ro;
+	int r;
+
+	ln_rails_stage_opts(spec, st, &ro);
+	r = ln_rails_schedule(m, &ro, &s, err);
+	if (r < 0)
+		return r;
+	ln_buf_addf(out, "%s: pairs %s, rails %s: %zu pairs in %zu rounds\n", ln_stage_name(st),
+		    ln_pairing_name(ro.kind), ro.rails == LN_RAILS_ALL ? "all" : "aligned",
+		    s.npairs, s.nrounds);
+	ln_rails_schedule_text(m, &s, spec, out);
+	ln_schedule_release(&s);
+	return 0;
+}
+
+int ln_validate_schedule(const struct ln_spec *spec, unsigned mask, struct ln_buf *out,
+			 struct ln_buf *err)
+{
+	struct ln_railmap m = LN_RAILMAP_INIT;
+	size_t i, k;
+	int r;
+
+	r = ln_railmap_from_spec(spec, &m, err);
+	if (r < 0)
+		return r;
+	ln_buf_addf(out, "schedule of '%s': %zu nodes, %zu rails:", spec->cluster, spec->n_nodes,
+		    m.nrails);
+	for (i = 0; i < m.nrails; i++) {
+		size_t on = 0;
+
+		for (k = 0; k < m.nnodes; k++)
+			on += m.port[k * m.nrails + i] >= 0;
+		ln_buf_addf(out, "%s %s (%zu nodes)", i ? "," : "", m.names[i], on);
+	}
+	ln_buf_addch(out, '\n');
+	for (i = 0; i < spec->validation.n_order && r == 0; i++) {
+		enum ln_stage st = spec->validation.order[i];
+
+		if (mask && !(mask & (1u << st)))
+			continue;
+		if (ln_stage_pairwise(st))
+			r = pairwise(spec, &m, st, out, err);
+		else
+			ln_buf_addf(out, "%s: %s (no pairs)\n", ln_stage_name(st), what[st]);
+	}
+	ln_railmap_release(&m);
+	return r;
+}
