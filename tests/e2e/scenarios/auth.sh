@@ -12,7 +12,9 @@
 #    the live controller (the mount stays, I/O goes on) and a fresh connect
 #    with the old secret is refused; bidirectional with a wrong controller
 #    secret is refused by the initiator; teardown wipes the key store.
-#    No secret is ever in an answer.
+#    No secret is ever in an answer. Then the controller: a spec with
+#    dhchap, llmnet keys, one apply that keys lab1's host entry and connects
+#    lab2 with the key file's secret, and teardown --purge.
 #  - 6.1 (no NVME_TARGET_AUTH): the target fails with a clear message,
 #    nothing is exported, no secret is stored.
 # Run through tests/e2e/run.sh (it takes the lab lock).
@@ -227,4 +229,56 @@ check "teardown: no controller left" 0 "$(connected)"
 check "teardown: both key stores wiped" "" "$(lab_ssh 1 "ls -d $STORE 2>/dev/null"; lab_ssh 2 "ls -d $STORE 2>/dev/null")"
 check_cmd "teardown: no secret in the answers" no_secret "$tmp/d1.json" "$tmp/d2.json"
 check "lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
+
+# --- the controller: spec -> llmnet keys -> one apply keys both ends ----------
+# lab1 exports to lab2 with dhchap in the spec; the secret is made by
+# llmnet keys in a 0700 key directory and reaches both ends in the request.
+LLMNET=$PWD/$build/llmnet
+export LLMNET_AGENT=$PWD/$build/llmnet-agent LLMNET_STATE_DIR=$tmp/state
+CNQN=nqn.2024-04.io.llmnet:e2e.auth-ctl
+CMNT=/mnt/llmnet-e2e-auth-ctl
+mkdir -m 700 "$tmp/keys"
+lab_spec examples/lab.yaml "$tmp/lab.yaml"
+{
+	sed -n '/^ssh:/,/^$/p' "$tmp/lab.yaml"
+	cat <<YAML
+version: 1
+cluster: e2e-auth-ctl
+nodes:
+  - { name: lab1, address: $(lab_addr 1), port: 22, rdma: [ { device: rxe0, port: 1, ip: $tip, link_layer: ethernet, mtu: 4096 } ] }
+  - { name: lab2, address: $(lab_addr 2), port: 22, rdma: [ { device: rxe0, port: 1, ip: $(lab_fabric_ip 2), link_layer: ethernet, mtu: 4096 } ] }
+storage:
+  targets:
+    - nqn: $CNQN
+      node: lab1
+      transport: tcp
+      service: 4421
+      dhchap: { key_dir: $tmp/keys, hash: sha256, dhgroup: ffdhe2048 }
+      namespaces:
+        - { nsid: 1, file: /var/lib/llmnet-e2e/auth-ctl.img, size: 32MiB }
+  initiators:
+    - { node: lab2, target: $CNQN, nr_io_queues: 1, mount: { path: $CMNT, fs: ext4, format: if-blank } }
+YAML
+} >"$tmp/auth.yaml"
+"$LLMNET" --no-color keys "$tmp/auth.yaml" >"$tmp/keys.out" 2>&1
+check "controller: llmnet keys exits 0" 0 "$?"
+check "controller: llmnet keys made lab1/lab2.key, 600" 600 "$(stat -c %a "$tmp/keys/lab1/lab2.key" 2>/dev/null)"
+"$LLMNET" --no-color apply "$tmp/auth.yaml" >"$tmp/apply.out" 2>&1
+rc=$?
+sed 's/^/    /' "$tmp/apply.out"
+check "controller: apply exits 0" 0 "$rc"
+hn2=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
+lab_put 1 "$tmp/keys/lab1/lab2.key" /run/e2e-kc
+check "controller: lab1's host entry for lab2 holds the key file's secret" same \
+	"$(lab_ssh 1 "cat /sys/kernel/config/nvmet/hosts/$hn2/dhchap_key | cmp -s /run/e2e-kc - && echo same; rm -f /run/e2e-kc")"
+cc=$(lab_ssh 2 "basename \$(dirname \$(grep -lx '$CNQN' /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | head -n1) 2>/dev/null) 2>/dev/null")
+check "controller: lab2 has a live, authenticated controller" "live yes" \
+	"$(lab_ssh 2 "cat /sys/class/nvme/$cc/state; [ \"\$(cat /sys/class/nvme/$cc/dhchap_secret)\" != none ] && echo yes" | tr '\n' ' ' | sed 's/ $//')"
+check "controller: lab2 mounted $CMNT" ext4 "$(lab_ssh 2 "findmnt -n -o FSTYPE $CMNT || echo none")"
+check_cmd "controller: no secret in apply's output or the state folder" \
+	sh -c '! grep -rqF "$(cut -c11-50 "$1")" "$2" "$3"' - "$tmp/keys/lab1/lab2.key" "$tmp/apply.out" "$tmp/state"
+"$LLMNET" --no-color teardown "$tmp/auth.yaml" --purge >"$tmp/td.out" 2>&1
+check "controller: teardown --purge exits 0" 0 "$?"
+check "controller: nothing of the cluster left on lab1" "" \
+	"$(lab_ssh 1 "ls -d /sys/kernel/config/nvmet/subsystems/$CNQN /etc/llmnet/keys/e2e-auth-ctl 2>/dev/null")"
 tap_done
