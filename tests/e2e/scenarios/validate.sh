@@ -31,7 +31,11 @@ cd "$LAB_REPO"
 
 N=$LAB_N
 LLMNET=${BUILD:-build}/llmnet
-W=$(mktemp -d /tmp/llmnet-e2e-validate.XXXXXX)
+# The specs, outputs and reports of this run: kept for a look after a
+# failure, replaced by the next run (never left behind in /tmp).
+mkdir -p "${BUILD:-build}/check/e2e"
+W=$(cd "${BUILD:-build}/check/e2e" && pwd)/validate.run
+rm -rf "$W" && mkdir -p "$W" || { fail "cannot make '$W'"; exit 1; }
 [ "$N" -ge 3 ] || { fail "the validate scenario needs 3 or more guests, the lab has $N"; exit 1; }
 
 # The lab spec for N guests: examples/lab.yaml (3 guests) pointed at this
