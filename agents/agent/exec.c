@@ -211,6 +211,13 @@ static const struct opt perftest_opts[] = {
 	{ "--report_gbits", V_FLAG }, { NULL, V_FLAG },
 };
 
+/* The latency tools: what the latency stage passes, no unit option. */
+static const struct opt perftest_lat_opts[] = {
+	{ "-d", V_WORD }, { "-i", V_UINT }, { "-x", V_UINT }, { "-s", V_UINT },
+	{ "-n", V_UINT }, { "-p", V_UINT }, { "-R", V_FLAG }, { "-F", V_FLAG },
+	{ NULL, V_FLAG },
+};
+
 static const struct opt io_opts[] = {
 	{ "--mount", V_PATH }, { "--device", V_PATH }, { "--nqn", V_NQN },
 	{ "--write", V_FLAG }, { "--size", V_UINT }, { NULL, V_FLAG },
@@ -237,6 +244,8 @@ static const struct program programs[] = {
 	{ "rping", "/usr/bin/rping", NULL, rping_opts, V_FLAG, NULL },
 	{ "ib_write_bw", "/usr/bin/ib_write_bw", NULL, perftest_opts, V_ADDR, NULL },
 	{ "ib_send_bw", "/usr/bin/ib_send_bw", NULL, perftest_opts, V_ADDR, NULL },
+	{ "ib_write_lat", "/usr/bin/ib_write_lat", NULL, perftest_lat_opts, V_ADDR, NULL },
+	{ "ib_send_lat", "/usr/bin/ib_send_lat", NULL, perftest_lat_opts, V_ADDR, NULL },
 	{ "mpirun", "/usr/bin/mpirun", NULL, NULL, V_FLAG, check_mpirun },
 	{ "mpicc", "/usr/bin/mpicc", NULL, NULL, V_FLAG, check_mpicc },
 	{ PROBE_PATH(LN_PROBE_IO), PROBE_PATH(LN_PROBE_IO), LN_SHA256_PROBE_IO, io_opts, V_FLAG,
@@ -695,7 +704,8 @@ static int check_request(const struct ln_agent *a, const char *sha256, int pargc
 			pg = &programs[k];
 	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
-			    "rping, ib_write_bw, ib_send_bw, mpirun, mpicc; llmnet's io probe by its "
+			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc; "
+			    "llmnet's io probe by its "
 			    "installed path %s)", pargv[0], PROBE_PATH(LN_PROBE_IO));
 		return -LN_EREQUEST;
 	}

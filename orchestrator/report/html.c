@@ -2,7 +2,7 @@
 /*
  * One self-contained HTML page (inline CSS, no script, no external
  * resource, so it can be mailed or archived as a CI artefact): summary,
- * verdicts, node x node heatmaps for rping and bandwidth with failing
+ * verdicts, node x node heatmaps for rping, bandwidth and latency with failing
  * cells marked, and a table of every failing or retried check.
  */
 #include <errno.h>
@@ -103,15 +103,22 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 				ln_buf_addstr(out, ": ");
 				esc(out, c->reason);
 			}
+			if (stage == LN_STAGE_LATENCY && !isnan(c->lat.typical)) {
+				ln_buf_reset(&ends);
+				ln_report_latency_text(c, &ends);
+				ln_buf_addstr(out, "; ");
+				esc(out, ends.buf);
+			}
 			ln_buf_addstr(out, "\">");
+			/* bandwidth cells show Gb/s, latency cells the typical us */
 			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
 				ln_buf_addstr(out, "&#x2717;");
-				if (stage == LN_STAGE_BANDWIDTH && !isnan(c->value))
+				if (stage != LN_STAGE_RPING && !isnan(c->value))
 					ln_buf_addf(out, "%.3g", c->value);
 			}
 			else if (c->status == LN_ST_SKIPPED)
 				ln_buf_addstr(out, "&ndash;");
-			else if (stage == LN_STAGE_BANDWIDTH && !isnan(c->value))
+			else if (stage != LN_STAGE_RPING && !isnan(c->value))
 				ln_buf_addf(out, "%.3g", c->value);
 			else
 				ln_buf_addstr(out, "&#x2713;");

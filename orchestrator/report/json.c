@@ -62,7 +62,25 @@ static int add_subject(struct json_object *o, const struct ln_results *r, size_t
 	return 0;
 }
 
-static struct json_object *attempt_json(const struct ln_attempt *at)
+/* A latency check's figures, microseconds as the keys say; thresholds
+ * too when th (a check's, not an attempt's). */
+static struct json_object *latency_json(const struct ln_latency *l, int th)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "typical_us", num(l->typical));
+	json_object_object_add(o, "avg_us", num(l->avg));
+	json_object_object_add(o, "p99_us", num(l->p99));
+	if (th) {
+		json_object_object_add(o, "max_typical_us", num(l->max_typical));
+		json_object_object_add(o, "max_p99_us", num(l->max_p99));
+	}
+	return o;
+}
+
+static struct json_object *attempt_json(const struct ln_check *c, const struct ln_attempt *at)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -70,6 +88,8 @@ static struct json_object *attempt_json(const struct ln_attempt *at)
 		return NULL;
 	json_object_object_add(o, "ok", json_object_new_boolean(at->ok));
 	json_object_object_add(o, "value", num(at->value));
+	if (c->stage == LN_STAGE_LATENCY)
+		json_object_object_add(o, "latency", latency_json(&at->lat, 0));
 	json_object_object_add(o, "seconds", json_object_new_double(at->seconds));
 	json_object_object_add(o, "timed_out", json_object_new_boolean(at->timed_out));
 	json_object_object_add(o, "retest", json_object_new_boolean(at->retest));
@@ -93,12 +113,14 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 	json_object_object_add(o, "threshold", num(c->threshold));
 	json_object_object_add(o, "line_rate_gbps", num(c->line_rate));
 	json_object_object_add(o, "unit", json_object_new_string(c->unit));
+	if (c->stage == LN_STAGE_LATENCY)
+		json_object_object_add(o, "latency", latency_json(&c->lat, 1));
 	json_object_object_add(o, "retest", json_object_new_boolean(c->retest));
 	ats = json_object_new_array();
 	if (!ats)
 		goto fail;
 	for (i = 0; i < c->nattempts; i++)
-		json_object_array_add(ats, attempt_json(&c->attempts[i]));
+		json_object_array_add(ats, attempt_json(c, &c->attempts[i]));
 	json_object_object_add(o, "attempts", ats);
 	return o;
 fail:

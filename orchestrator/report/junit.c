@@ -134,7 +134,10 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 					ln_buf_addstr(out, "not run: ");
 				ln_report_escape_xml(out, c->reason ? c->reason : "failed");
 				ln_buf_addstr(out, "\">");
-				if (!isnan(c->value))
+				if (c->stage == LN_STAGE_LATENCY) {
+					ln_report_latency_text(c, out);
+					ln_buf_addch(out, '\n');
+				} else if (!isnan(c->value))
 					ln_buf_addf(out, "measured %g %s\n", c->value, c->unit);
 				if (!isnan(c->threshold))
 					ln_buf_addf(out, "threshold %g %s\n", c->threshold, c->unit);
@@ -146,9 +149,16 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 				ln_buf_addstr(out, "      <skipped message=\"");
 				ln_report_escape_xml(out, c->reason ? c->reason : "skipped");
 				ln_buf_addstr(out, "\"/>\n");
-			} else if (c->nattempts > 1) {
+			} else if (c->nattempts > 1 ||
+				   (c->stage == LN_STAGE_LATENCY && !isnan(c->lat.typical))) {
+				/* a passing latency pair still says what it measured */
 				ln_buf_addstr(out, "      <system-out>");
-				add_attempts(out, c);
+				if (c->stage == LN_STAGE_LATENCY) {
+					ln_report_latency_text(c, out);
+					ln_buf_addch(out, '\n');
+				}
+				if (c->nattempts > 1)
+					add_attempts(out, c);
 				ln_buf_addstr(out, "</system-out>\n");
 			}
 			ln_buf_addstr(out, "    </testcase>\n");

@@ -119,6 +119,23 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 			}
 		}
 	}
+	head(out, "llmnet_validation_pair_latency_us",
+	     "a latency pair's typical, average and 99th percentile latency (stat label)");
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+		const double v[3] = { c->lat.typical, c->lat.avg, c->lat.p99 };
+		static const char *const stat[3] = { "typical", "avg", "p99" };
+		int k;
+
+		if (c->stage != LN_STAGE_LATENCY || c->retest || c->a >= r->nnodes ||
+		    c->b >= r->nnodes || isnan(c->lat.typical))
+			continue;
+		for (k = 0; k < 3; k++) {
+			start_pair(out, "llmnet_validation_pair_latency_us", r, c->stage, c->a, c->pa,
+				   c->b, c->pb);
+			ln_buf_addf(out, "\",stat=\"%s\"} %g\n", stat[k], v[k]);
+		}
+	}
 	head(out, "llmnet_validation_bad_node", "a node the diagnosis blames");
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_NODE) {

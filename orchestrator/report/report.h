@@ -47,6 +47,11 @@ int ln_report_post(const char *url, const char *body, size_t len, long timeout_m
  * control characters other than tab and newline become '?'. */
 int ln_report_escape_xml(struct ln_buf *out, const char *s);
 
+/* A latency check's figures and thresholds as one phrase: "typical 14.2
+ * us, avg 15.1 us, p99 30.5 us (max typical 20 us, max p99 50 us)"; a
+ * figure not measured is left out. Appends nothing for other stages. */
+void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out);
+
 /* Write buf to path atomically (mode 0644). */
 int ln_report_save(const char *path, const struct ln_buf *buf, struct ln_buf *err);
 

@@ -17,10 +17,37 @@ static const char *paint(int color, enum ln_status st)
 	return st == LN_ST_PASS ? "\033[32m" : st == LN_ST_SKIPPED ? "\033[33m" : "\033[31m";
 }
 
+void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out)
+{
+	const struct ln_latency *l = &c->lat;
+	const char *sep = "";
+
+	if (c->stage != LN_STAGE_LATENCY)
+		return;
+	if (!isnan(l->typical))
+		ln_buf_addf(out, "typical %.2f us, avg %.2f us, p99 %.2f us", l->typical, l->avg,
+			    l->p99);
+	if (isnan(l->max_typical) && isnan(l->max_p99))
+		return;
+	ln_buf_addstr(out, isnan(l->typical) ? "(" : " (");
+	if (!isnan(l->max_typical)) {
+		ln_buf_addf(out, "max typical %.0f us", l->max_typical);
+		sep = ", ";
+	}
+	if (!isnan(l->max_p99))
+		ln_buf_addf(out, "%smax p99 %.0f us", sep, l->max_p99);
+	ln_buf_addch(out, ')');
+}
+
 static void add_value(struct ln_buf *out, const struct ln_check *c)
 {
 	if (c->status == LN_ST_SKIPPED)
 		return;
+	if (c->stage == LN_STAGE_LATENCY) {
+		ln_buf_addch(out, ' ');
+		ln_report_latency_text(c, out);
+		return;
+	}
 	if (!isnan(c->value))
 		ln_buf_addf(out, " measured %.3g %s", c->value, c->unit);
 	if (!isnan(c->threshold))

@@ -802,7 +802,8 @@ static void check_rails(struct ctx *x)
 				}
 		}
 	}
-	if (named || (!v->present[LN_STAGE_RPING] && !v->present[LN_STAGE_BANDWIDTH]))
+	if (named || (!v->present[LN_STAGE_RPING] && !v->present[LN_STAGE_BANDWIDTH] &&
+		      !v->present[LN_STAGE_LATENCY]))
 		return;
 	for (i = 0; i < spec->n_nodes; i++) {
 		const struct ln_node *n = &spec->nodes[i];
@@ -838,7 +839,7 @@ static void check_validation(struct ctx *x)
 	for (s = 0; s < LN_STAGE_COUNT; s++)
 		if (v->present[s])
 			v->order[v->n_order++] = (enum ln_stage)s;
-	for (s = LN_STAGE_RPING; s <= LN_STAGE_BANDWIDTH; s++)
+	for (s = LN_STAGE_RPING; s <= LN_STAGE_LATENCY; s++)
 		if (v->present[s] && with_rdma < 2)
 			spec_diag(spec, v->mark[s],
 				  "stage '%s' needs two nodes with RDMA ports; the spec has %zu",

@@ -20,6 +20,7 @@ static const char *const mpi_formats[] = { "openmpi", "mpich", NULL };
 static const char *const pairs_names[] = { "ring", "all", NULL };
 static const char *const rails_names[] = { "aligned", "all", NULL };
 static const char *const bw_tools[] = { "ib_write_bw", "ib_send_bw", NULL };
+static const char *const lat_tools[] = { "ib_write_lat", "ib_send_lat", NULL };
 /* The nccl stage runs llmnet's probe, which measures all_reduce; the rest
  * waits for multi-rail support (the agent's run allow-list has no
  * nccl-tests yet). Refused by name, so a spec does not believe it ran. */
@@ -310,6 +311,29 @@ static const struct field bandwidth_fields[] = {
 	  .max = 3600000, .def = "60s", .doc = "bound on each probe" },
 };
 
+static const struct field latency_fields[] = {
+	STAGE_KEY,
+	{ .key = "tool", .type = FT_ENUM, .off = VOFF(latency.tool), .names = lat_tools,
+	  .def = "ib_write_lat", .doc = "perftest program" },
+	{ .key = "size", .type = FT_SIZE, .off = VOFF(latency.size), .min = 1,
+	  .max = 1ll << 20, .def = "2B", .doc = "message size" },
+	{ .key = "iterations", .type = FT_UINT, .off = VOFF(latency.iterations), .min = 10,
+	  .max = 1000000, .def = "1000", .doc = "round trips per pair (perftest's -n)" },
+	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(latency.pairs), .names = pairs_names,
+	  .def = "ring", .doc = "which pairs" },
+	RAILS_KEYS(latency),
+	{ .key = "max_typical", .type = FT_DURATION, .off = VOFF(latency.max_typical_us),
+	  .flags = F_THRESHOLD | F_US, .min = 1, .max = 3600000000ll,
+	  .doc = "threshold on the typical latency (perftest's t_typical)" },
+	{ .key = "max_p99", .type = FT_DURATION, .off = VOFF(latency.max_p99_us),
+	  .flags = F_THRESHOLD | F_US, .min = 1, .max = 3600000000ll,
+	  .doc = "threshold on the 99th percentile latency" },
+	{ .key = "port_base", .type = FT_U16, .off = VOFF(latency.port_base), .min = 1024,
+	  .max = 65535, .def = "18615", .doc = "first TCP port perftest uses" },
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(latency.timeout_ms), .min = 1000,
+	  .max = 3600000, .def = "60s", .doc = "bound on each probe" },
+};
+
 static const struct field io_fields[] = {
 	STAGE_KEY,
 	{ .key = "size", .type = FT_SIZE, .off = VOFF(io.size), .min = 4096,
@@ -354,6 +378,7 @@ const struct table spec_stage_tables[LN_STAGE_COUNT] = {
 	STAGE("devices", devices_fields, "RDMA ports, GPUs and NVMe controllers as declared."),
 	PAIR_STAGE("rping", rping_fields, "rdma_cm reachability between pairs of nodes."),
 	PAIR_STAGE("bandwidth", bandwidth_fields, "RDMA bandwidth between pairs (perftest)."),
+	PAIR_STAGE("latency", latency_fields, "RDMA latency between pairs (perftest)."),
 	STAGE("io", io_fields, "Storage I/O on every initiator."),
 	STAGE("mpi", mpi_stage_fields, "An MPI job across every node's slots."),
 	STAGE("nccl", nccl_fields, "An NCCL collective across the GPUs."),

@@ -137,7 +137,7 @@ enum ftype {
 	FT_BOOL,	/* true | false, stored as int */
 	FT_SIZE,	/* uint64_t bytes */
 	FT_RATE,	/* uint64_t bits/s */
-	FT_DURATION,	/* uint64_t ms */
+	FT_DURATION,	/* uint64_t ms (F_US: microseconds) */
 	FT_ENUM,	/* one of names[], stored as int */
 	FT_MAP,		/* nested mapping at off, described by sub */
 	FT_CUSTOM,	/* handled by fn (sequences, special scalars) */
@@ -171,6 +171,7 @@ enum spat {
 #define F_THRESHOLD 0x4u	/* a pass/fail threshold (for "cannot have one") */
 #define F_WHOLE_SECONDS 0x8u	/* duration must be whole seconds */
 #define F_NULL_NAME 0x10u	/* FT_ENUM: a plain `null` is the name "null", not no value */
+#define F_US 0x20u		/* FT_DURATION kept in microseconds (a field ending in _us) */
 
 struct parser;
 struct field;

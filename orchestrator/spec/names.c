@@ -7,8 +7,8 @@
 #include "orchestrator/spec/impl.h"
 
 /* Indexed by enum ln_stage. */
-const char *const spec_stage_names[] = { "devices", "rping", "bandwidth", "io",
-					  "mpi",     "nccl",  NULL };
+const char *const spec_stage_names[] = { "devices", "rping", "bandwidth", "latency",
+					  "io",      "mpi",   "nccl",      NULL };
 /* mkfs.<fs> is run and the mount made by the agent, which takes only
  * these (agents/agent/request.c): lint refuses what it would refuse. */
 const char *const spec_fs_names[] = { "ext4", "xfs", NULL };

@@ -18,7 +18,7 @@
 const char *const spec_size_regex =
 	"^[0-9]+(\\.[0-9]{1,9})? ?(B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)?$";
 const char *const spec_rate_regex = "^[0-9]+(\\.[0-9]{1,9})? ?(Kb|Mb|Gb|Tb|KB|MB|GB|TB)/s$";
-const char *const spec_duration_regex = "^[0-9]+(\\.[0-9]{1,9})? ?(ms|s|m|h)$";
+const char *const spec_duration_regex = "^[0-9]+(\\.[0-9]{1,9})? ?(us|ms|s|m|h)$";
 static const char bw_min_regex[] =
 	"^([0-9]+(\\.[0-9]{1,9})? ?(Kb|Mb|Gb|Tb|KB|MB|GB|TB)/s|(0?\\.[0-9]+|1(\\.0+)?) of rate)$";
 

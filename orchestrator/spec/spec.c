@@ -39,6 +39,12 @@ static void set_defaults(struct ln_spec *spec)
 	v->bandwidth.pairs = LN_PAIRS_RING;
 	v->bandwidth.port_base = 18515;
 	v->bandwidth.timeout_ms = 60000;
+	v->latency.tool = LN_LAT_IB_WRITE_LAT;
+	v->latency.size = 2;
+	v->latency.iterations = 1000;
+	v->latency.pairs = LN_PAIRS_RING;
+	v->latency.port_base = 18615;
+	v->latency.timeout_ms = 60000;
 	v->io.size = 256ull << 20;
 	v->io.timeout_ms = 120000;
 	v->mpi.timeout_ms = 120000;

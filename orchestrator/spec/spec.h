@@ -8,7 +8,9 @@
  * pattern (see docs/spec.md); consumers may use it as is.
  *
  * Units, everywhere in the model:
- *   durations  milliseconds   (uint64_t, field names end in _ms)
+ *   durations  milliseconds   (uint64_t, field names end in _ms), or
+ *              microseconds where the field name ends in _us (the
+ *              latency stage's thresholds)
  *   sizes      bytes          (uint64_t)
  *   rates      bits per second (uint64_t, field names end in _bps)
  *
@@ -209,6 +211,7 @@ enum ln_stage {
 	LN_STAGE_DEVICES = 0,
 	LN_STAGE_RPING,
 	LN_STAGE_BANDWIDTH,
+	LN_STAGE_LATENCY,
 	LN_STAGE_IO,
 	LN_STAGE_MPI,
 	LN_STAGE_NCCL,
@@ -229,6 +232,11 @@ enum ln_rail_pairs {
 enum ln_bw_tool {
 	LN_BW_IB_WRITE_BW = 0,
 	LN_BW_IB_SEND_BW,
+};
+
+enum ln_lat_tool {
+	LN_LAT_IB_WRITE_LAT = 0,
+	LN_LAT_IB_SEND_LAT,
 };
 
 /* A bandwidth threshold: absolute, or a fraction of the link's rate. */
@@ -276,6 +284,17 @@ struct ln_validation {
 		uint16_t port_base;		/* first TCP port for perftest; default 18515 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
 	} bandwidth;
+	struct {
+		enum ln_lat_tool tool;		/* default ib_write_lat */
+		uint64_t size;			/* message size; default 2 bytes */
+		unsigned iterations;		/* default 1000 */
+		enum ln_pairs pairs;		/* default ring */
+		enum ln_rail_pairs rails;		/* default aligned */
+		uint64_t max_typical_us;	/* 0: no threshold */
+		uint64_t max_p99_us;		/* 0: no threshold */
+		uint16_t port_base;		/* first TCP port for perftest; default 18615 */
+		uint64_t timeout_ms;		/* per probe; default 60 s */
+	} latency;
 	struct {
 		uint64_t size;			/* bytes per initiator; default 256 MiB */
 		uint64_t min_bps;		/* 0: no threshold */

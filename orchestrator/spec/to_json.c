@@ -18,6 +18,7 @@ static const char *const mpi_format_names[] = { "openmpi", "mpich" };
 static const char *const pairs_names[] = { "ring", "all" };
 static const char *const rails_names[] = { "aligned", "all" };
 static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
+static const char *const lat_tool_names[] = { "ib_write_lat", "ib_send_lat" };
 static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
 static const char *const nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
 					     "broadcast", "reduce" };
@@ -287,6 +288,24 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		}
 		ADD(ln_json_add_i64(o, "port_base", v->bandwidth.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->bandwidth.timeout_ms));
+		break;
+	case LN_STAGE_LATENCY:
+		ADD(ln_json_add_str(o, "tool", lat_tool_names[v->latency.tool]));
+		ADD(ln_json_add_i64(o, "size", (int64_t)v->latency.size));
+		ADD(ln_json_add_i64(o, "iterations", v->latency.iterations));
+		ADD(ln_json_add_str(o, "pairs", pairs_names[v->latency.pairs]));
+		ADD(ln_json_add_str(o, "rails", rails_names[v->latency.rails]));
+		/* microseconds, as the keys say; null: no threshold */
+		if (v->latency.max_typical_us)
+			ADD(ln_json_add_i64(o, "max_typical_us", (int64_t)v->latency.max_typical_us));
+		else
+			ADD(ln_json_add(o, "max_typical_us", NULL));
+		if (v->latency.max_p99_us)
+			ADD(ln_json_add_i64(o, "max_p99_us", (int64_t)v->latency.max_p99_us));
+		else
+			ADD(ln_json_add(o, "max_p99_us", NULL));
+		ADD(ln_json_add_i64(o, "port_base", v->latency.port_base));
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->latency.timeout_ms));
 		break;
 	case LN_STAGE_IO:
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->io.size));

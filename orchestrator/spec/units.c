@@ -33,8 +33,10 @@ static const struct unit rate_units[] = {
 	{ NULL, 0 },
 };
 
+/* In microseconds, the finest the language writes; the model keeps most
+ * durations in milliseconds (ln_units_parse_duration() checks that). */
 static const struct unit duration_units[] = {
-	{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
+	{ "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "m", 60000000 }, { "h", 3600000000ull },
 	{ NULL, 0 },
 };
 
@@ -103,7 +105,7 @@ static int parse_scaled(const char *s, const struct unit *units, uint64_t bare_m
 	}
 	if (v % div) {
 		ln_buf_addf(err, "cannot parse %s '%s': not a whole number of %s", what, s,
-			    units == size_units ? "bytes" : units == rate_units ? "bits/s" : "ms");
+			    units == size_units ? "bytes" : units == rate_units ? "bits/s" : "us");
 		return -EINVAL;
 	}
 	v /= div;
@@ -129,9 +131,24 @@ int ln_units_parse_rate(const char *s, uint64_t *bps, struct ln_buf *err)
 	return parse_scaled(s, rate_units, 0, "rate", bps, err);
 }
 
+int ln_units_parse_duration_us(const char *s, uint64_t *us, struct ln_buf *err)
+{
+	return parse_scaled(s, duration_units, 0, "duration", us, err);
+}
+
 int ln_units_parse_duration(const char *s, uint64_t *ms, struct ln_buf *err)
 {
-	return parse_scaled(s, duration_units, 0, "duration", ms, err);
+	uint64_t us;
+	int r = ln_units_parse_duration_us(s, &us, err);
+
+	if (r < 0)
+		return r;
+	if (us % 1000) {
+		ln_buf_addf(err, "cannot parse duration '%s': not a whole number of ms", s);
+		return -EINVAL;
+	}
+	*ms = us / 1000;
+	return 0;
 }
 
 /* The largest unit that divides v exactly; units must be in ascending
@@ -177,11 +194,18 @@ void ln_units_format_rate(uint64_t bps, char out[32])
 		format_exact(bps, bits, "0Gb/s", out);
 }
 
-void ln_units_format_duration(uint64_t ms, char out[32])
+void ln_units_format_duration_us(uint64_t us, char out[32])
 {
 	static const struct unit *const order[] = {
-		&duration_units[0], &duration_units[1], &duration_units[2], &duration_units[3], NULL,
+		&duration_units[0], &duration_units[1], &duration_units[2], &duration_units[3],
+		&duration_units[4], NULL,
 	};
 
-	format_exact(ms, order, "0s", out);
+	format_exact(us, order, "0s", out);
+}
+
+void ln_units_format_duration(uint64_t ms, char out[32])
+{
+	/* every duration the model keeps in ms fits in microseconds */
+	ln_units_format_duration_us(ms * 1000, out);
 }

@@ -283,10 +283,14 @@ static void set_bool(struct parser *p, const struct field *f, void *obj, const c
 		spec_diag(p->spec, m, "'%s' takes true or false, not '%.100s'", f->key, v);
 }
 
-/* A size, rate or duration, in the unit of its kind. */
-static void format_quantity(enum ftype type, uint64_t u, char *out)
+/* A size, rate or duration, in the unit of its field. */
+static void format_quantity(const struct field *f, uint64_t u, char *out)
 {
-	if (type == FT_DURATION)
+	enum ftype type = f->type;
+
+	if (type == FT_DURATION && (f->flags & F_US))
+		ln_units_format_duration_us(u, out);
+	else if (type == FT_DURATION)
 		ln_units_format_duration(u, out);
 	else if (type == FT_SIZE)
 		ln_units_format_size(u, out);
@@ -301,6 +305,7 @@ static void set_quantity(struct parser *p, const struct field *f, void *obj, con
 	uint64_t u;
 	int r = f->type == FT_SIZE ? ln_units_parse_size(v, &u, why) :
 		f->type == FT_RATE ? ln_units_parse_rate(v, &u, why) :
+		(f->flags & F_US)  ? ln_units_parse_duration_us(v, &u, why) :
 				     ln_units_parse_duration(v, &u, why);
 
 	if (r < 0) {
@@ -310,8 +315,8 @@ static void set_quantity(struct parser *p, const struct field *f, void *obj, con
 	if ((long long)u < f->min || (f->max && u > (uint64_t)f->max)) {
 		char a[32], b[32];
 
-		format_quantity(f->type, (uint64_t)f->min, a);
-		format_quantity(f->type, (uint64_t)f->max, b);
+		format_quantity(f, (uint64_t)f->min, a);
+		format_quantity(f, (uint64_t)f->max, b);
 		spec_diag(p->spec, m, "'%s' must be from %s to %s, not '%.100s'", f->key, a, b, v);
 		return;
 	}

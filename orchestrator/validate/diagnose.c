@@ -99,8 +99,10 @@ static int run_schedule(struct ln_results *r, enum ln_stage stage, const struct 
 			ln_buf_addstr(err, "cannot retest suspects: out of memory");
 			return -ENOMEM;
 		}
-		for (i = 0; i < round->npairs; i++)
+		for (i = 0; i < round->npairs; i++) {
 			out[i].value = NAN;
+			ln_latency_init(&out[i].lat);
+		}
 		ret = run_round(ctx, stage, round->pairs, round->npairs, out);
 		if (ret < 0)
 			ln_buf_addf(err, "cannot retest %s suspects: %s", ln_stage_name(stage),

@@ -111,12 +111,15 @@ static unsigned port_of(const struct ln_railmap *m, size_t node, size_t rail)
 void ln_rails_stage_opts(const struct ln_spec *spec, enum ln_stage st, struct ln_rail_opts *o)
 {
 	const struct ln_validation *v = &spec->validation;
-	int rping = st == LN_STAGE_RPING;
+	enum ln_pairs pairs = st == LN_STAGE_RPING   ? v->rping.pairs :
+			      st == LN_STAGE_LATENCY ? v->latency.pairs :
+						       v->bandwidth.pairs;
 
 	memset(o, 0, sizeof(*o));
-	o->kind = (rping ? v->rping.pairs : v->bandwidth.pairs) == LN_PAIRS_ALL ? LN_PAIRING_ALL :
-										  LN_PAIRING_RING;
-	o->rails = rping ? v->rping.rails : v->bandwidth.rails;
+	o->kind = pairs == LN_PAIRS_ALL ? LN_PAIRING_ALL : LN_PAIRING_RING;
+	o->rails = st == LN_STAGE_RPING	  ? v->rping.rails :
+		   st == LN_STAGE_LATENCY ? v->latency.rails :
+					    v->bandwidth.rails;
 	/* one probe per node at a time: the spec refuses concurrent_rails */
 	o->concurrent = 0;
 }

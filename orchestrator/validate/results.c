@@ -26,9 +26,14 @@ int ln_stage_parse(const char *s, enum ln_stage *out)
 	return -EINVAL;
 }
 
+void ln_latency_init(struct ln_latency *l)
+{
+	l->typical = l->avg = l->p99 = l->max_typical = l->max_p99 = NAN;
+}
+
 int ln_stage_pairwise(enum ln_stage s)
 {
-	return s == LN_STAGE_RPING || s == LN_STAGE_BANDWIDTH;
+	return s == LN_STAGE_RPING || s == LN_STAGE_BANDWIDTH || s == LN_STAGE_LATENCY;
 }
 
 /* Indexed by enum ln_status: the name reports print, and the class word. */
@@ -199,6 +204,7 @@ long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, s
 	c->b = b;
 	c->pa = c->pb = -1;
 	c->value = c->threshold = c->line_rate = NAN;
+	ln_latency_init(&c->lat);
 	c->unit = "";
 	c->status = LN_ST_PASS;
 	return (long)r->nchecks++;
@@ -223,6 +229,11 @@ int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
 	}
 	c->nattempts++;
 	c->value = at->value;
+	if (c->stage == LN_STAGE_LATENCY) {
+		c->lat.typical = at->lat.typical;
+		c->lat.avg = at->lat.avg;
+		c->lat.p99 = at->lat.p99;
+	}
 	if (at->ok)
 		return ln_check_set(c, LN_ST_PASS, NULL);
 	return ln_check_set(c, LN_ST_FAIL, "%s", at->detail ? at->detail : "failed");

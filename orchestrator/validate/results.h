@@ -24,9 +24,18 @@ enum ln_status {
 
 #define LN_NO_NODE ((size_t)-1)
 
+/* A latency check's figures (perftest's t_typical, t_avg and 99%
+ * percentile) in microseconds, NAN when not measured; its thresholds
+ * likewise, NAN when none. */
+struct ln_latency {
+	double typical, avg, p99;
+	double max_typical, max_p99;
+};
+
 struct ln_attempt {
 	int ok;
 	double value;		/* measured value, NAN when there is none */
+	struct ln_latency lat;	/* latency stage: the figures (value is the typical) */
 	double seconds;		/* wall time of the attempt */
 	int timed_out;
 	int retest;		/* run by the diagnosis' second pass */
@@ -44,7 +53,8 @@ struct ln_check {
 	double value;		/* the judged value, NAN when none */
 	double threshold;	/* NAN when none */
 	double line_rate;	/* Gb/s, NAN when unknown */
-	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "" */
+	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "us", "" */
+	struct ln_latency lat;	/* latency stage: the last attempt's figures, the thresholds */
 	int retest;		/* a diagnosis retest against a known-good peer */
 	struct ln_attempt *attempts;
 	size_t nattempts;
@@ -103,6 +113,8 @@ const char *ln_status_name(enum ln_status s);
 const char *ln_status_class(enum ln_status s);
 const char *ln_verdict_kind_name(enum ln_verdict_kind k);
 int ln_stage_pairwise(enum ln_stage s);
+/* A latency with every figure and threshold NAN. */
+void ln_latency_init(struct ln_latency *l);
 
 /* Copy the cluster name and node names. Returns 0 or -ENOMEM. */
 int ln_results_init(struct ln_results *r, const char *cluster, const char *const *nodes,

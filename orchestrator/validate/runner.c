@@ -30,11 +30,17 @@ static int bandwidth_stage(struct vctx *c)
 	return vs_pairwise_stage(c, LN_STAGE_BANDWIDTH);
 }
 
+static int latency_stage(struct vctx *c)
+{
+	return vs_pairwise_stage(c, LN_STAGE_LATENCY);
+}
+
 /* Indexed by enum ln_stage: the run order. */
 static int (*const stage_fns[])(struct vctx *c) = {
 	[LN_STAGE_DEVICES] = vs_devices_stage,
 	[LN_STAGE_RPING] = rping_stage,
 	[LN_STAGE_BANDWIDTH] = bandwidth_stage,
+	[LN_STAGE_LATENCY] = latency_stage,
 	[LN_STAGE_IO] = vs_io_stage,
 	[LN_STAGE_MPI] = vs_mpi_stage,
 	[LN_STAGE_NCCL] = vs_nccl_stage,
@@ -55,7 +61,7 @@ int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *er
 
 		if (ln_stage_parse(tok, &s) < 0) {
 			ln_buf_addf(err, "unknown stage '%s' (stages: devices, rping, bandwidth, "
-				    "io, mpi, nccl)", tok);
+				    "latency, io, mpi, nccl)", tok);
 			r = -EINVAL;
 			break;
 		}

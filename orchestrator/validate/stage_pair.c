@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pairwise stages, rping and bandwidth (ib_write_bw / ib_send_bw):
+ * The pairwise stages, rping, bandwidth (ib_write_bw / ib_send_bw) and
+ * latency (ib_write_lat / ib_send_lat):
  * rounds of disjoint pairs of ports, every declared rail (rails.h), a
  * server on one end and a client on the other, a fresh server for every
  * attempt, then the diagnosis' second pass. Each tool is one row of a table: how to build its server and
@@ -124,19 +125,22 @@ static uint64_t bw_timeout_ms(const struct ln_validation *v)
 	return v->bandwidth.timeout_ms;
 }
 
-/* Both ends name their own device, port and GID; the client adds the
- * server's address. */
-static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
+/* perftest's argv, the same for its bandwidth and latency tools: both
+ * ends name their own device, port and GID, the message size, the
+ * iterations and the TCP port, over RDMA CM without the cpufreq check;
+ * extra (may be NULL) ends both; the client adds the server's address. */
+static void perftest_build(const struct pair_try *t, const char *tool, uint64_t size,
+			   unsigned iters, unsigned port_base, const char *extra, struct argv *sv,
+			   struct argv *cv)
 {
 	const struct vctx *c = t->c;
-	const struct ln_validation *v = &c->spec->validation;
 	struct argv *both[2] = { sv, cv };
 	int k;
 
 	for (k = 0; k < 2; k++) {
 		const struct port_info *ni = &c->ni[k ? t->b : t->a].ports[k ? t->pb : t->pa];
 
-		vs_arg(both[k], "%s", bw_name(c));
+		vs_arg(both[k], "%s", tool);
 		vs_arg(both[k], "-d");
 		vs_arg(both[k], "%s", ni->dev);
 		vs_arg(both[k], "-i");
@@ -146,16 +150,25 @@ static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 			vs_arg(both[k], "%d", ni->gid_index);
 		}
 		vs_arg(both[k], "-s");
-		vs_arg(both[k], "%llu", (unsigned long long)v->bandwidth.size);
+		vs_arg(both[k], "%llu", (unsigned long long)size);
 		vs_arg(both[k], "-n");
-		vs_arg(both[k], "%u", c->iters);
+		vs_arg(both[k], "%u", iters);
 		vs_arg(both[k], "-p");
-		vs_arg(both[k], "%u", (unsigned)v->bandwidth.port_base + t->slot);
+		vs_arg(both[k], "%u", port_base + t->slot);
 		vs_arg(both[k], "-R");
 		vs_arg(both[k], "-F");
-		vs_arg(both[k], "--report_gbits");
+		if (extra)
+			vs_arg(both[k], "%s", extra);
 	}
 	vs_arg(cv, "%s", c->ni[t->a].ports[t->pa].ip);
+}
+
+static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
+{
+	const struct ln_validation *v = &t->c->spec->validation;
+
+	perftest_build(t, bw_name(t->c), v->bandwidth.size, t->c->iters, v->bandwidth.port_base,
+		       "--report_gbits", sv, cv);
 }
 
 /* The threshold in Gb/s for a pair of line rate line_rate, NAN when none. */
@@ -210,9 +223,77 @@ static void bw_annotate(struct vctx *c, const struct ln_pair *p, struct ln_check
 		k->threshold = bw_threshold(v, k->line_rate);
 }
 
+/* ---- latency: perftest's ib_write_lat / ib_send_lat ---- */
+
+static const char *lat_name(const struct vctx *c)
+{
+	return c->spec->validation.latency.tool == LN_LAT_IB_SEND_LAT ? "ib_send_lat" :
+									 "ib_write_lat";
+}
+
+static uint64_t lat_timeout_ms(const struct ln_validation *v)
+{
+	return v->latency.timeout_ms;
+}
+
+static void lat_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
+{
+	const struct ln_validation *v = &t->c->spec->validation;
+
+	perftest_build(t, lat_name(t->c), v->latency.size, v->latency.iterations,
+		       v->latency.port_base, NULL, sv, cv);
+}
+
+/* The thresholds in microseconds, NAN when none. */
+static void lat_thresholds(const struct ln_validation *v, struct ln_latency *l)
+{
+	l->max_typical = v->latency.max_typical_us ? (double)v->latency.max_typical_us : NAN;
+	l->max_p99 = v->latency.max_p99_us ? (double)v->latency.max_p99_us : NAN;
+}
+
+/* Judged on the client's report (the end that timed the round trips):
+ * the typical latency against max_typical, the 99th percentile against
+ * max_p99; both are named when both are over. */
+static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
+{
+	struct vctx *c = t->c;
+	struct ln_perftest_lat pl;
+	struct ln_buf perr = LN_BUF_INIT;
+	struct ln_latency th;
+
+	if (ln_parse_perftest_lat(t->cres->output.buf, t->cres->output.len, &pl, &perr) < 0) {
+		ln_buf_addf(why, "client on '%s': %s (exit status %d)", vs_nname(c, t->b), perr.buf,
+			    t->cres->exit_status);
+		ln_buf_release(&perr);
+		return;
+	}
+	at->value = pl.typical;
+	at->lat.typical = pl.typical;
+	at->lat.avg = pl.avg;
+	at->lat.p99 = pl.p99;
+	lat_thresholds(&c->spec->validation, &th);
+	if (!isnan(th.max_typical) && pl.typical > th.max_typical)
+		ln_buf_addf(why, "typical latency %.2f us is above %.0f us", pl.typical,
+			    th.max_typical);
+	if (!isnan(th.max_p99) && pl.p99 > th.max_p99)
+		ln_buf_addf(why, "%s99th percentile %.2f us is above %.0f us", why->len ? ", " : "",
+			    pl.p99, th.max_p99);
+	at->ok = why->len == 0;
+	ln_buf_release(&perr);
+}
+
+static void lat_annotate(struct vctx *c, const struct ln_pair *p, struct ln_check *k)
+{
+	(void)p;
+	k->unit = "us";
+	lat_thresholds(&c->spec->validation, &k->lat);
+	k->threshold = k->lat.max_typical;
+}
+
 static const struct pair_tool pair_tools[LN_STAGE_COUNT] = {
 	[LN_STAGE_RPING] = { rping_name, rping_timeout_ms, rping_build, rping_judge, NULL },
 	[LN_STAGE_BANDWIDTH] = { bw_name, bw_timeout_ms, bw_build, bw_judge, bw_annotate },
+	[LN_STAGE_LATENCY] = { lat_name, lat_timeout_ms, lat_build, lat_judge, lat_annotate },
 };
 
 /* ---- one pair ---- */
@@ -242,6 +323,7 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 
 	memset(at, 0, sizeof(*at));
 	at->value = NAN;
+	ln_latency_init(&at->lat);
 	tool->build(t, &sv, &cv);
 	at->command = vs_argv_join(&cv);
 	memset(&job, 0, sizeof(job));
@@ -426,7 +508,7 @@ static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *
 			return 1;
 		}
 	}
-	if (st == LN_STAGE_BANDWIDTH && c->res->stages[LN_STAGE_RPING].ran) {
+	if (st != LN_STAGE_RPING && c->res->stages[LN_STAGE_RPING].ran) {
 		const struct ln_check *rk = pair_check(c, LN_STAGE_RPING, p);
 
 		if (rk && rk->status != LN_ST_PASS) {

@@ -254,6 +254,13 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 		"ib_write_bw", "-d", "mlx5_0", "evil", NULL);
 	refused(x, "ib_send_bw option '-d' takes a device name, not '-x'", "--", "ib_send_bw",
 		"-d", "-x", NULL);
+	/* the latency tools take what the latency stage passes, no unit option */
+	refused(x, "ib_write_lat option '--report_gbits' is not allowed", "--", "ib_write_lat",
+		"-d", "rxe0", "--report_gbits", NULL);
+	refused(x, "ib_send_lat takes an IP address as its last argument, not 'evil'", "--",
+		"ib_send_lat", "-d", "rxe0", "-n", "100", "evil", NULL);
+	refused(x, "ib_write_lat option '-n' takes an unsigned integer", "--", "ib_write_lat",
+		"-n", "many", NULL);
 	refused(x, "argument 2 of 'rping' is not allowed", "--", "rping", "-a", "1.2.3.4;id", NULL);
 	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
 		"--host", "n1", "-np", "1", PROBE_MPI, NULL);

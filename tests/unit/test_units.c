@@ -119,6 +119,40 @@ static void test_units__durations(void **state)
 	assert_int_equal(ln_units_parse_duration("0.5ms", &v, &err), -EINVAL);
 	assert_int_equal(ln_units_parse_duration("30", &v, &err), -EINVAL);
 	assert_int_equal(ln_units_parse_duration("3d", &v, &err), -EINVAL);
+	/* us: a millisecond field takes whole milliseconds only */
+	assert_int_equal(ln_units_parse_duration("2000us", &v, &err), 0);
+	assert_int_equal(v, 2);
+	ln_buf_reset(&err);
+	assert_int_equal(ln_units_parse_duration("1500us", &v, &err), -EINVAL);
+	assert_string_equal(err.buf, "cannot parse duration '1500us': not a whole number of ms");
+	ln_buf_release(&err);
+}
+
+/* The latency thresholds' microseconds: us is the finest unit, and a
+ * fraction of a microsecond is refused, not rounded. */
+static void test_units__durations_us(void **state)
+{
+	static const struct unit_case durations[] = {
+		{ "20us", 20 }, { "1.5ms", 1500 }, { "2s", 2000000 }, { "0.25 ms", 250 },
+		{ "1h", 3600000000ull },
+	};
+	struct ln_buf err = LN_BUF_INIT;
+	char out[32];
+	uint64_t v;
+
+	(void)state;
+	assert_parses(ln_units_parse_duration_us, durations, ARRAY_SIZE(durations));
+	assert_int_equal(ln_units_parse_duration_us("0.5us", &v, &err), -EINVAL);
+	assert_string_equal(err.buf, "cannot parse duration '0.5us': not a whole number of us");
+	ln_buf_reset(&err);
+	assert_int_equal(ln_units_parse_duration_us("20", &v, &err), -EINVAL);
+	assert_string_equal(err.buf, "cannot parse duration '20': missing unit (us, ms, s, m, h)");
+	ln_units_format_duration_us(1500, out);
+	assert_string_equal(out, "1500us");
+	ln_units_format_duration_us(3000, out);
+	assert_string_equal(out, "3ms");
+	ln_units_format_duration(250, out);
+	assert_string_equal(out, "250ms");
 	ln_buf_release(&err);
 }
 
@@ -152,5 +186,6 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_units__size_errors),
 	cmocka_unit_test(test_units__rates),
 	cmocka_unit_test(test_units__durations),
+	cmocka_unit_test(test_units__durations_us),
 	cmocka_unit_test(test_units__format_round_trips),
 )

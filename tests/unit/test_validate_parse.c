@@ -352,11 +352,110 @@ static void lab_captures(const char *dir, double write_mbs, double write_gbits,
 	ln_buf_release(&err);
 }
 
+/* One image's latency captures: ib_write_lat's client figures (typical,
+ * average, 99th percentile, in microseconds, as perftest prints them),
+ * ib_send_lat's typical, both servers' reports, and no server. */
+struct lab_lat {
+	double write_typical, write_avg, write_p99, send_typical;
+};
+
+static void lab_lat_captures(const char *dir, const struct lab_lat *want)
+{
+	static const char *const ok[] = { "ib_write_lat.client.txt", "ib_write_lat.server.txt",
+					  "ib_send_lat.client.txt", "ib_send_lat.server.txt" };
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_perftest_lat l;
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		load(dir, ok[i], &t);
+		assert_int_equal(lab_exit(dir, ok[i]), 0);
+		if (ln_parse_perftest_lat(t.buf, t.len, &l, &err) < 0)
+			fail_msg("%s/%s: %s", dir, ok[i], err.buf);
+		assert_int_equal(l.bytes, 2);
+		assert_int_equal(l.iterations, 500);
+		/* perftest's own order: min <= typical <= p99 <= p99.9 <= max */
+		assert_true(l.t_min <= l.typical && l.typical <= l.p99 && l.p99 <= l.p999 &&
+			    l.p999 <= l.t_max);
+	}
+	load(dir, "ib_write_lat.client.txt", &t);
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), 0);
+	assert_float_equal(l.typical, want->write_typical, 1e-9);
+	assert_float_equal(l.avg, want->write_avg, 1e-9);
+	assert_float_equal(l.p99, want->write_p99, 1e-9);
+	load(dir, "ib_send_lat.client.txt", &t);
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), 0);
+	assert_float_equal(l.typical, want->send_typical, 1e-9);
+	load(dir, "ib_write_lat-noserver.client.txt", &t);
+	assert_int_equal(lab_exit(dir, "ib_write_lat-noserver.client.txt"), 1);
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_string_equal(err.buf, "no latency result: 'Unable to perform rdma_client function'");
+	/* a bandwidth report is not a latency report, and the other way round */
+	ln_buf_reset(&err);
+	load(dir, "ib_write_bw.client.txt", &t);
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_string_equal(err.buf, "no latency result: the report has no latency header");
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
+/* The odd cases, from the capture's own lines: a cut last row, a header
+ * without the 99% column, a sweep (the largest size is reported), an
+ * empty report. */
+static void test_validate_parse__perftest_lat_odd(void **state)
+{
+	static const char head[] =
+		" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+		"t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_perftest_lat l;
+
+	(void)state;
+	ln_buf_addstr(&t, head);
+	ln_buf_addstr(&t, " 2       500          1965.97        41811.29      13646.03  \t       "
+			  "14668.10     \t6543.34\t\t34452.18 \t\t418");
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_string_equal(err.buf, "no latency result: the report has a header but no data "
+				     "line (truncated)");
+	ln_buf_reset(&t);
+	ln_buf_reset(&err);
+	ln_buf_addstr(&t, " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+			  "t_avg[usec]    t_stdev[usec]\n 2 500 1.0 9.0 2.0 2.5 0.5\n");
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_string_equal(err.buf, "no latency result: the report has no 99% percentile[usec] "
+				     "column");
+	ln_buf_reset(&t);
+	ln_buf_reset(&err);
+	ln_buf_addstr(&t, head);
+	ln_buf_addstr(&t, " 2 1000 1.10 9.00 1.50 1.60 0.10 2.00 3.00\n"
+			  " 4096 1000 2.10 19.00 2.50 2.60 0.20 4.00 6.00\n"
+			  " 8 1000 1.20 9.50 1.70 1.80 0.10 2.50 3.50\n");
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), 0);
+	assert_int_equal(l.bytes, 4096);
+	assert_float_equal(l.typical, 2.5, 0);
+	assert_float_equal(l.avg, 2.6, 0);
+	assert_float_equal(l.p99, 4.0, 0);
+	assert_float_equal(l.p999, 6.0, 0);
+	ln_buf_reset(&t);
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_string_equal(err.buf, "no latency result: the report is empty");
+	ln_buf_release(&t);
+	ln_buf_release(&err);
+}
+
 static void test_validate_parse__lab_captures_6_1(void **state)
 {
 	(void)state;
 	lab_captures("probes", 14.84, 0.21,
 		     "no bandwidth result: 'Unable to perform rdma_client function'");
+}
+
+static void test_validate_parse__lab_latency_6_1(void **state)
+{
+	static const struct lab_lat want = { 13646.03, 14668.10, 34452.18, 37039.45 };
+
+	(void)state;
+	lab_lat_captures("probes", &want);
 }
 
 static void test_validate_parse__lab_captures_6_12(void **state)
@@ -374,6 +473,8 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_parse__mpi),
 	cmocka_unit_test(test_validate_parse__nccl_tests),
 	cmocka_unit_test(test_validate_parse__nccl_probe),
+	cmocka_unit_test(test_validate_parse__perftest_lat_odd),
 	cmocka_unit_test(test_validate_parse__lab_captures_6_1),
+	cmocka_unit_test(test_validate_parse__lab_latency_6_1),
 	cmocka_unit_test(test_validate_parse__lab_captures_6_12),
 )

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Parsers for the text that probes print: perftest 4.5 (no JSON in that
- * version), rping, llmnet's MPI probe under mpirun, llmnet's NCCL probe and
+ * version; bandwidth and latency reports), rping, llmnet's MPI probe under mpirun, llmnet's NCCL probe and
  * nccl-tests' all_reduce_perf. Each parser takes the captured output (and
  * where it matters the exit status), fills a plain result struct, and
  * returns 0, or -LN_EPROTO with a message quoting the tool's own error line
@@ -58,6 +58,27 @@ void ln_perftest_release(struct ln_perftest *p);
 const struct ln_perftest_row *ln_perftest_large(const struct ln_perftest *p);
 /* A row's average bandwidth in Gb/s (10^9 bit/s), whatever the unit. */
 double ln_perftest_gbps(const struct ln_perftest *p, const struct ln_perftest_row *row);
+
+/* ---- perftest latency (ib_write_lat, ib_send_lat) ---- */
+
+/* The largest message size's row, in microseconds; a column the report
+ * does not have is NAN (t_typical, t_avg and 99% percentile always are). */
+struct ln_perftest_lat {
+	uint64_t bytes;
+	uint64_t iterations;
+	double t_min, t_max;
+	double typical;		/* t_typical: perftest's median */
+	double avg;		/* t_avg */
+	double stdev;
+	double p99;		/* 99% percentile */
+	double p999;		/* 99.9% percentile */
+};
+
+/* Parse a perftest latency report by its column names. Returns 0 with a
+ * row; -LN_EPROTO when the header, a reported column or every data line
+ * is missing, with the tool's error line in err if any. */
+int ln_parse_perftest_lat(const char *text, size_t len, struct ln_perftest_lat *out,
+			  struct ln_buf *err);
 
 /* ---- rping ---- */
 
