@@ -32,6 +32,9 @@ struct fake {
 	int bad_node[MAXN], no_mpicc[MAXN], no_facts[MAXN];
 	int bad_link[MAXN][MAXN], race_once[MAXN][MAXN], hang[MAXN][MAXN], no_ssh[MAXN][MAXN];
 	double gbps[MAXN][MAXN];	/* 0: 95 */
+	/* latency: a node slow with every partner, a slow pair (typical 80 us
+	 * instead of 3 us) */
+	int slow_node[MAXN], slow_link[MAXN][MAXN];
 	pthread_mutex_t lock;
 	int busy[MAXN];			/* a node never serves two probes at once */
 	int overlap;
@@ -239,6 +242,42 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 	}
 }
 
+/* perftest 4.5's latency header and row format (RESULT_FMT_LAT), as the
+ * lab captures show them (tests/fixtures/probes/ib_write_lat.client.txt) */
+static const char lat_head[] =
+	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+	"t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+
+/* ib_write_lat / ib_send_lat: both ends print the round trips' figures,
+ * the typical 3 us, or 80 us through a slow node or link; the 99th
+ * percentile is twice the typical. */
+static void fake_perftest_lat(struct fake *f, size_t node, const char *const *argv,
+			      struct ln_probe_result *out)
+{
+	size_t peer;
+	double t = 3.0;
+
+	if (!find_arg(argv, "-p") || !find_arg(argv, "-n") || find_arg(argv, "--report_gbits"))
+		problem(f, "latency argv", argv);
+	if (!last_is_ip(argv, &peer)) {
+		ln_buf_addstr(&out->output, lat_head);
+		return;
+	}
+	if (!link_ok(f, peer, node)) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
+		return;
+	}
+	if (f->slow_node[peer] || f->slow_node[node] || f->slow_link[peer][node] ||
+	    f->slow_link[node][peer])
+		t = 80.0;
+	ln_buf_addstr(&out->output, lat_head);
+	ln_buf_addf(&out->output, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
+		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(find_arg(argv, "-s"), NULL, 10),
+		    strtoul(find_arg(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
+		    t * 2, t * 2.5);
+}
+
 /* mpicc building the MPI or the NCCL probe from its uploaded source. */
 static void fake_mpicc(struct fake *f, size_t node, int nccl, const char *const *argv,
 		       struct ln_probe_result *out)
@@ -364,6 +403,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 		fake_rping(f, node, argv, out);
 	else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw"))
 		fake_perftest(f, node, argv, out);
+	else if (!strcmp(p, "ib_write_lat") || !strcmp(p, "ib_send_lat"))
+		fake_perftest_lat(f, node, argv, out);
 	else if (!strcmp(p, "mpicc"))
 		fake_mpicc(f, node, is_nccl_bin(argv[3]), argv, out);
 	else if (!strcmp(p, "mpirun"))
@@ -608,6 +649,112 @@ static void test_validate_stages__bad_node_and_bad_link(void **state)
 	}
 }
 
+static const char lat_stages[] =
+	"  - { stage: devices }\n  - { stage: rping }\n"
+	"  - { stage: latency, tool: ib_send_lat, iterations: 200, size: 64B, "
+	"max_typical: 20us, max_p99: 0.05ms }\n";
+
+/* Healthy: every pair passes with the client's figures, the argv is the
+ * stage's (device, port, GID, size, iterations, its own TCP ports), and
+ * every report format carries the figures. */
+static void test_validate_stages__latency_healthy(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec(4, lat_stages, 0));
+	struct ln_buf json = LN_BUF_INIT, text = LN_BUF_INIT, junit = LN_BUF_INIT,
+		      prom = LN_BUF_INIT, html = LN_BUF_INIT;
+	size_t i, n = 0;
+
+	world_run(w);
+	assert_int_equal(ln_results_exit(&w->res), 0);
+	assert_int_equal(w->res.stages[LN_STAGE_LATENCY].passed, 4);
+	assert_int_equal(w->res.stages[LN_STAGE_LATENCY].rounds, 2);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
+
+		if (c->stage != LN_STAGE_LATENCY)
+			continue;
+		n++;
+		assert_string_equal(c->name, "ib_send_lat");
+		assert_string_equal(c->unit, "us");
+		assert_float_equal(c->value, 3.0, 1e-9);
+		assert_float_equal(c->lat.typical, 3.0, 1e-9);
+		assert_float_equal(c->lat.avg, 3.75, 1e-9);
+		assert_float_equal(c->lat.p99, 6.0, 1e-9);
+		assert_float_equal(c->lat.max_typical, 20.0, 0);
+		assert_float_equal(c->lat.max_p99, 50.0, 0);
+		assert_float_equal(c->threshold, 20.0, 0);
+		if (!strstr(c->attempts[0].command, "ib_send_lat -d rxe0 -i 1 -x 1 -s 64 "
+								"-n 200 -p 1861"))
+			fail_msg("%s", c->attempts[0].command);
+		assert_null(strstr(c->attempts[0].command, "report_gbits"));
+	}
+	assert_int_equal(n, 4);
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	if (!strstr(json.buf, "\"latency\":{\"typical_us\":3.0,\"avg_us\":3.75,\"p99_us\":6.0,"))
+		fail_msg("%s", strstr(json.buf, "\"unit\":\"us\""));
+	assert_non_null(strstr(json.buf, "\"max_typical_us\":20.0,\"max_p99_us\":50.0"));
+	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
+	assert_non_null(strstr(text.buf, "  latency    pass     4 passed, 0 failed"));
+	assert_int_equal(ln_report_junit(&w->res, &junit), 0);
+	assert_non_null(strstr(junit.buf, "<system-out>typical 3.00 us, avg 3.75 us, p99 6.00 us "
+					  "(max typical 20 us, max p99 50 us)"));
+	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
+	assert_non_null(strstr(prom.buf, "llmnet_validation_pair_latency_us{cluster=\"fake\","
+					 "stage=\"latency\",a=\"n1\",a_port=\"rxe0\","
+					 "b_port=\"rxe0\",b=\"n2\",stat=\"p99\"} 6\n"));
+	assert_int_equal(ln_report_html(&w->res, &html), 0);
+	assert_non_null(strstr(html.buf, "id=\"latency-n1-n2\" class=\"pass\""));
+	ln_buf_release(&json);
+	ln_buf_release(&text);
+	ln_buf_release(&junit);
+	ln_buf_release(&prom);
+	ln_buf_release(&html);
+}
+
+/* A slow node and a slow link: the latency failures go through the same
+ * diagnosis as bandwidth's and name exactly those, in every format. */
+static void test_validate_stages__latency_bad_node_and_link(void **state)
+{
+	struct world *w = world_start(state, 6, make_spec(6, "  - { stage: rping }\n"
+							  "  - { stage: latency, pairs: all, "
+							  "max_typical: 20us }\n", 0));
+	struct ln_buf text = LN_BUF_INIT, json = LN_BUF_INIT, prom = LN_BUF_INIT;
+	char *v;
+	size_t i;
+
+	w->f.slow_node[3] = 1;
+	w->f.slow_link[0][1] = 1;
+	world_run(w);
+	v = verdicts(&w->res);
+	assert_string_equal(v, "latency:node:n4 latency:link:n1-n2 ");
+	free(v);
+	assert_int_equal(ln_results_exit(&w->res), 1);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
+
+		if (c->stage != LN_STAGE_LATENCY || c->retest || c->status == LN_ST_PASS)
+			continue;
+		assert_true(c->a == 3 || c->b == 3 || (c->a + c->b == 1));
+		assert_string_equal(c->reason, "typical latency 80.00 us is above 20 us");
+		assert_float_equal(c->lat.p99, 160.0, 1e-9);
+	}
+	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
+	assert_non_null(strstr(text.buf, "bad node n4 (latency)"));
+	assert_non_null(strstr(text.buf, "bad link n1/rxe0-n2/rxe0 (latency)"));
+	assert_non_null(strstr(text.buf, "fail: typical latency 80.00 us is above 20 us typical "
+					 "80.00 us, avg 100.00 us, p99 160.00 us (max typical 20 us)"));
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	if (!strstr(json.buf, "\"culprits\":{\"nodes\":[\"n4\"],\"ports\":[],\"links\":"
+			      "[[\"n1\",\"n2\"]],\"link_ports\":[[\"n1/rxe0\",\"n2/rxe0\"]]}"))
+		fail_msg("%s", strstr(json.buf, "\"culprits\""));
+	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
+	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_node{cluster=\"fake\","
+					 "stage=\"latency\",node=\"n4\"} 1"));
+	ln_buf_release(&text);
+	ln_buf_release(&json);
+	ln_buf_release(&prom);
+}
+
 static void test_validate_stages__twin_run_fails_every_pair(void **state)
 {
 	struct world *w = world_start(state, 5, make_spec(5, "  - { stage: rping }\n"
@@ -735,8 +882,8 @@ static void test_validate_stages__stages_and_limit(void **state)
 
 	assert_int_equal(ln_validate_parse_stages("devices,rping", &w->o.stages, &err), 0);
 	assert_int_equal(ln_validate_parse_stages("devices,ping", &w->o.stages, &err), -EINVAL);
-	assert_string_equal(err.buf, "unknown stage 'ping' (stages: devices, rping, bandwidth, io, "
-				     "mpi, nccl)");
+	assert_string_equal(err.buf, "unknown stage 'ping' (stages: devices, rping, bandwidth, "
+				     "latency, io, mpi, nccl)");
 	assert_int_equal(ln_validate_parse_stages("rping", &w->o.stages, &err), 0);
 	w->o.limit = limit;
 	world_run(w);
@@ -1051,6 +1198,8 @@ static void test_validate_stages__io(void **state)
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__healthy),
 	WORLD_TEST(test_validate_stages__bad_node_and_bad_link),
+	WORLD_TEST(test_validate_stages__latency_healthy),
+	WORLD_TEST(test_validate_stages__latency_bad_node_and_link),
 	WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
 	WORLD_TEST(test_validate_stages__port_down_skips_with_reason),
 	WORLD_TEST(test_validate_stages__retry_and_timeout),
