@@ -73,8 +73,8 @@ int cmd_validate(int argc, char **argv)
 	};
 	const struct ln_opt_cmd c = {
 		"llmnet validate SPEC",
-		"runs the spec's validation stages (devices, rping, bandwidth, io, mpi, nccl) and names\n"
-		"the bad nodes and links; exit 0 only when every listed stage passed",
+		"runs the spec's validation stages (devices, rping, bandwidth, latency, io, mpi,\n"
+		"nccl) and names the bad nodes and links; exit 0 only when every listed stage passed",
 		options,
 	};
 	struct ln_run run;

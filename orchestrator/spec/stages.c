@@ -75,7 +75,7 @@ static void stage_option_error(struct parser *p, const struct table *tables, enu
 	const struct table *t = &tables[s];
 	const struct field *f = NULL;
 	const struct refused_key *rk;
-	size_t i;
+	size_t i, own = 0;
 
 	for (rk = t->refused; rk && rk->key; rk++)
 		if (!strcmp(rk->key, kv->k)) {
@@ -86,7 +86,16 @@ static void stage_option_error(struct parser *p, const struct table *tables, enu
 	for (i = 0; i < LN_STAGE_COUNT && !f; i++)
 		f = spec_find_field(&tables[i], kv->k);
 	ln_buf_reset(&p->why);
-	if (f && (f->flags & F_THRESHOLD)) {
+	for (i = 1; i < t->n_fields; i++)
+		own += (t->fields[i].flags & F_THRESHOLD) != 0;
+	if (f && (f->flags & F_THRESHOLD) && own) {
+		/* another stage's threshold on a stage that has its own */
+		ln_buf_addf(&p->why, "stage '%s' does not take '%s' (its thresholds:",
+			    spec_stage_names[s], kv->k);
+		for (i = 1; i < t->n_fields; i++)
+			if (t->fields[i].flags & F_THRESHOLD)
+				ln_buf_addf(&p->why, " %s%s", t->fields[i].key, --own ? "," : ")");
+	} else if (f && (f->flags & F_THRESHOLD)) {
 		ln_buf_addf(&p->why, "stage '%s' cannot have a threshold ('%s')",
 			    spec_stage_names[s], kv->k);
 	} else if (f) {

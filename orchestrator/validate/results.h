@@ -35,12 +35,12 @@ struct ln_latency {
 struct ln_attempt {
 	int ok;
 	double value;		/* measured value, NAN when there is none */
-	struct ln_latency lat;	/* latency stage: the figures (value is the typical) */
 	double seconds;		/* wall time of the attempt */
 	int timed_out;
 	int retest;		/* run by the diagnosis' second pass */
 	char *detail;		/* why it failed (or a note) */
 	char *command;		/* what ran, for the report */
+	struct ln_latency lat;	/* latency stage: the figures (value is the typical) */
 };
 
 struct ln_check {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The validation stage runner: devices, rping, bandwidth, io, mpi, nccl,
+ * The validation stage runner: devices, rping, bandwidth, latency, io, mpi, nccl,
  * always in that order, only those the spec lists (and --stages keeps).
  * It talks to nodes only through a small ops table (facts, a bounded run
  * of an allow-listed probe, a file upload and its read-back), so the

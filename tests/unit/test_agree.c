@@ -342,6 +342,14 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 			      "result pass\n");
 	}
+	if (!strcmp(p, "ib_write_lat") || !strcmp(p, "ib_send_lat")) {
+		ln_buf_addstr(&out->output, " #bytes #iterations    t_min[usec]    t_max[usec]  "
+			      "t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]"
+			      "   99.9% percentile[usec] \n");
+		ln_buf_addf(&out->output, " %-7lu %-10lu 2.00 9.00 3.00 3.20 0.30 6.00 8.00\n",
+			    strtoul(arg_after(argv, "-s"), NULL, 10),
+			    strtoul(arg_after(argv, "-n"), NULL, 10));
+	}
 	/* rping: a healthy run prints nothing and exits 0 */
 	pthread_mutex_unlock(&f->lock);
 	return 0;
@@ -554,6 +562,8 @@ static const char base_spec[] =
 	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned }\n"
 	"  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, min: 50Gb/s, "
 	"port_base: 18515, timeout: 60s, rails: aligned }\n"
+	"  - { stage: latency, tool: ib_write_lat, size: 2B, iterations: 1000, pairs: ring, "
+	"rails: aligned, max_typical: 20us, max_p99: 50us, port_base: 18615, timeout: 45s }\n"
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
@@ -663,6 +673,18 @@ static const struct key_case key_cases[] = {
 	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
 	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
 	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
+	KC("validation.latency.stage", CHANGES, "  - { stage: latency, tool: ib_write_lat, size: 2B, "
+	  "iterations: 1000, pairs: ring, rails: aligned, max_typical: 20us, max_p99: 50us, "
+	  "port_base: 18615, timeout: 45s }\n", ""),
+	KC("validation.latency.tool", CHANGES, "tool: ib_write_lat", "tool: ib_send_lat"),
+	KC("validation.latency.size", CHANGES, "size: 2B", "size: 64B"),
+	KC("validation.latency.iterations", CHANGES, "iterations: 1000", "iterations: 100"),
+	KC("validation.latency.pairs", CHANGES, "1000, pairs: ring", "1000, pairs: all"),
+	KC("validation.latency.rails", CHANGES, "ring, rails: aligned, max", "ring, rails: all, max"),
+	KC("validation.latency.max_typical", CHANGES, "max_typical: 20us", "max_typical: 2us"),
+	KC("validation.latency.max_p99", CHANGES, "max_p99: 50us", "max_p99: 5us"),
+	KC("validation.latency.port_base", CHANGES, "port_base: 18615", "port_base: 21000"),
+	KC("validation.latency.timeout", CHANGES, "timeout: 45s", "timeout: 50s"),
 	KC("validation.io.stage", CHANGES,
 	  "  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n", ""),
 	KC("validation.io.size", CHANGES, "size: 256MiB", "size: 512MiB"),
@@ -698,6 +720,8 @@ static const struct refused_case refused_cases[] = {
 	  "30s, rails: aligned, concurrent_rails: true }" },
 	{ "stage 'bandwidth'", "concurrent_rails", "60s, rails: aligned }",
 	  "60s, rails: aligned, concurrent_rails: true }" },
+	{ "stage 'latency'", "concurrent_rails", "timeout: 45s }",
+	  "timeout: 45s, concurrent_rails: true }" },
 };
 
 static const struct key_case *find_case(const char *key)

@@ -458,6 +458,14 @@ static void test_validate_parse__lab_latency_6_1(void **state)
 	lab_lat_captures("probes", &want);
 }
 
+static void test_validate_parse__lab_latency_6_12(void **state)
+{
+	static const struct lab_lat want = { 10808.03, 11788.07, 25583.95, 20240.53 };
+
+	(void)state;
+	lab_lat_captures("probes-6.12", &want);
+}
+
 static void test_validate_parse__lab_captures_6_12(void **state)
 {
 	(void)state;
@@ -477,4 +485,5 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_parse__lab_captures_6_1),
 	cmocka_unit_test(test_validate_parse__lab_latency_6_1),
 	cmocka_unit_test(test_validate_parse__lab_captures_6_12),
+	cmocka_unit_test(test_validate_parse__lab_latency_6_12),
 )

@@ -755,6 +755,25 @@ static void test_validate_stages__latency_bad_node_and_link(void **state)
 	ln_buf_release(&prom);
 }
 
+/* --dry-run: the latency stage's pairs and rounds, from the same
+ * schedule the run uses, without a probe run. */
+static void test_validate_stages__latency_dry_run(void **state)
+{
+	struct ln_spec *spec = make_spec(4, "  - { stage: latency, pairs: all, max_p99: 30us }\n", 0);
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(ln_validate_schedule(spec, 0, &out, &err), 0);
+	assert_string_equal(out.buf, "schedule of 'fake': 4 nodes, 1 rails: rail0 (4 nodes)\n"
+				     "latency: pairs all, rails aligned: 6 pairs in 3 rounds\n"
+				     "  round 1: n1/rxe0-n4/rxe0 (rail0) n2/rxe0-n3/rxe0 (rail0)\n"
+				     "  round 2: n2/rxe0-n4/rxe0 (rail0) n1/rxe0-n3/rxe0 (rail0)\n"
+				     "  round 3: n3/rxe0-n4/rxe0 (rail0) n1/rxe0-n2/rxe0 (rail0)\n");
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_spec_free(spec);
+}
+
 static void test_validate_stages__twin_run_fails_every_pair(void **state)
 {
 	struct world *w = world_start(state, 5, make_spec(5, "  - { stage: rping }\n"
@@ -1200,6 +1219,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__bad_node_and_bad_link),
 	WORLD_TEST(test_validate_stages__latency_healthy),
 	WORLD_TEST(test_validate_stages__latency_bad_node_and_link),
+	cmocka_unit_test(test_validate_stages__latency_dry_run),
 	WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
 	WORLD_TEST(test_validate_stages__port_down_skips_with_reason),
 	WORLD_TEST(test_validate_stages__retry_and_timeout),

@@ -4,10 +4,13 @@
 #
 # llmnet validate on the QEMU lab (run by tests/e2e/run.sh against a lab
 # that is up; 3 or 4 guests). Asserts on llmnet's JSON report:
-#  1. healthy: after apply, devices, rping, bandwidth, io and mpi pass,
-#     devices checked both rails (rxe0, rxe1) of every guest, and rping and
-#     bandwidth passed every ring pair on both rails (rxe0-rxe0, rxe1-rxe1,
-#     one rail after the other: twice the rounds of one);
+#  1. healthy: after apply, devices, rping, bandwidth, latency, io and mpi
+#     pass, devices checked both rails (rxe0, rxe1) of every guest, and
+#     rping, bandwidth and latency passed every ring pair on both rails
+#     (rxe0-rxe0, rxe1-rxe1, one rail after the other: twice the rounds of
+#     one); every latency pair reports perftest's typical, average and 99th
+#     percentile (microseconds) in the JSON, JUnit and metrics, and the
+#     latency stage costs under 90 s;
 #  2. twin run: the same with a bandwidth threshold 10x the best measured
 #     value fails, and every bandwidth pair (on each rail) is named as
 #     failing;
@@ -40,8 +43,10 @@ rm -rf "$W" && mkdir -p "$W" || { fail "cannot make '$W'"; exit 1; }
 
 # The lab spec for N guests: examples/lab.yaml (3 guests) pointed at this
 # lab folder's key and known_hosts, a lab4 added for 4; rping bounded at
-# 20 s so failing pairs cost little. Both rails of every guest are tested
-# (rails by position), one after the other.
+# 20 s so failing pairs cost little; a latency stage after bandwidth (100
+# round trips a pair: ~14 ms each under TCG; thresholds far above that,
+# which prove the judging path, not speed). Both rails of every guest are
+# tested (rails by position), one after the other.
 lab_spec examples/lab.yaml "$W/base.yaml"
 spec() {
 	python3 - "$N" "$1" "$W/base.yaml" <<'PY'
@@ -56,6 +61,10 @@ if n >= 4:
 t = s.replace("pairs: ring, timeout: 60s }", "pairs: ring, timeout: 20s }")
 assert t != s, "the lab spec's rping stage changed"
 s = t
+bwline = re.search(r"^  - \{ stage: bandwidth, .*\}\n", s, re.M)
+assert bwline, "the lab spec's bandwidth stage changed"
+s = (s[:bwline.end()] + "  - { stage: latency, tool: ib_write_lat, iterations: 100, pairs: ring, "
+     "max_typical: 1s, max_p99: 2s, timeout: 60s }\n" + s[bwline.end():])
 if bw:
     s = re.sub(r"min: 4Mb/s, timeout: 120s", "min: %s, timeout: 120s" % bw, s)
 sys.stdout.write(s)
@@ -74,7 +83,7 @@ check "apply converges the lab" 0 $?
 rc=$?
 cat "$W/healthy.out"
 check "healthy lab: validate exits 0" 0 "$rc"
-for s in devices rping bandwidth io mpi; do
+for s in devices rping bandwidth latency io mpi; do
 	check "healthy lab: $s passes" pass \
 		"$(q "$W/healthy.json" "[x['status'] for x in r['stages'] if x['stage']=='$s'][0]" 2>&1)"
 done
@@ -89,7 +98,7 @@ want=$(python3 -c "
 n = $N
 print(' '.join(sorted('-'.join(sorted(['lab%d' % i, 'lab%d' % (i % n + 1)])) + ':' + d + '/' + d + ':pass'
                       for i in range(1, n + 1) for d in ('rxe0', 'rxe1'))))")
-for s in rping bandwidth; do
+for s in rping bandwidth latency; do
 	check "healthy lab: $s passes every ring pair on both rails" "$want" \
 		"$(q "$W/healthy.json" "' '.join(sorted('-'.join(sorted(c['pair'])) + ':' + '/'.join(c['ports'] if c['pair'][0] < c['pair'][1] else c['ports'][::-1]) + ':' + c['status'] for c in r['checks'] if c['stage']=='$s' and not c['retest']))")"
 done
@@ -98,6 +107,18 @@ check "healthy lab: rping's two rails take twice a ring's rounds" \
 	"$([ "$N" = 3 ] && echo 6 || echo 4)" "$rounds"
 check "healthy lab: no culprit" "[] [] []" \
 	"$(q "$W/healthy.json" "r['culprits']['nodes'], r['culprits']['ports'], r['culprits']['links']" | tr -d '(),')"
+# latency: perftest's three figures per pair, in microseconds, in order
+npairs=$((2 * N))
+check "healthy lab: every latency pair reports typical <= p99 and an average (us)" "$npairs" \
+	"$(q "$W/healthy.json" "len([c for c in r['checks'] if c['stage']=='latency' and not c['retest'] and c['unit']=='us' and 0 < c['latency']['typical_us'] <= c['latency']['p99_us'] and c['latency']['avg_us'] > 0 and c['value']==c['latency']['typical_us'] and c['latency']['max_typical_us']==1000000 and c['latency']['max_p99_us']==2000000])")"
+check "healthy lab: the metrics carry 3 latency figures per pair" "$((3 * npairs))" \
+	"$(grep -c '^llmnet_validation_pair_latency_us{.*stage="latency"' "$W/healthy.prom")"
+check "healthy lab: every latency testcase in the JUnit says its figures" "$npairs" \
+	"$(grep -c '<system-out>typical [0-9.]* us, avg [0-9.]* us, p99 [0-9.]* us (max typical 1000000 us, max p99 2000000 us)' "$W/healthy.xml")"
+lat_s=$(q "$W/healthy.json" "[x['seconds'] for x in r['stages'] if x['stage']=='latency'][0]")
+echo "# latency stage: $lat_s s; typical us per pair: $(q "$W/healthy.json" "' '.join('%.0f' % c['latency']['typical_us'] for c in r['checks'] if c['stage']=='latency' and not c['retest'])")"
+check "healthy lab: the latency stage costs under 90 s" 1 \
+	"$(python3 -c "print(int(float('$lat_s') < 90))")"
 best=$(q "$W/healthy.json" "max(c['value'] for c in r['checks'] if c['stage']=='bandwidth' and c['value'])")
 echo "# best bandwidth measured: $best Gb/s"
 
