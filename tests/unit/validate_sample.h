@@ -44,13 +44,14 @@ static void sample_results(struct ln_results *r)
 		abort();
 	r->started = 1764478800;
 	r->seconds = 42.5;
+	/* devices, rping, bandwidth and io (not latency) */
 	for (i = LN_STAGE_DEVICES; i <= LN_STAGE_IO; i++)
-		r->stages[i].listed = 1;
+		r->stages[i].listed = i != LN_STAGE_LATENCY;
 	r->stages[LN_STAGE_DEVICES].ran = r->stages[LN_STAGE_RPING].ran = 1;
 	r->stages[LN_STAGE_BANDWIDTH].ran = 1;
 	r->stages[LN_STAGE_IO].reason = strdup("no initiator in the spec has a namespace & <path>");
 	for (i = 0; i < 4; i++) {
-		struct ln_attempt at = { 1, 100.0, 0.01, 0, 0, NULL, NULL };
+		struct ln_attempt at = { .ok = 1, .value = 100.0, .seconds = 0.01 };
 
 		k = ln_results_add_check(r, LN_STAGE_DEVICES, i, LN_NO_NODE, "rxe0/1 state");
 		ln_check_add_attempt(&r->checks[k], &at);
@@ -82,8 +83,9 @@ static void sample_results(struct ln_results *r)
 			continue;
 		}
 		{
-			struct ln_attempt at = { 1, i == 1 ? 41.5 : 97.25, 3.0, 0, 0, NULL,
-						 (char *)"ib_write_bw -R -s 8388608 -p 18515" };
+			struct ln_attempt at = {
+				.ok = 1, .value = i == 1 ? 41.5 : 97.25, .seconds = 3.0,
+				.command = (char *)"ib_write_bw -R -s 8388608 -p 18515" };
 
 			at.ok = i != 1;
 			at.detail = i == 1 ? (char *)"41.5 Gb/s is below 90 Gb/s" : NULL;
