@@ -64,7 +64,7 @@ s = t
 bwline = re.search(r"^  - \{ stage: bandwidth, .*\}\n", s, re.M)
 assert bwline, "the lab spec's bandwidth stage changed"
 s = (s[:bwline.end()] + "  - { stage: latency, tool: ib_write_lat, iterations: 100, pairs: ring, "
-     "max_typical: 1s, max_p99: 2s, timeout: 60s }\n" + s[bwline.end():])
+     "max_typical: 1s, max_p99: 2s, timeout: 30s }\n" + s[bwline.end():])
 if bw:
     s = re.sub(r"min: 4Mb/s, timeout: 120s", "min: %s, timeout: 120s" % bw, s)
 sys.stdout.write(s)
