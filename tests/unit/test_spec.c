@@ -433,6 +433,49 @@ static void test_spec__json_keys_are_stable(void **state)
 	ln_buf_release(&err);
 }
 
+/* The latency stage: between bandwidth and io whatever the listing, its
+ * defaults, its thresholds in microseconds in the model and in lint -o
+ * json's _us keys (null when not set), the timeout in milliseconds. */
+static void test_spec__latency_model_and_json(void **state)
+{
+	static const char text[] = HEAD
+		"nodes:\n"
+		"  - { name: n1, address: 10.0.0.1, rdma: [ { device: rxe0, ip: 10.1.0.1 } ] }\n"
+		"  - { name: n2, address: 10.0.0.2, rdma: [ { device: rxe0, ip: 10.1.0.2 } ] }\n"
+		"validation:\n"
+		"  - { stage: latency, max_p99: 1.5ms, timeout: 2s }\n"
+		"  - { stage: bandwidth }\n"
+		"  - { stage: devices }\n";
+	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
+	struct ln_spec *s = NULL;
+	struct json_object *o = NULL;
+
+	(void)state;
+	if (ln_spec_load_buf("lat.yaml", text, sizeof(text) - 1, &s, &err) < 0)
+		fail_msg("%s", err.buf);
+	assert_int_equal(s->validation.n_order, 3);
+	assert_int_equal(s->validation.order[1], LN_STAGE_BANDWIDTH);
+	assert_int_equal(s->validation.order[2], LN_STAGE_LATENCY);
+	assert_int_equal(s->validation.latency.tool, LN_LAT_IB_WRITE_LAT);
+	assert_int_equal(s->validation.latency.size, 2);
+	assert_int_equal(s->validation.latency.iterations, 1000);
+	assert_int_equal(s->validation.latency.port_base, 18615);
+	assert_int_equal(s->validation.latency.max_typical_us, 0);
+	assert_int_equal(s->validation.latency.max_p99_us, 1500);
+	assert_int_equal(s->validation.latency.timeout_ms, 2000);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	if (!strstr(out.buf, "{\"stage\":\"latency\",\"tool\":\"ib_write_lat\",\"size\":2,"
+			     "\"iterations\":1000,\"pairs\":\"ring\",\"rails\":\"aligned\","
+			     "\"max_typical_us\":null,\"max_p99_us\":1500,\"port_base\":18615,"
+			     "\"timeout_ms\":2000}"))
+		fail_msg("%s", out.buf);
+	json_object_put(o);
+	ln_spec_free(s);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+}
+
 /* dhchap: defaults filled, plain `null` is the group's name, and the JSON
  * model holds the key directory and the settings, never a secret. */
 static void test_spec__dhchap_model_and_json(void **state)
@@ -556,6 +599,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__nul_and_control_bytes),
 	cmocka_unit_test(test_spec__json_keys_are_stable),
 	cmocka_unit_test(test_spec__dhchap_model_and_json),
+	cmocka_unit_test(test_spec__latency_model_and_json),
 	cmocka_unit_test(test_spec__schema_from_tables),
 	cmocka_unit_test(test_spec__missing_file),
 	cmocka_unit_test(test_spec__invalid_corpus),
