@@ -334,9 +334,10 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	ln_buf_init(&job.res.output, 16u << 20);
 	*started = pthread_create(&th, NULL, server_thread, &job) == 0;
 	if (!*started) {
-		/* named by the bandwidth tool even in rping, as always */
-		ln_buf_addf(&why, "cannot start the %s server thread for '%s'", bw_name(c),
-			    vs_nname(c, t->a));
+		/* named by the bandwidth tool even in rping, as always; latency
+		 * by its own */
+		ln_buf_addf(&why, "cannot start the %s server thread for '%s'",
+			    t->st == LN_STAGE_LATENCY ? lat_name(c) : bw_name(c), vs_nname(c, t->a));
 		goto out;
 	}
 	vs_sleep_ms(c->server_delay_ms);
