@@ -35,6 +35,7 @@ struct fake {
 	/* latency: a node slow with every partner, a slow pair (typical 80 us
 	 * instead of 3 us) */
 	int slow_node[MAXN], slow_link[MAXN][MAXN];
+	int slow_port[MAXN][2];		/* rxe0 or rxe1 of a node (fake_two_rails) */
 	pthread_mutex_t lock;
 	int busy[MAXN];			/* a node never serves two probes at once */
 	int overlap;
@@ -78,13 +79,22 @@ static const char *find_arg(const char *const *argv, const char *opt)
 	return NULL;
 }
 
+static int last_arg(const char *const *argv)
+{
+	int i;
+
+	for (i = 0; argv[i + 1]; i++)
+		;
+	return i;
+}
+
 static int last_is_ip(const char *const *argv, size_t *node)
 {
 	int i;
 
 	for (i = 0; argv[i + 1]; i++)
 		;
-	if (strncmp(argv[i], "10.0.0.", 7))
+	if (strncmp(argv[i], "10.0.0.", 7) && strncmp(argv[i], "10.0.1.", 7))
 		return 0;
 	*node = node_of_ip(argv[i]);
 	return 1;
@@ -271,6 +281,10 @@ static void fake_perftest_lat(struct fake *f, size_t node, const char *const *ar
 	if (f->slow_node[peer] || f->slow_node[node] || f->slow_link[peer][node] ||
 	    f->slow_link[node][peer])
 		t = 80.0;
+	/* a slow port: this end's device, or the peer's rail by its address */
+	if (f->slow_port[node][!strcmp(find_arg(argv, "-d"), "rxe1")] ||
+	    f->slow_port[peer][!strncmp(argv[last_arg(argv)], "10.0.1.", 7)])
+		t = 80.0;
 	ln_buf_addstr(&out->output, lat_head);
 	ln_buf_addf(&out->output, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
 		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(find_arg(argv, "-s"), NULL, 10),
@@ -445,6 +459,53 @@ static void fake_init(struct fake *f, size_t n)
 		f->facts[i] = json_tokener_parse(js);
 		assert_non_null(f->facts[i]);
 	}
+}
+
+/* Every node with two rails: rxe0 on 10.0.0.x and rxe1 on 10.0.1.x (for
+ * make_spec_two_rails). */
+static void fake_two_rails(struct fake *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		char js[2048];
+
+		json_object_put(f->facts[i]);
+		snprintf(js, sizeof(js),
+			 "{\"hostname\":\"n%zu\",\"rdma\":["
+			 "{\"device\":\"rxe0\",\"ports\":[{\"port\":1,\"state\":\"ACTIVE\","
+			 "\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,\"active_mtu\":1024,"
+			 "\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
+			 "\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]},"
+			 "{\"device\":\"rxe1\",\"ports\":[{\"port\":1,\"state\":\"ACTIVE\","
+			 "\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,\"active_mtu\":1024,"
+			 "\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
+			 "\"0000:0000:0000:0000:0000:ffff:0a00:01%02zx\",\"type\":\"RoCE v2\"}]}]}],"
+			 "\"gpus\":{\"count\":8},\"nvme\":[]}",
+			 i + 1, i + 1, i + 1);
+		f->facts[i] = json_tokener_parse(js);
+		assert_non_null(f->facts[i]);
+	}
+}
+
+static struct ln_spec *make_spec_two_rails(size_t n, const char *validation)
+{
+	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	size_t i;
+
+	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n    rdma:\n"
+			    "      - { device: rxe0, ip: 10.0.0.%zu, link_layer: ethernet }\n"
+			    "      - { device: rxe1, ip: 10.0.1.%zu, link_layer: ethernet }\n",
+			    i + 1, i + 1, i + 1, i + 1);
+	ln_buf_addf(&y, "validation:\n%s", validation);
+	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	ln_buf_release(&y);
+	ln_buf_release(&err);
+	return spec;
 }
 
 static void fake_release(struct fake *f)
@@ -753,6 +814,57 @@ static void test_validate_stages__latency_bad_node_and_link(void **state)
 	ln_buf_release(&text);
 	ln_buf_release(&json);
 	ln_buf_release(&prom);
+}
+
+/* Two rails, n2's rxe1 slow with every partner: a bad port, exactly
+ * n2/rxe1, while n2's rxe0 passes every pair; named so in every format. */
+static void test_validate_stages__latency_bad_port(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec_two_rails(4, "  - { stage: devices }\n"
+								      "  - { stage: latency, "
+								      "max_p99: 100us }\n"));
+	struct ln_buf text = LN_BUF_INIT, json = LN_BUF_INIT, prom = LN_BUF_INIT,
+		      junit = LN_BUF_INIT, html = LN_BUF_INIT;
+	size_t i, rxe0 = 0;
+
+	fake_two_rails(&w->f);
+	w->f.slow_port[1][1] = 1;
+	world_run(w);
+	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
+	if (w->res.nverdicts != 1)
+		fail_msg("%s", text.buf);
+	assert_int_equal(w->res.verdicts[0].kind, LN_VERDICT_PORT);
+	assert_int_equal(w->res.verdicts[0].stage, LN_STAGE_LATENCY);
+	assert_int_equal(w->res.verdicts[0].a, 1);
+	assert_string_equal(ln_results_port(&w->res, 1, w->res.verdicts[0].pa), "rxe1");
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
+
+		if (c->stage != LN_STAGE_LATENCY || c->retest || (c->a != 1 && c->b != 1) ||
+		    strcmp(ln_results_port(&w->res, c->a, c->pa), "rxe0"))
+			continue;
+		rxe0++;
+		assert_int_equal(c->status, LN_ST_PASS);
+	}
+	assert_int_equal(rxe0, 2);
+	if (!strstr(text.buf, "bad port n2/rxe1 (latency)"))
+		fail_msg("%s", text.buf);
+	assert_non_null(strstr(text.buf, "99th percentile 160.00 us is above 100 us"));
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	assert_non_null(strstr(json.buf, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe1\"],"
+					 "\"links\":[]"));
+	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
+	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_port{cluster=\"fake\","
+					 "stage=\"latency\",node=\"n2\",port=\"rxe1\"} 1"));
+	assert_int_equal(ln_report_junit(&w->res, &junit), 0);
+	assert_non_null(strstr(junit.buf, "classname=\"llmnet.latency\" name=\"n1/rxe1-n2/rxe1"));
+	assert_int_equal(ln_report_html(&w->res, &html), 0);
+	assert_non_null(strstr(html.buf, "bad port n2/rxe1</b> (latency)"));
+	ln_buf_release(&text);
+	ln_buf_release(&json);
+	ln_buf_release(&prom);
+	ln_buf_release(&junit);
+	ln_buf_release(&html);
 }
 
 /* --dry-run: the latency stage's pairs and rounds, from the same
@@ -1127,7 +1239,7 @@ static struct world *io_world(void **state, struct ln_buf *y)
 
 	ln_buf_addstr(y, "version: 1\ncluster: fake\nnodes:\n");
 	for (i = 0; i < 4; i++)
-		ln_buf_addf(y, "  - name: n%zu\n    address: 127.0.1.%zu\n    rdma:\n"
+		ln_buf_addf(y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n    rdma:\n"
 			    "      - { device: rxe0, port: 1, ip: 10.0.0.%zu }\n", i + 1, i + 1, i + 1);
 	ln_buf_addstr(y, io_spec);
 	if (ln_spec_load_buf("io.yaml", y->buf, y->len, &spec, &err) < 0)
@@ -1220,6 +1332,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__latency_healthy),
 	WORLD_TEST(test_validate_stages__latency_bad_node_and_link),
 	cmocka_unit_test(test_validate_stages__latency_dry_run),
+	WORLD_TEST(test_validate_stages__latency_bad_port),
 	WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
 	WORLD_TEST(test_validate_stages__port_down_skips_with_reason),
 	WORLD_TEST(test_validate_stages__retry_and_timeout),
