@@ -83,50 +83,53 @@ static void test_rollout__count_parses_numbers_and_percentages(void **state)
 	assert_int_equal(ln_count_parse(" 5", 1000, &c), -EINVAL);
 }
 
-/* A count as --batch or --max-fail takes it, applied to total nodes. */
-struct count_case {
-	const char *count;
-	size_t n, total;	/* batch: the wave's size; max_fail: the failures */
-	int want;		/* batch: unused; max_fail: 1 when exceeded */
-};
-
-static void parse_case(const struct count_case *k, struct ln_count *c)
+static void parse_count(const char *count, struct ln_count *c)
 {
-	if (ln_count_parse(k->count, 1000, c) < 0)
-		fail_msg("'%s' is refused", k->count);
+	if (ln_count_parse(count, 1000, c) < 0)
+		fail_msg("'%s' is refused", count);
 }
 
 static void test_rollout__batch_rounds_down_at_least_one(void **state)
 {
-	static const struct count_case cases[] = {
-		{ "3", 3, 7, 0 },
-		{ "50", 7, 7, 0 },
-		{ "0", 1, 7, 0 },
+	/* --batch COUNT over total nodes: waves of batch nodes */
+	static const struct {
+		const char *count;
+		size_t total, batch;
+	} cases[] = {
+		{ "3", 7, 3 },
+		{ "50", 7, 7 },
+		{ "0", 7, 1 },
 		/* 30% of 7 is 2.1: 2 (Ansible's serial rounds down) */
-		{ "30%", 2, 7, 0 },
+		{ "30%", 7, 2 },
 		/* 10% of 7 is 0.7: at least one */
-		{ "10%", 1, 7, 0 },
-		{ "100%", 1000, 1000, 0 },
-		{ "25%", 250, 1000, 0 },
+		{ "10%", 7, 1 },
+		{ "100%", 1000, 1000 },
+		{ "25%", 1000, 250 },
 	};
 	struct ln_count c = { 0 };
-	size_t i;
+	size_t i, got;
 
 	(void)state;
 	/* unset: one wave of everything */
 	assert_int_equal(ln_count_batch(&c, 7), 7);
 	assert_int_equal(ln_count_batch(NULL, 7), 7);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		parse_case(&cases[i], &c);
-		if (ln_count_batch(&c, cases[i].total) != cases[i].n)
+		parse_count(cases[i].count, &c);
+		got = ln_count_batch(&c, cases[i].total);
+		if (got != cases[i].batch)
 			fail_msg("--batch %s of %zu: %zu, not %zu", cases[i].count, cases[i].total,
-				 ln_count_batch(&c, cases[i].total), cases[i].n);
+				 got, cases[i].batch);
 	}
 }
 
 static void test_rollout__max_fail_is_more_than(void **state)
 {
-	static const struct count_case cases[] = {
+	/* --max-fail COUNT, failed of a wave of size: exceeded or not */
+	static const struct {
+		const char *count;
+		size_t failed, size;
+		int exceeded;
+	} cases[] = {
 		{ "0", 0, 10, 0 },
 		{ "0", 1, 10, 1 },
 		{ "2", 2, 10, 0 },
@@ -150,10 +153,10 @@ static void test_rollout__max_fail_is_more_than(void **state)
 	assert_false(ln_count_exceeded(&c, 10, 10));
 	assert_false(ln_count_exceeded(NULL, 10, 10));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		parse_case(&cases[i], &c);
-		if (!ln_count_exceeded(&c, cases[i].n, cases[i].total) != !cases[i].want)
+		parse_count(cases[i].count, &c);
+		if (!ln_count_exceeded(&c, cases[i].failed, cases[i].size) != !cases[i].exceeded)
 			fail_msg("--max-fail %s, %zu of %zu failed: exceeded should be %d",
-				 cases[i].count, cases[i].n, cases[i].total, cases[i].want);
+				 cases[i].count, cases[i].failed, cases[i].size, cases[i].exceeded);
 	}
 }
 
