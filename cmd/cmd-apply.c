@@ -82,9 +82,7 @@ int cmd_apply(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	const struct ln_option options[] = {
-		LN_CTL_OPT_PARALLEL(&o),
-		LN_CTL_OPT_LIMIT(&o),
-		LN_CTL_OPT_ACCEPT(&o),
+		LN_CTL_OPTS_NODES(&o),
 		LN_OPT_BOOL(0, "validate", &o.validate,
 			    "then, if the cluster converged, run the spec's validation stages"),
 		{ LN_OPT_CALLBACK, 0, "batch", &o.batch, "N|N%",

@@ -39,9 +39,7 @@ int cmd_plan(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	const struct ln_option options[] = {
-		LN_CTL_OPT_PARALLEL(&o),
-		LN_CTL_OPT_LIMIT(&o),
-		LN_CTL_OPT_ACCEPT(&o),
+		LN_CTL_OPTS_NODES(&o),
 		LN_OPT_BOOL(0, "detailed-exitcode", &o.detailed,
 			    "exit 0 when nothing would change, 2 when something would"),
 		LN_OPT_END(),

@@ -34,9 +34,7 @@ int cmd_teardown(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	const struct ln_option options[] = {
-		LN_CTL_OPT_PARALLEL(&o),
-		LN_CTL_OPT_LIMIT(&o),
-		LN_CTL_OPT_ACCEPT(&o),
+		LN_CTL_OPTS_NODES(&o),
 		LN_OPT_BOOL(0, "purge", &o.purge, "also delete the backing files llmnet created and the agent"),
 		LN_OPT_END(),
 	};

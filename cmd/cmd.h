@@ -71,6 +71,8 @@ struct ln_ctl_opts {
 	LN_OPT_LIST("accept-replaced", &(o)->accept, "NODES",                                    \
 		    "these nodes were reinstalled: accept and record their new host keys",       \
 		    "takes node names, comma-separated")
+/* The three of apply, plan and teardown, in their --help order. */
+#define LN_CTL_OPTS_NODES(o) LN_CTL_OPT_PARALLEL(o), LN_CTL_OPT_LIMIT(o), LN_CTL_OPT_ACCEPT(o)
 
 /*
  * Parse a controller command's argv by its table (o zeroed by the caller,

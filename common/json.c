@@ -103,38 +103,23 @@ static int get_typed(struct json_object *obj, const char *key, int required, enu
 	return 0;
 }
 
-int ln_json_get_str(struct json_object *obj, const char *key, int required, const char **out,
-		    struct ln_buf *err)
-{
-	struct json_object *v;
-	int r = get_typed(obj, key, required, json_type_string, &v, err);
+/* The typed getters (json.h): one body; the C type, the JSON type and
+ * json-c's reader are what differ. */
+#define JSON_GETTER(name, ctype, jtype, read)                                               \
+	int name(struct json_object *obj, const char *key, int required, ctype *out,         \
+		 struct ln_buf *err)                                                          \
+	{                                                                                     \
+		struct json_object *v;                                                        \
+		int r = get_typed(obj, key, required, jtype, &v, err);                        \
+                                                                                              \
+		if (r == 0)                                                                   \
+			*out = read(v);                                                       \
+		return r;                                                                     \
+	}
 
-	if (r == 0)
-		*out = json_object_get_string(v);
-	return r;
-}
-
-int ln_json_get_i64(struct json_object *obj, const char *key, int required, int64_t *out,
-		    struct ln_buf *err)
-{
-	struct json_object *v;
-	int r = get_typed(obj, key, required, json_type_int, &v, err);
-
-	if (r == 0)
-		*out = json_object_get_int64(v);
-	return r;
-}
-
-int ln_json_get_bool(struct json_object *obj, const char *key, int required, int *out,
-		     struct ln_buf *err)
-{
-	struct json_object *v;
-	int r = get_typed(obj, key, required, json_type_boolean, &v, err);
-
-	if (r == 0)
-		*out = json_object_get_boolean(v);
-	return r;
-}
+JSON_GETTER(ln_json_get_str, const char *, json_type_string, json_object_get_string)
+JSON_GETTER(ln_json_get_i64, int64_t, json_type_int, json_object_get_int64)
+JSON_GETTER(ln_json_get_bool, int, json_type_boolean, json_object_get_boolean)
 
 int ln_json_get_obj(struct json_object *obj, const char *key, int required,
 		    struct json_object **out, struct ln_buf *err)

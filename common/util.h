@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers both binaries use: array length and a monotonic clock. */
+/* Small helpers both binaries use: array length, ordering, a monotonic clock. */
 #ifndef LN_UTIL_H
 #define LN_UTIL_H
 
 #include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* -1, 0 or 1 as a is below, equal to or above b: qsort comparators' steps. */
+#define LN_CMP(a, b) (((a) > (b)) - ((a) < (b)))
 
 /* Monotonic time in milliseconds: for timeouts and durations, never dates. */
 static inline long long ln_now_ms(void)

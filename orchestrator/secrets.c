@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/util.h"
 #include "orchestrator/secrets.h"
 
 /* ---- paths ------------------------------------------------------------ */
@@ -137,12 +138,9 @@ struct need {
 static int cmp_need(const void *a, const void *b)
 {
 	const struct need *x = a, *y = b;
+	int c = LN_CMP(x->tnode, y->tnode);
 
-	if (x->tnode != y->tnode)
-		return x->tnode < y->tnode ? -1 : 1;
-	if (x->hnode != y->hnode)
-		return x->hnode < y->hnode ? -1 : 1;
-	return 0;
+	return c ? c : LN_CMP(x->hnode, y->hnode);
 }
 
 /* Every (target node, host node) of a target with dhchap, once each

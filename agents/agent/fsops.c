@@ -27,37 +27,36 @@ int ln_fsops_fail(struct ln_buf *err, int e, const char *what, const char *path)
 	return -e;
 }
 
+/* 0, or what failed on path in err when rc, a libc call's, is negative
+ * (errno is still that call's: nothing runs in between). */
+static int done(int rc, struct ln_buf *err, const char *what, const char *path)
+{
+	return rc < 0 ? ln_fsops_fail(err, errno, what, path) : 0;
+}
+
 static int real_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 {
 	(void)a;
-	if (mkdir(path, 0755) < 0)
-		return ln_fsops_fail(err, errno, "create directory", path);
-	return 0;
+	return done(mkdir(path, 0755), err, "create directory", path);
 }
 
 static int real_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 {
 	(void)a;
-	if (rmdir(path) < 0)
-		return ln_fsops_fail(err, errno, "remove directory", path);
-	return 0;
+	return done(rmdir(path), err, "remove directory", path);
 }
 
 static int real_symlink(struct ln_agent *a, const char *target, const char *linkpath,
 			struct ln_buf *err)
 {
 	(void)a;
-	if (symlink(target, linkpath) < 0)
-		return ln_fsops_fail(err, errno, "link", linkpath);
-	return 0;
+	return done(symlink(target, linkpath), err, "link", linkpath);
 }
 
 static int real_unlink(struct ln_agent *a, const char *path, struct ln_buf *err)
 {
 	(void)a;
-	if (unlink(path) < 0)
-		return ln_fsops_fail(err, errno, "unlink", path);
-	return 0;
+	return done(unlink(path), err, "unlink", path);
 }
 
 static int real_write_attr(struct ln_agent *a, const char *path, const char *val,

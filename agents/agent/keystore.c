@@ -87,6 +87,20 @@ static int list_store(struct ln_converge *cv, const char *dir, struct json_objec
 	return 0;
 }
 
+/* The cluster's folder into dir (PATH_MAX) and its names into have; when
+ * they cannot be read, the store is reported as failed for action. */
+static int read_store(struct ln_converge *cv, const char *action, char *dir,
+		      struct json_object *have, struct ln_buf *err)
+{
+	int rc;
+
+	snprintf(dir, PATH_MAX, KEYS_DIR "/%s", cv->cluster);
+	rc = list_store(cv, dir, have, err);
+	if (rc < 0)
+		ln_cv_report(cv, action, "node_key_store", dir, NULL, err->buf);
+	return rc;
+}
+
 /* The store's folders, made when missing: /etc/llmnet 0755 (the hostfile
  * lives there), keys and the cluster's 0700, and made 0700 when looser. */
 static int open_store(struct ln_converge *cv, const char *dir, struct ln_buf *err)
@@ -141,12 +155,8 @@ void ln_keystore_apply(struct ln_converge *cv)
 	int rc, opened = 0;
 	size_t i;
 
-	snprintf(dir, sizeof(dir), KEYS_DIR "/%s", cv->cluster);
-	rc = list_store(cv, dir, have, &err);
-	if (rc < 0) {
-		ln_cv_report(cv, "change", "node_key_store", dir, NULL, err.buf);
+	if (read_store(cv, "change", dir, have, &err) < 0)
 		goto out;
-	}
 	json_object_object_foreach(want, name, v) {
 		const char *secret = json_object_get_string(v);
 		int existed;
@@ -199,12 +209,8 @@ void ln_keystore_wipe(struct ln_converge *cv)
 
 	if (!cv->cluster[0])
 		goto out;
-	snprintf(dir, sizeof(dir), KEYS_DIR "/%s", cv->cluster);
-	rc = list_store(cv, dir, have, &err);
-	if (rc < 0) {
-		ln_cv_report(cv, "remove", "node_key_store", dir, NULL, err.buf);
+	if (read_store(cv, "remove", dir, have, &err) < 0)
 		goto out;
-	}
 	if (!ln_is_dir(cv->a, dir))
 		goto out;
 	n = json_object_array_length(have);

@@ -267,6 +267,24 @@ static int change(struct ln_agent *a, const char *verb, const char *path)
 	return ln_agent_change(a, what);
 }
 
+/*
+ * A change's opening: its failpoint (verb path), then path's folder opened
+ * with walk flags; the folder's fd with *base set, or negative. A missing
+ * folder is -ENOENT, or, when miss is set, "cannot <miss> path" in err.
+ */
+static int begin(struct ln_agent *a, const char *verb, const char *path, const char **base,
+		 int flags, const char *miss, struct ln_buf *err)
+{
+	int dfd = change(a, verb, path);
+
+	if (dfd < 0)
+		return dfd;
+	dfd = open_parent(a, path, base, flags, err);
+	if (dfd == -ENOENT && miss)
+		return ln_fsops_fail(err, ENOENT, miss, path);
+	return dfd;
+}
+
 int ln_path_write(struct ln_agent *a, const char *path, const char *data, size_t len,
 		  mode_t mode, struct ln_buf *err)
 {
@@ -274,13 +292,10 @@ int ln_path_write(struct ln_agent *a, const char *path, const char *data, size_t
 	char tmp[NAME_MAX + 1];
 	const char *base;
 	struct stat st;
-	int dfd, fd = -1, r = change(a, "write file", path);
+	int fd = -1, r, dfd = begin(a, "write file", path, &base, W_CHECK, "write", err);
 
-	if (r < 0)
-		return r;
-	dfd = open_parent(a, path, &base, W_CHECK, err);
 	if (dfd < 0)
-		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "write", path) : dfd;
+		return dfd;
 	r = entry(dfd, base, path, &st, err);
 	if (r < 0 && r != -ENOENT)
 		goto out;
@@ -317,14 +332,11 @@ int ln_path_create_sparse(struct ln_agent *a, const char *path, uint64_t size,
 			  struct ln_buf *err)
 {
 	const char *base;
-	int dfd, fd, r = change(a, "create sparse", path);
+	int fd, r = 0;
+	int dfd = begin(a, "create sparse", path, &base, W_CHECK, "create backing file", err);
 
-	if (r < 0)
-		return r;
-	dfd = open_parent(a, path, &base, W_CHECK, err);
 	if (dfd < 0)
-		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "create backing file", path)
-				      : dfd;
+		return dfd;
 	/* O_EXCL: an existing file is never truncated or resized; O_NOFOLLOW:
 	 * nor is one a link points at. */
 	fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -346,11 +358,8 @@ int ln_path_remove(struct ln_agent *a, const char *path, struct ln_buf *err)
 {
 	const char *base;
 	struct stat st;
-	int dfd, r = change(a, "remove file", path);
+	int r, dfd = begin(a, "remove file", path, &base, 0, NULL, err);
 
-	if (r < 0)
-		return r;
-	dfd = open_parent(a, path, &base, 0, err);
 	if (dfd < 0)
 		return dfd == -ENOENT ? 0 : dfd;
 	r = entry(dfd, base, path, &st, err);
@@ -367,13 +376,10 @@ int ln_path_remove(struct ln_agent *a, const char *path, struct ln_buf *err)
 int ln_path_mkdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 {
 	const char *base;
-	int dfd, r = change(a, "mkdir", path);
+	int r = 0, dfd = begin(a, "mkdir", path, &base, W_CHECK, "create directory", err);
 
-	if (r < 0)
-		return r;
-	dfd = open_parent(a, path, &base, W_CHECK, err);
 	if (dfd < 0)
-		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "create directory", path) : dfd;
+		return dfd;
 	if (mkdirat(dfd, base, 0755) < 0)
 		r = ln_fsops_fail(err, errno, "create directory", path);
 	close(dfd);
@@ -384,13 +390,10 @@ int ln_path_rmdir(struct ln_agent *a, const char *path, struct ln_buf *err)
 {
 	const char *base;
 	struct stat st;
-	int dfd, r = change(a, "rmdir", path);
+	int r, dfd = begin(a, "rmdir", path, &base, 0, "remove directory", err);
 
-	if (r < 0)
-		return r;
-	dfd = open_parent(a, path, &base, 0, err);
 	if (dfd < 0)
-		return dfd == -ENOENT ? ln_fsops_fail(err, ENOENT, "remove directory", path) : dfd;
+		return dfd;
 	r = entry(dfd, base, path, &st, err);
 	if (r == -ENOENT)
 		r = ln_fsops_fail(err, ENOENT, "remove directory", path);

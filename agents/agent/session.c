@@ -26,6 +26,7 @@
 #include "common/frame.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/signals.h"
 
 #define MAX_ARGS 300
 
@@ -285,16 +286,10 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 {
 	struct inbox ib = { .frame = LN_BUF_INIT, .why = LN_BUF_INIT };
 	struct ln_buf req = LN_BUF_INIT, reply = LN_BUF_INIT, tmp;
-	struct sigaction sa;
 	pthread_t th;
 	int rc = LN_AGENT_EXIT_OK;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	ln_signals_catch(on_term, SIGTERM, SIGHUP);
 	pthread_mutex_init(&ib.m, NULL);
 	pthread_cond_init(&ib.cv, NULL);
 	if (pthread_create(&th, NULL, reader, &ib) != 0)

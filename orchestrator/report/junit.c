@@ -134,15 +134,7 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 					ln_buf_addstr(out, "not run: ");
 				ln_report_escape_xml(out, c->reason ? c->reason : "failed");
 				ln_buf_addstr(out, "\">");
-				if (c->stage == LN_STAGE_LATENCY) {
-					ln_report_latency_text(c, out);
-					ln_buf_addch(out, '\n');
-				} else if (!isnan(c->value))
-					ln_buf_addf(out, "measured %g %s\n", c->value, c->unit);
-				if (!isnan(c->threshold))
-					ln_buf_addf(out, "threshold %g %s\n", c->threshold, c->unit);
-				if (!isnan(c->line_rate))
-					ln_buf_addf(out, "line rate %g Gb/s\n", c->line_rate);
+				ln_report_figures(out, c, "", "", "\n", 6);
 				add_attempts(out, c);
 				ln_buf_addstr(out, "</failure>\n");
 			} else if (c->status == LN_ST_SKIPPED) {

@@ -35,6 +35,16 @@ static void start(struct ln_buf *out, const char *name, const struct ln_results 
 	ln_buf_addch(out, '"');
 }
 
+/* A verdict's sample up to its node label: name{cluster=...,stage="S",node="N
+ * (the last quote left open). */
+static void start_node(struct ln_buf *out, const char *name, const struct ln_results *r,
+		       const struct ln_verdict *v)
+{
+	start(out, name, r);
+	ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_stage_name(v->stage));
+	label(out, r->nodes[v->a]);
+}
+
 /* A pair's sample up to its labels: name{cluster=...,stage="S",a="A",b="B
  * (the last quote left open for more labels). */
 static void start_pair(struct ln_buf *out, const char *name, const struct ln_results *r,
@@ -139,9 +149,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	head(out, "llmnet_validation_bad_node", "a node the diagnosis blames");
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_NODE) {
-			start(out, "llmnet_validation_bad_node", r);
-			ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_stage_name(r->verdicts[i].stage));
-			label(out, r->nodes[r->verdicts[i].a]);
+			start_node(out, "llmnet_validation_bad_node", r, &r->verdicts[i]);
 			ln_buf_addstr(out, "\"} 1\n");
 		}
 	head(out, "llmnet_validation_bad_link", "a link the diagnosis blames");
@@ -155,9 +163,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	head(out, "llmnet_validation_bad_port", "a port (rail) of a node the diagnosis blames");
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_PORT) {
-			start(out, "llmnet_validation_bad_port", r);
-			ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_stage_name(r->verdicts[i].stage));
-			label(out, r->nodes[r->verdicts[i].a]);
+			start_node(out, "llmnet_validation_bad_port", r, &r->verdicts[i]);
 			ln_buf_addstr(out, "\",port=\"");
 			port = ln_results_port(r, r->verdicts[i].a, r->verdicts[i].pa);
 			label(out, port ? port : "");

@@ -52,6 +52,14 @@ int ln_report_escape_xml(struct ln_buf *out, const char *s);
  * figure not measured is left out. Appends nothing for other stages. */
 void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out);
 
+/* A check's figures that are numbers (measured, threshold, line rate),
+ * each as "<sep>threshold V UNIT<end>" with V to prec significant digits;
+ * measured comes after lead instead of sep. Text: (" ", ", ", "", 3); JUnit: one a
+ * line, ("", "", "\n", 6). */
+struct ln_check;
+void ln_report_figures(struct ln_buf *out, const struct ln_check *c, const char *lead,
+		       const char *sep, const char *end, int prec);
+
 /* Write buf to path atomically (mode 0644). */
 int ln_report_save(const char *path, const struct ln_buf *buf, struct ln_buf *err);
 

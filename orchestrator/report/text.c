@@ -43,17 +43,25 @@ static void add_value(struct ln_buf *out, const struct ln_check *c)
 {
 	if (c->status == LN_ST_SKIPPED)
 		return;
+	ln_report_figures(out, c, " ", ", ", "", 3);
+}
+
+void ln_report_figures(struct ln_buf *out, const struct ln_check *c, const char *lead,
+		       const char *sep, const char *end, int prec)
+{
 	if (c->stage == LN_STAGE_LATENCY) {
-		ln_buf_addch(out, ' ');
+		/* its figures have names of their own */
+		ln_buf_addstr(out, lead);
 		ln_report_latency_text(c, out);
+		ln_buf_addstr(out, end);
 		return;
 	}
 	if (!isnan(c->value))
-		ln_buf_addf(out, " measured %.3g %s", c->value, c->unit);
+		ln_buf_addf(out, "%smeasured %.*g %s%s", lead, prec, c->value, c->unit, end);
 	if (!isnan(c->threshold))
-		ln_buf_addf(out, ", threshold %.3g %s", c->threshold, c->unit);
+		ln_buf_addf(out, "%sthreshold %.*g %s%s", sep, prec, c->threshold, c->unit, end);
 	if (!isnan(c->line_rate))
-		ln_buf_addf(out, ", line rate %.3g Gb/s", c->line_rate);
+		ln_buf_addf(out, "%sline rate %.*g Gb/s%s", sep, prec, c->line_rate, end);
 }
 
 int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/signals.h"
 #include "orchestrator/transport/fanout.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -25,16 +26,9 @@ static void on_signal(int sig)
 
 void ln_fanout_signals(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART matters little: libssh retries its own polls. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* A node closing its end must not kill the controller. */
-	signal(SIGPIPE, SIG_IGN);
+	/* No SA_RESTART matters little: libssh retries its own polls. A node
+	 * closing its end must not kill the controller (SIGPIPE ignored). */
+	ln_signals_catch(on_signal, SIGINT, SIGTERM);
 }
 
 int ln_fanout_interrupted(void)

@@ -173,24 +173,27 @@ guest_wait() {
 	return 1
 }
 
+# gone PID N: wait until process PID is gone, at most N times 0.2 s.
+gone() {
+	local n
+	for n in $(seq 1 "$2"); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.2
+	done
+}
+
 # guest_stop I: power guest I off cleanly (sync, read-only root) if it
 # answers, else terminate its qemu; only a pid that is this lab's qemu.
 guest_stop() {
-	local i=$1 pid n
+	local i=$1 pid
 	pid=$(lab_qemu_pid "$i") || { rm -f "$(lab_pidfile "$i")"; return 0; }
 	timeout 15 ssh "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$i")" \
 		'nohup sh -c "sleep 0.5; /sbin/lab-halt poweroff" >/dev/null 2>&1 &' 2>/dev/null 200>&- || true
 	lab_ssh_close "$i"
-	for n in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.2
-	done
+	gone "$pid" 100
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null
-		for n in $(seq 1 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
+		gone "$pid" 50
 	fi
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid" 2>/dev/null

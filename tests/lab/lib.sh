@@ -137,6 +137,14 @@ lab_get() {
 	scp -q "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$1"):$2" "$3" 200>&-
 }
 
+# lab_push_agent I LOCAL REMOTE: install the agent binary LOCAL on guest I
+# as REMOTE (0755): copied beside it, then renamed over it, so a running
+# agent is never rewritten in place. Non-zero when any step failed.
+lab_push_agent() {
+	lab_ssh "$1" "mkdir -p ${3%/*}" && lab_put "$1" "$2" "$3.new" &&
+		lab_ssh "$1" "chmod 755 $3.new && mv $3.new $3"
+}
+
 # Close guest I's multiplexed connection (before a reboot or a replacement).
 lab_ssh_close() {
 	ssh "${LAB_SSH_OPTS[@]}" -O exit "root@$(lab_addr "$1")" >/dev/null 2>&1 || true

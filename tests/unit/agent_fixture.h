@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/unit/cmocka.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 
@@ -143,23 +144,59 @@ static inline int fx_agent_nobudget(const char *root, const char *const *args, c
 	return fx_agent_run(root, args, in, out, errout, env_kv, 0);
 }
 
+/* base followed by rel, opened for reading; NULL when it is no folder. */
+static inline DIR *fx_opendir(const char *base, const char *rel)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", base, rel);
+	return opendir(p);
+}
+
+/* d's next entry other than . and ..; NULL at its end. */
+static inline struct dirent *fx_readdir(DIR *d)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d)) && (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+		;
+	return de;
+}
+
+/* rel/name into r (4096), base/r into full (4096), lstat'ed into st:
+ * 0, or -1 when it is gone. */
+static inline int fx_entry(const char *base, const char *rel, const char *name, char *r,
+			   char *full, struct stat *st)
+{
+	snprintf(r, 4096, "%s/%s", rel, name);
+	snprintf(full, 4096, "%s%s", base, r);
+	return lstat(full, st) < 0 ? -1 : 0;
+}
+
+/* Write content to root/rel (0644), atomically; a failure fails the test. */
+static inline void fx_put(const char *root, const char *rel, const char *content)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_write_atomic(p, content, strlen(content), 0644, &e), 0);
+	ln_buf_release(&e);
+}
+
 /* Append a sorted listing of dir (type, path, link target or file content
  * digest) to out, skipping paths for which skip() returns 1. */
 static inline void fx_list_rec(const char *base, const char *rel, struct ln_buf *out,
 			       int (*skip_fn)(const char *rel))
 {
-	char p[4096], **names = NULL;
+	char **names = NULL;
 	struct dirent *de;
 	size_t n = 0, i;
-	DIR *d;
+	DIR *d = fx_opendir(base, rel);
 
-	snprintf(p, sizeof(p), "%s%s", base, rel);
-	d = opendir(p);
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
+	while ((de = fx_readdir(d))) {
 		char **grown = realloc(names, (n + 1) * sizeof(*names));
 
 		if (!grown)
@@ -182,10 +219,9 @@ static inline void fx_list_rec(const char *base, const char *rel, struct ln_buf 
 	for (i = 0; i < n; i++) {
 		char r[4096], full[4096], tgt[4096];
 		struct stat st;
+		int gone = fx_entry(base, rel, names[i], r, full, &st);
 
-		snprintf(r, sizeof(r), "%s/%s", rel, names[i]);
-		snprintf(full, sizeof(full), "%s%s", base, r);
-		if ((skip_fn && skip_fn(r)) || lstat(full, &st) < 0) {
+		if ((skip_fn && skip_fn(r)) || gone) {
 			free(names[i]);
 			continue;
 		}
@@ -247,23 +283,16 @@ static inline int fx_apply_refused(const char *root, const char *in, int want_rc
 /* Every path with its mtime (ns) and size: "converged writes nothing". */
 static inline void fx_mtimes_rec(const char *base, const char *rel, struct ln_buf *out)
 {
-	char p[4096];
 	struct dirent *de;
-	DIR *d;
+	DIR *d = fx_opendir(base, rel);
 
-	snprintf(p, sizeof(p), "%s%s", base, rel);
-	d = opendir(p);
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
+	while ((de = fx_readdir(d))) {
 		char r[4096], full[4096];
 		struct stat st;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(r, sizeof(r), "%s/%s", rel, de->d_name);
-		snprintf(full, sizeof(full), "%s%s", base, r);
-		if (lstat(full, &st) < 0)
+		if (fx_entry(base, rel, de->d_name, r, full, &st) < 0)
 			continue;
 		ln_buf_addf(out, "%s %lld.%09ld %lld\n", r, (long long)st.st_mtim.tv_sec,
 			    st.st_mtim.tv_nsec, (long long)st.st_size);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cmocka 1.1 needs these headers before its own. */
+/* cmocka 1.1 needs these headers before its own; and what every test uses. */
 #ifndef LN_TEST_CMOCKA_H
 #define LN_TEST_CMOCKA_H
 #include <setjmp.h>
@@ -7,6 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "common/buf.h"
+
+/* Release every buffer named: ln_test_release(&out, &err, &before). */
+#define ln_test_release(...) ln_test_release_all((struct ln_buf *[]){ __VA_ARGS__, NULL })
+static inline void ln_test_release_all(struct ln_buf **b)
+{
+	for (; *b; b++)
+		ln_buf_release(*b);
+}
 
 /*
  * A test program's main(): its tests (each entry with its comma), run as

@@ -174,10 +174,7 @@ static void exported(const char *ns, const char *want_path)
 	assert_int_equal(ln_file_read(p, &dp, &e), 0);
 	assert_string_equal(dp.buf, want_path);
 	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&dp);
-	ln_buf_release(&e);
+	ln_test_release(&out, &err, &dp, &e);
 }
 
 static void test_agent_blockdev__free_link_records_resolved_device(void **st)

@@ -91,11 +91,7 @@ static void test_agent_budget__refused_without_one(void **st)
 					   NULL), 0);
 	snapshot(root, &after);
 	assert_string_equal(before.buf, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&want);
+	ln_test_release(&out, &err, &before, &after, &want);
 	free(req);
 	fx_remove(root);
 }
@@ -124,10 +120,7 @@ static void test_agent_budget__lock_wait_ends_with_it(void **st)
 	snapshot(root, &after);
 	assert_string_equal(before.buf, after.buf);
 	close(fd);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &err, &before, &after);
 	free(req);
 	fx_remove(root);
 }
@@ -183,12 +176,7 @@ static void test_agent_budget__nothing_committed_after_it(void **st)
 	/* the stop was the budget's alone: with time enough the run converges */
 	assert_int_equal(fx_agent(a, plain, req, &out, &err, NULL), 0);
 	assert_non_null(strstr(out.buf, "\"converged\": true"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&ta);
-	ln_buf_release(&tb);
-	ln_buf_release(&sa);
-	ln_buf_release(&sb);
+	ln_test_release(&out, &err, &ta, &tb, &sa, &sb);
 	free(req);
 	fx_remove(a);
 	fx_remove(b);
@@ -282,10 +270,7 @@ static void cancelled_while_waiting(int by_signal, const char *want)
 	snapshot(root, &after);
 	assert_string_equal(before.buf, after.buf);
 	unlink(errpath);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&err);
-	ln_buf_release(&e);
+	ln_test_release(&before, &after, &err, &e);
 	fx_remove(root);
 }
 

@@ -74,8 +74,7 @@ static int teardown(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->dir);
 	assert_int_equal(system(cmd), 0);
 	fx_remove(x->root);
-	ln_buf_release(&x->before);
-	ln_buf_release(&x->out);
+	ln_test_release(&x->before, &x->out);
 	free(x);
 	return 0;
 }
@@ -292,8 +291,7 @@ static void test_agent_exec__shipped_io_probe_runs(void **state)
 	assert_non_null(strstr(x->out.buf, "\"path\": \"/var/lib/llmnet/bin/llmnet-probe-io\""));
 	assert_non_null(strstr(x->out.buf, "\"exit_status\": 1"));
 	assert_non_null(strstr(x->out.buf, "is not a mount point"));
-	ln_buf_release(&img);
-	ln_buf_release(&e);
+	ln_test_release(&img, &e);
 }
 
 LN_TEST_MAIN(NULL, NULL,

@@ -18,9 +18,7 @@ static struct json_object *run_json(const char *root, const char *const *args, i
 		fprintf(stderr, "rc %d, stderr: %s\nstdout: %s\n", rc, err.buf, out.buf);
 	assert_int_equal(rc, want_rc);
 	assert_int_equal(ln_json_parse(out.buf, out.len, &o, &perr), 0);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&perr);
+	ln_test_release(&out, &err, &perr);
 	return o;
 }
 

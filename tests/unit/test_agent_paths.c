@@ -71,6 +71,36 @@ static char *tree(void)
 	return root;
 }
 
+/* What every test starts from, made and removed around it: a fresh
+ * tree(), the agent's output and a snapshot() of the tree. */
+struct tcase {
+	char *root;
+	struct ln_buf out, before;
+};
+
+static int tcase_setup(void **st)
+{
+	struct tcase *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	t->root = tree();
+	ln_buf_init(&t->out, 0);
+	ln_buf_init(&t->before, 0);
+	*st = t;
+	return 0;
+}
+
+static int tcase_teardown(void **st)
+{
+	struct tcase *t = *st;
+
+	fx_remove(t->root);
+	ln_test_release(&t->out, &t->before);
+	free(t);
+	return 0;
+}
+
 /* A directory outside the root, for links to point at. */
 static char *outside(void)
 {
@@ -78,16 +108,6 @@ static char *outside(void)
 
 	assert_non_null(mkdtemp(tmpl));
 	return strdup(tmpl);
-}
-
-static void put(const char *root, const char *rel, const char *content)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	assert_int_equal(ln_file_write_atomic(p, content, strlen(content), 0644, &e), 0);
-	ln_buf_release(&e);
 }
 
 /* verb on req exits rc, and its output (answer and log) holds msg. */
@@ -103,45 +123,37 @@ static void expect(const char *root, const char *verb, const char *req, int rc, 
 
 static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 
-	(void)st;
 	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
 	assert_int_equal(mkdir(p, 0755), 0);
-	put(root, "/etc/llmnet/hostfile", HAND_WRITTEN);
-	snapshot(root, &before, NULL);
-	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
-	assert_unchanged(root, &before, NULL);
-	assert_int_equal(run(root, "teardown", NULL, &out), 0);
-	assert_unchanged(root, &before, NULL);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	fx_put(root, "/etc/llmnet/hostfile", HAND_WRITTEN);
+	snapshot(root, &t->before, NULL);
+	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
+	assert_unchanged(root, &t->before, NULL);
+	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
+	assert_unchanged(root, &t->before, NULL);
 }
 
 static void test_agent_paths__another_clusters_hostfile_is_refused(void **st)
 {
-	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root;
 
-	(void)st;
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop"), &out), 0);
-	snapshot(root, &before, NULL);
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
-	assert_unchanged(root, &before, NULL);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop"), &t->out), 0);
+	snapshot(root, &t->before, NULL);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
+	assert_unchanged(root, &t->before, NULL);
 	/* loop2's teardown leaves loop's hostfile alone */
 	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop2",
 							       "--purge", NULL },
-				  NULL, &out, NULL, NULL), 0);
-	assert_unchanged(root, &before, NULL);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+				  NULL, &t->out, NULL, NULL), 0);
+	assert_unchanged(root, &t->before, NULL);
 }
 
 static const char *one_target(const char *cluster, const char *nqn, const char *file, long size)
@@ -179,33 +191,28 @@ static int skip_configfs_state(const char *rel)
 
 static void test_agent_paths__backing_file_of_another_cluster_is_refused(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 
-	(void)st;
-	apply_loop(root, &out);
-	snapshot(root, &before, skip_configfs_state);
+	apply_loop(root, &t->out);
+	snapshot(root, &t->before, skip_configfs_state);
 	expect(root, "plan", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
 	expect(root, "apply", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
-	assert_unchanged(root, &before, skip_configfs_state);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 	/* loop2 exported no namespace on the shared file */
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
 		 "namespaces/1", root);
 	assert_int_equal(access(p, F_OK), -1);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
 }
 
 /* A namespace left by an older agent that used loop's file without
  * recording it: loop's teardown --purge keeps the file it is exported from. */
 static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 
-	(void)st;
-	apply_loop(root, &out);
+	apply_loop(root, &t->out);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b",
 		 root);
 	assert_int_equal(mkdir(p, 0755), 0);
@@ -213,31 +220,27 @@ static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **s
 	assert_int_equal(mkdir(p, 0755), 0);
 	strcat(p, "/1");
 	assert_int_equal(mkdir(p, 0755), 0);
-	put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
+	fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
 		  "device_path", "/var/lib/nvmet/shared.img\n");
-	put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
+	fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
 		  "enable", "1\n");
-	snapshot(root, &before, skip_configfs_state);
-	assert_int_equal(run(root, "teardown", NULL, &out), 0);
-	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': namespace "
-				       "'nqn.2024-04.com.example:b/1' uses it"));
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	snapshot(root, &t->before, skip_configfs_state);
+	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
+	assert_non_null(strstr(t->out.buf, "kept backing file '/var/lib/nvmet/shared.img': "
+				       "namespace 'nqn.2024-04.com.example:b/1' uses it"));
+	assert_unchanged(root, &t->before, skip_configfs_state);
 }
 
 /* A state that records one file for two clusters (written by hand here):
  * the purge of one forgets the file, never deletes it. */
 static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 	struct ln_buf state = LN_BUF_INIT, e = LN_BUF_INIT;
 	char *clusters;
 
-	(void)st;
-	apply_loop(root, &out);
+	apply_loop(root, &t->out);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	assert_int_equal(ln_file_read(p, &state, &e), 0);
 	clusters = strstr(state.buf, "\"clusters\"");
@@ -253,38 +256,30 @@ static void test_agent_paths__purge_keeps_a_file_another_cluster_records(void **
 		assert_int_equal(ln_file_write_atomic(p, edited.buf, edited.len, 0600, &e), 0);
 		ln_buf_release(&edited);
 	}
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop",
 							       "--purge", NULL },
-				  NULL, &out, NULL, NULL), 0);
-	assert_non_null(strstr(out.buf, "kept backing file '/var/lib/nvmet/shared.img': cluster "
+				  NULL, &t->out, NULL, NULL), 0);
+	assert_non_null(strstr(t->out.buf, "kept backing file '/var/lib/nvmet/shared.img': cluster "
 				       "'loop2' also records it"));
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&state);
-	ln_buf_release(&e);
+	assert_unchanged(root, &t->before, skip_configfs_state);
+	ln_test_release(&state, &e);
 }
 
 static void test_agent_paths__existing_unowned_backing_file_is_refused(void **st)
 {
-	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root;
 
-	(void)st;
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
-							"/srv/foreign.img", 16777216), &out), 1);
-	assert_non_null(strstr(out.buf, "'/srv/foreign.img' exists and is not llmnet's; llmnet uses "
-				       "only backing files it created"));
-	assert_unchanged(root, &before, skip_configfs_state);
+							"/srv/foreign.img", 16777216), &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/srv/foreign.img' exists and is not llmnet's; "
+				       "llmnet uses only backing files it created"));
+	assert_unchanged(root, &t->before, skip_configfs_state);
 	/* and its teardown --purge does not delete it either */
-	assert_int_equal(run(root, "teardown", NULL, &out), 0);
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 }
 
 /* root/REL becomes a link to a new directory outside the root. */
@@ -299,44 +294,37 @@ static char *link_out(const char *root, const char *rel)
 
 static void test_agent_paths__symlinked_hostfile_directory_is_refused(void **st)
 {
-	char *root = tree(), *out_dir = link_out(root, "/etc/llmnet");
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, *out_dir = link_out(root, "/etc/llmnet");
 	struct ln_buf o1 = LN_BUF_INIT;
 
-	(void)st;
-	snapshot(root, &before, NULL);
+	snapshot(root, &t->before, NULL);
 	snapshot(out_dir, &o1, NULL);
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 1);
-	assert_non_null(strstr(out.buf, "'/etc/llmnet' is a symbolic link; llmnet does not follow "
-				       "links (on the way to '/etc/llmnet/hostfile')"));
-	assert_unchanged(root, &before, NULL);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/etc/llmnet' is a symbolic link; llmnet does not "
+				       "follow links (on the way to '/etc/llmnet/hostfile')"));
+	assert_unchanged(root, &t->before, NULL);
 	assert_unchanged(out_dir, &o1, NULL);
-	fx_remove(root);
 	fx_remove(out_dir);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
 	ln_buf_release(&o1);
 }
 
 static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
 {
-	char *root = tree(), *out_dir = link_out(root, "/var/lib/nvmet");
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, *out_dir = link_out(root, "/var/lib/nvmet");
 	struct ln_buf o1 = LN_BUF_INIT;
 
-	(void)st;
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	snapshot(out_dir, &o1, NULL);
 	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
-							"/var/lib/nvmet/d.img", 1048576), &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
+							"/var/lib/nvmet/d.img", 1048576),
+			     &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
 				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
-	assert_unchanged(root, &before, skip_configfs_state);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 	assert_unchanged(out_dir, &o1, NULL);
-	fx_remove(root);
 	fx_remove(out_dir);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
 	ln_buf_release(&o1);
 }
 
@@ -344,18 +332,18 @@ static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
  * where they went: teardown --purge deletes nothing through the links. */
 static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
 {
-	char *root = tree(), *out_dir = outside(), p[4096], q[4096];
-	struct ln_buf out = LN_BUF_INIT, o1 = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, *out_dir = outside(), p[4096], q[4096];
+	struct ln_buf o1 = LN_BUF_INIT;
 	char req[4096];
 
-	(void)st;
 	snprintf(req, sizeof(req), "%s", one_target("c", "nqn.2024-04.com.example:a",
 						    "/var/lib/nvmet/d.img", 1048576));
 	/* the same request with a hostfile */
 	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
 		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
 		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
-	assert_int_equal(run(root, "apply", req, &out), 0);
+	assert_int_equal(run(root, "apply", req, &t->out), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/nvmet", root);
 	snprintf(q, sizeof(q), "%s/nvmet", out_dir);
 	assert_int_equal(rename(p, q), 0);
@@ -365,39 +353,33 @@ static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
 	assert_int_equal(rename(p, q), 0);
 	assert_int_equal(symlink(q, p), 0);
 	snapshot(out_dir, &o1, NULL);
-	assert_int_equal(run(root, "teardown", NULL, &out), 1);
-	assert_non_null(strstr(out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
+	assert_int_equal(run(root, "teardown", NULL, &t->out), 1);
+	assert_non_null(strstr(t->out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
 				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
-	assert_non_null(strstr(out.buf, "'/etc/llmnet' is a symbolic link"));
+	assert_non_null(strstr(t->out.buf, "'/etc/llmnet' is a symbolic link"));
 	assert_unchanged(out_dir, &o1, NULL);
 	snprintf(q, sizeof(q), "%s/nvmet/d.img", out_dir);
 	assert_int_equal(access(q, F_OK), 0);
-	fx_remove(root);
 	fx_remove(out_dir);
-	ln_buf_release(&out);
 	ln_buf_release(&o1);
 }
 
 static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 {
-	char *root = tree(), *out_dir, p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, *out_dir, p[4096];
 	struct ln_buf o1 = LN_BUF_INIT;
 
-	(void)st;
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet", root);
 	rmdir(p);	/* the lock-taking teardown made no state */
 	out_dir = link_out(root, "/var/lib/llmnet");
-	snapshot(root, &before, NULL);
+	snapshot(root, &t->before, NULL);
 	snapshot(out_dir, &o1, NULL);
-	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
-	assert_non_null(strstr(out.buf, "'/var/lib/llmnet' is a symbolic link"));
-	assert_unchanged(root, &before, NULL);
+	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 0);
+	assert_non_null(strstr(t->out.buf, "'/var/lib/llmnet' is a symbolic link"));
+	assert_unchanged(root, &t->before, NULL);
 	assert_unchanged(out_dir, &o1, NULL);
-	fx_remove(root);
 	fx_remove(out_dir);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
 	ln_buf_release(&o1);
 }
 
@@ -433,33 +415,30 @@ static void two_files_req(struct ln_buf *req, const char *dir, int with_b)
  * whose path shares that much with an owned one passed as owned. */
 static void test_agent_paths__long_paths_do_not_collide_in_the_state(void **st)
 {
-	char *root = tree(), dir[4096], p[8192];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, req = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, dir[4096], p[8192];
+	struct ln_buf req = LN_BUF_INIT;
 	int fd;
 
-	(void)st;
 	long_dir(dir, sizeof(dir));
 	assert_true(strlen(dir) > 2048);
 	two_files_req(&req, dir, 0);
-	assert_int_equal(run(root, "apply", req.buf, &out), 0);
+	assert_int_equal(run(root, "apply", req.buf, &t->out), 0);
 	/* a file llmnet did not create, next to the one it did */
 	snprintf(p, sizeof(p), "%s%s/b.img", root, dir);
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 1048576), 0);
 	close(fd);
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	two_files_req(&req, dir, 1);
-	assert_int_equal(run(root, "apply", req.buf, &out), 1);
+	assert_int_equal(run(root, "apply", req.buf, &t->out), 1);
 	snprintf(p, sizeof(p), "'%s/b.img' exists and is not llmnet's", dir);
-	assert_non_null(strstr(out.buf, p));
-	assert_unchanged(root, &before, skip_configfs_state);
+	assert_non_null(strstr(t->out.buf, p));
+	assert_unchanged(root, &t->before, skip_configfs_state);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
 		 "namespaces/2", root);
 	assert_int_equal(access(p, F_OK), -1);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
 	ln_buf_release(&req);
 }
 
@@ -474,29 +453,25 @@ static int skip_state_etc(const char *rel)
  * write after the record and /etc/llmnet were made: both must go again. */
 static void test_agent_paths__failed_create_leaves_no_record(void **st)
 {
-	char *root = tree(), name[256], req[1024], p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, state = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, name[256], req[1024], p[4096];
+	struct ln_buf state = LN_BUF_INIT;
 	struct ln_buf e = LN_BUF_INIT;
 
-	(void)st;
 	memset(name, 'h', 245);
 	name[245] = '\0';
 	snprintf(req, sizeof(req),
 		 "{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"/etc/llmnet/%s\","
 		 "\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}", name);
-	snapshot(root, &before, skip_state_etc);
+	snapshot(root, &t->before, skip_state_etc);
 	expect(root, "apply", req, 1, "File name too long");
-	assert_unchanged(root, &before, skip_state_etc);
+	assert_unchanged(root, &t->before, skip_state_etc);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	if (ln_file_read(p, &state, &e) == 0) {
 		assert_null(strstr(state.buf, name));
 		assert_null(strstr(state.buf, "/etc/llmnet"));
 	}
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&state);
-	ln_buf_release(&e);
+	ln_test_release(&state, &e);
 }
 
 /* A directory under root/REL with mode (chmod, so no umask applies). */
@@ -513,29 +488,25 @@ static void dir_mode(const char *root, const char *rel, mode_t mode)
  * directory others may write to is refused at plan and at apply. */
 static void test_agent_paths__writable_parent_is_refused(void **st)
 {
-	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root;
 	const char *req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img",
 				     1048576);
 
-	(void)st;
 	dir_mode(root, "/srv/shared", 01777);
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	expect(root, "plan", req, 1,
 	       "'/srv/shared' is writable by group or others (mode 1777); llmnet writes only in "
 	       "directories no one but root may change (on the way to '/srv/shared/d.img')");
 	req = one_target("c", "nqn.2024-04.com.example:a", "/srv/shared/d.img", 1048576);
 	expect(root, "apply", req, 1, "'/srv/shared' is writable by group or others");
-	assert_unchanged(root, &before, skip_configfs_state);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 	/* the hostfile's directory, group-writable */
 	dir_mode(root, "/etc/llmnet", 0775);
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	expect(root, "apply", HOSTFILE_REQ("c"), 1,
 	       "'/etc/llmnet' is writable by group or others (mode 0775)");
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 }
 
 /* The state's directory and file are checked as well: nothing is written,
@@ -543,85 +514,73 @@ static void test_agent_paths__writable_parent_is_refused(void **st)
  * written. */
 static void test_agent_paths__writable_state_directory_is_refused(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 
-	(void)st;
 	snprintf(p, sizeof(p), "%s/var/lib", root);
 	assert_int_equal(chmod(p, 0777), 0);
-	snapshot(root, &before, NULL);
-	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
-	assert_non_null(strstr(out.buf, "'/var/lib' is writable by group or others (mode 0777)"));
-	assert_unchanged(root, &before, NULL);
+	snapshot(root, &t->before, NULL);
+	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 0);
+	assert_non_null(strstr(t->out.buf,
+			       "'/var/lib' is writable by group or others (mode 0777)"));
+	assert_unchanged(root, &t->before, NULL);
 	/* a state file others could have written is not believed */
 	assert_int_equal(chmod(p, 0755), 0);
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &out), 0);
+	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	assert_int_equal(chmod(p, 0666), 0);
-	snapshot(root, &before, NULL);
-	assert_int_not_equal(run(root, "teardown", NULL, &out), 0);
-	assert_non_null(strstr(out.buf, "state file '/var/lib/llmnet/state.json' is writable by "
+	snapshot(root, &t->before, NULL);
+	assert_int_not_equal(run(root, "teardown", NULL, &t->out), 0);
+	assert_non_null(strstr(t->out.buf, "state file '/var/lib/llmnet/state.json' is writable by "
 				       "group or others (mode 0666)"));
-	assert_unchanged(root, &before, NULL);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_unchanged(root, &t->before, NULL);
 }
 
 /* A directory another user owns is refused, naming its owner. */
 static void test_agent_paths__parent_of_another_owner_is_refused(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 
-	(void)st;
 	if (geteuid() != 0) {
-		fx_remove(root);
 		skip();	/* only root can give a directory to another user */
 	}
 	dir_mode(root, "/etc/llmnet", 0755);
 	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
 	assert_int_equal(chown(p, 4242, 4242), 0);
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	expect(root, "plan", HOSTFILE_REQ("c"), 1,
 	       "'/etc/llmnet' is owned by uid 4242, not root; llmnet writes only in directories "
 	       "root owns (on the way to '/etc/llmnet/hostfile')");
 	expect(root, "apply", HOSTFILE_REQ("c"), 1, "'/etc/llmnet' is owned by uid 4242, not root");
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 }
 
 /* A path another cluster records is refused even while it is missing: its
  * teardown would delete what this cluster writes there. */
 static void test_agent_paths__missing_path_another_cluster_records_is_refused(void **st)
 {
-	char *root = tree(), p[4096];
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
 	char req[4096];
 
-	(void)st;
 	/* loop's target and hostfile, in one request */
 	snprintf(req, sizeof(req), "%s", one_target("loop", "nqn.2024-04.com.example:a",
 						    "/var/lib/nvmet/shared.img", 1048576));
 	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
 		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
 		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
-	assert_int_equal(run(root, "apply", req, &out), 0);
+	assert_int_equal(run(root, "apply", req, &t->out), 0);
 	snprintf(p, sizeof(p), "%s/etc/llmnet/hostfile", root);
 	assert_int_equal(unlink(p), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/nvmet/shared.img", root);
 	assert_int_equal(unlink(p), 0);
-	snapshot(root, &before, skip_configfs_state);
+	snapshot(root, &t->before, skip_configfs_state);
 	expect(root, "plan", HOSTFILE_REQ("loop2"), 1, HOSTFILE_OF_LOOP);
 	expect(root, "apply", HOSTFILE_REQ("loop2"), 1, HOSTFILE_OF_LOOP);
 	expect(root, "plan", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
 	expect(root, "apply", SHARED_REQ(one_target), 1, SHARED_OF_LOOP);
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 }
 
 /* The request of one_target() with "adopt": true on its namespace. */
@@ -639,12 +598,12 @@ static const char *adopt_target(const char *cluster, const char *nqn, const char
  * teardown --purge, which says so. */
 static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 {
-	char *root = tree(), p[4096], moved[4096];
-	struct ln_buf out = LN_BUF_INIT, data = LN_BUF_INIT, state = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root, p[4096], moved[4096];
+	struct ln_buf data = LN_BUF_INIT, state = LN_BUF_INIT;
 	struct ln_buf e = LN_BUF_INIT, now = LN_BUF_INIT;
 	const char *req;
 
-	(void)st;
 	snprintf(p, sizeof(p), "%s/srv/data.img", root);
 	{
 		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -664,7 +623,7 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
 	expect(root, "plan", req, 0, "adopt, 1048576 bytes; never deleted");
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
-	assert_int_equal(run(root, "apply", req, &out), 0);
+	assert_int_equal(run(root, "apply", req, &t->out), 0);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
 		 "namespaces/1/device_path", root);
 	assert_int_equal(ln_file_read(p, &now, &e), 0);
@@ -674,8 +633,8 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	assert_non_null(strstr(state.buf, "\"adopted\": true"));
 	/* converged: a second apply changes nothing */
 	req = adopt_target("c", "nqn.2024-04.com.example:a", "/srv/data.img", 1048576);
-	assert_int_equal(run(root, "apply", req, &out), 0);
-	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	assert_int_equal(run(root, "apply", req, &t->out), 0);
+	assert_non_null(strstr(t->out.buf, "\"change\": 0"));
 	/* gone (its disk unmounted, say): nothing is made in its place, adopt or not */
 	snprintf(p, sizeof(p), "%s/srv/data.img", root);
 	snprintf(moved, sizeof(moved), "%s/moved.img", root);
@@ -695,24 +654,18 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	ln_buf_reset(&state);
 	assert_int_equal(ln_file_read(p, &state, &e), 0);
 	assert_null(strstr(state.buf, "/srv/data.img"));
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&data);
-	ln_buf_release(&state);
-	ln_buf_release(&now);
-	ln_buf_release(&e);
+	ln_test_release(&data, &state, &now, &e);
 }
 
 /* adopt does not reach what it must not: another cluster's file, a file
  * a foreign namespace exports, or a missing file (made in its place). */
 static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st)
 {
-	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root;
 
-	(void)st;
-	apply_loop(root, &out);
-	snapshot(root, &before, skip_configfs_state);
+	apply_loop(root, &t->out);
+	snapshot(root, &t->before, skip_configfs_state);
 	expect(root, "apply", SHARED_REQ(adopt_target), 1, SHARED_OF_LOOP);
 	expect(root, "apply",
 	       adopt_target("loop2", "nqn.2024-04.com.example:b", "/srv/foreign.img", 16777216), 1,
@@ -721,54 +674,48 @@ static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st
 	expect(root, "apply",
 	       adopt_target("loop2", "nqn.2024-04.com.example:b", "/srv/gone.img", 1048576), 1,
 	       "backing file '/srv/gone.img' is missing, and 'adopt' uses an existing file");
-	assert_unchanged(root, &before, skip_configfs_state);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_unchanged(root, &t->before, skip_configfs_state);
 }
 
 /* The request's adopt: a boolean, with a file only. */
 static void test_agent_paths__adopt_is_checked_in_the_request(void **st)
 {
-	char *root = tree();
-	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT;
+	struct tcase *t = *st;
+	char *root = t->root;
 	const char *dev = "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
 			  "\"nqn.2024-04.com.example:a\",\"transport\":\"tcp\",\"address\":"
 			  "\"10.77.0.11\",\"service\":4430,\"hosts\":[],\"namespaces\":[{\"nsid\":1,"
 			  "\"device\":\"/dev/nvme0n1\",\"adopt\":true}]}]}";
 	char req[2048];
 
-	(void)st;
-	snapshot(root, &before, NULL);
+	snapshot(root, &t->before, NULL);
 	expect(root, "apply", dev, 2, "'adopt' goes with 'file', not 'device'");
 	snprintf(req, sizeof(req), "%s", adopt_target("c", "nqn.2024-04.com.example:a",
 						      "/srv/data.img", 1048576));
 	memcpy(strstr(req, "true"), "1   ", 4);
 	expect(root, "apply", req, 2, "field 'adopt' must be boolean");
-	assert_unchanged(root, &before, NULL);
-	fx_remove(root);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
+	assert_unchanged(root, &t->before, NULL);
 }
 
+#define T(fn) cmocka_unit_test_setup_teardown(fn, tcase_setup, tcase_teardown)
 LN_TEST_MAIN(NULL, NULL,
-	cmocka_unit_test(test_agent_paths__hand_written_hostfile_is_refused),
-	cmocka_unit_test(test_agent_paths__another_clusters_hostfile_is_refused),
-	cmocka_unit_test(test_agent_paths__backing_file_of_another_cluster_is_refused),
-	cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_namespace_uses),
-	cmocka_unit_test(test_agent_paths__purge_keeps_a_file_another_cluster_records),
-	cmocka_unit_test(test_agent_paths__existing_unowned_backing_file_is_refused),
-	cmocka_unit_test(test_agent_paths__symlinked_hostfile_directory_is_refused),
-	cmocka_unit_test(test_agent_paths__symlinked_backing_directory_is_refused),
-	cmocka_unit_test(test_agent_paths__purge_does_not_delete_through_a_link),
-	cmocka_unit_test(test_agent_paths__symlinked_state_directory_is_refused),
-	cmocka_unit_test(test_agent_paths__long_paths_do_not_collide_in_the_state),
-	cmocka_unit_test(test_agent_paths__failed_create_leaves_no_record),
-	cmocka_unit_test(test_agent_paths__writable_parent_is_refused),
-	cmocka_unit_test(test_agent_paths__writable_state_directory_is_refused),
-	cmocka_unit_test(test_agent_paths__parent_of_another_owner_is_refused),
-	cmocka_unit_test(test_agent_paths__missing_path_another_cluster_records_is_refused),
-	cmocka_unit_test(test_agent_paths__adopted_file_is_used_and_never_deleted),
-	cmocka_unit_test(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
-	cmocka_unit_test(test_agent_paths__adopt_is_checked_in_the_request),
+	T(test_agent_paths__hand_written_hostfile_is_refused),
+	T(test_agent_paths__another_clusters_hostfile_is_refused),
+	T(test_agent_paths__backing_file_of_another_cluster_is_refused),
+	T(test_agent_paths__purge_keeps_a_file_another_namespace_uses),
+	T(test_agent_paths__purge_keeps_a_file_another_cluster_records),
+	T(test_agent_paths__existing_unowned_backing_file_is_refused),
+	T(test_agent_paths__symlinked_hostfile_directory_is_refused),
+	T(test_agent_paths__symlinked_backing_directory_is_refused),
+	T(test_agent_paths__purge_does_not_delete_through_a_link),
+	T(test_agent_paths__symlinked_state_directory_is_refused),
+	T(test_agent_paths__long_paths_do_not_collide_in_the_state),
+	T(test_agent_paths__failed_create_leaves_no_record),
+	T(test_agent_paths__writable_parent_is_refused),
+	T(test_agent_paths__writable_state_directory_is_refused),
+	T(test_agent_paths__parent_of_another_owner_is_refused),
+	T(test_agent_paths__missing_path_another_cluster_records_is_refused),
+	T(test_agent_paths__adopted_file_is_used_and_never_deleted),
+	T(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
+	T(test_agent_paths__adopt_is_checked_in_the_request),
 )

@@ -148,8 +148,7 @@ static void test_agent_request__dhchap_refusals_name_no_secret(void **state)
 	refused("{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
 		"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,"
 		"\"dhchap\":{\"secret\":\"" K1 "\",\"ctrl_secret\":\"" KBAD "\"}}]}", msg.buf);
-	ln_buf_release(&why);
-	ln_buf_release(&msg);
+	ln_test_release(&why, &msg);
 }
 
 static void test_agent_request__request_is_named_once(void **state)
@@ -294,8 +293,7 @@ static void test_agent_request__duplicate_checks_scale(void **state)
 	ln_buf_addstr(&req, "]}");
 	assert_int_equal(parse(req.buf, &err), -LN_EREQUEST);
 	assert_string_equal(err.buf, "request: initiators[2]: mount path '/mnt/a' is used twice");
-	ln_buf_release(&req);
-	ln_buf_release(&err);
+	ln_test_release(&req, &err);
 }
 
 LN_TEST_MAIN(NULL, NULL,

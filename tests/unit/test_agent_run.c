@@ -73,8 +73,7 @@ static void test_agent_run__lock_wait_is_bounded(void **st)
 	assert_non_null(strstr(out.buf, "\"locked\""));
 	close(fd);
 	assert_int_equal(fx_agent(root, args, NULL, &out, &err, "LLMNET_LOCK_WAIT=1"), 0);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 	fx_remove(root);
 }
 
@@ -95,12 +94,7 @@ static void test_agent_run__plan_writes_nothing(void **st)
 	assert_non_null(strstr(out.buf, "\"mode\": \"plan\""));
 	assert_non_null(strstr(out.buf, "\"converged\": false"));
 	assert_non_null(strstr(out.buf, "nqn.2024-04.com.example:te1.target3"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&e);
-	ln_buf_release(&r);
+	ln_test_release(&out, &err, &before, &after, &e, &r);
 	fx_remove(root);
 }
 
@@ -124,11 +118,7 @@ static void test_agent_run__corrupt_state_changes_nothing(void **st)
 	assert_non_null(strstr(out.buf, "is not llmnet state version 1"));
 	fx_list_mtimes(root, &after);
 	assert_string_equal(before.buf, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&e);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &err, &e, &before, &after);
 	fx_remove(root);
 }
 

@@ -30,8 +30,7 @@ static char *request_target(void)
 	assert_int_equal(ln_file_read(FIXTURES_DIR "/agent/request-target.json", &r, &e), 0);
 	ln_buf_addf(&env, "{\"id\":2,\"verb\":\"apply\",\"budget_ms\":120000,\"request\":%s}",
 		    r.buf);
-	ln_buf_release(&r);
-	ln_buf_release(&e);
+	ln_test_release(&r, &e);
 	return ln_buf_detach(&env, NULL);
 }
 
@@ -67,13 +66,7 @@ static void test_agent_session__requests_in_order_as_one_shot(void **st)
 	assert_true(ta.len > 0);
 	assert_string_equal(ta.buf, tb.buf);
 	free(req);
-	ln_buf_release(&in);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&ta);
-	ln_buf_release(&tb);
-	ln_buf_release(&r);
-	ln_buf_release(&e);
+	ln_test_release(&in, &out, &err, &ta, &tb, &r, &e);
 	fx_remove(a);
 	fx_remove(b);
 }
@@ -101,11 +94,7 @@ static void test_agent_session__framing_error_changes_nothing(void **st)
 	fx_list_mtimes(root, &after);
 	assert_string_equal(before.buf, after.buf);
 	free(req);
-	ln_buf_release(&in);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&in, &out, &err, &before, &after);
 	fx_remove(root);
 }
 
@@ -163,14 +152,7 @@ static void test_agent_session__budget_per_request(void **st)
 			 0);
 	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":0,"));
 	free(req);
-	ln_buf_release(&in);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&nob);
-	ln_buf_release(&zero);
-	ln_buf_release(&small);
+	ln_test_release(&in, &out, &err, &before, &after, &nob, &zero, &small);
 	fx_remove(root);
 }
 
@@ -237,19 +219,12 @@ static void test_agent_session__sidecar_only_while_the_file_is_unchanged(void **
 	assert_non_null(strstr(out.buf, sha));
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
-	ln_buf_release(&data);
-	ln_buf_release(&out);
-	ln_buf_release(&e);
+	ln_test_release(&data, &out, &e);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_session__requests_in_order_as_one_shot),
-		cmocka_unit_test(test_agent_session__framing_error_changes_nothing),
-		cmocka_unit_test(test_agent_session__budget_per_request),
-		cmocka_unit_test(test_agent_session__sidecar_only_while_the_file_is_unchanged),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_session__requests_in_order_as_one_shot),
+	cmocka_unit_test(test_agent_session__framing_error_changes_nothing),
+	cmocka_unit_test(test_agent_session__budget_per_request),
+	cmocka_unit_test(test_agent_session__sidecar_only_while_the_file_is_unchanged),
+)

@@ -133,8 +133,7 @@ static void test_common__atomic_write_replaces_whole_file(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	assert_int_equal(system(path), 0);
-	ln_buf_release(&err);
-	ln_buf_release(&got);
+	ln_test_release(&err, &got);
 }
 
 static void test_common__exit_merge_highest_wins(void **state)

@@ -120,16 +120,11 @@ static void test_dhchap__generate_refuses_small_buffer(void **state)
 	assert_int_equal(ln_dhchap_generate(NULL, 0), -ENOSPC);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dhchap__crc32_matches_zlib),
-		cmocka_unit_test(test_dhchap__spec_example_passes_every_transform),
-		cmocka_unit_test(test_dhchap__shape_errors_refused),
-		cmocka_unit_test(test_dhchap__flipped_byte_fails_crc),
-		cmocka_unit_test(test_dhchap__generated_secret_checks_and_differs),
-		cmocka_unit_test(test_dhchap__generate_refuses_small_buffer),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_dhchap__crc32_matches_zlib),
+	cmocka_unit_test(test_dhchap__spec_example_passes_every_transform),
+	cmocka_unit_test(test_dhchap__shape_errors_refused),
+	cmocka_unit_test(test_dhchap__flipped_byte_fails_crc),
+	cmocka_unit_test(test_dhchap__generated_secret_checks_and_differs),
+	cmocka_unit_test(test_dhchap__generate_refuses_small_buffer),
+)

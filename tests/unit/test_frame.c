@@ -60,9 +60,7 @@ static void test_frame__round_trip(void **state)
 	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), 1);
 	assert_int_equal(got.len, 0);
 	assert_string_equal(err.buf, "");
-	ln_buf_release(&out);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	ln_test_release(&out, &got, &err);
 }
 
 static void test_frame__byte_by_byte_reads_stop_at_the_frame(void **state)
@@ -75,34 +73,31 @@ static void test_frame__byte_by_byte_reads_stop_at_the_frame(void **state)
 	assert_string_equal(got.buf, "hello");
 	/* nothing of the next frame was consumed */
 	assert_int_equal(in.pos, 7);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	ln_test_release(&got, &err);
+}
+
+/* One read of text (step bytes a call, 0: all) with at most max bytes is
+ * refused with rc, and the message holds has (NULL: any message). */
+static void refused(const char *text, size_t step, size_t max, int rc, const char *has)
+{
+	struct ln_buf got = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct input in = input_of(text, step);
+
+	assert_int_equal(ln_frame_read(rd, &in, max, &got, &err), rc);
+	if (has && !strstr(err.buf, has))
+		fail_msg("'%s' not in '%s'", has, err.buf);
+	ln_test_release(&got, &err);
 }
 
 static void test_frame__garbage_is_refused(void **state)
 {
-	struct ln_buf got = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct input in = input_of("{\"verb\":\"version\"}", 0);
-
 	(void)state;
-	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -EBADMSG);
-	assert_non_null(strstr(err.buf, "malformed frame header: byte 0x7b after 0 digits"));
-	ln_buf_reset(&err);
-	in = input_of("12x\n", 0);
-	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -EBADMSG);
-	assert_non_null(strstr(err.buf, "byte 0x78 after 2 digits"));
-	ln_buf_reset(&err);
-	in = input_of("\n{}", 0);
-	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -EBADMSG);
-	ln_buf_reset(&err);
-	in = input_of("-2\n{}", 0);
-	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -EBADMSG);
-	ln_buf_reset(&err);
-	in = input_of("00000000001\nx", 0);
-	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -EBADMSG);
-	assert_non_null(strstr(err.buf, "more than 10 digits"));
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	refused("{\"verb\":\"version\"}", 0, 1024, -EBADMSG,
+		"malformed frame header: byte 0x7b after 0 digits");
+	refused("12x\n", 0, 1024, -EBADMSG, "byte 0x78 after 2 digits");
+	refused("\n{}", 0, 1024, -EBADMSG, NULL);
+	refused("-2\n{}", 0, 1024, -EBADMSG, NULL);
+	refused("00000000001\nx", 0, 1024, -EBADMSG, "more than 10 digits");
 }
 
 static void test_frame__oversized_is_refused_unread(void **state)
@@ -116,15 +111,12 @@ static void test_frame__oversized_is_refused_unread(void **state)
 	/* only the header was read */
 	assert_int_equal(in.pos, 5);
 	assert_int_equal(got.len, 0);
-	ln_buf_reset(&err);
-	in = input_of("9999999999\n", 0);
-	assert_int_equal(ln_frame_read(rd, &in, LN_FRAME_REQUEST_MAX, &got, &err), -EMSGSIZE);
+	refused("9999999999\n", 0, LN_FRAME_REQUEST_MAX, -EMSGSIZE, NULL);
 	/* exactly max is allowed */
 	in = input_of("4\nabcd", 0);
 	assert_int_equal(ln_frame_read(rd, &in, 4, &got, &err), 0);
 	assert_string_equal(got.buf, "abcd");
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	ln_test_release(&got, &err);
 }
 
 static void test_frame__truncated_is_refused(void **state)
@@ -135,12 +127,8 @@ static void test_frame__truncated_is_refused(void **state)
 	(void)state;
 	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -ENODATA);
 	assert_string_equal(err.buf, "truncated frame: the input ended after 8 of 100 bytes");
-	ln_buf_reset(&err);
-	in = input_of("12", 0);
-	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -ENODATA);
-	assert_non_null(strstr(err.buf, "inside the header"));
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	ln_test_release(&got, &err);
+	refused("12", 0, 1024, -ENODATA, "inside the header");
 }
 
 static void test_frame__reader_errors_pass_through(void **state)
@@ -152,8 +140,7 @@ static void test_frame__reader_errors_pass_through(void **state)
 	in.fail_at = 5;
 	assert_int_equal(ln_frame_read(rd, &in, 1024, &got, &err), -EPIPE);
 	assert_string_equal(err.buf, "connection broke");
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	ln_test_release(&got, &err);
 }
 
 static void test_frame__put_fails_whole(void **state)
@@ -170,17 +157,12 @@ static void test_frame__put_fails_whole(void **state)
 	ln_buf_release(&out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frame__round_trip),
-		cmocka_unit_test(test_frame__byte_by_byte_reads_stop_at_the_frame),
-		cmocka_unit_test(test_frame__garbage_is_refused),
-		cmocka_unit_test(test_frame__oversized_is_refused_unread),
-		cmocka_unit_test(test_frame__truncated_is_refused),
-		cmocka_unit_test(test_frame__reader_errors_pass_through),
-		cmocka_unit_test(test_frame__put_fails_whole),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_frame__round_trip),
+	cmocka_unit_test(test_frame__byte_by_byte_reads_stop_at_the_frame),
+	cmocka_unit_test(test_frame__garbage_is_refused),
+	cmocka_unit_test(test_frame__oversized_is_refused_unread),
+	cmocka_unit_test(test_frame__truncated_is_refused),
+	cmocka_unit_test(test_frame__reader_errors_pass_through),
+	cmocka_unit_test(test_frame__put_fails_whole),
+)

@@ -20,8 +20,7 @@ static void expand(const char *expr, size_t count, const char *first, const char
 	assert_int_equal(ln_hostlist_get(&hl, count - 1, &s), 0);
 	assert_string_equal(s.buf, last);
 	ln_hostlist_release(&hl);
-	ln_buf_release(&s);
-	ln_buf_release(&err);
+	ln_test_release(&s, &err);
 }
 
 static void test_hostlist__expands(void **state)
@@ -53,8 +52,7 @@ static void test_hostlist__order_and_middle(void **state)
 	assert_int_equal(ln_hostlist_get(&hl, 4, &s), 0);
 	assert_string_equal(s.buf, "r2n1");
 	ln_hostlist_release(&hl);
-	ln_buf_release(&s);
-	ln_buf_release(&err);
+	ln_test_release(&s, &err);
 }
 
 static void bad(const char *expr, const char *msg)

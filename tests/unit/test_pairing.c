@@ -34,25 +34,32 @@ static unsigned char *coverage(const struct ln_schedule *s, size_t n)
 	return seen;
 }
 
-static void test_pairing__ring_rounds_and_links(void **state)
+/* kind's schedule for n nodes into s, checked; its coverage (free it). */
+static unsigned char *build_checked(enum ln_pairing kind, size_t n, struct ln_schedule *s)
 {
 	struct ln_buf err = LN_BUF_INIT;
+
+	assert_int_equal(ln_pairing_build(kind, n, s, &err), 0);
+	assert_int_equal(ln_schedule_check(s, n, &err), 0);
+	ln_buf_release(&err);
+	return coverage(s, n);
+}
+
+static void test_pairing__ring_rounds_and_links(void **state)
+{
 	size_t n;
 
 	(void)state;
 	for (n = 2; n <= 41; n++) {
 		struct ln_schedule s = LN_SCHEDULE_INIT;
-		unsigned char *seen;
+		unsigned char *seen = build_checked(LN_PAIRING_RING, n, &s);
 		size_t i;
 
-		assert_int_equal(ln_pairing_build(LN_PAIRING_RING, n, &s, &err), 0);
-		assert_int_equal(ln_schedule_check(&s, n, &err), 0);
 		if (n == 2)
 			assert_int_equal(s.nrounds, 1);
 		else
 			assert_int_equal(s.nrounds, n % 2 ? 3 : 2);
 		assert_int_equal(s.npairs, n == 2 ? 1 : n);
-		seen = coverage(&s, n);
 		/* every ring link i-(i+1) is present */
 		for (i = 0; i < n; i++) {
 			size_t j = (i + 1) % n, lo = i < j ? i : j, hi = i < j ? j : i;
@@ -62,25 +69,20 @@ static void test_pairing__ring_rounds_and_links(void **state)
 		free(seen);
 		ln_schedule_release(&s);
 	}
-	ln_buf_release(&err);
 }
 
 static void test_pairing__all_pairs_circle_method(void **state)
 {
-	struct ln_buf err = LN_BUF_INIT;
 	size_t n;
 
 	(void)state;
 	for (n = 2; n <= 33; n++) {
 		struct ln_schedule s = LN_SCHEDULE_INIT;
-		unsigned char *seen;
+		unsigned char *seen = build_checked(LN_PAIRING_ALL, n, &s);
 		size_t a, b;
 
-		assert_int_equal(ln_pairing_build(LN_PAIRING_ALL, n, &s, &err), 0);
-		assert_int_equal(ln_schedule_check(&s, n, &err), 0);
 		assert_int_equal(s.nrounds, n % 2 ? n : n - 1);
 		assert_int_equal(s.npairs, n * (n - 1) / 2);
-		seen = coverage(&s, n);
 		for (a = 0; a < n; a++)
 			for (b = a + 1; b < n; b++)
 				assert_int_equal(seen[a * n + b], 1);
@@ -90,7 +92,6 @@ static void test_pairing__all_pairs_circle_method(void **state)
 		free(seen);
 		ln_schedule_release(&s);
 	}
-	ln_buf_release(&err);
 }
 
 static void test_pairing__tiny_and_names(void **state)

@@ -187,8 +187,7 @@ static void test_plan__agent_warnings_are_kept(void **state)
 			    "deletes it\n");
 	json_object_put(w->nr[0].answer);
 	w->nr[0].answer = NULL;
-	ln_buf_release(&b);
-	ln_buf_release(&err);
+	ln_test_release(&b, &err);
 }
 
 static void test_plan__unreachable_initiator_keeps_access(void **state)
@@ -206,8 +205,7 @@ static void test_plan__unreachable_initiator_keeps_access(void **state)
 	assert_non_null(strstr(notes.buf, "blocked: unreachable ('n2' kept)"));
 	assert_non_null(strstr(notes.buf, T1 "/" H(2)));
 	json_object_put(req);
-	ln_buf_release(&b);
-	ln_buf_release(&notes);
+	ln_test_release(&b, &notes);
 }
 
 static void test_plan__reachable_nodes_drop_stale_hosts(void **state)
@@ -226,8 +224,7 @@ static void test_plan__reachable_nodes_drop_stale_hosts(void **state)
 			    "[\"" H(2) "\",\"" H(3) "\"]");
 	assert_int_equal(notes.len, 0);
 	json_object_put(req);
-	ln_buf_release(&b);
-	ln_buf_release(&notes);
+	ln_test_release(&b, &notes);
 }
 
 static void test_plan__targets_phase_defers_new_connections(void **state)

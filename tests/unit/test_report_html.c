@@ -81,9 +81,7 @@ static void test_report_html__chromium_marks_bad_link(void **state)
 	free(skip);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
-	ln_buf_release(&html);
-	ln_buf_release(&dom);
-	ln_buf_release(&err);
+	ln_test_release(&html, &dom, &err);
 	ln_results_release(&r);
 }
 

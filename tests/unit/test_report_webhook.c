@@ -130,10 +130,7 @@ static void test_report_webhook__posts_json(void **state)
 	ln_buf_addf(&want, "application/json\n%s", json.buf);
 	assert_string_equal(got.buf, want.buf);
 	ln_results_release(&r);
-	ln_buf_release(&json);
-	ln_buf_release(&got);
-	ln_buf_release(&want);
-	ln_buf_release(&err);
+	ln_test_release(&json, &got, &want, &err);
 }
 
 static void test_report_webhook__errors_are_clear(void **state)

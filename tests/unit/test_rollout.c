@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tests/unit/cmocka.h"
+#include "common/util.h"
 
 #include "orchestrator/nodeset.h"
 #include "orchestrator/rollout.h"
@@ -82,60 +83,81 @@ static void test_rollout__count_parses_numbers_and_percentages(void **state)
 	assert_int_equal(ln_count_parse(" 5", 1000, &c), -EINVAL);
 }
 
+static void parse_count(const char *count, struct ln_count *c)
+{
+	if (ln_count_parse(count, 1000, c) < 0)
+		fail_msg("'%s' is refused", count);
+}
+
 static void test_rollout__batch_rounds_down_at_least_one(void **state)
 {
+	/* --batch COUNT over total nodes: waves of batch nodes */
+	static const struct {
+		const char *count;
+		size_t total, batch;
+	} cases[] = {
+		{ "3", 7, 3 },
+		{ "50", 7, 7 },
+		{ "0", 7, 1 },
+		/* 30% of 7 is 2.1: 2 (Ansible's serial rounds down) */
+		{ "30%", 7, 2 },
+		/* 10% of 7 is 0.7: at least one */
+		{ "10%", 7, 1 },
+		{ "100%", 1000, 1000 },
+		{ "25%", 1000, 250 },
+	};
 	struct ln_count c = { 0 };
+	size_t i, got;
 
 	(void)state;
 	/* unset: one wave of everything */
 	assert_int_equal(ln_count_batch(&c, 7), 7);
 	assert_int_equal(ln_count_batch(NULL, 7), 7);
-	ln_count_parse("3", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 7), 3);
-	ln_count_parse("50", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 7), 7);
-	ln_count_parse("0", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 7), 1);
-	/* 30% of 7 is 2.1: 2 (Ansible's serial rounds down) */
-	ln_count_parse("30%", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 7), 2);
-	/* 10% of 7 is 0.7: at least one */
-	ln_count_parse("10%", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 7), 1);
-	ln_count_parse("100%", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 1000), 1000);
-	ln_count_parse("25%", 1000, &c);
-	assert_int_equal(ln_count_batch(&c, 1000), 250);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		parse_count(cases[i].count, &c);
+		got = ln_count_batch(&c, cases[i].total);
+		if (got != cases[i].batch)
+			fail_msg("--batch %s of %zu: %zu, not %zu", cases[i].count, cases[i].total,
+				 got, cases[i].batch);
+	}
 }
 
 static void test_rollout__max_fail_is_more_than(void **state)
 {
+	/* --max-fail COUNT, failed of a wave of size: exceeded or not */
+	static const struct {
+		const char *count;
+		size_t failed, size;
+		int exceeded;
+	} cases[] = {
+		{ "0", 0, 10, 0 },
+		{ "0", 1, 10, 1 },
+		{ "2", 2, 10, 0 },
+		{ "2", 3, 10, 1 },
+		/* 20% of a wave of 10 is 2: 2 is allowed, 3 is not */
+		{ "20%", 2, 10, 0 },
+		{ "20%", 3, 10, 1 },
+		/* exact, no rounding: 25% of 3 is 0.75, so one failure exceeds it */
+		{ "25%", 0, 3, 0 },
+		{ "25%", 1, 3, 1 },
+		/* 50% of 4 is 2 */
+		{ "50%", 2, 4, 0 },
+		{ "50%", 3, 4, 1 },
+		{ "100%", 4, 4, 0 },
+	};
 	struct ln_count c = { 0 };
+	size_t i;
 
 	(void)state;
 	/* unset: never stops */
 	assert_false(ln_count_exceeded(&c, 10, 10));
 	assert_false(ln_count_exceeded(NULL, 10, 10));
-	ln_count_parse("0", 1000, &c);
-	assert_false(ln_count_exceeded(&c, 0, 10));
-	assert_true(ln_count_exceeded(&c, 1, 10));
-	ln_count_parse("2", 1000, &c);
-	assert_false(ln_count_exceeded(&c, 2, 10));
-	assert_true(ln_count_exceeded(&c, 3, 10));
-	/* 20% of a wave of 10 is 2: 2 is allowed, 3 is not */
-	ln_count_parse("20%", 1000, &c);
-	assert_false(ln_count_exceeded(&c, 2, 10));
-	assert_true(ln_count_exceeded(&c, 3, 10));
-	/* exact, no rounding: 25% of 3 is 0.75, so one failure exceeds it */
-	ln_count_parse("25%", 1000, &c);
-	assert_false(ln_count_exceeded(&c, 0, 3));
-	assert_true(ln_count_exceeded(&c, 1, 3));
-	/* 50% of 4 is 2 */
-	ln_count_parse("50%", 1000, &c);
-	assert_false(ln_count_exceeded(&c, 2, 4));
-	assert_true(ln_count_exceeded(&c, 3, 4));
-	ln_count_parse("100%", 1000, &c);
-	assert_false(ln_count_exceeded(&c, 4, 4));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		parse_count(cases[i].count, &c);
+		if (!ln_count_exceeded(&c, cases[i].failed, cases[i].size) != !cases[i].exceeded)
+			fail_msg("--max-fail %s, %zu of %zu failed: exceeded should be %d",
+				 cases[i].count, cases[i].failed, cases[i].size, cases[i].exceeded);
+	}
 }
 
 static const char *name_at(const struct ln_spec *spec, const struct ln_waves *w, size_t j)
@@ -323,8 +345,7 @@ static void test_rollout__retry_words_are_ranges_that_read_back(void **state)
 	ln_buf_reset(&out);
 	assert_int_equal(ln_nodeset_format(spec, m, &out), 0);
 	assert_string_equal(out.buf, "gpu006");
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 LN_TEST_MAIN(NULL, NULL,

@@ -25,7 +25,9 @@
 #define KEY_A "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:"
 #define HNQN(n) "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-00000000000" #n
 
-static char dir[256];
+/* the store, and the state folder (LLMNET_STATE_DIR: ln_run_init keeps its
+ * run log there) */
+static char dir[256], state_dir[256];
 
 static const char spec_fmt[] =
 	"version: 1\n"
@@ -83,6 +85,10 @@ static int store_setup(void **state)
 	char p[512];
 
 	(void)state;
+	snprintf(state_dir, sizeof(state_dir), "/tmp/llmnet-secrets-state-XXXXXX");
+	assert_non_null(mkdtemp(state_dir));
+	setenv("LLMNET_STATE_DIR", state_dir, 1);
+	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
 	snprintf(dir, sizeof(dir), "/tmp/llmnet-secrets-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	path_of(p, sizeof(p), "t1");
@@ -96,10 +102,10 @@ static int store_setup(void **state)
 
 static int store_teardown(void **state)
 {
-	char cmd[300];
+	char cmd[600];
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, state_dir);
 	assert_int_equal(system(cmd), 0);
 	return 0;
 }
@@ -208,9 +214,7 @@ static void test_secrets__make_fills_only_the_gaps(void **state)
 	assert_int_equal(ln_secrets_make(bi, &made, &err), 0);
 	assert_string_equal(made.buf, "");
 	ln_spec_free(bi);
-	ln_buf_release(&made);
-	ln_buf_release(&err);
-	ln_buf_release(&got);
+	ln_test_release(&made, &err, &got);
 }
 
 static struct json_object *facts_of(int n)
@@ -325,30 +329,12 @@ static void test_secrets__request_fields_and_redaction(void **state)
 	assert_null(ln_plan_request(&r, 1, LN_PHASE_FULL, NULL));
 	ln_run_release(&r);
 	ln_spec_free(bi);
-	ln_buf_release(&err);
-	ln_buf_release(&b);
-	ln_buf_release(&notes);
+	ln_test_release(&err, &b, &notes);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_secrets__load_finds_each_pair),
-		cmocka_unit_test(test_secrets__bad_files_refused_by_name),
-		cmocka_unit_test(test_secrets__make_fills_only_the_gaps),
-		cmocka_unit_test(test_secrets__request_fields_and_redaction),
-	};
-	char state_dir[] = "/tmp/llmnet-secrets-state-XXXXXX";
-	int r;
-
-	if (!mkdtemp(state_dir))
-		return 1;
-	setenv("LLMNET_STATE_DIR", state_dir, 1);
-	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
-	r = cmocka_run_group_tests(tests, store_setup, store_teardown);
-	/* the run log ln_run_init keeps is in it */
-	snprintf(dir, sizeof(dir), "rm -rf '%s'", state_dir);
-	if (system(dir) != 0)
-		r = 1;
-	return r;
-}
+LN_TEST_MAIN(store_setup, store_teardown,
+	cmocka_unit_test(test_secrets__load_finds_each_pair),
+	cmocka_unit_test(test_secrets__bad_files_refused_by_name),
+	cmocka_unit_test(test_secrets__make_fills_only_the_gaps),
+	cmocka_unit_test(test_secrets__request_fields_and_redaction),
+)

@@ -429,8 +429,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	assert_non_null(strstr(out.buf, "\"min_fraction\":0.9,"));
 	json_object_put(o);
 	ln_spec_free(s);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 /* The latency stage: between bandwidth and io whatever the listing, its
@@ -577,9 +576,7 @@ static void test_spec__invalid_corpus(void **state)
 		if (strcmp(err.buf, want.buf))
 			fail_msg("%s:\n got: %s\nwant: %s", name, err.buf, want.buf);
 		n++;
-		ln_buf_release(&text);
-		ln_buf_release(&want);
-		ln_buf_release(&err);
+		ln_test_release(&text, &want, &err);
 	}
 	closedir(d);
 	assert_true(n >= 40);

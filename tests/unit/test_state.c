@@ -121,8 +121,7 @@ static struct json_object *load(const struct fx *f, const char *name)
 	snprintf(path, sizeof(path), "%s/st.%s", f->dir, name);
 	assert_int_equal(ln_file_read(path, &text, &err), 0);
 	assert_int_equal(ln_json_parse(text.buf, text.len, &o, &err), 0);
-	ln_buf_release(&text);
-	ln_buf_release(&err);
+	ln_test_release(&text, &err);
 	return o;
 }
 
@@ -290,9 +289,7 @@ static void test_state__secrets_kept_as_fingerprints(void **state)
 	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
 	changes_text(f->run.nodes[0].answer, changes, sizeof(changes));
 	assert_string_equal(changes, "change nvmet_host_key " OLD "\n");
-	ln_buf_release(&err);
-	ln_buf_release(&made);
-	ln_buf_release(&text);
+	ln_test_release(&err, &made, &text);
 }
 
 static void test_state__silent_node_without_record_has_no_plan(void **state)
@@ -320,8 +317,7 @@ static void test_state__retry_file_names_failed_nodes_and_their_targets(void **s
 	assert_non_null(strstr(text.buf, "\nn[2-3]\n# the target nodes they connect to\nn1\n"));
 	assert_int_equal(mode_of(path), 0600);
 	free(path);
-	ln_buf_release(&text);
-	ln_buf_release(&err);
+	ln_test_release(&text, &err);
 }
 
 LN_TEST_MAIN(NULL, NULL,

@@ -52,8 +52,7 @@ static void assert_file_is(const char *file, const char *want)
 	assert_int_equal(ln_file_read(file, &got, &err), 0);
 	assert_string_equal(got.buf, want);
 	unlink(file);
-	ln_buf_release(&got);
-	ln_buf_release(&err);
+	ln_test_release(&got, &err);
 }
 
 static void test_transport__replace_drops_only_that_host(void **state)

@@ -24,8 +24,7 @@ static void load(const char *dir, const char *name, struct ln_buf *b)
 	ln_buf_addf(&path, "%s/%s/%s", FIXTURES_DIR, dir, name);
 	if (ln_file_read(path.buf, b, &err) < 0)
 		fail_msg("%s", err.buf);
-	ln_buf_release(&path);
-	ln_buf_release(&err);
+	ln_test_release(&path, &err);
 }
 
 static void test_validate_parse__perftest_mbs(void **state)
@@ -47,8 +46,7 @@ static void test_validate_parse__perftest_mbs(void **state)
 	/* perftest's MB is 2^20 bytes: 5.19 MiB/s = 0.04354 Gb/s */
 	assert_float_equal(ln_perftest_gbps(&p, row), 5.19 * 1048576 * 8 / 1e9, 1e-12);
 	ln_perftest_release(&p);
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 static void test_validate_parse__perftest_sweep_judges_large(void **state)
@@ -72,8 +70,7 @@ static void test_validate_parse__perftest_sweep_judges_large(void **state)
 	/* the sweep average would wrongly fail a 90 Gb/s threshold */
 	assert_true(avg < 90.0);
 	ln_perftest_release(&p);
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 static void test_validate_parse__perftest_no_result(void **state)
@@ -99,8 +96,7 @@ static void test_validate_parse__perftest_no_result(void **state)
 		if (!strstr(err.buf, cases[i].msg))
 			fail_msg("%s: '%s' lacks '%s'", cases[i].file, err.buf, cases[i].msg);
 	}
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 static void test_validate_parse__rping(void **state)
@@ -188,8 +184,7 @@ static void test_validate_parse__mpi(void **state)
 	load("validate", "mpi_truncated.txt", &t);
 	assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "truncated"));
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 static void test_validate_parse__nccl_tests(void **state)
@@ -228,8 +223,7 @@ static void test_validate_parse__nccl_tests(void **state)
 	ln_buf_reset(&err);
 	assert_int_equal(ln_parse_nccl("", 0, &n, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "empty"));
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 static void test_validate_parse__nccl_probe(void **state)
@@ -262,8 +256,7 @@ static void test_validate_parse__nccl_probe(void **state)
 	assert_float_equal(ln_nccl_busbw(100.0, 8), 175.0, 1e-9);
 	assert_float_equal(ln_nccl_busbw(100.0, 2), 100.0, 1e-9);
 	assert_float_equal(ln_nccl_busbw(100.0, 1), 0.0, 0);
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 /* Real captures from the QEMU lab's guests, one set per image
@@ -348,8 +341,7 @@ static void lab_captures(const char *dir, double write_mbs, double write_gbits,
 	assert_false(m.allreduce_ok);
 	assert_false(m.pass);
 	ln_mpi_probe_release(&m);
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 /* One image's latency captures: ib_write_lat's client figures (typical,

@@ -93,8 +93,7 @@ static void test_validate_probes__mpi_probe_under_mpirun(void **state)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 /* The NCCL probe across processes, under mpirun on this machine against
@@ -124,8 +123,7 @@ static void nccl_not_run(const char *dir, const char *env, const char *nccl_lib,
 	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
 	assert_true(n.not_run);
 	assert_non_null(strstr(n.reason, want));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
@@ -205,8 +203,7 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 /* The agent builds the MPI and NCCL probes with the launcher's mpicc, and

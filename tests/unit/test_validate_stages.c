@@ -514,8 +514,7 @@ static void fake_release(struct fake *f)
 
 	for (i = 0; i < f->n; i++) {
 		json_object_put(f->facts[i]);
-		ln_buf_release(&f->mpi_bin[i]);
-		ln_buf_release(&f->nccl_bin[i]);
+		ln_test_release(&f->mpi_bin[i], &f->nccl_bin[i]);
 	}
 }
 
@@ -536,8 +535,7 @@ static struct ln_spec *make_spec(size_t n, const char *validation, int with_mpi)
 	ln_buf_addf(&y, "validation:\n%s", validation);
 	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
 		fail_msg("%s", err.buf);
-	ln_buf_release(&y);
-	ln_buf_release(&err);
+	ln_test_release(&y, &err);
 	return spec;
 }
 
@@ -1320,8 +1318,7 @@ static void test_validate_stages__io(void **state)
 	assert_int_equal(seen, 3);
 	assert_int_equal(w->res.stages[LN_STAGE_DEVICES].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
-	ln_buf_release(&y);
-	ln_buf_release(&err);
+	ln_test_release(&y, &err);
 }
 
 #define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)

@@ -30,9 +30,7 @@ agent() { local i=$1; shift; lab_ssh "$i" "$AGENT -q --budget-ms 600000 $*"; }
 changes() { json "$1" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]'; }
 
 for i in 1 2; do
-	lab_ssh "$i" "mkdir -p /usr/local/lib/llmnet" && lab_put "$i" "$build/llmnet-agent" "$AGENT.new" &&
-		lab_ssh "$i" "chmod 755 $AGENT.new && mv $AGENT.new $AGENT" ||
-		{ fail "cannot push the agent to lab$i"; exit 1; }
+	lab_push_agent "$i" "$build/llmnet-agent" "$AGENT" || { fail "cannot push the agent to lab$i"; exit 1; }
 done
 check "the pushed agent speaks protocol 2" 2 "$(agent 1 version | python3 -c 'import json,sys; print(json.load(sys.stdin)["protocol"])')"
 

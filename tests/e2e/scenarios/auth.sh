@@ -56,9 +56,7 @@ kmsg() { lab_ssh "$1" "dmesg | tail -n +$(($2 + 1)) | grep -iE 'auth|dhchap|dh-h
 kmark() { lab_ssh "$1" 'dmesg | wc -l'; }
 
 for i in 1 2; do
-	lab_ssh "$i" "mkdir -p /usr/local/lib/llmnet" && lab_put "$i" "$build/llmnet-agent" "$AGENT.new" &&
-		lab_ssh "$i" "chmod 755 $AGENT.new && mv $AGENT.new $AGENT" ||
-		{ fail "cannot push the agent to lab$i"; exit 1; }
+	lab_push_agent "$i" "$build/llmnet-agent" "$AGENT" || { fail "cannot push the agent to lab$i"; exit 1; }
 done
 snap_target='find /sys/kernel/config -mindepth 1 2>/dev/null | sort'
 before1=$(lab_ssh 1 "$snap_target")
