@@ -18,7 +18,7 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 	int r, code;
 
 	if (!ln_fanout_interrupted()) {
-		r = ln_teardown_run(run, o->force.v, o->force.n);
+		r = ln_teardown_run(run, (const char *const *)o->force.v, o->force.n);
 		if (r < 0)
 			ln_error("teardown could not run: %s", ln_strerror(r));
 	}
@@ -64,7 +64,8 @@ int cmd_teardown(int argc, char **argv)
 		force = calloc(o.spec->n_targets ? o.spec->n_targets : 1, 1);
 		if (!force)
 			r = LN_EXIT_FAILED;
-		else if (ln_teardown_force(o.spec, o.force.v, o.force.n, force, &err) < 0)
+		else if (ln_teardown_force(o.spec, (const char *const *)o.force.v, o.force.n, force,
+					   &err) < 0)
 			r = LN_EXIT_USAGE;
 		if (r == LN_EXIT_USAGE)
 			ln_error("%s", err.buf);

@@ -20,7 +20,7 @@
 #include "orchestrator/teardown.h"
 #include "orchestrator/transport/fanout.h"
 
-int ln_teardown_force(const struct ln_spec *spec, char *const *names, size_t n,
+int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size_t n,
 		      unsigned char *force, struct ln_buf *err)
 {
 	size_t j, t, i;
@@ -108,29 +108,24 @@ int ln_teardown_target_kept(const struct ln_run *r, size_t t, struct ln_buf *why
 }
 
 /* The controller's reason in the answer's "kept" entry for nqn (the agent
- * only knows it was told to keep it). */
-static void note_kept(struct ln_node_run *nr, const char *nqn, const char *why)
+ * only knows it was told to keep it). A target the agent did not list was
+ * not there to keep (torn down before): nothing to say. */
+static int note_kept(struct ln_node_run *nr, const char *nqn, const char *why)
 {
-	struct json_object *kept = ln_json_at(nr->answer, "kept"), *e = NULL;
-	size_t j;
+	struct json_object *kept = ln_json_at(nr->answer, "kept");
+	size_t j, n = kept && json_object_is_type(kept, json_type_array) ?
+			      json_object_array_length(kept) : 0;
 
-	if (!nr->answer)
-		return;
-	if (!kept || !json_object_is_type(kept, json_type_array)) {
-		kept = json_object_new_array();
-		json_object_object_add(nr->answer, "kept", kept);
+	for (j = 0; j < n; j++) {
+		struct json_object *e = json_object_array_get_idx(kept, j);
+		const char *k = ln_json_str_at(e, "nqn");
+
+		if (k && !strcmp(k, nqn)) {
+			json_object_object_add(e, "reason", json_object_new_string(why));
+			return 1;
+		}
 	}
-	for (j = 0; j < json_object_array_length(kept) && !e; j++) {
-		e = json_object_array_get_idx(kept, j);
-		if (!ln_json_str_at(e, "nqn") || strcmp(ln_json_str_at(e, "nqn"), nqn))
-			e = NULL;
-	}
-	if (!e) {
-		e = json_object_new_object();
-		ln_json_add_str(e, "nqn", nqn);
-		json_object_array_add(kept, e);
-	}
-	json_object_object_add(e, "reason", json_object_new_string(why));
+	return 0;
 }
 
 static int has_kept(const struct ln_node_run *nr)
@@ -174,16 +169,14 @@ static int targets_round(struct ln_run *r, const char *name, const unsigned char
 	for (t = 0; t < spec->n_targets; t++) {
 		const struct ln_target *tg = &spec->targets[t];
 
-		if (sel[tg->node] && r->td_targets[t] == LN_TD_KEEP) {
-			note_kept(&r->nodes[tg->node], tg->nqn, why[t].buf);
+		if (sel[tg->node] && r->td_targets[t] == LN_TD_KEEP &&
+		    note_kept(&r->nodes[tg->node], tg->nqn, why[t].buf))
 			ln_run_log(r, "kept %s: %s", tg->nqn, why[t].buf);
-		}
 		ln_buf_release(&why[t]);
 	}
 	free(why);
 	return rc;
 }
-
 
 static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 {
@@ -229,7 +222,7 @@ static int target_node(const struct ln_run *r, size_t i)
 	       ln_plan_has_targets(r->spec, i);
 }
 
-int ln_teardown_run(struct ln_run *r, char *const *names, size_t n_names)
+int ln_teardown_run(struct ln_run *r, const char *const *names, size_t n_names)
 {
 	const struct ln_spec *spec = r->spec;
 	unsigned char *sel = calloc(r->n ? r->n : 1, 1);

@@ -22,7 +22,7 @@
  * or -EINVAL with the message in err for a name that is neither, or a node
  * that exports no target.
  */
-int ln_teardown_force(const struct ln_spec *spec, char *const *names, size_t n,
+int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size_t n,
 		      unsigned char *force, struct ln_buf *err);
 
 /*
@@ -38,6 +38,6 @@ int ln_teardown_target_kept(const struct ln_run *r, size_t t, struct ln_buf *why
  * Returns 0 or a negative code when a phase could not run at all (-EINVAL:
  * a name in force is unknown); per-node outcomes are in the nodes (see
  * ln_apply_recap), a kept target in its node's answer ("kept"). */
-int ln_teardown_run(struct ln_run *r, char *const *force, size_t n_force);
+int ln_teardown_run(struct ln_run *r, const char *const *force, size_t n_force);
 
 #endif

@@ -244,8 +244,9 @@ void ln_nvmet_keep(struct ln_converge *cv, struct json_object *keep, struct json
 		if (!json_object_object_length(check))
 			break;
 		if (waited >= HOLD_WAIT_MS || ln_budget_left_ms() < 2 * HOLD_STEP_MS) {
-			json_object_object_foreach(check, nqn2, v2)
+			json_object_object_foreach(check, nqn2, v2) {
 				json_object_object_add(cv->kept, nqn2, json_object_get(v2));
+			}
 			break;
 		}
 		poll(NULL, 0, HOLD_STEP_MS);

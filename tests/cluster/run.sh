@@ -362,6 +362,9 @@ scenario_teardown_initiators() {
 	check_cmd "n1 still allows n3" allowed "$(hostnqn 3)"
 	check_cmd "n2 disconnected" not_connected 2
 	check_cmd "n1's hostfile is gone all the same" no_hostfile 1
+	check_cmd "the applied state no longer says n1 holds nothing" python3 -c \
+		'import json,sys; d=json.load(open(sys.argv[1])); assert "n1" not in d.get("nodes", d)' \
+		"$LLMNET_STATE_DIR/loop.applied.json"
 	llmnet teardown "$C/spec.yaml" --force nosuch
 	check_cmd "--force with an unknown name: usage error (64)" rc_is 64
 	check_cmd "it names the word" out_has "--force: 'nosuch' is neither a target NQN nor a node of the spec"
@@ -370,6 +373,8 @@ scenario_teardown_initiators() {
 	check_cmd "--force is said" out_has "removing '$T1' on 'n1' (--force) though initiator 'n3' not disconnected"
 	check_cmd "T1 is gone" not subsystem_exists
 	check_cmd "nothing kept" not_out_has "kept:"
+	llmnet teardown "$C/spec.yaml"
+	check_cmd "a target already gone is not kept for a silent initiator" not_out_has "kept:"
 	cluster_start_node "$C" 3
 	llmnet teardown "$C/spec.yaml"
 	check_cmd "n3 back: teardown exits 0" rc_is 0
