@@ -121,7 +121,7 @@ static int tcp_holder(struct ln_agent *a, const char *addr, const char *service,
 	}
 	for (line = strtok_r(t.buf, "\n", &save); line && !found;
 	     line = strtok_r(NULL, "\n", &save)) {
-		/* "  1: 0B4D0A0A:1144 0D4D0A0A:D2F0 01 ..."; 01 is ESTABLISHED */
+		/* "  1: 0B004D0A:1144 0D004D0A:D2F0 01 ..."; 01 is ESTABLISHED */
 		if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %x", lhex, &lport, rhex,
 			   &rport, &st) != 5 || st != 1 || lport != port ||
 		    strlen(lhex) != strlen(want) || strlen(rhex) != strlen(want))
