@@ -11,8 +11,10 @@
  *    /sys/kernel/debug/nvmet/<subsystem>/ctrl<id>/hostnqn) names each host;
  *    without it (Debian's 6.1 and 6.12 are built without), a tcp target's
  *    established connections to its port (/proc/net/tcp, tcp6) show that
- *    some host holds a controller on one of the port's subsystems; an rdma
- *    target without debugfs shows nothing, which the answer says.
+ *    some host holds a controller on one of the port's subsystems, when
+ *    they are all this cluster's; an rdma target without debugfs, or a
+ *    port shared with another's subsystem, shows nothing, which the answer
+ *    says.
  *
  * --force NQN skips the last check (the controller's --force). A host
  * that just disconnected may take a moment to let go on the target side,
@@ -137,6 +139,24 @@ static int tcp_holder(struct ln_agent *a, const char *addr, const char *service,
 	return found;
 }
 
+/* 1 when nvmet port id also exports a subsystem this cluster does not
+ * own: a connection to the port may then be for that one. */
+static int shared_port(struct ln_converge *cv, const char *id)
+{
+	char p[PATH_MAX], **subs = NULL;
+	size_t n = 0, i;
+	int shared = 0;
+
+	if (!id)
+		return 1;
+	snprintf(p, sizeof(p), LN_NVMET "/ports/%s/subsystems", id);
+	ln_list_dir(cv->a, p, &subs, &n);
+	for (i = 0; i < n && !shared; i++)
+		shared = !ln_cv_owned(cv, "nvmet_subsystem", subs[i]);
+	ln_names_free(subs, n);
+	return shared;
+}
+
 /* Is nqn held? 1 (why says by whom), 0, or -1 when the kernel shows
  * nothing that could tell for one of its ports (why says so). */
 static int held(struct ln_converge *cv, const char *nqn, struct ln_buf *why)
@@ -166,6 +186,10 @@ static int held(struct ln_converge *cv, const char *nqn, struct ln_buf *why)
 			continue;
 		}
 		*svc++ = '\0';
+		if (shared_port(cv, ln_json_str_at(o, "port"))) {
+			blind = 1;	/* its connections may be another's */
+			continue;
+		}
 		switch (tcp_holder(cv->a, addr, svc, why)) {
 		case 1:
 			return 1;
@@ -178,8 +202,8 @@ static int held(struct ln_converge *cv, const char *nqn, struct ln_buf *why)
 		return 0;
 	ln_buf_addf(why, "cannot see whether a host outside the spec still holds '%s': no nvmet "
 		    "debugfs on this kernel (" DEBUGFS_NVMET ", CONFIG_NVME_TARGET_DEBUGFS) and no "
-		    "connection table for its port (rdma, or no /proc/net/tcp); relied on the "
-		    "spec's initiators", nqn);
+		    "connection table for its port (rdma, no /proc/net/tcp, or a tcp port shared "
+		    "with a subsystem llmnet does not own); relied on the spec's initiators", nqn);
 	return -1;
 }
 

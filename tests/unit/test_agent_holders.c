@@ -3,7 +3,8 @@
  * Teardown keeps a subsystem a host still holds (agents/agent/holders.c),
  * on the target fixture tree after an apply of request-target.json:
  * nvmet's debugfs shape (ctrl<id>/hostnqn, host_traddr, as 6.10+ writes
- * them), /proc/net/tcp's shape on a kernel without it, --force and --keep,
+ * them), /proc/net/tcp's shape on a kernel without it (and a port shared
+ * with a subsystem llmnet does not own, which it cannot read), --force and --keep,
  * what --purge keeps of a kept target, and the warning on a kernel that
  * shows nothing.
  */
@@ -236,6 +237,30 @@ static void test_agent_holders__tcp_connection_keeps_without_debugfs(void **st)
 	fx_remove(root);
 }
 
+static void test_agent_holders__tcp_port_shared_with_another_is_not_read(void **st)
+{
+	char *root = applied();
+	struct json_object *ans;
+	char p[4096];
+
+	(void)st;
+	/* port 1 also exports a subsystem llmnet does not own: a connection
+	 * to it may be that one's, so it keeps nothing and says so */
+	snprintf(p, sizeof(p), "%s" CFG "/ports/1/subsystems/nqn.2014-08.org.example:foreign.target",
+		 root);
+	assert_int_equal(symlink("../../../subsystems/nqn.2014-08.org.example:foreign.target", p), 0);
+	put(root, "/proc/net/tcp",
+	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	    "   2: 0B004D0A:1144 0D004D0A:C351 01 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 20 4 1 10 -1\n");
+	assert_int_equal(teardown(root, NULL, NULL, NULL, &ans), 0);
+	assert_int_equal(n_kept(ans), 0);
+	assert_true(warned(ans, "still holds '" T1 "'"));
+	assert_true(warned(ans, "a tcp port shared with a subsystem llmnet does not own"));
+	assert_false(exists(root, CFG "/subsystems/" T1));
+	json_object_put(ans);
+	fx_remove(root);
+}
+
 static void test_agent_holders__blind_kernel_is_said(void **st)
 {
 	char *root = applied();
@@ -272,6 +297,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_holders__force_removes_a_held_subsystem),
 	cmocka_unit_test(test_agent_holders__keep_keeps_what_nobody_holds),
 	cmocka_unit_test(test_agent_holders__tcp_connection_keeps_without_debugfs),
+	cmocka_unit_test(test_agent_holders__tcp_port_shared_with_another_is_not_read),
 	cmocka_unit_test(test_agent_holders__blind_kernel_is_said),
 	cmocka_unit_test(test_agent_holders__bad_names_are_usage_errors),
 )
