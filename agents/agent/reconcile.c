@@ -175,7 +175,8 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 				rc = ln_agent_fail("usage", "teardown: invalid NQN", LN_AGENT_EXIT_USAGE);
 				goto out;
 			}
-			json_object_object_add(argv[i][2] == 'k' ? keep : force, argv[i + 1], NULL);
+			json_object_object_add(!strcmp(argv[i], "--keep") ? keep : force, argv[i + 1],
+					       NULL);
 			i++;
 		} else {
 			rc = ln_agent_fail("usage", "usage: llmnet-agent teardown [--cluster NAME] "

@@ -13,7 +13,7 @@
 #    until the operator accepts; apply --accept-replaced lab2 converges
 #    (lab1 drops the old NQN and allows the new one, lab2 connects again);
 #    the next apply reports 0 changed;
-#  - a host outside the spec (lab3, connected by hand) holding lab1's tcp
+#  - a host outside the spec (lab3 by hand, as any host) holding lab1's tcp
 #    subsystem keeps it through a teardown (exit 4, named in the recap);
 #  - teardown leaves no llmnet object in configfs and no tcp/rdma
 #    controller on any guest.
@@ -102,10 +102,12 @@ check "lab3 got no change" 1 "$(grep -cE '^lab3 +: ok=[0-9]+ +changed=0 ' "$tmp/
 run apply "$SPEC"
 check "next apply reports 0 changed" 1 "$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
 
-# A host not in the spec holds lab1's tcp subsystem: lab3, connected by hand
-# with lab2's (allowed) host NQN. lab2 disconnects as the spec says, but
-# lab1 keeps the target (exit 4) for as long as lab3 holds it, and names it.
-lab_ssh 3 "modprobe nvme_tcp && nvme connect -t tcp -a 10.77.0.11 -s 4420 -n '$TCP' --hostnqn='$n2'" >/dev/null 2>&1
+# A host not in the spec holds lab1's tcp subsystem: lab3, with its own host
+# NQN, connected by hand (lab1's subsystem opened to any host by hand). lab2
+# disconnects as the spec says, but lab1 keeps the target (exit 4) for as
+# long as lab3 holds it, and names it.
+lab_ssh 1 "echo 1 > '/sys/kernel/config/nvmet/subsystems/$TCP/attr_allow_any_host'"
+lab_ssh 3 "modprobe nvme_tcp && nvme connect -t tcp -a 10.77.0.11 -s 4420 -n '$TCP'" 2>&1 | sed 's/^/    /'
 check "lab3 holds the tcp subsystem, connected by hand" tcp "$(ctrl_live 3 "$TCP")"
 run teardown "$SPEC"
 check "teardown keeps a target a host still holds (exit 4)" 4 "$rc"
