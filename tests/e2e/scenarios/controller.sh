@@ -103,10 +103,10 @@ run apply "$SPEC"
 check "next apply reports 0 changed" 1 "$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
 
 # A host not in the spec holds lab1's tcp subsystem: lab3, with its own host
-# NQN, connected by hand (lab1's subsystem opened to any host by hand). lab2
-# disconnects as the spec says, but lab1 keeps the target (exit 4) for as
-# long as lab3 holds it, and names it.
-lab_ssh 1 "echo 1 > '/sys/kernel/config/nvmet/subsystems/$TCP/attr_allow_any_host'"
+# NQN, allowed there and connected by hand. lab2 disconnects as the spec
+# says, but lab1 keeps the target (exit 4) for as long as lab3 holds it.
+h3=$(lab_ssh 3 'cat /etc/nvme/hostnqn')
+lab_ssh 1 "ln -s '/sys/kernel/config/nvmet/hosts/$h3' '/sys/kernel/config/nvmet/subsystems/$TCP/allowed_hosts/'" 2>&1 | sed 's/^/    /'
 lab_ssh 3 "modprobe nvme_tcp && nvme connect -t tcp -a 10.77.0.11 -s 4420 -n '$TCP'" 2>&1 | sed 's/^/    /'
 check "lab3 holds the tcp subsystem, connected by hand" tcp "$(ctrl_live 3 "$TCP")"
 run teardown "$SPEC"
@@ -117,6 +117,7 @@ check "lab3's hand-made controller is still live" tcp "$(ctrl_live 3 "$TCP")"
 check "lab1 removed the rdma subsystem (nobody holds it)" 0 "$(port_linked "$RDMA")"
 check "lab2 disconnected as the spec says" 0 "$(fabric_ctrls 2)"
 lab_ssh 3 "nvme disconnect -n '$TCP'" >/dev/null 2>&1
+lab_ssh 1 "rm -f '/sys/kernel/config/nvmet/subsystems/$TCP/allowed_hosts/$h3'"
 
 run teardown "$SPEC" --purge
 check "teardown exits 0" 0 "$rc"
