@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* llmnet teardown SPEC: remove what llmnet owns for this cluster. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
@@ -16,9 +17,8 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 	struct ln_buf err = LN_BUF_INIT;
 	int r, code;
 
-	(void)o;
 	if (!ln_fanout_interrupted()) {
-		r = ln_teardown_run(run);
+		r = ln_teardown_run(run, (const char *const *)o->force.v, o->force.n);
 		if (r < 0)
 			ln_error("teardown could not run: %s", ln_strerror(r));
 	}
@@ -36,14 +36,43 @@ int cmd_teardown(int argc, char **argv)
 	const struct ln_option options[] = {
 		LN_CTL_OPTS_NODES(&o),
 		LN_OPT_BOOL(0, "purge", &o.purge, "also delete the backing files llmnet created and the agent"),
+		LN_OPT_LIST("force", &o.force, "NAMES",
+			    "remove these targets (NQNs, or nodes: all they export) even while an "
+			    "initiator of them did not disconnect or a host still holds them",
+			    "takes target NQNs or node names, comma-separated"),
 		LN_OPT_END(),
 	};
 	const struct ln_opt_cmd c = {
 		"llmnet teardown SPEC",
 		"removes, in reverse order, what llmnet created for this cluster and nothing else;\n"
+		"a target stays while an initiator of it in the spec did not disconnect in this run\n"
+		"or a host still holds it (exit 4), unless --force names it;\n"
 		"--purge also deletes the backing files it created and the agent",
 		options,
 	};
+	struct ln_buf err = LN_BUF_INIT;
+	unsigned char *force = NULL;
+	int r = ln_cmd_ctl_parse(&c, argc, argv, &o);
 
-	return ln_cmd_ctl_main(&c, argc, argv, &o, "teardown", teardown);
+	if (r)
+		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	/* --force's names are checked against the spec before any node */
+	r = ln_cmd_ctl_load_spec(&o);
+	if (r == LN_EXIT_OK) {
+		force = calloc(o.spec->n_targets ? o.spec->n_targets : 1, 1);
+		if (!force)
+			r = LN_EXIT_FAILED;
+		else if (ln_teardown_force(o.spec, (const char *const *)o.force.v, o.force.n, force,
+					   &err) < 0)
+			r = LN_EXIT_USAGE;
+		if (r == LN_EXIT_USAGE)
+			ln_error("%s", err.buf);
+	}
+	free(force);
+	ln_buf_release(&err);
+	if (r != LN_EXIT_OK) {
+		ln_cmd_ctl_release(&o);
+		return r;
+	}
+	return ln_cmd_ctl_run(&o, "teardown", teardown);
 }

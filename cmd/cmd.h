@@ -54,6 +54,7 @@ struct ln_ctl_opts {
 	const char *spec_path;
 	long parallel;			/* 0: the spec's ssh.parallel */
 	struct ln_strv limit, accept;	/* node names, checked by ln_run_init */
+	struct ln_strv force;		/* teardown --force: target NQNs or node names */
 	int detailed, purge, validate, cached;
 	struct ln_count batch, max_fail;	/* apply's rollout in waves */
 	struct ln_spec *spec;
@@ -81,8 +82,9 @@ struct ln_ctl_opts {
  * (reported); on non-zero o is already released.
  */
 int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o);
-/* Load the spec (exit 3 on error, nothing contacted), set up the run and
- * gather facts. Returns an exit code; LN_EXIT_OK to go on. */
+/* Load the spec (exit 3 on error, nothing contacted; kept when o->spec is
+ * already loaded), set up the run and gather facts. Returns an exit code;
+ * LN_EXIT_OK to go on. */
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
 /*

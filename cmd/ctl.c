@@ -52,6 +52,7 @@ void ln_cmd_ctl_release(struct ln_ctl_opts *o)
 {
 	ln_strv_release(&o->limit);
 	ln_strv_release(&o->accept);
+	ln_strv_release(&o->force);
 	ln_spec_free(o->spec);
 	memset(o, 0, sizeof(*o));
 }
@@ -77,7 +78,7 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 	int code, r;
 
 	/* The spec first: a wrong spec stops everything before any node. */
-	code = ln_cmd_ctl_load_spec(o);
+	code = o->spec ? LN_EXIT_OK : ln_cmd_ctl_load_spec(o);
 	if (code != LN_EXIT_OK)
 		goto out;
 	/* The secrets the requests carry: before any node, like the spec. */

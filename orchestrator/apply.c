@@ -60,15 +60,29 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *req = NULL, *ans = NULL;
-	const char *args[6] = { NULL };
+	const char **args = NULL;
 	double t0 = ln_now_s();
 	int rc, status = -1, c, ch, rm, ok, e;
+	size_t t, n = 0;
 
-	args[0] = phase_kinds[pc->kind].verb;
+	args = calloc(5 + 2 * r->spec->n_targets, sizeof(*args));
+	if (!args) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	args[n++] = phase_kinds[pc->kind].verb;
 	if (pc->kind == LN_PK_TEARDOWN) {
-		args[1] = "--cluster";
-		args[2] = r->spec->cluster;
-		args[3] = r->purge ? "--purge" : NULL;
+		args[n++] = "--cluster";
+		args[n++] = r->spec->cluster;
+		if (r->purge)
+			args[n++] = "--purge";
+		/* the node's targets that stay, or go whatever holds them */
+		for (t = 0; r->td_targets && t < r->spec->n_targets; t++) {
+			if (r->spec->targets[t].node != i || r->td_targets[t] == LN_TD_REMOVE)
+				continue;
+			args[n++] = r->td_targets[t] == LN_TD_KEEP ? "--keep" : "--force";
+			args[n++] = r->spec->targets[t].nqn;
+		}
 	} else {
 		req = ln_plan_request(r, i, phase_kinds[pc->kind].request, NULL);
 		if (!req) {
@@ -107,6 +121,7 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		ln_buf_addf(line, ", %d failed", e);
 	ln_buf_addf(line, " (%.2fs)", ln_now_s() - t0);
 out:
+	free(args);
 	json_object_put(req);
 	json_object_put(ans);
 	ln_buf_release(&err);
@@ -347,12 +362,12 @@ int ln_apply_run(struct ln_run *r)
 
 /* The recap's totals over all nodes. */
 struct recap {
-	int code, changed, failed, pending, unreachable, skipped, stopped;
+	int code, changed, failed, pending, unreachable, skipped, stopped, kept;
 };
 
 /* A node's recap entry in JSON. */
 static struct json_object *recap_node_json(const struct ln_node_run *nr, int fl, int sk, int unr,
-					   int pend, const char *why)
+					   int pend, int kept, const char *why)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -363,6 +378,7 @@ static struct json_object *recap_node_json(const struct ln_node_run *nr, int fl,
 	ln_json_add_i64(o, "skipped", sk);
 	ln_json_add_i64(o, "unreachable", unr);
 	ln_json_add_bool(o, "pending_outside_limit", pend);
+	ln_json_add_i64(o, "kept", kept);
 	ln_json_add_double(o, "seconds", nr->seconds);
 	if (why)
 		ln_json_add_str(o, "reason", why);
@@ -389,6 +405,23 @@ static void print_failed_changes(FILE *out, const struct ln_node_run *nr, int w)
 	}
 }
 
+/* The targets a teardown kept on a node (its answer's "kept"): their
+ * count, and with out, one line each. */
+static int kept_targets(FILE *out, const struct ln_node_run *nr, int w)
+{
+	struct json_object *kept = nr->answer ? ln_json_at(nr->answer, "kept") : NULL;
+	size_t j, n = kept && json_object_is_type(kept, json_type_array) ?
+			      json_object_array_length(kept) : 0;
+
+	for (j = 0; out && j < n; j++) {
+		struct json_object *e = json_object_array_get_idx(kept, j);
+
+		fprintf(out, "%*s   kept: %s; target '%s' stays (--force removes it)\n", w, "",
+			ln_json_str_at(e, "reason"), ln_json_str_at(e, "nqn"));
+	}
+	return (int)n;
+}
+
 static void print_totals(FILE *out, const char *verb, size_t n, const struct recap *t)
 {
 	fprintf(out, "\n%s: %d changed on %zu nodes", verb, t->changed, n);
@@ -400,6 +433,8 @@ static void print_totals(FILE *out, const char *verb, size_t n, const struct rec
 		fprintf(out, ", %d skipped", t->skipped);
 	if (t->pending)
 		fprintf(out, ", %d pending (outside --limit)", t->pending);
+	if (t->kept)
+		fprintf(out, ", %d target%s kept", t->kept, t->kept == 1 ? "" : "s");
 	if (ln_fanout_interrupted())
 		fprintf(out, "; interrupted");
 	if (t->stopped)
@@ -414,6 +449,7 @@ static void write_totals_json(FILE *out, struct json_object *all, struct json_ob
 
 	ln_json_add(all, "nodes", nodes);
 	ln_json_add_i64(all, "changed", t->changed);
+	ln_json_add_i64(all, "kept", t->kept);
 	ln_json_add_bool(all, "converged", t->code == LN_EXIT_OK);
 	ln_json_add_bool(all, "interrupted", ln_fanout_interrupted());
 	ln_json_add_bool(all, "rollout_stopped", t->stopped);
@@ -427,7 +463,7 @@ static void write_totals_json(FILE *out, struct json_object *all, struct json_ob
 int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 {
 	struct json_object *all = NULL, *nodes = NULL;
-	struct recap t = { LN_EXIT_OK, 0, 0, 0, 0, 0, r->rollout_stopped };
+	struct recap t = { LN_EXIT_OK, 0, 0, 0, 0, 0, r->rollout_stopped, 0 };
 	size_t i, w = 4;
 
 	for (i = 0; i < r->n; i++)
@@ -444,7 +480,7 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 	for (i = 0; i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];
 		int unr = nr->state == LN_NODE_UNREACHABLE || nr->state == LN_NODE_REFUSED;
-		int sk, fl, pend;
+		int sk, fl, pend, kept = kept_targets(NULL, nr, 0);
 		const char *why;
 
 		if (ln_fanout_interrupted() && nr->state == LN_NODE_OK && !nr->applied &&
@@ -459,13 +495,17 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 		t.code = ln_exit_merge(t.code, ln_node_state_exit(nr->state));
 		if (fl || sk || pend)
 			t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
+		/* storage kept under an initiator: as for a node not reached */
+		if (kept)
+			t.code = ln_exit_merge(t.code, LN_EXIT_UNREACHABLE);
+		t.kept += kept;
 		t.changed += nr->n_changed;
 		t.failed += fl;
 		t.pending += pend;
 		t.unreachable += unr;
 		t.skipped += sk;
 		if (json) {
-			ln_json_add(nodes, nr->spec->name, recap_node_json(nr, fl, sk, unr, pend, why));
+			ln_json_add(nodes, nr->spec->name, recap_node_json(nr, fl, sk, unr, pend, kept, why));
 			continue;
 		}
 		fprintf(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s%s\n",
@@ -473,6 +513,7 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 			why ? why : "");
 		if (nr->n_failed)
 			print_failed_changes(out, nr, (int)w);
+		kept_targets(out, nr, (int)w);
 	}
 	if (ln_fanout_interrupted())
 		t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
@@ -482,8 +523,9 @@ int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
 		write_totals_json(out, all, nodes, &t);
 	else
 		print_totals(out, verb, r->n, &t);
-	ln_run_log(r, "%s finished: %d changed, %d failed, %d unreachable, %d skipped, %d pending, exit %d%s",
-		   verb, t.changed, t.failed, t.unreachable, t.skipped, t.pending, t.code,
+	ln_run_log(r, "%s finished: %d changed, %d failed, %d unreachable, %d skipped, %d pending, "
+		   "%d kept, exit %d%s", verb, t.changed, t.failed, t.unreachable, t.skipped, t.pending,
+		   t.kept, t.code,
 		   ln_fanout_interrupted() ? " (interrupted)" : "");
 	return t.code;
 }

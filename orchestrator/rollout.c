@@ -70,24 +70,12 @@ static int by_level(const void *a, const void *b, void *levels)
 	return x < y ? -1 : x > y;
 }
 
-int ln_waves_build(const struct ln_spec *spec, const unsigned char *sel, size_t batch,
-		   struct ln_waves *w)
+void ln_waves_levels(const struct ln_spec *spec, unsigned *level)
 {
 	size_t n = spec->n_nodes, i, k, round;
-	unsigned *level = NULL;
 	int changed = 1;
 
-	memset(w, 0, sizeof(*w));
-	if (!batch)
-		batch = 1;
-	level = calloc(n ? n : 1, sizeof(*level));
-	w->nodes = calloc(n ? n : 1, sizeof(*w->nodes));
-	w->start = calloc(n + 2, sizeof(*w->start));
-	if (!level || !w->nodes || !w->start) {
-		free(level);
-		ln_waves_release(w);
-		return -ENOMEM;
-	}
+	memset(level, 0, (n ? n : 1) * sizeof(*level));
 	for (round = 0; changed && round < n; round++) {
 		changed = 0;
 		for (k = 0; k < spec->n_initiators; k++) {
@@ -106,6 +94,26 @@ int ln_waves_build(const struct ln_spec *spec, const unsigned char *sel, size_t 
 		for (i = 0; i < n; i++)
 			if (level[i] >= n)
 				level[i] = (unsigned)n;
+}
+
+int ln_waves_build(const struct ln_spec *spec, const unsigned char *sel, size_t batch,
+		   struct ln_waves *w)
+{
+	size_t n = spec->n_nodes, i;
+	unsigned *level = NULL;
+
+	memset(w, 0, sizeof(*w));
+	if (!batch)
+		batch = 1;
+	level = calloc(n ? n : 1, sizeof(*level));
+	w->nodes = calloc(n ? n : 1, sizeof(*w->nodes));
+	w->start = calloc(n + 2, sizeof(*w->start));
+	if (!level || !w->nodes || !w->start) {
+		free(level);
+		ln_waves_release(w);
+		return -ENOMEM;
+	}
+	ln_waves_levels(spec, level);
 	for (i = 0; i < n; i++)
 		if (!sel || sel[i])
 			w->nodes[w->n++] = i;

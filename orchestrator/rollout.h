@@ -40,6 +40,14 @@ struct ln_waves {
 };
 
 /*
+ * Each node's level (level has spec->n_nodes entries): 0 for a node that
+ * connects to no other node's target, else one more than the highest
+ * level of the target nodes it connects to. The nodes of a cycle (nodes
+ * serving each other) all get n_nodes.
+ */
+void ln_waves_levels(const struct ln_spec *spec, unsigned *level);
+
+/*
  * Order the nodes with sel[i] set (all when sel is NULL) so that a node
  * exporting a target comes before the nodes that connect to it (spec
  * order otherwise), and cut them into waves of batch nodes. Initiators and

@@ -187,6 +187,7 @@ void ln_run_release(struct ln_run *r)
 		ln_buf_release(&nr->skip);
 	}
 	free(r->nodes);
+	free(r->td_targets);
 	ln_agent_image_release(&r->img);
 	if (r->log)
 		fclose(r->log);

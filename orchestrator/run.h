@@ -27,6 +27,8 @@
 #include "orchestrator/spec/spec.h"
 #include "orchestrator/transport/ssh.h"
 
+enum { LN_TD_REMOVE = 0, LN_TD_KEEP = 1, LN_TD_FORCE = 2 };
+
 enum ln_node_state {
 	LN_NODE_PENDING = 0,	/* not contacted yet */
 	LN_NODE_OK,		/* reachable, agent current, facts read */
@@ -69,6 +71,9 @@ struct ln_run {
 	int exit;				/* merged exit code so far */
 	const char *phase;			/* for progress lines and timeouts */
 	int purge;				/* teardown --purge */
+	/* teardown, per spec target: LN_TD_KEEP (an initiator of it did not
+	 * disconnect) or LN_TD_FORCE (named by --force); NULL otherwise */
+	unsigned char *td_targets;
 	int rollout_stopped;			/* apply --max-fail stopped the waves */
 	/* DH-HMAC-CHAP secrets the requests carry (secrets.h); NULL when no
 	 * target has dhchap or the command sends no request. Owned. */

@@ -154,7 +154,11 @@ int ln_state_save_facts(const struct ln_run *r, struct ln_buf *err)
 
 static int converged(const struct ln_node_run *nr)
 {
-	return nr->state == LN_NODE_OK && nr->applied && !nr->n_failed && !nr->skip.len;
+	struct json_object *c = nr->answer ? ln_json_at(nr->answer, "converged") : NULL;
+
+	/* a teardown that kept a target did not converge either */
+	return nr->state == LN_NODE_OK && nr->applied && !nr->n_failed && !nr->skip.len &&
+	       (!c || json_object_get_boolean(c));
 }
 
 static void fill_applied(const struct ln_run *r, struct json_object *nodes, int torn_down)

@@ -19,7 +19,8 @@
 #define P_SUB LN_NVMET "/subsystems/"
 
 /* 1 (and who: SUBSYSTEM/NSID) when a namespace this cluster does not own
- * has path as its device_path. */
+ * has path as its device_path; in a teardown, any namespace (one of a
+ * kept target, or one whose removal failed). */
 static int backing_in_use(struct ln_converge *cv, const char *path, char *who, size_t size)
 {
 	char **subs = NULL, **nss = NULL, p[PATH_MAX];
@@ -35,7 +36,7 @@ static int backing_in_use(struct ln_converge *cv, const char *path, char *who, s
 			snprintf(who, size, "%s/%s", subs[i], nss[j]);
 			snprintf(p, sizeof(p), P_SUB "%s/namespaces/%s/device_path", subs[i], nss[j]);
 			ln_buf_reset(&v);
-			found = !ln_cv_owned(cv, "nvmet_namespace", who) &&
+			found = (cv->teardown || !ln_cv_owned(cv, "nvmet_namespace", who)) &&
 				ln_read_attr(cv->a, p, &v) == 0 && v.len && !strcmp(v.buf, path);
 		}
 		ln_names_free(nss, nns);

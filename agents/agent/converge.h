@@ -22,6 +22,9 @@ struct ln_converge {
 	int plan;
 	int purge;
 	int teardown;
+	/* teardown: the subsystems that stay, NQN -> why (ln_nvmet_keep);
+	 * NULL otherwise */
+	struct json_object *kept;
 };
 
 /* Record ownership before a create (saved at once, so a stop after the

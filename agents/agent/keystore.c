@@ -199,12 +199,26 @@ out:
 	ln_buf_release(&err);
 }
 
+/* host-H.key or host-H.ctrl.key of a host entry a kept target still keys
+ * (the cluster still owns nvmet_host_key H after the removals). */
+static int kept_host_key(struct ln_converge *cv, const char *name)
+{
+	size_t len = strlen(name);
+	char h[NAME_MAX + 1];
+
+	if (!cv->kept || strncmp(name, "host-", 5) || len < 10 || strcmp(name + len - 4, ".key"))
+		return 0;
+	len -= len > 14 && !strcmp(name + len - 9, ".ctrl.key") ? 9 : 4;
+	snprintf(h, sizeof(h), "%.*s", (int)(len - 5), name + 5);
+	return ln_cv_owned(cv, "nvmet_host_key", h);
+}
+
 void ln_keystore_wipe(struct ln_converge *cv)
 {
 	struct json_object *have = json_object_new_array();
 	struct ln_buf err = LN_BUF_INIT;
 	char dir[PATH_MAX], p[PATH_MAX];
-	size_t i, n;
+	size_t i, n, kept = 0;
 	int rc;
 
 	if (!cv->cluster[0])
@@ -215,10 +229,20 @@ void ln_keystore_wipe(struct ln_converge *cv)
 		goto out;
 	n = json_object_array_length(have);
 	for (i = 0, rc = 0; i < n && rc == 0; i++) {
-		snprintf(p, sizeof(p), "%s/%s",
-			 dir, json_object_get_string(json_object_array_get_idx(have, i)));
+		const char *name = json_object_get_string(json_object_array_get_idx(have, i));
+
+		if (kept_host_key(cv, name)) {
+			kept++;
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, name);
 		if (!cv->plan)
 			rc = ln_path_remove(cv->a, p, &err);
+	}
+	if (kept) {
+		ln_changes_warn(&cv->ch, "kept %zu file(s) of the node key store '%s': the hosts "
+			       "of a kept target still need them", kept, dir);
+		goto out;
 	}
 	if (rc == 0 && !cv->plan)
 		rc = ln_path_rmdir(cv->a, dir, &err);

@@ -48,6 +48,51 @@ static int read_eq(struct ln_agent *a, const char *path, const char *want)
 	return eq;
 }
 
+static void want_key(struct json_object *set, const char *kind, const char *id)
+{
+	char key[1100];
+
+	if (snprintf(key, sizeof(key), "%s\x1f%s", kind, id) < (int)sizeof(key))
+		json_object_object_add(set, key, NULL);
+}
+
+/* A teardown keeps every owned object of a kept subsystem N: N, N/NSID,
+ * N/HOST and the hosts (and keys) it allows, T/A/S/N and its port. */
+static void want_kept(struct ln_converge *cv, struct json_object *set)
+{
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster);
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+
+	for (i = 0; cv->kept && i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+		const char *k = ln_json_str_at(o, "kind"), *id = ln_json_str_at(o, "id");
+		const char *first = id ? strchr(id, '/') : NULL, *last = id ? strrchr(id, '/') : NULL;
+		char nqn[512];
+
+		if (!k || !id)
+			continue;
+		if (!strcmp(k, "nvmet_subsystem")) {
+			if (json_object_object_get_ex(cv->kept, id, NULL))
+				want_key(set, k, id);
+		} else if ((!strcmp(k, "nvmet_namespace") || !strcmp(k, "nvmet_allowed_host")) &&
+			   first) {
+			snprintf(nqn, sizeof(nqn), "%.*s", (int)(first - id), id);
+			if (!json_object_object_get_ex(cv->kept, nqn, NULL))
+				continue;
+			want_key(set, k, id);
+			if (!strcmp(k, "nvmet_allowed_host")) {
+				want_key(set, "nvmet_host", first + 1);
+				want_key(set, "nvmet_host_key", first + 1);
+			}
+		} else if (!strcmp(k, "nvmet_port_subsystem") && last &&
+			   json_object_object_get_ex(cv->kept, last + 1, NULL)) {
+			want_key(set, k, id);
+			snprintf(nqn, sizeof(nqn), "%.*s", (int)(last - id), id);
+			want_key(set, "nvmet_port", nqn);
+		}
+	}
+}
+
 /* Every (kind, id) the request wants, as a hash set: "kind\x1fid". */
 static struct json_object *wanted_set(struct ln_converge *cv)
 {
@@ -78,6 +123,7 @@ static struct json_object *wanted_set(struct ln_converge *cv)
 			WANT("nvmet_namespace", "%s/%u", t->nqn, t->ns[j].nsid);
 	}
 #undef WANT
+	want_kept(cv, set);
 	return set;
 }
 

@@ -16,6 +16,15 @@ int ln_cv_configfs(struct ln_converge *cv);
  * needs; in use means kept, with a warning. */
 void ln_modules_remove(struct ln_converge *cv);
 
+/* holders.c. Teardown: fill cv->kept with the subsystems of the cluster
+ * that stay: named in keep (the controller's --keep), still connected from
+ * this node after its own initiators' removal, or still held by a host as
+ * far as the kernel shows (skipped for those named in force). keep and
+ * force are sets (objects keyed by NQN); what the kernel cannot show is
+ * said in a warning. */
+void ln_nvmet_keep(struct ln_converge *cv, struct json_object *keep, struct json_object *force);
+/* Remove what this cluster owns and no longer wants (in a teardown: all
+ * but the objects of the subsystems in cv->kept). */
 void ln_nvmet_remove(struct ln_converge *cv);
 void ln_nvmet_apply(struct ln_converge *cv);
 void ln_initiator_remove(struct ln_converge *cv);

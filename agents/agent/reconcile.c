@@ -64,6 +64,24 @@ static int finish(struct ln_converge *cv, const char *mode)
 	}
 	rc = cv->ch.n_error ? LN_AGENT_EXIT_PARTIAL : LN_AGENT_EXIT_OK;
 	ans = ln_changes_answer(&cv->ch, mode, cv->cluster, cv->plan);
+	if (cv->kept) {
+		/* the subsystems a teardown left in place, and why: not converged */
+		struct json_object *l = json_object_new_array();
+
+		json_object_object_foreach(cv->kept, nqn, why) {
+			struct json_object *o = json_object_new_object();
+
+			ln_json_add_str(o, "nqn", nqn);
+			ln_json_add_str(o, "reason", json_object_get_string(why));
+			json_object_array_add(l, o);
+		}
+		if (json_object_array_length(l)) {
+			rc = LN_AGENT_EXIT_PARTIAL;
+			json_object_object_del(ans, "converged");
+			ln_json_add_bool(ans, "converged", 0);
+		}
+		ln_json_add(ans, "kept", l);
+	}
 	if (ln_agent_emit(ans) < 0)
 		rc = LN_AGENT_EXIT_INTERNAL;
 	json_object_put(ans);
@@ -134,7 +152,8 @@ int ln_reconcile_apply_verb(struct ln_agent *a, int argc, char **argv)
 int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	struct json_object *names = NULL;
+	struct json_object *names = NULL, *keep = json_object_new_object();
+	struct json_object *force = json_object_new_object();
 	const char *cluster = NULL;
 	struct ln_converge cv;
 	int i, rc;
@@ -145,13 +164,25 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 			cv.purge = 1;
 		} else if (!strcmp(argv[i], "--cluster") && i + 1 < argc) {
 			cluster = argv[++i];
-			if (!ln_valid_name(cluster, 64))
-				return ln_agent_fail("usage", "teardown: invalid cluster name",
-						     LN_AGENT_EXIT_USAGE);
+			if (!ln_valid_name(cluster, 64)) {
+				rc = ln_agent_fail("usage", "teardown: invalid cluster name",
+						   LN_AGENT_EXIT_USAGE);
+				goto out;
+			}
+		} else if ((!strcmp(argv[i], "--keep") || !strcmp(argv[i], "--force")) &&
+			   i + 1 < argc) {
+			if (!ln_valid_nqn(argv[i + 1])) {
+				rc = ln_agent_fail("usage", "teardown: invalid NQN", LN_AGENT_EXIT_USAGE);
+				goto out;
+			}
+			json_object_object_add(!strcmp(argv[i], "--keep") ? keep : force, argv[i + 1],
+					       NULL);
+			i++;
 		} else {
-			return ln_agent_fail("usage",
-					     "usage: llmnet-agent teardown [--cluster NAME] [--purge]",
-					     LN_AGENT_EXIT_USAGE);
+			rc = ln_agent_fail("usage", "usage: llmnet-agent teardown [--cluster NAME] "
+					   "[--purge] [--keep NQN]... [--force NQN]...",
+					   LN_AGENT_EXIT_USAGE);
+			goto out;
 		}
 	}
 	if (ln_state_load(a, &cv.st, &err) < 0) {
@@ -175,6 +206,7 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	cv.teardown = 1;
 	ln_changes_init(&cv.ch);
 	ln_initiator_remove(&cv);
+	ln_nvmet_keep(&cv, keep, force);
 	ln_nvmet_remove(&cv);
 	ln_hostfile_reconcile(&cv);
 	ln_keystore_wipe(&cv);
@@ -183,6 +215,9 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	rc = finish(&cv, "teardown");
 out:
 	json_object_put(names);
+	json_object_put(keep);
+	json_object_put(force);
+	json_object_put(cv.kept);
 	ln_changes_release(&cv.ch);
 	ln_state_release(&cv.st);
 	ln_buf_release(&err);

@@ -338,6 +338,76 @@ scenario_teardown() {
 	check_cmd "foreign objects still untouched" foreign_intact
 }
 
+# Issue 13, point 6: a target goes only once every initiator of it in the
+# spec disconnected in this run, and while no host still holds it; else it
+# is kept (exit 4), unless --force names it.
+held_by() {	# make a host hold T1 on n1, as nvmet's debugfs shows it
+	mkdir -p "$(root 1)/sys/kernel/debug/nvmet/$T1/ctrl7" &&
+	printf '%s' "$1" > "$(root 1)/sys/kernel/debug/nvmet/$T1/ctrl7/hostnqn" &&
+	echo 10.77.0.99 > "$(root 1)/sys/kernel/debug/nvmet/$T1/ctrl7/host_traddr"
+}
+scenario_teardown_initiators() {
+	new_cluster tdinit || { fail "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply exits 0" rc_is 0
+	# a silent initiator: n3's node is down
+	cluster_stop_node "$C" 3
+	llmnet teardown "$C/spec.yaml"
+	check_cmd "n3 unreachable: teardown exits 4" rc_is 4
+	check_cmd "the recap says why the target stays" \
+		out_has "kept: initiator 'n3' not disconnected (unreachable); target '$T1' stays"
+	check_cmd "the totals count it" out_has "1 target kept; not converged."
+	check_cmd "n1 still exports T1" port_links
+	check_cmd "n1 still holds T1's namespace" test -d "$(cfg 1)/subsystems/$T1/namespaces/1"
+	check_cmd "n1 still allows n3" allowed "$(hostnqn 3)"
+	check_cmd "n2 disconnected" not_connected 2
+	check_cmd "n1's hostfile is gone all the same" no_hostfile 1
+	check_cmd "the applied state no longer says n1 holds nothing" python3 -c \
+		'import json,sys; d=json.load(open(sys.argv[1])); assert "n1" not in d.get("nodes", d)' \
+		"$LLMNET_STATE_DIR/loop.applied.json"
+	llmnet teardown "$C/spec.yaml" --force nosuch
+	check_cmd "--force with an unknown name: usage error (64)" rc_is 64
+	check_cmd "it names the word" out_has "--force: 'nosuch' is neither a target NQN nor a node of the spec"
+	llmnet teardown "$C/spec.yaml" --force "$T1"
+	check_cmd "--force T1 removes it though n3 is down (exit 4: n3)" rc_is 4
+	check_cmd "--force is said" out_has "removing '$T1' on 'n1' (--force) though initiator 'n3' not disconnected"
+	check_cmd "T1 is gone" not subsystem_exists
+	check_cmd "nothing kept" not_out_has "kept:"
+	llmnet teardown "$C/spec.yaml"
+	check_cmd "a target already gone is not kept for a silent initiator" not_out_has "kept:"
+	cluster_start_node "$C" 3
+	llmnet teardown "$C/spec.yaml"
+	check_cmd "n3 back: teardown exits 0" rc_is 0
+	check_cmd "n3 disconnected" not_connected 3
+	# the spec's initiators outside --limit did not disconnect in this run
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply again exits 0" rc_is 0
+	llmnet teardown "$C/spec.yaml" --limit n1
+	check_cmd "--limit n1: exit 4" rc_is 4
+	check_cmd "n2 outside --limit keeps T1" out_has "kept: initiator 'n2' not disconnected (outside --limit), and 1 more; target '$T1' stays"
+	check_cmd "T1 still exported" port_links
+	check_cmd "n2 still connected" connected 2
+	# a host the spec does not know still holds T1 (nvmet's debugfs)
+	held_by nqn.2014-08.org.example:by.hand
+	llmnet teardown "$C/spec.yaml"
+	check_cmd "a host holds T1: exit 4" rc_is 4
+	check_cmd "the recap names the host" out_has "kept: host 'nqn.2014-08.org.example:by.hand' (10.77.0.99) still holds controller ctrl7; target '$T1' stays"
+	check_cmd "n2 disconnected" not_connected 2
+	check_cmd "n3 disconnected" not_connected 3
+	check_cmd "T1 still exported" port_links
+	llmnet teardown "$C/spec.yaml" --purge
+	check_cmd "still held: exit 4 again" rc_is 4
+	check_cmd "--purge keeps the kept target's backing file" test -f "$(root 1)/var/lib/nvmet/disk1.img"
+	check_cmd "--purge keeps the agent where a target is kept" test -e "$(root 1)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "--purge removed n2's agent" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+	rm -rf "$(root 1)/sys/kernel/debug/nvmet/$T1/ctrl7"
+	llmnet teardown "$C/spec.yaml" --purge
+	check_cmd "the host let go: the normal order tears down all (exit 0)" rc_is 0
+	check_cmd "T1 is gone" not subsystem_exists
+	check_cmd "its backing file is gone" test ! -e "$(root 1)/var/lib/nvmet/disk1.img"
+	check_cmd "foreign objects untouched" foreign_intact
+}
+
 # Issue 12, reproduction 2: a second cluster naming loop's backing file and
 # hostfile is refused on both, and neither its apply nor its teardown
 # --purge touches loop's files.
@@ -747,7 +817,7 @@ scenario_node_dies() {
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
-     teardown two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
+     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
      cached_facts session_framing session_dropped corrupt_agent node_dies)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")

@@ -13,6 +13,8 @@
 #    until the operator accepts; apply --accept-replaced lab2 converges
 #    (lab1 drops the old NQN and allows the new one, lab2 connects again);
 #    the next apply reports 0 changed;
+#  - a host outside the spec (lab3 by hand, as any host) holding lab1's tcp
+#    subsystem keeps it through a teardown (exit 4, named in the recap);
 #  - teardown leaves no llmnet object in configfs and no tcp/rdma
 #    controller on any guest.
 # Run through tests/e2e/run.sh (it takes the lab lock).
@@ -99,6 +101,23 @@ check "lab2 has the hostfile" "$HF" "$(hostfile 2)"
 check "lab3 got no change" 1 "$(grep -cE '^lab3 +: ok=[0-9]+ +changed=0 ' "$tmp/out")"
 run apply "$SPEC"
 check "next apply reports 0 changed" 1 "$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
+
+# A host not in the spec holds lab1's tcp subsystem: lab3, with its own host
+# NQN, allowed there and connected by hand. lab2 disconnects as the spec
+# says, but lab1 keeps the target (exit 4) for as long as lab3 holds it.
+h3=$(lab_ssh 3 'cat /etc/nvme/hostnqn')
+lab_ssh 1 "ln -s '/sys/kernel/config/nvmet/hosts/$h3' '/sys/kernel/config/nvmet/subsystems/$TCP/allowed_hosts/'" 2>&1 | sed 's/^/    /'
+lab_ssh 3 "modprobe nvme_tcp && nvme connect -t tcp -a 10.77.0.11 -s 4420 -n '$TCP'" 2>&1 | sed 's/^/    /'
+check "lab3 holds the tcp subsystem, connected by hand" tcp "$(ctrl_live 3 "$TCP")"
+run teardown "$SPEC"
+check "teardown keeps a target a host still holds (exit 4)" 4 "$rc"
+check "the recap names lab3's address and the target" 1 "$(grep -cE "kept: (a host at 10\.77\.0\.13 still holds a connection to tcp port 10\.77\.0\.11:4420|host '[^']*' \(10\.77\.0\.13\) still holds controller ctrl[0-9]+).*; target '$TCP' stays" "$tmp/out")"
+check "lab1 still exports the tcp subsystem" 1 "$(port_linked "$TCP")"
+check "lab3's hand-made controller is still live" tcp "$(ctrl_live 3 "$TCP")"
+check "lab1 removed the rdma subsystem (nobody holds it)" 0 "$(port_linked "$RDMA")"
+check "lab2 disconnected as the spec says" 0 "$(fabric_ctrls 2)"
+lab_ssh 3 "nvme disconnect -n '$TCP'" >/dev/null 2>&1
+lab_ssh 1 "rm -f '/sys/kernel/config/nvmet/subsystems/$TCP/allowed_hosts/$h3'"
 
 run teardown "$SPEC" --purge
 check "teardown exits 0" 0 "$rc"
