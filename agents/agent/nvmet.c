@@ -679,9 +679,14 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 			ln_buf_addf(&det, ", uuid %s", ns->uuid);
 		if (ns->nguid)
 			ln_buf_addf(&det, ", nguid %s", ns->nguid);
+		if (rc == 0 && !cv->plan && ns->device)
+			rc = record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
 		ln_cv_report(cv, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 		goto out;
 	}
+	/* exported by an agent that did not record devices yet: from now on */
+	if (!cv->plan && ns->device && ln_cv_owned(cv, "nvmet_namespace", id))
+		rc = record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
 	snprintf(p, sizeof(p), "%s/device_path", dir);
 	ln_read_attr(cv->a, p, &cur);
 	path_ok = !strcmp(cur.buf, want_path);
@@ -888,6 +893,34 @@ out:
 /* A target with a namespace device in use is not exported at all: it is
  * refused before any of its objects (host, subsystem, port) is created. */
 
+/*
+ * A device namespace's stable identity (ns->device_id) must be the one
+ * recorded when it was first exported: a path such as /dev/sdb may name
+ * another disk after a reboot, and exporting it would hand the hosts
+ * someone else's data. A device without any identity is refused too: it
+ * could not be told from another one later.
+ */
+static int same_device(struct ln_converge *cv, const struct ln_blockdev *bd, struct ln_req_ns *ns,
+		       const char *id, struct ln_buf *err)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "nvmet_namespace", id);
+	const char *was = rec ? ln_json_str_at(rec, "device_id") : NULL;
+
+	if (ln_blockdev_stable_id(cv->a, bd, ns->device_id, sizeof(ns->device_id)) < 0) {
+		ln_buf_addf(err, "device '%s' (%s) has no stable identity (no WWID, serial or "
+			    "/dev/disk/by-id name), so llmnet could not tell it from another device "
+			    "after a reboot; refusing to export it", ns->device, bd->path);
+		return -ENODEV;
+	}
+	if (was && strcmp(was, ns->device_id)) {
+		ln_buf_addf(err, "device '%s' (%s) is not the device first exported as '%s': that "
+			    "was %s, this is %s; refusing to export it", ns->device, bd->path, id,
+			    was, ns->device_id);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 static void check_devices(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -909,14 +942,16 @@ static void check_devices(struct ln_converge *cv)
 				t->failed = 1;
 				continue;
 			}
+			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
 			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
 			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
 						   t->nqn, &err) == 0 &&
-			    ln_blockdev_claim(cv->a, &bd, t->ns[j].device, &err) == 0) {
+			    ln_blockdev_claim(cv->a, &bd, t->ns[j].device, &err) == 0 &&
+			    same_device(cv, &bd, &t->ns[j], id, &err) == 0) {
 				ln_blockdev_release(&bd);
 				continue;
 			}
-			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
+			ln_blockdev_release(&bd);
 			ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
 			t->failed = 1;
 		}

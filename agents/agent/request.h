@@ -22,6 +22,9 @@ struct ln_req_ns {
 	/* stable identity (device_uuid, device_nguid), 8-4-4-4-12 lower
 	 * case, or NULL: the kernel's own (random) is left alone */
 	const char *uuid, *nguid;
+	/* device: its stable identity (blockdev.h), filled by the agent's
+	 * device check, recorded at first export and compared after */
+	char device_id[256];
 };
 
 /* One host's DH-HMAC-CHAP secrets on a target (never printed or logged). */
