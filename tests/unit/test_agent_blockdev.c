@@ -28,16 +28,6 @@ static char *build(void)
 	return root;
 }
 
-static void write_tree_file(const char *root, const char *rel, const char *val)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s/%s", root, rel);
-	assert_int_equal(ln_file_write_atomic(p, val, strlen(val), 0644, &e), 0);
-	ln_buf_release(&e);
-}
-
 static const char *request(const char *ns)
 {
 	static char buf[2048];
@@ -284,7 +274,7 @@ static void test_agent_blockdev__stable_ids(void **st)
 	/* a partition of a disk with a WWID: the disk's, and its number */
 	snprintf(id, sizeof(id), "%s/sys/class/block/sda/device", root);
 	assert_int_equal(mkdir(id, 0755), 0);
-	write_tree_file(root, "sys/class/block/sda/device/wwid", "naa.5000c500a1b2c3d0\n");
+	assert_int_equal(fx_put(root, "/sys/class/block/sda/device/wwid", "naa.5000c500a1b2c3d0\n"), 0);
 	assert_int_equal(ln_blockdev_resolve(&a, "/dev/sda2", &bd, &err), 0);
 	assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), 0);
 	assert_string_equal(id, "wwid:naa.5000c500a1b2c3d0/part2");
@@ -335,7 +325,7 @@ static void test_agent_blockdev__changed_device_refused(void **st)
 		 "'%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t' "
 		 "'%s/sys/kernel/config/nvmet/hosts/nqn.2014-08.org.example:h1'", root, root, root);
 	assert_int_equal(system(p), 0);
-	write_tree_file(root, "sys/class/block/sde/device/wwid", "naa.5000c500ffffffff\n");
+	assert_int_equal(fx_put(root, "/sys/class/block/sde/device/wwid", "naa.5000c500ffffffff\n"), 0);
 	assert_int_equal(fx_apply_refused(root, request(ns), 1,
 					  "device '/dev/sde' (/dev/sde) is not the device first "
 					  "exported as 'nqn.2024-04.com.example:t/1': that was "

@@ -565,12 +565,7 @@ static void test_agent_nvmet__bare_node_loads_then_unloads(void **st)
 
 static void write_file(const char *root, const char *rel, const char *val)
 {
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	assert_int_equal(ln_file_write_atomic(p, val, strlen(val), 0644, &e), 0);
-	ln_buf_release(&e);
+	assert_int_equal(fx_put(root, rel, val), 0);
 }
 
 static void test_agent_nvmet__changes_follow_the_kernel_order(void **st)
