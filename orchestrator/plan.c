@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "orchestrator/facts.h"
+#include "orchestrator/nsident.h"
 #include "orchestrator/plan.h"
 #include "orchestrator/state.h"
 #include "orchestrator/transport/fanout.h"
@@ -253,12 +254,16 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 					  struct ln_buf *notes)
 {
 	struct json_object *o = json_object_new_object(), *nss = json_object_new_array();
+	char serial[LN_SERIAL_LEN + 1], uuid[LN_UUID_LEN + 1], nguid[LN_UUID_LEN + 1];
 	size_t k;
 
 	ln_json_add_str(o, "nqn", tg->nqn);
 	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
 	ln_json_add_str(o, "address", tg->address);
 	ln_json_add_i64(o, "service", tg->service);
+	/* stable identity: the same on every apply and after a reboot */
+	ln_nsident_serial(r->spec->cluster, tg->nqn, serial);
+	ln_json_add_str(o, "serial", serial);
 	if (tg->hosts_any) {
 		ln_json_add_str(o, "hosts", "any");
 	} else {
@@ -282,6 +287,9 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 		struct json_object *n = json_object_new_object();
 
 		ln_json_add_i64(n, "nsid", ns->nsid);
+		ln_nsident_ns(r->spec->cluster, tg->nqn, ns->nsid, uuid, nguid);
+		ln_json_add_str(n, "uuid", uuid);
+		ln_json_add_str(n, "nguid", nguid);
 		if (ns->file) {
 			ln_json_add_str(n, "file", ns->file);
 			ln_json_add_i64(n, "size", (int64_t)ns->size);

@@ -679,3 +679,74 @@ void ln_blockdev_release(struct ln_blockdev *bd)
 		close(bd->fd);
 	bd->fd = -1;
 }
+
+/* The first line of a sysfs attribute, trimmed; 0 when it says something. */
+static int read_id_attr(const struct ln_agent *a, const char *path, struct ln_buf *out)
+{
+	size_t n;
+
+	ln_buf_reset(out);
+	if (ln_read_attr(a, path, out) < 0)
+		return -ENOENT;
+	n = strcspn(out->buf, "\n");
+	while (n && (out->buf[n - 1] == ' ' || out->buf[n - 1] == '\t'))
+		n--;
+	ln_buf_setlen(out, n);
+	return n ? 0 : -ENOENT;
+}
+
+int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, char *out,
+			  size_t outlen)
+{
+	/* tried in order on the whole disk: the kernel's WWID (NVMe, SCSI),
+	 * device-mapper's uuid, then the serial (virtio-blk, NVMe controller) */
+	static const char *const attrs[][2] = {
+		{ "wwid", "wwid" }, { "device/wwid", "wwid" }, { "dm/uuid", "dm" },
+		{ "serial", "serial" }, { "device/serial", "serial" },
+	};
+	struct ln_buf v = LN_BUF_INIT, part = LN_BUF_INIT;
+	char dir[PATH_MAX], p[PATH_MAX], **names = NULL;
+	size_t i, n = 0;
+	int r = -ENOENT;
+
+	/* a partition's own directory sits in its disk's: "..", resolved by
+	 * the kernel through /sys/class/block's link */
+	snprintf(dir, sizeof(dir), "/sys/class/block/%s", bd->name);
+	if (!ln_is_dir(a, dir) && !ln_path_exists(a, dir))
+		snprintf(dir, sizeof(dir), "/sys/block/%s", bd->name);
+	snprintf(p, sizeof(p), "%s/partition", dir);
+	if (read_id_attr(a, p, &part) == 0)
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
+	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]) && r < 0; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, attrs[i][0]);
+		if (read_id_attr(a, p, &v) == 0) {
+			snprintf(out, outlen, "%s:%s%s%s", attrs[i][1], v.buf, part.len ? "/part" : "",
+				 part.buf);
+			r = 0;
+		}
+	}
+	/* else a /dev/disk/by-id name for it (udev's, from the same sources
+	 * and the bus), the first in sorted order */
+	if (r < 0 && ln_list_dir(a, "/dev/disk/by-id", &names, &n) == 0) {
+		char best[NAME_MAX + 1] = "";
+
+		for (i = 0; i < n; i++) {
+			struct ln_blockdev o;
+			struct ln_buf e = LN_BUF_INIT;
+
+			snprintf(p, sizeof(p), "/dev/disk/by-id/%s", names[i]);
+			if (ln_blockdev_resolve(a, p, &o, &e) == 0 && ln_blockdev_same(&o, bd) &&
+			    (!best[0] || strcmp(names[i], best) < 0))
+				snprintf(best, sizeof(best), "%s", names[i]);
+			ln_buf_release(&e);
+		}
+		if (best[0]) {
+			snprintf(out, outlen, "by-id:%s", best);
+			r = 0;
+		}
+		ln_names_free(names, n);
+	}
+	ln_buf_release(&v);
+	ln_buf_release(&part);
+	return r;
+}

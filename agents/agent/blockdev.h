@@ -81,6 +81,16 @@ int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_b
  * else by resolved path. */
 int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y);
 
+/*
+ * The device's stable identity, the same after a reboot and whatever its
+ * /dev name: "wwid:VALUE" (the kernel's WWID of an NVMe namespace or a
+ * SCSI disk), "dm:UUID", "serial:VALUE" (virtio-blk, ...), else
+ * "by-id:NAME" (a /dev/disk/by-id link to it); a partition's is its
+ * disk's with "/partN". 0, or -ENOENT when the device has none.
+ */
+int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, char *out,
+			  size_t outlen);
+
 /* A device's identity for the state file: "major:minor", else its path. */
 void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen);
 

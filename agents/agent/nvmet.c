@@ -428,9 +428,55 @@ static void apply_dhchap(struct ln_converge *cv, struct ln_req_target *t)
 	ln_buf_release(&err);
 }
 
+/* Record key: value on this cluster's record of (kind, id) when it differs. */
+static int record_field(struct ln_converge *cv, const char *kind, const char *id, const char *key,
+			const char *val, struct ln_buf *err)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, kind, id);
+	const char *cur = rec ? ln_json_str_at(rec, key) : NULL;
+
+	if (!rec || (cur && !strcmp(cur, val)))
+		return 0;
+	json_object_object_del(rec, key);
+	ln_json_add_str(rec, key, val);
+	cv->st.dirty = 1;
+	return ln_state_save(cv->a, &cv->st, err);
+}
+
+/* attr_serial as the kernel shows it: padded with spaces to 20 bytes. */
+static void read_serial(struct ln_agent *a, const char *nqn, struct ln_buf *out)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), P_SUB "%s/attr_serial", nqn);
+	ln_read_attr(a, p, out);
+	while (out->len && out->buf[out->len - 1] == ' ')
+		ln_buf_setlen(out, out->len - 1);
+}
+
+/*
+ * Write t's serial. nvmet takes it until a host first identifies a
+ * controller of the subsystem; after that it refuses (EINVAL) and keeps
+ * the old one, which only a new subsystem (teardown, apply) replaces.
+ */
+static int write_serial(struct ln_converge *cv, const struct ln_req_target *t, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	int rc;
+
+	snprintf(p, sizeof(p), P_SUB "%s/attr_serial", t->nqn);
+	rc = ln_fs_write_attr(cv->a, p, t->serial, err);
+	if (rc == -EINVAL)
+		ln_buf_addf(err, " (nvmet keeps a subsystem's serial once a host has connected to "
+			    "it: tear the target down on this node and apply again)");
+	if (rc == 0)
+		rc = record_field(cv, "nvmet_subsystem", t->nqn, "serial", t->serial, err);
+	return rc;
+}
+
 static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 {
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, cur = LN_BUF_INIT, det = LN_BUF_INIT;
 	char p[PATH_MAX];
 	const char *other;
 	int rc = 0;
@@ -444,7 +490,19 @@ static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 		goto out;
 	}
 	if (!ln_is_dir(cv->a, p)) {
-		if (create_dir(cv, "nvmet_subsystem", t->nqn, p, NULL) < 0)
+		/* the serial goes in before anything can link or identify it */
+		if (t->serial)
+			ln_buf_addf(&det, "serial %s", t->serial);
+		if (!cv->plan) {
+			rc = ln_cv_own(cv, "nvmet_subsystem", t->nqn);
+			if (rc == 0)
+				rc = ln_fs_mkdir(cv->a, p, &err);
+			if (rc == 0 && t->serial)
+				rc = write_serial(cv, t, &err);
+		}
+		ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, det.len ? det.buf : NULL,
+			     rc < 0 ? err.buf : NULL);
+		if (rc < 0)
 			t->failed = 1;
 	} else if (!ln_cv_owned(cv, "nvmet_subsystem", t->nqn)) {
 		ln_buf_addf(&err, "subsystem '%s' exists and was not created by llmnet; "
@@ -452,11 +510,20 @@ static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 		t->failed = 1;
 		ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
 		goto out;
+	} else if (t->serial && (read_serial(cv->a, t->nqn, &cur), strcmp(cur.buf, t->serial))) {
+		/* drift: set by hand, or made by an agent without stable identity */
+		ln_buf_addf(&det, "attr_serial '%s' -> '%s'", cur.buf, t->serial);
+		if (!cv->plan)
+			rc = write_serial(cv, t, &err);
+		ln_cv_report(cv, "change", "nvmet_subsystem", t->nqn, det.buf,
+			     rc < 0 ? err.buf : NULL);
+		rc = 0;	/* exported already: its other objects still converge */
 	} else {
 		ln_cv_report(cv, "ok", "nvmet_subsystem", t->nqn, NULL, NULL);
 	}
 	if (t->failed)
 		goto out;
+	ln_buf_reset(&err);
 	/* attr_allow_any_host: 1 only for "any" */
 	snprintf(p, sizeof(p), P_SUB "%s/attr_allow_any_host", t->nqn);
 	if (!read_eq(cv->a, p, t->any ? "1" : "0") &&
@@ -470,6 +537,8 @@ static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 	}
 out:
 	ln_buf_release(&err);
+	ln_buf_release(&cur);
+	ln_buf_release(&det);
 }
 
 /* Nearest existing ancestor's free bytes, for the free-space warning. */
@@ -556,6 +625,49 @@ static int odirect_ok(struct ln_converge *cv, const char *path)
 	return cv->a->fs->odirect_ok(cv->a, p);
 }
 
+/* 1 when the namespace's attr (device_uuid/device_nguid) is want, or no
+ * identity is asked; else the difference is added to det. */
+static int ident_ok(struct ln_converge *cv, const char *dir, const char *attr, const char *want,
+		    struct ln_buf *det)
+{
+	struct ln_buf cur = LN_BUF_INIT;
+	char p[PATH_MAX];
+	int ok;
+
+	if (!want)
+		return 1;
+	snprintf(p, sizeof(p), "%s/%s", dir, attr);
+	ln_read_attr(cv->a, p, &cur);
+	ok = !strcmp(cur.buf, want);
+	if (!ok)
+		ln_buf_addf(det, "%s%s '%s' -> '%s'", det->len ? ", " : "", attr, cur.buf, want);
+	ln_buf_release(&cur);
+	return ok;
+}
+
+/* Write the namespace's uuid and/or nguid (disabled: nvmet refuses them on
+ * an enabled one) and record them with its ownership. */
+static int write_ns_ident(struct ln_converge *cv, const char *id, const char *dir,
+			  const struct ln_req_ns *ns, int uuid, int nguid, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	int rc = 0;
+
+	if (uuid && ns->uuid) {
+		snprintf(p, sizeof(p), "%s/device_uuid", dir);
+		rc = ln_fs_write_attr(cv->a, p, ns->uuid, err);
+		if (rc == 0)
+			rc = record_field(cv, "nvmet_namespace", id, "uuid", ns->uuid, err);
+	}
+	if (rc == 0 && nguid && ns->nguid) {
+		snprintf(p, sizeof(p), "%s/device_nguid", dir);
+		rc = ln_fs_write_attr(cv->a, p, ns->nguid, err);
+		if (rc == 0)
+			rc = record_field(cv, "nvmet_namespace", id, "nguid", ns->nguid, err);
+	}
+	return rc;
+}
+
 static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, const struct ln_req_ns *ns)
 {
 	struct ln_buf err = LN_BUF_INIT, cur = LN_BUF_INIT, det = LN_BUF_INIT;
@@ -563,7 +675,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	const char *want_path = ns->file ? ns->file : ns->device;
 	const char *want_bio;
 	struct ln_blockdev bd = { .fd = -1 };
-	int rc = 0, exists, bio_ok, path_ok, enabled;
+	int rc = 0, exists, bio_ok, path_ok, enabled, uuid_ok, nguid_ok;
 
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
 	snprintf(dir, sizeof(dir), P_SUB "%s/namespaces/%u", t->nqn, ns->nsid);
@@ -600,15 +712,27 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 			snprintf(p, sizeof(p), "%s/buffered_io", dir);
 			if (rc == 0 && !strcmp(want_bio, "1"))
 				rc = ln_fs_write_attr(cv->a, p, "1", &err);
+			/* the identity, before enable (nvmet refuses it after) */
+			if (rc == 0)
+				rc = write_ns_ident(cv, id, dir, ns, 1, 1, &err);
 			snprintf(p, sizeof(p), "%s/enable", dir);
 			if (rc == 0)
 				rc = ln_fs_write_attr(cv->a, p, "1", &err);
 		}
 		ln_buf_addf(&det, "%s %s%s", ns->file ? "file" : "device", want_path,
 			    !strcmp(want_bio, "1") ? ", buffered_io (no O_DIRECT)" : "");
+		if (ns->uuid)
+			ln_buf_addf(&det, ", uuid %s", ns->uuid);
+		if (ns->nguid)
+			ln_buf_addf(&det, ", nguid %s", ns->nguid);
+		if (rc == 0 && !cv->plan && ns->device)
+			rc = record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
 		ln_cv_report(cv, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 		goto out;
 	}
+	/* exported by an agent that did not record devices yet: from now on */
+	if (!cv->plan && ns->device && ln_cv_owned(cv, "nvmet_namespace", id))
+		rc = record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
 	snprintf(p, sizeof(p), "%s/device_path", dir);
 	ln_read_attr(cv->a, p, &cur);
 	path_ok = !strcmp(cur.buf, want_path);
@@ -618,18 +742,21 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	bio_ok = read_eq(cv->a, p, want_bio);
 	if (!bio_ok)
 		ln_buf_addf(&det, "%sbuffered_io -> %s", det.len ? ", " : "", want_bio);
+	uuid_ok = ident_ok(cv, dir, "device_uuid", ns->uuid, &det);
+	nguid_ok = ident_ok(cv, dir, "device_nguid", ns->nguid, &det);
 	snprintf(p, sizeof(p), "%s/enable", dir);
 	enabled = read_eq(cv->a, p, "1");
-	if (path_ok && bio_ok && enabled) {
+	if (path_ok && bio_ok && uuid_ok && nguid_ok && enabled) {
 		ln_cv_report(cv, "ok", "nvmet_namespace", id, NULL, NULL);
 		goto out;
 	}
 	if (!enabled)
 		ln_buf_addf(&det, "%senable", det.len ? ", " : "");
 	if (!cv->plan) {
-		/* The kernel refuses device_path/buffered_io on an enabled namespace. */
+		/* The kernel refuses device_path, buffered_io, device_uuid and
+		 * device_nguid on an enabled namespace. */
 		snprintf(p, sizeof(p), "%s/enable", dir);
-		if (enabled && (!path_ok || !bio_ok))
+		if (enabled && (!path_ok || !bio_ok || !uuid_ok || !nguid_ok))
 			rc = ln_fs_write_attr(cv->a, p, "0", &err);
 		snprintf(p, sizeof(p), "%s/device_path", dir);
 		if (rc == 0 && !path_ok && ns->device)
@@ -639,6 +766,8 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		snprintf(p, sizeof(p), "%s/buffered_io", dir);
 		if (rc == 0 && !bio_ok)
 			rc = ln_fs_write_attr(cv->a, p, want_bio, &err);
+		if (rc == 0)
+			rc = write_ns_ident(cv, id, dir, ns, !uuid_ok, !nguid_ok, &err);
 		snprintf(p, sizeof(p), "%s/enable", dir);
 		if (rc == 0)
 			rc = ln_fs_write_attr(cv->a, p, "1", &err);
@@ -810,6 +939,34 @@ out:
 /* A target with a namespace device in use is not exported at all: it is
  * refused before any of its objects (host, subsystem, port) is created. */
 
+/*
+ * A device namespace's stable identity (ns->device_id) must be the one
+ * recorded when it was first exported: a path such as /dev/sdb may name
+ * another disk after a reboot, and exporting it would hand the hosts
+ * someone else's data. A device without any identity is refused too: it
+ * could not be told from another one later.
+ */
+static int same_device(struct ln_converge *cv, const struct ln_blockdev *bd, struct ln_req_ns *ns,
+		       const char *id, struct ln_buf *err)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "nvmet_namespace", id);
+	const char *was = rec ? ln_json_str_at(rec, "device_id") : NULL;
+
+	if (ln_blockdev_stable_id(cv->a, bd, ns->device_id, sizeof(ns->device_id)) < 0) {
+		ln_buf_addf(err, "device '%s' (%s) has no stable identity (no WWID, serial or "
+			    "/dev/disk/by-id name), so llmnet could not tell it from another device "
+			    "after a reboot; refusing to export it", ns->device, bd->path);
+		return -ENODEV;
+	}
+	if (was && strcmp(was, ns->device_id)) {
+		ln_buf_addf(err, "device '%s' (%s) is not the device first exported as '%s': that "
+			    "was %s, this is %s; refusing to export it", ns->device, bd->path, id,
+			    was, ns->device_id);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 static void check_devices(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -831,14 +988,16 @@ static void check_devices(struct ln_converge *cv)
 				t->failed = 1;
 				continue;
 			}
+			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
 			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
 			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
 						   t->nqn, &err) == 0 &&
-			    ln_blockdev_claim(cv->a, &bd, t->ns[j].device, &err) == 0) {
+			    ln_blockdev_claim(cv->a, &bd, t->ns[j].device, &err) == 0 &&
+			    same_device(cv, &bd, &t->ns[j], id, &err) == 0) {
 				ln_blockdev_release(&bd);
 				continue;
 			}
-			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
+			ln_blockdev_release(&bd);
 			ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
 			t->failed = 1;
 		}

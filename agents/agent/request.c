@@ -172,10 +172,51 @@ static int check_keys(struct json_object *o, const char *const *keys, const char
 	return r;
 }
 
+/* n hex digits, lower case: what the controller derives (nsident.h). */
+static int lower_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* An optional identity string: a uuid/nguid in 8-4-4-4-12 lower-case form
+ * (not all zero: NVMe reads zero as "none"), or a 16-digit serial. */
+static int get_ident(struct json_object *o, const char *key, int serial, const char **out,
+		     const char *where, struct ln_buf *err)
+{
+	const char *s;
+	int r = get_str(o, key, 0, out, where, err), ok;
+
+	if (r == -ENOENT) {
+		*out = NULL;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	s = *out;
+	if (serial)
+		ok = strlen(s) == 16 && lower_hex(s, 16);
+	else
+		ok = strlen(s) == 36 && lower_hex(s, 8) && s[8] == '-' && lower_hex(s + 9, 4) &&
+		     s[13] == '-' && lower_hex(s + 14, 4) && s[18] == '-' &&
+		     lower_hex(s + 19, 4) && s[23] == '-' && lower_hex(s + 24, 12) &&
+		     strspn(s, "0-") != 36;
+	if (!ok)
+		return bad(err, where, "%s '%s' must be %s", key, s,
+			   serial ? "16 lower-case hex digits"
+				  : "8-4-4-4-12 lower-case hex digits, not all zero");
+	return 0;
+}
+
 static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *where,
 		    struct ln_buf *err)
 {
-	static const char *const keys[] = { "nsid", "file", "size", "device", "adopt", NULL };
+	static const char *const keys[] = { "nsid", "file", "size", "device", "adopt", "uuid",
+					    "nguid", NULL };
 	struct ln_buf e = LN_BUF_INIT;
 	int64_t v;
 	int r;
@@ -187,6 +228,9 @@ static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *whe
 	if (r < 0)
 		return r;
 	ns->nsid = (uint32_t)v;
+	if ((r = get_ident(o, "uuid", 0, &ns->uuid, where, err)) < 0 ||
+	    (r = get_ident(o, "nguid", 0, &ns->nguid, where, err)) < 0)
+		return r;
 	r = get_str(o, "file", 0, &ns->file, where, err);
 	if (r < 0 && r != -ENOENT)
 		return r;
@@ -343,7 +387,7 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 			struct ln_buf *err)
 {
 	static const char *const keys[] = { "nqn", "transport", "address", "service", "hosts",
-					    "namespaces", "dhchap", NULL };
+					    "namespaces", "dhchap", "serial", NULL };
 	struct json_object *hosts, *nss, *d;
 	char w[128];
 	struct seen seen;
@@ -358,6 +402,8 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		return bad(err, where, "'%s' is not a valid NQN", t->nqn);
 	if ((r = parse_endpoint(o, &t->transport, &t->address, &t->family, t->service, where,
 				err)) < 0)
+		return r;
+	if ((r = get_ident(o, "serial", 1, &t->serial, where, err)) < 0)
 		return r;
 	if (!json_object_object_get_ex(o, "hosts", &hosts))
 		return bad(err, where, "missing field 'hosts' (a list of host NQNs, or \"any\")%s", "");

@@ -19,6 +19,12 @@ struct ln_req_ns {
 	uint64_t size;
 	const char *device;	/* or NULL */
 	int adopt;		/* file: use an existing one, never delete it */
+	/* stable identity (device_uuid, device_nguid), 8-4-4-4-12 lower
+	 * case, or NULL: the kernel's own (random) is left alone */
+	const char *uuid, *nguid;
+	/* device: its stable identity (blockdev.h), filled by the agent's
+	 * device check, recorded at first export and compared after */
+	char device_id[256];
 };
 
 /* One host's DH-HMAC-CHAP secrets on a target (never printed or logged). */
@@ -29,6 +35,7 @@ struct ln_req_key {
 
 struct ln_req_target {
 	const char *nqn, *transport, *address, *family;
+	const char *serial;	/* attr_serial: 16 lower-case hex digits, or NULL */
 	char service[8];
 	int any;
 	const char **hosts;

@@ -223,9 +223,16 @@ static const struct field init_fields[] = {
 	  .sub = &mount_table, .doc = "optional mount of the namespace" },
 };
 
+static const struct refused_key init_refused[] = {
+	{ "discovery", "llmnet cannot connect through the target's discovery controller yet "
+		       "(issue 15, point 3); remove 'discovery': the initiator connects to the "
+		       "target's declared address directly" },
+	{ NULL, NULL },
+};
+
 static const struct table init_table = {
 	"initiator", init_fields, ARRAY_SIZE(init_fields), 0, 0,
-	"An NVMe-oF initiator: a node that connects to a target.", NULL, NULL,
+	"An NVMe-oF initiator: a node that connects to a target.", NULL, init_refused,
 };
 
 static const struct field storage_fields[] = {

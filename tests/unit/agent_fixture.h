@@ -308,4 +308,18 @@ static inline void fx_list_mtimes(const char *root, struct ln_buf *out)
 	fx_mtimes_rec(root, "", out);
 }
 
+/* Write ROOT/rel (rel starts with '/'), as a test changes a node behind
+ * the agent's back; 0 or negative. */
+static inline int fx_put(const char *root, const char *rel, const char *val)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+	int r;
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	r = ln_file_write_atomic(p, val, strlen(val), 0644, &e);
+	ln_buf_release(&e);
+	return r;
+}
+
 #endif

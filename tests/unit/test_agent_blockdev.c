@@ -244,6 +244,100 @@ static void test_agent_blockdev__device_swapped_after_check_refused(void **st)
 	fx_remove(root);
 }
 
+/* The stable identity of each kind of device: WWID, a partition's disk's
+ * WWID with its number, device-mapper's uuid, else a by-id name. */
+static void test_agent_blockdev__stable_ids(void **st)
+{
+	char *root = build(), id[256];
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_blockdev bd;
+	struct ln_agent a;
+	static const char *const cases[][2] = {
+		{ "/dev/sde", "wwid:naa.5000c500a1b2c3d5" },
+		{ "/dev/sdd", "by-id:wwn-0x5000c500a1b2c3d4" },
+		{ "/dev/sda2", "by-id:ata-QEMU_HARDDISK_QM00001-part2" },
+		{ "/dev/mapper/vg0-data", "dm:LVM-Xq4bYc9dLkV3mN2pR7sT1uW5xZ8aB0cDeF6gH2iJ4kL9mN1oP3qR5sT7uV9wX1yZ" },
+		{ "/dev/nvme0n1", "wwid:nvme.1b36-6465616462656566-51454d55204e564d65204374726c-00000001" },
+	};
+	size_t i;
+
+	(void)st;
+	assert_int_equal(ln_agent_init(&a, root, &err), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(ln_blockdev_resolve(&a, cases[i][0], &bd, &err), 0);
+		assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), 0);
+		assert_string_equal(id, cases[i][1]);
+	}
+	/* a partition of a disk with a WWID: the disk's, and its number */
+	snprintf(id, sizeof(id), "%s/sys/class/block/sda/device", root);
+	assert_int_equal(mkdir(id, 0755), 0);
+	assert_int_equal(fx_put(root, "/sys/class/block/sda/device/wwid", "naa.5000c500a1b2c3d0\n"), 0);
+	assert_int_equal(ln_blockdev_resolve(&a, "/dev/sda2", &bd, &err), 0);
+	assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), 0);
+	assert_string_equal(id, "wwid:naa.5000c500a1b2c3d0/part2");
+	/* nothing to know it by */
+	assert_int_equal(ln_blockdev_resolve(&a, "/dev/sdc", &bd, &err), 0);
+	assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), -ENOENT);
+	ln_buf_release(&err);
+	fx_remove(root);
+}
+
+static void drop_sdf_wwid(const char *root)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/sys/class/block/sdf/device/wwid", root);
+	assert_int_equal(unlink(p), 0);
+}
+
+static void test_agent_blockdev__device_without_identity_refused(void **st)
+{
+	(void)st;
+	refused("{\"nsid\":1,\"device\":\"/dev/sdf\"}",
+		"device '/dev/sdf' (/dev/sdf) has no stable identity (no WWID, serial or "
+		"/dev/disk/by-id name), so llmnet could not tell it from another device after a "
+		"reboot; refusing to export it", drop_sdf_wwid);
+}
+
+/* A device is recorded by its identity at first export; after a reboot
+ * (configfs empty, the state kept) another disk behind the same path is
+ * refused and nothing of its target is made. */
+static void test_agent_blockdev__changed_device_refused(void **st)
+{
+	char *root = build(), p[4096];
+	const char *args[] = { "apply", NULL };
+	const char *ns = "{\"nsid\":1,\"device\":\"/dev/sde\"}";
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, v = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_non_null(strstr(v.buf, "\"device_id\": \"wwid:naa.5000c500a1b2c3d5\""));
+	/* the same disk: converged */
+	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 0);
+	assert_non_null(strstr(out.buf, "\"converged\": true"));
+	/* "reboot": configfs is empty again, and sde is another disk */
+	snprintf(p, sizeof(p), "rm -rf '%s/sys/kernel/config/nvmet/ports/1' "
+		 "'%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t' "
+		 "'%s/sys/kernel/config/nvmet/hosts/nqn.2014-08.org.example:h1'", root, root, root);
+	assert_int_equal(system(p), 0);
+	assert_int_equal(fx_put(root, "/sys/class/block/sde/device/wwid", "naa.5000c500ffffffff\n"), 0);
+	assert_int_equal(fx_apply_refused(root, request(ns), 1,
+					  "device '/dev/sde' (/dev/sde) is not the device first "
+					  "exported as 'nqn.2024-04.com.example:t/1': that was "
+					  "wwid:naa.5000c500a1b2c3d5, this is wwid:naa.5000c500ffffffff; "
+					  "refusing to export it", skip_agent_files), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t",
+		 root);
+	assert_int_equal(access(p, F_OK), -1);
+	ln_buf_release(&out);
+	ln_buf_release(&err);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_blockdev__partition_mounted_refuses_disk),
 	cmocka_unit_test(test_agent_blockdev__link_is_resolved_and_named),
@@ -259,4 +353,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_blockdev__free_partition_beside_mounted_one),
 	cmocka_unit_test(test_agent_blockdev__exclusive_opener_refused),
 	cmocka_unit_test(test_agent_blockdev__device_swapped_after_check_refused),
+	cmocka_unit_test(test_agent_blockdev__stable_ids),
+	cmocka_unit_test(test_agent_blockdev__device_without_identity_refused),
+	cmocka_unit_test(test_agent_blockdev__changed_device_refused),
 )

@@ -565,12 +565,7 @@ static void test_agent_nvmet__bare_node_loads_then_unloads(void **st)
 
 static void write_file(const char *root, const char *rel, const char *val)
 {
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	assert_int_equal(ln_file_write_atomic(p, val, strlen(val), 0644, &e), 0);
-	ln_buf_release(&e);
+	assert_int_equal(fx_put(root, rel, val), 0);
 }
 
 static void test_agent_nvmet__changes_follow_the_kernel_order(void **st)
@@ -613,6 +608,87 @@ static void test_agent_nvmet__changes_follow_the_kernel_order(void **st)
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t/"
 		 "namespaces/1", root);
 	assert_int_equal(access(p, F_OK), -1);
+	ln_buf_release(&out);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+	fx_remove(root);
+}
+
+static void assert_attr(const char *root, const char *rel, const char *want)
+{
+	struct ln_buf v = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_string_equal(v.buf, want);
+	ln_buf_release(&v);
+	ln_buf_release(&e);
+}
+
+#define SUB "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t"
+#define UUID1 "5d2eb3e6-70a2-8a05-bd50-acf5a20db507"
+#define NGUID1 "5ebc4145-9fc2-fe91-6f81-692ccdc71166"
+
+/* Stable identity: serial, uuid and nguid written before the namespace is
+ * enabled and the subsystem linked, recorded, drift set back where nvmet
+ * allows it, and a serial it keeps (linked) reported with what to do. */
+static void test_agent_nvmet__stable_identity(void **st)
+{
+	char *root = fx_build("node-target"), req[2048], p[4096];
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, e = LN_BUF_INIT;
+	struct json_object *o;
+
+	(void)st;
+	snprintf(req, sizeof(req), "%s",
+		 one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096,"
+			    "\"uuid\":\"" UUID1 "\",\"nguid\":\"" NGUID1 "\"}",
+			    ",\"serial\":\"4ab77e6f2e6e0c3c\""));
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	/* nvmet pads the serial with spaces to 20 bytes */
+	assert_attr(root, SUB "/attr_serial", "4ab77e6f2e6e0c3c    \n");
+	assert_attr(root, SUB "/namespaces/1/device_uuid", UUID1 "\n");
+	assert_attr(root, SUB "/namespaces/1/device_nguid", NGUID1 "\n");
+	assert_attr(root, SUB "/namespaces/1/enable", "1\n");
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &v, &e), 0);
+	assert_non_null(strstr(v.buf, "\"serial\": \"4ab77e6f2e6e0c3c\""));
+	assert_non_null(strstr(v.buf, "\"uuid\": \"" UUID1 "\""));
+	assert_non_null(strstr(v.buf, "\"nguid\": \"" NGUID1 "\""));
+	/* converged: a second apply changes nothing */
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	o = parse(&out);
+	assert_int_equal(summary(o, "create") + summary(o, "change") + summary(o, "remove"), 0);
+	json_object_put(o);
+	/* a request without identity (an older controller) leaves it alone */
+	assert_int_equal(run(root, "apply",
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096}", ""),
+			     &out, NULL), 0);
+	o = parse(&out);
+	assert_int_equal(summary(o, "change"), 0);
+	json_object_put(o);
+	/* uuid drift (set by hand): plan shows it, apply disables, sets, enables */
+	write_file(root, SUB "/namespaces/1/device_uuid", "11111111-2222-4333-8444-555555555555\n");
+	assert_int_equal(run(root, "plan", req, &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "device_uuid '11111111-2222-4333-8444-555555555555' -> '"
+				UUID1 "'"));
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	assert_attr(root, SUB "/namespaces/1/device_uuid", UUID1 "\n");
+	assert_attr(root, SUB "/namespaces/1/enable", "1\n");
+	/* serial drift while linked to a port: nvmet keeps it; said, with the way out */
+	write_file(root, SUB "/attr_serial", "0123456789abcdef    \n");
+	assert_int_equal(run(root, "apply", req, &out, NULL), 1);
+	assert_non_null(strstr(out.buf, "attr_serial '0123456789abcdef' -> '4ab77e6f2e6e0c3c'"));
+	assert_non_null(strstr(out.buf, "nvmet keeps a subsystem's serial once a host has "
+				"connected to it: tear the target down on this node and apply again"));
+	assert_attr(root, SUB "/attr_serial", "0123456789abcdef    \n");
+	/* not linked (no host can have seen it): set back, then linked again */
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1/subsystems/"
+		 "nqn.2024-04.com.example:t", root);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	assert_attr(root, SUB "/attr_serial", "4ab77e6f2e6e0c3c    \n");
+	assert_non_null(strstr(out.buf, "\"kind\": \"nvmet_port_subsystem\""));
 	ln_buf_release(&out);
 	ln_buf_release(&v);
 	ln_buf_release(&e);
@@ -730,6 +806,7 @@ static void test_agent_nvmet__failpoint_every_change(void **st)
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_nvmet__golden_then_converged_then_teardown),
 	cmocka_unit_test(test_agent_nvmet__golden_on_the_6_12_tree),
+	cmocka_unit_test(test_agent_nvmet__stable_identity),
 	cmocka_unit_test(test_agent_nvmet__bad_requests_change_nothing),
 	cmocka_unit_test(test_agent_nvmet__size_mismatch_states_both_sizes),
 	cmocka_unit_test(test_agent_nvmet__mounted_device_refused),

@@ -151,6 +151,43 @@ static void test_agent_request__dhchap_refusals_name_no_secret(void **state)
 	ln_test_release(&why, &msg);
 }
 
+/* Stable identity fields: their forms, checked before anything is read. */
+static void test_agent_request__identity_fields(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	const char *t = "{\"protocol\":2,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+			"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,"
+			"\"hosts\":\"any\",";
+	char buf[1024];
+
+	(void)state;
+	snprintf(buf, sizeof(buf), "%s\"serial\":\"4ab77e6f2e6e0c3c\",\"namespaces\":[{\"nsid\":1,"
+		 "\"device\":\"/dev/sdb\",\"uuid\":\"5d2eb3e6-70a2-8a05-bd50-acf5a20db507\","
+		 "\"nguid\":\"5ebc4145-9fc2-fe91-6f81-692ccdc71166\"}]}]}", t);
+	assert_int_equal(parse(buf, &err), 0);
+	snprintf(buf, sizeof(buf), "%s\"serial\":\"4AB77E6F2E6E0C3C\"}]}", t);
+	refused(buf, "request: targets[0]: serial '4AB77E6F2E6E0C3C' must be 16 lower-case hex "
+		     "digits");
+	snprintf(buf, sizeof(buf), "%s\"serial\":\"4ab77e6f2e6e0c3c0\"}]}", t);
+	refused(buf, "request: targets[0]: serial '4ab77e6f2e6e0c3c0' must be 16 lower-case hex "
+		     "digits");
+	snprintf(buf, sizeof(buf), "%s\"serial\":4}]}", t);
+	assert_int_equal(parse(buf, &err), -LN_EREQUEST);
+	snprintf(buf, sizeof(buf), "%s\"namespaces\":[{\"nsid\":1,\"device\":\"/dev/sdb\","
+		 "\"uuid\":\"5d2eb3e670a28a05bd50acf5a20db507\"}]}]}", t);
+	refused(buf, "request: targets[0].namespaces[0]: uuid '5d2eb3e670a28a05bd50acf5a20db507' "
+		     "must be 8-4-4-4-12 lower-case hex digits, not all zero");
+	snprintf(buf, sizeof(buf), "%s\"namespaces\":[{\"nsid\":1,\"device\":\"/dev/sdb\","
+		 "\"nguid\":\"00000000-0000-0000-0000-000000000000\"}]}]}", t);
+	refused(buf, "request: targets[0].namespaces[0]: nguid '00000000-0000-0000-0000-000000000000' "
+		     "must be 8-4-4-4-12 lower-case hex digits, not all zero");
+	snprintf(buf, sizeof(buf), "%s\"namespaces\":[{\"nsid\":1,\"device\":\"/dev/sdb\","
+		 "\"nguid\":\"5ebc4145-9fc2-fe91-6f81-692ccdc7116g\"}]}]}", t);
+	refused(buf, "request: targets[0].namespaces[0]: nguid '5ebc4145-9fc2-fe91-6f81-692ccdc7116g' "
+		     "must be 8-4-4-4-12 lower-case hex digits, not all zero");
+	ln_buf_release(&err);
+}
+
 static void test_agent_request__request_is_named_once(void **state)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -301,6 +338,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_request__dhchap_fields),
 	cmocka_unit_test(test_agent_request__dhchap_refusals_name_no_secret),
 	cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
+	cmocka_unit_test(test_agent_request__identity_fields),
 	cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
 	cmocka_unit_test(test_agent_request__duplicate_checks_scale),
 )

@@ -712,6 +712,8 @@ struct refused_case {
 
 static const struct refused_case refused_cases[] = {
 	{ "target", "tls", "      service: 4420\n", "      service: 4420\n      tls: required\n" },
+	{ "initiator", "discovery", "      nr_io_queues: 4\n",
+	  "      nr_io_queues: 4\n      discovery: true\n" },
 	{ "dhchap", "key_file", "{ key_dir: ~/llmnet-keys,",
 	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
 	{ "dhchap", "ctrl_key_file", "{ key_dir: ~/llmnet-keys,",

@@ -21,6 +21,11 @@
 
 #define T1 "nqn.2024-04.io.llmnet:n1.t1"
 #define T3 "nqn.2024-04.io.llmnet:n3.t3"
+/* T1's stable identity in cluster "loop" (orchestrator/nsident.h), as
+ * Python's hashlib and uuid modules compute it from the same text */
+#define SERIAL1 "d8b65f4a04376a6b"
+#define IDENT1 "\"uuid\":\"6c557595-262a-880b-948b-0fee8df79c18\"," \
+	"\"nguid\":\"5e1fccd1-9b21-a1b6-daf2-a9585a81ed26\","
 #define H(n) "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-00000000000" #n
 
 struct world {
@@ -140,8 +145,9 @@ static void test_plan__target_allows_its_initiators(void **state)
 	assert_non_null(req);
 	assert_string_equal(req_str(req, &b),
 		"{\"protocol\":2,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
-		"\"address\":\"127.0.1.1\",\"service\":4420,\"hosts\":[\"" H(2) "\",\"" H(3) "\"],"
-		"\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/disk1.img\",\"size\":1048576}]}],"
+		"\"address\":\"127.0.1.1\",\"service\":4420,\"serial\":\"" SERIAL1 "\","
+		"\"hosts\":[\"" H(2) "\",\"" H(3) "\"],"
+		"\"namespaces\":[{\"nsid\":1," IDENT1 "\"file\":\"/var/lib/nvmet/disk1.img\",\"size\":1048576}]}],"
 		"\"initiators\":[{\"target\":\"" T3 "\",\"transport\":\"rdma\",\"address\":\"127.0.1.3\","
 		"\"service\":4421,\"queues\":{\"ctrl_loss_tmo\":600}}],"
 		"\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\",\"lines\":["
@@ -164,7 +170,7 @@ static void test_plan__adopt_reaches_the_request(void **state)
 	w->ns.adopt = 1;
 	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
 	assert_non_null(req);
-	assert_non_null(strstr(req_str(req, &b), "\"namespaces\":[{\"nsid\":1,\"file\":"
+	assert_non_null(strstr(req_str(req, &b), "\"namespaces\":[{\"nsid\":1," IDENT1 "\"file\":"
 				"\"/var/lib/nvmet/disk1.img\",\"size\":1048576,\"adopt\":true}]"));
 	json_object_put(req);
 	ln_buf_release(&b);

@@ -6,6 +6,8 @@
 # and lab2 (initiator), over TCP and over RDMA (rxe):
 #  - lab1 exports a file namespace on its disk and one on tmpfs (buffered_io);
 #  - lab2 connects, writes data, disconnects, reconnects and reads it back;
+#  - the request's serial, uuid and nguid are what lab2 sees, and the
+#    fixture holds them as the real kernel does;
 #  - apply run again reports no changes on both guests;
 #  - teardown leaves configfs and the tcp/rdma controllers as they were;
 #  - the failpoint loop once against real configfs: stop before every change
@@ -43,13 +45,19 @@ hostnqn=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
 case $hostnqn in nqn.*) ok "lab2's host NQN is $hostnqn" ;; *) fail "lab2 has no host NQN" ;; esac
 tip=$(lab_fabric_ip 1)
 
+# stable identity as a controller would send it (the agent takes it as given)
+SERIAL=0e2ea6e17d1c4b38
+UUID1=6a0c1f52-9d3e-8b47-a1c2-3d4e5f607182
+NGUID1=0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0
+UUID2=7b1d2063-ae4f-8c58-b2d3-4e5f60718293
 target_req() { # TRANSPORT
 	cat <<JSON
 {"protocol": 1, "cluster": "e2e-agent", "targets": [{
   "nqn": "nqn.2024-04.io.llmnet:e2e.agent.$1", "transport": "$1",
-  "address": "$tip", "service": 4420, "hosts": ["$hostnqn"],
-  "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/$1.img", "size": 16777216},
-                 {"nsid": 2, "file": "/run/llmnet/e2e/$1.img", "size": 4194304}]}]}
+  "address": "$tip", "service": 4420, "hosts": ["$hostnqn"], "serial": "$SERIAL",
+  "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/$1.img", "size": 16777216,
+                  "uuid": "$UUID1", "nguid": "$NGUID1"},
+                 {"nsid": 2, "file": "/run/llmnet/e2e/$1.img", "size": 4194304, "uuid": "$UUID2"}]}]}
 JSON
 }
 init_req() { # TRANSPORT
@@ -97,9 +105,15 @@ for tr in tcp rdma; do
 		lab_put 1 tests/fixtures/agent/build-tree.sh /tmp/build-tree.sh &&
 			lab_put 1 "$tree" /tmp/node-target.tree
 		shape='find . | grep -v -e foreign -e "^./ports/7" | sort'
+		# ... and the identity attributes' values, byte for byte (the
+		# kernel pads the serial with spaces; uuid and nguid read back
+		# as it prints them)
+		shape="$shape"'; for f in subsystems/*/attr_serial subsystems/*/namespaces/*/device_[un]*uid; do case $f in *foreign*) ;; *) printf "%s=[%s]\n" "$f" "$(cat "$f")" ;; esac; done'
 		real=$(lab_ssh 1 "cd /sys/kernel/config/nvmet && $shape")
 		fx=$(lab_ssh 1 "rm -rf /tmp/fx && bash /tmp/build-tree.sh /tmp/node-target.tree /tmp/fx &&
 			$AGENT -q --budget-ms 600000 --root /tmp/fx apply >/dev/null && cd /tmp/fx/sys/kernel/config/nvmet && $shape" <"$tmp/t.json")
+		check "the real kernel holds the serial as the fixture models it" "subsystems/$nqn/attr_serial=[$SERIAL    ]" \
+			"$(grep -F "subsystems/$nqn/attr_serial=" <<<"$real")"
 		if [ "$real" = "$fx" ]; then
 			ok "fixture configfs shapes match the real kernel's ($(wc -l <<<"$real") entries)"
 		else
@@ -120,6 +134,8 @@ print(" ".join("/dev/"+n["block"] for c in d["nvme"] if c["subsysnqn"]==sys.argv
 		"$(lab_ssh 2 "cat /sys/block/${dev#/dev/}/nsid")" ;;
 	*) fail "$tr: no block device for $nqn ('$dev')"; continue ;;
 	esac
+	check "$tr: lab2 sees the serial, uuid and nguid lab1 was given" "$SERIAL $UUID1 $NGUID1" \
+		"$(lab_ssh 2 "b=/sys/block/${dev#/dev/}; echo \$(cat \$b/device/serial 2>/dev/null || cat \$b/device/nvme*/serial | head -n1) \$(cat \$b/uuid) \$(cat \$b/nguid)")"
 	sum_w=$(lab_ssh 2 "head -c 4194304 /dev/urandom >/tmp/e2e.data && dd if=/tmp/e2e.data of=$dev bs=1M oflag=direct status=none && sha256sum </tmp/e2e.data | cut -d' ' -f1")
 	agent 2 teardown --cluster e2e-agent <"/dev/null" >"$tmp/d2.json"
 	check "$tr: lab2 teardown (disconnect) exits 0" 0 "$?"

@@ -7,6 +7,9 @@
 # lab2 and lab3 connect and mount them, every guest gets the hostfile.
 #  - apply converges; the guests' configfs, controllers, mounts and
 #    hostfiles are checked over ssh, not taken from llmnet's word;
+#  - the subsystems' serial and the namespaces' uuid and nguid, in lab1's
+#    configfs and as lab2 and lab3 see them, are the ones derived from the
+#    cluster, NQN and nsid (computed here independently), and stay so;
 #  - a second apply reports 0 changed;
 #  - lab2 is replaced (tests/lab/replace 2: new disk, DMI UUID, host NQN,
 #    host key): apply refuses it (exit 4) and lab1 keeps the old access
@@ -58,6 +61,32 @@ fabric_ctrls() { lab_ssh "$1" 'n=0; for c in /sys/class/nvme/nvme*; do [ -e $c/t
 mounted() { lab_ssh "$1" "findmnt -n -o FSTYPE '$2' || echo none"; }
 hostfile() { lab_ssh "$1" 'grep -v "^#" /etc/llmnet/hostfile 2>/dev/null | tr "\n" " "'; }
 HF="lab1 slots=1 lab2 slots=1 lab3 slots=1 "
+# The stable identity the plan derives (orchestrator/nsident.h), computed
+# here from its definition: "SERIAL UUID NGUID" of NQN's namespace 1.
+derived() {
+	python3 - "$1" <<'PY'
+import hashlib, sys, uuid
+t = "llmnet/llmnet-lab/" + sys.argv[1]
+h = bytearray(hashlib.sha256((t + "/1").encode()).digest())
+nguid = str(uuid.UUID(bytes=bytes(h[16:])))
+h[6] = (h[6] & 0x0f) | 0x80
+h[8] = (h[8] & 0x3f) | 0x80
+print(hashlib.sha256(t.encode()).hexdigest()[:16], uuid.UUID(bytes=bytes(h[:16])), nguid)
+PY
+}
+# What GUEST's kernel got from Identify for NQN: the controller's serial,
+# namespace 1's uuid and nguid (sysfs, as nvme id-ctrl / id-ns show them)
+seen() {
+	lab_ssh "$1" "for c in /sys/class/nvme/nvme*; do [ \"\$(cat \$c/subsysnqn 2>/dev/null)\" = '$2' ] && s=\$(cat \$c/serial); done
+		for b in /sys/block/nvme*n*; do [ \"\$(cat \$b/device/subsysnqn 2>/dev/null)\" = '$2' ] && [ \"\$(cat \$b/nsid)\" = 1 ] && u=\$(cat \$b/uuid) && g=\$(cat \$b/nguid); done
+		echo \$s \$u \$g" || true
+}
+# ... and what lab1's configfs holds (attr_serial is padded with spaces)
+exported() {
+	lab_ssh 1 "cd /sys/kernel/config/nvmet/subsystems/'$1' && echo \$(cat attr_serial) \$(cat namespaces/1/device_uuid) \$(cat namespaces/1/device_nguid)" || true
+}
+ID_TCP=$(derived "$TCP")
+ID_RDMA=$(derived "$RDMA")
 
 # Start from nothing of ours (a previous run may have left objects).
 run teardown "$SPEC"
@@ -76,10 +105,16 @@ check "lab3 has a live rdma controller" rdma "$(ctrl_live 3 "$RDMA")"
 check "lab2 mounted /mnt/lab-tcp" ext4 "$(mounted 2 /mnt/lab-tcp)"
 check "lab3 mounted /mnt/lab-rdma" ext4 "$(mounted 3 /mnt/lab-rdma)"
 for i in 1 2 3; do check "lab$i has the hostfile" "$HF" "$(hostfile "$i")"; done
+check "lab1 exports tcp with the derived serial, uuid, nguid ($ID_TCP)" "$ID_TCP" "$(exported "$TCP")"
+check "lab2 sees the tcp target's derived serial, uuid, nguid" "$ID_TCP" "$(seen 2 "$TCP")"
+check "lab3 sees the rdma target's derived serial, uuid, nguid ($ID_RDMA)" "$ID_RDMA" "$(seen 3 "$RDMA")"
 
 run apply "$SPEC"
 check "re-apply exits 0" 0 "$rc"
 check "re-apply reports 0 changed" 1 "$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
+check "after the re-apply lab1 still exports the derived identity" "$ID_TCP $ID_RDMA" \
+	"$(exported "$TCP") $(exported "$RDMA")"
+check "after the re-apply lab2 still sees it" "$ID_TCP" "$(seen 2 "$TCP")"
 
 # Replace lab2: new machine, new host key, new host NQN, empty state.
 replaced=1
@@ -97,6 +132,7 @@ check "lab1 allows lab2's new NQN" 1 "$(allowed "$TCP" "$n2")"
 check "lab1 dropped lab2's old NQN" 0 "$(allowed "$TCP" "$h2")"
 check "lab2 has a live tcp controller again" tcp "$(ctrl_live 2 "$TCP")"
 check "lab2 mounted /mnt/lab-tcp again (no reformat: same data)" ext4 "$(mounted 2 /mnt/lab-tcp)"
+check "lab2's new connection sees the same serial, uuid, nguid" "$ID_TCP" "$(seen 2 "$TCP")"
 check "lab2 has the hostfile" "$HF" "$(hostfile 2)"
 check "lab3 got no change" 1 "$(grep -cE '^lab3 +: ok=[0-9]+ +changed=0 ' "$tmp/out")"
 run apply "$SPEC"
