@@ -24,8 +24,6 @@
 #include "agents/agent/paths.h"
 #include "common/json.h"
 
-#define KEYS_DIR "/etc/llmnet/keys"
-
 static void want_add(struct json_object *files, const char *kind, const char *nqn,
 		     const char *ext, const char *secret)
 {
@@ -98,11 +96,11 @@ static int open_store(struct ln_converge *cv, const char *dir, struct ln_buf *er
 	fd = ln_path_open_own_dir(cv->a, "/etc/llmnet", 0755, err);
 	if (fd >= 0) {
 		close(fd);
-		fd = ln_path_open_own_dir(cv->a, KEYS_DIR, 0700, err);
+		fd = ln_path_open_own_dir(cv->a, LN_KEYS_DIR, 0700, err);
 	}
 	if (fd >= 0) {
 		if (fchmod(fd, 0700) < 0)
-			ln_buf_addf(err, "cannot make '%s' private: %s", KEYS_DIR, strerror(errno));
+			ln_buf_addf(err, "cannot make '%s' private: %s", LN_KEYS_DIR, strerror(errno));
 		close(fd);
 		fd = ln_path_open_own_dir(cv->a, dir, 0700, err);
 	}
@@ -141,7 +139,7 @@ void ln_keystore_apply(struct ln_converge *cv)
 	int rc, opened = 0;
 	size_t i;
 
-	snprintf(dir, sizeof(dir), KEYS_DIR "/%s", cv->cluster);
+	snprintf(dir, sizeof(dir), LN_KEYS_DIR "/%s", cv->cluster);
 	rc = list_store(cv, dir, have, &err);
 	if (rc < 0) {
 		ln_cv_report(cv, "change", "node_key_store", dir, NULL, err.buf);
@@ -199,7 +197,7 @@ void ln_keystore_wipe(struct ln_converge *cv)
 
 	if (!cv->cluster[0])
 		goto out;
-	snprintf(dir, sizeof(dir), KEYS_DIR "/%s", cv->cluster);
+	snprintf(dir, sizeof(dir), LN_KEYS_DIR "/%s", cv->cluster);
 	rc = list_store(cv, dir, have, &err);
 	if (rc < 0) {
 		ln_cv_report(cv, "remove", "node_key_store", dir, NULL, err.buf);
