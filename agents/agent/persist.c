@@ -79,8 +79,8 @@ static void render_unit(const char *cluster, struct ln_buf *out)
 		    "TimeoutStartSec=%d\n"
 		    "Restart=on-failure\n"
 		    "RestartSec=5\n"
-		    "RestartSteps=6\n"
-		    "RestartMaxDelaySec=120\n"
+		    "RestartSteps=4\n"
+		    "RestartMaxDelaySec=60\n"
 		    "\n"
 		    "[Install]\n"
 		    "WantedBy=multi-user.target\n",
@@ -124,22 +124,6 @@ static int render_request(const struct ln_request *rq, struct ln_buf *out)
 	r = ln_json_write(copy, 1, out);
 	json_object_put(copy);
 	return r;
-}
-
-static int write_0600(struct ln_converge *cv, const char *path, const void *arg,
-		      struct ln_buf *err)
-{
-	const struct ln_buf *b = arg;
-
-	return ln_path_write(cv->a, path, b->buf, b->len, 0600, err);
-}
-
-static int write_0644(struct ln_converge *cv, const char *path, const void *arg,
-		      struct ln_buf *err)
-{
-	const struct ln_buf *b = arg;
-
-	return ln_path_write(cv->a, path, b->buf, b->len, 0644, err);
 }
 
 /* Split a node path into its directory's fd (no link on the way) and its
@@ -221,39 +205,6 @@ static int remove_link(struct ln_converge *cv, const char *path, struct ln_buf *
 	return r;
 }
 
-/* The file path (kind) holding want: "ok", or written when missing or
- * different and owned; a file llmnet did not make is refused by name.
- * 0 when the file is (or, in a plan, would be) as wanted. */
-static int want_file(struct ln_converge *cv, const char *kind, const char *path,
-		      const struct ln_buf *want, int private)
-{
-	struct ln_buf cur = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct stat st;
-	int rc = ln_path_lstat(cv->a, path, &st, &err), exists = rc == 0;
-
-	if (rc == 0 || (rc == -ENOENT && ln_state_other_owner(&cv->st, cv->cluster, kind, path)))
-		rc = ln_cv_existing(cv, kind, path, &err);
-	if (rc == 0)
-		rc = ln_path_read(cv->a, path, &cur, &err);
-	if (rc == 0 && cur.len == want->len && !memcmp(cur.buf, want->buf, want->len) &&
-	    (st.st_mode & 07777) == (private ? 0600 : 0644)) {
-		ln_cv_report(cv, "ok", kind, path, NULL, NULL);
-		goto out;
-	}
-	if (rc == -ENOENT)
-		rc = 0;
-	if (rc == 0 && cv->plan)
-		rc = ln_path_check_dirs(cv->a, path, &err);
-	if (rc == 0 && !cv->plan)
-		rc = ln_cv_create(cv, kind, path, private ? write_0600 : write_0644, want,
-				  &err);
-	ln_cv_report(cv, exists ? "change" : "create", kind, path, NULL, rc < 0 ? err.buf : NULL);
-out:
-	ln_buf_release(&cur);
-	ln_buf_release(&err);
-	return rc < 0 ? rc : 0;
-}
-
 static void want_link(struct ln_converge *cv, const struct persist_paths *p)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -331,8 +282,8 @@ void ln_persist_apply(struct ln_converge *cv)
 	}
 	render_unit(cv->cluster, &unit);
 	/* the stored request first: the unit never starts without one */
-	if (want_file(cv, "restore_request", p.request, &req, 1) == 0 &&
-	    want_file(cv, "systemd_unit", p.unit, &unit, 0) == 0)
+	if (ln_cv_file(cv, "restore_request", p.request, &req, 0600, 1, NULL) == 0 &&
+	    ln_cv_file(cv, "systemd_unit", p.unit, &unit, 0644, 1, NULL) == 0)
 		want_link(cv, &p);
 out:
 	ln_buf_release(&unit);

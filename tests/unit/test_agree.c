@@ -487,6 +487,7 @@ static void effects(const char *yaml, struct ln_buf *out)
 static const char base_spec[] =
 	"version: 1\n"
 	"cluster: keys\n"
+	"persist: true\n"
 	"ssh:\n"
 	"  user: root\n"
 	"  port: 22\n"
@@ -580,6 +581,7 @@ struct key_case {
 static const struct key_case key_cases[] = {
 	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
 	KC("cluster", CHANGES, "cluster: keys", "cluster: other"),
+	KC("persist", CHANGES, "persist: true", "persist: false"),
 	KC("ssh", SECTION, NULL, NULL),
 	KC("ssh.user", CHANGES, "ssh:\n  user: root", "ssh:\n  user: ops"),
 	KC("ssh.port", CHANGES, "  port: 22\n", "  port: 2222\n"),
