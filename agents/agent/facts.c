@@ -576,8 +576,9 @@ static void persistent_facts(struct ln_agent *a, struct json_object *owned)
 		ln_buf_release(&err);
 		return;
 	}
-	json_object_object_foreach(owned, name, val)
+	json_object_object_foreach(owned, name, val) {
 		ln_json_add_str(val, "persistent", ln_persist_status(a, &st, name));
+	}
 	ln_state_release(&st);
 	ln_buf_release(&err);
 }

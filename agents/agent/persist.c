@@ -44,15 +44,14 @@
 #define RESTORE_BUDGET_MS 30000
 
 struct persist_paths {
-	char request[PATH_MAX], unit[PATH_MAX], link[PATH_MAX], name[128];
+	char request[PATH_MAX], unit[PATH_MAX], link[PATH_MAX];
 };
 
 static void paths_of(const char *cluster, struct persist_paths *p)
 {
-	snprintf(p->name, sizeof(p->name), "llmnet-restore-%s.service", cluster);
 	snprintf(p->request, sizeof(p->request), RESTORE_DIR "/%s.json", cluster);
-	snprintf(p->unit, sizeof(p->unit), UNIT_DIR "/%s", p->name);
-	snprintf(p->link, sizeof(p->link), WANTS_DIR "/%s", p->name);
+	snprintf(p->unit, sizeof(p->unit), UNIT_DIR "/llmnet-restore-%s.service", cluster);
+	snprintf(p->link, sizeof(p->link), WANTS_DIR "/llmnet-restore-%s.service", cluster);
 }
 
 int ln_persist_supported(const struct ln_agent *a)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agents/agent/budget.h"
@@ -151,6 +152,7 @@ int ln_reconcile_restore_verb(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
 	const char *cluster = NULL;
+	const struct timespec gap = { RESTORE_PAUSE_MS / 1000, RESTORE_PAUSE_MS % 1000 * 1000000L };
 	struct ln_request rq;
 	int rc, tries = 0;
 
@@ -186,7 +188,7 @@ int ln_reconcile_restore_verb(struct ln_agent *a, int argc, char **argv)
 			break;
 		ln_warn("restore: cluster '%s', try %d left errors; trying again in %d s",
 			cluster, tries, RESTORE_PAUSE_MS / 1000);
-		usleep(RESTORE_PAUSE_MS * 1000);
+		nanosleep(&gap, NULL);
 	}
 	if (rc == LN_AGENT_EXIT_OK)
 		ln_info("restore: cluster '%s' restored (try %d)", cluster, tries);
