@@ -373,7 +373,6 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 		goto nomem;
 	ln_json_add_i64(req, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(req, "cluster", spec->cluster);
-	ln_json_add_bool(req, "persist", spec->persist);
 	for (t = 0; t < spec->n_targets; t++) {
 		struct json_object *o;
 

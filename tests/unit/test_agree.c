@@ -487,7 +487,6 @@ static void effects(const char *yaml, struct ln_buf *out)
 static const char base_spec[] =
 	"version: 1\n"
 	"cluster: keys\n"
-	"persist: true\n"
 	"ssh:\n"
 	"  user: root\n"
 	"  port: 22\n"
@@ -581,7 +580,6 @@ struct key_case {
 static const struct key_case key_cases[] = {
 	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
 	KC("cluster", CHANGES, "cluster: keys", "cluster: other"),
-	KC("persist", CHANGES, "persist: true", "persist: false"),
 	KC("ssh", SECTION, NULL, NULL),
 	KC("ssh.user", CHANGES, "ssh:\n  user: root", "ssh:\n  user: ops"),
 	KC("ssh.port", CHANGES, "  port: 22\n", "  port: 2222\n"),
