@@ -689,6 +689,7 @@ struct refused_case {
 };
 
 static const struct refused_case refused_cases[] = {
+	{ "the spec", "persist", "cluster: keys\n", "cluster: keys\npersist: true\n" },
 	{ "target", "tls", "      service: 4420\n", "      service: 4420\n      tls: required\n" },
 	{ "dhchap", "key_file", "{ key_dir: ~/llmnet-keys,",
 	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
