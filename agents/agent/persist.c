@@ -246,7 +246,7 @@ out:
 
 void ln_persist_remove(struct ln_converge *cv)
 {
-	struct persist_paths p;
+	struct persist_paths p = { "", "", "" };
 
 	if (!cv->cluster[0])
 		return;
@@ -260,7 +260,7 @@ void ln_persist_remove(struct ln_converge *cv)
 void ln_persist_apply(struct ln_converge *cv)
 {
 	struct ln_buf unit = LN_BUF_INIT, req = LN_BUF_INIT;
-	struct persist_paths p;
+	struct persist_paths p = { "", "", "" };
 	const struct ln_request *rq = cv->rq;
 
 	if (!rq->persist || (!rq->ntargets && !rq->ninits)) {
@@ -291,7 +291,7 @@ out:
 
 const char *ln_persist_status(struct ln_agent *a, struct ln_state *st, const char *cluster)
 {
-	struct persist_paths p;
+	struct persist_paths p = { "", "", "" };
 	char cur[PATH_MAX];
 
 	paths_of(cluster, &p);
@@ -376,7 +376,7 @@ int ln_persist_load(struct ln_agent *a, const char *cluster, struct ln_buf *out,
 {
 	struct ln_buf text = LN_BUF_INIT;
 	struct json_object *rq = NULL;
-	struct persist_paths p;
+	struct persist_paths p = { "", "", "" };
 	struct ln_state st;
 	int r;
 
