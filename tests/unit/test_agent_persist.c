@@ -12,9 +12,6 @@
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
-#include <json-c/json.h>
-
-#include "common/json.h"
 #include "common/proto.h"
 
 #define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
@@ -41,37 +38,6 @@ static const char *request(const char *persist)
 		 "\"dhgroup\":\"ffdhe2048\",\"keys\":[{\"host\":\"" H1 "\",\"key\":\"" K1 "\"}]}}]}",
 		 p);
 	return buf;
-}
-
-static struct json_object *parse(const struct ln_buf *out)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	struct json_object *o = NULL;
-
-	if (ln_json_parse(out->buf, out->len, &o, &e) < 0)
-		fprintf(stderr, "bad answer: %s\n%s\n", e.buf, out->buf);
-	assert_non_null(o);
-	ln_buf_release(&e);
-	return o;
-}
-
-/* 1 when the answer lists action on kind. */
-static int has_change(const struct ln_buf *out, const char *action, const char *kind)
-{
-	struct json_object *o = parse(out), *changes;
-	size_t i;
-	int found = 0;
-
-	assert_true(json_object_object_get_ex(o, "changes", &changes));
-	for (i = 0; i < json_object_array_length(changes); i++) {
-		struct json_object *c = json_object_array_get_idx(changes, i);
-
-		found |= !strcmp(json_object_get_string(json_object_object_get(c, "action")),
-				 action) &&
-			 !strcmp(json_object_get_string(json_object_object_get(c, "kind")), kind);
-	}
-	json_object_put(o);
-	return found;
 }
 
 static int agent(const char *root, const char *const *args, const char *in, struct ln_buf *out)
@@ -161,9 +127,9 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 
 	(void)st;
 	assert_int_equal(apply(root, request("true"), &out), 0);
-	assert_true(has_change(&out, "create", "restore_request"));
-	assert_true(has_change(&out, "create", "systemd_unit"));
-	assert_true(has_change(&out, "create", "systemd_enable"));
+	assert_true(fx_has_change(&out, "create", "restore_request"));
+	assert_true(fx_has_change(&out, "create", "systemd_unit"));
+	assert_true(fx_has_change(&out, "create", "systemd_enable"));
 	/* the request, private and without its secret */
 	assert_true(exists(root, STORED, &m));
 	assert_int_equal(m & 07777, 0600);
@@ -195,11 +161,11 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	assert_null(strstr(v.buf, "QUFBQUFB"));
 	/* converged: nothing to do */
 	assert_int_equal(apply(root, request("true"), &out), 0);
-	assert_false(has_change(&out, "create", "systemd_unit"));
-	assert_false(has_change(&out, "change", "systemd_unit"));
-	assert_false(has_change(&out, "change", "restore_request"));
-	assert_false(has_change(&out, "create", "systemd_enable"));
-	assert_true(has_change(&out, "ok", "systemd_enable"));
+	assert_false(fx_has_change(&out, "create", "systemd_unit"));
+	assert_false(fx_has_change(&out, "change", "systemd_unit"));
+	assert_false(fx_has_change(&out, "change", "restore_request"));
+	assert_false(fx_has_change(&out, "create", "systemd_enable"));
+	assert_true(fx_has_change(&out, "ok", "systemd_enable"));
 	ln_buf_release(&out);
 	ln_buf_release(&v);
 	fx_remove(root);
@@ -216,19 +182,19 @@ static void test_agent_persist__plan_reports_unit_drift(void **st)
 	snprintf(p, sizeof(p), "%s" LINK, root);
 	assert_int_equal(unlink(p), 0);		/* systemctl disable */
 	assert_int_equal(plan(root, request("true"), &out), 0);
-	assert_true(has_change(&out, "create", "systemd_enable"));
+	assert_true(fx_has_change(&out, "create", "systemd_enable"));
 	assert_false(exists(root, LINK, NULL));	/* a plan changes nothing */
 	write_node(root, UNIT, "[Service]\nExecStart=/bin/true\n");
 	assert_int_equal(plan(root, request("true"), &out), 0);
-	assert_true(has_change(&out, "change", "systemd_unit"));
+	assert_true(fx_has_change(&out, "change", "systemd_unit"));
 	assert_int_equal(apply(root, request("true"), &out), 0);
-	assert_true(has_change(&out, "change", "systemd_unit"));
-	assert_true(has_change(&out, "create", "systemd_enable"));
+	assert_true(fx_has_change(&out, "change", "systemd_unit"));
+	assert_true(fx_has_change(&out, "create", "systemd_enable"));
 	assert_true(exists(root, LINK, NULL));
 	snprintf(p, sizeof(p), "%s" UNIT, root);
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(plan(root, request("true"), &out), 0);
-	assert_true(has_change(&out, "create", "systemd_unit"));
+	assert_true(fx_has_change(&out, "create", "systemd_unit"));
 	ln_buf_release(&out);
 	fx_remove(root);
 }
@@ -255,13 +221,13 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/" NQN, boot);
 	assert_int_equal(stat(p, &sb), -1);
 	assert_int_equal(agent(boot, restore, NULL, &out), 0);
-	assert_true(has_change(&out, "create", "nvmet_subsystem"));
+	assert_true(fx_has_change(&out, "create", "nvmet_subsystem"));
 	assert_int_equal(stat(p, &sb), 0);
 	read_node(boot, "/sys/kernel/config/nvmet/hosts/" H1 "/dhchap_key", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	/* restored: a second restore changes nothing */
 	assert_int_equal(agent(boot, restore, NULL, &out), 0);
-	assert_false(has_change(&out, "create", "nvmet_subsystem"));
+	assert_false(fx_has_change(&out, "create", "nvmet_subsystem"));
 	/* the stored request is still without its secret */
 	read_node(boot, STORED, &v);
 	assert_null(strstr(v.buf, "DHHC-1"));
@@ -319,7 +285,7 @@ static void test_agent_persist__no_systemd_is_unsupported(void **st)
 	(void)st;
 	assert_int_equal(apply(root, request("true"), &out), 0);
 	assert_non_null(strstr(out.buf, "persistent: unsupported"));
-	assert_false(has_change(&out, "create", "systemd_unit"));
+	assert_false(fx_has_change(&out, "create", "systemd_unit"));
 	assert_false(exists(root, STORED, NULL));
 	assert_false(exists(root, UNIT, NULL));
 	assert_int_equal(agent(root, facts, NULL, &out), 0);
@@ -363,9 +329,9 @@ static void test_agent_persist__off_and_teardown_remove_all(void **st)
 	assert_int_equal(agent(root, facts, NULL, &out), 0);
 	assert_non_null(strstr(out.buf, "\"persistent\": \"yes\""));
 	assert_int_equal(apply(root, request("false"), &out), 0);
-	assert_true(has_change(&out, "remove", "systemd_unit"));
-	assert_true(has_change(&out, "remove", "systemd_enable"));
-	assert_true(has_change(&out, "remove", "restore_request"));
+	assert_true(fx_has_change(&out, "remove", "systemd_unit"));
+	assert_true(fx_has_change(&out, "remove", "systemd_enable"));
+	assert_true(fx_has_change(&out, "remove", "restore_request"));
 	assert_false(exists(root, UNIT, NULL) || exists(root, LINK, NULL) ||
 		     exists(root, STORED, NULL));
 	assert_int_equal(agent(root, facts, NULL, &out), 0);
@@ -373,12 +339,12 @@ static void test_agent_persist__off_and_teardown_remove_all(void **st)
 	/* absent is off too (a controller that does not send it) */
 	assert_int_equal(apply(root, request("true"), &out), 0);
 	assert_int_equal(apply(root, request(NULL), &out), 0);
-	assert_true(has_change(&out, "remove", "systemd_unit"));
+	assert_true(fx_has_change(&out, "remove", "systemd_unit"));
 	assert_int_equal(apply(root, request("true"), &out), 0);
 	assert_true(exists(root, UNIT, NULL));
 	assert_int_equal(agent(root, down, NULL, &out), 0);
-	assert_true(has_change(&out, "remove", "systemd_unit"));
-	assert_true(has_change(&out, "remove", "node_key_store"));
+	assert_true(fx_has_change(&out, "remove", "systemd_unit"));
+	assert_true(fx_has_change(&out, "remove", "node_key_store"));
 	assert_false(exists(root, UNIT, NULL) || exists(root, LINK, NULL) ||
 		     exists(root, STORED, NULL) || exists(root, "/etc/llmnet/keys/c", NULL));
 	ln_buf_release(&out);
