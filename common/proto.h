@@ -34,6 +34,7 @@
 #define LN_VERB_APPLY "apply"
 #define LN_VERB_TEARDOWN "teardown"
 #define LN_VERB_RUN "run"
+#define LN_VERB_RESTORE "restore"	/* the boot unit's, node-local: agent-protocol.md */
 
 /* llmnet's own probes, as installed in LN_PROTO_REMOTE_DIR, and the MPI
  * sources (in LN_PROBE_SRC_DIR) the agent lets mpicc build into them. */

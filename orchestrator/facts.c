@@ -150,7 +150,21 @@ static const char *jstr(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-static void print_node_facts(const struct ln_node_run *nr, FILE *out)
+/* The node's "persistent" for cluster (agents/agent/persist.c): its
+ * owned record's, else "no", or "unsupported" where systemd does not run. */
+static const char *persistent(const struct ln_node_run *nr, const char *cluster)
+{
+	struct json_object *c = ln_json_at(ln_json_at(nr->facts, "owned"), cluster);
+	struct json_object *sd = ln_json_at(nr->facts, "systemd");
+
+	if (c && jstr(c, "persistent"))
+		return jstr(c, "persistent");
+	if (!sd)
+		return "unknown";
+	return json_object_get_boolean(sd) ? "no" : "unsupported";
+}
+
+static void print_node_facts(const struct ln_node_run *nr, const char *cluster, FILE *out)
 {
 	struct json_object *rdma, *nvme, *gpus, *models;
 	size_t i, j;
@@ -169,6 +183,7 @@ static void print_node_facts(const struct ln_node_run *nr, FILE *out)
 	fprintf(out, "  host nqn   %s\n", jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)");
 	gpus = ln_json_at(nr->facts, "gpus");
 	models = ln_json_at(gpus, "models");
+	fprintf(out, "  persistent %s\n", persistent(nr, cluster));
 	fprintf(out, "  gpus       %s", jstr(gpus, "count") ? jstr(gpus, "count") : "unknown");
 	if (models && json_object_array_length(models))
 		fprintf(out, " (%s)", json_object_get_string(json_object_array_get_idx(models, 0)));
@@ -216,7 +231,7 @@ void ln_facts_print(struct ln_run *r, int json, FILE *out)
 
 	if (!json) {
 		for (i = 0; i < r->n; i++)
-			print_node_facts(&r->nodes[i], out);
+			print_node_facts(&r->nodes[i], r->spec->cluster, out);
 		return;
 	}
 	all = json_object_new_object();

@@ -173,3 +173,46 @@ int ln_cv_create(struct ln_converge *cv, const char *kind, const char *path,
 		undo_create(cv, had ? NULL : kind, path, dir, made);
 	return rc;
 }
+
+struct cv_file {
+	const struct ln_buf *want;
+	mode_t mode;
+};
+
+static int write_file(struct ln_converge *cv, const char *path, const void *arg,
+		      struct ln_buf *err)
+{
+	const struct cv_file *f = arg;
+
+	return ln_path_write(cv->a, path, f->want->buf, f->want->len, f->mode, err);
+}
+
+int ln_cv_file(struct ln_converge *cv, const char *kind, const char *path,
+	       const struct ln_buf *want, mode_t mode, int check_mode, const char *detail)
+{
+	struct ln_buf cur = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct cv_file f = { want, mode };
+	struct stat st;
+	int rc = ln_path_lstat(cv->a, path, &st, &err), exists = rc == 0;
+
+	if (rc == 0 || (rc == -ENOENT && ln_state_other_owner(&cv->st, cv->cluster, kind, path)))
+		rc = ln_cv_existing(cv, kind, path, &err);
+	if (rc == 0)
+		rc = ln_path_read(cv->a, path, &cur, &err);
+	if (rc == 0 && cur.len == want->len && !memcmp(cur.buf, want->buf, want->len) &&
+	    (!check_mode || (st.st_mode & 07777) == mode)) {
+		ln_cv_report(cv, "ok", kind, path, NULL, NULL);
+		goto out;
+	}
+	if (rc == -ENOENT)
+		rc = 0;
+	if (rc == 0 && cv->plan)
+		rc = ln_path_check_dirs(cv->a, path, &err);
+	if (rc == 0 && !cv->plan)
+		rc = ln_cv_create(cv, kind, path, write_file, &f, &err);
+	ln_cv_report(cv, exists ? "change" : "create", kind, path, detail, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&cur);
+	ln_buf_release(&err);
+	return rc < 0 ? rc : 0;
+}

@@ -55,5 +55,14 @@ int ln_cv_create(struct ln_converge *cv, const char *kind, const char *path,
 		 int (*make)(struct ln_converge *cv, const char *path, const void *arg,
 			     struct ln_buf *err),
 		 const void *arg, struct ln_buf *err);
+/* The file path (kind) holding want: reported "ok" when it does (and has
+ * mode, with check_mode), else made or rewritten by ln_cv_create() with
+ * mode, atomically, and reported (with detail) as a create or change;
+ * one this cluster does not own (someone's, or another cluster's even when
+ * missing now), one under a directory someone but root may change, or one
+ * reached through a link is refused and left as it is. 0 when the file is
+ * (or, in a plan, would be) as wanted, else negative. */
+int ln_cv_file(struct ln_converge *cv, const char *kind, const char *path,
+	       const struct ln_buf *want, mode_t mode, int check_mode, const char *detail);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/parts.h"
 #include "agents/agent/state.h"
 #include "common/json.h"
 #include "common/util.h"
@@ -564,6 +565,24 @@ static struct json_object *nvmet_facts(const struct ln_agent *a)
 	return o;
 }
 
+/* Each owned cluster's "persistent" (persist.c), and "systemd" for the
+ * node when no cluster is owned yet. */
+static void persistent_facts(struct ln_agent *a, struct json_object *owned)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_state st;
+
+	if (!owned || ln_state_load(a, &st, &err) < 0) {
+		ln_buf_release(&err);
+		return;
+	}
+	json_object_object_foreach(owned, name, val) {
+		ln_json_add_str(val, "persistent", ln_persist_status(a, &st, name));
+	}
+	ln_state_release(&st);
+	ln_buf_release(&err);
+}
+
 int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf *err)
 {
 	struct json_object *o = json_object_new_object(), *w = json_object_new_array(), *x;
@@ -591,6 +610,8 @@ int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf
 		ln_buf_reset(err);
 		owned = NULL;
 	}
+	persistent_facts(a, owned);
+	ln_json_add_bool(o, "systemd", ln_persist_supported(a));
 	ln_json_add(o, "owned", owned);
 	ln_json_add(o, "warnings", w);
 	*out = o;

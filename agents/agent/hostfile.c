@@ -53,48 +53,16 @@ out:
 	ln_buf_release(&err);
 }
 
-static int write_file(struct ln_converge *cv, const char *path, const void *arg,
-		      struct ln_buf *err)
-{
-	const struct ln_buf *want = arg;
-
-	return ln_path_write(cv->a, path, want->buf, want->len, 0644, err);
-}
-
 /* The wanted hostfile: written when missing or different, only when this
- * cluster owns it; a hand-written one, one another cluster records (even
- * when it is missing now), one under a directory someone but root may
- * change, or one reached through a link is refused and left as it is. */
+ * cluster owns it (ln_cv_file()). */
 static void write_hostfile(struct ln_converge *cv, const char *path)
 {
-	struct ln_buf want = LN_BUF_INIT, cur = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct stat st;
-	int rc, exists;
+	struct ln_buf want = LN_BUF_INIT;
 
 	ln_hostfile_render(cv->rq, &want);
-	rc = ln_path_lstat(cv->a, path, &st, &err);
-	exists = rc == 0;
-	if (rc == 0 || (rc == -ENOENT && ln_state_other_owner(&cv->st, cv->cluster, "hostfile",
-							       path)))
-		rc = ln_cv_existing(cv, "hostfile", path, &err);
-	if (rc == 0)
-		rc = ln_path_read(cv->a, path, &cur, &err);
-	if (rc == 0 && cur.len == want.len && !memcmp(cur.buf, want.buf, want.len)) {
-		ln_cv_report(cv, "ok", "hostfile", path, NULL, NULL);
-		goto out;
-	}
-	if (rc == -ENOENT)
-		rc = 0;
-	if (rc == 0 && cv->plan)
-		rc = ln_path_check_dirs(cv->a, path, &err);
-	if (rc == 0 && !cv->plan)
-		rc = ln_cv_create(cv, "hostfile", path, write_file, &want, &err);
-	ln_cv_report(cv, exists ? "change" : "create", "hostfile", path,
-		     cv->rq->hostfile_mpich ? "mpich" : "openmpi", rc < 0 ? err.buf : NULL);
-out:
+	ln_cv_file(cv, "hostfile", path, &want, 0644, 0,
+		   cv->rq->hostfile_mpich ? "mpich" : "openmpi");
 	ln_buf_release(&want);
-	ln_buf_release(&cur);
-	ln_buf_release(&err);
 }
 
 void ln_hostfile_reconcile(struct ln_converge *cv)

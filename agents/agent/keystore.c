@@ -24,8 +24,6 @@
 #include "agents/agent/paths.h"
 #include "common/json.h"
 
-#define KEYS_DIR "/etc/llmnet/keys"
-
 static void want_add(struct json_object *files, const char *kind, const char *nqn,
 		     const char *ext, const char *secret)
 {
@@ -94,7 +92,7 @@ static int read_store(struct ln_converge *cv, const char *action, char *dir,
 {
 	int rc;
 
-	snprintf(dir, PATH_MAX, KEYS_DIR "/%s", cv->cluster);
+	snprintf(dir, PATH_MAX, LN_KEYS_DIR "/%s", cv->cluster);
 	rc = list_store(cv, dir, have, err);
 	if (rc < 0)
 		ln_cv_report(cv, action, "node_key_store", dir, NULL, err->buf);
@@ -112,11 +110,11 @@ static int open_store(struct ln_converge *cv, const char *dir, struct ln_buf *er
 	fd = ln_path_open_own_dir(cv->a, "/etc/llmnet", 0755, err);
 	if (fd >= 0) {
 		close(fd);
-		fd = ln_path_open_own_dir(cv->a, KEYS_DIR, 0700, err);
+		fd = ln_path_open_own_dir(cv->a, LN_KEYS_DIR, 0700, err);
 	}
 	if (fd >= 0) {
 		if (fchmod(fd, 0700) < 0)
-			ln_buf_addf(err, "cannot make '%s' private: %s", KEYS_DIR, strerror(errno));
+			ln_buf_addf(err, "cannot make '%s' private: %s", LN_KEYS_DIR, strerror(errno));
 		close(fd);
 		fd = ln_path_open_own_dir(cv->a, dir, 0700, err);
 	}

@@ -43,6 +43,7 @@ static const struct verb verbs[] = {
 	{ LN_VERB_APPLY, 1, 1, ln_reconcile_apply_verb },
 	{ LN_VERB_TEARDOWN, 1, 1, ln_reconcile_teardown_verb },
 	{ LN_VERB_RUN, 0, 1, ln_exec_verb },
+	{ LN_VERB_RESTORE, 1, 1, ln_reconcile_restore_verb },
 };
 
 #define N_VERBS (ARRAY_SIZE(verbs))
@@ -117,7 +118,7 @@ static int usage(void)
 {
 	return ln_agent_fail("usage",
 			     "usage: llmnet-agent [--root DIR] [--budget-ms MS] [-q|-v|-vv] "
-			     "[--trace=AREAS] session|version|facts|plan|apply|teardown|run ...",
+			     "[--trace=AREAS] session|version|facts|plan|apply|teardown|run|restore ...",
 			     LN_AGENT_EXIT_USAGE);
 }
 
@@ -134,7 +135,7 @@ static int run_verb(struct ln_agent *a, int argc, char **argv)
 		if (!strcmp(verbs[k].name, argv[0]))
 			v = &verbs[k];
 	if (!v) {
-		ln_buf_addf(&err, "unknown verb '%s' (version, facts, plan, apply, teardown, run)",
+		ln_buf_addf(&err, "unknown verb '%s' (version, facts, plan, apply, teardown, run, restore)",
 			    argv[0]);
 		rc = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
 		goto out;

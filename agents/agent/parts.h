@@ -30,6 +30,8 @@ void ln_nvmet_apply(struct ln_converge *cv);
 void ln_initiator_remove(struct ln_converge *cv);
 void ln_initiator_apply(struct ln_converge *cv);
 void ln_hostfile_reconcile(struct ln_converge *cv);
+#define LN_KEYS_DIR "/etc/llmnet/keys"
+
 /* keystore.c. The node key store /etc/llmnet/keys/<cluster>/: the secrets
  * the request needs on this node, written (0600, atomically) when they
  * differ, the others removed; reports name files, never secrets. */
@@ -50,6 +52,22 @@ int ln_nvmet_adopted(struct json_object *rec);
 /* teardown --purge: owned backing files and directories; an adopted file
  * is kept and forgotten. */
 void ln_purge_files(struct ln_converge *cv);
+
+/* persist.c (request `persist`): keep the request (without secrets) and
+ * the cluster's enabled boot unit where systemd runs; remove them when not
+ * wanted. ln_persist_remove: teardown. */
+void ln_persist_apply(struct ln_converge *cv);
+void ln_persist_remove(struct ln_converge *cv);
+/* 1 when systemd runs on the node (/run/systemd/system). */
+int ln_persist_supported(const struct ln_agent *a);
+/* facts: "yes", "no", "disabled", "broken" (a file is missing) or
+ * "unsupported" (no systemd) for cluster. */
+const char *ln_persist_status(struct ln_agent *a, struct ln_state *st, const char *cluster);
+/* restore: the stored request of cluster with its secrets from the key
+ * store, as request text in out (clear it after use); -ENOENT when the
+ * cluster stores none, else 0 or negative with err. */
+int ln_persist_load(struct ln_agent *a, const char *cluster, struct ln_buf *out,
+		    struct ln_buf *err);
 
 /* Build the hostfile text for the request's lines. */
 int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out);

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agents/agent/budget.h"
 #include "agents/agent/parts.h"
 #include "agents/agent/reconcile.h"
 #include "common/error.h"
@@ -89,14 +91,46 @@ static int finish(struct ln_converge *cv, const char *mode)
 	return rc;
 }
 
-static int converge(struct ln_agent *a, int argc, char **argv, int plan)
+/* One converge of a parsed request: the parts in order, then the answer
+ * (mode names it); apply and restore alike. */
+static int converge_request(struct ln_agent *a, struct ln_request *rq, int plan, const char *mode)
 {
-	struct ln_buf in = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct ln_request rq;
+	struct ln_buf err = LN_BUF_INIT;
 	struct ln_converge cv;
 	int rc;
 
 	memset(&cv, 0, sizeof(cv));
+	if (ln_state_load(a, &cv.st, &err) < 0) {
+		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
+		goto out;
+	}
+	cv.a = a;
+	cv.rq = rq;
+	cv.cluster = rq->cluster;
+	cv.plan = plan;
+	ln_changes_init(&cv.ch);
+	ln_initiator_remove(&cv);
+	ln_nvmet_remove(&cv);
+	ln_modules_remove(&cv);
+	ln_nvmet_apply(&cv);
+	ln_initiator_apply(&cv);
+	ln_keystore_apply(&cv);
+	ln_hostfile_reconcile(&cv);
+	ln_persist_apply(&cv);
+	rc = finish(&cv, mode);
+out:
+	ln_changes_release(&cv.ch);
+	ln_state_release(&cv.st);
+	ln_buf_release(&err);
+	return rc;
+}
+
+static int converge(struct ln_agent *a, int argc, char **argv, int plan)
+{
+	struct ln_buf in = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_request rq;
+	int rc;
+
 	memset(&rq, 0, sizeof(rq));
 	(void)argv;
 	if (argc > 1) {
@@ -113,28 +147,75 @@ static int converge(struct ln_agent *a, int argc, char **argv, int plan)
 				   LN_AGENT_EXIT_REQUEST);
 		goto out;
 	}
-	if (ln_state_load(a, &cv.st, &err) < 0) {
-		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
-		goto out;
-	}
-	cv.a = a;
-	cv.rq = &rq;
-	cv.cluster = rq.cluster;
-	cv.plan = plan;
-	ln_changes_init(&cv.ch);
-	ln_initiator_remove(&cv);
-	ln_nvmet_remove(&cv);
-	ln_modules_remove(&cv);
-	ln_nvmet_apply(&cv);
-	ln_initiator_apply(&cv);
-	ln_keystore_apply(&cv);
-	ln_hostfile_reconcile(&cv);
-	rc = finish(&cv, plan ? "plan" : "apply");
+	rc = converge_request(a, &rq, plan, plan ? "plan" : "apply");
 out:
-	ln_changes_release(&cv.ch);
-	ln_state_release(&cv.st);
 	ln_request_release(&rq);
 	ln_buf_release(&in);
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* A try that failed is tried again after this pause while the budget
+ * leaves room for one more (a target still booting, its port not up). */
+#define RESTORE_PAUSE_MS 3000
+
+/*
+ * restore --cluster NAME: the boot unit's verb (persist.c). The request the
+ * last apply stored, with its secrets from the key store, converged with
+ * the same code as apply, tried again until it succeeds or the budget
+ * (the unit's --budget-ms) would run out; then systemd's Restart= takes
+ * over. No stored request: nothing to do, and success.
+ */
+int ln_reconcile_restore_verb(struct ln_agent *a, int argc, char **argv)
+{
+	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
+	const char *cluster = NULL;
+	const struct timespec gap = { RESTORE_PAUSE_MS / 1000, RESTORE_PAUSE_MS % 1000 * 1000000L };
+	struct ln_request rq;
+	int rc, tries = 0;
+
+	memset(&rq, 0, sizeof(rq));
+	if (argc == 3 && !strcmp(argv[1], "--cluster"))
+		cluster = argv[2];
+	if (!cluster || !ln_valid_name(cluster, 64))
+		return ln_agent_fail("usage", "usage: llmnet-agent restore --cluster NAME",
+				     LN_AGENT_EXIT_USAGE);
+	rc = ln_persist_load(a, cluster, &text, &err);
+	if (rc == -ENOENT) {
+		ln_info("restore: cluster '%s' stores no request on this node: nothing to restore",
+			cluster);
+		rc = LN_AGENT_EXIT_OK;
+		goto out;
+	}
+	if (rc == 0)
+		rc = ln_request_parse(text.buf, text.len, &rq, &err);
+	if (rc == 0 && strcmp(rq.cluster, cluster)) {
+		ln_buf_addf(&err, "the stored request is cluster '%s', not '%s'", rq.cluster,
+			    cluster);
+		rc = -LN_EREQUEST;
+	}
+	explicit_bzero(text.buf, text.len);
+	if (rc < 0) {
+		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
+		goto out;
+	}
+	for (;;) {
+		tries++;
+		rc = converge_request(a, &rq, 0, "restore");
+		if (rc != LN_AGENT_EXIT_PARTIAL || ln_budget_left_ms() < 2 * RESTORE_PAUSE_MS)
+			break;
+		ln_warn("restore: cluster '%s', try %d left errors; trying again in %d s",
+			cluster, tries, RESTORE_PAUSE_MS / 1000);
+		nanosleep(&gap, NULL);
+	}
+	if (rc == LN_AGENT_EXIT_OK)
+		ln_info("restore: cluster '%s' restored (try %d)", cluster, tries);
+	else
+		ln_error("restore: cluster '%s' not restored after %d tries; systemd tries again",
+			 cluster, tries);
+out:
+	ln_request_release(&rq);
+	ln_buf_release(&text);
 	ln_buf_release(&err);
 	return rc;
 }
@@ -205,6 +286,8 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	cv.cluster = cluster;
 	cv.teardown = 1;
 	ln_changes_init(&cv.ch);
+	/* the boot unit first: nothing brings back what the rest removes */
+	ln_persist_remove(&cv);
 	ln_initiator_remove(&cv);
 	ln_nvmet_keep(&cv, keep, force);
 	ln_nvmet_remove(&cv);

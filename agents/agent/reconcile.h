@@ -12,5 +12,7 @@ struct ln_agent;
 int ln_reconcile_plan_verb(struct ln_agent *a, int argc, char **argv);
 int ln_reconcile_apply_verb(struct ln_agent *a, int argc, char **argv);
 int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv);
+/* restore --cluster NAME: the boot unit's converge (persist.c). */
+int ln_reconcile_restore_verb(struct ln_agent *a, int argc, char **argv);
 
 #endif

@@ -684,7 +684,7 @@ static int check_shared_hosts(struct ln_request *rq, struct ln_buf *err)
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
 	static const char *const keys[] = { "protocol", "cluster", "targets", "initiators",
-					    "hostfile", NULL };
+					    "hostfile", "persist", NULL };
 	struct json_object *arr, *hf;
 	struct ln_buf e = LN_BUF_INIT;
 	void *v;
@@ -766,7 +766,12 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 		if ((r = parse_hostfile(hf, rq, err)) < 0)
 			return r;
 	}
-	return 0;
+	/* persist: absent is false (a controller that does not know it) */
+	r = ln_json_get_bool(rq->json, "persist", 0, &rq->persist, &e);
+	if (r < 0 && r != -ENOENT)
+		r = bad(err, "request", "%s", e.buf);
+	ln_buf_release(&e);
+	return r == -ENOENT ? 0 : r;
 }
 
 void ln_request_release(struct ln_request *rq)

@@ -77,6 +77,7 @@ struct ln_request {
 	int hostfile_mpich;
 	struct ln_req_line *lines;
 	size_t nlines;
+	int persist;		/* keep this request and a boot unit (persist.c) */
 };
 
 /* Parse and validate a request; nothing on the node is read. */

@@ -442,7 +442,16 @@ static const struct field top_fields[] = {
 	  .doc = "validation stages to run" },
 };
 
+/* Boot-time restore (issue 15): the agent can keep a node's request and
+ * its boot unit (agents/agent/persist.c), but until the lab scenario
+ * (tests/e2e/scenarios/persist.sh) has passed, no spec turns it on. */
+static const struct refused_key top_refused[] = {
+	{ "persist", "boot-time restore (issue 15) awaits its lab proof: remove 'persist', "
+		     "and run 'llmnet apply' again after a node reboots" },
+	{ NULL, NULL },
+};
+
 const struct table spec_top_table = {
 	"the spec", top_fields, ARRAY_SIZE(top_fields), 0, 0,
-	"A llmnet cluster spec, version 1.", NULL, NULL,
+	"A llmnet cluster spec, version 1.", NULL, top_refused,
 };

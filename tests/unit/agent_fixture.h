@@ -23,9 +23,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "tests/unit/cmocka.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/json.h"
 
 #define AGENT_BIN BUILD_DIR "/llmnet-agent-dyn"
 
@@ -182,6 +185,32 @@ static inline void fx_put(const char *root, const char *rel, const char *content
 	snprintf(p, sizeof(p), "%s%s", root, rel);
 	assert_int_equal(ln_file_write_atomic(p, content, strlen(content), 0644, &e), 0);
 	ln_buf_release(&e);
+}
+
+/* 1 when the agent's answer in out lists a change of action on kind; an
+ * answer that is not JSON fails the test (the file includes cmocka.h
+ * first). */
+static inline int fx_has_change(const struct ln_buf *out, const char *action, const char *kind)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	struct json_object *o = NULL, *changes;
+	size_t i;
+	int found = 0;
+
+	if (ln_json_parse(out->buf, out->len, &o, &e) < 0)
+		fprintf(stderr, "bad answer: %s\n%s\n", e.buf, out->buf);
+	ln_buf_release(&e);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "changes", &changes));
+	for (i = 0; i < json_object_array_length(changes); i++) {
+		struct json_object *c = json_object_array_get_idx(changes, i);
+
+		found |= !strcmp(json_object_get_string(json_object_object_get(c, "action")),
+				 action) &&
+			 !strcmp(json_object_get_string(json_object_object_get(c, "kind")), kind);
+	}
+	json_object_put(o);
+	return found;
 }
 
 /* Append a sorted listing of dir (type, path, link target or file content

@@ -299,25 +299,6 @@ static const char *dh_target(const char *cluster, const char *nqn, const char *k
 	return buf;
 }
 
-/* 1 when the answer in out lists a change of action on kind. */
-static int has_change(struct ln_buf *out, const char *action, const char *kind)
-{
-	struct json_object *o = parse(out), *changes;
-	size_t i;
-	int found = 0;
-
-	assert_true(json_object_object_get_ex(o, "changes", &changes));
-	for (i = 0; i < json_object_array_length(changes); i++) {
-		struct json_object *c = json_object_array_get_idx(changes, i);
-
-		found |= !strcmp(json_object_get_string(json_object_object_get(c, "action")),
-				 action) &&
-			 !strcmp(json_object_get_string(json_object_object_get(c, "kind")), kind);
-	}
-	json_object_put(o);
-	return found;
-}
-
 /* The attribute of h1's host entry, as the fixture kernel holds it. */
 static void host_attr(const char *root, const char *attr, struct ln_buf *v)
 {
@@ -389,8 +370,8 @@ static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
 	assert_int_equal(ln_file_write_atomic(p, "", 0, 0644, &e), 0);
 	assert_int_equal(fx_agent(root, args_apply, dh_target("c", nqn, K1, K3), &out, &err, NULL),
 			 0);
-	assert_true(has_change(&out, "create", "nvmet_host_key"));
-	assert_true(has_change(&out, "create", "node_key"));
+	assert_true(fx_has_change(&out, "create", "nvmet_host_key"));
+	assert_true(fx_has_change(&out, "create", "node_key"));
 	assert_no_secret(root, &out, &err);
 	host_attr(root, "dhchap_key", &v);
 	assert_string_equal(v.buf, K1 "\n");
@@ -419,21 +400,21 @@ static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
 	ln_buf_reset(&err);
 	assert_int_equal(fx_agent(root, args_plan, dh_target("c", nqn, K1, K3), &out, &err, NULL),
 			 0);
-	assert_false(has_change(&out, "change", "nvmet_host_key"));
-	assert_false(has_change(&out, "create", "node_key"));
-	assert_false(has_change(&out, "change", "node_key"));
+	assert_false(fx_has_change(&out, "change", "nvmet_host_key"));
+	assert_false(fx_has_change(&out, "create", "node_key"));
+	assert_false(fx_has_change(&out, "change", "node_key"));
 	/* rotation: plan shows the change, apply makes it */
 	ln_buf_reset(&out);
 	assert_int_equal(fx_agent(root, args_plan, dh_target("c", nqn, K2, K3), &out, &err, NULL),
 			 0);
-	assert_true(has_change(&out, "change", "nvmet_host_key"));
+	assert_true(fx_has_change(&out, "change", "nvmet_host_key"));
 	assert_no_secret(root, &out, &err);
 	host_attr(root, "dhchap_key", &v);
 	assert_string_equal(v.buf, K1 "\n");	/* a plan changes nothing */
 	ln_buf_reset(&out);
 	assert_int_equal(fx_agent(root, args_apply, dh_target("c", nqn, K2, K3), &out, &err, NULL),
 			 0);
-	assert_true(has_change(&out, "change", "nvmet_host_key"));
+	assert_true(fx_has_change(&out, "change", "nvmet_host_key"));
 	assert_no_secret(root, &out, &err);
 	host_attr(root, "dhchap_key", &v);
 	assert_string_equal(v.buf, K2 "\n");
@@ -499,7 +480,7 @@ static void test_agent_nvmet__dhchap_unkeyed_host_entry(void **st)
 	/* nothing wanted: the entry goes, its key with it */
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, "plan", "{\"protocol\":1,\"cluster\":\"c\"}", &out, NULL), 0);
-	assert_true(has_change(&out, "remove", "nvmet_host_key"));
+	assert_true(fx_has_change(&out, "remove", "nvmet_host_key"));
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, "apply", "{\"protocol\":1,\"cluster\":\"c\"}", &out, NULL), 0);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/hosts/" H1, root);

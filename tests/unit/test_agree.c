@@ -711,6 +711,7 @@ struct refused_case {
 };
 
 static const struct refused_case refused_cases[] = {
+	{ "the spec", "persist", "cluster: keys\n", "cluster: keys\npersist: true\n" },
 	{ "target", "tls", "      service: 4420\n", "      service: 4420\n      tls: required\n" },
 	{ "initiator", "discovery", "      nr_io_queues: 4\n",
 	  "      nr_io_queues: 4\n      discovery: true\n" },
