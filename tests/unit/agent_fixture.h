@@ -176,17 +176,6 @@ static inline int fx_entry(const char *base, const char *rel, const char *name, 
 	return lstat(full, st) < 0 ? -1 : 0;
 }
 
-/* Write content to root/rel (0644), atomically; a failure fails the test. */
-static inline void fx_put(const char *root, const char *rel, const char *content)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	assert_int_equal(ln_file_write_atomic(p, content, strlen(content), 0644, &e), 0);
-	ln_buf_release(&e);
-}
-
 /* 1 when the agent's answer in out lists a change of action on kind; an
  * answer that is not JSON fails the test (the file includes cmocka.h
  * first). */

@@ -128,7 +128,7 @@ static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
 
 	snprintf(p, sizeof(p), "%s/etc/llmnet", root);
 	assert_int_equal(mkdir(p, 0755), 0);
-	fx_put(root, "/etc/llmnet/hostfile", HAND_WRITTEN);
+	assert_int_equal(fx_put(root, "/etc/llmnet/hostfile", HAND_WRITTEN), 0);
 	snapshot(root, &t->before, NULL);
 	assert_int_equal(run(root, "plan", HOSTFILE_REQ("c"), &t->out), 1);
 	assert_non_null(strstr(t->out.buf, "'/etc/llmnet/hostfile' exists and is not llmnet's"));
@@ -220,10 +220,10 @@ static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **s
 	assert_int_equal(mkdir(p, 0755), 0);
 	strcat(p, "/1");
 	assert_int_equal(mkdir(p, 0755), 0);
-	fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
-		  "device_path", "/var/lib/nvmet/shared.img\n");
-	fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/namespaces/1/"
-		  "enable", "1\n");
+	assert_int_equal(fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
+				 "namespaces/1/device_path", "/var/lib/nvmet/shared.img\n"), 0);
+	assert_int_equal(fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
+				 "namespaces/1/enable", "1\n"), 0);
 	snapshot(root, &t->before, skip_configfs_state);
 	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
 	assert_non_null(strstr(t->out.buf, "kept backing file '/var/lib/nvmet/shared.img': "
