@@ -443,6 +443,29 @@ static int record_field(struct ln_converge *cv, const char *kind, const char *id
 	return ln_state_save(cv->a, &cv->st, err);
 }
 
+/*
+ * 1 when the identity key of (kind, id) may be set to what the request
+ * asks: this cluster's record holds it (a difference is drift), or the
+ * object is not in use yet (in_use: a port links the subsystem, the
+ * namespace is enabled), as after a stopped create. An object in use that
+ * an agent from before stable identities made has no such record: its
+ * identity stays as the kernel gave it, with a warning, since changing it
+ * would take the namespace from hosts that have it mounted (and nvmet
+ * keeps a serial a host has seen). A teardown and apply give it the stable one.
+ */
+static int ident_settable(struct ln_converge *cv, const char *kind, const char *id,
+			  const char *key, int in_use)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, kind, id);
+
+	if (!in_use || (rec && ln_json_str_at(rec, key)))
+		return 1;
+	ln_changes_warn(&cv->ch, "%s '%s' keeps the %s it was made with, before llmnet set "
+			"stable identities; teardown and apply give it the stable one",
+			!strcmp(kind, "nvmet_subsystem") ? "subsystem" : "namespace", id, key);
+	return 0;
+}
+
 /* attr_serial as the kernel shows it: padded with spaces to 20 bytes. */
 static void read_serial(struct ln_agent *a, const char *nqn, struct ln_buf *out)
 {
@@ -510,7 +533,9 @@ static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 		t->failed = 1;
 		ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, NULL, err.buf);
 		goto out;
-	} else if (t->serial && (read_serial(cv->a, t->nqn, &cur), strcmp(cur.buf, t->serial))) {
+	} else if (t->serial && (read_serial(cv->a, t->nqn, &cur), strcmp(cur.buf, t->serial)) &&
+		   ident_settable(cv, "nvmet_subsystem", t->nqn, "serial",
+				  still_linked(cv->a, LN_NVMET "/ports", "subsystems", t->nqn))) {
 		/* drift: set by hand, or made by an agent without stable identity */
 		ln_buf_addf(&det, "attr_serial '%s' -> '%s'", cur.buf, t->serial);
 		if (!cv->plan)
@@ -625,10 +650,11 @@ static int odirect_ok(struct ln_converge *cv, const char *path)
 	return cv->a->fs->odirect_ok(cv->a, p);
 }
 
-/* 1 when the namespace's attr (device_uuid/device_nguid) is want, or no
- * identity is asked; else the difference is added to det. */
+/* 1 when the namespace's attr (device_uuid/device_nguid) is want, no
+ * identity is asked, or it may not be changed (ident_settable); else the
+ * difference is added to det. */
 static int ident_ok(struct ln_converge *cv, const char *dir, const char *attr, const char *want,
-		    struct ln_buf *det)
+		    const char *id, const char *key, int in_use, struct ln_buf *det)
 {
 	struct ln_buf cur = LN_BUF_INIT;
 	char p[PATH_MAX];
@@ -638,7 +664,7 @@ static int ident_ok(struct ln_converge *cv, const char *dir, const char *attr, c
 		return 1;
 	snprintf(p, sizeof(p), "%s/%s", dir, attr);
 	ln_read_attr(cv->a, p, &cur);
-	ok = !strcmp(cur.buf, want);
+	ok = !strcmp(cur.buf, want) || !ident_settable(cv, "nvmet_namespace", id, key, in_use);
 	if (!ok)
 		ln_buf_addf(det, "%s%s '%s' -> '%s'", det->len ? ", " : "", attr, cur.buf, want);
 	ln_buf_release(&cur);
@@ -675,7 +701,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	const char *want_path = ns->file ? ns->file : ns->device;
 	const char *want_bio;
 	struct ln_blockdev bd = { .fd = -1 };
-	int rc = 0, exists, bio_ok, path_ok, enabled, uuid_ok, nguid_ok;
+	int rc = 0, exists, bio_ok, path_ok, enabled, uuid_ok, nguid_ok, turned_off = 0;
 
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
 	snprintf(dir, sizeof(dir), P_SUB "%s/namespaces/%u", t->nqn, ns->nsid);
@@ -742,10 +768,10 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	bio_ok = read_eq(cv->a, p, want_bio);
 	if (!bio_ok)
 		ln_buf_addf(&det, "%sbuffered_io -> %s", det.len ? ", " : "", want_bio);
-	uuid_ok = ident_ok(cv, dir, "device_uuid", ns->uuid, &det);
-	nguid_ok = ident_ok(cv, dir, "device_nguid", ns->nguid, &det);
 	snprintf(p, sizeof(p), "%s/enable", dir);
 	enabled = read_eq(cv->a, p, "1");
+	uuid_ok = ident_ok(cv, dir, "device_uuid", ns->uuid, id, "uuid", enabled, &det);
+	nguid_ok = ident_ok(cv, dir, "device_nguid", ns->nguid, id, "nguid", enabled, &det);
 	if (path_ok && bio_ok && uuid_ok && nguid_ok && enabled) {
 		ln_cv_report(cv, "ok", "nvmet_namespace", id, NULL, NULL);
 		goto out;
@@ -756,8 +782,10 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		/* The kernel refuses device_path, buffered_io, device_uuid and
 		 * device_nguid on an enabled namespace. */
 		snprintf(p, sizeof(p), "%s/enable", dir);
-		if (enabled && (!path_ok || !bio_ok || !uuid_ok || !nguid_ok))
+		if (enabled && (!path_ok || !bio_ok || !uuid_ok || !nguid_ok)) {
 			rc = ln_fs_write_attr(cv->a, p, "0", &err);
+			turned_off = rc == 0;
+		}
 		snprintf(p, sizeof(p), "%s/device_path", dir);
 		if (rc == 0 && !path_ok && ns->device)
 			rc = ln_blockdev_recheck(cv->a, &bd, ns->device, &err);
@@ -769,8 +797,16 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		if (rc == 0)
 			rc = write_ns_ident(cv, id, dir, ns, !uuid_ok, !nguid_ok, &err);
 		snprintf(p, sizeof(p), "%s/enable", dir);
-		if (rc == 0)
+		if (rc == 0) {
 			rc = ln_fs_write_attr(cv->a, p, "1", &err);
+		} else if (turned_off) {
+			/* a failed change must not leave the hosts without it */
+			struct ln_buf e2 = LN_BUF_INIT;
+
+			if (ln_fs_write_attr(cv->a, p, "1", &e2) < 0)
+				ln_buf_addf(&err, "; and enabling it again failed: %s", e2.buf);
+			ln_buf_release(&e2);
+		}
 	}
 	ln_cv_report(cv, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 out:
