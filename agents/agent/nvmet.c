@@ -971,10 +971,6 @@ out:
 	ln_buf_release(&det);
 }
 
-/* The nvmet hosts the targets allow, each once. */
-/* A target with a namespace device in use is not exported at all: it is
- * refused before any of its objects (host, subsystem, port) is created. */
-
 /*
  * A device namespace's stable identity (ns->device_id) must be the one
  * recorded when it was first exported: a path such as /dev/sdb may name
@@ -1003,6 +999,9 @@ static int same_device(struct ln_converge *cv, const struct ln_blockdev *bd, str
 	return 0;
 }
 
+/* A target with a namespace device in use (or not the one first exported)
+ * is not exported at all: it is refused before any of its objects (host,
+ * subsystem, port) is created. */
 static void check_devices(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
