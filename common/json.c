@@ -216,3 +216,20 @@ int ln_json_add_double(struct json_object *obj, const char *key, double val)
 
 	return v ? ln_json_add(obj, key, v) : -ENOMEM;
 }
+
+int ln_json_disconnect_failed(struct json_object *changes, const char *nqn)
+{
+	size_t i, n = changes && json_object_is_type(changes, json_type_array) ?
+			      json_object_array_length(changes) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(changes, i);
+		const char *k = ln_json_str_at(c, "kind"), *id = ln_json_str_at(c, "id");
+		const char *last = id ? strrchr(id, '/') : NULL;
+
+		if (k && !strcmp(k, "nvme_connection") && ln_json_at(c, "error") &&
+		    (!strcmp(id, "*") || (last && !strcmp(last + 1, nqn))))
+			return 1;
+	}
+	return 0;
+}

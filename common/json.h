@@ -43,6 +43,12 @@ int ln_json_get_arr(struct json_object *obj, const char *key, int required,
  * holds another type. ln_json_i64_at accepts an integer or a double. */
 struct json_object *ln_json_at(struct json_object *o, const char *key);
 const char *ln_json_str_at(struct json_object *o, const char *key);
+
+/* 1 when a change list (an agent answer's "changes") has a failed
+ * nvme_connection change for nqn (its id ends in "/NQN"), or one with id
+ * "*" (the node's controllers could not even be listed). Both binaries
+ * read it: the agent before removing a target, the controller after. */
+int ln_json_disconnect_failed(struct json_object *changes, const char *nqn);
 int ln_json_i64_at(struct json_object *o, const char *key, int64_t *out);
 
 /* Builders: add key to obj. A NULL string becomes JSON null. They return

@@ -55,20 +55,7 @@ int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size
  * node's controllers could not even be listed: id "*"). */
 static int disconnect_failed(struct json_object *answer, const char *nqn)
 {
-	struct json_object *chs = ln_json_at(answer, "changes");
-	size_t j, n = chs && json_object_is_type(chs, json_type_array) ?
-			      json_object_array_length(chs) : 0;
-
-	for (j = 0; j < n; j++) {
-		struct json_object *c = json_object_array_get_idx(chs, j);
-		const char *k = ln_json_str_at(c, "kind"), *id = ln_json_str_at(c, "id");
-		const char *last = id ? strrchr(id, '/') : NULL;
-
-		if (k && !strcmp(k, "nvme_connection") && ln_json_at(c, "error") &&
-		    (!strcmp(id, "*") || (last && !strcmp(last + 1, nqn))))
-			return 1;
-	}
-	return 0;
+	return ln_json_disconnect_failed(ln_json_at(answer, "changes"), nqn);
 }
 
 int ln_teardown_target_kept(const struct ln_run *r, size_t t, struct ln_buf *why)

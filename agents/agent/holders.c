@@ -210,18 +210,7 @@ static int held(struct ln_converge *cv, const char *nqn, struct ln_buf *why)
 /* 1 when this run failed to disconnect this node's own connection to nqn. */
 static int own_disconnect_failed(struct ln_converge *cv, const char *nqn)
 {
-	size_t i, n = cv->ch.list ? json_object_array_length(cv->ch.list) : 0;
-
-	for (i = 0; i < n; i++) {
-		struct json_object *c = json_object_array_get_idx(cv->ch.list, i);
-		const char *k = ln_json_str_at(c, "kind"), *id = ln_json_str_at(c, "id");
-		const char *last = id ? strrchr(id, '/') : NULL;
-
-		if (k && !strcmp(k, "nvme_connection") && ln_json_at(c, "error") &&
-		    (!strcmp(id, "*") || (last && !strcmp(last + 1, nqn))))
-			return 1;
-	}
-	return 0;
+	return ln_json_disconnect_failed(cv->ch.list, nqn);
 }
 
 void ln_nvmet_keep(struct ln_converge *cv, struct json_object *keep, struct json_object *force)
