@@ -137,6 +137,21 @@ static int refusals(struct ln_converge *cv, const struct ln_req_ns *ns, int *exi
 	return ln_path_check_dirs(cv->a, ns->file, err);
 }
 
+/* Record that the file llmnet made for this cluster is there: from now
+ * on, missing means lost. Also for a file whose create was stopped after
+ * it was made but before this mark (the failpoint). */
+static int mark_made(struct ln_converge *cv, const char *file, struct ln_buf *err)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "backing_file", file);
+
+	if (cv->plan || !rec || ln_nvmet_adopted(rec) ||
+	    json_object_object_get_ex(rec, "made", NULL))
+		return 0;
+	json_object_object_add(rec, "made", json_object_new_boolean(1));
+	cv->st.dirty = 1;
+	return ln_state_save(cv->a, &cv->st, err);
+}
+
 /*
  * Make sure the backing file is there at the right size; 0 or negative
  * (-EALREADY: already reported). Past the refusals, an existing file is
@@ -160,7 +175,7 @@ int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, st
 		    (ns->adopt && !ln_nvmet_adopted(ln_state_find(&cv->st, cv->cluster,
 								  "backing_file", ns->file))))
 			return adopt_backing_file(cv, ns, err);
-		return 0;
+		return mark_made(cv, ns->file, err);
 	}
 	if (ns->adopt) {
 		ln_buf_addf(err, "backing file '%s' is missing, and 'adopt' uses an existing file "
@@ -186,15 +201,8 @@ int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, st
 	}
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
 	rc = cv->plan ? 0 : ln_cv_create(cv, "backing_file", ns->file, create_sparse, ns, err);
-	if (rc == 0 && !cv->plan) {
-		/* made: from now on, missing means lost (above) */
-		rec = ln_state_find(&cv->st, cv->cluster, "backing_file", ns->file);
-		if (rec) {
-			json_object_object_add(rec, "made", json_object_new_boolean(1));
-			cv->st.dirty = 1;
-			rc = ln_state_save(cv->a, &cv->st, err);
-		}
-	}
+	if (rc == 0)
+		rc = mark_made(cv, ns->file, err);
 	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
 		ln_buf_reset(err);
