@@ -53,6 +53,32 @@ static void log_agent_warnings(struct ln_run *r, const struct ln_node_run *nr)
 	ln_buf_release(&w);
 }
 
+/* The teardown request of node i: the node's targets that stay (an
+ * initiator of them did not disconnect), or go whatever holds them
+ * (--force). In the request, not in args: the lists have no bound. */
+static struct json_object *teardown_request(const struct ln_run *r, size_t i)
+{
+	struct json_object *req = json_object_new_object();
+	struct json_object *keep = json_object_new_array(), *force = json_object_new_array();
+	size_t t;
+
+	for (t = 0; keep && force && r->td_targets && t < r->spec->n_targets; t++) {
+		if (r->spec->targets[t].node != i || r->td_targets[t] == LN_TD_REMOVE)
+			continue;
+		json_object_array_add(r->td_targets[t] == LN_TD_KEEP ? keep : force,
+				      json_object_new_string(r->spec->targets[t].nqn));
+	}
+	if (!req || !keep || !force) {
+		json_object_put(req);
+		json_object_put(keep);
+		json_object_put(force);
+		return NULL;
+	}
+	json_object_object_add(req, "keep", keep);
+	json_object_object_add(req, "force", force);
+	return req;
+}
+
 static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 {
 	struct phase_ctx *pc = vctx;
@@ -60,35 +86,24 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *req = NULL, *ans = NULL;
-	const char **args = NULL;
+	const char *args[5] = { NULL };
 	double t0 = ln_now_s();
 	int rc, status = -1, c, ch, rm, ok, e;
-	size_t t, n = 0;
+	size_t n = 0;
 
-	args = calloc(5 + 2 * r->spec->n_targets, sizeof(*args));
-	if (!args) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	args[n++] = phase_kinds[pc->kind].verb;
 	if (pc->kind == LN_PK_TEARDOWN) {
 		args[n++] = "--cluster";
 		args[n++] = r->spec->cluster;
 		if (r->purge)
 			args[n++] = "--purge";
-		/* the node's targets that stay, or go whatever holds them */
-		for (t = 0; r->td_targets && t < r->spec->n_targets; t++) {
-			if (r->spec->targets[t].node != i || r->td_targets[t] == LN_TD_REMOVE)
-				continue;
-			args[n++] = r->td_targets[t] == LN_TD_KEEP ? "--keep" : "--force";
-			args[n++] = r->spec->targets[t].nqn;
-		}
+		req = teardown_request(r, i);
 	} else {
 		req = ln_plan_request(r, i, phase_kinds[pc->kind].request, NULL);
-		if (!req) {
-			rc = -ENOMEM;
-			goto out;
-		}
+	}
+	if (!req) {
+		rc = -ENOMEM;
+		goto out;
 	}
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0)
@@ -121,7 +136,6 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		ln_buf_addf(line, ", %d failed", e);
 	ln_buf_addf(line, " (%.2fs)", ln_now_s() - t0);
 out:
-	free(args);
 	json_object_put(req);
 	json_object_put(ans);
 	ln_buf_release(&err);

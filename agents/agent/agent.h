@@ -203,6 +203,7 @@ struct ln_exec_result {
 	struct ln_buf output;
 	size_t output_bytes;	/* all bytes the child wrote */
 	int truncated;
+	int leftovers;		/* processes it left behind, killed after it */
 };
 int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_output,
 		   struct ln_exec_result *res, struct ln_buf *err);

@@ -137,15 +137,32 @@ static int refusals(struct ln_converge *cv, const struct ln_req_ns *ns, int *exi
 	return ln_path_check_dirs(cv->a, ns->file, err);
 }
 
+/* Record that the file llmnet made for this cluster is there: from now
+ * on, missing means lost. Also for a file whose create was stopped after
+ * it was made but before this mark (the failpoint). */
+static int mark_made(struct ln_converge *cv, const char *file, struct ln_buf *err)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "backing_file", file);
+
+	if (cv->plan || !rec || ln_nvmet_adopted(rec) ||
+	    json_object_object_get_ex(rec, "made", NULL))
+		return 0;
+	json_object_object_add(rec, "made", json_object_new_boolean(1));
+	cv->st.dirty = 1;
+	return ln_state_save(cv->a, &cv->st, err);
+}
+
 /*
  * Make sure the backing file is there at the right size; 0 or negative
  * (-EALREADY: already reported). Past the refusals, an existing file is
  * this cluster's or adopted now; a missing one is made, unless the spec
- * adopts it or adopted it before: an adopted file must exist, and a
- * missing one is not made in its place (its disk may be unmounted).
+ * adopts it or adopted it before, or llmnet made it before: an adopted or
+ * made file must exist, and a missing one is not made in its place (its
+ * disk may be unmounted, or its data lost).
  */
 int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, struct ln_buf *err)
 {
+	struct json_object *rec;
 	char det[64];
 	int exists, rc = refusals(cv, ns, &exists, err);
 
@@ -158,7 +175,7 @@ int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, st
 		    (ns->adopt && !ln_nvmet_adopted(ln_state_find(&cv->st, cv->cluster,
 								  "backing_file", ns->file))))
 			return adopt_backing_file(cv, ns, err);
-		return 0;
+		return mark_made(cv, ns->file, err);
 	}
 	if (ns->adopt) {
 		ln_buf_addf(err, "backing file '%s' is missing, and 'adopt' uses an existing file "
@@ -172,8 +189,20 @@ int ln_backing_file_apply(struct ln_converge *cv, const struct ln_req_ns *ns, st
 			    "llmnet does not make one in its place", ns->file);
 		return -ENOENT;
 	}
+	rec = ln_state_find(&cv->st, cv->cluster, "backing_file", ns->file);
+	if (rec && json_object_object_get_ex(rec, "made", NULL)) {
+		/* a blank file in its place would be exported under the
+		 * namespace's stable identity, as if it were the lost data */
+		ln_buf_addf(err, "backing file '%s', which llmnet made for this cluster, is missing "
+			    "(is its disk mounted?); llmnet does not make a blank one under the "
+			    "namespace's identity: `llmnet teardown` forgets it, then apply makes "
+			    "a new one", ns->file);
+		return -ENOENT;
+	}
 	snprintf(det, sizeof(det), "sparse, %llu bytes", (unsigned long long)ns->size);
 	rc = cv->plan ? 0 : ln_cv_create(cv, "backing_file", ns->file, create_sparse, ns, err);
+	if (rc == 0)
+		rc = mark_made(cv, ns->file, err);
 	ln_cv_report(cv, "create", "backing_file", ns->file, det, rc < 0 ? err->buf : NULL);
 	if (rc < 0)
 		ln_buf_reset(err);

@@ -6,7 +6,11 @@
  * time budget, and cut short when the caller goes away: budget.h):
  * SIGTERM to the whole group when it passes, SIGKILL a second later. Output (stdout and stderr on one
  * pipe, so their order is kept) is captured up to a cap; the rest is read
- * and dropped so the child never blocks on a full pipe.
+ * and dropped so the child never blocks on a full pipe. A launcher may put
+ * what it starts in groups of its own (mpirun does), out of reach of the
+ * group kill; the agent is their subreaper (main.c), so whatever the child
+ * leaves behind becomes the agent's and is killed when the child is done:
+ * nothing a command starts outlives its request.
  *
  * The `run` verb adds the allow-list (below): llmnet's own probes by
  * their exact installed path and SHA-256, system tools by one absolute
@@ -14,6 +18,7 @@
  * option table.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,6 +42,64 @@
 #include "common/mca_policy.h"
 #include "common/util.h"
 #include "probe_sha256.h"
+
+/* The agent's children other than skip: orphans of a finished command,
+ * reparented here (PR_SET_CHILD_SUBREAPER). The agent runs one command at
+ * a time and waits for each, so any other child is a leftover. */
+static int leftover_children(pid_t *out, int max)
+{
+	char path[64], line[512];
+	pid_t self = getpid();
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return 0;
+	while (n < max && (d = readdir(dir))) {
+		const char *close_paren;
+		long ppid;
+		FILE *f;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		/* "pid (comm) state ppid ...": comm may hold spaces and parens */
+		if (fgets(line, sizeof(line), f) && (close_paren = strrchr(line, ')')) &&
+		    sscanf(close_paren + 1, " %*c %ld", &ppid) == 1 && ppid == self)
+			out[n++] = (pid_t)atol(d->d_name);
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Kill and reap every leftover, and what each leaves in turn, for up to
+ * 2 s; returns how many were found. */
+static int stop_leftovers(void)
+{
+	pid_t kids[64];
+	int i, n, total = 0, round;
+
+	for (round = 0; round < 20; round++) {
+		n = leftover_children(kids, (int)ARRAY_SIZE(kids));
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (getpgid(kids[i]) == kids[i])
+				kill(-kids[i], SIGKILL);
+			kill(kids[i], SIGKILL);
+		}
+		for (i = 0; i < n; i++)
+			if (waitpid(kids[i], NULL, 0) == kids[i])
+				total++;
+		poll(NULL, 0, 100);
+	}
+	return total;
+}
 
 void ln_exec_result_release(struct ln_exec_result *res)
 {
@@ -147,6 +210,10 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 		}
 	}
 	close(pfd[0]);
+	res->leftovers = stop_leftovers();
+	if (res->leftovers)
+		ln_warn("'%s' left %d process%s behind; killed", argv[0], res->leftovers,
+			res->leftovers == 1 ? "" : "es");
 	res->duration_ms = ln_now_ms() - start;
 	if (WIFEXITED(status)) {
 		res->exited = 1;

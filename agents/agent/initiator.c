@@ -16,6 +16,7 @@
 #include <blkid/blkid.h>
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "agents/agent/paths.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/util.h"
 
 static void conn_id(char *out, size_t size, const struct ln_req_init *in)
 {
@@ -500,6 +502,132 @@ static void rekey(struct ln_converge *cv, const struct ln_req_init *in, const ch
 	ln_buf_release(&err);
 }
 
+/*
+ * The connection's queue settings. The ones asked for are recorded with
+ * the connection, because the kernel may give fewer queues than asked (one
+ * per CPU at most, the target's limit), so the live values cannot tell
+ * whether the request changed. A changed nr_io_queues or queue_size only
+ * a new connection takes: plan shows the change, and apply fails it,
+ * saying how (a connection under a mount is never dropped on its own).
+ * ctrl_loss_tmo and reconnect_delay the kernel changes live (sysfs).
+ */
+static const struct {
+	const char *key;
+	size_t off;
+	int live;	/* 1: a sysfs attribute of the live controller */
+	int dflt;	/* the kernel's value when not asked (nvme-fabrics) */
+} queue_keys[] = {
+	{ "nr_io_queues", offsetof(struct ln_req_init, nr_io_queues), 0, 0 },
+	{ "queue_size", offsetof(struct ln_req_init, queue_size), 0, 0 },
+	{ "ctrl_loss_tmo", offsetof(struct ln_req_init, ctrl_loss_tmo), 1, 600 },
+	{ "reconnect_delay", offsetof(struct ln_req_init, reconnect_delay), 1, 10 },
+};
+
+static int queue_want(const struct ln_req_init *in, size_t k)
+{
+	return *(const int *)((const char *)in + queue_keys[k].off);
+}
+
+static void record_queues(struct json_object *rec, const struct ln_req_init *in)
+{
+	struct json_object *q = json_object_new_object();
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(queue_keys); k++)
+		ln_json_add_i64(q, queue_keys[k].key, queue_want(in, k));
+	json_object_object_del(rec, "queues");
+	json_object_object_add(rec, "queues", q);
+}
+
+/* Write a live setting of controller name; "off" is how the kernel shows
+ * a ctrl_loss_tmo of -1 (never give up). */
+static int set_live(struct ln_converge *cv, const char *name, size_t k, int want,
+		    struct ln_buf *err)
+{
+	char p[PATH_MAX], v[32];
+	struct ln_buf cur = LN_BUF_INIT;
+	int same;
+
+	if (!want)
+		want = queue_keys[k].dflt;
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/%s", name, queue_keys[k].key);
+	snprintf(v, sizeof(v), "%d", want);
+	if (ln_read_attr(cv->a, p, &cur) < 0) {
+		ln_buf_release(&cur);
+		ln_buf_addf(err, "controller '%s' has no '%s': this kernel cannot change it on a "
+			    "live connection; disconnect it (teardown) and apply again", name,
+			    queue_keys[k].key);
+		return -EOPNOTSUPP;
+	}
+	same = !strcmp(cur.buf, v) || (want == -1 && !strcmp(cur.buf, "off"));
+	ln_buf_release(&cur);
+	if (same || cv->plan)
+		return 0;
+	return ln_agent_change(cv->a, queue_keys[k].key) ?: ln_fs_write_attr(cv->a, p, v, err);
+}
+
+/*
+ * Bring an owned live connection's settings to the request's; 1 when it
+ * reported the connection (a change), 0 when it is as asked. A connection
+ * llmnet did not make is left as it is; one recorded without settings
+ * (by an older agent) gets the request's recorded.
+ */
+static int queues_converge(struct ln_converge *cv, const struct ln_req_init *in,
+			   const char *name, const char *id)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
+	struct json_object *had = ln_json_at(rec, "queues");
+	struct ln_buf det = LN_BUF_INIT, err = LN_BUF_INIT;
+	int rc = 0, reconnect = 0;
+	size_t k;
+
+	if (!rec || !ln_cv_owned(cv, "nvme_connection", id))
+		return 0;
+	for (k = 0; k < ARRAY_SIZE(queue_keys); k++) {
+		int want = queue_want(in, k), old;
+		struct json_object *v;
+
+		if (!had || !json_object_object_get_ex(had, queue_keys[k].key, &v))
+			continue;
+		old = json_object_get_int(v);
+		if (old == want)
+			continue;
+		ln_buf_addf(&det, "%s%s %d -> %d", det.len ? ", " : "", queue_keys[k].key, old,
+			    want);
+		if (!queue_keys[k].live)
+			reconnect = 1;
+		else if (rc == 0)
+			rc = set_live(cv, name, k, want, &err);
+	}
+	if (!det.len && had) {
+		ln_buf_release(&det);
+		return 0;
+	}
+	if (reconnect && rc == 0) {
+		ln_buf_addstr(&det, ": only a new connection takes it");
+		if (!cv->plan) {
+			ln_buf_addf(&err, "'%s' (%s) keeps the queues it was connected with; a new "
+				    "nr_io_queues or queue_size needs a new connection: disconnect it "
+				    "(llmnet teardown) and apply again", in->target, name);
+			rc = -EBUSY;
+		}
+	}
+	if (rc == 0 && !cv->plan) {
+		record_queues(rec, in);
+		cv->st.dirty = 1;
+		rc = ln_state_save(cv->a, &cv->st, &err);
+	}
+	if (!det.len) {	/* recorded now, nothing to show */
+		ln_buf_release(&det);
+		ln_buf_release(&err);
+		return 0;
+	}
+	ln_cv_report(cv, "change", "nvme_connection", id, det.buf, rc < 0 ? err.buf : NULL);
+	ln_buf_release(&det);
+	ln_buf_release(&err);
+	return 1;
+}
+
 void ln_initiator_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -533,7 +661,8 @@ void ln_initiator_apply(struct ln_converge *cv)
 		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
 			      hostnqn[0] ? hostnqn : NULL);
 		if (c) {
-			ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
+			if (!queues_converge(cv, in, c->name, id))
+				ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
 			rekey(cv, in, c->name, id);
 		} else if (!cv->plan) {
 			struct ln_conn cn = {
@@ -551,6 +680,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 				rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
 				json_object_object_del(rec, "hostnqn");
 				ln_json_add_str(rec, "hostnqn", hostnqn);
+				record_queues(rec, in);
 				cv->st.dirty = 1;
 				rc = ln_state_save(cv->a, &cv->st, &err);
 			}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
@@ -220,6 +221,8 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc)
 		return usage();
+	/* what a command leaves behind comes back to the agent (exec.c) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (!strcmp(argv[i], LN_VERB_SEAL))
 		return seal(argc - i, argv + i);
 	if (ln_agent_init(&a, root, &err) < 0) {

@@ -230,6 +230,52 @@ int ln_reconcile_apply_verb(struct ln_agent *a, int argc, char **argv)
 	return converge(a, argc, argv, 0);
 }
 
+/*
+ * A session's teardown request: { "keep": [NQN...], "force": [NQN...] },
+ * the same lists as --keep and --force, with no bound on their length
+ * (a node may export hundreds of subsystems). Strict: no other key, every
+ * entry a valid NQN.
+ */
+static int read_keep_force(const struct ln_agent *a, struct json_object *keep,
+			   struct json_object *force, struct ln_buf *err)
+{
+	static const char *const fields[] = { "keep", "force", NULL };
+	struct json_object *req = NULL, *list, *into;
+	struct ln_buf in = LN_BUF_INIT;
+	size_t i, n;
+	int rc, k;
+
+	rc = read_request(a, &in, err);
+	if (rc == 0)
+		rc = ln_json_parse(in.buf, in.len, &req, err);
+	if (rc == 0)
+		rc = ln_json_check_keys(req, fields, "teardown request", err);
+	for (k = 0; rc == 0 && fields[k]; k++) {
+		into = k == 0 ? keep : force;
+		rc = ln_json_get_arr(req, fields[k], 0, &list, err);
+		if (rc == -ENOENT) {
+			rc = 0;
+			continue;
+		}
+		n = rc == 0 ? json_object_array_length(list) : 0;
+		for (i = 0; i < n; i++) {
+			struct json_object *v = json_object_array_get_idx(list, i);
+
+			if (!json_object_is_type(v, json_type_string) ||
+			    !ln_valid_nqn(json_object_get_string(v))) {
+				ln_buf_addf(err, "teardown request: %s[%zu] is not a valid NQN",
+					    fields[k], i);
+				rc = -LN_EREQUEST;
+				break;
+			}
+			json_object_object_add(into, json_object_get_string(v), NULL);
+		}
+	}
+	json_object_put(req);
+	ln_buf_release(&in);
+	return rc < 0 ? -LN_EREQUEST : 0;
+}
+
 int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -265,6 +311,10 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 					   LN_AGENT_EXIT_USAGE);
 			goto out;
 		}
+	}
+	if (a->has_input && read_keep_force(a, keep, force, &err) < 0) {
+		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
+		goto out;
 	}
 	if (ln_state_load(a, &cv.st, &err) < 0) {
 		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "common/frame.h"
 #include "common/json.h"
 
 #define REQ FIXTURES_DIR "/agent/request-target.json"
@@ -292,6 +293,62 @@ static void test_agent_holders__bad_names_are_usage_errors(void **st)
 	fx_remove(root);
 }
 
+/* Teardown in a session with the request {"keep": [...]} the controller
+ * sends: kept as with --keep, with no bound on the list (300 names and
+ * more, past the envelope's args limit); a malformed request is refused
+ * and removes nothing. */
+static int session_teardown(const char *root, const char *request, struct json_object **ans)
+{
+	const char *session[] = { "session", NULL };
+	struct ln_buf env = LN_BUF_INIT, in = LN_BUF_INIT, out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf e = LN_BUF_INIT;
+	struct json_object *answers = NULL;
+	const char *p;
+	int rc;
+
+	ln_buf_addf(&env, "{\"id\":1,\"verb\":\"teardown\",\"budget_ms\":120000,"
+		    "\"request\":%s}", request);
+	assert_int_equal(ln_frame_put(&in, env.buf, env.len), 0);
+	(void)fx_agent(root, session, in.buf, &out, &err, NULL);
+	/* the one answer frame: "LEN\n{...}" */
+	p = strchr(out.buf, '\n');
+	assert_non_null(p);
+	assert_int_equal(ln_json_parse(p + 1, strlen(p + 1), &answers, &e), 0);
+	*ans = json_object_get(ln_json_at(answers, "answer"));
+	rc = (int)json_object_get_int(ln_json_at(answers, "exit"));
+	json_object_put(answers);
+	ln_test_release(&env, &in, &out, &err, &e);
+	return rc;
+}
+
+static void test_agent_holders__keep_in_the_session_request(void **st)
+{
+	char *root = applied();
+	struct json_object *ans;
+	struct ln_buf req = LN_BUF_INIT;
+	int i;
+
+	(void)st;
+	assert_int_equal(session_teardown(root, "{\"keep\":[\"nqn.x/../../etc\"]}", &ans), 2);
+	assert_non_null(strstr(json_object_to_json_string(ans), "keep[0] is not a valid NQN"));
+	json_object_put(ans);
+	assert_int_equal(session_teardown(root, "{\"keep\":[],\"spare\":1}", &ans), 2);
+	json_object_put(ans);
+	assert_true(exists(root, CFG "/subsystems/" T1));
+	ln_buf_addstr(&req, "{\"force\":[],\"keep\":[");
+	for (i = 0; i < 300; i++)
+		ln_buf_addf(&req, "\"nqn.2024-04.com.example:other.t%d\",", i);
+	ln_buf_addstr(&req, "\"" T3 "\"]}");
+	assert_int_equal(session_teardown(root, req.buf, &ans), 1);
+	assert_non_null(strstr(kept_reason(ans, T3), "did not disconnect (--keep)"));
+	assert_int_equal(n_kept(ans), 1);
+	assert_true(exists(root, CFG "/ports/1/subsystems/" T3));
+	assert_false(exists(root, CFG "/subsystems/" T1));
+	json_object_put(ans);
+	ln_buf_release(&req);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_holders__debugfs_controller_keeps_its_subsystem),
 	cmocka_unit_test(test_agent_holders__force_removes_a_held_subsystem),
@@ -300,4 +357,5 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_holders__tcp_port_shared_with_another_is_not_read),
 	cmocka_unit_test(test_agent_holders__blind_kernel_is_said),
 	cmocka_unit_test(test_agent_holders__bad_names_are_usage_errors),
+	cmocka_unit_test(test_agent_holders__keep_in_the_session_request),
 )

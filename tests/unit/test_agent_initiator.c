@@ -60,6 +60,18 @@ static const char *dh_init(const char *secret, const char *ctrl)
 	return buf;
 }
 
+static const char *q_init(int nr, int qs, int tmo, int delay)
+{
+	static char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420,\"queues\":"
+		 "{\"nr_io_queues\":%d,\"queue_size\":%d,\"ctrl_loss_tmo\":%d,"
+		 "\"reconnect_delay\":%d}}]}", nr, qs, tmo, delay);
+	return buf;
+}
+
 static void read_rel(const char *root, const char *rel, struct ln_buf *v)
 {
 	struct ln_buf e = LN_BUF_INIT;
@@ -433,9 +445,58 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 	ln_buf_release(&err);
 }
 
+/* Queue settings on a live connection: ctrl_loss_tmo and reconnect_delay
+ * are written to the controller (plan shows them, writes nothing); a new
+ * nr_io_queues or queue_size, which only a new connection takes, is shown
+ * by plan and failed by apply with how to get it, the connection kept. */
+static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
+{
+	const char *apply[] = { "apply", NULL }, *plan[] = { "plan", NULL };
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
+	read_rel(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
+	assert_string_equal(v.buf, "600\n");
+	/* converged */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
+	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	/* live ones: plan shows, apply writes */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, plan, q_init(2, 64, 1800, 5), &out), 0);
+	assert_non_null(strstr(out.buf, "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
+	read_rel(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
+	assert_string_equal(v.buf, "600\n");
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
+	read_rel(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
+	assert_string_equal(v.buf, "1800\n");
+	read_rel(root, "/sys/class/nvme/nvme1/reconnect_delay", &v);
+	assert_string_equal(v.buf, "5\n");
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
+	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	/* queues: plan shows, apply fails it and keeps the connection */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, plan, q_init(8, 64, 1800, 5), &out), 0);
+	assert_non_null(strstr(out.buf, "nr_io_queues 2 -> 8: only a new connection takes it"));
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(root, apply, q_init(8, 64, 1800, 5), &out, &err,
+				  "LLMNET_NS_WAIT=2"), 1);
+	assert_non_null(strstr(out.buf, "needs a new connection: disconnect it (llmnet teardown) "
+					"and apply again"));
+	read_rel(root, "/sys/class/nvme/nvme1/state", &v);
+	assert_string_equal(v.buf, "live\n");
+	ln_test_release(&out, &v, &err);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
 	cmocka_unit_test(test_agent_initiator__dhchap_connect_and_rekey),
+	cmocka_unit_test(test_agent_initiator__queue_settings_on_a_live_connection),
 	cmocka_unit_test(test_agent_initiator__purge_leaves_no_host_identity_record),
 	cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
 	cmocka_unit_test(test_agent_initiator__mount_point_not_empty),

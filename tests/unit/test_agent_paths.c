@@ -657,6 +657,32 @@ static void test_agent_paths__adopted_file_is_used_and_never_deleted(void **st)
 	ln_test_release(&data, &state, &now, &e);
 }
 
+/* A backing file llmnet made and exported, then lost (deleted, or its disk
+ * not mounted): not made again blank under the namespace's stable
+ * identity; teardown forgets it, and the next apply makes a new one. */
+static void test_agent_paths__made_file_lost_is_not_remade(void **st)
+{
+	struct tcase *t = *st;
+	char *root = t->root, p[4096];
+	struct ln_buf state = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
+						       "/srv/new.img", 1048576), &t->out), 0);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
+	assert_int_equal(ln_file_read(p, &state, &e), 0);
+	assert_non_null(strstr(state.buf, "\"made\": true"));
+	snprintf(p, sizeof(p), "%s/srv/new.img", root);
+	assert_int_equal(unlink(p), 0);
+	expect(root, "apply", one_target("c", "nqn.2024-04.com.example:a", "/srv/new.img", 1048576),
+	       1, "backing file '/srv/new.img', which llmnet made for this cluster, is missing");
+	assert_int_equal(access(p, F_OK), -1);
+	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
+	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
+						       "/srv/new.img", 1048576), &t->out), 0);
+	assert_int_equal(access(p, F_OK), 0);
+	ln_test_release(&state, &e);
+}
+
 /* adopt does not reach what it must not: another cluster's file, a file
  * a foreign namespace exports, or a missing file (made in its place). */
 static void test_agent_paths__adopt_is_refused_where_it_must_not_reach(void **st)
@@ -716,6 +742,7 @@ LN_TEST_MAIN(NULL, NULL,
 	T(test_agent_paths__parent_of_another_owner_is_refused),
 	T(test_agent_paths__missing_path_another_cluster_records_is_refused),
 	T(test_agent_paths__adopted_file_is_used_and_never_deleted),
+	T(test_agent_paths__made_file_lost_is_not_remade),
 	T(test_agent_paths__adopt_is_refused_where_it_must_not_reach),
 	T(test_agent_paths__adopt_is_checked_in_the_request),
 )

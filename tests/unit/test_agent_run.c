@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The bounded runner and the node lock: a child that outlives its bound is
- * killed with its whole process group and reported as timed out; output is
+ * killed with its whole process group and reported as timed out; what it
+ * leaves in a group of its own is killed after it (the agent is their
+ * subreaper); output is
  * capped and the rest drained; a second mutating run waits for the lock
  * only as long as LLMNET_LOCK_WAIT says, then refuses with nothing changed;
  * plan writes nothing.
@@ -9,8 +11,10 @@
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "agents/agent/agent.h"
@@ -33,6 +37,31 @@ static void test_agent_run__timeout_kills_the_group(void **st)
 	assert_true(ln_now_ms() - t0 < 5000);
 	ln_exec_result_release(&res);
 	ln_buf_release(&err);
+}
+
+/* A launcher that starts its worker in a session of its own (as mpirun
+ * puts ranks in their own groups) and exits: the worker outlives the group
+ * kill, comes back to the agent (the subreaper) and is killed. */
+static void test_agent_run__leftovers_are_killed(void **st)
+{
+	const char *argv[] = { "/bin/sh", "-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!", NULL };
+	struct ln_exec_result res;
+	struct ln_buf err = LN_BUF_INIT;
+	pid_t worker;
+
+	(void)st;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(ln_exec_bounded(argv, 10, 1024, &res, &err), 0);
+	assert_true(res.exited);
+	assert_int_equal(res.exit_status, 0);
+	worker = (pid_t)atol(res.output.buf);
+	assert_true(worker > 1);
+	assert_int_equal(res.leftovers, 1);
+	assert_int_equal(kill(worker, 0), -1);
+	assert_int_equal(errno, ESRCH);
+	ln_exec_result_release(&res);
+	ln_buf_release(&err);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 static void test_agent_run__exit_status_and_output_cap(void **st)
@@ -124,6 +153,7 @@ static void test_agent_run__corrupt_state_changes_nothing(void **st)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_run__timeout_kills_the_group),
+	cmocka_unit_test(test_agent_run__leftovers_are_killed),
 	cmocka_unit_test(test_agent_run__exit_status_and_output_cap),
 	cmocka_unit_test(test_agent_run__lock_wait_is_bounded),
 	cmocka_unit_test(test_agent_run__plan_writes_nothing),
