@@ -14,11 +14,15 @@
 #   cluster_start_node DIR I  start it again
 #   cluster_rekey_node DIR I  new host key (reinstall), not in known_hosts
 #   cluster_down DIR          stop every sshd this harness started in DIR
-#   cluster_addr I            127.0.1.<I> (CLUSTER_NET=127.0.2 moves the cluster)
+#   cluster_addr I            127.0.1.<I> (CLUSTER_NET=127.0.2 moves the cluster);
+#                             nodes past 250 go on in the next /24 (benchmarks)
 
 SSHD=${SSHD:-/usr/sbin/sshd}
 
-cluster_addr() { echo "${CLUSTER_NET:-127.0.1}.$1"; }
+cluster_addr() {
+	local net=${CLUSTER_NET:-127.0.1} i=$1
+	echo "${net%.*}.$((${net##*.} + (i - 1) / 250)).$(((i - 1) % 250 + 1))"
+}
 
 cluster_fail() { echo "cluster: $*" >&2; return 1; }
 
