@@ -957,6 +957,7 @@ static void test_validate_stages__counters_healthy(void **state)
 	struct world *w = world_start(state, 4, make_spec_two_rails(4,
 		"  - { stage: rping }\n  - { stage: bandwidth, max_errors: 10 }\n"));
 	const struct ln_check *c;
+	struct ln_buf text = LN_BUF_INIT, html = LN_BUF_INIT;
 	size_t i, k, n = 0;
 
 	fake_two_rails(&w->f);
@@ -994,6 +995,14 @@ static void test_validate_stages__counters_healthy(void **state)
 	assert_int_equal(n, 8);
 	/* the pairs plus a check per port */
 	assert_int_equal(w->res.stages[LN_STAGE_BANDWIDTH].passed, 8 + 8);
+	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
+	assert_non_null(strstr(text.buf, "  rping      pass     16 passed, 0 failed, 0 skipped, "
+					 "0 not run (4 rounds)\n             8 ports, 0 errors; "
+					 "not judged (no max_errors)\n"));
+	assert_non_null(strstr(text.buf, "8 ports, 0 errors; max_errors 10\n"));
+	assert_int_equal(ln_report_html(&w->res, &html), 0);
+	assert_non_null(strstr(html.buf, "16 of 16 ports gained no error (not listed)"));
+	ln_test_release(&text, &html);
 }
 
 /* Loss on n2's rxe1: its counters rise with both its partners (n1, n3),
@@ -1004,7 +1013,8 @@ static void test_validate_stages__counters_bad_port(void **state)
 	struct world *w = world_start(state, 4, make_spec_two_rails(4,
 		"  - { stage: bandwidth, max_errors: 10 }\n"));
 	const struct ln_check *c;
-	struct ln_buf text = LN_BUF_INIT;
+	struct ln_buf text = LN_BUF_INIT, json = LN_BUF_INIT, prom = LN_BUF_INIT,
+		      junit = LN_BUF_INIT, html = LN_BUF_INIT;
 	char *v;
 
 	fake_two_rails(&w->f);
@@ -1033,6 +1043,43 @@ static void test_validate_stages__counters_bad_port(void **state)
 	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
 	if (!strstr(text.buf, "bad port n2/rxe1 (bandwidth)"))
 		fail_msg("%s", text.buf);
+	assert_non_null(strstr(text.buf, "  bandwidth  FAIL     15 passed, 1 failed"));
+	assert_non_null(strstr(text.buf, "8 ports, 160 errors (n1/rxe1 40, n2/rxe1 80, n3/rxe1 40); "
+					 "max_errors 10\n"));
+	assert_non_null(strstr(text.buf, "  bandwidth n2/rxe1 fail: 80 errors (rcvd_seq_err +80); "
+					 "over 10 with 2 of its 2 partners (n1/rxe1, n3/rxe1)\n"));
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	assert_non_null(strstr(json.buf, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe1\"],"
+					 "\"links\":[]"));
+	assert_non_null(strstr(json.buf, "\"node\":\"n2\",\"port\":\"rxe1\",\"rail\":\"rail1\","
+					 "\"stage\":\"bandwidth\",\"name\":\"error counters\","
+					 "\"status\":\"fail\""));
+	assert_non_null(strstr(json.buf, "\"counters\":{\"driver\":\"rdma_rxe\",\"errors\":80,"
+					 "\"max_errors\":10,\"partners\":2,\"partners_over\":2,"
+					 "\"deltas\":{\"errors\":{\"rcvd_seq_err\":80,"
+					 "\"out_of_seq_request\":0,\"send_err\":null}"));
+	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
+	assert_non_null(strstr(prom.buf, "llmnet_validation_port_errors{cluster=\"fake\","
+					 "stage=\"bandwidth\",node=\"n2\",port=\"rxe1\"} 80\n"));
+	assert_non_null(strstr(prom.buf, "llmnet_validation_port_counter_delta{cluster=\"fake\","
+					 "stage=\"bandwidth\",node=\"n2\",port=\"rxe1\","
+					 "counter=\"rcvd_seq_err\",kind=\"error\"} 80\n"));
+	assert_null(strstr(prom.buf, "counter=\"send_err\""));
+	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_port{cluster=\"fake\","
+					 "stage=\"bandwidth\",node=\"n2\",port=\"rxe1\"} 1"));
+	assert_int_equal(ln_report_junit(&w->res, &junit), 0);
+	assert_non_null(strstr(junit.buf, "name=\"n2/rxe1 error counters\" time=\"0.000\">\n"
+					  "      <failure type=\"fail\" message=\"80 errors"));
+	assert_non_null(strstr(junit.buf, "name=\"n4/rxe0 error counters\" time=\"0.000\">\n"
+					  "      <system-out>0 errors (not available: send_err), "
+					  "max_errors 10, over it with 0 of 2 partners\n"));
+	assert_int_equal(ln_report_html(&w->res, &html), 0);
+	assert_non_null(strstr(html.buf, "<tr id=\"counters-bandwidth-n2/rxe1\" title=\"80 errors"));
+	assert_non_null(strstr(html.buf, "<td class=\"fail\">fail</td><td>80</td><td>10</td>"
+					 "<td>2 / 2</td>"));
+	assert_non_null(strstr(html.buf, "5 of 8 ports gained no error (not listed)"));
+	assert_non_null(strstr(html.buf, "bad port n2/rxe1</b> (bandwidth)"));
+	ln_test_release(&json, &prom, &junit, &html);
 	ln_buf_release(&text);
 }
 
@@ -1064,6 +1111,7 @@ static void test_validate_stages__counters_unreadable(void **state)
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: rping }\n"
 							  "  - { stage: latency, max_errors: 5 }\n", 0));
 	const struct ln_check *c;
+	struct ln_buf text = LN_BUF_INIT;
 
 	w->f.with_counters = 1;
 	w->f.no_counters[2] = 1;
@@ -1080,6 +1128,12 @@ static void test_validate_stages__counters_unreadable(void **state)
 	assert_int_equal(w->res.stages[LN_STAGE_LATENCY].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
 	assert_int_equal(w->res.nverdicts, 0);
+	assert_int_equal(ln_report_text(&w->res, 0, &text), 0);
+	assert_non_null(strstr(text.buf, "3 ports, 0 errors; not read: n3/rxe0; not judged "
+					 "(no max_errors)\n"));
+	assert_non_null(strstr(text.buf, "  latency   n3/rxe0 not run: counters of 'n3/rxe0' could "
+					 "not be read: no counter table for this driver\n"));
+	ln_buf_release(&text);
 }
 
 /* --dry-run: the latency stage's pairs and rounds, from the same
