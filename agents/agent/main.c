@@ -96,24 +96,22 @@ static int verb_version(struct ln_agent *a, int argc, char **argv)
 	return rc;
 }
 
-/* Ports named by --counters, at most this many per request. */
-#define MAX_COUNTER_PORTS 64
-
 static int verb_facts(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *o = NULL;
-	char *ports[MAX_COUNTER_PORTS], dev[64];
+	char *ports[LN_FACTS_COUNTER_PORTS_MAX], dev[64];
 	size_t np = 0;
 	unsigned port;
 	int rc, i;
 
 	for (i = 1; i < argc; i += 2) {
-		if (strcmp(argv[i], "--counters") || i + 1 >= argc || np == MAX_COUNTER_PORTS ||
+		if (strcmp(argv[i], "--counters") || i + 1 >= argc ||
+		    np == LN_FACTS_COUNTER_PORTS_MAX ||
 		    ln_counters_parse_port(argv[i + 1], dev, sizeof(dev), &port) < 0)
-			return ln_agent_fail("usage",
-					     "usage: llmnet-agent facts [--counters DEVICE/PORT]... "
-					     "(at most 64)", LN_AGENT_EXIT_USAGE);
+			return ln_agent_fail("usage", "usage: llmnet-agent facts "
+					     "[--counters DEVICE/PORT]... (at most 64)",
+					     LN_AGENT_EXIT_USAGE);
 		ports[np++] = argv[i + 1];
 	}
 	if (np)

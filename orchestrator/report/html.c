@@ -154,10 +154,10 @@ static void counters_table(const struct ln_results *r, struct ln_buf *out)
 		if (!c->ctr)
 			continue;
 		if (!n++)
-			ln_buf_addstr(out, "<h2>Port error counters</h2>\n<table id=\"counters\"><tr>"
-					   "<th>stage</th><th>port</th><th>status</th><th>errors</th>"
-					   "<th>max_errors</th><th>partners over / tested</th>"
-					   "<th>counters</th></tr>\n");
+			ln_buf_addstr(out, "<h2>Port error counters</h2>\n"
+				      "<table id=\"counters\"><tr><th>stage</th><th>port</th>"
+				      "<th>status</th><th>errors</th><th>max_errors</th>"
+				      "<th>partners over / tested</th><th>counters</th></tr>\n");
 		if (c->ctr->errors == 0 && c->status == LN_ST_PASS) {
 			quiet++;
 			continue;
@@ -187,8 +187,8 @@ static void counters_table(const struct ln_results *r, struct ln_buf *out)
 		ln_buf_addstr(out, "</td></tr>\n");
 	}
 	if (n)
-		ln_buf_addf(out, "</table>\n<p>%zu of %zu ports gained no error (not listed).</p>\n", quiet,
-			    n);
+		ln_buf_addf(out, "</table>\n<p>%zu of %zu ports gained no error (not listed).</p>\n",
+			    quiet, n);
 	ln_buf_release(&subj);
 	ln_buf_release(&txt);
 }

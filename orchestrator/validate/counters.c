@@ -28,8 +28,8 @@ struct port_acc {
 	char *driver;
 	struct ln_counter_delta *v;	/* rises summed over its pairs */
 	size_t n;
-	size_t with[64], nwith;		/* partners (node << 8 | port), distinct */
-	size_t over[64], nover;		/* those it gained more than max_errors with */
+	size_t *with, nwith;		/* partners (node << 8 | port), distinct */
+	size_t *over, nover;		/* those it gained more than max_errors with */
 };
 
 struct vs_ctr {
@@ -39,7 +39,7 @@ struct vs_ctr {
 	size_t n;
 };
 
-long long vs_ctr_max_errors(const struct ln_spec *spec, enum ln_stage st)
+static long long max_errors_of(const struct ln_spec *spec, enum ln_stage st)
 {
 	const struct ln_validation *v = &spec->validation;
 
@@ -62,7 +62,7 @@ int vs_ctr_open(struct vctx *c, enum ln_stage st)
 		return -ENOMEM;
 	}
 	x->n = c->n;
-	x->max_errors = vs_ctr_max_errors(c->spec, st);
+	x->max_errors = max_errors_of(c->spec, st);
 	pthread_mutex_init(&x->lock, NULL);
 	c->ctr = x;
 	for (i = 0; i < c->n; i++)
@@ -88,6 +88,8 @@ void vs_ctr_close(struct vctx *c)
 			for (k = 0; k < a->n; k++)
 				free(a->v[k].name);
 			free(a->v);
+			free(a->with);
+			free(a->over);
 			free(a->why);
 			free(a->driver);
 		}
@@ -113,10 +115,16 @@ static struct json_object *read_port(struct vctx *c, size_t node, unsigned port,
 	snprintf(name, sizeof(name), "%s/%u", pi->dev, pi->port);
 	if (c->ops->counters(c->octx, node, ports, 1, ans, why) < 0)
 		return NULL;
-	e = json_object_array_get_idx(ln_json_at(*ans, "counters"), 0);
-	if (!e || !json_object_is_type(ln_json_at(e, "errors"), json_type_object)) {
-		json_object_object_get_ex(e, "reason", &v);
-		ln_buf_addf(why, "%s", e && v ? json_object_get_string(v) : "no counters in the answer");
+	v = ln_json_at(*ans, "counters");
+	e = json_object_is_type(v, json_type_array) ? json_object_array_get_idx(v, 0) : NULL;
+	if (!e || !ln_json_str_at(e, "port") || strcmp(ln_json_str_at(e, "port"), name)) {
+		ln_buf_addf(why, "the agent's answer has no counters of '%s'", name);
+		return NULL;
+	}
+	if (!json_object_is_type(ln_json_at(e, "errors"), json_type_object)) {
+		v = ln_json_at(e, "reason");
+		ln_buf_addstr(why, v ? json_object_get_string(v) :
+				       "no error counters in the answer");
 		return NULL;
 	}
 	return e;
@@ -176,7 +184,8 @@ static long long add_rises(struct port_acc *a, struct json_object *before,
 	int k;
 
 	for (k = 0; k < 2; k++) {
-		struct json_object *b = ln_json_at(before, kinds[k]), *now = ln_json_at(after, kinds[k]);
+		struct json_object *b = ln_json_at(before, kinds[k]);
+		struct json_object *now = ln_json_at(after, kinds[k]);
 
 		if (!json_object_is_type(now, json_type_object))
 			continue;
@@ -197,15 +206,20 @@ static long long add_rises(struct port_acc *a, struct json_object *before,
 	return sum;
 }
 
-static void add_partner(size_t *set, size_t *n, size_t key)
+/* Add key to the set (grown by one); 0 or -ENOMEM. */
+static int add_partner(size_t **set, size_t *n, size_t key)
 {
-	size_t i;
+	size_t i, *p;
 
 	for (i = 0; i < *n; i++)
-		if (set[i] == key)
-			return;
-	if (*n < 64)
-		set[(*n)++] = key;
+		if ((*set)[i] == key)
+			return 0;
+	p = realloc(*set, (*n + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*set = p;
+	p[(*n)++] = key;
+	return 0;
 }
 
 void vs_ctr_after(struct vctx *c, const struct ln_pair *p, struct vs_ctr_snap *s)
@@ -227,17 +241,19 @@ void vs_ctr_after(struct vctx *c, const struct ln_pair *p, struct vs_ctr_snap *s
 			after = read_port(c, node[k], port[k], &ans, &why);
 		pthread_mutex_lock(&x->lock);
 		a->used = 1;
-		add_partner(a->with, &a->nwith, node[!k] << 8 | port[!k]);
+		if (add_partner(&a->with, &a->nwith, node[!k] << 8 | port[!k]) < 0)
+			rise = -2;
 		if (!after && !a->why)
 			a->why = s->why[k] ? strdup(s->why[k]) : ln_buf_detach(&why, NULL);
 		if (after && !a->driver && ln_json_at(after, "driver"))
 			a->driver = strdup(json_object_get_string(ln_json_at(after, "driver")));
-		if (after)
+		if (after && rise != -2)
 			rise = add_rises(a, s->before[k], after);
+		if (x->max_errors >= 0 && rise > x->max_errors &&
+		    add_partner(&a->over, &a->nover, node[!k] << 8 | port[!k]) < 0)
+			rise = -2;
 		if (rise == -2 && !a->why)
 			a->why = strdup("out of memory");
-		if (x->max_errors >= 0 && rise > x->max_errors)
-			add_partner(a->over, &a->nover, node[!k] << 8 | port[!k]);
 		pthread_mutex_unlock(&x->lock);
 		json_object_put(ans);
 		json_object_put(s->ans[k]);
@@ -316,7 +332,8 @@ static int judge_port(struct vctx *c, enum ln_stage st, size_t i, size_t p, stru
 	}
 	if ((a->why || k->ctr->errors < 0) && x->max_errors >= 0) {
 		r = ln_check_set(k, LN_ST_NOT_RUN, "counters of '%s' could not be read: %s",
-				 subj.buf, a->why ? a->why : "the driver has none of its error counters");
+				 subj.buf,
+				 a->why ? a->why : "the driver has none of its error counters");
 	} else if (a->why || k->ctr->errors < 0) {
 		/* reported, not judged: a skip would fail the stage (skips come
 		 * from failures), and a node whose driver has no counter table

@@ -48,11 +48,11 @@ static int ops_counters(void *ctx, size_t node, const char *const *ports, size_t
 			struct json_object **out, struct ln_buf *err)
 {
 	struct ln_node_run *nr = node_run(ctx, node);
-	const char *args[2 * VS_MAX_COUNTER_PORTS + 2];
+	const char *args[2 * LN_FACTS_COUNTER_PORTS_MAX + 2];
 	size_t i, k = 0;
 	int r;
 
-	if (!nr || n > VS_MAX_COUNTER_PORTS)
+	if (!nr || n > LN_FACTS_COUNTER_PORTS_MAX)
 		return -EINVAL;
 	r = ln_run_session(ctx, nr, err);
 	if (r < 0)

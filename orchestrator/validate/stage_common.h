@@ -153,7 +153,6 @@ struct vs_ctr_snap {
 	char *why[2];				/* why a read failed */
 };
 
-long long vs_ctr_max_errors(const struct ln_spec *spec, enum ln_stage st);
 int vs_ctr_open(struct vctx *c, enum ln_stage st);
 void vs_ctr_before(struct vctx *c, const struct ln_pair *p, struct vs_ctr_snap *s);
 void vs_ctr_after(struct vctx *c, const struct ln_pair *p, struct vs_ctr_snap *s);

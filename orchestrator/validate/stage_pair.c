@@ -5,8 +5,9 @@
  * rounds of disjoint pairs of ports, every declared rail (rails.h), a
  * server on one end and a client on the other, a fresh server for every
  * attempt, then the diagnosis' second pass; both ends' error counters
- * are read before and after each pair (counters.c). Each tool is one row of a table: how to build its server and
- * client argv, and how to judge an attempt from their results.
+ * are read before and after each pair (counters.c). Each tool is one row
+ * of a table: how to build its server and client argv, and how to judge
+ * an attempt from their results.
  */
 #include <errno.h>
 #include <math.h>

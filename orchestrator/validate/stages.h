@@ -53,15 +53,13 @@ struct ln_probe_ops {
 	int (*get)(void *ctx, size_t node, const char *path, struct ln_buf *data,
 		   struct ln_buf *err);
 	/* The error counters of n ports of node ("rxe0/1", at most
-	 * VS_MAX_COUNTER_PORTS): the agent's `facts --counters` answer into
+	 * LN_FACTS_COUNTER_PORTS_MAX): the agent's `facts --counters` answer into
 	 * *out, owned by the caller. Called like run (from several threads,
 	 * never twice at once for one node). NULL in a transport that has no
 	 * counters (some unit tests): the pairwise stages then read none. */
 	int (*counters)(void *ctx, size_t node, const char *const *ports, size_t n,
 			struct json_object **out, struct ln_buf *err);
 };
-
-#define VS_MAX_COUNTER_PORTS 64
 
 struct ln_validate_opts {
 	unsigned stages;		/* bit per enum ln_stage kept by --stages; 0: all */
