@@ -158,7 +158,7 @@ static void counters_table(const struct ln_results *r, struct ln_buf *out)
 				      "<table id=\"counters\"><tr><th>stage</th><th>port</th>"
 				      "<th>status</th><th>errors</th><th>max_errors</th>"
 				      "<th>partners over / tested</th><th>counters</th></tr>\n");
-		if (c->ctr->errors == 0 && c->status == LN_ST_PASS) {
+		if (c->ctr->errors == 0 && !c->ctr->unread && c->status == LN_ST_PASS) {
 			quiet++;
 			continue;
 		}

@@ -90,7 +90,7 @@ static void counters_line(const struct ln_results *r, enum ln_stage st, struct l
 		max = c->ctr->max_errors;
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, c->a, c->pa, LN_NO_NODE, -1, &subj);
-		to = c->ctr->errors < 0 ? &unread : c->ctr->errors > 0 ? &gained : NULL;
+		to = c->ctr->unread ? &unread : c->ctr->errors > 0 ? &gained : NULL;
 		if (to)
 			ln_buf_addf(to, "%s%s", to->len ? ", " : "", subj.buf);
 		if (to == &gained)

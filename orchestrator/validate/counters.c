@@ -288,6 +288,7 @@ static struct ln_port_counters *copy_counters(const struct port_acc *a, long lon
 		if (a->v[k].error && a->v[k].delta >= 0)
 			pc->errors = (pc->errors < 0 ? 0 : pc->errors) + a->v[k].delta;
 	}
+	pc->unread = a->why || pc->errors < 0;
 	return pc;
 }
 

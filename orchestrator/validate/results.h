@@ -46,6 +46,7 @@ struct ln_port_counters {
 	struct ln_counter_delta *v;
 	size_t n;
 	long long errors;	/* the error counters' rises summed; -1: none available */
+	int unread;		/* a read failed, or no error counter was available */
 	long long max_errors;	/* the stage's limit; -1: reported, not judged */
 	size_t partners;	/* ports it was tested with (reads before and after) */
 	size_t partners_over;	/* those with which it gained more than max_errors */
