@@ -36,6 +36,9 @@
 #define LN_VERB_RUN "run"
 #define LN_VERB_RESTORE "restore"	/* the boot unit's, node-local: agent-protocol.md */
 
+/* `facts --counters DEV/PORT`: the most ports one request may name. */
+#define LN_FACTS_COUNTER_PORTS_MAX 64
+
 /* llmnet's own probes, as installed in LN_PROTO_REMOTE_DIR, and the MPI
  * sources (in LN_PROBE_SRC_DIR) the agent lets mpicc build into them. */
 #define LN_PROBE_SRC_DIR "/var/lib/llmnet/src"

@@ -230,5 +230,11 @@ int ln_nvme_blocks(const struct ln_agent *a, const char *nqn, char ***names, siz
 
 /* Verbs. */
 int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf *err);
+/* `facts --counters`: the error counters of the n ports ("rxe0/1"), each
+ * through its driver's name table (counters.c); nothing else is read. */
+int ln_counters_collect(struct ln_agent *a, char *const *ports, size_t n,
+			struct json_object **out);
+/* "rxe0/1" into dev (size bytes) and port; 0, or -EINVAL. */
+int ln_counters_parse_port(const char *s, char *dev, size_t size, unsigned *port);
 
 #endif

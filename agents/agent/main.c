@@ -101,12 +101,25 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *o = NULL;
-	int rc;
+	char *ports[LN_FACTS_COUNTER_PORTS_MAX], dev[64];
+	size_t np = 0;
+	unsigned port;
+	int rc, i;
 
-	(void)argv;
-	if (argc > 1)
-		return ln_agent_fail("usage", "usage: llmnet-agent facts", LN_AGENT_EXIT_USAGE);
-	if (ln_facts_collect(a, &o, &err) < 0)
+	for (i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--counters") || i + 1 >= argc ||
+		    np == LN_FACTS_COUNTER_PORTS_MAX ||
+		    ln_counters_parse_port(argv[i + 1], dev, sizeof(dev), &port) < 0)
+			return ln_agent_fail("usage", "usage: llmnet-agent facts "
+					     "[--counters DEVICE/PORT]... (at most 64)",
+					     LN_AGENT_EXIT_USAGE);
+		ports[np++] = argv[i + 1];
+	}
+	if (np)
+		rc = ln_counters_collect(a, ports, np, &o);
+	else
+		rc = ln_facts_collect(a, &o, &err);
+	if (rc < 0)
 		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
 	else
 		rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;

@@ -140,6 +140,59 @@ static void num_cell(struct ln_buf *out, double v, const char *unit)
 		ln_buf_addf(out, "<td>%.4g %s</td>", v, unit);
 }
 
+/* The ports whose counters rose, could not be read or failed, per
+ * pairwise stage (a healthy port is only counted: 1,024 nodes x 8 rails
+ * would be 8,192 rows of zeros); each row's title is the whole phrase. */
+static void counters_table(const struct ln_results *r, struct ln_buf *out)
+{
+	struct ln_buf subj = LN_BUF_INIT, txt = LN_BUF_INIT;
+	size_t i, n = 0, quiet = 0;
+
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (!c->ctr)
+			continue;
+		if (!n++)
+			ln_buf_addstr(out, "<h2>Port error counters</h2>\n"
+				      "<table id=\"counters\"><tr><th>stage</th><th>port</th>"
+				      "<th>status</th><th>errors</th><th>max_errors</th>"
+				      "<th>partners over / tested</th><th>counters</th></tr>\n");
+		if (c->ctr->errors == 0 && !c->ctr->unread && c->status == LN_ST_PASS) {
+			quiet++;
+			continue;
+		}
+		ln_buf_reset(&subj);
+		ln_buf_reset(&txt);
+		ln_results_subject_ports(r, c->a, c->pa, LN_NO_NODE, -1, &subj);
+		ln_report_counters_text(c, &txt);
+		ln_buf_addf(out, "<tr id=\"counters-%s-", ln_stage_name(c->stage));
+		esc(out, subj.buf);
+		ln_buf_addf(out, "\" title=\"");
+		esc(out, c->reason ? c->reason : txt.buf);
+		ln_buf_addf(out, "\"><td>%s</td><td>", ln_stage_name(c->stage));
+		esc(out, subj.buf);
+		ln_buf_addf(out, "</td><td class=\"%s\">%s</td>", ln_status_class(c->status),
+			    ln_status_name(c->status));
+		if (c->ctr->errors < 0)
+			ln_buf_addstr(out, "<td>not read</td>");
+		else
+			ln_buf_addf(out, "<td>%lld</td>", c->ctr->errors);
+		if (c->ctr->max_errors < 0)
+			ln_buf_addstr(out, "<td>not judged</td>");
+		else
+			ln_buf_addf(out, "<td>%lld</td>", c->ctr->max_errors);
+		ln_buf_addf(out, "<td>%zu / %zu</td><td>", c->ctr->partners_over, c->ctr->partners);
+		esc(out, txt.buf);
+		ln_buf_addstr(out, "</td></tr>\n");
+	}
+	if (n)
+		ln_buf_addf(out, "</table>\n<p>%zu of %zu ports gained no error (not listed).</p>\n",
+			    quiet, n);
+	ln_buf_release(&subj);
+	ln_buf_release(&txt);
+}
+
 int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 {
 	struct ln_buf subj = LN_BUF_INIT;
@@ -201,6 +254,7 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 	for (s = 0; s < LN_STAGE_COUNT && !ret; s++)
 		if (ln_stage_pairwise(s) && r->stages[s].listed)
 			ret = heatmap(r, s, out);
+	counters_table(r, out);
 	ln_buf_addstr(out, "<h2>Failing and retried checks</h2>\n<table id=\"failures\"><tr>"
 			   "<th>stage</th><th>subject</th><th>check</th><th>status</th>"
 			   "<th>measured</th><th>threshold</th><th>line rate</th><th>attempts</th>"

@@ -80,6 +80,42 @@ static struct json_object *latency_json(const struct ln_latency *l, int th)
 	return o;
 }
 
+static struct json_object *ll_or_null(long long v)
+{
+	return v < 0 ? NULL : json_object_new_int64(v);
+}
+
+/* A port's error counters over the stage: the judged sum, the limit, its
+ * partners, and every counter's rise as the agent's name table splits
+ * them (null: not available). */
+static struct json_object *counters_json(const struct ln_port_counters *pc)
+{
+	struct json_object *o = json_object_new_object(), *d = json_object_new_object();
+	struct json_object *e = json_object_new_object(), *x = json_object_new_object();
+	size_t i;
+
+	if (!o || !d || !e || !x) {
+		json_object_put(o);
+		json_object_put(d);
+		json_object_put(e);
+		json_object_put(x);
+		return NULL;
+	}
+	json_object_object_add(o, "driver", str_or_null(pc->driver));
+	json_object_object_add(o, "errors", ll_or_null(pc->errors));
+	json_object_object_add(o, "max_errors", ll_or_null(pc->max_errors));
+	json_object_object_add(o, "partners", json_object_new_int64((int64_t)pc->partners));
+	json_object_object_add(o, "partners_over",
+			       json_object_new_int64((int64_t)pc->partners_over));
+	for (i = 0; i < pc->n; i++)
+		json_object_object_add(pc->v[i].error ? e : x, pc->v[i].name,
+				       ll_or_null(pc->v[i].delta));
+	json_object_object_add(d, "errors", e);
+	json_object_object_add(d, "other", x);
+	json_object_object_add(o, "deltas", d);
+	return o;
+}
+
 static struct json_object *attempt_json(const struct ln_check *c, const struct ln_attempt *at)
 {
 	struct json_object *o = json_object_new_object();
@@ -113,8 +149,10 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 	json_object_object_add(o, "threshold", num(c->threshold));
 	json_object_object_add(o, "line_rate_gbps", num(c->line_rate));
 	json_object_object_add(o, "unit", json_object_new_string(c->unit));
-	if (c->stage == LN_STAGE_LATENCY)
+	if (c->stage == LN_STAGE_LATENCY && !c->ctr)
 		json_object_object_add(o, "latency", latency_json(&c->lat, 1));
+	if (c->ctr)
+		json_object_object_add(o, "counters", counters_json(c->ctr));
 	json_object_object_add(o, "retest", json_object_new_boolean(c->retest));
 	ats = json_object_new_array();
 	if (!ats)

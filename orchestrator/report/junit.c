@@ -141,6 +141,15 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 				ln_buf_addstr(out, "      <skipped message=\"");
 				ln_report_escape_xml(out, c->reason ? c->reason : "skipped");
 				ln_buf_addstr(out, "\"/>\n");
+			} else if (c->ctr) {
+				/* a port's counters are reported, passing or not */
+				ln_buf_addstr(out, "      <system-out>");
+				ln_buf_reset(&name);
+				ln_report_counters_text(c, &name);
+				if (c->reason)
+					ln_buf_addf(&name, "; %s", c->reason);
+				ln_report_escape_xml(out, name.buf);
+				ln_buf_addstr(out, "\n</system-out>\n");
 			} else if (c->nattempts > 1 ||
 				   (c->stage == LN_STAGE_LATENCY && !isnan(c->lat.typical))) {
 				/* a passing latency pair still says what it measured */

@@ -66,6 +66,52 @@ static void start_pair(struct ln_buf *out, const char *name, const struct ln_res
 	label(out, r->nodes[b]);
 }
 
+/* A port counters check's sample up to its port label, left open. */
+static void start_port(struct ln_buf *out, const char *name, const struct ln_results *r,
+		       const struct ln_check *c)
+{
+	const char *port = ln_results_port(r, c->a, c->pa);
+
+	start(out, name, r);
+	ln_buf_addf(out, ",stage=\"%s\",node=\"", ln_stage_name(c->stage));
+	label(out, r->nodes[c->a]);
+	ln_buf_addstr(out, "\",port=\"");
+	label(out, port ? port : "");
+}
+
+/* Every port's error counters over each pairwise stage: the judged sum,
+ * and each counter's rise (a counter not available has no sample). */
+static void port_counters(const struct ln_results *r, struct ln_buf *out)
+{
+	size_t i, k;
+
+	head(out, "llmnet_validation_port_errors",
+	     "errors a port's counters gained over a pairwise stage");
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (!c->ctr || c->ctr->errors < 0)
+			continue;
+		start_port(out, "llmnet_validation_port_errors", r, c);
+		ln_buf_addf(out, "\"} %lld\n", c->ctr->errors);
+	}
+	head(out, "llmnet_validation_port_counter_delta",
+	     "one counter's rise over a pairwise stage (kind: error or other)");
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		for (k = 0; c->ctr && k < c->ctr->n; k++) {
+			if (c->ctr->v[k].delta < 0)
+				continue;
+			start_port(out, "llmnet_validation_port_counter_delta", r, c);
+			ln_buf_addstr(out, "\",counter=\"");
+			label(out, c->ctr->v[k].name);
+			ln_buf_addf(out, "\",kind=\"%s\"} %lld\n",
+				    c->ctr->v[k].error ? "error" : "other", c->ctr->v[k].delta);
+		}
+	}
+}
+
 int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 {
 	const char *port;
@@ -146,6 +192,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 			ln_buf_addf(out, "\",stat=\"%s\"} %g\n", stat[k], v[k]);
 		}
 	}
+	port_counters(r, out);
 	head(out, "llmnet_validation_bad_node", "a node the diagnosis blames");
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_NODE) {

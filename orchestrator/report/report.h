@@ -52,6 +52,12 @@ int ln_report_escape_xml(struct ln_buf *out, const char *s);
  * figure not measured is left out. Appends nothing for other stages. */
 void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out);
 
+/* A port's error counters check as one phrase: "80 errors (rcvd_seq_err
+ * +80; not available: send_err), max_errors 10, over it with 2 of 2
+ * partners"; "not judged" without a limit. Appends nothing for other
+ * checks. */
+void ln_report_counters_text(const struct ln_check *c, struct ln_buf *out);
+
 /* A check's figures that are numbers (measured, threshold, line rate),
  * each as "<sep>threshold V UNIT<end>" with V to prec significant digits;
  * measured comes after lead instead of sep. Text: (" ", ", ", "", 3); JUnit: one a

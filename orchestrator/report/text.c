@@ -22,7 +22,7 @@ void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out)
 	const struct ln_latency *l = &c->lat;
 	const char *sep = "";
 
-	if (c->stage != LN_STAGE_LATENCY)
+	if (c->stage != LN_STAGE_LATENCY || c->ctr)
 		return;
 	if (!isnan(l->typical))
 		ln_buf_addf(out, "typical %.2f us, avg %.2f us, p99 %.2f us", l->typical, l->avg,
@@ -39,9 +39,85 @@ void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out)
 	ln_buf_addch(out, ')');
 }
 
+void ln_report_counters_text(const struct ln_check *c, struct ln_buf *out)
+{
+	const struct ln_port_counters *pc = c->ctr;
+	struct ln_buf rose = LN_BUF_INIT, na = LN_BUF_INIT;
+	size_t i;
+
+	if (!pc)
+		return;
+	for (i = 0; i < pc->n; i++) {
+		struct ln_buf *to = !pc->v[i].error ? NULL : pc->v[i].delta > 0 ? &rose :
+				    pc->v[i].delta < 0 ? &na : NULL;
+
+		if (to)
+			ln_buf_addf(to, "%s%s", to->len ? ", " : "", pc->v[i].name);
+		if (to == &rose)
+			ln_buf_addf(to, " +%lld", pc->v[i].delta);
+	}
+	if (pc->errors < 0)
+		ln_buf_addstr(out, "no error counter read");
+	else
+		ln_buf_addf(out, "%lld errors", pc->errors);
+	if (rose.len || na.len)
+		ln_buf_addf(out, " (%s%s%s%s)", rose.buf, rose.len && na.len ? "; " : "",
+			    na.len ? "not available: " : "", na.buf);
+	if (pc->max_errors < 0)
+		ln_buf_addf(out, ", not judged, %zu partners", pc->partners);
+	else
+		ln_buf_addf(out, ", max_errors %lld, over it with %zu of %zu partners",
+			    pc->max_errors, pc->partners_over, pc->partners);
+	ln_buf_release(&rose);
+	ln_buf_release(&na);
+}
+
+/* Per pairwise stage with counters: ports read, errors in all, the ports
+ * that gained any, and those whose counters could not be read. */
+static void counters_line(const struct ln_results *r, enum ln_stage st, struct ln_buf *out)
+{
+	struct ln_buf gained = LN_BUF_INIT, unread = LN_BUF_INIT, subj = LN_BUF_INIT;
+	long long sum = 0, max = -1;
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+		struct ln_buf *to;
+
+		if (c->stage != st || !c->ctr)
+			continue;
+		n++;
+		max = c->ctr->max_errors;
+		ln_buf_reset(&subj);
+		ln_results_subject_ports(r, c->a, c->pa, LN_NO_NODE, -1, &subj);
+		to = c->ctr->unread ? &unread : c->ctr->errors > 0 ? &gained : NULL;
+		if (to)
+			ln_buf_addf(to, "%s%s", to->len ? ", " : "", subj.buf);
+		if (to == &gained)
+			ln_buf_addf(to, " %lld", c->ctr->errors);
+		if (c->ctr->errors > 0)
+			sum += c->ctr->errors;
+	}
+	if (n) {
+		ln_buf_addf(out, "  %-10s %zu ports, %lld errors", "", n, sum);
+		if (gained.len)
+			ln_buf_addf(out, " (%s)", gained.buf);
+		if (unread.len)
+			ln_buf_addf(out, "; not read: %s", unread.buf);
+		if (max < 0)
+			ln_buf_addstr(out, "; not judged (no max_errors)\n");
+		else
+			ln_buf_addf(out, "; max_errors %lld\n", max);
+	}
+	ln_buf_release(&gained);
+	ln_buf_release(&unread);
+	ln_buf_release(&subj);
+}
+
 static void add_value(struct ln_buf *out, const struct ln_check *c)
 {
-	if (c->status == LN_ST_SKIPPED)
+	/* a port's counters: the reason has the figures already */
+	if (c->status == LN_ST_SKIPPED || (c->ctr && c->reason))
 		return;
 	ln_report_figures(out, c, " ", ", ", "", 3);
 }
@@ -49,6 +125,12 @@ static void add_value(struct ln_buf *out, const struct ln_check *c)
 void ln_report_figures(struct ln_buf *out, const struct ln_check *c, const char *lead,
 		       const char *sep, const char *end, int prec)
 {
+	if (c->ctr) {
+		ln_buf_addstr(out, lead);
+		ln_report_counters_text(c, out);
+		ln_buf_addstr(out, end);
+		return;
+	}
 	if (c->stage == LN_STAGE_LATENCY) {
 		/* its figures have names of their own */
 		ln_buf_addstr(out, lead);
@@ -89,6 +171,7 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 		if (st->rounds)
 			ln_buf_addf(out, " (%zu rounds)", st->rounds);
 		ln_buf_addch(out, '\n');
+		counters_line(r, (enum ln_stage)s, out);
 	}
 	for (i = 0; i < r->nchecks; i++) {
 		const struct ln_check *c = &r->checks[i];

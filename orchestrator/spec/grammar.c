@@ -281,6 +281,14 @@ static const struct field devices_fields[] = { STAGE_KEY };
 	  .def = "aligned", .doc = "aligned: each port with the same rail's ports; all: also "    \
 	  "with the other rails' ports" }
 
+/* The ports' error counters are read before and after each pair; their
+ * rise is judged only when the spec gives a limit. */
+#define MAX_ERRORS_KEY(st)                                                                  \
+	{ .key = "max_errors", .type = FT_INT, .off = VOFF(st.max_errors),                  \
+	  .flags = F_THRESHOLD, .min = 0, .max = 1000000000,                                \
+	  .def = "none: reported, not judged",                                              \
+	  .doc = "most errors a port's counters may gain with one partner" }
+
 /* Testing a node's rails in one round runs two probes on one node at once,
  * which the controller's one session per node cannot carry yet (the lab
  * showed its SSH session broken by it). Refused by name until then. */
@@ -297,6 +305,7 @@ static const struct field rping_fields[] = {
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(rping.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs: ring neighbours or all" },
 	RAILS_KEYS(rping),
+	MAX_ERRORS_KEY(rping),
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(rping.timeout_ms), .min = 1000,
 	  .max = 3600000, .def = "30s", .doc = "bound on each probe" },
 };
@@ -310,6 +319,7 @@ static const struct field bandwidth_fields[] = {
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(bandwidth.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs" },
 	RAILS_KEYS(bandwidth),
+	MAX_ERRORS_KEY(bandwidth),
 	{ .key = "min", .type = FT_STR, .sfn = spec_parse_bw_min, .flags = F_THRESHOLD,
 	  .schema_type = "bw_min", .doc = "threshold: a rate, or 'F of rate' (of the link's rate)" },
 	{ .key = "port_base", .type = FT_U16, .off = VOFF(bandwidth.port_base), .min = 1024,
@@ -335,6 +345,7 @@ static const struct field latency_fields[] = {
 	{ .key = "max_p99", .type = FT_DURATION, .off = VOFF(latency.max_p99_us),
 	  .flags = F_THRESHOLD | F_US, .min = 1, .max = 3600000000ll,
 	  .doc = "threshold on the 99th percentile latency" },
+	MAX_ERRORS_KEY(latency),
 	{ .key = "port_base", .type = FT_U16, .off = VOFF(latency.port_base), .min = 1024,
 	  .max = 65535, .def = "18615", .doc = "first TCP port perftest uses" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(latency.timeout_ms), .min = 1000,

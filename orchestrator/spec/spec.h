@@ -271,6 +271,7 @@ struct ln_validation {
 		unsigned count;			/* pings per pair; default 10 */
 		enum ln_pairs pairs;		/* default ring */
 		enum ln_rail_pairs rails;		/* default aligned */
+		int max_errors;			/* per port; -1: reported, not judged */
 		uint64_t timeout_ms;		/* per probe; default 30 s */
 	} rping;
 	struct {
@@ -281,6 +282,7 @@ struct ln_validation {
 		enum ln_min_kind min_kind;
 		uint64_t min_bps;
 		double min_fraction;		/* (0, 1] */
+		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18515 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
 	} bandwidth;
@@ -292,6 +294,7 @@ struct ln_validation {
 		enum ln_rail_pairs rails;		/* default aligned */
 		uint64_t max_typical_us;	/* 0: no threshold */
 		uint64_t max_p99_us;		/* 0: no threshold */
+		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18615 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
 	} latency;

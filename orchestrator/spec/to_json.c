@@ -248,6 +248,13 @@ fail:
 	return NULL;
 }
 
+/* A pairwise stage's max_errors; null: reported, not judged. */
+static int max_errors_json(struct json_object *o, int max_errors)
+{
+	return max_errors < 0 ? ln_json_add(o, "max_errors", NULL) :
+				ln_json_add_i64(o, "max_errors", max_errors);
+}
+
 static struct json_object *stage_json(const struct ln_validation *v, enum ln_stage s)
 {
 	struct json_object *o = json_object_new_object();
@@ -264,6 +271,7 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "count", v->rping.count));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->rping.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->rping.rails]));
+		ADD(max_errors_json(o, v->rping.max_errors));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->rping.timeout_ms));
 		break;
 	case LN_STAGE_BANDWIDTH:
@@ -286,6 +294,7 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 			ADD(ln_json_add(o, "min_bps", NULL));
 			ADD(ln_json_add(o, "min_fraction", NULL));
 		}
+		ADD(max_errors_json(o, v->bandwidth.max_errors));
 		ADD(ln_json_add_i64(o, "port_base", v->bandwidth.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->bandwidth.timeout_ms));
 		break;
@@ -304,6 +313,7 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 			ADD(ln_json_add_i64(o, "max_p99_us", (int64_t)v->latency.max_p99_us));
 		else
 			ADD(ln_json_add(o, "max_p99_us", NULL));
+		ADD(max_errors_json(o, v->latency.max_errors));
 		ADD(ln_json_add_i64(o, "port_base", v->latency.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->latency.timeout_ms));
 		break;

@@ -43,6 +43,29 @@ static int ops_facts(void *ctx, size_t node, struct json_object **out, struct ln
 	return 0;
 }
 
+/* `facts --counters DEV/PORT...` on node: the agent's answer, the caller's. */
+static int ops_counters(void *ctx, size_t node, const char *const *ports, size_t n,
+			struct json_object **out, struct ln_buf *err)
+{
+	struct ln_node_run *nr = node_run(ctx, node);
+	const char *args[2 * LN_FACTS_COUNTER_PORTS_MAX + 2];
+	size_t i, k = 0;
+	int r;
+
+	if (!nr || n > LN_FACTS_COUNTER_PORTS_MAX)
+		return -EINVAL;
+	r = ln_run_session(ctx, nr, err);
+	if (r < 0)
+		return r;
+	args[k++] = LN_VERB_FACTS;
+	for (i = 0; i < n; i++) {
+		args[k++] = "--counters";
+		args[k++] = ports[i];
+	}
+	args[k] = NULL;
+	return ln_agent_call(nr->s, args, NULL, 0, out, NULL, err);
+}
+
 /* The agent's own limits on a probe's arguments (it checks them again). */
 #define MAX_PROBE_ARGS 256
 
@@ -205,7 +228,8 @@ static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 	return r;
 }
 
-const struct ln_probe_ops ln_validate_remote_ops = { ops_facts, ops_run, ops_put, ops_get };
+const struct ln_probe_ops ln_validate_remote_ops = { ops_facts, ops_run, ops_put, ops_get,
+						     ops_counters };
 
 /* $LLMNET_PROBES first: a test or a packager points at its own probes. */
 char *ln_validate_find_probe(const char *name)

@@ -95,10 +95,24 @@ nomem:
 	return -ENOMEM;
 }
 
+void ln_port_counters_free(struct ln_port_counters *pc)
+{
+	size_t i;
+
+	if (!pc)
+		return;
+	for (i = 0; i < pc->n; i++)
+		free(pc->v[i].name);
+	free(pc->v);
+	free(pc->driver);
+	free(pc);
+}
+
 static void check_release(struct ln_check *c)
 {
 	size_t i;
 
+	ln_port_counters_free(c->ctr);
 	for (i = 0; i < c->nattempts; i++) {
 		free(c->attempts[i].detail);
 		free(c->attempts[i].command);

@@ -32,6 +32,26 @@ struct ln_latency {
 	double max_typical, max_p99;
 };
 
+/* One counter's rise over a stage, as the agent's name table calls it. */
+struct ln_counter_delta {
+	char *name;
+	long long delta;	/* -1: not available (the port lacks it, or it went back) */
+	int error;		/* an error counter (judged), else one that informs */
+};
+
+/* A port's error counters over a pairwise stage (its "error counters"
+ * check): the rises summed over the pairs it was tested in. */
+struct ln_port_counters {
+	char *driver;		/* the agent's name for it; NULL unknown */
+	struct ln_counter_delta *v;
+	size_t n;
+	long long errors;	/* the error counters' rises summed; -1: none available */
+	int unread;		/* a read failed, or no error counter was available */
+	long long max_errors;	/* the stage's limit; -1: reported, not judged */
+	size_t partners;	/* ports it was tested with (reads before and after) */
+	size_t partners_over;	/* those with which it gained more than max_errors */
+};
+
 struct ln_attempt {
 	int ok;
 	double value;		/* measured value, NAN when there is none */
@@ -56,6 +76,7 @@ struct ln_check {
 	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "us", "" */
 	struct ln_latency lat;	/* latency stage: the last attempt's figures, the thresholds */
 	int retest;		/* a diagnosis retest against a known-good peer */
+	struct ln_port_counters *ctr;	/* a port's error counters check; else NULL */
 	struct ln_attempt *attempts;
 	size_t nattempts;
 };
@@ -115,6 +136,9 @@ const char *ln_verdict_kind_name(enum ln_verdict_kind k);
 int ln_stage_pairwise(enum ln_stage s);
 /* A latency with every figure and threshold NAN. */
 void ln_latency_init(struct ln_latency *l);
+
+/* Free a port's counters and their contents (NULL-safe). */
+void ln_port_counters_free(struct ln_port_counters *pc);
 
 /* Copy the cluster name and node names. Returns 0 or -ENOMEM. */
 int ln_results_init(struct ln_results *r, const char *cluster, const char *const *nodes,

@@ -54,6 +54,7 @@ struct vctx {
 	size_t n;
 	unsigned parallel, iters;
 	int attempts, server_delay_ms, retry_delay_ms;
+	struct vs_ctr *ctr;		/* the pairwise stage's port counters; NULL none */
 };
 
 /* An argv under construction: at most MAX_ARGS strings, NULL-terminated. */
@@ -137,6 +138,26 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st);	/* stage_pair.c: rping,
 int vs_io_stage(struct vctx *c);			/* stage_io.c */
 int vs_mpi_stage(struct vctx *c);			/* stage_mpi.c */
 int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
+
+/* Whether node (port: any port, -1) is blamed in stage st: a bad node,
+ * or that bad port (stage_pair.c). */
+int vs_bad_in(struct vctx *c, enum ln_stage st, size_t node, int port);
+
+/* Port error counters around each pair of a pairwise stage (counters.c):
+ * open before the stage's first round (nothing when ops has no
+ * counters), read both ends before and after each pair, judge after the
+ * diagnosis (a check per tested port, a verdict per culprit or suspect),
+ * close at the end. */
+struct vs_ctr_snap {
+	struct json_object *ans[2], *before[2];	/* server's and client's reads */
+	char *why[2];				/* why a read failed */
+};
+
+int vs_ctr_open(struct vctx *c, enum ln_stage st);
+void vs_ctr_before(struct vctx *c, const struct ln_pair *p, struct vs_ctr_snap *s);
+void vs_ctr_after(struct vctx *c, const struct ln_pair *p, struct vs_ctr_snap *s);
+int vs_ctr_judge(struct vctx *c, enum ln_stage st);
+void vs_ctr_close(struct vctx *c);
 
 /* The MPI launch both MPI-launched probes share (stage_mpi.c). */
 size_t vs_pick_launcher(struct vctx *c);

@@ -4,8 +4,10 @@
  * latency (ib_write_lat / ib_send_lat):
  * rounds of disjoint pairs of ports, every declared rail (rails.h), a
  * server on one end and a client on the other, a fresh server for every
- * attempt, then the diagnosis' second pass. Each tool is one row of a table: how to build its server and
- * client argv, and how to judge an attempt from their results.
+ * attempt, then the diagnosis' second pass; both ends' error counters
+ * are read before and after each pair (counters.c). Each tool is one row
+ * of a table: how to build its server and client argv, and how to judge
+ * an attempt from their results.
  */
 #include <errno.h>
 #include <math.h>
@@ -388,9 +390,11 @@ static void run_pair(struct vctx *c, enum ln_stage st, const struct ln_pair *p, 
 	struct pair_try pt = { .c = c, .st = st, .a = p->a, .b = p->b, .pa = p->pa, .pb = p->pb,
 			       .slot = slot };
 	struct ln_probe_result cres;
+	struct vs_ctr_snap snap;
 
 	memset(po, 0, sizeof(*po));
 	ln_buf_init(&cres.output, 16u << 20);
+	vs_ctr_before(c, p, &snap);
 	pt.timeout_s = vs_timeout_s(tool->timeout_ms(&c->spec->validation));
 	if (pt.timeout_s < 1)
 		pt.timeout_s = 1;
@@ -408,6 +412,7 @@ static void run_pair(struct vctx *c, enum ln_stage st, const struct ln_pair *p, 
 		vs_sleep_ms(delay);
 		delay *= 2;
 	}
+	vs_ctr_after(c, p, &snap);
 	ln_buf_release(&cres.output);
 }
 
@@ -469,9 +474,7 @@ static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st,
 	return NULL;
 }
 
-/* Whether node (port: any port, -1) is blamed in stage st: a bad node,
- * or that bad port. */
-static int bad_in(struct vctx *c, enum ln_stage st, size_t node, int port)
+int vs_bad_in(struct vctx *c, enum ln_stage st, size_t node, int port)
 {
 	size_t i;
 
@@ -519,7 +522,7 @@ static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *
 			return 1;
 		}
 		for (k = 0; k < 2; k++)
-			if (bad_in(c, LN_STAGE_RPING, e[k], (int)port[k])) {
+			if (vs_bad_in(c, LN_STAGE_RPING, e[k], (int)port[k])) {
 				ln_buf_addf(why, "'%s/%s' is bad in rping", vs_nname(c, e[k]),
 					    c->ni[e[k]].ports[port[k]].dev);
 				return 1;
@@ -545,7 +548,7 @@ static int pair_schedule(struct vctx *c, enum ln_stage st, struct ln_schedule *s
 			return -ENOMEM;
 		for (i = 0; i < c->n; i++)
 			peer[i] = !c->o->limit[i] && c->ni[i].rdma_ok &&
-				  !bad_in(c, LN_STAGE_RPING, i, -1);
+				  !vs_bad_in(c, LN_STAGE_RPING, i, -1);
 		ro.subject = c->o->limit;
 		ro.peer = peer;
 		ro.per_subject = 2;
@@ -639,6 +642,7 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 	}
 	c->res->stages[st].ran = 1;
 	c->res->stages[st].rounds = s.nrounds;
+	r = vs_ctr_open(c, st);
 	for (rd = 0; rd < s.nrounds && r == 0; rd++)
 		r = pair_round(c, st, &s.rounds[rd], rd, s.nrounds);
 	if (r == 0) {
@@ -650,7 +654,10 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 				ln_stage_name(st), ds.suspect_nodes, ds.suspect_links,
 				ds.retest_rounds);
 	}
+	if (r == 0)
+		r = vs_ctr_judge(c, st);
 out:
+	vs_ctr_close(c);
 	ln_schedule_release(&s);
 	ln_buf_release(&err);
 	return r;

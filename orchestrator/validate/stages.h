@@ -52,6 +52,13 @@ struct ln_probe_ops {
 	 * to check its sha256. */
 	int (*get)(void *ctx, size_t node, const char *path, struct ln_buf *data,
 		   struct ln_buf *err);
+	/* The error counters of n ports of node ("rxe0/1", at most
+	 * LN_FACTS_COUNTER_PORTS_MAX): the agent's `facts --counters` answer into
+	 * *out, owned by the caller. Called like run (from several threads,
+	 * never twice at once for one node). NULL in a transport that has no
+	 * counters (some unit tests): the pairwise stages then read none. */
+	int (*counters)(void *ctx, size_t node, const char *const *ports, size_t n,
+			struct json_object **out, struct ln_buf *err);
 };
 
 struct ln_validate_opts {

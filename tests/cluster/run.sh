@@ -816,9 +816,74 @@ scenario_node_dies() {
 	check_cmd "next run converges" rc_is 0
 }
 
+# Issue 14 point 5: port error counters read through ssh and each node's
+# agent (`facts --counters`) before and after every pair. Each node gets
+# node 1's rxe0 (6.1's hw_counters) with its own GID; this machine has no
+# rping, so the pairs fail to run, but the counters are read around them.
+# A run with nothing rising reports every port's deltas (0, passing); a
+# run where n2's rcvd_seq_err rises all along (a loop writes it) names
+# exactly n2/rxe0: over max_errors with both its partners, theirs with one.
+counters_spec() {
+	local i
+	printf 'version: 1\ncluster: loop\nssh: { user: root, identity: %s/id_ed25519, known_hosts: %s/known_hosts, connect_timeout: 5s, timeout: 30s }\nnodes:\n' "$C" "$C"
+	for i in 1 2 3; do
+		printf '  - { name: n%d, address: %s, rdma: [ { device: rxe0, ip: 10.77.0.1%d } ] }\n' \
+			"$i" "$(cluster_addr "$i")" "$i"
+	done
+	printf 'validation:\n  - { stage: rping, count: 2, timeout: 5s, max_errors: 3 }\n'
+}
+
+culprit_ports() {	# report: its culprits' ports, space-separated
+	python3 -c 'import json,sys
+print(" ".join(json.load(open(sys.argv[1]))["culprits"]["ports"]))' "$1"
+}
+
+counter_of() {	# report, node, field of the n's rxe0 counters check
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+c = [c for c in r["checks"] if c.get("counters") and c["node"] == sys.argv[2]][0]
+print(c[sys.argv[3]] if sys.argv[3] in c else c["counters"][sys.argv[3]])' "$@"
+}
+
+scenario_counters() {
+	local i pid f
+	new_cluster counters || { fail "cluster up"; return; }
+	for i in 2 3; do
+		cp -a "$(root 1)/sys/class/infiniband" "$(root "$i")/sys/class/"
+		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) \
+			> "$(root "$i")/sys/class/infiniband/rxe0/ports/1/gids/1"
+	done
+	rm "$(root 3)/sys/class/infiniband/rxe0/ports/1/hw_counters/send_err"
+	counters_spec > "$C/counters.yaml"
+	llmnet validate "$C/counters.yaml" --report "$C/quiet.json"
+	check_cmd "the stage fails: its pairs cannot run here (exit 1)" rc_is 1
+	check_cmd "n1's counters were read through its agent (rdma_rxe)" \
+		test "$(counter_of "$C/quiet.json" n1 driver)" = rdma_rxe
+	check_cmd "n2's port had two partners" test "$(counter_of "$C/quiet.json" n2 partners)" = 2
+	check_cmd "nothing rose: 0 errors on n3" test "$(counter_of "$C/quiet.json" n3 errors)" = 0
+	check_cmd "a counter n3's port lacks is null, never 0" test "$(python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+print([c for c in r["checks"] if c.get("counters") and c["node"] == "n3"][0]["counters"]["deltas"]["errors"]["send_err"])' \
+		"$C/quiet.json")" = None
+	check_cmd "every port's counters pass" test "$(counter_of "$C/quiet.json" n2 status)" = pass
+	check_cmd "no port is blamed" test -z "$(culprit_ports "$C/quiet.json")"
+	f=$(root 2)/sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_seq_err
+	(n=0; while :; do n=$((n + 7)); echo "$n" > "$f.tmp" && mv "$f.tmp" "$f"; sleep 0.1; done) &
+	pid=$!
+	llmnet validate "$C/counters.yaml" --report "$C/loss.json"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	check_cmd "the loss run fails (exit 1)" rc_is 1
+	check_cmd "exactly n2/rxe0 is blamed" test "$(culprit_ports "$C/loss.json")" = n2/rxe0
+	check_cmd "the text names it" out_has "bad port n2/rxe0 (rping)"
+	check_cmd "n2/rxe0 over max_errors with 2 partners" \
+		test "$(counter_of "$C/loss.json" n2 partners_over)" = 2
+	check_cmd "n1's own counters did not rise" test "$(counter_of "$C/loss.json" n1 errors)" = 0
+}
+
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
      teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
-     cached_facts session_framing session_dropped corrupt_agent node_dies)
+     cached_facts session_framing session_dropped corrupt_agent node_dies counters)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do

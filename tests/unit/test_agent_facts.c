@@ -8,6 +8,8 @@
 #include "common/json.h"
 #include "common/util.h"
 
+#include <unistd.h>
+
 static struct json_object *run_json(const char *root, const char *const *args, int want_rc)
 {
 	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, perr = LN_BUF_INIT;
@@ -190,6 +192,102 @@ static void test_agent_facts__gpus_from_proc(void **st)
 	fx_remove(root);
 }
 
+/* facts --counters: rxe's hw_counters through the rdma_rxe table; a
+ * counter the port lacks is null, never 0; nothing but the counters. */
+static void test_agent_facts__counters_rxe(void **st)
+{
+	const char *args[] = { "facts", "--counters", "rxe0/1", "--counters", "rxe0/2", NULL };
+	char *root = fx_build("node-target"), p[4096];
+	struct json_object *o;
+	static const struct want w[] = {
+		{ "counters.0.port", "rxe0/1" },
+		{ "counters.0.driver", "rdma_rxe" },
+		{ "counters.0.errors.rcvd_seq_err", "3" },
+		{ "counters.0.errors.completer_retry_err", "2" },
+		{ "counters.0.errors.out_of_seq_request", "0" },
+		{ "counters.0.errors.send_err", NULL },
+		{ "counters.0.other.sent_pkts", "48211" },
+		{ "counters.0.other.ack_deferred", NULL },
+		{ "counters.0.reason", NULL },
+		{ "counters.1.port", "rxe0/2" },
+		{ "counters.1.reason", "no such RDMA port" },
+		{ "counters.1.errors", NULL },
+		{ "rdma", NULL },
+		{ "nvmet", NULL },
+	};
+	struct json_object *v;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/sys/class/infiniband/rxe0/ports/1/hw_counters/send_err", root);
+	assert_int_equal(unlink(p), 0);
+	o = run_json(root, args, 0);
+	assert_facts(o, w, ARRAY_SIZE(w));
+	/* present, and null: not available */
+	v = json_object_object_get(json_object_array_get_idx(json_object_object_get(o, "counters"), 0),
+				   "errors");
+	assert_true(json_object_object_get_ex(v, "send_err", &v));
+	assert_null(v);
+	json_object_put(o);
+	fx_remove(root);
+}
+
+/* mlx5: the driver from device/driver, the PMA's counters/ and the
+ * driver's hw_counters/; another driver has no table. */
+static void test_agent_facts__counters_mlx5_and_unknown(void **st)
+{
+	const char *args[] = { "facts", "--counters", "mlx5_0/1", "--counters", "hfi1_0/1", NULL };
+	char *root = fx_build("node-initiator"), cmd[2048];
+	struct json_object *o;
+	static const struct want w[] = {
+		{ "counters.0.driver", "mlx5_core" },
+		{ "counters.0.errors.port_rcv_errors", "7" },
+		{ "counters.0.errors.packet_seq_err", "41" },
+		{ "counters.0.errors.local_ack_timeout_err", NULL },
+		{ "counters.0.other.np_cnp_sent", "5" },
+		{ "counters.1.driver", "hfi1" },
+		{ "counters.1.reason", "no counter table for this driver" },
+	};
+
+	(void)st;
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/sys' && mkdir -p bus/pci/drivers/mlx5_core bus/pci/drivers/hfi1 "
+		 "devices/pci0000:00/0000:00:03.0 devices/pci0000:00/0000:00:04.0 && "
+		 "for d in mlx5_0,mlx5_core,03 hfi1_0,hfi1,04; do n=${d%%%%,*}; s=${d##*,}; "
+		 "drv=${d#*,}; drv=${drv%%,*}; b=class/infiniband/$n; "
+		 "mkdir -p $b/ports/1/counters $b/ports/1/hw_counters && "
+		 "ln -s ../../../devices/pci0000:00/0000:00:$s.0 $b/device && "
+		 "ln -s ../../../bus/pci/drivers/$drv devices/pci0000:00/0000:00:$s.0/driver "
+		 "|| exit 1; done && "
+		 "echo 7 > class/infiniband/mlx5_0/ports/1/counters/port_rcv_errors && "
+		 "echo 41 > class/infiniband/mlx5_0/ports/1/hw_counters/packet_seq_err && "
+		 "echo 5 > class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent", root);
+	assert_int_equal(system(cmd), 0);
+	o = run_json(root, args, 0);
+	assert_facts(o, w, ARRAY_SIZE(w));
+	json_object_put(o);
+	fx_remove(root);
+}
+
+static void test_agent_facts__counters_usage(void **st)
+{
+	const char *bad[][4] = {
+		{ "facts", "--counters", "rxe0", NULL },
+		{ "facts", "--counters", "../x/1", NULL },
+		{ "facts", "--counters", "rxe0/0", NULL },
+		{ "facts", "--counters", NULL, NULL },
+		{ "facts", "--verbose", "rxe0/1", NULL },
+	};
+	size_t i;
+
+	(void)st;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct json_object *o = run_json(NULL, bad[i], 64);
+
+		assert_string_equal(path_str(o, "error.code"), "usage");
+		json_object_put(o);
+	}
+}
+
 static void test_agent_facts__bad_root_and_verb(void **st)
 {
 	const char *facts[] = { "facts", NULL }, *nope[] = { "frobnicate", NULL };
@@ -214,4 +312,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_facts__initiator_node_skips_hidden_paths),
 	cmocka_unit_test(test_agent_facts__gpus_from_proc),
 	cmocka_unit_test(test_agent_facts__bad_root_and_verb),
+	cmocka_unit_test(test_agent_facts__counters_rxe),
+	cmocka_unit_test(test_agent_facts__counters_mlx5_and_unknown),
+	cmocka_unit_test(test_agent_facts__counters_usage),
 )

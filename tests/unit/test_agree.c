@@ -355,7 +355,25 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 	return 0;
 }
 
-static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get };
+
+/* Healthy rdma_rxe counters: nothing rises. */
+static int fake_counters(void *ctx, size_t node, const char *const *ports, size_t n,
+			 struct json_object **out, struct ln_buf *err)
+{
+	char js[256];
+
+	(void)ctx;
+	(void)node;
+	(void)n;
+	(void)err;
+	snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\",\"driver\":"
+		 "\"rdma_rxe\",\"errors\":{\"rcvd_seq_err\":0},\"other\":{}}]}", ports[0]);
+	*out = json_tokener_parse(js);
+	return *out ? 0 : -ENOMEM;
+}
+
+static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get,
+					      fake_counters };
 
 static int line_cmp(const void *a, const void *b)
 {
@@ -559,11 +577,12 @@ static const char base_spec[] =
 	"  mca: { pml: ob1 }\n"
 	"validation:\n"
 	"  - { stage: devices }\n"
-	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned }\n"
+	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned, max_errors: 5 }\n"
 	"  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, min: 50Gb/s, "
-	"port_base: 18515, timeout: 60s, rails: aligned }\n"
+	"port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n"
 	"  - { stage: latency, tool: ib_write_lat, size: 2B, iterations: 1000, pairs: ring, "
-	"rails: aligned, max_typical: 20us, max_p99: 50us, port_base: 18615, timeout: 45s }\n"
+	"rails: aligned, max_typical: 20us, max_p99: 50us, port_base: 18615, timeout: 45s, "
+	"max_errors: 5 }\n"
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
@@ -659,13 +678,18 @@ static const struct key_case key_cases[] = {
 	KC("validation", SECTION, NULL, NULL),
 	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),
 	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s, "
-	  "rails: aligned }\n", ""),
+	  "rails: aligned, max_errors: 5 }\n", ""),
+	KC("validation.rping.max_errors", CHANGES, "30s, rails: aligned, max_errors: 5",
+	   "30s, rails: aligned, max_errors: 0"),
 	KC("validation.rping.count", CHANGES, "count: 10", "count: 20"),
 	KC("validation.rping.pairs", CHANGES, "pairs: ring, timeout", "pairs: all, timeout"),
 	KC("validation.rping.timeout", CHANGES, "timeout: 30s", "timeout: 40s"),
 	KC("validation.rping.rails", CHANGES, "30s, rails: aligned", "30s, rails: all"),
 	KC("validation.bandwidth.stage", CHANGES, "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, "
-	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned }\n", ""),
+	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n",
+	  ""),
+	KC("validation.bandwidth.max_errors", CHANGES, "60s, rails: aligned, max_errors: 5",
+	   "60s, rails: aligned, max_errors: 7"),
 	KC("validation.bandwidth.tool", CHANGES, "tool: ib_write_bw", "tool: ib_send_bw"),
 	KC("validation.bandwidth.size", CHANGES, "size: 1MiB", "size: 2MiB"),
 	KC("validation.bandwidth.pairs", CHANGES, "pairs: ring, min", "pairs: all, min"),
@@ -675,7 +699,8 @@ static const struct key_case key_cases[] = {
 	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
 	KC("validation.latency.stage", CHANGES, "  - { stage: latency, tool: ib_write_lat, size: 2B, "
 	  "iterations: 1000, pairs: ring, rails: aligned, max_typical: 20us, max_p99: 50us, "
-	  "port_base: 18615, timeout: 45s }\n", ""),
+	  "port_base: 18615, timeout: 45s, max_errors: 5 }\n", ""),
+	KC("validation.latency.max_errors", CHANGES, "45s, max_errors: 5", "45s, max_errors: 9"),
 	KC("validation.latency.tool", CHANGES, "tool: ib_write_lat", "tool: ib_send_lat"),
 	KC("validation.latency.size", CHANGES, "size: 2B", "size: 64B"),
 	KC("validation.latency.iterations", CHANGES, "iterations: 1000", "iterations: 100"),
@@ -719,12 +744,12 @@ static const struct refused_case refused_cases[] = {
 	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
 	{ "dhchap", "ctrl_key_file", "{ key_dir: ~/llmnet-keys,",
 	  "{ ctrl_key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
-	{ "stage 'rping'", "concurrent_rails", "30s, rails: aligned }",
-	  "30s, rails: aligned, concurrent_rails: true }" },
-	{ "stage 'bandwidth'", "concurrent_rails", "60s, rails: aligned }",
-	  "60s, rails: aligned, concurrent_rails: true }" },
-	{ "stage 'latency'", "concurrent_rails", "timeout: 45s }",
-	  "timeout: 45s, concurrent_rails: true }" },
+	{ "stage 'rping'", "concurrent_rails", "30s, rails: aligned,",
+	  "30s, rails: aligned, concurrent_rails: true," },
+	{ "stage 'bandwidth'", "concurrent_rails", "60s, rails: aligned,",
+	  "60s, rails: aligned, concurrent_rails: true," },
+	{ "stage 'latency'", "concurrent_rails", "timeout: 45s,",
+	  "timeout: 45s, concurrent_rails: true," },
 };
 
 static const struct key_case *find_case(const char *key)

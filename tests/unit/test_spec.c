@@ -442,7 +442,7 @@ static void test_spec__latency_model_and_json(void **state)
 		"  - { name: n1, address: 10.0.0.1, rdma: [ { device: rxe0, ip: 10.1.0.1 } ] }\n"
 		"  - { name: n2, address: 10.0.0.2, rdma: [ { device: rxe0, ip: 10.1.0.2 } ] }\n"
 		"validation:\n"
-		"  - { stage: latency, max_p99: 1.5ms, timeout: 2s }\n"
+		"  - { stage: latency, max_p99: 1.5ms, timeout: 2s, max_errors: 0 }\n"
 		"  - { stage: bandwidth }\n"
 		"  - { stage: devices }\n";
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
@@ -462,12 +462,16 @@ static void test_spec__latency_model_and_json(void **state)
 	assert_int_equal(s->validation.latency.max_typical_us, 0);
 	assert_int_equal(s->validation.latency.max_p99_us, 1500);
 	assert_int_equal(s->validation.latency.timeout_ms, 2000);
+	assert_int_equal(s->validation.latency.max_errors, 0);
+	assert_int_equal(s->validation.bandwidth.max_errors, -1);
 	assert_int_equal(ln_spec_to_json(s, &o), 0);
 	assert_int_equal(ln_json_write(o, 0, &out), 0);
 	if (!strstr(out.buf, "{\"stage\":\"latency\",\"tool\":\"ib_write_lat\",\"size\":2,"
 			     "\"iterations\":1000,\"pairs\":\"ring\",\"rails\":\"aligned\","
-			     "\"max_typical_us\":null,\"max_p99_us\":1500,\"port_base\":18615,"
-			     "\"timeout_ms\":2000}"))
+			     "\"max_typical_us\":null,\"max_p99_us\":1500,\"max_errors\":0,"
+			     "\"port_base\":18615,\"timeout_ms\":2000}"))
+		fail_msg("%s", out.buf);
+	if (!strstr(out.buf, "\"max_errors\":null,\"port_base\":18515"))
 		fail_msg("%s", out.buf);
 	json_object_put(o);
 	ln_spec_free(s);

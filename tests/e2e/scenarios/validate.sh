@@ -71,7 +71,9 @@ sys.stdout.write(s)
 PY
 }
 # jq-free JSON queries
-q() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# P: the pair checks (a pairwise stage also has a check per port, its
+# error counters, scope "node")
+q() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); P=[c for c in r['checks'] if c['scope']=='pair']; print($2)" "$1"; }
 
 spec "" > "$W/lab.yaml"
 "$LLMNET" --no-color apply "$W/lab.yaml" > "$W/apply.out" 2>&1
@@ -100,7 +102,7 @@ print(' '.join(sorted('-'.join(sorted(['lab%d' % i, 'lab%d' % (i % n + 1)])) + '
                       for i in range(1, n + 1) for d in ('rxe0', 'rxe1'))))")
 for s in rping bandwidth latency; do
 	check "healthy lab: $s passes every ring pair on both rails" "$want" \
-		"$(q "$W/healthy.json" "' '.join(sorted('-'.join(sorted(c['pair'])) + ':' + '/'.join(c['ports'] if c['pair'][0] < c['pair'][1] else c['ports'][::-1]) + ':' + c['status'] for c in r['checks'] if c['stage']=='$s' and not c['retest']))")"
+		"$(q "$W/healthy.json" "' '.join(sorted('-'.join(sorted(c['pair'])) + ':' + '/'.join(c['ports'] if c['pair'][0] < c['pair'][1] else c['ports'][::-1]) + ':' + c['status'] for c in P if c['stage']=='$s' and not c['retest']))")"
 done
 rounds=$(q "$W/healthy.json" "[x['rounds'] for x in r['stages'] if x['stage']=='rping'][0]")
 check "healthy lab: rping's two rails take twice a ring's rounds" \
@@ -110,16 +112,16 @@ check "healthy lab: no culprit" "[] [] []" \
 # latency: perftest's three figures per pair, in microseconds, in order
 npairs=$((2 * N))
 check "healthy lab: every latency pair reports typical <= p99 and an average (us)" "$npairs" \
-	"$(q "$W/healthy.json" "len([c for c in r['checks'] if c['stage']=='latency' and not c['retest'] and c['unit']=='us' and 0 < c['latency']['typical_us'] <= c['latency']['p99_us'] and c['latency']['avg_us'] > 0 and c['value']==c['latency']['typical_us'] and c['latency']['max_typical_us']==1000000 and c['latency']['max_p99_us']==2000000])")"
+	"$(q "$W/healthy.json" "len([c for c in P if c['stage']=='latency' and not c['retest'] and c['unit']=='us' and 0 < c['latency']['typical_us'] <= c['latency']['p99_us'] and c['latency']['avg_us'] > 0 and c['value']==c['latency']['typical_us'] and c['latency']['max_typical_us']==1000000 and c['latency']['max_p99_us']==2000000])")"
 check "healthy lab: the metrics carry 3 latency figures per pair" "$((3 * npairs))" \
 	"$(grep -c '^llmnet_validation_pair_latency_us{.*stage="latency"' "$W/healthy.prom")"
 check "healthy lab: every latency testcase in the JUnit says its figures" "$npairs" \
 	"$(grep -c '<system-out>typical [0-9.]* us, avg [0-9.]* us, p99 [0-9.]* us (max typical 1000000 us, max p99 2000000 us)' "$W/healthy.xml")"
 lat_s=$(q "$W/healthy.json" "[x['seconds'] for x in r['stages'] if x['stage']=='latency'][0]")
-echo "# latency stage: $lat_s s; typical us per pair: $(q "$W/healthy.json" "' '.join('%.0f' % c['latency']['typical_us'] for c in r['checks'] if c['stage']=='latency' and not c['retest'])")"
+echo "# latency stage: $lat_s s; typical us per pair: $(q "$W/healthy.json" "' '.join('%.0f' % c['latency']['typical_us'] for c in P if c['stage']=='latency' and not c['retest'])")"
 check "healthy lab: the latency stage costs under 90 s" 1 \
 	"$(python3 -c "print(int(float('$lat_s') < 90))")"
-best=$(q "$W/healthy.json" "max(c['value'] for c in r['checks'] if c['stage']=='bandwidth' and c['value'])")
+best=$(q "$W/healthy.json" "max(c['value'] for c in P if c['stage']=='bandwidth' and c['value'])")
 echo "# best bandwidth measured: $best Gb/s"
 
 # --- 2. twin run: 10x the best measured bandwidth ---------------------------
@@ -130,10 +132,10 @@ spec "$thr" > "$W/twin.yaml"
 rc=$?
 cat "$W/twin.out"
 check "twin run at $thr: validate exits 1" 1 "$rc"
-pairs=$(q "$W/twin.json" "len([c for c in r['checks'] if c['stage']=='bandwidth' and not c['retest']])")
-failed=$(q "$W/twin.json" "len([c for c in r['checks'] if c['stage']=='bandwidth' and not c['retest'] and c['status']=='fail' and 'is below' in (c['reason'] or '')])")
+pairs=$(q "$W/twin.json" "len([c for c in P if c['stage']=='bandwidth' and not c['retest']])")
+failed=$(q "$W/twin.json" "len([c for c in P if c['stage']=='bandwidth' and not c['retest'] and c['status']=='fail' and 'is below' in (c['reason'] or '')])")
 check "twin run: every bandwidth pair fails below the threshold" "$pairs" "$failed"
-for c in $(q "$W/twin.json" "' '.join('-'.join(p + '/' + d for p, d in zip(c['pair'], c['ports'])) for c in r['checks'] if c['stage']=='bandwidth' and not c['retest'])"); do
+for c in $(q "$W/twin.json" "' '.join('-'.join(p + '/' + d for p, d in zip(c['pair'], c['ports'])) for c in P if c['stage']=='bandwidth' and not c['retest'])"); do
 	if grep -q "bandwidth $c fail: .* is below" "$W/twin.out"; then
 		ok "twin run names pair $c"
 	else
@@ -207,7 +209,7 @@ if [ "$N" -ge 4 ]; then
 	fi
 	for s in rping bandwidth; do
 		check "bad port: every $s pair of lab2's rxe0 passes" "pass pass" \
-			"$(q "$W/port.json" "' '.join(c['status'] for c in r['checks'] if c['stage']=='$s' and not c['retest'] and 'lab2' in c['pair'] and c['ports'][c['pair'].index('lab2')]=='rxe0')")"
+			"$(q "$W/port.json" "' '.join(c['status'] for c in P if c['stage']=='$s' and not c['retest'] and 'lab2' in c['pair'] and c['ports'][c['pair'].index('lab2')]=='rxe0')")"
 	done
 fi
 
