@@ -57,7 +57,7 @@ tier-e2e-6.1: all
 	$(Q)LLMNET_LAB_KERNEL=6.1 BUILD=$(BUILD) tests/e2e/run.sh --tier e2e-6.1 -n $(E2E_61_N) \
 		$(E2E_61_SCENARIOS)
 
-CHECK_TIERS += e2e-6.1:900 e2e-6.12:2100
+CHECK_TIERS += e2e-6.1:900 e2e-6.12:3000
 
 # The README's first command: from a fresh machine to a converged lab.
 demo: deps
