@@ -229,7 +229,8 @@ static const struct opt mpi_probe_opts[] = {
 };
 
 static const struct opt nccl_probe_opts[] = {
-	{ "--bytes", V_UINT }, { "--expect-ranks", V_UINT }, { NULL, V_FLAG },
+	{ "--op", V_WORD }, { "--bytes", V_UINT }, { "--expect-ranks", V_UINT },
+	{ NULL, V_FLAG },
 };
 
 static int check_mpirun(const struct ln_agent *a, const struct program *pg, int argc,

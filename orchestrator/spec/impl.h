@@ -235,6 +235,7 @@ extern const struct table spec_stage_tables[LN_STAGE_COUNT];
 extern const char *const spec_stage_names[];
 extern const char *const spec_fs_names[];
 extern const char *const spec_link_layer_names[];
+extern const char *const spec_nccl_op_names[];
 
 /* Regular expressions (ECMA-262) equivalent to each string pattern, for
  * the schema; NULL where no regex says it (checked by llmnet lint only). */

@@ -364,5 +364,6 @@ long ln_spec_target_index(const struct ln_spec *spec, const char *nqn);
 const char *ln_stage_name(enum ln_stage s);
 const char *ln_transport_name(enum ln_transport t);
 const char *ln_link_layer_name(enum ln_link_layer l);
+const char *ln_nccl_op_name(enum ln_nccl_op op);
 
 #endif

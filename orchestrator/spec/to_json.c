@@ -20,8 +20,6 @@ static const char *const rails_names[] = { "aligned", "all" };
 static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
 static const char *const lat_tool_names[] = { "ib_write_lat", "ib_send_lat" };
 static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
-static const char *const nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
-					     "broadcast", "reduce" };
 
 /* Accumulate failures so the builders read as a list of keys. */
 #define ADD(expr) (r |= (expr) < 0)
@@ -325,7 +323,7 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		break;
 	case LN_STAGE_NCCL:
 		ADD(ln_json_add_str(o, "tool", nccl_tool_names[v->nccl.tool]));
-		ADD(ln_json_add_str(o, "op", nccl_op_names[v->nccl.op]));
+		ADD(ln_json_add_str(o, "op", ln_nccl_op_name(v->nccl.op)));
 		ADD(ln_json_add_i64(o, "bytes", (int64_t)v->nccl.bytes));
 		if (v->nccl.min_busbw_bps)
 			ADD(ln_json_add_i64(o, "min_busbw_bps", (int64_t)v->nccl.min_busbw_bps));

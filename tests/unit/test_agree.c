@@ -291,12 +291,13 @@ static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 	long np = atol(arg_after(argv, "-np")), r;
 
 	if (arg_after(argv, "--bytes")) {
-		ln_buf_addf(out, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
-			    arg_after(argv, "--bytes"));
+		ln_buf_addf(out, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
+			    arg_after(argv, "--op"), np, arg_after(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(out, "rank %ld host h%ld device %ld\n", r, r / 8 + 1, r % 8);
-		ln_buf_addf(out, "allreduce time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
-			    "result pass\n", 109.56 * 2 * (double)(np - 1) / (double)np);
+		ln_buf_addf(out, "size %s time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
+			    "result pass\n", arg_after(argv, "--bytes"),
+			    109.56 * 2 * (double)(np - 1) / (double)np);
 		return;
 	}
 	ln_buf_addf(out, "llmnet-mpi-probe 1\nranks %ld\n", np);
@@ -698,7 +699,7 @@ static const struct key_case key_cases[] = {
 	KC("validation.nccl.stage", CHANGES, "  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, "
 	   "min_busbw: 100GB/s, timeout: 300s }\n", ""),
 	KC("validation.nccl.tool", ONLY_VALUE, "tool: probe", "tool: all_reduce_perf"),
-	KC("validation.nccl.op", ONLY_VALUE, "op: all_reduce", "op: all_gather"),
+	KC("validation.nccl.op", CHANGES, "op: all_reduce", "op: all_gather"),
 	KC("validation.nccl.bytes", CHANGES, "bytes: 1GiB", "bytes: 2GiB"),
 	KC("validation.nccl.min_busbw", CHANGES, "min_busbw: 100GB/s", "min_busbw: 500GB/s"),
 	KC("validation.nccl.timeout", CHANGES, "timeout: 300s", "timeout: 310s"),
