@@ -14,7 +14,18 @@
  *
  *   mpirun ... nccl_mpi_probe [--op OP] [--bytes B] [--min-bytes A]
  *                             [--iters N] [--expect-ranks N]
+ *                             [--hca LIST] [--hca-at HOST=LIST]...
+ *                             [--gid-index N] [--socket-ifname IFS]
+ *                             [--env NCCL_NAME=VALUE]...
  *                             [--nccl-lib PATH] [--cudart-lib PATH]
+ *
+ * Before it loads NCCL, every rank sets NCCL_IB_HCA to "=" and its own
+ * node's LIST of RDMA ports (DEV:PORT,...): the --hca-at entry whose HOST
+ * is its host (or, either being a full name, its first label), else
+ * --hca; an empty LIST sets none. --gid-index sets NCCL_IB_GID_INDEX,
+ * --socket-ifname NCCL_SOCKET_IFNAME, each --env its variable (the agent
+ * that starts mpirun allows only the names of llmnet's allow-list;
+ * this probe takes only NCCL_* names and plain values).
  *
  * Sizes are nccl-tests' "size": the whole buffer (all_gather: what each
  * rank receives; reduce_scatter: what each rank sends). Output, from rank
@@ -486,6 +497,91 @@ static int parse_op(const char *s, enum op *op)
 	return -1;
 }
 
+/* 1 when s is 1-max of [A-Za-z0-9] and the bytes of extra. */
+static int plain(const char *s, const char *extra, size_t max)
+{
+	size_t n = strlen(s), i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr(extra, s[i])))
+			return 0;
+	return n >= 1 && n <= max;
+}
+
+/* The environment options' values: lists of DEV:PORT, HOST=LIST, a GID
+ * index, interface names, NCCL_NAME=VALUE. */
+static int env_arg_ok(const char *opt, const char *v)
+{
+	const char *eq = strchr(v, '=');
+
+	if (!strcmp(opt, "--hca"))
+		return plain(v, "_.,:-", 4096);
+	if (!strcmp(opt, "--hca-at"))
+		return eq && eq > v && eq - v < 256 && v[0] != '-' &&
+		       (!eq[1] || plain(eq + 1, "_.,:-", 4096)) &&
+		       strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789._-") == (size_t)(eq - v);
+	if (!strcmp(opt, "--gid-index"))
+		return plain(v, "", 3) && strspn(v, "0123456789") == strlen(v);
+	if (!strcmp(opt, "--socket-ifname"))
+		return plain(v, "_.,:^=-", 255);
+	return eq && !strncmp(v, "NCCL_", 5) && eq - v < 64 && plain(eq + 1, "_.,:^=+-", 127) &&
+	       strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == (size_t)(eq - v);
+}
+
+/* host and name are the same host: equal, or equal up to the first '.'
+ * when either is a full name (MPI may give either). */
+static int same_host(const char *host, const char *name, size_t len)
+{
+	size_t h = strcspn(host, "."), n = strcspn(name, ".");
+
+	if (strlen(host) == len && !strncmp(host, name, len))
+		return 1;
+	if (n > len)
+		n = len;
+	return h == n && !strncmp(host, name, h);
+}
+
+/* Set this rank's NCCL variables from the options (checked by args()),
+ * before NCCL is loaded. */
+static int set_env(int argc, char **argv)
+{
+	const char *mine = NULL, *dflt = NULL;
+	char hca[4200];
+	int a, r = 0;
+
+	for (a = 1; a + 1 < argc; a++) {
+		const char *o = argv[a], *v = argv[a + 1], *eq = strchr(v, '=');
+		char name[64];
+
+		if (!strcmp(o, "--hca")) {
+			dflt = v;
+		} else if (!strcmp(o, "--hca-at")) {
+			if (same_host(g_host, v, (size_t)(eq - v)))
+				mine = eq + 1;
+		} else if (!strcmp(o, "--gid-index")) {
+			r |= setenv("NCCL_IB_GID_INDEX", v, 1);
+		} else if (!strcmp(o, "--socket-ifname")) {
+			r |= setenv("NCCL_SOCKET_IFNAME", v, 1);
+		} else if (!strcmp(o, "--env")) {
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
+			r |= setenv(name, eq + 1, 1);
+		} else {
+			continue;	/* another option: its value is no option */
+		}
+		a++;
+	}
+	if (!mine)
+		mine = dflt;
+	snprintf(hca, sizeof(hca), "%s%s", mine && *mine ? "=" : "", mine ? mine : "");
+	if (*hca)
+		r |= setenv("NCCL_IB_HCA", hca, 1);
+	if (r)
+		rank_error("cannot set the NCCL environment: %s", strerror(errno));
+	return r ? FAIL : OK;
+}
+
 static int args(int argc, char **argv, struct run *x, unsigned long long *expect,
 		const char **nccl_path, const char **cudart_path)
 {
@@ -506,6 +602,10 @@ static int args(int argc, char **argv, struct run *x, unsigned long long *expect
 			bad = parse_size(argv[++a], &x->iters) || !x->iters || x->iters > 1000;
 		else if (!bad && !strcmp(argv[a], "--expect-ranks"))
 			bad = parse_size(argv[++a], expect) || !*expect || *expect > 1u << 20;
+		else if (!bad && (!strcmp(argv[a], "--hca") || !strcmp(argv[a], "--hca-at") ||
+				  !strcmp(argv[a], "--gid-index") ||
+				  !strcmp(argv[a], "--socket-ifname") || !strcmp(argv[a], "--env")))
+			bad = !env_arg_ok(argv[a], argv[a + 1]) || !++a;
 		else if (!bad && !strcmp(argv[a], "--nccl-lib"))
 			*nccl_path = argv[++a];
 		else if (!bad && !strcmp(argv[a], "--cudart-lib"))
@@ -649,6 +749,8 @@ int main(int argc, char **argv)
 			printf("error: %d ranks started, %llu expected\n", x.n, expect);
 		st = FAIL;
 	}
+	if (st == OK)
+		st = agree(set_env(argc, argv));
 	if (st == OK)
 		st = agree(prepare(&x, nccl_path, cudart_path));
 	if (st == OK)

@@ -364,6 +364,11 @@ static const struct field nccl_fields[] = {
 	{ .key = "bytes", .type = FT_SIZE, .off = VOFF(nccl.bytes), .min = 4, .max = 64ll << 30,
 	  .def = "1GiB", .doc = "message size, as nccl-tests counts it (all_gather: what each "
 	  "rank receives; reduce_scatter: what each rank sends)" },
+	{ .key = "socket_ifname", .type = FT_STR, .off = VOFF(nccl.socket_ifname),
+	  .pat = SP_IFNAME, .def = "NCCL's choice",
+	  .doc = "NCCL_SOCKET_IFNAME on every rank (bootstrap and socket transport)" },
+	{ .key = "env", .type = FT_CUSTOM, .fn = spec_parse_nccl_env, .schema_type = "nccl_env",
+	  .doc = "further NCCL_* variables set on every rank, from llmnet's allow-list" },
 	{ .key = "min_busbw", .type = FT_RATE, .off = VOFF(nccl.min_busbw_bps),
 	  .flags = F_THRESHOLD, .min = 1, .doc = "threshold on bus bandwidth" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(nccl.timeout_ms), .min = 1000,

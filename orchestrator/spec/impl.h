@@ -102,8 +102,10 @@ struct ln_spec_store {
 	size_t n_ports, alloc_ports;
 	struct ln_namespace *nss;
 	size_t n_nss, alloc_nss;
-	struct ln_mca *mca;
+	struct ln_setting *mca;
 	size_t alloc_mca;
+	struct ln_setting *nccl_env;
+	size_t alloc_nccl_env;
 	struct node_raw *node_raw;
 	size_t alloc_node_raw;
 	struct target_raw *target_raw;
@@ -163,6 +165,8 @@ enum spat {
 	SP_MCA_KEY,	/* [a-z][a-z0-9_]{0,63} */
 	SP_MCA_VALUE,	/* [A-Za-z0-9_.,:/@+^=-]{1,255} */
 	SP_JUMP,	/* [user@]host[:port] */
+	SP_NCCL_VALUE,	/* [A-Za-z0-9_.,:^=+-]{1,127} (common/nccl_env.c) */
+	SP_IFNAME,	/* NCCL_SOCKET_IFNAME: [A-Za-z0-9_.,:^=-]{1,255} */
 	SP_COUNT,
 };
 

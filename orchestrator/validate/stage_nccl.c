@@ -167,6 +167,118 @@ static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *unifo
 	return r < 0 ? r : 1;
 }
 
+/* Node i's declared RDMA ports as NCCL_IB_HCA lists them, without its
+ * leading '=' (exact names): "mlx5_0:1,mlx5_1:1"; "" when it has none. */
+static void hca_list(const struct ln_node *node, struct ln_buf *out)
+{
+	size_t k;
+
+	for (k = 0; k < node->n_rdma; k++)
+		ln_buf_addf(out, "%s%s:%u", k ? "," : "", node->rdma[k].device,
+			    node->rdma[k].port);
+}
+
+/* The name a node's ranks see as their host: the hostname its facts
+ * gave when it is a plain one (the agent's word is checked), else its
+ * name in the spec. */
+static const char *rank_host(struct vctx *c, size_t i)
+{
+	const char *h = c->ni[i].hostname;
+
+	if (h && *h && *h != '-' && strlen(h) < 256 &&
+	    strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		    strlen(h))
+		return h;
+	return vs_nname(c, i);
+}
+
+/* NCCL_IB_HCA per node: the list most GPU nodes share as --hca, and
+ * --hca-at HOST=LIST for each node whose ports differ (an empty LIST:
+ * none declared, NCCL chooses there). The probe sets it on each rank
+ * from its own host before it loads NCCL. */
+static void hca_args(struct vctx *c, struct argv *av)
+{
+	const struct ln_spec *sp = c->spec;
+	struct ln_buf *lists = calloc(c->n, sizeof(*lists));
+	size_t i, j, best = LN_NO_NODE, best_n = 0;
+
+	if (!lists)
+		return;
+	for (i = 0; i < c->n; i++)
+		if (sp->nodes[i].gpus)
+			hca_list(&sp->nodes[i], &lists[i]);
+	for (i = 0; i < c->n; i++) {
+		size_t same = 0;
+
+		for (j = i; sp->nodes[i].gpus && j < c->n && best_n < c->n - i; j++)
+			same += sp->nodes[j].gpus && !strcmp(lists[i].buf ? lists[i].buf : "",
+							     lists[j].buf ? lists[j].buf : "");
+		if (same > best_n) {
+			best_n = same;
+			best = i;
+		}
+	}
+	if (best != LN_NO_NODE && lists[best].len) {
+		vs_arg(av, "--hca");
+		vs_arg(av, "%s", lists[best].buf);
+	}
+	for (i = 0; best != LN_NO_NODE && i < c->n; i++)
+		if (sp->nodes[i].gpus && strcmp(lists[i].buf ? lists[i].buf : "",
+						lists[best].buf ? lists[best].buf : "")) {
+			vs_arg(av, "--hca-at");
+			vs_arg(av, "%s=%s", rank_host(c, i), lists[i].buf ? lists[i].buf : "");
+		}
+	for (i = 0; i < c->n; i++)
+		ln_buf_release(&lists[i]);
+	free(lists);
+}
+
+/* The GID index every port of every GPU node has, or -1 when they do
+ * not all agree (or none is known): NCCL_IB_GID_INDEX is one value. */
+static int common_gid_index(struct vctx *c)
+{
+	size_t i, k;
+	int gid = -1;
+
+	for (i = 0; i < c->n; i++) {
+		if (!c->spec->nodes[i].gpus)
+			continue;
+		for (k = 0; k < c->ni[i].nports; k++) {
+			int g = c->ni[i].ports[k].gid_index;
+
+			if (g < 0 || (gid >= 0 && g != gid))
+				return -1;
+			gid = g;
+		}
+	}
+	return gid;
+}
+
+/* What the probe sets on every rank before NCCL loads: NCCL_IB_HCA per
+ * node, NCCL_IB_GID_INDEX when every port agrees, NCCL_SOCKET_IFNAME and
+ * the spec's nccl.env (each name on common/nccl_env.c's allow-list,
+ * which the agent checks again). */
+static void nccl_env_args(struct vctx *c, struct argv *av)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	int gid = common_gid_index(c);
+	size_t k;
+
+	hca_args(c, av);
+	if (gid >= 0) {
+		vs_arg(av, "--gid-index");
+		vs_arg(av, "%d", gid);
+	}
+	if (v->nccl.socket_ifname) {
+		vs_arg(av, "--socket-ifname");
+		vs_arg(av, "%s", v->nccl.socket_ifname);
+	}
+	for (k = 0; k < v->nccl.n_env; k++) {
+		vs_arg(av, "--env");
+		vs_arg(av, "%s=%s", v->nccl.env[k].key, v->nccl.env[k].value);
+	}
+}
+
 static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpus,
 			  const char *bin, const char *sha256, struct argv *av)
 {
@@ -192,6 +304,7 @@ static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpu
 	vs_arg(av, "%llu", (unsigned long long)sp->validation.nccl.bytes);
 	vs_arg(av, "--expect-ranks");
 	vs_arg(av, "%u", np);
+	nccl_env_args(c, av);
 }
 
 /* llmnet's NCCL probe, launched like the MPI probe: built once on the
@@ -237,7 +350,13 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 	if (r < 0 || blocked)
 		return r;
 	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, bin, sha256, &av);
-	r = nccl_run(c, sr, launcher, LN_NO_NODE, &av);
+	if (av.n >= MAX_ARGS)
+		r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
+				     "the probe's command line would pass more than %d arguments: each node "
+				     "whose RDMA ports differ from most nodes' takes two (declare "
+				     "the same device names, or fewer nccl.env variables)", MAX_ARGS);
+	else
+		r = nccl_run(c, sr, launcher, LN_NO_NODE, &av);
 	vs_argv_free(&av);
 	return r;
 }

@@ -568,7 +568,7 @@ static const char base_spec[] =
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
-	"timeout: 300s }\n";
+	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n";
 
 enum effect {
 	CHANGES,	/* replacing from by to changes what llmnet does */
@@ -697,12 +697,15 @@ static const struct key_case key_cases[] = {
 	KC("validation.mpi.np", CHANGES, "np: 4", "np: 3"),
 	KC("validation.mpi.timeout", CHANGES, "timeout: 150s", "timeout: 160s"),
 	KC("validation.nccl.stage", CHANGES, "  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, "
-	   "min_busbw: 100GB/s, timeout: 300s }\n", ""),
+	   "min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n",
+	   ""),
 	KC("validation.nccl.tool", ONLY_VALUE, "tool: probe", "tool: all_reduce_perf"),
 	KC("validation.nccl.op", CHANGES, "op: all_reduce", "op: all_gather"),
 	KC("validation.nccl.bytes", CHANGES, "bytes: 1GiB", "bytes: 2GiB"),
 	KC("validation.nccl.min_busbw", CHANGES, "min_busbw: 100GB/s", "min_busbw: 500GB/s"),
 	KC("validation.nccl.timeout", CHANGES, "timeout: 300s", "timeout: 310s"),
+	KC("validation.nccl.socket_ifname", CHANGES, "socket_ifname: eth0", "socket_ifname: eth1"),
+	KC("validation.nccl.env", CHANGES, "NCCL_ALGO: Ring", "NCCL_ALGO: Tree"),
 };
 
 /* A key refused by name (struct refused_key): where to write it. */

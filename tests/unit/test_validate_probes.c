@@ -275,6 +275,43 @@ static void nccl_op_runs(const char *dir, const char *op)
 	ln_test_release(&out, &err);
 }
 
+/* What each rank's NCCL reads (the stand-in echoes its NCCL_* variables):
+ * NCCL_IB_HCA from its own node's entry, by host name (node1's short name
+ * matches its full one), the default elsewhere, none where the list is
+ * empty; the other variables on every rank. */
+static void nccl_env_per_node(const char *dir)
+{
+	static const char *const every[] = { "NCCL_IB_GID_INDEX=3", "NCCL_SOCKET_IFNAME=^docker,lo",
+					     "NCCL_ALGO=Ring", "NCCL_IB_TC=106" };
+	struct ln_buf out = LN_BUF_INIT;
+	char line[256];
+	size_t k;
+	int r;
+
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=3", 3, "libnccl.so.2",
+				  "--bytes 4096 --hca rxe0:1,rxe1:1 --hca-at node1.example.com=mlx5_3:1 "
+				  "--hca-at node2= --gid-index 3 --socket-ifname ^docker,lo --env "
+				  "NCCL_ALGO=Ring --env NCCL_IB_TC=106", &out), 0);
+	assert_non_null(strstr(out.buf, "standin-nccl: rank 0 host node0 saw "
+				"NCCL_IB_HCA==rxe0:1,rxe1:1\n"));
+	assert_non_null(strstr(out.buf, "standin-nccl: rank 1 host node1 saw "
+				"NCCL_IB_HCA==mlx5_3:1\n"));
+	assert_null(strstr(out.buf, "standin-nccl: rank 2 host node2 saw NCCL_IB_HCA"));
+	for (r = 0; r < 3; r++)
+		for (k = 0; k < ARRAY_SIZE(every); k++) {
+			snprintf(line, sizeof(line), "standin-nccl: rank %d host node%d saw %s\n", r, r,
+				 every[k]);
+			assert_non_null(strstr(out.buf, line));
+		}
+	/* the probe sets NCCL_* names and plain values only */
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--env LD_PRELOAD=x.so", &out), 1);
+	assert_non_null(strstr(out.buf, "error: bad argument '--env'"));
+	assert_null(strstr(out.buf, "standin-nccl:"));
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--env NCCL_ALGO=/tmp/x", &out), 1);
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--hca-at -x=rxe0:1", &out), 1);
+	ln_buf_release(&out);
+}
+
 static void test_validate_probes__nccl_every_op(void **state)
 {
 	char dir[] = "/tmp/ln-ncclops-XXXXXX", cmd[1024];
@@ -296,6 +333,7 @@ static void test_validate_probes__nccl_every_op(void **state)
 	assert_int_equal(system(cmd), 0);
 	for (k = 0; k < ARRAY_SIZE(nccl_ops); k++)
 		nccl_op_runs(dir, nccl_ops[k]);
+	nccl_env_per_node(dir);
 
 	/* a size too small for one float32 per rank */
 	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=3", 3, "libnccl.so.2",

@@ -52,6 +52,7 @@ struct fake {
 	int has_nccl_bin[MAXN], nccl_mpicc_runs[MAXN], nccl_src_puts[MAXN];
 	char nccl_result[256];	/* what the NCCL probe prints after its ranks; "" pass */
 	char nccl_op[32];	/* the --op the NCCL probe was given */
+	char nccl_argv[2048];	/* the last mpirun of the NCCL probe, joined */
 	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
 };
 
@@ -347,6 +348,10 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 		if (!find_arg(argv, "--op"))
 			problem(f, "nccl probe without --op", argv);
 		snprintf(f->nccl_op, sizeof(f->nccl_op), "%s", find_arg(argv, "--op"));
+		f->nccl_argv[0] = '\0';
+		for (r = 0; argv[r]; r++)
+			snprintf(f->nccl_argv + strlen(f->nccl_argv),
+				 sizeof(f->nccl_argv) - strlen(f->nccl_argv), " %s", argv[r]);
 		ln_buf_addf(&out->output, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
 			    f->nccl_op, np, find_arg(argv, "--bytes"));
 		for (r = 0; r < np; r++)
@@ -1220,6 +1225,40 @@ static void test_validate_stages__nccl_every_op(void **state)
 	}
 }
 
+/* The NCCL environment on the probe's command line: NCCL_IB_HCA from each
+ * node's declared ports (the list most nodes share, and the node that
+ * differs by its host), NCCL_IB_GID_INDEX only while every port agrees,
+ * socket_ifname and nccl.env in the spec's order. */
+static void test_validate_stages__nccl_environment(void **state)
+{
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl, socket_ifname: "
+							 "\"^docker\", env: { NCCL_ALGO: Ring, "
+							 "NCCL_IB_TC: 106 } }\n", 1));
+	struct ln_node *nodes = w->spec->nodes;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		nodes[i].rdma[0].gid_index = 3;
+	nodes[2].rdma[0].device = "mlx5_0";
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	if (!strstr(w->f.nccl_argv, " --expect-ranks 24 --hca rxe0:1 --hca-at n3=mlx5_0:1 "
+			"--gid-index 3 --socket-ifname ^docker --env NCCL_ALGO=Ring --env "
+			"NCCL_IB_TC=106"))
+		fail_msg("argv: %s", w->f.nccl_argv);
+	ln_results_release(&w->res);
+
+	/* one port on another GID index: NCCL chooses its own */
+	nodes[1].rdma[0].gid_index = 2;
+	fake_release(&w->f);
+	fake_init(&w->f, 3);
+	world_run(w);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	assert_non_null(strstr(w->f.nccl_argv, " --hca-at n3=mlx5_0:1 --socket-ifname ^docker "));
+	assert_null(strstr(w->f.nccl_argv, "--gid-index"));
+}
+
 /* Uneven GPU counts: the hostfile's slots (= gpus) place the ranks; a
  * node whose slots differ from its GPUs makes the stage "not run". */
 static void test_validate_stages__nccl_uneven_gpus(void **state)
@@ -1385,6 +1424,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__mpi_corrupt_copy_fails_that_node),
 	WORLD_TEST(test_validate_stages__nccl_under_mpirun),
 	WORLD_TEST(test_validate_stages__nccl_every_op),
+	WORLD_TEST(test_validate_stages__nccl_environment),
 	WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
 	WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_stages__io),

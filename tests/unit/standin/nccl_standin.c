@@ -8,6 +8,9 @@
  * default the last rank; reduce: the root, the only rank that receives),
  * "error" makes every collective fail with ncclUnhandledCudaError.
  * Built with -DSTANDIN_NO_ALLREDUCE it lacks the ncclAllReduce symbol.
+ * ncclCommInitRank prints every NCCL_* variable the rank's environment
+ * holds ("standin-nccl: rank R host H saw NAME=VALUE"), so the tests see
+ * what each rank's NCCL would read.
  *
  * Communicators across processes (ncclGetUniqueId, an id shared by MPI,
  * ncclCommInitRank: the MPI-launched probe) compute through a file in
@@ -23,6 +26,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 struct comm {
 	int rank, nranks;
@@ -89,6 +94,22 @@ int ncclGetUniqueId(struct unique_id *id)
 	return 0;
 }
 
+/* What NCCL would read: every NCCL_* variable, one whole line each. */
+static void echo_env(int rank)
+{
+	char host[256] = "?", line[4608];
+	char **e;
+
+	gethostname(host, sizeof(host) - 1);
+	for (e = environ; *e; e++)
+		if (!strncmp(*e, "NCCL_", 5)) {
+			snprintf(line, sizeof(line), "standin-nccl: rank %d host %s saw %s\n", rank,
+				 host, *e);
+			fputs(line, stdout);
+			fflush(stdout);
+		}
+}
+
 int ncclCommInitRank(struct comm **comm, int n, struct unique_id id, int rank)
 {
 	struct comm *c;
@@ -109,6 +130,7 @@ int ncclCommInitRank(struct comm **comm, int n, struct unique_id id, int rank)
 	c->rank = rank;
 	c->nranks = n;
 	*comm = c;
+	echo_env(rank);
 	return 0;
 }
 
