@@ -215,7 +215,9 @@ struct field {
 	long long min, max;		/* FT_UINT, FT_U16, FT_INT */
 	const char *const *names;	/* FT_ENUM (NULL-terminated) */
 	/* FT_ENUM: values known but not supported yet, each refused with
-	 * its reason rather than as unknown (NULL-terminated; may be NULL) */
+	 * its reason rather than as unknown; FT_SIZE, FT_RATE, FT_DURATION:
+	 * forms of value not supported yet, refused when the value holds the
+	 * key (nccl's "bytes: A..B"). NULL-terminated; may be NULL */
 	const struct refused_key *later;
 	/* FT_MAP; FT_CUSTOM: item table, if any ("validation": the
 	 * LN_STAGE_COUNT stage tables, by enum ln_stage) */

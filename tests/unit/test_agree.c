@@ -893,7 +893,8 @@ static void check_refused_table(const struct table *t, size_t *n)
 			struct ln_spec *spec = NULL;
 			char *yaml;
 
-			ln_buf_addf(&from, "%s: %s", f->key, f->names[0]);
+			/* an enum's refused value, or a form of value (a size range) */
+			ln_buf_addf(&from, "%s: %s", f->key, f->names ? f->names[0] : f->def);
 			ln_buf_addf(&to, "%s: %s", f->key, rk->key);
 			yaml = edit(from.buf, to.buf);
 			assert_int_not_equal(ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec,
