@@ -204,15 +204,17 @@ static void hca_args(struct vctx *c, struct argv *av)
 
 	if (!lists)
 		return;
-	for (i = 0; i < c->n; i++)
+	for (i = 0; i < c->n; i++) {
+		ln_buf_init(&lists[i], 0);
 		if (sp->nodes[i].gpus)
 			hca_list(&sp->nodes[i], &lists[i]);
+	}
 	for (i = 0; i < c->n; i++) {
 		size_t same = 0;
 
-		for (j = i; sp->nodes[i].gpus && j < c->n && best_n < c->n - i; j++)
-			same += sp->nodes[j].gpus && !strcmp(lists[i].buf ? lists[i].buf : "",
-							     lists[j].buf ? lists[j].buf : "");
+		/* a list can win only while enough nodes are left to count */
+		for (j = i; sp->nodes[i].gpus && best_n < c->n - i && j < c->n; j++)
+			same += sp->nodes[j].gpus && !strcmp(lists[i].buf, lists[j].buf);
 		if (same > best_n) {
 			best_n = same;
 			best = i;
@@ -223,10 +225,9 @@ static void hca_args(struct vctx *c, struct argv *av)
 		vs_arg(av, "%s", lists[best].buf);
 	}
 	for (i = 0; best != LN_NO_NODE && i < c->n; i++)
-		if (sp->nodes[i].gpus && strcmp(lists[i].buf ? lists[i].buf : "",
-						lists[best].buf ? lists[best].buf : "")) {
+		if (sp->nodes[i].gpus && strcmp(lists[i].buf, lists[best].buf)) {
 			vs_arg(av, "--hca-at");
-			vs_arg(av, "%s=%s", rank_host(c, i), lists[i].buf ? lists[i].buf : "");
+			vs_arg(av, "%s=%s", rank_host(c, i), lists[i].buf);
 		}
 	for (i = 0; i < c->n; i++)
 		ln_buf_release(&lists[i]);
