@@ -15,6 +15,7 @@ FUZZ_DIR := $(BUILD)/fuzz
 # whole of orchestrator/spec/ by a glob, so a new spec file cannot drop
 # out of the fuzzer, and the common files it uses.
 SPEC_FUZZ_SRC := common/buf.c common/error.c common/json.c common/log.c common/mca_policy.c \
+	common/nccl_env.c \
 	common/places.c \
 	$(sort $(wildcard orchestrator/spec/*.c))
 # -Wno-format-nonliteral: common/log.c's printf wrapper passes its format

@@ -40,6 +40,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/mca_policy.h"
+#include "common/nccl_env.h"
 #include "common/util.h"
 #include "probe_sha256.h"
 
@@ -238,7 +239,13 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
  * their own below.
  */
 
-enum vkind { V_FLAG, V_UINT, V_ADDR, V_WORD, V_PATH, V_NQN };
+enum vkind {
+	V_FLAG, V_UINT, V_ADDR, V_WORD, V_PATH, V_NQN,
+	V_HCA,		/* DEV:PORT[,DEV:PORT...] */
+	V_HCA_AT,	/* HOST=DEV:PORT[,...], or HOST= */
+	V_IFNAME,	/* NCCL_SOCKET_IFNAME */
+	V_NCCL_ENV,	/* NAME=VALUE, NAME on common/nccl_env.c's allow-list */
+};
 
 struct opt {
 	const char *name;
@@ -296,7 +303,9 @@ static const struct opt mpi_probe_opts[] = {
 };
 
 static const struct opt nccl_probe_opts[] = {
-	{ "--bytes", V_UINT }, { "--expect-ranks", V_UINT }, { NULL, V_FLAG },
+	{ "--op", V_WORD }, { "--bytes", V_UINT }, { "--expect-ranks", V_UINT },
+	{ "--hca", V_HCA }, { "--hca-at", V_HCA_AT }, { "--gid-index", V_UINT },
+	{ "--socket-ifname", V_IFNAME }, { "--env", V_NCCL_ENV }, { NULL, V_FLAG },
 };
 
 static int check_mpirun(const struct ln_agent *a, const struct program *pg, int argc,
@@ -379,6 +388,35 @@ static int clean_path(const char *p)
 	return 1;
 }
 
+/* HOST=LIST: a host name (the ranks' own) and its ports, maybe none. */
+static int hca_at_ok(const char *v)
+{
+	const char *eq = strchr(v, '=');
+	char host[256];
+
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(host) || v[0] == '-')
+		return 0;
+	snprintf(host, sizeof(host), "%.*s", (int)(eq - v), v);
+	return all_of(host, ALNUM "._-") && ln_nccl_hca_ok(eq + 1, 1);
+}
+
+/* NAME=VALUE for the NCCL probe's ranks: the name on the allow-list (no
+ * variable that writes or reads a file or loads code), a plain value. */
+static int nccl_env_ok(const char *v)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	const char *eq = strchr(v, '=');
+	char name[64];
+	int ok;
+
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
+	ok = ln_nccl_env_check(name, &why) == 0 && ln_nccl_value_ok(eq + 1);
+	ln_buf_release(&why);
+	return ok;
+}
+
 static int value_ok(enum vkind k, const char *v)
 {
 	unsigned char bin[16];
@@ -396,6 +434,14 @@ static int value_ok(enum vkind k, const char *v)
 		return clean_path(v);
 	case V_NQN:
 		return !strncmp(v, "nqn.", 4) && all_of(v, ALNUM "_.:-") && strlen(v) <= 223;
+	case V_HCA:
+		return ln_nccl_hca_ok(v, 0);
+	case V_HCA_AT:
+		return hca_at_ok(v);
+	case V_IFNAME:
+		return ln_nccl_ifname_ok(v);
+	case V_NCCL_ENV:
+		return nccl_env_ok(v);
 	}
 	return 0;
 }
@@ -403,7 +449,10 @@ static int value_ok(enum vkind k, const char *v)
 static const char *const kind_names[] = {
 	[V_FLAG] = "no value", [V_UINT] = "an unsigned integer", [V_ADDR] = "an IP address",
 	[V_WORD] = "a device name", [V_PATH] = "an absolute path without . or .. parts",
-	[V_NQN] = "an NQN",
+	[V_NQN] = "an NQN", [V_HCA] = "RDMA ports as DEV:PORT,...",
+	[V_HCA_AT] = "HOST=DEV:PORT,... (or HOST=)",
+	[V_IFNAME] = "interface names (1-255 of [A-Za-z0-9_.,:^=-])",
+	[V_NCCL_ENV] = "NCCL_NAME=VALUE with a name on llmnet's allow-list and a plain value",
 };
 
 /* argv[*i] against opts: an option it knows, with its value. */

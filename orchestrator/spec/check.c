@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/nccl_env.h"
 #include "orchestrator/spec/hostlist.h"
 #include "orchestrator/spec/impl.h"
 
@@ -254,9 +255,9 @@ static int cmp_nsid(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static int cmp_mca(const void *a, const void *b)
+static int cmp_setting(const void *a, const void *b)
 {
-	const struct ln_mca *m = sort_base;
+	const struct ln_setting *m = sort_base;
 	int c = strcmp(m[*(const uint32_t *)a].key ? m[*(const uint32_t *)a].key : "",
 		       m[*(const uint32_t *)b].key ? m[*(const uint32_t *)b].key : "");
 
@@ -743,26 +744,39 @@ static int check_dhchap(struct ctx *x)
 
 /* ---- mpi and validation ----------------------------------------------- */
 
-static int check_mpi(struct ctx *x)
+/* A NAME: value mapping (mpi.mca, nccl.env) names each key once. */
+static int check_settings(struct ln_spec *spec, const struct ln_setting *set, size_t n,
+			  const char *what)
 {
-	struct ln_spec *spec = x->spec;
-	struct ln_mpi_spec *mpi = &spec->mpi;
 	uint32_t *order;
 	size_t k;
 
-	if (!mpi->n_mca)
+	if (!n)
 		return 0;
-	order = malloc(mpi->n_mca * sizeof(*order));
+	order = malloc(n * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	sorted(order, mpi->n_mca, mpi->mca, 0, cmp_mca);
-	for (k = 1; k < mpi->n_mca; k++)
-		if (streq(mpi->mca[order[k - 1]].key, mpi->mca[order[k]].key))
-			spec_diag(spec, mpi->mca[order[k]].mark,
-				  "duplicate mca key '%s' (first on line %u)", mpi->mca[order[k]].key,
-				  mpi->mca[order[k - 1]].mark.line);
+	sorted(order, n, set, 0, cmp_setting);
+	for (k = 1; k < n; k++)
+		if (streq(set[order[k - 1]].key, set[order[k]].key))
+			spec_diag(spec, set[order[k]].mark, "duplicate %s key '%s' (first on line %u)",
+				  what, set[order[k]].key, set[order[k - 1]].mark.line);
 	free(order);
 	return 0;
+}
+
+static int check_mpi(struct ctx *x)
+{
+	struct ln_spec *spec = x->spec;
+	const struct ln_validation *v = &spec->validation;
+	int r = check_settings(spec, spec->mpi.mca, spec->mpi.n_mca, "mca");
+
+	if (!r)
+		r = check_settings(spec, v->nccl.env, v->nccl.n_env, "nccl.env");
+	if (!r && v->nccl.n_env > LN_NCCL_ENV_MAX)
+		spec_diag(spec, v->nccl.env[LN_NCCL_ENV_MAX].mark,
+			  "nccl.env sets more than %d variables", LN_NCCL_ENV_MAX);
+	return r;
 }
 
 /* Rails: every port names its rail or none does, a node has a rail once,

@@ -102,8 +102,10 @@ struct ln_spec_store {
 	size_t n_ports, alloc_ports;
 	struct ln_namespace *nss;
 	size_t n_nss, alloc_nss;
-	struct ln_mca *mca;
+	struct ln_setting *mca;
 	size_t alloc_mca;
+	struct ln_setting *nccl_env;
+	size_t alloc_nccl_env;
 	struct node_raw *node_raw;
 	size_t alloc_node_raw;
 	struct target_raw *target_raw;
@@ -163,6 +165,8 @@ enum spat {
 	SP_MCA_KEY,	/* [a-z][a-z0-9_]{0,63} */
 	SP_MCA_VALUE,	/* [A-Za-z0-9_.,:/@+^=-]{1,255} */
 	SP_JUMP,	/* [user@]host[:port] */
+	SP_NCCL_VALUE,	/* [A-Za-z0-9_.,:^=+-]{1,127} (common/nccl_env.c) */
+	SP_IFNAME,	/* NCCL_SOCKET_IFNAME: [A-Za-z0-9_.,:^=-]{1,255} */
 	SP_COUNT,
 };
 
@@ -211,7 +215,9 @@ struct field {
 	long long min, max;		/* FT_UINT, FT_U16, FT_INT */
 	const char *const *names;	/* FT_ENUM (NULL-terminated) */
 	/* FT_ENUM: values known but not supported yet, each refused with
-	 * its reason rather than as unknown (NULL-terminated; may be NULL) */
+	 * its reason rather than as unknown; FT_SIZE, FT_RATE, FT_DURATION:
+	 * forms of value not supported yet, refused when the value holds the
+	 * key (nccl's "bytes: A..B"). NULL-terminated; may be NULL */
 	const struct refused_key *later;
 	/* FT_MAP; FT_CUSTOM: item table, if any ("validation": the
 	 * LN_STAGE_COUNT stage tables, by enum ln_stage) */
@@ -235,6 +241,7 @@ extern const struct table spec_stage_tables[LN_STAGE_COUNT];
 extern const char *const spec_stage_names[];
 extern const char *const spec_fs_names[];
 extern const char *const spec_link_layer_names[];
+extern const char *const spec_nccl_op_names[];
 
 /* Regular expressions (ECMA-262) equivalent to each string pattern, for
  * the schema; NULL where no regex says it (checked by llmnet lint only). */

@@ -15,6 +15,16 @@ const char *const spec_fs_names[] = { "ext4", "xfs", NULL };
 /* Indexed by enum ln_link_layer. */
 const char *const spec_link_layer_names[] = { "any", "infiniband", "ethernet", NULL };
 
+/* Indexed by enum ln_nccl_op: the grammar's names, the JSON model's and
+ * the NCCL probe's --op. */
+const char *const spec_nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
+					   "broadcast", "reduce", NULL };
+
+const char *ln_nccl_op_name(enum ln_nccl_op op)
+{
+	return op <= LN_NCCL_REDUCE ? spec_nccl_op_names[op] : "?";
+}
+
 const char *ln_stage_name(enum ln_stage s)
 {
 	return s < LN_STAGE_COUNT ? spec_stage_names[s] : "?";

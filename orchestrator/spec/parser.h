@@ -193,6 +193,7 @@ int spec_parse_version(struct parser *p, const struct field *f, void *obj, const
 int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
 		    struct ln_mark m);
 int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
+int spec_parse_nccl_env(struct parser *p, const struct field *f, void *obj);
 /* stages.c */
 int spec_parse_validation(struct parser *p, const struct field *f, void *obj);
 int spec_parse_bw_min(struct parser *p, const struct field *f, void *obj, const char *v,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/mca_policy.h"
+#include "common/nccl_env.h"
 #include "common/places.h"
 #include "orchestrator/spec/nqn.h"
 #include "orchestrator/spec/impl.h"
@@ -32,6 +33,8 @@ const char *const spec_pattern_regex[SP_COUNT] = {
 	[SP_MCA_KEY] = "^[a-z][a-z0-9_]{0,63}$",
 	[SP_MCA_VALUE] = "^[A-Za-z0-9_.,:/@+^=-]{1,255}$",
 	[SP_JUMP] = "^([a-z_][a-z0-9_-]{0,31}@)?[A-Za-z0-9.:-]+(:[0-9]{1,5})?$",
+	[SP_NCCL_VALUE] = "^[A-Za-z0-9_.,:^=+-]{1,127}$",
+	[SP_IFNAME] = "^[A-Za-z0-9_.,:^=-]{1,255}$",
 };
 
 static int in_class(char c, const char *extra)
@@ -208,6 +211,18 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 	case SP_JUMP:
 		/* Split and checked by the ssh handler. */
 		return 0;
+	case SP_NCCL_VALUE:
+		if (ln_nccl_value_ok(s))
+			return 0;
+		ln_buf_addf(why, "nccl.env value '%.100s' for '%s' may hold only [A-Za-z0-9_.,:^=+-] "
+			    "(1-127)", s, key);
+		return -1;
+	case SP_IFNAME:
+		if (ln_nccl_ifname_ok(s))
+			return 0;
+		ln_buf_addf(why, "'%s' takes interface names as NCCL_SOCKET_IFNAME does (1-255 of "
+			    "[A-Za-z0-9_.,:^=-]), not '%.100s'", key, s);
+		return -1;
 	}
 	return 0;
 }

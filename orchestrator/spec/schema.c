@@ -13,6 +13,7 @@
 
 #include "common/json.h"
 #include "common/mca_policy.h"
+#include "common/nccl_env.h"
 #include "orchestrator/spec/impl.h"
 
 const char *const spec_size_regex =
@@ -76,6 +77,13 @@ static const char *mca_at(size_t i, const void *unused)
 	return ln_mca_allowed(i, NULL);
 }
 
+/* nccl.env names: exactly the allow-list of common/nccl_env.c. */
+static const char *nccl_env_at(size_t i, const void *unused)
+{
+	(void)unused;
+	return ln_nccl_env_allowed(i);
+}
+
 /* anyOf of two schemas (both taken). */
 static struct json_object *any_of(struct json_object *x, struct json_object *y)
 {
@@ -130,6 +138,46 @@ static struct json_object *array_of(struct json_object *items)
 	return o;
 }
 
+/* A mapping of NAME: value (mpi.mca, nccl.env): the names those of
+ * name_at, each value a scalar matching value_regex. */
+static struct json_object *settings_schema(const char *(*name_at)(size_t, const void *),
+					   const char *value_regex)
+{
+	struct json_object *o = json_object_new_object(), *names, *vals, *types;
+
+	names = names_enum("string", name_at, NULL);
+	vals = json_object_new_object();
+	types = json_object_new_array();
+	if (!o || !names || !vals || !types)
+		goto fail;
+	json_object_array_add(types, json_object_new_string("string"));
+	json_object_array_add(types, json_object_new_string("integer"));
+	json_object_array_add(types, json_object_new_string("boolean"));
+	if (ln_json_add(vals, "type", types) < 0 ||
+	    ln_json_add_str(vals, "pattern", value_regex) < 0) {
+		types = NULL;
+		goto fail;
+	}
+	types = NULL;
+	if (ln_json_add_str(o, "type", "object") < 0 ||
+	    ln_json_add(o, "propertyNames", names) < 0) {
+		names = NULL;
+		goto fail;
+	}
+	names = NULL;
+	if (ln_json_add(o, "additionalProperties", vals) < 0) {
+		vals = NULL;
+		goto fail;
+	}
+	return o;
+fail:
+	json_object_put(o);
+	json_object_put(names);
+	json_object_put(vals);
+	json_object_put(types);
+	return NULL;
+}
+
 static struct json_object *custom_schema(const struct field *f)
 {
 	const char *st = f->schema_type ? f->schema_type : "";
@@ -155,41 +203,10 @@ static struct json_object *custom_schema(const struct field *f)
 		return any_of(any, array_of(any_of(str_pattern(spec_pattern_regex[SP_NODE]),
 						   str_pattern("\\[[0-9]"))));
 	}
-	if (!strcmp(st, "mca")) {
-		struct json_object *o = json_object_new_object(), *names, *vals, *types;
-
-		names = names_enum("string", mca_at, NULL);
-		vals = json_object_new_object();
-		types = json_object_new_array();
-		if (!o || !names || !vals || !types)
-			goto mfail;
-		json_object_array_add(types, json_object_new_string("string"));
-		json_object_array_add(types, json_object_new_string("integer"));
-		json_object_array_add(types, json_object_new_string("boolean"));
-		if (ln_json_add(vals, "type", types) < 0 ||
-		    ln_json_add_str(vals, "pattern", spec_pattern_regex[SP_MCA_VALUE]) < 0) {
-			types = NULL;
-			goto mfail;
-		}
-		types = NULL;
-		if (ln_json_add_str(o, "type", "object") < 0 ||
-		    ln_json_add(o, "propertyNames", names) < 0) {
-			names = NULL;
-			goto mfail;
-		}
-		names = NULL;
-		if (ln_json_add(o, "additionalProperties", vals) < 0) {
-			vals = NULL;
-			goto mfail;
-		}
-		return o;
-mfail:
-		json_object_put(o);
-		json_object_put(names);
-		json_object_put(vals);
-		json_object_put(types);
-		return NULL;
-	}
+	if (!strcmp(st, "mca"))
+		return settings_schema(mca_at, spec_pattern_regex[SP_MCA_VALUE]);
+	if (!strcmp(st, "nccl_env"))
+		return settings_schema(nccl_env_at, spec_pattern_regex[SP_NCCL_VALUE]);
 	if (!strcmp(st, "validation")) {
 		struct json_object *one = json_object_new_array();
 		struct json_object *items = json_object_new_object();

@@ -2,16 +2,19 @@
 /*
  * The cluster-wide settings that are not plain scalars: the spec's
  * version (an unknown one silences every other message), ssh.jump
- * ("[user@]host[:port]", split and checked part by part) and mpi.mca (a
+ * ("[user@]host[:port]", split and checked part by part), mpi.mca (a
  * mapping of Open MPI parameters, each name and value checked against
  * its pattern: both reach mpirun's command line, which runs as root on
  * every node, so a name must pass common/mca_policy.c, the policy the
- * agent applies again).
+ * agent applies again) and the nccl stage's env (a mapping of NCCL_*
+ * variables the NCCL probe sets on every rank: common/nccl_env.c, which
+ * the agent applies again).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "common/mca_policy.h"
+#include "common/nccl_env.h"
 #include "orchestrator/spec/parser.h"
 
 /* ---- version ---------------------------------------------------------- */
@@ -92,18 +95,29 @@ int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const ch
 
 /* ---- mpi -------------------------------------------------------------- */
 
-int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
+/* The checks of a mapping of NAME: value (mpi.mca, nccl.env): each
+ * failure appends its reason to why. */
+struct setting_rules {
+	const char *what;	/* in messages: "mca", "nccl.env" */
+	int (*key_check)(const char *k, struct ln_buf *why);
+	int (*value_check)(const char *k, const char *v, struct ln_buf *why);
+};
+
+/* The mapping at p into *arr (n, alloc as GROW keeps them), each name and
+ * value checked where it stands (file:line:col). */
+static int parse_settings(struct parser *p, const struct field *f,
+			  const struct setting_rules *rules, struct ln_setting **arr, size_t *n,
+			  size_t *alloc)
 {
-	struct ln_mpi_spec *mpi = obj;
 	struct ln_spec_store *st = p->st;
 
 	if (p->ev.type != YAML_MAPPING_START_EVENT) {
 		spec_diag(p->spec, spec_ev_mark(p),
-			  "'%s' takes a mapping of parameter: value, not %s", f->key, spec_kind(p));
+			  "'%s' takes a mapping of name: value, not %s", f->key, spec_kind(p));
 		return spec_skip_node(p);
 	}
 	for (;;) {
-		struct ln_mca *mca;
+		struct ln_setting *set;
 		struct ln_mark km;
 		const char *k, *v;
 
@@ -113,29 +127,29 @@ int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
 			return 0;
 		km = spec_ev_mark(p);
 		if (p->ev.type != YAML_SCALAR_EVENT) {
-			spec_diag(p->spec, km, "an mca key must be a name, not %s", spec_kind(p));
+			spec_diag(p->spec, km, "an %s key must be a name, not %s", rules->what,
+				  spec_kind(p));
 			if (spec_skip_pair(p) < 0)
 				return -1;
 			continue;
 		}
-		mca = GROW(st->mca, mpi->n_mca, st->alloc_mca);
-		if (!mca)
+		set = GROW(*arr, *n, *alloc);
+		if (!set)
 			return -ENOMEM;
 		k = spec_arena_strndup(&st->arena, (const char *)p->ev.data.scalar.value,
 				       p->ev.data.scalar.length);
 		if (!k)
 			return -ENOMEM;
-		mca->key = k;
-		mca->mark = km;
+		set->key = k;
+		set->mark = km;
 		ln_buf_reset(&p->why);
-		if (spec_pattern_check(SP_MCA_KEY, "mca", k, &p->why) < 0 ||
-		    ln_mca_check(k, LN_OMPI_ANY, &p->why) < 0)
+		if (rules->key_check(k, &p->why) < 0)
 			spec_diag(p->spec, km, "%s", p->why.buf);
 		if (spec_next(p) < 0)
 			return -1;
 		if (p->ev.type != YAML_SCALAR_EVENT) {
-			spec_diag(p->spec, spec_ev_mark(p),
-				  "mca '%.100s' takes a single value, not %s", k, spec_kind(p));
+			spec_diag(p->spec, spec_ev_mark(p), "%s '%.100s' takes a single value, not %s",
+				  rules->what, k, spec_kind(p));
 			if (spec_skip_node(p) < 0)
 				return -1;
 			continue;
@@ -144,14 +158,49 @@ int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
 				       p->ev.data.scalar.length);
 		if (!v)
 			return -ENOMEM;
-		mca->value = v;
+		set->value = v;
 		ln_buf_reset(&p->why);
-		if (strlen(v) != p->ev.data.scalar.length ||
-		    spec_pattern_check(SP_MCA_VALUE, k, v, &p->why) < 0) {
+		if (strlen(v) != p->ev.data.scalar.length || rules->value_check(k, v, &p->why) < 0) {
 			if (!p->why.len)
-				ln_buf_addf(&p->why, "mca value for '%.100s' holds a NUL byte", k);
+				ln_buf_addf(&p->why, "%s value for '%.100s' holds a NUL byte",
+					    rules->what, k);
 			spec_diag(p->spec, spec_ev_mark(p), "%s", p->why.buf);
 		}
-		mpi->n_mca++;
+		(*n)++;
 	}
+}
+
+static int mca_key_check(const char *k, struct ln_buf *why)
+{
+	if (spec_pattern_check(SP_MCA_KEY, "mca", k, why) < 0)
+		return -1;
+	return ln_mca_check(k, LN_OMPI_ANY, why);
+}
+
+static int mca_value_check(const char *k, const char *v, struct ln_buf *why)
+{
+	return spec_pattern_check(SP_MCA_VALUE, k, v, why);
+}
+
+int spec_parse_mca(struct parser *p, const struct field *f, void *obj)
+{
+	static const struct setting_rules rules = { "mca", mca_key_check, mca_value_check };
+	struct ln_mpi_spec *mpi = obj;
+
+	return parse_settings(p, f, &rules, &p->st->mca, &mpi->n_mca, &p->st->alloc_mca);
+}
+
+static int nccl_value_check(const char *k, const char *v, struct ln_buf *why)
+{
+	return spec_pattern_check(SP_NCCL_VALUE, k, v, why);
+}
+
+int spec_parse_nccl_env(struct parser *p, const struct field *f, void *obj)
+{
+	static const struct setting_rules rules = { "nccl.env", ln_nccl_env_check,
+						    nccl_value_check };
+	struct ln_validation *v = obj;
+
+	return parse_settings(p, f, &rules, &p->st->nccl_env, &v->nccl.n_env,
+			      &p->st->alloc_nccl_env);
 }

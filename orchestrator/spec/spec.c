@@ -116,6 +116,7 @@ static void fix_pointers(struct ln_spec *spec)
 		off += spec->targets[i].n_namespaces;
 	}
 	spec->mpi.mca = spec->mpi.n_mca ? st->mca : NULL;
+	spec->validation.nccl.env = spec->validation.nccl.n_env ? st->nccl_env : NULL;
 }
 
 /* Append the messages to err as "file:line:col: message", in order. */
@@ -268,6 +269,7 @@ void ln_spec_free(struct ln_spec *spec)
 		free(st->ports);
 		free(st->nss);
 		free(st->mca);
+		free(st->nccl_env);
 		free(st->host_idx);
 		spec_idxmap_release(&st->node_by_name);
 		spec_idxmap_release(&st->target_by_nqn);

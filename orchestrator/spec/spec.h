@@ -191,9 +191,11 @@ enum ln_mpi_format {
 	LN_MPI_MPICH,			/* "host:N" */
 };
 
-struct ln_mca {
-	const char *key;		/* [a-z][a-z0-9_]* */
-	const char *value;		/* [A-Za-z0-9_.,:/@+^=-]+ */
+/* A NAME: value setting: an mca parameter of mpi.mca, or a variable of
+ * nccl.env (their patterns: docs/spec.md). */
+struct ln_setting {
+	const char *key;
+	const char *value;
 	struct ln_mark mark;
 };
 
@@ -201,7 +203,7 @@ struct ln_mpi_spec {
 	int present;			/* the spec has an mpi section */
 	const char *hostfile;		/* default "/etc/llmnet/hostfile" */
 	enum ln_mpi_format format;	/* default openmpi */
-	struct ln_mca *mca;		/* passed to mpirun as --mca KEY VALUE */
+	struct ln_setting *mca;		/* passed to mpirun as --mca KEY VALUE */
 	size_t n_mca;
 	struct ln_mark mark;
 };
@@ -314,6 +316,9 @@ struct ln_validation {
 		uint64_t bytes;			/* default 1 GiB */
 		uint64_t min_busbw_bps;		/* 0: no threshold */
 		uint64_t timeout_ms;		/* default 300 s */
+		const char *socket_ifname;	/* NCCL_SOCKET_IFNAME; NULL: NCCL's choice */
+		const struct ln_setting *env;	/* further NCCL_* variables (common/nccl_env.c) */
+		size_t n_env;
 	} nccl;
 };
 
@@ -367,5 +372,6 @@ long ln_spec_target_index(const struct ln_spec *spec, const char *nqn);
 const char *ln_stage_name(enum ln_stage s);
 const char *ln_transport_name(enum ln_transport t);
 const char *ln_link_layer_name(enum ln_link_layer l);
+const char *ln_nccl_op_name(enum ln_nccl_op op);
 
 #endif

@@ -64,6 +64,7 @@ struct kv {
 	const char *k, *v;
 	struct ln_mark km, vm;
 	int plain;
+	long env_from;		/* a mapping read into nccl.env from this entry; -1 none */
 };
 
 /* Report an option that stage s does not take: a threshold on a stage
@@ -140,6 +141,7 @@ static int read_pair(struct parser *p, struct kv *kvs, size_t *n)
 	kv->v = NULL;
 	kv->km = km;
 	kv->plain = 0;
+	kv->env_from = -1;
 	if (!kv->k)
 		return -ENOMEM;
 	(*n)++;
@@ -158,6 +160,14 @@ static int read_pair(struct parser *p, struct kv *kvs, size_t *n)
 		free((char *)kv->k);
 		(*n)--;
 		return spec_skip_node(p);
+	}
+	/* the one mapping a stage takes, nccl's env, is read where it stands
+	 * (its entries checked at their own line:col); in another stage,
+	 * set_options() refuses the key */
+	if (p->ev.type == YAML_MAPPING_START_EVENT && !strcmp(kv->k, "env")) {
+		kv->env_from = (long)p->spec->validation.nccl.n_env;
+		return spec_parse_nccl_env(p, spec_find_field(&spec_stage_tables[LN_STAGE_NCCL],
+							      "env"), &p->spec->validation);
 	}
 	if (p->ev.type != YAML_SCALAR_EVENT) {
 		if (p->ev.type != YAML_ALIAS_EVENT)
@@ -238,10 +248,17 @@ static int set_options(struct parser *p, const struct table *tables, enum ln_sta
 		f = spec_find_field(&tables[stage], kvs[i].k);
 		if (!f) {
 			stage_option_error(p, tables, stage, &kvs[i]);
+			if (kvs[i].env_from >= 0)	/* not this stage's: forgotten */
+				p->spec->validation.nccl.n_env = (size_t)kvs[i].env_from;
 			continue;
 		}
 		if (!kvs[i].v)
 			continue;
+		if (f->type == FT_CUSTOM) {
+			spec_diag(p->spec, kvs[i].vm, "'%s' takes a mapping of name: value, not a "
+				  "single value", f->key);
+			continue;
+		}
 		r = spec_set_scalar(p, f, &p->spec->validation, kvs[i].v, strlen(kvs[i].v),
 				    kvs[i].plain, kvs[i].vm);
 		if (r < 0)

@@ -20,8 +20,6 @@ static const char *const rails_names[] = { "aligned", "all" };
 static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
 static const char *const lat_tool_names[] = { "ib_write_lat", "ib_send_lat" };
 static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
-static const char *const nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
-					     "broadcast", "reduce" };
 
 /* Accumulate failures so the builders read as a list of keys. */
 #define ADD(expr) (r |= (expr) < 0)
@@ -255,6 +253,32 @@ static int max_errors_json(struct json_object *o, int max_errors)
 				ln_json_add_i64(o, "max_errors", max_errors);
 }
 
+/* The nccl stage's options into o; nonzero when an ADD failed. */
+static int nccl_json(struct json_object *o, const struct ln_validation *v)
+{
+	struct json_object *env = json_object_new_object();
+	int r = !env;
+	size_t k;
+
+	ADD(ln_json_add_str(o, "tool", nccl_tool_names[v->nccl.tool]));
+	ADD(ln_json_add_str(o, "op", ln_nccl_op_name(v->nccl.op)));
+	ADD(ln_json_add_i64(o, "bytes", (int64_t)v->nccl.bytes));
+	if (v->nccl.min_busbw_bps)
+		ADD(ln_json_add_i64(o, "min_busbw_bps", (int64_t)v->nccl.min_busbw_bps));
+	else
+		ADD(ln_json_add(o, "min_busbw_bps", NULL));
+	if (v->nccl.socket_ifname)
+		ADD(ln_json_add_str(o, "socket_ifname", v->nccl.socket_ifname));
+	else
+		ADD(ln_json_add(o, "socket_ifname", NULL));
+	for (k = 0; env && k < v->nccl.n_env; k++)
+		ADD(ln_json_add_str(env, v->nccl.env[k].key, v->nccl.env[k].value));
+	if (env)
+		ADD(ln_json_add(o, "env", env));
+	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
+	return r;
+}
+
 static struct json_object *stage_json(const struct ln_validation *v, enum ln_stage s)
 {
 	struct json_object *o = json_object_new_object();
@@ -334,14 +358,7 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->mpi.timeout_ms));
 		break;
 	case LN_STAGE_NCCL:
-		ADD(ln_json_add_str(o, "tool", nccl_tool_names[v->nccl.tool]));
-		ADD(ln_json_add_str(o, "op", nccl_op_names[v->nccl.op]));
-		ADD(ln_json_add_i64(o, "bytes", (int64_t)v->nccl.bytes));
-		if (v->nccl.min_busbw_bps)
-			ADD(ln_json_add_i64(o, "min_busbw_bps", (int64_t)v->nccl.min_busbw_bps));
-		else
-			ADD(ln_json_add(o, "min_busbw_bps", NULL));
-		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
+		r |= nccl_json(o, v);
 		break;
 	}
 	return built(o, r);

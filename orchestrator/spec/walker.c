@@ -302,12 +302,20 @@ static void set_quantity(struct parser *p, const struct field *f, void *obj, con
 			 struct ln_mark m)
 {
 	struct ln_buf *why = &p->why;
+	const struct refused_key *k;
 	uint64_t u;
-	int r = f->type == FT_SIZE ? ln_units_parse_size(v, &u, why) :
-		f->type == FT_RATE ? ln_units_parse_rate(v, &u, why) :
-		(f->flags & F_US)  ? ln_units_parse_duration_us(v, &u, why) :
-				     ln_units_parse_duration(v, &u, why);
+	int r;
 
+	/* a form of value not supported yet: the refused key is in it */
+	for (k = f->later; k && k->key; k++)
+		if (strstr(v, k->key)) {
+			spec_diag(p->spec, m, "'%s: %s' is not supported yet: %s", f->key, v, k->why);
+			return;
+		}
+	r = f->type == FT_SIZE ? ln_units_parse_size(v, &u, why) :
+	    f->type == FT_RATE ? ln_units_parse_rate(v, &u, why) :
+	    (f->flags & F_US)  ? ln_units_parse_duration_us(v, &u, why) :
+				 ln_units_parse_duration(v, &u, why);
 	if (r < 0) {
 		spec_diag(p->spec, m, "'%s': %s", f->key, why->buf);
 		return;

@@ -21,7 +21,7 @@
 #include "orchestrator/validate/rails.h"
 #include "orchestrator/validate/stages.h"
 
-#define MAX_ARGS 64
+#define MAX_ARGS 250	/* the agent takes 257 */
 
 /* A declared RDMA port of a node, as the pairwise stages use it. */
 struct port_info {

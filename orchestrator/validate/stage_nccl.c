@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The nccl stage, by one of two tools: llmnet's NCCL probe, launched like
- * the MPI probe (one rank per GPU across every node, one communicator),
- * or nccl-tests' all_reduce_perf on each node under test alone. Both are
- * judged alike: a correct sum, and busbw (or, with one rank, algbw)
- * against the threshold.
+ * the MPI probe (one rank per GPU across every node, one communicator,
+ * the spec's collective), or nccl-tests' all_reduce_perf on each node
+ * under test alone. Both are judged alike: a correct result, and busbw
+ * (or, with one rank, algbw) against the threshold. A wrong result names
+ * the ranks that received it by node and GPU, and blames their node when
+ * they all ran on one.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,17 +17,83 @@
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
 
-static const char check_name[] = "nccl all_reduce";
+/* The stage's one check, named after its collective. */
+static const char *const check_names[] = {
+	[LN_NCCL_ALL_REDUCE] = "nccl all_reduce", [LN_NCCL_ALL_GATHER] = "nccl all_gather",
+	[LN_NCCL_REDUCE_SCATTER] = "nccl reduce_scatter", [LN_NCCL_BROADCAST] = "nccl broadcast",
+	[LN_NCCL_REDUCE] = "nccl reduce",
+};
 
-/* Judge one parsed NCCL result into at/why; 1 when the stage was "not
- * run" (reason in why). */
-static int nccl_judge(const struct ln_probe_result *pr, double want, struct ln_attempt *at,
-		      struct ln_buf *why)
+static const char *check_name(const struct vctx *c)
+{
+	return check_names[c->spec->validation.nccl.op];
+}
+
+/* The node a rank ran on, by the host MPI names: the node's name or the
+ * hostname its facts gave; LN_NO_NODE when none is. */
+static size_t node_of_host(struct vctx *c, const char *host)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(host, vs_nname(c, i)) ||
+		    (c->ni[i].hostname && !strcmp(host, c->ni[i].hostname)))
+			return i;
+	return LN_NO_NODE;
+}
+
+/* Why a result is wrong: every rank that received a wrong element, by
+ * node and GPU. Returns the node they all ran on (blamed), LN_NO_NODE
+ * when they are on several, on none the spec knows, or unknown. */
+static size_t nccl_wrong(struct vctx *c, const struct ln_nccl *n, struct ln_buf *why)
+{
+	size_t k, j, kept = n->nwrong, node, blame = LN_NO_NODE;
+	int one;
+
+	if (kept > LN_NCCL_MAX_WRONG)
+		kept = LN_NCCL_MAX_WRONG;
+	one = kept > 0 && kept == n->nwrong;
+
+	ln_buf_addf(why, "the %s result is wrong", n->op[0] ? n->op : "collective");
+	for (k = 0; k < kept; k++) {
+		const struct ln_nccl_wrong *w = &n->wrongs[k];
+
+		for (j = 0; j < k && n->wrongs[j].rank != w->rank; j++)
+			;
+		if (j < k)
+			continue;	/* that rank at another size */
+		node = node_of_host(c, w->host);
+		if (node == LN_NO_NODE || (k && node != blame))
+			one = 0;
+		blame = node;
+		if (node != LN_NO_NODE)
+			ln_buf_addf(why, "%s rank %ld on '%s' (GPU %d)", k ? ";" : ":", w->rank,
+				    vs_nname(c, node), w->device);
+		else
+			ln_buf_addf(why, "%s rank %ld on host '%s' (GPU %d)", k ? ";" : ":",
+				    w->rank, w->host, w->device);
+		ln_buf_addf(why, " received %ld wrong elements at %llu bytes, the first "
+			    "(%ld) %.9g instead of %.9g", w->elements,
+			    (unsigned long long)w->size, w->first, w->got, w->want);
+	}
+	if (n->nwrong > kept)
+		ln_buf_addf(why, "; %zu more", n->nwrong - kept);
+	if (!kept && n->reason[0])
+		ln_buf_addf(why, ": %s", n->reason);
+	return one ? blame : LN_NO_NODE;
+}
+
+/* Judge one parsed NCCL result into at/why; *blame: the node a wrong
+ * result is on (else LN_NO_NODE). 1 when the stage was "not run"
+ * (reason in why). */
+static int nccl_judge(struct vctx *c, const struct ln_probe_result *pr, double want,
+		      struct ln_attempt *at, struct ln_buf *why, size_t *blame)
 {
 	struct ln_nccl n;
 	struct ln_buf perr = LN_BUF_INIT;
 	int notrun = 0;
 
+	*blame = LN_NO_NODE;
 	if (ln_parse_nccl(pr->output.buf, pr->output.len, &n, &perr) < 0) {
 		ln_buf_addf(why, "%s", perr.buf);
 	} else if (n.not_run) {
@@ -35,8 +103,7 @@ static int nccl_judge(const struct ln_probe_result *pr, double want, struct ln_a
 		/* one rank: busbw is 0 by definition; judge the sum and algbw */
 		at->value = n.ranks > 1 ? n.busbw : n.algbw;
 		if (!n.correct)
-			ln_buf_addf(why, "the all_reduce result is wrong%s%s",
-				    n.reason[0] ? ": " : "", n.reason);
+			*blame = nccl_wrong(c, &n, why);
 		else if (n.ranks > 1 && !isnan(want) && n.busbw < want)
 			ln_buf_addf(why, "busbw %.2f GB/s is below %.2f GB/s", n.busbw, want);
 		else if (n.ranks <= 1 && !(n.algbw > 0))
@@ -49,21 +116,25 @@ static int nccl_judge(const struct ln_probe_result *pr, double want, struct ln_a
 }
 
 /* Run av on node and record it as node's check (LN_NO_NODE: the
- * cluster's); a probe that reports it could not run is "not run". */
+ * cluster's, or the node a wrong result is on); a probe that reports it
+ * could not run is "not run". */
 static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subject,
 		    struct argv *av)
 {
+	size_t blame = LN_NO_NODE;
 	int r;
 
 	if (vs_run_probe(c, LN_STAGE_NCCL, node, av, sr->timeout_s, &sr->pr, &sr->at,
 			 &sr->why) == 0 &&
-	    nccl_judge(&sr->pr, sr->want, &sr->at, &sr->why)) {
-		r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name, "%s", sr->why.buf);
+	    nccl_judge(c, &sr->pr, sr->want, &sr->at, &sr->why, &blame)) {
+		r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name(c), "%s", sr->why.buf);
 		vs_stage_drop_attempt(sr);
 		return r;
 	}
-	return vs_record(c, LN_STAGE_NCCL, subject, LN_NO_NODE, check_name, &sr->at, &sr->why,
-			 "GB/s", sr->want);
+	if (subject == LN_NO_NODE)
+		subject = blame;
+	return vs_record(c, LN_STAGE_NCCL, subject, LN_NO_NODE, check_name(c), &sr->at,
+			 &sr->why, "GB/s", sr->want);
 }
 
 /* One rank per GPU: ppr:G:node when every node has G GPUs (*uniform);
@@ -88,12 +159,125 @@ static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *unifo
 	}
 	if (*uniform || odd == LN_NO_NODE)
 		return 0;
-	r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name,
+	r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 			     "one rank per GPU: the nodes "
 			     "declare different GPU counts and '%s' has %u MPI slots for %u GPUs "
 			     "(make its slots equal its gpus)",
 			     vs_nname(c, odd), sp->nodes[odd].slots, sp->nodes[odd].gpus);
 	return r < 0 ? r : 1;
+}
+
+/* Node i's declared RDMA ports as NCCL_IB_HCA lists them, without its
+ * leading '=' (exact names): "mlx5_0:1,mlx5_1:1"; "" when it has none. */
+static void hca_list(const struct ln_node *node, struct ln_buf *out)
+{
+	size_t k;
+
+	for (k = 0; k < node->n_rdma; k++)
+		ln_buf_addf(out, "%s%s:%u", k ? "," : "", node->rdma[k].device,
+			    node->rdma[k].port);
+}
+
+/* The name a node's ranks see as their host: the hostname its facts
+ * gave when it is a plain one (the agent's word is checked), else its
+ * name in the spec. */
+static const char *rank_host(struct vctx *c, size_t i)
+{
+	const char *h = c->ni[i].hostname;
+
+	if (h && *h && *h != '-' && strlen(h) < 256 &&
+	    strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		    strlen(h))
+		return h;
+	return vs_nname(c, i);
+}
+
+/* NCCL_IB_HCA per node: the list most GPU nodes share as --hca, and
+ * --hca-at HOST=LIST for each node whose ports differ (an empty LIST:
+ * none declared, NCCL chooses there). The probe sets it on each rank
+ * from its own host before it loads NCCL. */
+static void hca_args(struct vctx *c, struct argv *av)
+{
+	const struct ln_spec *sp = c->spec;
+	struct ln_buf *lists = calloc(c->n, sizeof(*lists));
+	size_t i, j, best = LN_NO_NODE, best_n = 0;
+
+	if (!lists)
+		return;
+	for (i = 0; i < c->n; i++) {
+		ln_buf_init(&lists[i], 0);
+		if (sp->nodes[i].gpus)
+			hca_list(&sp->nodes[i], &lists[i]);
+	}
+	for (i = 0; i < c->n; i++) {
+		size_t same = 0;
+
+		/* a list can win only while enough nodes are left to count */
+		for (j = i; sp->nodes[i].gpus && best_n < c->n - i && j < c->n; j++)
+			same += sp->nodes[j].gpus && !strcmp(lists[i].buf, lists[j].buf);
+		if (same > best_n) {
+			best_n = same;
+			best = i;
+		}
+	}
+	if (best != LN_NO_NODE && lists[best].len) {
+		vs_arg(av, "--hca");
+		vs_arg(av, "%s", lists[best].buf);
+	}
+	for (i = 0; best != LN_NO_NODE && i < c->n; i++)
+		if (sp->nodes[i].gpus && strcmp(lists[i].buf, lists[best].buf)) {
+			vs_arg(av, "--hca-at");
+			vs_arg(av, "%s=%s", rank_host(c, i), lists[i].buf);
+		}
+	for (i = 0; i < c->n; i++)
+		ln_buf_release(&lists[i]);
+	free(lists);
+}
+
+/* The GID index every port of every GPU node has, or -1 when they do
+ * not all agree (or none is known): NCCL_IB_GID_INDEX is one value. */
+static int common_gid_index(struct vctx *c)
+{
+	size_t i, k;
+	int gid = -1;
+
+	for (i = 0; i < c->n; i++) {
+		if (!c->spec->nodes[i].gpus)
+			continue;
+		for (k = 0; k < c->ni[i].nports; k++) {
+			int g = c->ni[i].ports[k].gid_index;
+
+			if (g < 0 || (gid >= 0 && g != gid))
+				return -1;
+			gid = g;
+		}
+	}
+	return gid;
+}
+
+/* What the probe sets on every rank before NCCL loads: NCCL_IB_HCA per
+ * node, NCCL_IB_GID_INDEX when every port agrees, NCCL_SOCKET_IFNAME and
+ * the spec's nccl.env (each name on common/nccl_env.c's allow-list,
+ * which the agent checks again). */
+static void nccl_env_args(struct vctx *c, struct argv *av)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	int gid = common_gid_index(c);
+	size_t k;
+
+	hca_args(c, av);
+	if (gid >= 0) {
+		vs_arg(av, "--gid-index");
+		vs_arg(av, "%d", gid);
+	}
+	if (v->nccl.socket_ifname) {
+		vs_arg(av, "--socket-ifname");
+		vs_arg(av, "%s", v->nccl.socket_ifname);
+	}
+	for (k = 0; k < v->nccl.n_env; k++) {
+		vs_arg(av, "--env");
+		vs_arg(av, "%s=%s", v->nccl.env[k].key, v->nccl.env[k].value);
+	}
 }
 
 static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpus,
@@ -115,10 +299,13 @@ static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpu
 	vs_arg_mca(av, sp);
 	vs_arg(av, "%s", bin);
 	snprintf(av->sha256, sizeof(av->sha256), "%s", sha256);
+	vs_arg(av, "--op");
+	vs_arg(av, "%s", ln_nccl_op_name(sp->validation.nccl.op));
 	vs_arg(av, "--bytes");
 	vs_arg(av, "%llu", (unsigned long long)sp->validation.nccl.bytes);
 	vs_arg(av, "--expect-ranks");
 	vs_arg(av, "%u", np);
+	nccl_env_args(c, av);
 }
 
 /* llmnet's NCCL probe, launched like the MPI probe: built once on the
@@ -145,11 +332,11 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 	}
 	c->res->stages[LN_STAGE_NCCL].ran = 1;
 	if (!sp->mpi.present)
-		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name,
+		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 					"the NCCL probe runs "
 					"under mpirun: the spec has no mpi section (no hostfile)");
 	if (!c->o->nccl_probe_source)
-		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name,
+		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 					"the NCCL probe's "
 					"source was not found");
 	r = nccl_placement(c, first, &np, &uniform);
@@ -157,14 +344,20 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 		return r < 0 ? r : 0;
 	launcher = vs_pick_launcher(c);
 	if (launcher == LN_NO_NODE)
-		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name,
+		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 					"no node answered");
 	r = vs_mpi_install(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin, sha256,
 			   &blocked);
 	if (r < 0 || blocked)
 		return r;
 	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, bin, sha256, &av);
-	r = nccl_run(c, sr, launcher, LN_NO_NODE, &av);
+	if (av.n >= MAX_ARGS)
+		r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
+				     "the probe's command line would pass more than %d arguments: each node "
+				     "whose RDMA ports differ from most nodes' takes two (declare "
+				     "the same device names, or fewer nccl.env variables)", MAX_ARGS);
+	else
+		r = nccl_run(c, sr, launcher, LN_NO_NODE, &av);
 	vs_argv_free(&av);
 	return r;
 }

@@ -175,6 +175,48 @@ static void test_agent_exec__loader_variables_are_refused(void **state)
 		"--mca", "mca_base_env_list", "LD_PRELOAD=/tmp/x.so", "-np", "1", PROBE_MPI, NULL);
 }
 
+#define PROBE_NCCL "/var/lib/llmnet/bin/llmnet-probe-nccl"
+#define NCCL_ENV_KIND "NCCL_NAME=VALUE with a name on llmnet's allow-list and a plain value"
+
+/* The NCCL probe sets NCCL_* variables on its ranks from its options: only
+ * names on common/nccl_env.c's allow-list, never one that loads code or
+ * writes a file, nor a loader variable; ports and interfaces typed. */
+static void test_agent_exec__nccl_environment_is_allow_listed(void **state)
+{
+	struct ex *x = *state;
+
+	refused(x, "llmnet-probe-nccl option '--env' takes " NCCL_ENV_KIND ", not "
+		   "'NCCL_NET_PLUGIN=evil'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		PROBE_NCCL, "--env", "NCCL_NET_PLUGIN=evil", NULL);
+	refused(x, "not 'NCCL_TUNER_PLUGIN=x'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		PROBE_NCCL, "--env", "NCCL_TUNER_PLUGIN=x", NULL);
+	refused(x, "not 'NCCL_DEBUG_FILE=x'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		PROBE_NCCL, "--env", "NCCL_DEBUG_FILE=x", NULL);
+	refused(x, "not 'LD_PRELOAD=x.so'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		PROBE_NCCL, "--env", "LD_PRELOAD=x.so", NULL);
+	refused(x, "not 'NCCL_IB_HCA=mlx5_0'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		PROBE_NCCL, "--env", "NCCL_IB_HCA=mlx5_0", NULL);
+	refused(x, "not 'NCCL_ALGO=/tmp/x'", "--sha256", x->sha, "--", "mpirun", "-np", "1",
+		PROBE_NCCL, "--env", "NCCL_ALGO=/tmp/x", NULL);
+	refused(x, "option '--hca' takes RDMA ports as DEV:PORT,..., not 'mlx5_0'", "--sha256",
+		x->sha, "--", "mpirun", "-np", "1", PROBE_NCCL, "--hca", "mlx5_0", NULL);
+	refused(x, "option '--hca-at' takes HOST=DEV:PORT,... (or HOST=), not '-h=rxe0:1'",
+		"--sha256", x->sha, "--", "mpirun", "-np", "1", PROBE_NCCL, "--hca-at",
+		"-h=rxe0:1", NULL);
+	refused(x, "option '--socket-ifname' takes interface names", "--sha256", x->sha, "--",
+		"mpirun", "-np", "1", PROBE_NCCL, "--socket-ifname", "eth0 lo", NULL);
+	/* what the nccl stage passes is allowed: the request gets as far as
+	 * the probe's own file, which this node lacks (the fixture takes
+	 * some 25 arguments: the options in two requests) */
+	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
+		"--", "mpirun", "-np", "2", PROBE_NCCL, "--op", "all_gather", "--hca",
+		"mlx5_0:1,mlx5_1:1", "--hca-at", "gpu002=", "--hca-at", "gpu003.example.com=rxe0:1",
+		NULL);
+	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
+		"--", "mpirun", "-np", "2", PROBE_NCCL, "--gid-index", "3", "--socket-ifname",
+		"^docker,lo", "--env", "NCCL_ALGO=Ring", "--env", "NCCL_IB_TC=106", NULL);
+}
+
 static void test_agent_exec__impostor_probes_are_refused(void **state)
 {
 	struct ex *x = *state;
@@ -299,6 +341,8 @@ LN_TEST_MAIN(NULL, NULL,
 					teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__mca_of_the_other_version_is_refused,
 					setup, teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_environment_is_allow_listed, setup,
+					teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__loader_variables_are_refused, setup,
 					teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__impostor_probes_are_refused, setup,

@@ -291,12 +291,13 @@ static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 	long np = atol(arg_after(argv, "-np")), r;
 
 	if (arg_after(argv, "--bytes")) {
-		ln_buf_addf(out, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
-			    arg_after(argv, "--bytes"));
+		ln_buf_addf(out, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
+			    arg_after(argv, "--op"), np, arg_after(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(out, "rank %ld host h%ld device %ld\n", r, r / 8 + 1, r % 8);
-		ln_buf_addf(out, "allreduce time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
-			    "result pass\n", 109.56 * 2 * (double)(np - 1) / (double)np);
+		ln_buf_addf(out, "size %s time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
+			    "result pass\n", arg_after(argv, "--bytes"),
+			    109.56 * 2 * (double)(np - 1) / (double)np);
 		return;
 	}
 	ln_buf_addf(out, "llmnet-mpi-probe 1\nranks %ld\n", np);
@@ -586,7 +587,7 @@ static const char base_spec[] =
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
-	"timeout: 300s }\n";
+	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n";
 
 enum effect {
 	CHANGES,	/* replacing from by to changes what llmnet does */
@@ -721,12 +722,15 @@ static const struct key_case key_cases[] = {
 	KC("validation.mpi.np", CHANGES, "np: 4", "np: 3"),
 	KC("validation.mpi.timeout", CHANGES, "timeout: 150s", "timeout: 160s"),
 	KC("validation.nccl.stage", CHANGES, "  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, "
-	   "min_busbw: 100GB/s, timeout: 300s }\n", ""),
+	   "min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n",
+	   ""),
 	KC("validation.nccl.tool", ONLY_VALUE, "tool: probe", "tool: all_reduce_perf"),
-	KC("validation.nccl.op", ONLY_VALUE, "op: all_reduce", "op: all_gather"),
+	KC("validation.nccl.op", CHANGES, "op: all_reduce", "op: all_gather"),
 	KC("validation.nccl.bytes", CHANGES, "bytes: 1GiB", "bytes: 2GiB"),
 	KC("validation.nccl.min_busbw", CHANGES, "min_busbw: 100GB/s", "min_busbw: 500GB/s"),
 	KC("validation.nccl.timeout", CHANGES, "timeout: 300s", "timeout: 310s"),
+	KC("validation.nccl.socket_ifname", CHANGES, "socket_ifname: eth0", "socket_ifname: eth1"),
+	KC("validation.nccl.env", CHANGES, "NCCL_ALGO: Ring", "NCCL_ALGO: Tree"),
 };
 
 /* A key refused by name (struct refused_key): where to write it. */
@@ -914,7 +918,8 @@ static void check_refused_table(const struct table *t, size_t *n)
 			struct ln_spec *spec = NULL;
 			char *yaml;
 
-			ln_buf_addf(&from, "%s: %s", f->key, f->names[0]);
+			/* an enum's refused value, or a form of value (a size range) */
+			ln_buf_addf(&from, "%s: %s", f->key, f->names ? f->names[0] : f->def);
 			ln_buf_addf(&to, "%s: %s", f->key, rk->key);
 			yaml = edit(from.buf, to.buf);
 			assert_int_not_equal(ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec,

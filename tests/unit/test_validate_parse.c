@@ -236,8 +236,12 @@ static void test_validate_parse__nccl_probe(void **state)
 	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
 	assert_false(n.from_nccl_tests);
 	assert_int_equal(n.ranks, 8);
+	assert_string_equal(n.op, "all_reduce");
 	assert_true(n.correct);
 	assert_float_equal(n.busbw, 191.73, 1e-9);
+	assert_int_equal(n.nsizes, 1);
+	assert_int_equal(n.sizes[0].bytes, 1073741824ull);
+	assert_int_equal(n.nwrong, 0);
 
 	load("nccl", "probe_single.txt", &t);
 	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
@@ -247,15 +251,38 @@ static void test_validate_parse__nccl_probe(void **state)
 	load("nccl", "probe_wrong_sum.txt", &t);
 	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
 	assert_false(n.correct);
-	assert_int_equal(n.wrong, 262144);
+	assert_string_equal(n.op, "all_gather");
+	/* every size's wrong elements count; the largest is the one judged */
+	assert_int_equal(n.wrong, 131072 + 262144);
+	assert_int_equal(n.bytes, 1048576);
+	assert_int_equal(n.nsizes, 2);
+	assert_int_equal(n.sizes[0].bytes, 524288);
+	assert_float_equal(n.sizes[0].time_us, 60.0, 1e-9);
+	assert_int_equal(n.sizes[1].wrong, 262144);
+	/* the rank that received wrong elements, with its host and GPU */
+	assert_int_equal(n.nwrong, 2);
+	assert_int_equal(n.wrongs[1].rank, 1);
+	assert_string_equal(n.wrongs[1].host, "gpu002");
+	assert_int_equal(n.wrongs[1].device, 0);
+	assert_int_equal(n.wrongs[1].size, 1048576);
+	assert_int_equal(n.wrongs[1].elements, 262144);
+	assert_int_equal(n.wrongs[1].first, 0);
+	assert_float_equal(n.wrongs[1].got, 7, 0);
+	assert_float_equal(n.wrongs[1].want, 3, 0);
 
 	load("nccl", "probe_nccl_error.txt", &t);
 	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "ncclAllReduce failed: unhandled cuda error (1)"));
 
-	assert_float_equal(ln_nccl_busbw(100.0, 8), 175.0, 1e-9);
-	assert_float_equal(ln_nccl_busbw(100.0, 2), 100.0, 1e-9);
-	assert_float_equal(ln_nccl_busbw(100.0, 1), 0.0, 0);
+	/* nccl-tests' factors: all_reduce 2(n-1)/n, all_gather and
+	 * reduce_scatter (n-1)/n, broadcast and reduce 1 */
+	assert_float_equal(ln_nccl_busbw("all_reduce", 100.0, 8), 175.0, 1e-9);
+	assert_float_equal(ln_nccl_busbw("all_reduce", 100.0, 2), 100.0, 1e-9);
+	assert_float_equal(ln_nccl_busbw("all_reduce", 100.0, 1), 0.0, 0);
+	assert_float_equal(ln_nccl_busbw("all_gather", 100.0, 8), 87.5, 1e-9);
+	assert_float_equal(ln_nccl_busbw("reduce_scatter", 100.0, 4), 75.0, 1e-9);
+	assert_float_equal(ln_nccl_busbw("broadcast", 100.0, 8), 100.0, 1e-9);
+	assert_float_equal(ln_nccl_busbw("reduce", 100.0, 1), 100.0, 1e-9);
 	ln_test_release(&t, &err);
 }
 

@@ -126,6 +126,20 @@ static void nccl_not_run(const char *dir, const char *env, const char *nccl_lib,
 	ln_test_release(&out, &err);
 }
 
+/* Build the NCCL probe into a new dir (mkdtemp template), like on the
+ * launcher: neither NCCL nor CUDA needed. */
+static void build_nccl_probe(char *dir, struct ln_buf *out)
+{
+	char cmd[1024];
+
+	if (access("/usr/bin/mpicc", X_OK))
+		fail_msg("mpicc is not installed: run 'make deps' (deps/validate.list)");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "mpicc -O2 -o %s/nccl_mpi_probe "
+		 "%s/agents/probes/nccl_mpi_probe.c 2>&1", dir, SRC_DIR);
+	assert_int_equal(capture(cmd, out), 0);
+}
+
 static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 {
 	char dir[] = "/tmp/ln-ncclmpi-XXXXXX", cmd[1024], host[256], line[700];
@@ -133,13 +147,7 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	struct ln_nccl n;
 
 	(void)state;
-	if (access("/usr/bin/mpicc", X_OK))
-		fail_msg("mpicc is not installed: run 'make deps' (deps/validate.list)");
-	assert_non_null(mkdtemp(dir));
-	/* built like on the launcher: neither NCCL nor CUDA needed */
-	snprintf(cmd, sizeof(cmd), "mpicc -O2 -o %s/nccl_mpi_probe "
-		 "%s/agents/probes/nccl_mpi_probe.c 2>&1", dir, SRC_DIR);
-	assert_int_equal(capture(cmd, &out), 0);
+	build_nccl_probe(dir, &out);
 	assert_int_equal(gethostname(host, sizeof(host)), 0);
 
 	/* a correct sum over 2 ranks, each on its own "GPU" */
@@ -150,7 +158,7 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	assert_int_equal(n.bytes, 1048576);
 	assert_true(n.correct);
 	assert_true(n.algbw > 0);
-	assert_float_equal(n.busbw, ln_nccl_busbw(n.algbw, 2), 1e-3);
+	assert_float_equal(n.busbw, ln_nccl_busbw("all_reduce", n.algbw, 2), 1e-3);
 	snprintf(line, sizeof(line), "rank 0 host %s device 0\nrank 1 host %s device 1\n", host,
 		 host);
 	assert_non_null(strstr(out.buf, line));
@@ -170,9 +178,12 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
 	assert_false(n.correct);
 	assert_int_equal(n.wrong, 1);
-	snprintf(line, sizeof(line), "rank 1 on %s: allreduce result wrong: element 1023 is 4, "
-		 "expected 3", host);
+	snprintf(line, sizeof(line), "rank 1 on %s: all_reduce result wrong at 4096 bytes: "
+		 "element 1023 is 4, expected 3", host);
 	assert_string_equal(n.reason, line);
+	assert_int_equal(n.nwrong, 1);
+	assert_int_equal(n.wrongs[0].rank, 1);
+	assert_string_equal(n.wrongs[0].host, host);
 
 	/* an NCCL error: no figure, the error quoted */
 	assert_int_equal(nccl_mpi(dir, "STANDIN_NCCL=error", 2, "libnccl.so.2", "--bytes 4096",
@@ -204,6 +215,137 @@ static void test_validate_probes__nccl_mpi_probe_with_standins(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	ln_test_release(&out, &err);
+}
+
+/* Every collective over 3 ranks, each rank on its own "node" (its own UTS
+ * namespace, so MPI_Get_processor_name differs per rank as across real
+ * nodes): every size of a sweep checked, busbw by nccl-tests' factor; a
+ * wrong result on one rank names that rank, its host and its GPU. */
+static const char *const nccl_ops[] = { "all_reduce", "all_gather", "reduce_scatter",
+					"broadcast", "reduce" };
+
+static void nccl_op_runs(const char *dir, const char *op)
+{
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	char args[256];
+	struct ln_nccl n;
+	size_t k;
+
+	snprintf(args, sizeof(args), "--op %s --min-bytes 1024 --bytes 8192 --iters 2 "
+		 "--expect-ranks 3", op);
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=3", 3, "libnccl.so.2", args, &out), 0);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_string_equal(n.op, op);
+	assert_int_equal(n.ranks, 3);
+	assert_true(n.correct);
+	assert_int_equal(n.wrong, 0);
+	/* 1, 2, 4, 8 KiB (all_gather and reduce_scatter: whole float32s per rank) */
+	assert_int_equal(n.nsizes, 4);
+	for (k = 0; k < n.nsizes; k++) {
+		uint64_t want = (1024ull << k) / 4 * 4;
+
+		if (strcmp(op, "all_gather") == 0 || strcmp(op, "reduce_scatter") == 0)
+			want = (1024ull << k) / 12 * 12;
+		assert_int_equal(n.sizes[k].bytes, want);
+		assert_int_equal(n.sizes[k].wrong, 0);
+		assert_true(n.sizes[k].algbw > 0);
+		assert_float_equal(n.sizes[k].busbw, ln_nccl_busbw(op, n.sizes[k].algbw, 3), 1e-3);
+	}
+	assert_int_equal(n.bytes, n.sizes[3].bytes);
+
+	/* rank 1 receives one wrong element (reduce: only the root receives) */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=3 STANDIN_NCCL=wrong STANDIN_WRONG_RANK=1", 3,
+				  "libnccl.so.2", args, &out), 1);
+	assert_int_equal(ln_parse_nccl(out.buf, out.len, &n, &err), 0);
+	assert_false(n.correct);
+	assert_int_equal(n.wrong, 4);	/* one per size */
+	assert_int_equal(n.nwrong, 4);
+	for (k = 0; k < n.nwrong; k++) {
+		long rank = strcmp(op, "reduce") ? 1 : 0;
+		char host[32];
+
+		snprintf(host, sizeof(host), "node%ld", rank);
+		assert_int_equal(n.wrongs[k].rank, rank);
+		assert_string_equal(n.wrongs[k].host, host);
+		assert_int_equal(n.wrongs[k].device, rank);
+		assert_int_equal(n.wrongs[k].size, n.sizes[k].bytes);
+		assert_int_equal(n.wrongs[k].elements, 1);
+		assert_float_equal(n.wrongs[k].got, n.wrongs[k].want + 1, 0);
+	}
+	ln_test_release(&out, &err);
+}
+
+/* What each rank's NCCL reads (the stand-in echoes its NCCL_* variables):
+ * NCCL_IB_HCA from its own node's entry, by host name (node1's short name
+ * matches its full one), the default elsewhere, none where the list is
+ * empty; the other variables on every rank. */
+static void nccl_env_per_node(const char *dir)
+{
+	static const char *const every[] = { "NCCL_IB_GID_INDEX=3", "NCCL_SOCKET_IFNAME=^docker,lo",
+					     "NCCL_ALGO=Ring", "NCCL_IB_TC=106" };
+	struct ln_buf out = LN_BUF_INIT;
+	char line[256];
+	size_t k;
+	int r;
+
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=3", 3, "libnccl.so.2",
+				  "--bytes 4096 --hca rxe0:1,rxe1:1 --hca-at node1.example.com=mlx5_3:1 "
+				  "--hca-at node2= --gid-index 3 --socket-ifname ^docker,lo --env "
+				  "NCCL_ALGO=Ring --env NCCL_IB_TC=106", &out), 0);
+	assert_non_null(strstr(out.buf, "standin-nccl: rank 0 host node0 saw "
+				"NCCL_IB_HCA==rxe0:1,rxe1:1\n"));
+	assert_non_null(strstr(out.buf, "standin-nccl: rank 1 host node1 saw "
+				"NCCL_IB_HCA==mlx5_3:1\n"));
+	assert_null(strstr(out.buf, "standin-nccl: rank 2 host node2 saw NCCL_IB_HCA"));
+	for (r = 0; r < 3; r++)
+		for (k = 0; k < ARRAY_SIZE(every); k++) {
+			snprintf(line, sizeof(line), "standin-nccl: rank %d host node%d saw %s\n", r, r,
+				 every[k]);
+			assert_non_null(strstr(out.buf, line));
+		}
+	/* the probe sets NCCL_* names and plain values only */
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--env LD_PRELOAD=x.so", &out), 1);
+	assert_non_null(strstr(out.buf, "error: bad argument '--env'"));
+	assert_null(strstr(out.buf, "standin-nccl:"));
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--env NCCL_ALGO=/tmp/x", &out), 1);
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--hca-at -x=rxe0:1", &out), 1);
+	ln_buf_release(&out);
+}
+
+static void test_validate_probes__nccl_every_op(void **state)
+{
+	char dir[] = "/tmp/ln-ncclops-XXXXXX", cmd[1024];
+	struct ln_buf out = LN_BUF_INIT;
+	FILE *f;
+	size_t k;
+
+	(void)state;
+	build_nccl_probe(dir, &out);
+	/* the probe started in a UTS namespace named after its rank */
+	snprintf(cmd, sizeof(cmd), "%s/node-of-rank", dir);
+	f = fopen(cmd, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nexec unshare %s--uts sh -c 'hostname node$OMPI_COMM_WORLD_RANK && "
+		"exec \"$@\"' sh %s/nccl_mpi_probe.real \"$@\"\n", geteuid() ? "-r " : "", dir);
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "cd %s && mv nccl_mpi_probe nccl_mpi_probe.real && "
+		 "mv node-of-rank nccl_mpi_probe && chmod 755 nccl_mpi_probe", dir);
+	assert_int_equal(system(cmd), 0);
+	for (k = 0; k < ARRAY_SIZE(nccl_ops); k++)
+		nccl_op_runs(dir, nccl_ops[k]);
+	nccl_env_per_node(dir);
+
+	/* a size too small for one float32 per rank */
+	assert_int_equal(nccl_mpi(dir, "STANDIN_GPUS=3", 3, "libnccl.so.2",
+				  "--op all_gather --bytes 8", &out), 1);
+	assert_non_null(strstr(out.buf, "error: 8 bytes hold less than one float32 per rank "
+				"(3 ranks)"));
+	/* an op the probe does not know never reaches the libraries */
+	assert_int_equal(nccl_mpi(dir, "", 1, "libnccl.so.2", "--op all_to_all", &out), 1);
+	assert_non_null(strstr(out.buf, "error: bad argument 'all_to_all'"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_release(&out);
 }
 
 /* The agent builds the MPI and NCCL probes with the launcher's mpicc, and
@@ -435,6 +577,7 @@ static void test_validate_probes__io_probe_trusts_only_the_namespace_sysfs(void 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_probes__mpi_probe_under_mpirun),
 	cmocka_unit_test(test_validate_probes__nccl_mpi_probe_with_standins),
+	cmocka_unit_test(test_validate_probes__nccl_every_op),
 	cmocka_unit_test(test_validate_probes__agent_mpicc_only_builds_the_probe),
 	cmocka_unit_test(test_validate_probes__io_probe),
 	cmocka_unit_test(test_validate_probes__io_probe_trusts_only_the_namespace_sysfs),

@@ -51,6 +51,8 @@ struct fake {
 	struct ln_buf nccl_bin[MAXN];
 	int has_nccl_bin[MAXN], nccl_mpicc_runs[MAXN], nccl_src_puts[MAXN];
 	char nccl_result[256];	/* what the NCCL probe prints after its ranks; "" pass */
+	char nccl_op[32];	/* the --op the NCCL probe was given */
+	char nccl_argv[2048];	/* the last mpirun of the NCCL probe, joined */
 	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
 	 * op when with_counters; a pair through a lossy port raises both
@@ -349,8 +351,15 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 			problem(f, "nccl probe not one rank per GPU", argv);
 		if (!same_bin_everywhere(f, 1, node))
 			problem(f, "a node lacks the launcher's nccl probe", argv);
-		ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
-			    find_arg(argv, "--bytes"));
+		if (!find_arg(argv, "--op"))
+			problem(f, "nccl probe without --op", argv);
+		snprintf(f->nccl_op, sizeof(f->nccl_op), "%s", find_arg(argv, "--op"));
+		f->nccl_argv[0] = '\0';
+		for (r = 0; argv[r]; r++)
+			snprintf(f->nccl_argv + strlen(f->nccl_argv),
+				 sizeof(f->nccl_argv) - strlen(f->nccl_argv), " %s", argv[r]);
+		ln_buf_addf(&out->output, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
+			    f->nccl_op, np, find_arg(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
 				    r / 8 + 1, r % 8);
@@ -358,8 +367,8 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 			out->exit_status = 1;
 			ln_buf_addstr(&out->output, f->nccl_result);
 		} else {
-			ln_buf_addf(&out->output, "allreduce time_us 9800.5 algbw 109.56 "
-				    "busbw %.2f wrong 0\nresult pass\n",
+			ln_buf_addf(&out->output, "size %s time_us 9800.5 algbw 109.56 "
+				    "busbw %.2f wrong 0\nresult pass\n", find_arg(argv, "--bytes"),
 				    109.56 * 2 * (double)(np - 1) / (double)np);
 		}
 		return;
@@ -1409,17 +1418,31 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 {
 	static const struct {
 		const char *printed, *status, *reason;
+		size_t blamed;
 	} cases[] = {
-		{ "error: rank 5 on n1: allreduce result wrong: element 1023 is 7, expected 6\n"
-		  "allreduce time_us 9800.5 algbw 109.56 busbw 201.1 wrong 1\nresult fail\n",
-		  "fail", "the all_reduce result is wrong: rank 5 on n1: allreduce result wrong: "
-		  "element 1023 is 7, expected 6" },
+		/* a wrong result on one node's rank: that node is named and blamed */
+		{ "error: rank 13 on n2: all_reduce result wrong at 1073741824 bytes: element "
+		  "1023 is 7, expected 6\n"
+		  "size 1073741824 time_us 9800.5 algbw 109.56 busbw 201.1 wrong 1\n"
+		  "wrong rank 13 host n2 device 5 size 1073741824 elements 1 first 1023 got 7 "
+		  "want 6\nresult fail\n", "fail",
+		  "the all_reduce result is wrong: rank 13 on 'n2' (GPU 5) received 1 wrong "
+		  "elements at 1073741824 bytes, the first (1023) 7 instead of 6", 1 },
+		/* on two nodes: both named, the cluster's check */
+		{ "size 1073741824 time_us 9800.5 algbw 109.56 busbw 201.1 wrong 3\n"
+		  "wrong rank 2 host n1 device 2 size 1073741824 elements 1 first 0 got 7 want 6\n"
+		  "wrong rank 9 host n2 device 1 size 1073741824 elements 2 first 5 got 0 want 6\n"
+		  "result fail\n", "fail",
+		  "the all_reduce result is wrong: rank 2 on 'n1' (GPU 2) received 1 wrong elements "
+		  "at 1073741824 bytes, the first (0) 7 instead of 6; rank 9 on 'n2' (GPU 1) "
+		  "received 2 wrong elements", LN_NO_NODE },
 		{ "error: rank 0 on n1: ncclAllReduce failed: unhandled cuda error\nresult fail\n",
-		  "fail", "ncclAllReduce failed" },
+		  "fail", "ncclAllReduce failed", LN_NO_NODE },
 		{ "error: rank 3 on n1: the library lacks 'ncclAllReduce': not an NCCL or CUDA "
-		  "runtime this probe can use\nresult notrun\n", "not run", "lacks 'ncclAllReduce'" },
-		{ "allreduce time_us 9800.5 algbw 50.0 busbw 93.75 wrong 0\nresult pass\n", "fail",
-		  "busbw 93.75 GB/s is below 100.00 GB/s" },
+		  "runtime this probe can use\nresult notrun\n", "not run", "lacks 'ncclAllReduce'",
+		  LN_NO_NODE },
+		{ "size 1073741824 time_us 9800.5 algbw 50.0 busbw 93.75 wrong 0\nresult pass\n",
+		  "fail", "busbw 93.75 GB/s is below 100.00 GB/s", LN_NO_NODE },
 	};
 	size_t k, i;
 
@@ -1436,6 +1459,7 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 
 			assert_string_equal(c->name, "nccl all_reduce");
 			assert_string_equal(ln_status_name(c->status), cases[k].status);
+			assert_int_equal(c->a, cases[k].blamed);
 			if (!strstr(c->reason, cases[k].reason))
 				fail_msg("case %zu: '%s' lacks '%s'", k, c->reason, cases[k].reason);
 			seen++;
@@ -1446,6 +1470,64 @@ static void test_validate_stages__nccl_under_mpirun(void **state)
 		world_teardown(state);
 		world_setup(state);
 	}
+}
+
+/* nccl.op reaches the probe's --op and names the check, for every op. */
+static void test_validate_stages__nccl_every_op(void **state)
+{
+	static const char *const ops[] = { "all_reduce", "all_gather", "reduce_scatter",
+					    "broadcast", "reduce" };
+	char stage[128], name[64];
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(ops); k++) {
+		struct world *w;
+
+		snprintf(stage, sizeof(stage), "  - { stage: nccl, op: %s }\n", ops[k]);
+		w = world_start(state, 2, make_spec(2, stage, 1));
+		world_run(w);
+		snprintf(name, sizeof(name), "nccl %s", ops[k]);
+		assert_int_equal(w->res.nchecks, 1);
+		assert_string_equal(w->res.checks[0].name, name);
+		assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+		assert_string_equal(w->f.nccl_op, ops[k]);
+		world_teardown(state);
+		world_setup(state);
+	}
+}
+
+/* The NCCL environment on the probe's command line: NCCL_IB_HCA from each
+ * node's declared ports (the list most nodes share, and the node that
+ * differs by its host), NCCL_IB_GID_INDEX only while every port agrees,
+ * socket_ifname and nccl.env in the spec's order. */
+static void test_validate_stages__nccl_environment(void **state)
+{
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl, socket_ifname: "
+							 "\"^docker\", env: { NCCL_ALGO: Ring, "
+							 "NCCL_IB_TC: 106 } }\n", 1));
+	struct ln_node *nodes = w->spec->nodes;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		nodes[i].rdma[0].gid_index = 3;
+	nodes[2].rdma[0].device = "mlx5_0";
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	if (!strstr(w->f.nccl_argv, " --expect-ranks 24 --hca rxe0:1 --hca-at n3=mlx5_0:1 "
+			"--gid-index 3 --socket-ifname ^docker --env NCCL_ALGO=Ring --env "
+			"NCCL_IB_TC=106"))
+		fail_msg("argv: %s", w->f.nccl_argv);
+	ln_results_release(&w->res);
+
+	/* one port on another GID index: NCCL chooses its own */
+	nodes[1].rdma[0].gid_index = 2;
+	fake_release(&w->f);
+	fake_init(&w->f, 3);
+	world_run(w);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	assert_non_null(strstr(w->f.nccl_argv, " --hca-at n3=mlx5_0:1 --socket-ifname ^docker "));
+	assert_null(strstr(w->f.nccl_argv, "--gid-index"));
 }
 
 /* Uneven GPU counts: the hostfile's slots (= gpus) place the ranks; a
@@ -1616,6 +1698,8 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__mpi_no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_stages__mpi_corrupt_copy_fails_that_node),
 	WORLD_TEST(test_validate_stages__nccl_under_mpirun),
+	WORLD_TEST(test_validate_stages__nccl_every_op),
+	WORLD_TEST(test_validate_stages__nccl_environment),
 	WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
 	WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_stages__io),

@@ -110,24 +110,53 @@ void ln_mpi_probe_release(struct ln_mpi_probe *p);
 
 /* ---- NCCL: llmnet's probe and nccl-tests' all_reduce_perf ---- */
 
-struct ln_nccl {
-	int from_nccl_tests;	/* 1: all_reduce_perf output, 0: llmnet's probe */
-	long ranks;		/* -1 when unknown */
-	uint64_t bytes;		/* the (largest) size measured */
+#define LN_NCCL_MAX_SIZES 40	/* 4 B to 64 GiB, doubling */
+#define LN_NCCL_MAX_WRONG 8	/* wrong ranks kept (nwrong counts them all) */
+
+/* One size's figures, as nccl-tests prints a row. */
+struct ln_nccl_size {
+	uint64_t bytes;
 	double time_us;
 	double algbw;		/* GB/s (10^9 bytes/s) */
 	double busbw;		/* GB/s */
-	long wrong;		/* wrong elements; 0 means checked and correct */
+	long wrong;		/* wrong elements; -1 not checked */
+};
+
+/* A rank that received a wrong element (the probe's "wrong rank" line). */
+struct ln_nccl_wrong {
+	long rank;
+	char host[256];
+	int device;
+	uint64_t size;		/* at this size */
+	long elements, first;	/* how many, the first one's index */
+	double got, want;
+};
+
+struct ln_nccl {
+	int from_nccl_tests;	/* 1: all_reduce_perf output, 0: llmnet's probe */
+	char op[16];		/* the probe's collective ("" from nccl-tests) */
+	long ranks;		/* -1 when unknown */
+	uint64_t bytes;		/* the largest size measured: the one judged */
+	double time_us;
+	double algbw;		/* GB/s (10^9 bytes/s) */
+	double busbw;		/* GB/s */
+	long wrong;		/* wrong elements, all sizes; 0 means checked and correct */
 	int correct;		/* result verified */
 	int not_run;		/* the probe could not run (no NCCL, no GPU) */
 	char reason[256];	/* the probe's first "error: " line */
+	struct ln_nccl_size sizes[LN_NCCL_MAX_SIZES];	/* smallest first */
+	size_t nsizes;
+	struct ln_nccl_wrong wrongs[LN_NCCL_MAX_WRONG];
+	size_t nwrong;		/* wrong rank lines seen (may exceed the kept) */
 };
 
 int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_buf *err);
 
-/* busbw for all_reduce: algbw * 2(n-1)/n; 0 for a single rank, by
- * definition (nothing crosses a bus). */
-double ln_nccl_busbw(double algbw, long ranks);
+/* busbw of collective op (its name) over ranks, as nccl-tests defines
+ * it: all_reduce algbw x 2(n-1)/n, all_gather and reduce_scatter
+ * algbw x (n-1)/n (0 for a single rank: nothing crosses a bus),
+ * broadcast and reduce algbw. */
+double ln_nccl_busbw(const char *op, double algbw, long ranks);
 
 /* Copy the first line of text that looks like an error into dst (size
  * dstsz), trimmed; returns 1 if one was found. Shared by the parsers. */

@@ -2,9 +2,10 @@
 /*
  * NCCL result parser, for two producers:
  *  - llmnet's probe (agents/probes/nccl_mpi_probe.c), which prints
- *      llmnet-nccl-probe 1
- *      ranks N bytes B
- *      allreduce time_us T algbw A busbw U wrong W
+ *      llmnet-nccl-probe 2
+ *      op OP ranks N bytes B
+ *      size B time_us T algbw A busbw U wrong W      (each size)
+ *      wrong rank R host H device D size B elements W first E got X want Y
  *      result pass|fail
  *    with "error: ..." lines, and "result notrun" when NCCL, the CUDA
  *    runtime or a GPU is missing (not_run set, reason from the error);
@@ -24,31 +25,53 @@
 #include "common/error.h"
 #include "orchestrator/validate/parse/parse.h"
 
-double ln_nccl_busbw(double algbw, long ranks)
+double ln_nccl_busbw(const char *op, double algbw, long ranks)
 {
-	if (ranks <= 1)
-		return 0.0;
-	return algbw * 2.0 * (double)(ranks - 1) / (double)ranks;
+	double share = ranks > 0 ? (double)(ranks - 1) / (double)ranks : 0.0;
+
+	if (!strcmp(op, "all_reduce"))
+		return algbw * 2.0 * share;
+	if (!strcmp(op, "all_gather") || !strcmp(op, "reduce_scatter"))
+		return algbw * share;
+	return algbw;
 }
 
-static int parse_probe_line(const char *line, struct ln_nccl *out, int *seen_result,
-			    int *pass)
+/* A size's row, kept in out->sizes (the largest, last, is judged). */
+static void add_size(struct ln_nccl *out, const struct ln_nccl_size *sz)
 {
-	long ranks, wrong;
-	unsigned long long bytes;
-	double t, a, b;
+	if (out->nsizes < LN_NCCL_MAX_SIZES)
+		out->sizes[out->nsizes++] = *sz;
+}
+
+static void parse_probe_line(const char *line, struct ln_nccl *out, int *seen_result,
+			     int *pass)
+{
+	struct ln_nccl_wrong w;
+	struct ln_nccl_size sz;
+	long ranks;
+	unsigned long long bytes, wsize;
 	char word[16];
 
-	if (sscanf(line, "ranks %ld bytes %llu", &ranks, &bytes) == 2) {
+	if (sscanf(line, "op %15s ranks %ld bytes %llu", out->op, &ranks, &bytes) == 3) {
 		out->ranks = ranks;
 		out->bytes = bytes;
-	} else if (sscanf(line, "allreduce time_us %lf algbw %lf busbw %lf wrong %ld", &t, &a, &b,
-			  &wrong) == 4) {
-		out->time_us = t;
-		out->algbw = a;
-		out->busbw = b;
-		out->wrong = wrong;
-		out->correct = wrong == 0;
+	} else if (sscanf(line, "size %llu time_us %lf algbw %lf busbw %lf wrong %ld", &bytes,
+			  &sz.time_us, &sz.algbw, &sz.busbw, &sz.wrong) == 5) {
+		sz.bytes = bytes;
+		add_size(out, &sz);
+		out->bytes = bytes;
+		out->time_us = sz.time_us;
+		out->algbw = sz.algbw;
+		out->busbw = sz.busbw;
+		out->wrong = (out->nsizes > 1 ? out->wrong : 0) + sz.wrong;
+		out->correct = out->wrong == 0;
+	} else if (sscanf(line, "wrong rank %ld host %255s device %d size %llu elements %ld "
+			  "first %ld got %lf want %lf", &w.rank, w.host, &w.device, &wsize,
+			  &w.elements, &w.first, &w.got, &w.want) == 8) {
+		w.size = wsize;
+		if (out->nwrong < LN_NCCL_MAX_WRONG)
+			out->wrongs[out->nwrong] = w;
+		out->nwrong++;
 	} else if (sscanf(line, "result %15s", word) == 1) {
 		*seen_result = 1;
 		*pass = !strcmp(word, "pass");
@@ -56,7 +79,6 @@ static int parse_probe_line(const char *line, struct ln_nccl *out, int *seen_res
 	} else if (!strncmp(line, "error: ", 7) && !out->reason[0]) {
 		snprintf(out->reason, sizeof(out->reason), "%.255s", line + 7);
 	}
-	return 0;
 }
 
 /* One all_reduce_perf data row; returns 0 when it is one. */
@@ -117,7 +139,7 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 		const char *s;
 		long v;
 
-		if (!strcmp(line, "llmnet-nccl-probe 1")) {
+		if (!strcmp(line, "llmnet-nccl-probe 2")) {
 			probe = 1;
 			continue;
 		}
@@ -140,6 +162,10 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 			struct ln_nccl row = best;
 
 			if (parse_tests_row(s, &row) == 0) {
+				struct ln_nccl_size sz = { row.bytes, row.time_us, row.algbw,
+							   row.busbw, row.wrong };
+
+				add_size(out, &sz);
 				rows++;
 				if (row.bytes >= best.bytes)
 					best = row;
@@ -159,6 +185,8 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 	if (rows) {
 		long ranks = out->ranks;
 
+		memcpy(best.sizes, out->sizes, sizeof(best.sizes));
+		best.nsizes = out->nsizes;
 		*out = best;
 		out->ranks = ranks;
 		out->from_nccl_tests = 1;
