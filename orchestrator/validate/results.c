@@ -355,6 +355,11 @@ void ln_results_summarize(struct ln_results *r)
 		} else if (st->skipped) {
 			/* every skip comes from a failure elsewhere */
 			st->status = LN_ST_SKIPPED;
+		} else if (!st->passed) {
+			/* a stage that checked nothing proved nothing */
+			st->status = LN_ST_NOT_RUN;
+			if (!st->reason)
+				st->reason = strdup("no check ran");
 		} else {
 			st->status = LN_ST_PASS;
 		}
