@@ -538,6 +538,32 @@ scenario_apply_validate() {
 	check_cmd "apply without --validate runs no stage" not_out_has "devices"
 }
 
+# validate proves nothing it was not asked for, and a request that would
+# run no stage is refused before any node is contacted (exit 64): a spec
+# without a validation section, and --stages naming a stage the spec does
+# not list; a stage that ran with no check never passes (unit tests).
+scenario_validate_nothing() {
+	local before
+	new_cluster vnothing || { fail "cluster up"; return; }
+	before=$(cluster_conn_count "$C" 1)
+	llmnet validate "$C/spec.yaml"
+	check_cmd "a spec without validation: exits 64" rc_is 64
+	check_cmd "it says there is nothing to validate" out_has "lists no validation stage"
+	llmnet -o json validate "$C/spec.yaml"
+	check_cmd "-o json: exits 64 too, and prints no passing report" \
+		eval 'rc_is 64 && not_out_has "\"pass\""'
+	llmnet apply --validate "$C/spec.yaml"
+	check_cmd "apply --validate without validation: exits 64" rc_is 64
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
+	llmnet validate "$C/spec.yaml" --stages io
+	check_cmd "--stages naming a stage the spec does not list exits 64" rc_is 64
+	check_cmd "the message names it and what the spec lists" \
+		out_has "--stages names 'io', which the spec's validation does not list (it lists: devices)"
+	check_cmd "no node was contacted (sshd logged no connection)" \
+		test "$(cluster_conn_count "$C" 1)" = "$before"
+	check_cmd "no node was changed" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+}
+
 # Issue 13 point 5: apply --batch in waves, --max-fail stops the rollout
 # (exit 6) when a node's sshd is down; the retry file names the nodes left,
 # as ranges, and --limit @FILE takes them.
@@ -817,7 +843,7 @@ scenario_node_dies() {
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
-     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
+     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate validate_nothing batches
      cached_facts session_framing session_dropped corrupt_agent node_dies)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")

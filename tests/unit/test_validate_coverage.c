@@ -269,7 +269,41 @@ static void test_validate_coverage__stage_without_checks_is_not_run(void **state
 	ln_results_release(&res);
 }
 
+/* --stages naming a stage the spec does not list, and a spec without
+ * stages, are refused before the run (the command exits 64); a run with
+ * no stage listed is never a pass. */
+static void test_validate_coverage__nothing_to_run_is_refused(void **state)
+{
+	struct ln_spec *spec = cov_spec(2, 1, "validation:\n  - { stage: rping }\n");
+	struct ln_spec *none = cov_spec(2, 1, "");
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_results res;
+	struct cov f;
+
+	(void)state;
+	assert_int_equal(ln_validate_check_stages(spec, 0, &err), 0);
+	assert_int_equal(ln_validate_check_stages(spec, 1u << LN_STAGE_RPING, &err), 0);
+	assert_int_equal(ln_validate_check_stages(spec, 1u << LN_STAGE_DEVICES, &err), -EINVAL);
+	assert_string_equal(err.buf, "--stages names 'devices', which the spec's validation does "
+				     "not list (it lists: rping)");
+	ln_buf_reset(&err);
+	assert_int_equal(ln_validate_check_stages(none, 0, &err), -EINVAL);
+	assert_string_equal(err.buf, "spec of 'cov' lists no validation stage: nothing to "
+				     "validate (add a 'validation:' section)");
+	/* the runner itself, asked for nothing: no stage listed, not a pass */
+	cov_init(&f, 2, 1, NULL);
+	cov_run_spec(&f, spec, 1u << LN_STAGE_DEVICES, &res);
+	assert_int_equal(ln_results_exit(&res), LN_EXIT_FAILED);
+	assert_int_equal(f.log.len, 0);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	ln_spec_free(none);
+	ln_buf_release(&err);
+	cov_release(&f);
+}
+
 LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_validate_coverage__nothing_to_run_is_refused),
 	cmocka_unit_test(test_validate_coverage__lone_port_is_not_run),
 	cmocka_unit_test(test_validate_coverage__zero_pairs_never_pass),
 	cmocka_unit_test(test_validate_coverage__stage_without_checks_is_not_run));
