@@ -564,6 +564,28 @@ scenario_validate_nothing() {
 	check_cmd "no node was changed" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
 }
 
+# devices checks every declared namespace, not the target's first: n1's
+# target exports nsids 1, 2 and 7, and the fixture's initiators show only
+# nsid 1 (the fixture connects one namespace head), so devices must name
+# namespaces 2 and 7 as missing on n2 and n3, and pass namespace 1.
+scenario_validate_namespaces() {
+	new_cluster vns || { fail "cluster up"; return; }
+	cluster_node_identity "$C" 2
+	cluster_node_identity "$C" 3
+	sed -i 's|^        - { nsid: 1, file: /var/lib/nvmet/disk1.img, size: 1MiB }|&\n        - { nsid: 2, file: /var/lib/nvmet/disk2.img, size: 1MiB }\n        - { nsid: 7, file: /var/lib/nvmet/disk7.img, size: 1MiB }|' "$C/spec.yaml"
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply exports the three namespaces" \
+		test -d "$(cfg 1)/subsystems/$T1/namespaces/7" -a -d "$(cfg 1)/subsystems/$T1/namespaces/2"
+	llmnet validate "$C/spec.yaml"
+	check_cmd "validate exits 1" rc_is 1
+	check_cmd "n2's namespace 2 is named missing" grep -qF \
+		"namespace 2 of '$T1' is missing: its live controller shows nsid 1" "$C/out"
+	check_cmd "namespace 7 is named missing on n3 too" \
+		grep -qE "n3 .*namespace 7 of '$T1' is missing" "$C/out"
+	check_cmd "namespace 1 is not among the failures" not_out_has "namespace 1 of '$T1'"
+}
+
 # Issue 13 point 5: apply --batch in waves, --max-fail stops the rollout
 # (exit 6) when a node's sshd is down; the retry file names the nodes left,
 # as ranges, and --limit @FILE takes them.
@@ -843,8 +865,8 @@ scenario_node_dies() {
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
-     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate validate_nothing batches
-     cached_facts session_framing session_dropped corrupt_agent node_dies)
+     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate validate_nothing validate_namespaces
+     batches cached_facts session_framing session_dropped corrupt_agent node_dies)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do

@@ -333,7 +333,105 @@ static void test_validate_coverage__rping_pins_the_client_port(void **state)
 	cov_release(&f);
 }
 
+#define NQN "nqn.2024-04.io.llmnet:n1.t1"
+
+/* A target with namespaces 1, 2 and 7; n2 connects raw, n3 mounts. */
+static const char ns_spec[] =
+	"storage:\n  targets:\n    - nqn: " NQN "\n      node: n1\n      transport: rdma\n"
+	"      namespaces:\n        - { nsid: 1, file: /srv/a.img, size: 1GiB }\n"
+	"        - { nsid: 2, file: /srv/b.img, size: 1GiB }\n"
+	"        - { nsid: 7, file: /srv/c.img, size: 1GiB }\n"
+	"  initiators:\n    - { node: n2, target: " NQN " }\n"
+	"    - { node: n3, target: " NQN ", mount: { path: /mnt/ckpt, fs: ext4 } }\n"
+	"validation:\n  - { stage: devices }\n  - { stage: io, size: 16MiB }\n";
+
+/* The nvme facts of an initiator of NQN whose live controller shows nsids. */
+static const char *nvme_facts(const char *nsids)
+{
+	static char js[1024];
+	size_t n = 0;
+	const char *p;
+
+	n += (size_t)snprintf(js + n, sizeof(js) - n, "[{\"name\":\"nvme1\",\"subsysnqn\":\""
+			      NQN "\",\"state\":\"live\",\"namespaces\":[");
+	for (p = nsids; *p; p++)
+		n += (size_t)snprintf(js + n, sizeof(js) - n, "%s{\"nsid\":%c,\"block\":"
+				      "\"nvme1n%c\"}", p == nsids ? "" : ",", *p, *p);
+	snprintf(js + n, sizeof(js) - n, "]}]");
+	return js;
+}
+
+/* Only nsid 1 reached the initiators: devices names 2 and 7 as missing,
+ * and io probes namespace 1 only, skipping the two others. */
+static void test_validate_coverage__every_namespace_is_checked(void **state)
+{
+	struct ln_spec *spec = cov_spec(3, 1, ns_spec);
+	struct ln_results res;
+	struct cov f;
+	char *dev, *io;
+
+	(void)state;
+	cov_init(&f, 3, 1, nvme_facts("1"));
+	cov_run_spec(&f, spec, 0, &res);
+	dev = checks_of(&res, LN_STAGE_DEVICES);
+	assert_non_null(strstr(dev, "n2 pass block device /dev/nvme1n1\n"
+				    "n2 fail namespace 2 of '" NQN "' is missing: its live "
+				    "controller shows nsid 1\n"
+				    "n2 fail namespace 7 of '" NQN "' is missing: its live "
+				    "controller shows nsid 1\n"));
+	assert_int_equal(res.stages[LN_STAGE_DEVICES].status, LN_ST_FAIL);
+	io = checks_of(&res, LN_STAGE_IO);
+	assert_string_equal(io,
+			    "n2 pass \n"
+			    "n2 skipped devices found no namespace 2 of '" NQN "'\n"
+			    "n2 skipped devices found no namespace 7 of '" NQN "'\n"
+			    "n3 pass \n"
+			    "n3 pass \n"
+			    "n3 skipped devices found no namespace 2 of '" NQN "'\n"
+			    "n3 skipped devices found no namespace 7 of '" NQN "'\n");
+	assert_int_equal(ln_results_exit(&res), LN_EXIT_FAILED);
+	free(dev);
+	free(io);
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	cov_release(&f);
+}
+
+/* Every namespace there: one probe per declared namespace, each on its
+ * own device (read-only: not destructive), plus the mount's. */
+static void test_validate_coverage__io_probes_every_namespace(void **state)
+{
+	struct ln_spec *spec = cov_spec(3, 1, ns_spec);
+	struct ln_results res;
+	struct cov f;
+	size_t i, io = 0;
+
+	(void)state;
+	cov_init(&f, 3, 1, nvme_facts("127"));
+	cov_run_spec(&f, spec, 0, &res);
+	assert_int_equal(res.stages[LN_STAGE_DEVICES].status, LN_ST_PASS);
+	assert_int_equal(res.stages[LN_STAGE_IO].status, LN_ST_PASS);
+	for (i = 0; i < res.nchecks; i++)
+		io += res.checks[i].stage == LN_STAGE_IO;
+	assert_int_equal(io, 7);	/* n2: 3 namespaces; n3: its mount, then 3 */
+	assert_non_null(strstr(f.log.buf,
+		"n2: /var/lib/llmnet/bin/llmnet-probe-io --device /dev/nvme1n1 --nqn " NQN
+		" --size 16777216\n"
+		"n2: /var/lib/llmnet/bin/llmnet-probe-io --device /dev/nvme1n2 --nqn " NQN
+		" --size 16777216\n"
+		"n2: /var/lib/llmnet/bin/llmnet-probe-io --device /dev/nvme1n7 --nqn " NQN
+		" --size 16777216\n"
+		"n3: /var/lib/llmnet/bin/llmnet-probe-io --mount /mnt/ckpt --size 16777216\n"
+		"n3: /var/lib/llmnet/bin/llmnet-probe-io --device /dev/nvme1n1 --nqn " NQN));
+	assert_null(strstr(f.log.buf, "--write"));
+	ln_results_release(&res);
+	ln_spec_free(spec);
+	cov_release(&f);
+}
+
 LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_validate_coverage__every_namespace_is_checked),
+	cmocka_unit_test(test_validate_coverage__io_probes_every_namespace),
 	cmocka_unit_test(test_validate_coverage__rping_pins_the_client_port),
 	cmocka_unit_test(test_validate_coverage__nothing_to_run_is_refused),
 	cmocka_unit_test(test_validate_coverage__lone_port_is_not_run),

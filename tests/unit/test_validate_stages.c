@@ -1311,7 +1311,7 @@ static void test_validate_stages__io(void **state)
 		} else {
 			assert_int_equal(c->a, 2);
 			assert_int_equal(c->status, LN_ST_SKIPPED);
-			assert_string_equal(c->reason, "devices found no namespace of "
+			assert_string_equal(c->reason, "devices found no namespace 1 of "
 						       "'nqn.2024-04.io.llmnet:n1.t1'");
 		}
 	}
