@@ -33,9 +33,7 @@ static int dry_run_schedule(const struct ln_opt_cmd *c, struct ln_ctl_opts *o, u
 			 "run pairs the nodes under test with peers that pass)");
 		return ln_cmd_usage(c);
 	}
-	code = ln_cmd_ctl_load_spec(o);
-	if (code != LN_EXIT_OK)
-		return code;
+	code = LN_EXIT_OK;
 	if (ln_validate_schedule(o->spec, stages, &out, &err) < 0) {
 		ln_error("%s", err.buf);
 		code = LN_EXIT_FAILED;
@@ -89,6 +87,15 @@ int cmd_validate(int argc, char **argv)
 	if (v.stages && ln_validate_parse_stages(v.stages, &stages, &err) < 0) {
 		ln_error("%s", err.buf);
 		code = ln_cmd_usage(&c);
+		goto out;
+	}
+	/* the spec, and what of it to run, before any node is contacted */
+	code = ln_cmd_ctl_load_spec(&o);
+	if (code != LN_EXIT_OK)
+		goto out;
+	if (ln_validate_check_stages(o.spec, stages, &err) < 0) {
+		ln_error("%s; no node was contacted", err.buf);
+		code = LN_EXIT_USAGE;
 		goto out;
 	}
 	if (dry_run) {

@@ -81,6 +81,12 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 	code = o->spec ? LN_EXIT_OK : ln_cmd_ctl_load_spec(o);
 	if (code != LN_EXIT_OK)
 		goto out;
+	/* apply --validate: nothing to validate is refused before any change */
+	if (o->validate && ln_validate_check_stages(o->spec, 0, &err) < 0) {
+		ln_error("--validate: %s; no node was contacted", err.buf);
+		code = LN_EXIT_USAGE;
+		goto out;
+	}
 	/* The secrets the requests carry: before any node, like the spec. */
 	if (!strcmp(command, "plan") || !strcmp(command, "apply")) {
 		r = ln_secrets_load(o->spec, &secrets, &err);

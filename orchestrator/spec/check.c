@@ -837,6 +837,29 @@ static void check_rails(struct ctx *x)
 	}
 }
 
+/* A pairwise stage tests each port with another node's port on its rail:
+ * a port alone on its rail could never be tested, so it is refused. */
+static void check_lone_rails(struct ln_spec *spec, enum ln_stage st)
+{
+	size_t i, k, j, m;
+
+	for (i = 0; i < spec->n_nodes; i++)
+		for (k = 0; k < spec->nodes[i].n_rdma; k++) {
+			const struct ln_rdma_port *p = &spec->nodes[i].rdma[k];
+			int partner = 0;
+
+			for (j = 0; p->rail && j < spec->n_nodes && !partner; j++)
+				for (m = 0; j != i && m < spec->nodes[j].n_rdma && !partner; m++)
+					partner = streq(spec->nodes[j].rdma[m].rail, p->rail);
+			if (p->rail && !partner)
+				spec_diag(spec, p->mark,
+					  "rdma port %s/%u of node '%s' is the only port on rail '%s': "
+					  "stage '%s' pairs ports per rail and could never test it",
+					  p->device, p->port, spec->nodes[i].name, p->rail,
+					  ln_stage_name(st));
+		}
+}
+
 static void check_validation(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
@@ -858,6 +881,11 @@ static void check_validation(struct ctx *x)
 			spec_diag(spec, v->mark[s],
 				  "stage '%s' needs two nodes with RDMA ports; the spec has %zu",
 				  ln_stage_name((enum ln_stage)s), with_rdma);
+	for (s = LN_STAGE_RPING; s <= LN_STAGE_LATENCY; s++)
+		if (v->present[s] && with_rdma >= 2) {
+			check_lone_rails(spec, (enum ln_stage)s);
+			break;
+		}
 	if (v->present[LN_STAGE_IO] && !spec->n_initiators)
 		spec_diag(spec, v->mark[LN_STAGE_IO], "stage 'io' needs an initiator; the spec has none");
 	if (v->present[LN_STAGE_IO] && v->io.destructive) {

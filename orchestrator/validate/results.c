@@ -369,6 +369,11 @@ void ln_results_summarize(struct ln_results *r)
 		} else if (st->skipped) {
 			/* every skip comes from a failure elsewhere */
 			st->status = LN_ST_SKIPPED;
+		} else if (!st->passed) {
+			/* a stage that checked nothing proved nothing */
+			st->status = LN_ST_NOT_RUN;
+			if (!st->reason)
+				st->reason = strdup("no check ran");
 		} else {
 			st->status = LN_ST_PASS;
 		}
@@ -377,12 +382,15 @@ void ln_results_summarize(struct ln_results *r)
 
 int ln_results_exit(const struct ln_results *r)
 {
-	int s;
+	int s, listed = 0;
 
-	for (s = 0; s < LN_STAGE_COUNT; s++)
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
+		listed += r->stages[s].listed;
 		if (r->stages[s].listed && r->stages[s].status != LN_ST_PASS)
 			return ln_exit_merge(LN_EXIT_FAILED, r->node_exit);
-	return ln_exit_merge(LN_EXIT_OK, r->node_exit);
+	}
+	/* no stage listed: nothing was proven, so never a pass */
+	return ln_exit_merge(listed ? LN_EXIT_OK : LN_EXIT_FAILED, r->node_exit);
 }
 
 void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out)

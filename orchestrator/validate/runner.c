@@ -75,6 +75,30 @@ int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *er
 	return r;
 }
 
+int ln_validate_check_stages(const struct ln_spec *spec, unsigned mask, struct ln_buf *err)
+{
+	const struct ln_validation *v = &spec->validation;
+	size_t i;
+	int s;
+
+	if (!v->n_order) {
+		ln_buf_addf(err, "spec of '%s' lists no validation stage: nothing to validate "
+			    "(add a 'validation:' section)", spec->cluster);
+		return -EINVAL;
+	}
+	for (s = 0; s < LN_STAGE_COUNT; s++) {
+		if (!(mask & (1u << s)) || v->present[s])
+			continue;
+		ln_buf_addf(err, "--stages names '%s', which the spec's validation does not list "
+			    "(it lists:", ln_stage_name((enum ln_stage)s));
+		for (i = 0; i < v->n_order; i++)
+			ln_buf_addf(err, "%s %s", i ? "," : "", ln_stage_name(v->order[i]));
+		ln_buf_addch(err, ')');
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Every node's facts, once; a node that cannot be read fails devices
  * and every stage that needs it. */
 static int read_facts(struct vctx *c)

@@ -179,53 +179,83 @@ static int devices_gpus(struct vctx *c, size_t i)
 	return 0;
 }
 
-/* The block device of the first namespace of a live controller of nqn. */
-static const char *live_namespace(struct json_object *facts, const char *nqn)
+/* Namespace nsid of subsystem nqn as node's facts show it: its block
+ * device (NULL when absent), whether a controller of nqn is live, and the
+ * nsids its live controllers do show (into seen, for the message). */
+static const char *live_namespace(struct json_object *facts, const char *nqn, uint32_t nsid,
+				  int *live, struct ln_buf *seen)
 {
 	struct json_object *nvme = ln_json_at(facts, "nvme");
 	const char *block = NULL;
-	size_t j;
+	size_t j, k;
 
-	for (j = 0; nvme && j < json_object_array_length(nvme) && !block; j++) {
+	*live = 0;
+	for (j = 0; nvme && j < json_object_array_length(nvme); j++) {
 		struct json_object *ctrl = json_object_array_get_idx(nvme, j), *nss;
 		const char *sub = ln_json_str_at(ctrl, "subsysnqn");
 		const char *st = ln_json_str_at(ctrl, "state");
 
 		if (!sub || strcmp(sub, nqn) || !st || strcmp(st, "live"))
 			continue;
+		*live = 1;
 		nss = ln_json_at(ctrl, "namespaces");
-		if (nss && json_object_array_length(nss))
-			block = ln_json_str_at(json_object_array_get_idx(nss, 0), "block");
+		for (k = 0; nss && k < json_object_array_length(nss); k++) {
+			struct json_object *ns = json_object_array_get_idx(nss, k);
+			int64_t id;
+
+			if (ln_json_i64_at(ns, "nsid", &id))
+				continue;
+			ln_buf_addf(seen, "%s%lld", seen->len ? ", " : "", (long long)id);
+			if (id == (int64_t)nsid && !block)
+				block = ln_json_str_at(ns, "block");
+		}
 	}
 	return block;
 }
 
-/* A namespace check for every initiator on node i. */
+/* One check per declared namespace of the target of every initiator on
+ * node i: a live controller of the subsystem shows that nsid, with a
+ * block device. */
 static int devices_namespaces(struct vctx *c, size_t i)
 {
-	struct ln_buf name = LN_BUF_INIT;
-	size_t k;
+	struct ln_buf name = LN_BUF_INIT, seen = LN_BUF_INIT;
+	size_t k, j;
 	int r = 0;
 
 	for (k = 0; k < c->spec->n_initiators && r == 0; k++) {
 		const struct ln_initiator *in = &c->spec->initiators[k];
-		const char *nqn = c->spec->targets[in->target].nqn;
-		const char *block;
-		long idx;
+		const struct ln_target *t = &c->spec->targets[in->target];
 
 		if (in->node != i)
 			continue;
-		block = live_namespace(c->ni[i].facts, nqn);
-		ln_buf_reset(&name);
-		ln_buf_addf(&name, "namespace of %s", nqn);
-		idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
-		if (idx < 0 ||
-		    ln_check_set(&c->res->checks[idx], block ? LN_ST_PASS : LN_ST_FAIL,
-				 block ? "block device /dev/%s" : "no live controller with a "
-				 "namespace for '%s'", block ? block : nqn) < 0)
-			r = -ENOMEM;
+		for (j = 0; j < t->n_namespaces && r == 0; j++) {
+			uint32_t nsid = t->namespaces[j].nsid;
+			const char *block;
+			long idx;
+			int live;
+
+			ln_buf_reset(&seen);
+			block = live_namespace(c->ni[i].facts, t->nqn, nsid, &live, &seen);
+			ln_buf_reset(&name);
+			ln_buf_addf(&name, "namespace %u of %s", nsid, t->nqn);
+			idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
+			if (idx < 0)
+				r = -ENOMEM;
+			else if (block)
+				r = ln_check_set(&c->res->checks[idx], LN_ST_PASS, "block device /dev/%s",
+						 block);
+			else if (!live)
+				r = ln_check_set(&c->res->checks[idx], LN_ST_FAIL,
+						 "no live controller with a namespace for '%s'", t->nqn);
+			else
+				r = ln_check_set(&c->res->checks[idx], LN_ST_FAIL,
+						 "namespace %u of '%s' is missing: its live controller "
+						 "shows %s%s", nsid, t->nqn, seen.len ? "nsid " : "",
+						 seen.len ? seen.buf : "no namespace");
+		}
 	}
 	ln_buf_release(&name);
+	ln_buf_release(&seen);
 	return r;
 }
 

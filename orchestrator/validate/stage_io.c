@@ -30,47 +30,45 @@ static double kv(const char *text, const char *key)
 	return NAN;
 }
 
-/* The devices stage's namespace check for nqn on node, or NULL. */
-static const struct ln_check *namespace_check(struct vctx *c, size_t node, const char *nqn)
+/* The devices stage's check of namespace nsid of nqn on node, or NULL. */
+static const struct ln_check *namespace_check(struct vctx *c, size_t node, const char *nqn,
+					      uint32_t nsid)
 {
 	const struct ln_check *dk = NULL;
+	char name[320];
 	size_t i;
 
+	snprintf(name, sizeof(name), "namespace %u of %s", nsid, nqn);
 	for (i = 0; i < c->res->nchecks; i++) {
 		const struct ln_check *d = &c->res->checks[i];
 
-		if (d->stage == LN_STAGE_DEVICES && d->a == node && d->name &&
-		    !strncmp(d->name, "namespace of ", 13) && !strcmp(d->name + 13, nqn))
+		if (d->stage == LN_STAGE_DEVICES && d->a == node && d->name && !strcmp(d->name, name))
 			dk = d;
 	}
 	return dk;
 }
 
-/* The io probe's argv for initiator in; 0 with nothing built when no
- * block device is known. A raw device is named with its subsystem's NQN,
+/* The io probe's argv for initiator in: through its mount when block is
+ * NULL, else on the raw device block. A raw device is named with its subsystem's NQN,
  * which the probe checks before it opens the device, so it can only ever
  * touch a namespace of this spec's target. */
-static int io_argv(const struct ln_validation *v, const struct ln_initiator *in,
+static void io_argv(const struct ln_validation *v, const struct ln_initiator *in,
 		   const char *nqn, const char *block, struct argv *av)
 {
 	vs_arg(av, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO);
-	if (in->mount.present) {
+	if (!block) {
 		vs_arg(av, "--mount");
 		vs_arg(av, "%s", in->mount.path);
-	} else if (block) {
+	} else {
 		vs_arg(av, "--device");
 		vs_arg(av, "%s", block);
 		vs_arg(av, "--nqn");
 		vs_arg(av, "%s", nqn);
 		if (v->io.destructive)
 			vs_arg(av, "--write");
-	} else {
-		vs_argv_free(av);
-		return 0;
 	}
 	vs_arg(av, "--size");
 	vs_arg(av, "%llu", (unsigned long long)v->io.size);
-	return 1;
 }
 
 static void io_judge(struct stage_run *sr)
@@ -113,48 +111,94 @@ static int push_probe(void *ctx, size_t i, struct ln_buf *line)
 	return 0;
 }
 
-/* The devices check of nqn on node (NULL when the stage did not run). */
-static const struct ln_check *io_namespace(struct vctx *c, const struct ln_initiator *in)
+/* Whether the devices stage left initiator in something to probe: it did
+ * not run, or it found one of the target's namespaces. */
+static int io_has_namespace(struct vctx *c, const struct ln_initiator *in)
 {
-	return namespace_check(c, in->node, c->spec->targets[in->target].nqn);
+	const struct ln_target *t = &c->spec->targets[in->target];
+	size_t j;
+
+	if (!c->res->stages[LN_STAGE_DEVICES].ran)
+		return 1;
+	for (j = 0; j < t->n_namespaces; j++) {
+		const struct ln_check *dk = namespace_check(c, in->node, t->nqn,
+							    t->namespaces[j].nsid);
+
+		if (!dk || dk->status == LN_ST_PASS)
+			return 1;
+	}
+	return 0;
 }
 
-/* One initiator: skipped, not run, or probed and recorded; pushed says
- * how the probe's copy to its node went. */
-static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in,
-			const struct ln_buf *pushed)
+/* One probe of initiator in, named name: through its mount (block NULL)
+ * or on a raw namespace; not run when its copy failed. */
+static int io_probe(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in,
+		    const char *block, const char *name, const struct ln_buf *pushed)
 {
-	const struct ln_validation *v = &c->spec->validation;
 	const char *nqn = c->spec->targets[in->target].nqn;
-	const struct ln_check *dk = io_namespace(c, in);
 	struct argv av = { .n = 0 };
-	const char *block = NULL;
-	char name[300];
 	int r;
 
-	snprintf(name, sizeof(name), "io on %s", nqn);
-	if (dk && dk->status != LN_ST_PASS) {
-		long idx = vs_add_check(c, LN_STAGE_IO, in->node, LN_NO_NODE, name);
-
-		return idx < 0 ? -ENOMEM : ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED,
-							"devices found no namespace of '%s'", nqn);
-	}
-	if (dk && dk->reason && !strncmp(dk->reason, "block device /dev/", 18))
-		block = dk->reason + 13;
 	if (!c->o->io_probe_path)
 		return vs_not_run_check(c, LN_STAGE_IO, in->node, name,
 					"the io probe was not built");
 	if (pushed->len)
 		return vs_not_run_check(c, LN_STAGE_IO, in->node, name, "%s", pushed->buf);
-	if (!io_argv(v, in, nqn, block, &av))
-		return vs_not_run_check(c, LN_STAGE_IO, in->node, name, "no block device known for "
-					"'%s' (run the devices stage)", nqn);
+	io_argv(&c->spec->validation, in, nqn, block, &av);
 	if (vs_run_probe(c, LN_STAGE_IO, in->node, &av, sr->timeout_s, &sr->pr, &sr->at,
 			 &sr->why) == 0)
 		io_judge(sr);
 	r = vs_record(c, LN_STAGE_IO, in->node, LN_NO_NODE, name, &sr->at, &sr->why, "MB/s",
 		      sr->want);
 	vs_argv_free(&av);
+	return r;
+}
+
+/* One initiator: through its mount (when it mounts), and on every
+ * declared namespace raw (read-only unless destructive) unless the mount
+ * already is its target's one namespace; a namespace devices did not
+ * find is skipped, one it did not check is not run. */
+static int io_initiator(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in,
+			const struct ln_buf *pushed)
+{
+	const struct ln_target *t = &c->spec->targets[in->target];
+	char name[320];
+	size_t j;
+	int r = 0;
+
+	if (in->mount.present) {
+		snprintf(name, sizeof(name), "io on %s", t->nqn);
+		if (!io_has_namespace(c, in)) {
+			long idx = vs_add_check(c, LN_STAGE_IO, in->node, LN_NO_NODE, name);
+
+			r = idx < 0 ? -ENOMEM : ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED,
+							     "devices found no namespace of '%s'",
+							     t->nqn);
+		} else {
+			r = io_probe(c, sr, in, NULL, name, pushed);
+		}
+		if (t->n_namespaces < 2)
+			return r;
+	}
+	for (j = 0; j < t->n_namespaces && r >= 0; j++) {
+		uint32_t nsid = t->namespaces[j].nsid;
+		const struct ln_check *dk = namespace_check(c, in->node, t->nqn, nsid);
+
+		snprintf(name, sizeof(name), "io on %s namespace %u", t->nqn, nsid);
+		if (dk && dk->status != LN_ST_PASS) {
+			long idx = vs_add_check(c, LN_STAGE_IO, in->node, LN_NO_NODE, name);
+
+			r = idx < 0 ? -ENOMEM : ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED,
+							     "devices found no namespace %u of '%s'",
+							     nsid, t->nqn);
+		} else if (!dk || !dk->reason || strncmp(dk->reason, "block device /dev/", 18)) {
+			r = vs_not_run_check(c, LN_STAGE_IO, in->node, name, "no block device known "
+					     "for namespace %u of '%s' (run the devices stage)",
+					     nsid, t->nqn);
+		} else {
+			r = io_probe(c, sr, in, dk->reason + 13, name, pushed);
+		}
+	}
 	return r;
 }
 
@@ -182,10 +226,8 @@ int vs_io_stage(struct vctx *c)
 	 * bandwidth figure must not be another node's contention) */
 	for (k = 0; k < c->spec->n_initiators; k++) {
 		const struct ln_initiator *in = &c->spec->initiators[k];
-		const struct ln_check *dk = io_namespace(c, in);
 
-		if (vs_under_test(c, in->node) && c->o->io_probe_path &&
-		    (!dk || dk->status == LN_ST_PASS))
+		if (vs_under_test(c, in->node) && c->o->io_probe_path && io_has_namespace(c, in))
 			sel[in->node] = 1;
 	}
 	f.select = sel;

@@ -71,8 +71,10 @@ static uint64_t rping_timeout_ms(const struct ln_validation *v)
 	return v->rping.timeout_ms;
 }
 
-/* Server and client differ only in -s / -c: both name the server's
- * address (rping -S must match too). */
+/* Server and client differ in -s / -c: both name the server's address,
+ * and the client binds its own port's address (-I), else the kernel's
+ * route would pick the client's interface and another port of its node
+ * could stand in for the one under test. */
 static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 {
 	struct argv *both[2] = { sv, cv };
@@ -83,6 +85,10 @@ static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *
 		vs_arg(both[k], k ? "-c" : "-s");
 		vs_arg(both[k], "-a");
 		vs_arg(both[k], "%s", t->c->ni[t->a].ports[t->pa].ip);
+		if (k) {
+			vs_arg(both[k], "-I");
+			vs_arg(both[k], "%s", t->c->ni[t->b].ports[t->pb].ip);
+		}
 		vs_arg(both[k], "-p");
 		vs_arg(both[k], "%u", RPING_PORT_BASE + t->slot);
 		vs_arg(both[k], "-C");
@@ -622,6 +628,43 @@ static int pair_round(struct vctx *c, enum ln_stage st, const struct ln_round *r
 	return r;
 }
 
+/* A declared port of a node under test that no pair of the schedule
+ * uses (no other node has a port on its rail) is a "not run" check of its
+ * own, so the stage cannot pass while that port went untested. */
+static int lone_ports(struct vctx *c, enum ln_stage st, const struct ln_schedule *s)
+{
+	size_t stride = c->rails.stride ? c->rails.stride : 1, rd, i, k;
+	unsigned char *used = calloc(c->n * stride + 1, 1);
+	int r = 0;
+
+	if (!used)
+		return -ENOMEM;
+	for (rd = 0; rd < s->nrounds; rd++)
+		for (i = 0; i < s->rounds[rd].npairs; i++) {
+			const struct ln_pair *p = &s->rounds[rd].pairs[i];
+
+			used[p->a * stride + p->pa] = used[p->b * stride + p->pb] = 1;
+		}
+	for (i = 0; i < c->n && r == 0; i++)
+		for (k = 0; k < c->ni[i].nports && r == 0; k++) {
+			int rail = ln_railmap_rail_of(&c->rails, i, (unsigned)k);
+			long idx;
+
+			if (used[i * stride + k] || (c->o->limit && !c->o->limit[i]))
+				continue;
+			idx = vs_add_check(c, st, i, LN_NO_NODE, ln_stage_name(st));
+			if (idx < 0)
+				return -ENOMEM;
+			c->res->checks[idx].pa = (int)k;
+			r = ln_check_set(&c->res->checks[idx], LN_ST_NOT_RUN,
+					 "no partner on rail '%s' for '%s/%s'",
+					 rail >= 0 ? c->rails.names[rail] : "?", vs_nname(c, i),
+					 c->ni[i].ports[k].dev);
+		}
+	free(used);
+	return r;
+}
+
 int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 {
 	struct ln_schedule s = LN_SCHEDULE_INIT;
@@ -643,6 +686,8 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 	c->res->stages[st].ran = 1;
 	c->res->stages[st].rounds = s.nrounds;
 	r = vs_ctr_open(c, st);
+	if (r == 0)
+		r = lone_ports(c, st, &s);
 	for (rd = 0; rd < s.nrounds && r == 0; rd++)
 		r = pair_round(c, st, &s.rounds[rd], rd, s.nrounds);
 	if (r == 0) {

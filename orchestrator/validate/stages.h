@@ -85,6 +85,12 @@ struct ln_validate_opts {
 int ln_validate_run(const struct ln_spec *spec, const struct ln_probe_ops *ops, void *ctx,
 		    const struct ln_validate_opts *o, struct ln_results *res, struct ln_buf *err);
 
+/* Whether a validation of spec restricted to mask (0: every listed
+ * stage) would run anything: -EINVAL with a message when the spec lists
+ * no stage, or when mask names a stage the spec does not list (a usage
+ * error, found before any node is contacted); else 0. */
+int ln_validate_check_stages(const struct ln_spec *spec, unsigned mask, struct ln_buf *err);
+
 /* Parse "--stages devices,rping" into a bit mask. -EINVAL names the bad word. */
 int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *err);
 

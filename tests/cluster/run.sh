@@ -538,6 +538,54 @@ scenario_apply_validate() {
 	check_cmd "apply without --validate runs no stage" not_out_has "devices"
 }
 
+# validate proves nothing it was not asked for, and a request that would
+# run no stage is refused before any node is contacted (exit 64): a spec
+# without a validation section, and --stages naming a stage the spec does
+# not list; a stage that ran with no check never passes (unit tests).
+scenario_validate_nothing() {
+	local before
+	new_cluster vnothing || { fail "cluster up"; return; }
+	before=$(cluster_conn_count "$C" 1)
+	llmnet validate "$C/spec.yaml"
+	check_cmd "a spec without validation: exits 64" rc_is 64
+	check_cmd "it says there is nothing to validate" out_has "lists no validation stage"
+	llmnet -o json validate "$C/spec.yaml"
+	check_cmd "-o json: exits 64 too, and prints no passing report" \
+		eval 'rc_is 64 && not_out_has "\"pass\""'
+	llmnet apply --validate "$C/spec.yaml"
+	check_cmd "apply --validate without validation: exits 64" rc_is 64
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
+	llmnet validate "$C/spec.yaml" --stages io
+	check_cmd "--stages naming a stage the spec does not list exits 64" rc_is 64
+	check_cmd "the message names it and what the spec lists" \
+		out_has "--stages names 'io', which the spec's validation does not list (it lists: devices)"
+	check_cmd "no node was contacted (sshd logged no connection)" \
+		test "$(cluster_conn_count "$C" 1)" = "$before"
+	check_cmd "no node was changed" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+}
+
+# devices checks every declared namespace, not the target's first: n1's
+# target exports nsids 1, 2 and 7, and the fixture's initiators show only
+# nsid 1 (the fixture connects one namespace head), so devices must name
+# namespaces 2 and 7 as missing on n2 and n3, and pass namespace 1.
+scenario_validate_namespaces() {
+	new_cluster vns || { fail "cluster up"; return; }
+	cluster_node_identity "$C" 2
+	cluster_node_identity "$C" 3
+	sed -i 's|^        - { nsid: 1, file: /var/lib/nvmet/disk1.img, size: 1MiB }|&\n        - { nsid: 2, file: /var/lib/nvmet/disk2.img, size: 1MiB }\n        - { nsid: 7, file: /var/lib/nvmet/disk7.img, size: 1MiB }|' "$C/spec.yaml"
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply exports the three namespaces" \
+		test -d "$(cfg 1)/subsystems/$T1/namespaces/7" -a -d "$(cfg 1)/subsystems/$T1/namespaces/2"
+	llmnet validate "$C/spec.yaml"
+	check_cmd "validate exits 1" rc_is 1
+	check_cmd "n2's namespace 2 is named missing" grep -qF \
+		"namespace 2 of '$T1' is missing: its live controller shows nsid 1" "$C/out"
+	check_cmd "namespace 7 is named missing on n3 too" \
+		grep -qE "n3 .*namespace 7 of '$T1' is missing" "$C/out"
+	check_cmd "namespace 1 is not among the failures" not_out_has "namespace 1 of '$T1'"
+}
+
 # Issue 13 point 5: apply --batch in waves, --max-fail stops the rollout
 # (exit 6) when a node's sshd is down; the retry file names the nodes left,
 # as ranges, and --limit @FILE takes them.
@@ -882,8 +930,8 @@ print([c for c in r["checks"] if c.get("counters") and c["node"] == "n3"][0]["co
 }
 
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
-     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate batches
-     cached_facts session_framing session_dropped corrupt_agent node_dies counters)
+     teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate validate_nothing validate_namespaces
+     batches cached_facts session_framing session_dropped corrupt_agent node_dies counters)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do

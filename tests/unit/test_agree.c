@@ -44,7 +44,8 @@
 /* ---- facts a node would report ----------------------------------------- */
 
 /* Node i's facts: its host NQN, two Soft-RoCE ports (rails), 8 GPUs, and
- * a live controller with one namespace for every target it initiates to. */
+ * a live controller with every declared namespace for every target it
+ * initiates to. */
 static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 {
 	struct ln_buf js = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -63,11 +64,19 @@ static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 		    "\"0000:0000:0000:0000:0000:ffff:0a00:01%02zx\",\"type\":\"RoCE v2\"}]}]}],"
 		    "\"gpus\":{\"count\":8},\"nvmet\":{\"subsystems\":[]},\"nvme\":[",
 		    i + 1, i + 1, i + 1, i + 1);
-	for (k = 0; k < spec->n_initiators; k++)
-		if (spec->initiators[k].node == i)
-			ln_buf_addf(&js, "%s{\"subsysnqn\":\"%s\",\"state\":\"live\",\"namespaces\":"
-				    "[{\"block\":\"nvme%zun1\"}]}", n++ ? "," : "",
-				    spec->targets[spec->initiators[k].target].nqn, k);
+	for (k = 0; k < spec->n_initiators; k++) {
+		const struct ln_target *t = &spec->targets[spec->initiators[k].target];
+		size_t j;
+
+		if (spec->initiators[k].node != i)
+			continue;
+		ln_buf_addf(&js, "%s{\"subsysnqn\":\"%s\",\"state\":\"live\",\"namespaces\":[",
+			    n++ ? "," : "", t->nqn);
+		for (j = 0; j < t->n_namespaces; j++)
+			ln_buf_addf(&js, "%s{\"nsid\":%u,\"block\":\"nvme%zun%u\"}", j ? "," : "",
+				    t->namespaces[j].nsid, k, t->namespaces[j].nsid);
+		ln_buf_addstr(&js, "]}");
+	}
 	ln_buf_addstr(&js, "]}");
 	if (ln_json_parse(js.buf, js.len, &o, &err) < 0)
 		fail_msg("facts: %s", err.buf);
@@ -636,7 +645,9 @@ static const struct key_case key_cases[] = {
 	KC("nodes.rdma.link_layer", CHANGES, "link_layer: ethernet", "link_layer: infiniband"),
 	KC("nodes.rdma.mtu", CHANGES, "mtu: 1024", "mtu: 4096"),
 	/* alpha's rxe1 alone on a rail: the other nodes' r1 pairs leave it out */
-	KC("nodes.rdma.rail", CHANGES, "10.0.1.1, rail: r1", "10.0.1.1, rail: r2"),
+	/* alpha's two ports swap rails (a rail alone on one port does not lint) */
+	KC("nodes.rdma.rail", CHANGES, "rail: r0 }\n      - { device: rxe1, ip: 10.0.1.1, rail: r1",
+	   "rail: r1 }\n      - { device: rxe1, ip: 10.0.1.1, rail: r0"),
 	KC("storage", SECTION, NULL, NULL),
 	KC("storage.targets", SECTION, NULL, NULL),
 	KC("storage.targets.nqn", CHANGES, "keys.t1", "keys.t7"),

@@ -1255,7 +1255,7 @@ static void test_validate_stages__retry_and_timeout(void **state)
 			assert_true(c->attempts[0].timed_out);
 			assert_string_equal(c->attempts[0].detail,
 					    "rping client on 'n4' (stage rping, pair n3-n4) timed out "
-					    "after 7s: rping -c -a 10.0.0.3 -p 7175 -C 10 -V");
+					    "after 7s: rping -c -a 10.0.0.3 -I 10.0.0.4 -p 7175 -C 10 -V");
 		}
 	}
 	assert_int_equal(seen, 2);
@@ -1664,7 +1664,7 @@ static void test_validate_stages__io(void **state)
 		} else {
 			assert_int_equal(c->a, 2);
 			assert_int_equal(c->status, LN_ST_SKIPPED);
-			assert_string_equal(c->reason, "devices found no namespace of "
+			assert_string_equal(c->reason, "devices found no namespace 1 of "
 						       "'nqn.2024-04.io.llmnet:n1.t1'");
 		}
 	}
