@@ -127,6 +127,19 @@ void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
  * duplicates and the semantic rules. Reports through spec_diag. */
 int spec_check(struct ln_spec *spec);
 
+/* The targets whose namespace initiators mount (check_paths.c): the first
+ * two mounting initiators of each, and how many mount it. */
+struct spec_mounters {
+	uint32_t *first, *second, *count;
+	size_t n_targets;
+};
+int spec_mounters_init(struct spec_mounters *m, size_t n_targets);
+/* Initiator ii (resolved, not a duplicate) mounts target ti. */
+void spec_mounters_add(struct spec_mounters *m, size_t ti, size_t ii);
+/* A target mounted by more than one node is an error, one per target. */
+void spec_mounters_report(struct spec_mounters *m, struct ln_spec *spec);
+void spec_mounters_release(struct spec_mounters *m);
+
 /* ---- key tables ------------------------------------------------------- */
 
 enum ftype {
