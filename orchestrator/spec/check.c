@@ -901,6 +901,9 @@ int spec_check(struct ln_spec *spec)
 	r = check_mpi(&x);
 	if (r < 0)
 		goto out;
+	r = spec_check_paths(spec);
+	if (r < 0)
+		goto out;
 	check_validation(&x);
 	check_rails(&x);
 	r = 0;

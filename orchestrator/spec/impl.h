@@ -139,6 +139,9 @@ void spec_mounters_add(struct spec_mounters *m, size_t ti, size_t ii);
 /* A target mounted by more than one node is an error, one per target. */
 void spec_mounters_report(struct spec_mounters *m, struct ln_spec *spec);
 void spec_mounters_release(struct spec_mounters *m);
+/* The hostfile, backing files and mount points kept apart: none equal
+ * to, inside or above another where both are on one node. */
+int spec_check_paths(struct ln_spec *spec);
 
 /* ---- key tables ------------------------------------------------------- */
 

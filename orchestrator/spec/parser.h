@@ -192,6 +192,8 @@ int spec_parse_version(struct parser *p, const struct field *f, void *obj, const
 		       struct ln_mark m);
 int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
 		    struct ln_mark m);
+/* The mpi mapping (f->sub), keeping where the hostfile's value is. */
+int spec_parse_mpi(struct parser *p, const struct field *f, void *obj);
 int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
 /* stages.c */
 int spec_parse_validation(struct parser *p, const struct field *f, void *obj);

@@ -200,6 +200,7 @@ struct ln_mca {
 struct ln_mpi_spec {
 	int present;			/* the spec has an mpi section */
 	const char *hostfile;		/* default "/etc/llmnet/hostfile" */
+	struct ln_mark hostfile_mark;	/* its value; 0/0 when not written */
 	enum ln_mpi_format format;	/* default openmpi */
 	struct ln_mca *mca;		/* passed to mpirun as --mca KEY VALUE */
 	size_t n_mca;
