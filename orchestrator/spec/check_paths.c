@@ -118,6 +118,19 @@ static const char *relation(const char *a, const char *b)
 	return NULL;
 }
 
+/* A path that broke its pattern or names a system place was reported by
+ * the parser: left out here, so it is not reported twice. */
+static int refused(struct ln_spec *spec, const char *path)
+{
+	struct ln_buf *why = &spec->store->scratch;
+	int r;
+
+	ln_buf_reset(why);
+	r = spec_pattern_check(SP_OWNPATH, "path", path, why) < 0;
+	ln_buf_reset(why);
+	return r;
+}
+
 static int collect(struct ln_spec *spec, struct wpath **out, size_t *n)
 {
 	struct ln_spec_store *st = spec->store;
@@ -133,7 +146,7 @@ static int collect(struct ln_spec *spec, struct wpath **out, size_t *n)
 		long ni = ln_spec_node_index(spec, st->target_raw[i].node);
 
 		for (k = 0; k < t->n_namespaces && ni >= 0; k++)
-			if (t->namespaces[k].file)
+			if (t->namespaces[k].file && !refused(spec, t->namespaces[k].file))
 				w[(*n)++] = (struct wpath){ t->namespaces[k].file, (uint32_t)ni,
 							    W_FILE, off + k,
 							    t->namespaces[k].mark };
@@ -143,7 +156,8 @@ static int collect(struct ln_spec *spec, struct wpath **out, size_t *n)
 		const struct ln_initiator *in = &spec->initiators[i];
 		long ni = ln_spec_node_index(spec, st->init_raw[i].node);
 
-		if (ni >= 0 && in->mount.present && in->mount.path)
+		if (ni >= 0 && in->mount.present && in->mount.path &&
+		    !refused(spec, in->mount.path))
 			w[(*n)++] = (struct wpath){ in->mount.path, (uint32_t)ni, W_MOUNT, i,
 						    in->mount.mark };
 	}
@@ -159,7 +173,7 @@ static void check_hostfile(struct ln_spec *spec, const struct wpath *w, size_t n
 	int said[2] = { 0, 0 };
 	size_t i;
 
-	if (!mpi->hostfile)
+	if (!mpi->hostfile || refused(spec, mpi->hostfile))
 		return;
 	for (i = 0; i < n; i++) {
 		const char *rel = relation(mpi->hostfile, w[i].path);
