@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <yaml.h>
 
 #include "orchestrator/spec/hostlist.h"
@@ -20,6 +21,11 @@
 
 /* Keys of one table at the most: entries keep a mark per key. */
 #define MAX_FIELDS 16
+/* The deepest a spec may nest (the deepest valid one nests 6 levels) and
+ * its largest size in bytes (the 4,096-node benchmark, written out, is
+ * 4.9 MB): docs/spec.md, "Limits". */
+#define SPEC_MAX_DEPTH 64
+#define SPEC_MAX_BYTES (64u << 20)
 
 struct rdma_entry {
 	struct ln_rdma_port r;
@@ -63,6 +69,10 @@ struct parser {
 	yaml_event_t ev;
 	int have;		/* ev must be deleted */
 	int dead;		/* libyaml failed: stop at once */
+	unsigned depth;		/* mappings and sequences open */
+	FILE *in;		/* the spec file, read by a capped reader */
+	size_t in_bytes;	/* read from it so far */
+	int too_big;		/* past SPEC_MAX_BYTES: reading stopped */
 	struct ln_spec *spec;
 	struct ln_spec_store *st;
 	struct ln_buf why;

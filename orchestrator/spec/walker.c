@@ -34,7 +34,11 @@ static void report_yaml_error(struct parser *p)
 	const yaml_parser_t *y = &p->yp;
 	struct ln_mark m = to_mark(y->problem_mark);
 
-	if (y->error == YAML_MEMORY_ERROR)
+	if (p->too_big)
+		spec_diag(p->spec, to_mark(y->mark),
+			  "the spec is larger than %u MiB, the most a spec may be (use ranges): "
+			  "reading stops here", SPEC_MAX_BYTES >> 20);
+	else if (y->error == YAML_MEMORY_ERROR)
 		spec_diag(p->spec, m, "out of memory while reading the spec");
 	else if (y->error == YAML_READER_ERROR)
 		/* The reader knows the byte offset, not the line. */
@@ -63,6 +67,19 @@ int spec_next(struct parser *p)
 		return -1;
 	}
 	p->have = 1;
+	if (p->ev.type == YAML_MAPPING_START_EVENT || p->ev.type == YAML_SEQUENCE_START_EVENT) {
+		/* No spec nests this deep; libyaml slows down on each level of
+		 * a flow collection, so a deep one stops the reading at once. */
+		if (++p->depth > SPEC_MAX_DEPTH) {
+			spec_diag(p->spec, spec_ev_mark(p),
+				  "the spec nests mappings and sequences deeper than %d levels: "
+				  "reading stops here", SPEC_MAX_DEPTH);
+			p->dead = 1;
+			return -1;
+		}
+	} else if (p->ev.type == YAML_MAPPING_END_EVENT || p->ev.type == YAML_SEQUENCE_END_EVENT) {
+		p->depth--;
+	}
 	if (p->ev.type == YAML_ALIAS_EVENT)
 		spec_diag(p->spec, spec_ev_mark(p),
 			  "aliases ('*%.60s') are not supported: write the value out",
