@@ -906,6 +906,9 @@ int spec_check(struct ln_spec *spec)
 		goto out;
 	check_validation(&x);
 	check_rails(&x);
+	r = spec_check_pairs(spec);
+	if (r < 0)
+		goto out;
 	r = 0;
 out:
 	free(x.port_node);

@@ -143,6 +143,9 @@ void spec_mounters_release(struct spec_mounters *m);
  * to, inside or above another where both are on one node. */
 int spec_check_paths(struct ln_spec *spec);
 
+/* The pairwise stages: each paired RDMA port has an 'ip' (check_pairs.c). */
+int spec_check_pairs(struct ln_spec *spec);
+
 /* ---- key tables ------------------------------------------------------- */
 
 enum ftype {
