@@ -73,6 +73,8 @@ struct parser {
 	FILE *in;		/* the spec file, read by a capped reader */
 	size_t in_bytes;	/* read from it so far */
 	int too_big;		/* past SPEC_MAX_BYTES: reading stopped */
+	const char *data;	/* or the spec in memory, data_len bytes */
+	size_t data_len;
 	struct ln_spec *spec;
 	struct ln_spec_store *st;
 	struct ln_buf why;

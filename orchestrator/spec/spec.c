@@ -200,6 +200,8 @@ static int load(const char *name, FILE *f, const char *data, size_t len, struct 
 		goto out;
 	}
 	p.in = f;
+	p.data = data;
+	p.data_len = len;
 	if (f)
 		yaml_parser_set_input(&p.yp, read_capped, &p);
 	else

@@ -29,6 +29,33 @@ struct ln_mark spec_ev_mark(const struct parser *p)
 	return to_mark(p->ev.start_mark);
 }
 
+/* The line and column of byte off, for libyaml's reader, which knows only
+ * the offset: counted again from the start (the spec in memory, or the
+ * file read anew; a pipe cannot be, and stays at 1:1). */
+static struct ln_mark offset_mark(const struct parser *p, size_t off)
+{
+	struct ln_mark m = { 1, 1 };
+	size_t i;
+	int c;
+
+	if (p->data) {
+		for (i = 0; i < off && i < p->data_len; i++, m.col++)
+			if (p->data[i] == '\n') {
+				m.line++;
+				m.col = 0;
+			}
+		return m;
+	}
+	if (!p->in || fseek(p->in, 0, SEEK_SET) < 0)
+		return m;
+	for (i = 0; i < off && (c = getc(p->in)) != EOF; i++, m.col++)
+		if (c == '\n') {
+			m.line++;
+			m.col = 0;
+		}
+	return m;
+}
+
 static void report_yaml_error(struct parser *p)
 {
 	const yaml_parser_t *y = &p->yp;
@@ -41,8 +68,9 @@ static void report_yaml_error(struct parser *p)
 	else if (y->error == YAML_MEMORY_ERROR)
 		spec_diag(p->spec, m, "out of memory while reading the spec");
 	else if (y->error == YAML_READER_ERROR)
-		/* The reader knows the byte offset, not the line. */
-		spec_diag(p->spec, m, "cannot read the spec: %s at byte %zu",
+		/* The reader knows the byte offset only: the line is counted. */
+		spec_diag(p->spec, offset_mark(p, y->problem_offset),
+			  "cannot read the spec: %s at byte %zu",
 			  y->problem ? y->problem : "read error", y->problem_offset);
 	else if (y->context)
 		spec_diag(p->spec, m, "yaml syntax error: %s %s (line %u)",
