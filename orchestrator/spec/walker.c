@@ -362,7 +362,11 @@ static void set_quantity(struct parser *p, const struct field *f, void *obj, con
 
 		format_quantity(f, (uint64_t)f->min, a);
 		format_quantity(f, (uint64_t)f->max, b);
-		spec_diag(p->spec, m, "'%s' must be from %s to %s, not '%.100s'", f->key, a, b, v);
+		if (f->max)
+			spec_diag(p->spec, m, "'%s' must be from %s to %s, not '%.100s'", f->key, a,
+				  b, v);
+		else	/* no maximum */
+			spec_diag(p->spec, m, "'%s' must be at least %s, not '%.100s'", f->key, a, v);
 		return;
 	}
 	if ((f->flags & F_WHOLE_SECONDS) && u % 1000) {
