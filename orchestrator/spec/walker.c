@@ -81,6 +81,39 @@ static void report_yaml_error(struct parser *p)
 			  y->problem ? y->problem : "unreadable input");
 }
 
+/* Tags are refused: a key's type is its table's ('gpus: !!str 3' would
+ * read as the integer 3 while saying a string). Values are read by YAML
+ * 1.2's rules ('010' is ten), so a %YAML directive for another version,
+ * which reads some values otherwise, is refused, and %TAG with tags. */
+static void check_tag_and_version(struct parser *p)
+{
+	const yaml_event_t *e = &p->ev;
+	const yaml_char_t *tag = NULL;
+
+	if (e->type == YAML_SCALAR_EVENT)
+		tag = e->data.scalar.tag;
+	else if (e->type == YAML_MAPPING_START_EVENT)
+		tag = e->data.mapping_start.tag;
+	else if (e->type == YAML_SEQUENCE_START_EVENT)
+		tag = e->data.sequence_start.tag;
+	if (tag)
+		spec_diag(p->spec, spec_ev_mark(p),
+			  "tags ('%.60s') are not supported: a key's type is given by the key",
+			  (const char *)tag);
+	if (e->type != YAML_DOCUMENT_START_EVENT)
+		return;
+	if (e->data.document_start.version_directive &&
+	    (e->data.document_start.version_directive->major != 1 ||
+	     e->data.document_start.version_directive->minor != 2))
+		spec_diag(p->spec, spec_ev_mark(p),
+			  "'%%YAML %d.%d' is not supported: llmnet reads YAML 1.2 (leave the "
+			  "directive out)", e->data.document_start.version_directive->major,
+			  e->data.document_start.version_directive->minor);
+	if (e->data.document_start.tag_directives.start !=
+	    e->data.document_start.tag_directives.end)
+		spec_diag(p->spec, spec_ev_mark(p), "'%%TAG' directives are not supported");
+}
+
 int spec_next(struct parser *p)
 {
 	if (p->have) {
@@ -95,6 +128,7 @@ int spec_next(struct parser *p)
 		return -1;
 	}
 	p->have = 1;
+	check_tag_and_version(p);
 	if (p->ev.type == YAML_MAPPING_START_EVENT || p->ev.type == YAML_SEQUENCE_START_EVENT) {
 		/* No spec nests this deep; libyaml slows down on each level of
 		 * a flow collection, so a deep one stops the reading at once. */
