@@ -26,6 +26,7 @@ static const struct place places[] = {
 	/* before /etc: below /etc/llmnet, but the agent's */
 	{ "/etc/llmnet/keys", NULL, "/etc/llmnet/keys, the agent's key store" },
 	{ "/etc", "/etc/llmnet", "/etc outside /etc/llmnet" },
+	{ "/home", NULL, "/home, the users' homes" },
 	{ "/lib", NULL, "/lib" },
 	{ "/lib32", NULL, "/lib32" },
 	{ "/lib64", NULL, "/lib64" },
@@ -36,7 +37,10 @@ static const struct place places[] = {
 	{ "/sbin", NULL, "/sbin" },
 	{ "/sys", NULL, "/sys" },
 	{ "/usr", NULL, "/usr" },
+	/* before /var: below /var/lib, but the agent's */
 	{ "/var/lib/llmnet", NULL, "/var/lib/llmnet, the agent's own state" },
+	/* crontabs, dpkg's database, logs, mail: only nvmet's data folder */
+	{ "/var", "/var/lib/nvmet", "/var outside /var/lib/nvmet" },
 };
 
 int ln_path_under(const char *path, const char *dir)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Write the lint benchmark's spec: 4,096 nodes written out one by one (no
 # ranges), 8 GPUs and 8 RDMA ports each, 512 targets of 4 namespaces,
-# an initiator on every node, every validation stage.
+# an initiator on every node (512 with a mount), every validation stage.
 #   bench/lint/gen.py OUT.yaml [NODES]
 import sys
 
@@ -29,10 +29,12 @@ for t in range(targets):
         w.append("        - { nsid: %d, file: /var/lib/nvmet/t%04d-%d.img, size: 64GiB }\n"
                  % (n + 1, t + 1, n + 1))
 w.append("  initiators:\n")
+# A namespace is mounted on one node (ext4 and xfs are single-host): the
+# first initiator of each target mounts it, the others only connect.
 for i in range(nodes):
-    w.append("    - { node: gpu%04d, target: nqn.2024-04.com.example:bench.t%04d, "
-             "mount: { path: /mnt/data, fs: xfs, format: if-blank } }\n"
-             % (i + 1, i % targets + 1))
+    mount = ", mount: { path: /mnt/data, fs: xfs, format: if-blank }" if i < targets else ""
+    w.append("    - { node: gpu%04d, target: nqn.2024-04.com.example:bench.t%04d%s }\n"
+             % (i + 1, i % targets + 1, mount))
 w.append("mpi: { hostfile: /etc/llmnet/hostfile, mca: { pml: ucx } }\n")
 w.append("validation:\n  - { stage: devices }\n  - { stage: rping }\n"
          "  - { stage: bandwidth, min: 0.9 of rate }\n  - { stage: io, size: 1GiB }\n"

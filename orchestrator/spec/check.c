@@ -563,10 +563,14 @@ static int check_initiators(struct ctx *x)
 	struct ln_spec *spec = x->spec;
 	struct ln_spec_store *st = x->st;
 	struct spec_idxmap pairs = { 0 }, mounts = { 0 }, explicit = { 0 };
+	struct spec_mounters mounters = { 0 };
 	size_t i, n_explicit = x->n_pairs;
 	int r;
 
 	r = spec_idxmap_init(&pairs, spec->n_initiators, h_init_pair, eq_init_pair, spec);
+	if (r < 0)
+		goto out;
+	r = spec_mounters_init(&mounters, spec->n_targets);
 	if (r < 0)
 		goto out;
 	r = spec_idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
@@ -616,6 +620,8 @@ static int check_initiators(struct ctx *x)
 				  spec->nodes[ni].name, t->nqn, spec->initiators[other].mark.line);
 			continue;
 		}
+		if (in->mount.present)
+			spec_mounters_add(&mounters, (size_t)ti, i);
 		if (in->mount.present && in->mount.path) {
 			other = spec_idxmap_insert(&mounts, (uint32_t)i);
 			if (other >= 0)
@@ -638,8 +644,10 @@ static int check_initiators(struct ctx *x)
 				goto out;
 		}
 	}
+	spec_mounters_report(&mounters, spec);
 	r = 0;
 out:
+	spec_mounters_release(&mounters);
 	spec_idxmap_release(&pairs);
 	spec_idxmap_release(&mounts);
 	spec_idxmap_release(&explicit);
@@ -935,8 +943,14 @@ int spec_check(struct ln_spec *spec)
 	r = check_mpi(&x);
 	if (r < 0)
 		goto out;
+	r = spec_check_paths(spec);
+	if (r < 0)
+		goto out;
 	check_validation(&x);
 	check_rails(&x);
+	r = spec_check_pairs(spec);
+	if (r < 0)
+		goto out;
 	r = 0;
 out:
 	free(x.port_node);

@@ -454,7 +454,7 @@ static const struct field top_fields[] = {
 	{ .key = "storage", .type = FT_MAP, .off = 0, .sub = &storage_table,
 	  .doc = "NVMe-oF targets and initiators" },
 	{ .key = "mpi", .type = FT_MAP, .off = offsetof(struct ln_spec, mpi), .sub = &mpi_table,
-	  .doc = "MPI hostfile" },
+	  .fn = spec_parse_mpi, .doc = "MPI hostfile" },
 	{ .key = "validation", .type = FT_CUSTOM, .fn = spec_parse_validation,
 	  .sub = spec_stage_tables, .schema_type = "validation",
 	  .doc = "validation stages to run" },

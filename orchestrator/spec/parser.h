@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <yaml.h>
 
 #include "orchestrator/spec/hostlist.h"
@@ -20,6 +21,11 @@
 
 /* Keys of one table at the most: entries keep a mark per key. */
 #define MAX_FIELDS 16
+/* The deepest a spec may nest (the deepest valid one nests 6 levels) and
+ * its largest size in bytes (the 4,096-node benchmark, written out, is
+ * 4.9 MB): docs/spec.md, "Limits". */
+#define SPEC_MAX_DEPTH 64
+#define SPEC_MAX_BYTES (64u << 20)
 
 struct rdma_entry {
 	struct ln_rdma_port r;
@@ -63,6 +69,12 @@ struct parser {
 	yaml_event_t ev;
 	int have;		/* ev must be deleted */
 	int dead;		/* libyaml failed: stop at once */
+	unsigned depth;		/* mappings and sequences open */
+	FILE *in;		/* the spec file, read by a capped reader */
+	size_t in_bytes;	/* read from it so far */
+	int too_big;		/* past SPEC_MAX_BYTES: reading stopped */
+	const char *data;	/* or the spec in memory, data_len bytes */
+	size_t data_len;
 	struct ln_spec *spec;
 	struct ln_spec_store *st;
 	struct ln_buf why;
@@ -192,6 +204,8 @@ int spec_parse_version(struct parser *p, const struct field *f, void *obj, const
 		       struct ln_mark m);
 int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
 		    struct ln_mark m);
+/* The mpi mapping (f->sub), keeping where the hostfile's value is. */
+int spec_parse_mpi(struct parser *p, const struct field *f, void *obj);
 int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
 int spec_parse_nccl_env(struct parser *p, const struct field *f, void *obj);
 /* stages.c */

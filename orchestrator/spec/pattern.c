@@ -24,8 +24,9 @@ const char *const spec_pattern_regex[SP_COUNT] = {
 	[SP_RAIL] = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$",
 	[SP_PATH] = "^(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	/* SP_PATH outside the places of common/places.c: keep the two in step */
-	[SP_OWNPATH] = "^(?!/(bin|boot|dev|lib|lib32|lib64|libx32|proc|root|sbin|sys|usr)(/|$))"
+	[SP_OWNPATH] = "^(?!/(bin|boot|dev|home|lib|lib32|lib64|libx32|proc|root|sbin|sys|usr)(/|$))"
 		       "(?!/(etc|run)(/(?!llmnet/)|$))(?!/etc/llmnet/keys(/|$))(?!/var/lib/llmnet(/|$))"
+		       "(?!/var(/(?!lib/nvmet/)|$))"
 		       "(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",
 	[SP_LOCALPATH] = "^(~|/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)*$",
 	[SP_DEVPATH] = "^/dev(/(?!\\.\\.?(/|$))[A-Za-z0-9._+,@=:-]+)+$",

@@ -242,10 +242,11 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 			json_object_put(o);
 			o = NULL;
 		}
+	} else if (f->type == FT_MAP) {
+		/* before fn: a mapping's handler may walk its table itself */
+		o = table_schema(f->sub, NULL);
 	} else if (f->fn) {
 		o = custom_schema(f);
-	} else if (f->type == FT_MAP) {
-		o = table_schema(f->sub, NULL);
 	} else if (!strcmp(f->key, "version")) {
 		o = json_object_new_object();
 		if (o && ln_json_add_i64(o, "const", 1) < 0) {

@@ -95,6 +95,20 @@ int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const ch
 
 /* ---- mpi -------------------------------------------------------------- */
 
+int spec_parse_mpi(struct parser *p, const struct field *f, void *obj)
+{
+	struct ln_mpi_spec *mpi = spec_at(obj, f->off);
+	const struct field *hf = spec_find_field(f->sub, "hostfile");
+	struct ln_mark vm[MAX_FIELDS];
+	int r;
+
+	memset(vm, 0, sizeof(vm));
+	r = spec_walk_map(p, f->sub, mpi, vm, f->key);
+	if (hf)
+		mpi->hostfile_mark = vm[hf - f->sub->fields];
+	return r;
+}
+
 /* The checks of a mapping of NAME: value (mpi.mca, nccl.env): each
  * failure appends its reason to why. */
 struct setting_rules {

@@ -151,6 +151,25 @@ static void release_parse_state(struct ln_spec_store *st)
 	ln_buf_release(&st->scratch);
 }
 
+/* libyaml's reader: the file in chunks, stopping past SPEC_MAX_BYTES (a
+ * pipe has no size to check before reading). */
+static int read_capped(void *data, unsigned char *buf, size_t size, size_t *got)
+{
+	struct parser *p = data;
+	size_t n = fread(buf, 1, size, p->in);
+
+	if (!n && ferror(p->in))
+		return 0;
+	p->in_bytes += n;
+	if (p->in_bytes > SPEC_MAX_BYTES) {
+		p->too_big = 1;
+		return 0;
+	}
+	*got = n;
+	return 1;
+}
+
+/* len: the file's size, or data's; 0 when unknown (a pipe). */
 static int load(const char *name, FILE *f, const char *data, size_t len, struct ln_spec **out,
 		struct ln_buf *err)
 {
@@ -184,11 +203,23 @@ static int load(const char *name, FILE *f, const char *data, size_t len, struct 
 		r = -ENOMEM;
 		goto out;
 	}
+	p.in = f;
+	p.data = data;
+	p.data_len = len;
 	if (f)
-		yaml_parser_set_input_file(&p.yp, f);
+		yaml_parser_set_input(&p.yp, read_capped, &p);
 	else
 		yaml_parser_set_input_string(&p.yp, (const unsigned char *)data, len);
-	r = parse_stream(&p);
+	if (len > SPEC_MAX_BYTES) {
+		struct ln_mark m = { 1, 1 };
+
+		spec_diag(spec, m, "the spec is %zu bytes, more than the %u MiB a spec may be "
+			  "(use ranges)", len, SPEC_MAX_BYTES >> 20);
+		p.dead = 1;
+		r = 0;
+	} else {
+		r = parse_stream(&p);
+	}
 	if (p.have)
 		yaml_event_delete(&p.ev);
 	yaml_parser_delete(&p.yp);
@@ -244,12 +275,14 @@ int ln_spec_load(const char *path, struct ln_spec **out, struct ln_buf *err)
 		ln_buf_addf(err, "cannot open spec '%s': %s\n", path, strerror(errno));
 		return r;
 	}
-	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	if (fstat(fileno(f), &sb) < 0)
+		memset(&sb, 0, sizeof(sb));	/* size unknown: the reader still caps it */
+	if (S_ISDIR(sb.st_mode)) {
 		fclose(f);
 		ln_buf_addf(err, "cannot open spec '%s': %s\n", path, strerror(EISDIR));
 		return -EISDIR;
 	}
-	r = load(path, f, NULL, 0, out, err);
+	r = load(path, f, NULL, S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0, out, err);
 	fclose(f);
 	return r;
 }

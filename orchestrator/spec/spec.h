@@ -202,6 +202,7 @@ struct ln_setting {
 struct ln_mpi_spec {
 	int present;			/* the spec has an mpi section */
 	const char *hostfile;		/* default "/etc/llmnet/hostfile" */
+	struct ln_mark hostfile_mark;	/* its value; 0/0 when not written */
 	enum ln_mpi_format format;	/* default openmpi */
 	struct ln_setting *mca;		/* passed to mpirun as --mca KEY VALUE */
 	size_t n_mca;

@@ -29,16 +29,48 @@ struct ln_mark spec_ev_mark(const struct parser *p)
 	return to_mark(p->ev.start_mark);
 }
 
+/* The line and column of byte off, for libyaml's reader, which knows only
+ * the offset: counted again from the start (the spec in memory, or the
+ * file read anew; a pipe cannot be, and stays at 1:1). */
+static struct ln_mark offset_mark(const struct parser *p, size_t off)
+{
+	struct ln_mark m = { 1, 1 };
+	size_t i;
+	int c;
+
+	if (p->data) {
+		for (i = 0; i < off && i < p->data_len; i++, m.col++)
+			if (p->data[i] == '\n') {
+				m.line++;
+				m.col = 0;
+			}
+		return m;
+	}
+	if (!p->in || fseek(p->in, 0, SEEK_SET) < 0)
+		return m;
+	for (i = 0; i < off && (c = getc(p->in)) != EOF; i++, m.col++)
+		if (c == '\n') {
+			m.line++;
+			m.col = 0;
+		}
+	return m;
+}
+
 static void report_yaml_error(struct parser *p)
 {
 	const yaml_parser_t *y = &p->yp;
 	struct ln_mark m = to_mark(y->problem_mark);
 
-	if (y->error == YAML_MEMORY_ERROR)
+	if (p->too_big)
+		spec_diag(p->spec, to_mark(y->mark),
+			  "the spec is larger than %u MiB, the most a spec may be (use ranges): "
+			  "reading stops here", SPEC_MAX_BYTES >> 20);
+	else if (y->error == YAML_MEMORY_ERROR)
 		spec_diag(p->spec, m, "out of memory while reading the spec");
 	else if (y->error == YAML_READER_ERROR)
-		/* The reader knows the byte offset, not the line. */
-		spec_diag(p->spec, m, "cannot read the spec: %s at byte %zu",
+		/* The reader knows the byte offset only: the line is counted. */
+		spec_diag(p->spec, offset_mark(p, y->problem_offset),
+			  "cannot read the spec: %s at byte %zu",
 			  y->problem ? y->problem : "read error", y->problem_offset);
 	else if (y->context)
 		spec_diag(p->spec, m, "yaml syntax error: %s %s (line %u)",
@@ -47,6 +79,39 @@ static void report_yaml_error(struct parser *p)
 	else
 		spec_diag(p->spec, m, "yaml syntax error: %s",
 			  y->problem ? y->problem : "unreadable input");
+}
+
+/* Tags are refused: a key's type is its table's ('gpus: !!str 3' would
+ * read as the integer 3 while saying a string). Values are read by YAML
+ * 1.2's rules ('010' is ten), so a %YAML directive for another version,
+ * which reads some values otherwise, is refused, and %TAG with tags. */
+static void check_tag_and_version(struct parser *p)
+{
+	const yaml_event_t *e = &p->ev;
+	const yaml_char_t *tag = NULL;
+
+	if (e->type == YAML_SCALAR_EVENT)
+		tag = e->data.scalar.tag;
+	else if (e->type == YAML_MAPPING_START_EVENT)
+		tag = e->data.mapping_start.tag;
+	else if (e->type == YAML_SEQUENCE_START_EVENT)
+		tag = e->data.sequence_start.tag;
+	if (tag)
+		spec_diag(p->spec, spec_ev_mark(p),
+			  "tags ('%.60s') are not supported: a key's type is given by the key",
+			  (const char *)tag);
+	if (e->type != YAML_DOCUMENT_START_EVENT)
+		return;
+	if (e->data.document_start.version_directive &&
+	    (e->data.document_start.version_directive->major != 1 ||
+	     e->data.document_start.version_directive->minor != 2))
+		spec_diag(p->spec, spec_ev_mark(p),
+			  "'%%YAML %d.%d' is not supported: llmnet reads YAML 1.2 (leave the "
+			  "directive out)", e->data.document_start.version_directive->major,
+			  e->data.document_start.version_directive->minor);
+	if (e->data.document_start.tag_directives.start !=
+	    e->data.document_start.tag_directives.end)
+		spec_diag(p->spec, spec_ev_mark(p), "'%%TAG' directives are not supported");
 }
 
 int spec_next(struct parser *p)
@@ -63,6 +128,20 @@ int spec_next(struct parser *p)
 		return -1;
 	}
 	p->have = 1;
+	check_tag_and_version(p);
+	if (p->ev.type == YAML_MAPPING_START_EVENT || p->ev.type == YAML_SEQUENCE_START_EVENT) {
+		/* No spec nests this deep; libyaml slows down on each level of
+		 * a flow collection, so a deep one stops the reading at once. */
+		if (++p->depth > SPEC_MAX_DEPTH) {
+			spec_diag(p->spec, spec_ev_mark(p),
+				  "the spec nests mappings and sequences deeper than %d levels: "
+				  "reading stops here", SPEC_MAX_DEPTH);
+			p->dead = 1;
+			return -1;
+		}
+	} else if (p->ev.type == YAML_MAPPING_END_EVENT || p->ev.type == YAML_SEQUENCE_END_EVENT) {
+		p->depth--;
+	}
 	if (p->ev.type == YAML_ALIAS_EVENT)
 		spec_diag(p->spec, spec_ev_mark(p),
 			  "aliases ('*%.60s') are not supported: write the value out",
@@ -325,7 +404,11 @@ static void set_quantity(struct parser *p, const struct field *f, void *obj, con
 
 		format_quantity(f, (uint64_t)f->min, a);
 		format_quantity(f, (uint64_t)f->max, b);
-		spec_diag(p->spec, m, "'%s' must be from %s to %s, not '%.100s'", f->key, a, b, v);
+		if (f->max)
+			spec_diag(p->spec, m, "'%s' must be from %s to %s, not '%.100s'", f->key, a,
+				  b, v);
+		else	/* no maximum */
+			spec_diag(p->spec, m, "'%s' must be at least %s, not '%.100s'", f->key, a, v);
 		return;
 	}
 	if ((f->flags & F_WHOLE_SECONDS) && u % 1000) {

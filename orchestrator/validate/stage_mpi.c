@@ -440,11 +440,8 @@ int vs_mpi_stage(struct vctx *c)
 	const char *src = LN_PROBE_SRC_DIR "/mpi_probe.c";
 
 	vs_stage_open(&sr, sp->validation.mpi.timeout_ms, 4u << 20, NAN);
-	if (!sp->mpi.present) {
-		c->res->stages[LN_STAGE_MPI].reason =
-			strdup("the spec has no mpi section (no hostfile)");
-		goto out;
-	}
+	/* No mpi section is no reason to skip: apply writes the hostfile at
+	 * its default path on every node all the same (plan.c). */
 	if (!c->o->mpi_probe_source) {
 		c->res->stages[LN_STAGE_MPI].reason =
 			strdup("the MPI probe's source was not found");

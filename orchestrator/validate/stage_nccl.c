@@ -331,10 +331,7 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 		return 0;
 	}
 	c->res->stages[LN_STAGE_NCCL].ran = 1;
-	if (!sp->mpi.present)
-		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
-					"the NCCL probe runs "
-					"under mpirun: the spec has no mpi section (no hostfile)");
+	/* the hostfile is there without an mpi section too (its default) */
 	if (!c->o->nccl_probe_source)
 		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 					"the NCCL probe's "

@@ -65,7 +65,7 @@ static int skip_owned_leftovers(const char *rel)
 {
 	return !strncmp(rel, "/var/lib/llmnet", 15) || !strcmp(rel, "/run/llmnet.lock") ||
 	       !strncmp(rel, "/var/lib/nvmet", 14) || !strncmp(rel, "/run/llmnet", 11) ||
-	       !strcmp(rel, "/var/lib/t.img");
+	       !strcmp(rel, "/var/lib/nvmet/t.img");
 }
 
 /* The golden first apply (the changes listed in golden), a converged apply
@@ -292,7 +292,7 @@ static const char *dh_target(const char *cluster, const char *nqn, const char *k
 	snprintf(buf, sizeof(buf),
 		 "{\"protocol\":1,\"cluster\":\"%s\",\"targets\":[{\"nqn\":\"%s\","
 		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
-		 "\"hosts\":[\"" H1 "\"],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/%s.img\","
+		 "\"hosts\":[\"" H1 "\"],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/%s.img\","
 		 "\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
 		 "\"dhgroup\":\"ffdhe2048\",\"keys\":[{\"host\":\"" H1 "\",\"key\":\"%s\"%s}]}}]}",
 		 cluster, nqn, cluster, key, c);
@@ -527,7 +527,7 @@ static void test_agent_nvmet__bare_node_loads_then_unloads(void **st)
 {
 	char *root = fx_build("node-initiator");
 	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
-	const char *req = one_target("{\"nsid\":1,\"file\":\"/var/lib/t.img\",\"size\":4096}", "");
+	const char *req = one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/t.img\",\"size\":4096}", "");
 
 	(void)st;
 	fx_list(root, &before, skip_owned_leftovers);
@@ -558,19 +558,19 @@ static void test_agent_nvmet__changes_follow_the_kernel_order(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, "apply",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096}", ""),
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/a.img\",\"size\":4096}", ""),
 			     &out, NULL), 0);
 	/* a new backing file: the enabled namespace is disabled, repointed,
 	 * enabled (the fixture refuses device_path while enabled) */
 	assert_int_equal(run(root, "apply",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/b.img\",\"size\":4096}", ""),
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/b.img\",\"size\":4096}", ""),
 			     &out, NULL), 0);
-	assert_non_null(strstr(out.buf, "device_path '/var/lib/a.img' -> '/var/lib/b.img'"));
+	assert_non_null(strstr(out.buf, "device_path '/var/lib/nvmet/a.img' -> '/var/lib/nvmet/b.img'"));
 	/* the port drifted behind our back: its subsystem is unlinked, the
 	 * address set back, the link restored (addr_* is refused while linked) */
 	write_file(root, "/sys/kernel/config/nvmet/ports/1/addr_trsvcid", "4999\n");
 	assert_int_equal(run(root, "apply",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/b.img\",\"size\":4096}", ""),
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/b.img\",\"size\":4096}", ""),
 			     &out, NULL), 0);
 	assert_non_null(strstr(out.buf, "addr_trsvcid -> 4430"));
 	snprintf(p, sizeof(p), "%s%s/addr_trsvcid", root, port);
@@ -622,7 +622,7 @@ static void test_agent_nvmet__stable_identity(void **st)
 
 	(void)st;
 	snprintf(req, sizeof(req), "%s",
-		 one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096,"
+		 one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/a.img\",\"size\":4096,"
 			    "\"uuid\":\"" UUID1 "\",\"nguid\":\"" NGUID1 "\"}",
 			    ",\"serial\":\"4ab77e6f2e6e0c3c\""));
 	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
@@ -643,7 +643,7 @@ static void test_agent_nvmet__stable_identity(void **st)
 	json_object_put(o);
 	/* a request without identity (an older controller) leaves it alone */
 	assert_int_equal(run(root, "apply",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096}", ""),
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/a.img\",\"size\":4096}", ""),
 			     &out, NULL), 0);
 	o = parse(&out);
 	assert_int_equal(summary(o, "change"), 0);
@@ -687,12 +687,12 @@ static void test_agent_nvmet__identity_kept_on_upgrade(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, "apply",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096}", ""),
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/a.img\",\"size\":4096}", ""),
 			     &out, NULL), 0);
 	write_file(root, SUB "/attr_serial", "0123456789abcdef    \n");
 	write_file(root, SUB "/namespaces/1/device_uuid", "11111111-2222-4333-8444-555555555555\n");
 	snprintf(req, sizeof(req), "%s",
-		 one_target("{\"nsid\":1,\"file\":\"/var/lib/a.img\",\"size\":4096,"
+		 one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/a.img\",\"size\":4096,"
 			    "\"uuid\":\"" UUID1 "\",\"nguid\":\"" NGUID1 "\"}",
 			    ",\"serial\":\"4ab77e6f2e6e0c3c\""));
 	assert_int_equal(run(root, "plan", req, &out, NULL), 0);
@@ -739,7 +739,7 @@ static void test_agent_nvmet__foreign_subsystem_and_free_space(void **st)
 	assert_non_null(strstr(out.buf, "exists and was not created by llmnet"));
 	/* declared sizes beyond the free space: a warning, files still sparse */
 	assert_int_equal(run(root, "plan",
-			     one_target("{\"nsid\":1,\"file\":\"/var/lib/huge.img\","
+			     one_target("{\"nsid\":1,\"file\":\"/var/lib/nvmet/huge.img\","
 					"\"size\":8796093022208}", ""),
 			     &out, NULL), 0);
 	assert_non_null(strstr(out.buf, "declared backing files need 8796093022208 bytes"));

@@ -33,7 +33,7 @@ static const char *request(const char *persist)
 	snprintf(buf, sizeof(buf),
 		 "{\"protocol\":2,\"cluster\":\"c\"%s,\"targets\":[{\"nqn\":\"" NQN "\","
 		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
-		 "\"hosts\":[\"" H1 "\"],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/c.img\","
+		 "\"hosts\":[\"" H1 "\"],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/c.img\","
 		 "\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
 		 "\"dhgroup\":\"ffdhe2048\",\"keys\":[{\"host\":\"" H1 "\",\"key\":\"" K1 "\"}]}}]}",
 		 p);
@@ -213,7 +213,7 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	(void)st;
 	assert_int_equal(apply(root, request("true"), &out), 0);
 	snprintf(cmd, sizeof(cmd),
-		 "cp -a %s/var/lib/llmnet %s/var/lib/c.img %s/var/lib/ && "
+		 "cp -a %s/var/lib/llmnet %s/var/lib/nvmet/c.img %s/var/lib/ && "
 		 "mkdir -p %s/etc/llmnet && cp -a %s/etc/llmnet/keys %s/etc/llmnet/ && "
 		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
 		 root, root, boot, boot, root, boot, root, boot);

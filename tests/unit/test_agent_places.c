@@ -24,13 +24,16 @@ static void test_agent_places__the_list(void **st)
 		"/lib", "/lib/x", "/lib32", "/lib32/x", "/lib64/a.img", "/libx32/y/z", "/proc/1",
 		"/root/a", "/run", "/run/a.img", "/run/llmnet", "/run/user/0/a", "/sbin/x",
 		"/sys/x", "/usr/local/a", "/var/lib/llmnet", "/var/lib/llmnet/state.json",
-		"/etc/llmnet/keys", "/etc/llmnet/keys/c/host-x.key", NULL,
+		"/etc/llmnet/keys", "/etc/llmnet/keys/c/host-x.key", "/home", "/home/u/.ssh/authorized_keys",
+		"/var", "/var/spool/cron/crontabs/root", "/var/lib/dpkg/status", "/var/log/auth.log",
+		"/var/tmp/a.img", "/var/lib/nvmet", "/var/lib/llmnet2/a", "/var/lib/nvmetx/a", NULL,
 	};
 	static const char *const allowed[] = {
 		"/library/a.img", "/libdata/x", "/lib65/x", "/etc/llmnet/hostfile",
 		"/etc/llmnet/keysx/a",
 		"/etcetera/a", "/run/llmnet/a.img", "/runs/a", "/var/lib/nvmet/disk.img",
-		"/var/lib/llmnet2/a", "/mnt/ckpt", "/data/hostfile", NULL,
+		"/var/lib/nvmet/a/b.img", "/mnt/ckpt", "/data/hostfile", "/srv/x/disk.img", "/homes/a",
+		"/variable/a", NULL,
 	};
 	struct ln_buf why = LN_BUF_INIT;
 	size_t i;
@@ -97,9 +100,35 @@ static void test_agent_places__mount_over_etc(void **st)
 		      "mount point '/etc' is in a system location (/etc outside /etc/llmnet)");
 }
 
+/* adopt: an existing file is exported as is, never created: root's
+ * crontab would become a writable block device, so /var is refused but
+ * for nvmet's data folder, adopted or not. */
+static void test_agent_places__adopted_crontab(void **st)
+{
+	(void)st;
+	agent_refuses("{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+		      "\"nqn.2024-04.com.example:t\",\"transport\":\"tcp\",\"address\":"
+		      "\"10.77.0.11\",\"service\":4430,\"hosts\":\"any\",\"namespaces\":[{\"nsid\":"
+		      "1,\"file\":\"/var/spool/cron/crontabs/root\",\"size\":4096,\"adopt\":true}]}]}",
+		      "backing file '/var/spool/cron/crontabs/root' is in a system location (/var "
+		      "outside /var/lib/nvmet)");
+}
+
+static void test_agent_places__hostfile_in_home(void **st)
+{
+	(void)st;
+	agent_refuses("{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":"
+		      "\"/home/u/.ssh/authorized_keys\",\"format\":\"openmpi\",\"lines\":"
+		      "[\"n1 slots=1\"]}}",
+		      "request: hostfile: hostfile '/home/u/.ssh/authorized_keys' is in a system "
+		      "location (/home, the users' homes)");
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_places__the_list),
 	cmocka_unit_test(test_agent_places__hostfile_at_etc_passwd),
 	cmocka_unit_test(test_agent_places__backing_file_in_lib64),
 	cmocka_unit_test(test_agent_places__mount_over_etc),
+	cmocka_unit_test(test_agent_places__adopted_crontab),
+	cmocka_unit_test(test_agent_places__hostfile_in_home),
 )

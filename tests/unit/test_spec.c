@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "tests/unit/cmocka.h"
 
@@ -586,6 +588,55 @@ static void test_spec__invalid_corpus(void **state)
 	assert_true(n >= 40);
 }
 
+/* 100,000 nested flow sequences: libyaml slows down on each level, so the
+ * walker stops at level 65, at once (it took over 20 s before the cap). */
+static void test_spec__deep_nesting_refused_fast(void **state)
+{
+	struct ln_buf text = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	struct timespec t0, t1;
+	char *msgs = NULL;
+	size_t i;
+
+	(void)state;
+	ln_buf_addstr(&text, HEAD "nodes: ");
+	for (i = 0; i < 100000; i++)
+		ln_buf_addch(&text, '[');
+	for (i = 0; i < 100000; i++)
+		ln_buf_addch(&text, ']');
+	ln_buf_addch(&text, '\n');
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(load_text(text.buf, &spec, &msgs), -LN_ESPEC);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_null(spec);
+	assert_non_null(strstr(msgs, "t.yaml:3:71: the spec nests mappings and sequences deeper "
+				     "than 64 levels: reading stops here\n"));
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 1000000000L);
+	free(msgs);
+	ln_buf_release(&text);
+}
+
+/* A file over 64 MiB is refused from its size, before a byte is read (a
+ * sparse file: nothing is written). */
+static void test_spec__too_big_refused(void **state)
+{
+	char path[] = "/tmp/llmnet-test-spec-XXXXXX";
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (64 << 20) + 1), 0);
+	close(fd);
+	assert_int_equal(ln_spec_load(path, &spec, &err), -LN_ESPEC);
+	unlink(path);
+	assert_null(spec);
+	assert_non_null(strstr(err.buf, ":1:1: the spec is 67108865 bytes, more than the 64 MiB a "
+					"spec may be (use ranges)\n"));
+	ln_buf_release(&err);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__te_lab_model),
 	cmocka_unit_test(test_spec__ranges_expand_in_step),
@@ -604,4 +655,6 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__schema_from_tables),
 	cmocka_unit_test(test_spec__missing_file),
 	cmocka_unit_test(test_spec__invalid_corpus),
+	cmocka_unit_test(test_spec__deep_nesting_refused_fast),
+	cmocka_unit_test(test_spec__too_big_refused),
 )

@@ -1349,6 +1349,24 @@ static void test_validate_stages__mpi_probe_built_once_and_copied(void **state)
 	assert_int_equal(ln_results_exit(&w->res), 0);
 }
 
+/* No mpi section: apply wrote the hostfile at its default path all the
+ * same, so mpi and nccl run over it (they said "not run" before). */
+static void test_validate_stages__mpi_and_nccl_without_mpi_section(void **state)
+{
+	struct world *w = world_start(state, 2, make_spec(2, "  - { stage: mpi }\n"
+							  "  - { stage: nccl }\n", 0));
+
+	assert_false(w->spec->mpi.present);
+	assert_string_equal(w->spec->mpi.hostfile, "/etc/llmnet/hostfile");
+	snprintf(w->f.nccl_result, sizeof(w->f.nccl_result),
+		 "allreduce time_us 9800.5 algbw 109.56 busbw 201.1 wrong 0\nresult pass\n");
+	world_run(w);
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
+	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_PASS);
+	assert_int_equal(w->f.mpicc_runs[0] + w->f.mpicc_runs[1], 1);
+	assert_int_equal(ln_results_exit(&w->res), 0);
+}
+
 static void test_validate_stages__mpi_launcher_skips_failed_devices(void **state)
 {
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: devices }\n"
@@ -1694,6 +1712,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__stages_and_limit),
 	WORLD_TEST(test_validate_stages__mpi_preflight_names_the_pair),
 	WORLD_TEST(test_validate_stages__mpi_probe_built_once_and_copied),
+	WORLD_TEST(test_validate_stages__mpi_and_nccl_without_mpi_section),
 	WORLD_TEST(test_validate_stages__mpi_launcher_skips_failed_devices),
 	WORLD_TEST(test_validate_stages__mpi_no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_stages__mpi_corrupt_copy_fails_that_node),
