@@ -55,7 +55,7 @@ target_req() { # TRANSPORT
 {"protocol": 1, "cluster": "e2e-agent", "targets": [{
   "nqn": "nqn.2024-04.io.llmnet:e2e.agent.$1", "transport": "$1",
   "address": "$tip", "service": 4420, "hosts": ["$hostnqn"], "serial": "$SERIAL",
-  "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/$1.img", "size": 16777216,
+  "namespaces": [{"nsid": 1, "file": "/var/lib/nvmet/e2e/$1.img", "size": 16777216,
                   "uuid": "$UUID1", "nguid": "$NGUID1"},
                  {"nsid": 2, "file": "/run/llmnet/e2e/$1.img", "size": 4194304, "uuid": "$UUID2"}]}]}
 JSON

@@ -73,7 +73,7 @@ target_req() { # KEY [CTRL_KEY]
 {"protocol": 1, "cluster": "$CL", "targets": [{
   "nqn": "$NQN", "transport": "tcp", "address": "$tip", "service": 4420,
   "hosts": ["$hostnqn"],
-  "namespaces": [{"nsid": 1, "file": "/var/lib/llmnet-e2e/auth.img", "size": 33554432}],
+  "namespaces": [{"nsid": 1, "file": "/var/lib/nvmet/e2e/auth.img", "size": 33554432}],
   "dhchap": {"hash": "sha256", "dhgroup": "ffdhe2048",
              "keys": [{"host": "$hostnqn", "key": "$1"$ctrl}]}}]}
 JSON
@@ -253,7 +253,7 @@ storage:
       service: 4421
       dhchap: { key_dir: $tmp/keys, hash: sha256, dhgroup: ffdhe2048 }
       namespaces:
-        - { nsid: 1, file: /var/lib/llmnet-e2e/auth-ctl.img, size: 32MiB }
+        - { nsid: 1, file: /var/lib/nvmet/e2e/auth-ctl.img, size: 32MiB }
   initiators:
     - { node: lab2, target: $CNQN, nr_io_queues: 1, mount: { path: $CMNT, fs: ext4, format: if-blank } }
 YAML
