@@ -84,7 +84,10 @@ static int cov_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 	return -ENOENT;
 }
 
-static const struct ln_probe_ops cov_ops = { cov_facts, cov_run, cov_put, cov_get };
+static const struct ln_probe_ops cov_ops = {
+	.facts = cov_facts, .run = cov_run, .put = cov_put, .get = cov_get,
+	.counters = NULL,	/* no counters: the coverage rules alone */
+};
 
 /* A port's facts: rxeK, ACTIVE, with the RoCE v2 GID of 10.0.K.node. */
 static void add_port(struct ln_buf *js, size_t node, unsigned k)
