@@ -213,7 +213,7 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	(void)st;
 	assert_int_equal(apply(root, request("true"), &out), 0);
 	snprintf(cmd, sizeof(cmd),
-		 "cp -a %s/var/lib/llmnet %s/var/lib/nvmet/c.img %s/var/lib/ && "
+		 "cp -a %s/var/lib/llmnet %s/var/lib/nvmet %s/var/lib/ && "
 		 "mkdir -p %s/etc/llmnet && cp -a %s/etc/llmnet/keys %s/etc/llmnet/ && "
 		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
 		 root, root, boot, boot, root, boot, root, boot);
