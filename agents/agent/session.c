@@ -165,7 +165,7 @@ static int unpack(struct ln_agent *a, struct json_object *req, char **argv, int 
 		}
 		argv[i + 1] = (char *)json_object_get_string(v);
 	}
-	if (r < 0) {
+	if (r) {
 		r = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
 		goto out;
 	}
