@@ -719,7 +719,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		if (rc == 0)
 			want_path = bd.path;
 	}
-	if (rc < 0) {
+	if (rc) {
 		ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
 		goto out;
 	}
