@@ -31,22 +31,26 @@ static int streq(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-static uint64_t h_node_name(const void *c, uint32_t i)
-{
-	return spec_hash_str(((const struct ln_spec *)c)->nodes[i].name, HASH_SEED);
-}
+/*
+ * h_NAME, eq_NAME and match_NAME: the callbacks of an index of the spec's
+ * ARRAY by its string member KEY (node names, target NQNs).
+ */
+#define SPEC_STRING_KEY(name, array, key)                                                        \
+	static uint64_t h_##name(const void *c, uint32_t i)                                      \
+	{                                                                                        \
+		return spec_hash_str(((const struct ln_spec *)c)->array[i].key, HASH_SEED);      \
+	}                                                                                        \
+	static int match_##name(const void *c, uint32_t i, const void *k)                        \
+	{                                                                                        \
+		return streq(((const struct ln_spec *)c)->array[i].key, k);                      \
+	}                                                                                        \
+	static int eq_##name(const void *c, uint32_t a, uint32_t b)                              \
+	{                                                                                        \
+		return match_##name(c, a, ((const struct ln_spec *)c)->array[b].key);            \
+	}
 
-static int eq_node_name(const void *c, uint32_t a, uint32_t b)
-{
-	const struct ln_spec *s = c;
-
-	return streq(s->nodes[a].name, s->nodes[b].name);
-}
-
-static int match_node_name(const void *c, uint32_t i, const void *key)
-{
-	return streq(((const struct ln_spec *)c)->nodes[i].name, key);
-}
+SPEC_STRING_KEY(node_name, nodes, name)
+SPEC_STRING_KEY(nqn, targets, nqn)
 
 static uint64_t h_endpoint(const void *c, uint32_t i)
 {
@@ -73,23 +77,6 @@ static int eq_port_ip(const void *c, uint32_t a, uint32_t b)
 	const struct ctx *x = c;
 
 	return streq(x->st->ports[a].ip, x->st->ports[b].ip);
-}
-
-static uint64_t h_nqn(const void *c, uint32_t i)
-{
-	return spec_hash_str(((const struct ln_spec *)c)->targets[i].nqn, HASH_SEED);
-}
-
-static int eq_nqn(const void *c, uint32_t a, uint32_t b)
-{
-	const struct ln_spec *s = c;
-
-	return streq(s->targets[a].nqn, s->targets[b].nqn);
-}
-
-static int match_nqn(const void *c, uint32_t i, const void *key)
-{
-	return streq(((const struct ln_spec *)c)->targets[i].nqn, key);
 }
 
 /* A namespace's backing object on its node: (node, file or device). */
