@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "orchestrator/spec/hostlist.h"
 #include "orchestrator/spec/impl.h"
 
@@ -856,30 +857,22 @@ static void check_validation(struct ctx *x)
 
 int spec_check(struct ln_spec *spec)
 {
+	/* in this order: each pass uses what the ones before it resolved */
+	static int (*const passes[])(struct ctx *x) = {
+		check_nodes, check_targets, check_initiators, layout_hosts, check_dhchap, check_mpi,
+	};
 	struct ctx x;
+	size_t i;
 	int r;
 
 	memset(&x, 0, sizeof(x));
 	x.spec = spec;
 	x.st = spec->store;
-	r = check_nodes(&x);
-	if (r < 0)
-		goto out;
-	r = check_targets(&x);
-	if (r < 0)
-		goto out;
-	r = check_initiators(&x);
-	if (r < 0)
-		goto out;
-	r = layout_hosts(&x);
-	if (r < 0)
-		goto out;
-	r = check_dhchap(&x);
-	if (r < 0)
-		goto out;
-	r = check_mpi(&x);
-	if (r < 0)
-		goto out;
+	for (i = 0; i < ARRAY_SIZE(passes); i++) {
+		r = passes[i](&x);
+		if (r < 0)
+			goto out;
+	}
 	check_validation(&x);
 	check_rails(&x);
 	r = 0;
