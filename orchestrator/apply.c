@@ -258,14 +258,14 @@ static int apply_wave(struct ln_run *r, const unsigned char *wave, const unsigne
 	/* Phase 1: targets. */
 	for (i = 0, any = 0; i < r->n && !ln_fanout_interrupted(); i++)
 		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && wave[i] &&
-				ln_plan_has_targets(spec, i);
+				(ln_plan_roles(spec, i) & LN_ROLE_TARGET);
 	if (any && (rc = ln_apply_phase(r, "targets", sel, LN_PK_APPLY_TARGETS)) < 0)
 		return rc;
 
 	/* Phase 2: initiators, unless their target is in trouble. */
 	for (i = 0, any = 0; i < r->n; i++)
 		sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK && wave[i] &&
-			 !r->nodes[i].skip.len && ln_plan_has_initiators(spec, i);
+			 !r->nodes[i].skip.len && (ln_plan_roles(spec, i) & LN_ROLE_INITIATOR);
 	skip_blocked_initiators(r, sel, wave);
 	for (i = 0; i < r->n; i++)
 		any |= sel[i];

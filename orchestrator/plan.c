@@ -43,24 +43,18 @@ int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
 	return found ? -LN_ECONFLICT : 0;
 }
 
-int ln_plan_has_targets(const struct ln_spec *spec, size_t i)
+unsigned ln_plan_roles(const struct ln_spec *spec, size_t i)
 {
-	size_t t;
-
-	for (t = 0; t < spec->n_targets; t++)
-		if (spec->targets[t].node == i)
-			return 1;
-	return 0;
-}
-
-int ln_plan_has_initiators(const struct ln_spec *spec, size_t i)
-{
+	unsigned roles = 0;
 	size_t k;
 
-	for (k = 0; k < spec->n_initiators; k++)
+	for (k = 0; k < spec->n_targets && !(roles & LN_ROLE_TARGET); k++)
+		if (spec->targets[k].node == i)
+			roles |= LN_ROLE_TARGET;
+	for (k = 0; k < spec->n_initiators && !(roles & LN_ROLE_INITIATOR); k++)
 		if (spec->initiators[k].node == i)
-			return 1;
-	return 0;
+			roles |= LN_ROLE_INITIATOR;
+	return roles;
 }
 
 /* Host NQNs of nodes that answered this run: these speak for themselves. */

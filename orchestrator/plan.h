@@ -39,9 +39,11 @@ enum ln_plan_phase {
 struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
 				    struct ln_buf *notes);
 
-/* Node i has targets / initiators in the spec. */
-int ln_plan_has_targets(const struct ln_spec *spec, size_t i);
-int ln_plan_has_initiators(const struct ln_spec *spec, size_t i);
+/* What node i is in the spec: LN_ROLE_TARGET when it exports targets,
+ * LN_ROLE_INITIATOR when it connects to some, both or neither. */
+#define LN_ROLE_TARGET 0x1u
+#define LN_ROLE_INITIATOR 0x2u
+unsigned ln_plan_roles(const struct ln_spec *spec, size_t i);
 
 /* Build requests and ask every reachable node's agent for its plan. */
 int ln_plan_run(struct ln_run *r);
