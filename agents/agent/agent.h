@@ -24,6 +24,7 @@
 
 #include "common/buf.h"
 #include "common/proto.h"
+#include "common/util.h"
 
 #define LN_NVMET "/sys/kernel/config/nvmet"
 
@@ -175,7 +176,6 @@ int ln_is_link(const struct ln_agent *a, const char *path);
 /* Sorted names in a directory (no . and ..); NULL-terminated, free with
  * ln_names_free. Missing directory: empty list and -ENOENT. */
 int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n);
-void ln_names_free(char **names, size_t n);
 /* 1 when the module is loaded (ROOT/sys/module/NAME). */
 int ln_module_loaded(const struct ln_agent *a, const char *module);
 /* 1 when configfs is mounted at /sys/kernel/config (ROOT/proc/mounts). */

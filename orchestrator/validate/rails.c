@@ -8,15 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "orchestrator/validate/rails.h"
 
 void ln_railmap_release(struct ln_railmap *m)
 {
-	size_t i;
-
-	for (i = 0; m->names && i < m->nrails; i++)
-		free(m->names[i]);
-	free(m->names);
+	ln_names_free(m->names, m->nrails);
 	free(m->port);
 	memset(m, 0, sizeof(*m));
 }

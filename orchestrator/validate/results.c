@@ -112,9 +112,7 @@ void ln_results_release(struct ln_results *r)
 {
 	size_t i;
 
-	for (i = 0; r->nodes && i < r->nnodes; i++)
-		free(r->nodes[i]);
-	free(r->nodes);
+	ln_names_free(r->nodes, r->nnodes);
 	free(r->cluster);
 	for (i = 0; i < r->nchecks; i++)
 		check_release(&r->checks[i]);
