@@ -331,21 +331,12 @@ void ln_results_summarize(struct ln_results *r)
 	}
 	for (i = 0; i < r->nchecks; i++) {
 		struct ln_stage_summary *st = &r->stages[r->checks[i].stage];
+		size_t *count[] = {
+			[LN_ST_PASS] = &st->passed, [LN_ST_FAIL] = &st->failed,
+			[LN_ST_SKIPPED] = &st->skipped, [LN_ST_NOT_RUN] = &st->not_run,
+		};
 
-		switch (r->checks[i].status) {
-		case LN_ST_PASS:
-			st->passed++;
-			break;
-		case LN_ST_FAIL:
-			st->failed++;
-			break;
-		case LN_ST_SKIPPED:
-			st->skipped++;
-			break;
-		case LN_ST_NOT_RUN:
-			st->not_run++;
-			break;
-		}
+		(*count[r->checks[i].status])++;
 	}
 	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		struct ln_stage_summary *st = &r->stages[s];
