@@ -425,16 +425,11 @@ static int kept_targets(FILE *out, const struct ln_node_run *nr, int w)
 static void print_totals(FILE *out, const char *verb, size_t n, const struct recap *t)
 {
 	fprintf(out, "\n%s: %d changed on %zu nodes", verb, t->changed, n);
-	if (t->failed)
-		fprintf(out, ", %d failed", t->failed);
-	if (t->unreachable)
-		fprintf(out, ", %d unreachable", t->unreachable);
-	if (t->skipped)
-		fprintf(out, ", %d skipped", t->skipped);
-	if (t->pending)
-		fprintf(out, ", %d pending (outside --limit)", t->pending);
-	if (t->kept)
-		fprintf(out, ", %d target%s kept", t->kept, t->kept == 1 ? "" : "s");
+	ln_print_count(out, t->failed, ", %d failed", t->failed);
+	ln_print_count(out, t->unreachable, ", %d unreachable", t->unreachable);
+	ln_print_count(out, t->skipped, ", %d skipped", t->skipped);
+	ln_print_count(out, t->pending, ", %d pending (outside --limit)", t->pending);
+	ln_print_count(out, t->kept, ", %d target%s kept", t->kept, t->kept == 1 ? "" : "s");
 	if (ln_fanout_interrupted())
 		fprintf(out, "; interrupted");
 	if (t->stopped)

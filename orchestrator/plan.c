@@ -5,6 +5,7 @@
  * agent gets only its own node's slice and works out the delta itself.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -707,6 +708,17 @@ static void write_plan_json(FILE *out, struct json_object *all, struct json_obje
 	ln_buf_release(&b);
 }
 
+void ln_print_count(FILE *out, int n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!n)
+		return;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+}
+
 static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_plan_summary *sum,
 			 size_t n)
 {
@@ -718,14 +730,12 @@ static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_pla
 	}
 	fprintf(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
 		sum->create, sum->change, sum->remove, sum->nodes_changing, n);
-	if (sum->nodes_pending_limit)
-		fprintf(out, "; %d pending (outside --limit)", sum->nodes_pending_limit);
-	if (sum->nodes_unreachable)
-		fprintf(out, "; %d unreachable", sum->nodes_unreachable);
-	if (sum->nodes_last_known)
-		fprintf(out, " (%d with changes against their last-known state)", sum->nodes_last_known);
-	if (sum->nodes_failed)
-		fprintf(out, "; %d failed", sum->nodes_failed);
+	ln_print_count(out, sum->nodes_pending_limit, "; %d pending (outside --limit)",
+		       sum->nodes_pending_limit);
+	ln_print_count(out, sum->nodes_unreachable, "; %d unreachable", sum->nodes_unreachable);
+	ln_print_count(out, sum->nodes_last_known, " (%d with changes against their last-known state)",
+		       sum->nodes_last_known);
+	ln_print_count(out, sum->nodes_failed, "; %d failed", sum->nodes_failed);
 	fputs(".\n", out);
 }
 

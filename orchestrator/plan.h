@@ -60,4 +60,8 @@ void ln_plan_count(struct json_object *answer, int *create, int *change, int *re
 /* Print the plan (text or JSON) and fill sum. */
 void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum);
 
+/* The optional counts of a closing line (plan's, apply's): fmt and its
+ * arguments to out when n is not 0. */
+void ln_print_count(FILE *out, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif
