@@ -36,14 +36,21 @@ static struct json_object *built(struct json_object *o, int r)
 	return o;
 }
 
-/* A new array (list) or object under key in o, which owns it from then
- * on: filled after, it stands where the key was added. NULL, and r set,
- * when out of memory. */
+/* A new array (list) or object under key in o, or appended to the array
+ * o when key is NULL; o owns it from then on (filled after, it stands
+ * where it was added). NULL, and r set, when out of memory. */
 static struct json_object *add_child(struct json_object *o, const char *key, int list, int *r)
 {
 	struct json_object *c = list ? json_object_new_array() : json_object_new_object();
+	int rc = -ENOMEM;
 
-	if (!c || ln_json_add(o, key, c) < 0) {
+	if (c && key)
+		rc = ln_json_add(o, key, c);	/* takes c, even when it fails */
+	else if (c && json_object_array_add(o, c) < 0)
+		json_object_put(c);
+	else if (c)
+		rc = 0;
+	if (rc < 0) {
 		*r = 1;
 		return NULL;
 	}
@@ -95,13 +102,10 @@ static struct json_object *node_json(const struct ln_node *n)
 	a = add_child(o, "rdma", 1, &r);
 	for (k = 0; a && k < n->n_rdma && !r; k++) {
 		const struct ln_rdma_port *p = &n->rdma[k];
-		struct json_object *po = json_object_new_object();
+		struct json_object *po = add_child(a, NULL, 0, &r);
 
-		if (!po || json_object_array_add(a, po) < 0) {
-			json_object_put(po);
-			r = 1;
+		if (!po)
 			break;
-		}
 		ADD(ln_json_add_str(po, "device", p->device));
 		ADD(ln_json_add_i64(po, "port", p->port));
 		ADD(ln_json_add_str(po, "ip", p->ip));
@@ -146,13 +150,10 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	ns = add_child(o, "namespaces", 1, &r);
 	for (k = 0; ns && k < t->n_namespaces && !r; k++) {
 		const struct ln_namespace *n = &t->namespaces[k];
-		struct json_object *no = json_object_new_object();
+		struct json_object *no = add_child(ns, NULL, 0, &r);
 
-		if (!no || json_object_array_add(ns, no) < 0) {
-			json_object_put(no);
-			r = 1;
+		if (!no)
 			break;
-		}
 		ADD(ln_json_add_i64(no, "nsid", n->nsid));
 		ADD(ln_json_add_str(no, "file", n->file));
 		ADD(ln_json_add_i64(no, "size", (int64_t)n->size));
