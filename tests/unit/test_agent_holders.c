@@ -32,9 +32,7 @@ static char *applied(void)
 	assert_non_null(root);
 	assert_int_equal(ln_file_read(REQ, &in, &e), 0);
 	assert_int_equal(fx_agent(root, args, in.buf, &out, NULL, NULL), 0);
-	ln_buf_release(&in);
-	ln_buf_release(&out);
-	ln_buf_release(&e);
+	ln_test_release(&in, &out, &e);
 	return root;
 }
 
@@ -74,9 +72,7 @@ static int teardown(const char *root, const char *a1, const char *a2, const char
 	if (ln_json_parse(out.buf, out.len, ans, &e) < 0)
 		fprintf(stderr, "bad answer (exit %d): %s\n%s\n", rc, out.buf, err.buf);
 	assert_non_null(*ans);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&e);
+	ln_test_release(&out, &err, &e);
 	return rc;
 }
 

@@ -135,8 +135,7 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	}
 	assert_non_null(strstr(out.buf, "was connected without DH-HMAC-CHAP"));
 	assert_null(strstr(out.buf, "QUFBQUFB"));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 }
 
@@ -199,13 +198,7 @@ static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 	/* now the device holds ext4: it is mounted without formatting again */
 	assert_int_equal(run(root, td, NULL, &out), 0);
 	free(req);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
-	ln_buf_release(&m1);
-	ln_buf_release(&m2);
+	ln_test_release(&out, &before, &after, &v, &e, &m1, &m2);
 	fx_remove(root);
 }
 
@@ -230,9 +223,7 @@ static void test_agent_initiator__purge_leaves_no_host_identity_record(void **st
 	ln_buf_reset(&v);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
 	free(req);
-	ln_buf_release(&out);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&out, &v, &e);
 	fx_remove(root);
 }
 
@@ -249,8 +240,7 @@ static void test_agent_initiator__format_never_refuses_blank(void **st)
 	(void)st;
 	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
 	assert_non_null(strstr(out.buf, "has no filesystem and format is 'never'"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 	fx_remove(root);
 }
 
@@ -286,10 +276,7 @@ static void test_agent_initiator__mount_point_not_empty(void **st)
 	ln_buf_reset(&out);
 	assert_int_equal(ln_file_read(p, &out, &err), 0);
 	assert_null(strstr(out.buf, "/srv/data"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &err, &before, &after);
 	fx_remove(root);
 }
 
@@ -342,10 +329,7 @@ static void refused_mounts_kept(const char *root, const char *const *args, const
 		fail_msg("want: %s\ngot: %s", want, out.buf);
 	read_into(root, "/proc/mounts", &m2);
 	assert_string_equal(m1.buf, m2.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&m1);
-	ln_buf_release(&m2);
+	ln_test_release(&out, &err, &m1, &m2);
 }
 
 /* Something else mounted at the mount point (same fs type) is not the
@@ -366,8 +350,7 @@ static void test_agent_initiator__foreign_mount_at_mount_point_refused(void **st
 			    "'nqn.2024-04.x:t' (/dev/nvme1n1)");
 	read_into(root, "/var/lib/llmnet/state.json", &state);
 	assert_null(strstr(state.buf, "/mnt/ckpt"));
-	ln_buf_release(&err);
-	ln_buf_release(&state);
+	ln_test_release(&err, &state);
 	fx_remove(root);
 }
 
@@ -387,8 +370,7 @@ static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st
 	refused_mounts_kept(root, td, NULL,
 			    "'/mnt/x' has /dev/vdb mounted, not the device llmnet mounted there "
 			    "(259:1)");
-	ln_buf_release(&out);
-	ln_buf_release(&state);
+	ln_test_release(&out, &state);
 	fx_remove(root);
 }
 
@@ -429,8 +411,7 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 	assert_non_null(strstr(out.buf, "argument 2 of 'rping' is not allowed"));
 	assert_int_equal(fx_agent(NULL, mpi, NULL, &out, &err, NULL), 2);
 	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 LN_TEST_MAIN(NULL, NULL,

@@ -166,8 +166,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	assert_false(fx_has_change(&out, "change", "restore_request"));
 	assert_false(fx_has_change(&out, "create", "systemd_enable"));
 	assert_true(fx_has_change(&out, "ok", "systemd_enable"));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 }
 
@@ -231,8 +230,7 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	/* the stored request is still without its secret */
 	read_node(boot, STORED, &v);
 	assert_null(strstr(v.buf, "DHHC-1"));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 	fx_remove(boot);
 }
@@ -268,10 +266,7 @@ static void test_agent_persist__restore_nothing_or_missing_secret(void **st)
 	assert_non_null(strstr(out.buf, "the node key store has no"));
 	fx_list(root, &after, skip_lock);
 	assert_string_equal(before.buf, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &err, &before, &after);
 	fx_remove(root);
 }
 
@@ -311,8 +306,7 @@ static void test_agent_persist__foreign_unit_refused(void **st)
 	assert_false(exists(root, LINK, NULL));
 	read_node(root, "/var/lib/llmnet/state.json", &v);
 	assert_null(strstr(v.buf, UNIT));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 }
 

@@ -71,8 +71,7 @@ static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 	ln_buf_addstr(&js, "]}");
 	if (ln_json_parse(js.buf, js.len, &o, &err) < 0)
 		fail_msg("facts: %s", err.buf);
-	ln_buf_release(&js);
-	ln_buf_release(&err);
+	ln_test_release(&js, &err);
 	return o;
 }
 
@@ -140,8 +139,7 @@ static int check_spec_requests(const char *path)
 		}
 	ln_run_release(&r);
 	ln_spec_free(spec);
-	ln_buf_release(&req);
-	ln_buf_release(&err);
+	ln_test_release(&req, &err);
 	return 1;
 }
 
@@ -443,8 +441,7 @@ static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 		for (k = 0; k < MAXF; k++)
 			ln_buf_release(&f.data[i][k]);
 	}
-	ln_buf_release(&f.log);
-	ln_buf_release(&err);
+	ln_test_release(&f.log, &err);
 }
 
 /* Everything llmnet does with a spec that a key can change: the agent
@@ -797,9 +794,7 @@ static void check_key(const char *key, const struct ln_buf *base_effects)
 	}
 	free(yaml);
 	free(both);
-	ln_buf_release(&changed);
-	ln_buf_release(&err);
-	ln_buf_release(&ctx);
+	ln_test_release(&changed, &err, &ctx);
 }
 
 /* Every key of t (and below), named prefix.key; *seen counts them. */
@@ -847,8 +842,7 @@ static void test_agree__every_key_has_an_effect(void **state)
 	walk(&spec_top_table, "", &base, &seen);
 	/* every case names a key the grammar has: a stale case fails too */
 	assert_int_equal(seen, ARRAY_SIZE(key_cases));
-	ln_buf_release(&base);
-	ln_buf_release(&again);
+	ln_test_release(&base, &again);
 }
 
 /* Every key refused by name and every value refused as "not supported
@@ -877,8 +871,7 @@ static void check_refused_table(const struct table *t, size_t *n)
 		if (!strstr(err.buf, want.buf))
 			fail_msg("'%s' is not refused as it says: %s", rk->key, err.buf);
 		free(yaml);
-		ln_buf_release(&err);
-		ln_buf_release(&want);
+		ln_test_release(&err, &want);
 		(*n)++;
 	}
 	for (i = 0; i < t->n_fields; i++) {
@@ -899,9 +892,7 @@ static void check_refused_table(const struct table *t, size_t *n)
 			if (!strstr(err.buf, from.buf))
 				fail_msg("'%s' is not refused as it says: %s", to.buf, err.buf);
 			free(yaml);
-			ln_buf_release(&err);
-			ln_buf_release(&from);
-			ln_buf_release(&to);
+			ln_test_release(&err, &from, &to);
 			(*n)++;
 		}
 		if (f->sub && f->sub != spec_stage_tables)

@@ -503,8 +503,7 @@ static struct ln_spec *make_spec_two_rails(size_t n, const char *validation)
 	ln_buf_addf(&y, "validation:\n%s", validation);
 	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
 		fail_msg("%s", err.buf);
-	ln_buf_release(&y);
-	ln_buf_release(&err);
+	ln_test_release(&y, &err);
 	return spec;
 }
 
@@ -763,11 +762,7 @@ static void test_validate_stages__latency_healthy(void **state)
 					 "b_port=\"rxe0\",b=\"n2\",stat=\"p99\"} 6\n"));
 	assert_int_equal(ln_report_html(&w->res, &html), 0);
 	assert_non_null(strstr(html.buf, "id=\"latency-n1-n2\" class=\"pass\""));
-	ln_buf_release(&json);
-	ln_buf_release(&text);
-	ln_buf_release(&junit);
-	ln_buf_release(&prom);
-	ln_buf_release(&html);
+	ln_test_release(&json, &text, &junit, &prom, &html);
 }
 
 /* A slow node and a slow link: the latency failures go through the same
@@ -809,9 +804,7 @@ static void test_validate_stages__latency_bad_node_and_link(void **state)
 	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
 	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_node{cluster=\"fake\","
 					 "stage=\"latency\",node=\"n4\"} 1"));
-	ln_buf_release(&text);
-	ln_buf_release(&json);
-	ln_buf_release(&prom);
+	ln_test_release(&text, &json, &prom);
 }
 
 /* Two rails, n2's rxe1 slow with every partner: a bad port, exactly
@@ -858,11 +851,7 @@ static void test_validate_stages__latency_bad_port(void **state)
 	assert_non_null(strstr(junit.buf, "classname=\"llmnet.latency\" name=\"n1/rxe1-n2/rxe1"));
 	assert_int_equal(ln_report_html(&w->res, &html), 0);
 	assert_non_null(strstr(html.buf, "bad port n2/rxe1</b> (latency)"));
-	ln_buf_release(&text);
-	ln_buf_release(&json);
-	ln_buf_release(&prom);
-	ln_buf_release(&junit);
-	ln_buf_release(&html);
+	ln_test_release(&text, &json, &prom, &junit, &html);
 }
 
 /* --dry-run: the latency stage's pairs and rounds, from the same
@@ -879,8 +868,7 @@ static void test_validate_stages__latency_dry_run(void **state)
 				     "  round 1: n1/rxe0-n4/rxe0 (rail0) n2/rxe0-n3/rxe0 (rail0)\n"
 				     "  round 2: n2/rxe0-n4/rxe0 (rail0) n1/rxe0-n3/rxe0 (rail0)\n"
 				     "  round 3: n3/rxe0-n4/rxe0 (rail0) n1/rxe0-n2/rxe0 (rail0)\n");
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 	ln_spec_free(spec);
 }
 
