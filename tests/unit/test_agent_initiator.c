@@ -60,17 +60,6 @@ static const char *dh_init(const char *secret, const char *ctrl)
 	return buf;
 }
 
-static void read_rel(const char *root, const char *rel, struct ln_buf *v)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	ln_buf_reset(v);
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	assert_int_equal(ln_file_read(p, v, &e), 0);
-	ln_buf_release(&e);
-}
-
 /* The connect carries the secrets; a changed one re-keys the live
  * controller in place (a change of nvme_dhchap_secret); the node key store
  * keeps them; a controller connected without a secret is not re-keyed;
@@ -85,29 +74,29 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, apply, dh_init(K1, K2), &out), 0);
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
-	read_rel(root, store, &v);
+	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K1 "\n");
 	assert_null(strstr(out.buf, "QUFBQUFB"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
-	read_rel(root, "/var/lib/llmnet/state.json", &v);
+	fx_read(root, "/var/lib/llmnet/state.json", &v);
 	assert_null(strstr(v.buf, "DHHC-1"));
 	/* rotation: plan says so and changes nothing; apply re-keys */
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, plan, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "nvme_dhchap_secret"));
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "re-authenticate the live controller"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
-	read_rel(root, store, &v);
+	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K2 "\n");
 	/* converged: nothing more */
 	ln_buf_reset(&out);
