@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "common/buf.h"
@@ -16,6 +17,17 @@ static inline void ln_test_release_all(struct ln_buf **b)
 {
 	for (; *b; b++)
 		ln_buf_release(*b);
+}
+
+/* The word after opt in a NULL-terminated argv (a fake tool's), or NULL. */
+static inline const char *ln_test_arg_after(const char *const *argv, const char *opt)
+{
+	int i;
+
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], opt) && argv[i + 1])
+			return argv[i + 1];
+	return NULL;
 }
 
 /*

@@ -273,24 +273,14 @@ static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *dat
 	return r;
 }
 
-static const char *arg_after(const char *const *argv, const char *opt)
-{
-	int i;
-
-	for (i = 0; argv[i]; i++)
-		if (!strcmp(argv[i], opt) && argv[i + 1])
-			return argv[i + 1];
-	return NULL;
-}
-
 /* mpirun: the NCCL probe (it takes --bytes) or the MPI probe. */
 static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 {
-	long np = atol(arg_after(argv, "-np")), r;
+	long np = atol(ln_test_arg_after(argv, "-np")), r;
 
-	if (arg_after(argv, "--bytes")) {
+	if (ln_test_arg_after(argv, "--bytes")) {
 		ln_buf_addf(out, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
-			    arg_after(argv, "--bytes"));
+			    ln_test_arg_after(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(out, "rank %ld host h%ld device %ld\n", r, r / 8 + 1, r % 8);
 		ln_buf_addf(out, "allreduce time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
@@ -328,7 +318,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 			      "[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
 		if (!strncmp(last, "10.0.", 5))	/* the client */
 			ln_buf_addf(&out->output, " %-7lu    1000           96.00            95.00"
-				    "\t\t   0.011000\n", strtoul(arg_after(argv, "-s"), NULL, 10));
+				    "\t\t   0.011000\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10));
 	} else if (!strcmp(p, "mpicc")) {
 		struct ln_buf *b = fake_file(f, node, argv[3], 1);
 
@@ -345,8 +335,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 			      "t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]"
 			      "   99.9% percentile[usec] \n");
 		ln_buf_addf(&out->output, " %-7lu %-10lu 2.00 9.00 3.00 3.20 0.30 6.00 8.00\n",
-			    strtoul(arg_after(argv, "-s"), NULL, 10),
-			    strtoul(arg_after(argv, "-n"), NULL, 10));
+			    strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
+			    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10));
 	}
 	/* rping: a healthy run prints nothing and exits 0 */
 	pthread_mutex_unlock(&f->lock);

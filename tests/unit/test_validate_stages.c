@@ -69,16 +69,6 @@ static size_t node_of_ip(const char *ip)
 	return (size_t)atoi(strrchr(ip, '.') + 1) - 1;
 }
 
-static const char *find_arg(const char *const *argv, const char *opt)
-{
-	int i;
-
-	for (i = 0; argv[i]; i++)
-		if (!strcmp(argv[i], opt) && argv[i + 1])
-			return argv[i + 1];
-	return NULL;
-}
-
 static int last_arg(const char *const *argv)
 {
 	int i;
@@ -205,7 +195,7 @@ static void fake_rping(struct fake *f, size_t node, const char *const *argv,
 		       struct ln_probe_result *out)
 {
 	int client = !strcmp(argv[1], "-c");
-	size_t peer = node_of_ip(find_arg(argv, "-a"));
+	size_t peer = node_of_ip(ln_test_arg_after(argv, "-a"));
 
 	if (!client) {
 		/* the server: fine unless its own fabric is dead */
@@ -235,7 +225,7 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 {
 	size_t peer;
 
-	if (!find_arg(argv, "-p"))
+	if (!ln_test_arg_after(argv, "-p"))
 		problem(f, "no port", argv);
 	if (!last_is_ip(argv, &peer)) {
 		ln_buf_addstr(&out->output, perf_head);
@@ -247,7 +237,7 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 
 		ln_buf_addstr(&out->output, perf_head);
 		ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
-			    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
+			    "%-7.6f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10), 1000, g + 1, g,
 			    0.011);
 	}
 }
@@ -267,7 +257,7 @@ static void fake_perftest_lat(struct fake *f, size_t node, const char *const *ar
 	size_t peer;
 	double t = 3.0;
 
-	if (!find_arg(argv, "-p") || !find_arg(argv, "-n") || find_arg(argv, "--report_gbits"))
+	if (!ln_test_arg_after(argv, "-p") || !ln_test_arg_after(argv, "-n") || ln_test_arg_after(argv, "--report_gbits"))
 		problem(f, "latency argv", argv);
 	if (!last_is_ip(argv, &peer)) {
 		ln_buf_addstr(&out->output, lat_head);
@@ -282,13 +272,13 @@ static void fake_perftest_lat(struct fake *f, size_t node, const char *const *ar
 	    f->slow_link[node][peer])
 		t = 80.0;
 	/* a slow port: this end's device, or the peer's rail by its address */
-	if (f->slow_port[node][!strcmp(find_arg(argv, "-d"), "rxe1")] ||
+	if (f->slow_port[node][!strcmp(ln_test_arg_after(argv, "-d"), "rxe1")] ||
 	    f->slow_port[peer][!strncmp(argv[last_arg(argv)], "10.0.1.", 7)])
 		t = 80.0;
 	ln_buf_addstr(&out->output, lat_head);
 	ln_buf_addf(&out->output, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
-		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(find_arg(argv, "-s"), NULL, 10),
-		    strtoul(find_arg(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
+		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
+		    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
 		    t * 2, t * 2.5);
 }
 
@@ -327,24 +317,24 @@ static void fake_mpicc(struct fake *f, size_t node, int nccl, const char *const 
 static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 			struct ln_probe_result *out)
 {
-	long np = atol(find_arg(argv, "-np")), r;
-	const char *host = find_arg(argv, "--host");
+	long np = atol(ln_test_arg_after(argv, "-np")), r;
+	const char *host = ln_test_arg_after(argv, "--host");
 
-	if (!find_arg(argv, "--hostfile") && !host)
+	if (!ln_test_arg_after(argv, "--hostfile") && !host)
 		problem(f, "no hostfile or host", argv);
-	if (find_arg(argv, "--bytes")) {
+	if (ln_test_arg_after(argv, "--bytes")) {
 		/* the NCCL probe: one rank per GPU (8 per node here) */
-		const char *ppr = find_arg(argv, "--map-by");
+		const char *ppr = ln_test_arg_after(argv, "--map-by");
 
 		if (f->nccl_np ? (ppr || np != f->nccl_np) :
 		    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
-		    atol(find_arg(argv, "--expect-ranks")) != np ||
-		    !find_arg(argv, "--hostfile"))
+		    atol(ln_test_arg_after(argv, "--expect-ranks")) != np ||
+		    !ln_test_arg_after(argv, "--hostfile"))
 			problem(f, "nccl probe not one rank per GPU", argv);
 		if (!same_bin_everywhere(f, 1, node))
 			problem(f, "a node lacks the launcher's nccl probe", argv);
 		ln_buf_addf(&out->output, "llmnet-nccl-probe 1\nranks %ld bytes %s\n", np,
-			    find_arg(argv, "--bytes"));
+			    ln_test_arg_after(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
 				    r / 8 + 1, r % 8);
@@ -383,7 +373,7 @@ static void check_sha256(struct fake *f, size_t node, const char *const *argv,
 
 	pthread_mutex_lock(&f->lock);
 	if (!strcmp(argv[0], "mpirun")) {
-		const struct ln_buf *b = find_arg(argv, "--bytes") ? &f->nccl_bin[node] :
+		const struct ln_buf *b = ln_test_arg_after(argv, "--bytes") ? &f->nccl_bin[node] :
 								   &f->mpi_bin[node];
 
 		ln_sha256_hex(b->buf, b->len, want);
