@@ -278,12 +278,10 @@ static int check_nodes(struct ctx *x)
 	int r;
 
 	r = spec_idxmap_init(&st->node_by_name, spec->n_nodes, h_node_name, eq_node_name, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&ep, spec->n_nodes, h_endpoint, eq_endpoint, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&ips, st->n_ports, h_port_ip, eq_port_ip, x);
+	if (r == 0)
+		r = spec_idxmap_init(&ep, spec->n_nodes, h_endpoint, eq_endpoint, spec);
+	if (r == 0)
+		r = spec_idxmap_init(&ips, st->n_ports, h_port_ip, eq_port_ip, x);
 	if (r < 0)
 		goto out;
 	x->port_node = malloc((st->n_ports + 1) * sizeof(*x->port_node));
@@ -554,12 +552,10 @@ static int check_initiators(struct ctx *x)
 	int r;
 
 	r = spec_idxmap_init(&pairs, spec->n_initiators, h_init_pair, eq_init_pair, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&explicit, n_explicit, h_pair, eq_pair, x);
+	if (r == 0)
+		r = spec_idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
+	if (r == 0)
+		r = spec_idxmap_init(&explicit, n_explicit, h_pair, eq_pair, x);
 	if (r < 0)
 		goto out;
 	for (i = 0; i < n_explicit; i++)
