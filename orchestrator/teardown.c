@@ -196,10 +196,7 @@ static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 		ln_buf_addf(line, "%-12s %s: agent removed", "changed", nr->spec->name);
 		ln_run_log(r, "purge %s: agent removed", nr->spec->name);
 	}
-	ln_buf_release(&cmd);
-	ln_buf_release(&out);
-	ln_buf_release(&eo);
-	ln_buf_release(&err);
+	ln_buf_release_all(&cmd, &out, &eo, &err);
 	return rc;
 }
 

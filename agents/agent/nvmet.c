@@ -561,9 +561,7 @@ static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 			t->failed = 1;
 	}
 out:
-	ln_buf_release(&err);
-	ln_buf_release(&cur);
-	ln_buf_release(&det);
+	ln_buf_release_all(&err, &cur, &det);
 }
 
 /* Nearest existing ancestor's free bytes, for the free-space warning. */
@@ -811,9 +809,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	ln_cv_report(cv, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 out:
 	ln_blockdev_release(&bd);
-	ln_buf_release(&err);
-	ln_buf_release(&cur);
-	ln_buf_release(&det);
+	ln_buf_release_all(&err, &cur, &det);
 }
 
 struct port_want {

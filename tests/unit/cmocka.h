@@ -11,13 +11,9 @@
 
 #include "common/buf.h"
 
-/* Release every buffer named: ln_test_release(&out, &err, &before). */
-#define ln_test_release(...) ln_test_release_all((struct ln_buf *[]){ __VA_ARGS__, NULL })
-static inline void ln_test_release_all(struct ln_buf **b)
-{
-	for (; *b; b++)
-		ln_buf_release(*b);
-}
+/* Release every buffer named: ln_test_release(&out, &err, &before), the
+ * tests' name for ln_buf_release_all (common/buf.h). */
+#define ln_test_release ln_buf_release_all
 
 /* The word after opt in a NULL-terminated argv (a fake tool's), or NULL. */
 static inline const char *ln_test_arg_after(const char *const *argv, const char *opt)
