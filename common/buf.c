@@ -34,6 +34,12 @@ void ln_buf_release(struct ln_buf *b)
 	ln_buf_init(b, cap);
 }
 
+void ln_buf_release_list(struct ln_buf **b)
+{
+	for (; *b; b++)
+		ln_buf_release(*b);
+}
+
 void ln_buf_reset(struct ln_buf *b)
 {
 	b->len = 0;

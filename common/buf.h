@@ -28,6 +28,9 @@ extern char ln_buf_empty[];
 void ln_buf_init(struct ln_buf *b, size_t cap);
 /* Free the contents; the buffer is empty and reusable afterwards. */
 void ln_buf_release(struct ln_buf *b);
+/* The same for every buffer named: ln_buf_release_all(&cmd, &out, &err). */
+#define ln_buf_release_all(...) ln_buf_release_list((struct ln_buf *[]){ __VA_ARGS__, NULL })
+void ln_buf_release_list(struct ln_buf **b);
 /* Keep the allocation, drop the contents. */
 void ln_buf_reset(struct ln_buf *b);
 /* Hand the malloc'd string to the caller (never NULL); the buffer is empty. */

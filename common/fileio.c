@@ -134,27 +134,53 @@ fail:
 	return r;
 }
 
-int ln_mkdir_p(const char *path, mode_t mode, struct ln_buf *err)
+int ln_path_each_prefix(const char *path, int (*fn)(const char *prefix, size_t len, void *ctx),
+			void *ctx)
 {
 	char p[PATH_MAX];
 	size_t i, n = strlen(path);
+	int r;
 
-	if (n >= sizeof(p)) {
-		ln_buf_addf(err, "path too long: '%s'", path);
+	if (n >= sizeof(p))
 		return -ENAMETOOLONG;
-	}
 	memcpy(p, path, n + 1);
 	for (i = 1; i <= n; i++) {
 		if (p[i] != '/' && p[i] != '\0')
 			continue;
 		p[i] = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST) {
-			int r = -errno;
-
-			ln_buf_addf(err, "cannot create directory '%s': %s", p, strerror(errno));
+		r = fn(p, i, ctx);
+		if (r < 0)
 			return r;
-		}
 		p[i] = path[i];
 	}
 	return 0;
+}
+
+struct mkdir_p {
+	mode_t mode;
+	struct ln_buf *err;
+};
+
+static int mkdir_one(const char *dir, size_t len, void *ctx)
+{
+	const struct mkdir_p *m = ctx;
+	int r;
+
+	(void)len;
+	if (mkdir(dir, m->mode) == 0 || errno == EEXIST)
+		return 0;
+	r = -errno;
+	ln_buf_addf(m->err, "cannot create directory '%s': %s", dir, strerror(errno));
+	return r;
+}
+
+int ln_mkdir_p(const char *path, mode_t mode, struct ln_buf *err)
+{
+	struct mkdir_p m = { mode, err };
+
+	if (strlen(path) >= PATH_MAX) {
+		ln_buf_addf(err, "path too long: '%s'", path);
+		return -ENAMETOOLONG;
+	}
+	return ln_path_each_prefix(path, mkdir_one, &m);
 }

@@ -26,4 +26,11 @@ int ln_file_write_atomic(const char *path, const void *data, size_t len, mode_t 
 /* mkdir -p with mode for every directory it creates. */
 int ln_mkdir_p(const char *path, mode_t mode, struct ln_buf *err);
 
+/* Call fn on each ancestor of path, then on path itself ("/a", "/a/b",
+ * "/a/b/c"), with the prefix's length; the first negative return stops
+ * the walk and is returned. -ENAMETOOLONG (fn never called) when path is
+ * PATH_MAX or longer. */
+int ln_path_each_prefix(const char *path, int (*fn)(const char *prefix, size_t len, void *ctx),
+			void *ctx);
+
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Places a spec may not name (places.h). This table is the one list:
+ * Places a spec may not name (places.h). These two tables are the one list:
  * docs/spec.md ("Places a spec may not name") documents it, lint
  * (orchestrator/spec/pattern.c) and the agent's request parser
  * (agents/agent/request.c) both call ln_place_check(). The schema's
@@ -18,29 +18,25 @@ struct place {
 	const char *why;	/* said in parentheses after the path */
 };
 
+/* The places that need more words than their path, first. */
 static const struct place places[] = {
 	{ "/", NULL, "the root directory" },
-	{ "/bin", NULL, "/bin" },
-	{ "/boot", NULL, "/boot" },
 	{ "/dev", NULL, "/dev; a namespace names a block device with 'device'" },
 	/* before /etc: below /etc/llmnet, but the agent's */
 	{ "/etc/llmnet/keys", NULL, "/etc/llmnet/keys, the agent's key store" },
 	{ "/etc", "/etc/llmnet", "/etc outside /etc/llmnet" },
 	{ "/home", NULL, "/home, the users' homes" },
-	{ "/lib", NULL, "/lib" },
-	{ "/lib32", NULL, "/lib32" },
-	{ "/lib64", NULL, "/lib64" },
-	{ "/libx32", NULL, "/libx32" },
-	{ "/proc", NULL, "/proc" },
-	{ "/root", NULL, "/root" },
 	{ "/run", "/run/llmnet", "/run outside /run/llmnet" },
-	{ "/sbin", NULL, "/sbin" },
-	{ "/sys", NULL, "/sys" },
-	{ "/usr", NULL, "/usr" },
 	/* before /var: below /var/lib, but the agent's */
 	{ "/var/lib/llmnet", NULL, "/var/lib/llmnet, the agent's own state" },
 	/* crontabs, dpkg's database, logs, mail: only nvmet's data folder */
 	{ "/var", "/var/lib/nvmet", "/var outside /var/lib/nvmet" },
+};
+
+/* Then the system folders, whole, each said by its path alone. */
+static const char *const system_dirs[] = {
+	"/bin", "/boot", "/lib", "/lib32", "/lib64", "/libx32",
+	"/proc", "/root", "/sbin", "/sys", "/usr",
 };
 
 int ln_path_under(const char *path, const char *dir)
@@ -62,6 +58,13 @@ static const char *label(const char *key)
 	return key;
 }
 
+static int refuse(const char *key, const char *path, const char *place, struct ln_buf *why)
+{
+	ln_buf_addf(why, "%s '%.100s' is in a system location (%s): llmnet writes only paths it may own",
+		    label(key), path, place);
+	return -1;
+}
+
 int ln_place_check(const char *key, const char *path, struct ln_buf *why)
 {
 	size_t i;
@@ -74,10 +77,10 @@ int ln_place_check(const char *key, const char *path, struct ln_buf *why)
 		/* strictly below the exception: the folder itself is not ours */
 		if (pl->except && ln_path_under(path, pl->except) && strcmp(path, pl->except))
 			return 0;
-		ln_buf_addf(why,
-			    "%s '%.100s' is in a system location (%s): llmnet writes only paths it may own",
-			    label(key), path, pl->why);
-		return -1;
+		return refuse(key, path, pl->why, why);
 	}
+	for (i = 0; i < ARRAY_SIZE(system_dirs); i++)
+		if (ln_path_under(path, system_dirs[i]))
+			return refuse(key, path, system_dirs[i], why);
 	return 0;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers both binaries use: array length, ordering, a monotonic clock. */
+/* Small helpers both binaries use: array length, ordering, a monotonic
+ * clock, freeing a list of strings. */
 #ifndef LN_UTIL_H
 #define LN_UTIL_H
 
+#include <stdlib.h>
 #include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -26,6 +28,16 @@ static inline double ln_now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Free the n strings of names, then names (NULL-safe). */
+static inline void ln_names_free(char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 #endif

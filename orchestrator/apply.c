@@ -272,14 +272,14 @@ static int apply_wave(struct ln_run *r, const unsigned char *wave, const unsigne
 	/* Phase 1: targets. */
 	for (i = 0, any = 0; i < r->n && !ln_fanout_interrupted(); i++)
 		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && wave[i] &&
-				ln_plan_has_targets(spec, i);
+				(ln_plan_roles(spec, i) & LN_ROLE_TARGET);
 	if (any && (rc = ln_apply_phase(r, "targets", sel, LN_PK_APPLY_TARGETS)) < 0)
 		return rc;
 
 	/* Phase 2: initiators, unless their target is in trouble. */
 	for (i = 0, any = 0; i < r->n; i++)
 		sel[i] = !ln_fanout_interrupted() && r->nodes[i].state == LN_NODE_OK && wave[i] &&
-			 !r->nodes[i].skip.len && ln_plan_has_initiators(spec, i);
+			 !r->nodes[i].skip.len && (ln_plan_roles(spec, i) & LN_ROLE_INITIATOR);
 	skip_blocked_initiators(r, sel, wave);
 	for (i = 0; i < r->n; i++)
 		any |= sel[i];
@@ -439,16 +439,11 @@ static int kept_targets(FILE *out, const struct ln_node_run *nr, int w)
 static void print_totals(FILE *out, const char *verb, size_t n, const struct recap *t)
 {
 	fprintf(out, "\n%s: %d changed on %zu nodes", verb, t->changed, n);
-	if (t->failed)
-		fprintf(out, ", %d failed", t->failed);
-	if (t->unreachable)
-		fprintf(out, ", %d unreachable", t->unreachable);
-	if (t->skipped)
-		fprintf(out, ", %d skipped", t->skipped);
-	if (t->pending)
-		fprintf(out, ", %d pending (outside --limit)", t->pending);
-	if (t->kept)
-		fprintf(out, ", %d target%s kept", t->kept, t->kept == 1 ? "" : "s");
+	ln_print_count(out, t->failed, ", %d failed", t->failed);
+	ln_print_count(out, t->unreachable, ", %d unreachable", t->unreachable);
+	ln_print_count(out, t->skipped, ", %d skipped", t->skipped);
+	ln_print_count(out, t->pending, ", %d pending (outside --limit)", t->pending);
+	ln_print_count(out, t->kept, ", %d target%s kept", t->kept, t->kept == 1 ? "" : "s");
 	if (ln_fanout_interrupted())
 		fprintf(out, "; interrupted");
 	if (t->stopped)

@@ -122,9 +122,7 @@ static int mark_file(const struct ln_spec *spec, const char *option, const char 
 		r = -EINVAL;
 	}
 out:
-	ln_buf_release(&text);
-	ln_buf_release(&e);
-	ln_buf_release(&word);
+	ln_buf_release_all(&text, &e, &word);
 	return r;
 }
 

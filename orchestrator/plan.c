@@ -5,6 +5,7 @@
  * agent gets only its own node's slice and works out the delta itself.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,24 +44,18 @@ int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
 	return found ? -LN_ECONFLICT : 0;
 }
 
-int ln_plan_has_targets(const struct ln_spec *spec, size_t i)
+unsigned ln_plan_roles(const struct ln_spec *spec, size_t i)
 {
-	size_t t;
-
-	for (t = 0; t < spec->n_targets; t++)
-		if (spec->targets[t].node == i)
-			return 1;
-	return 0;
-}
-
-int ln_plan_has_initiators(const struct ln_spec *spec, size_t i)
-{
+	unsigned roles = 0;
 	size_t k;
 
-	for (k = 0; k < spec->n_initiators; k++)
+	for (k = 0; k < spec->n_targets && !(roles & LN_ROLE_TARGET); k++)
+		if (spec->targets[k].node == i)
+			roles |= LN_ROLE_TARGET;
+	for (k = 0; k < spec->n_initiators && !(roles & LN_ROLE_INITIATOR); k++)
 		if (spec->initiators[k].node == i)
-			return 1;
-	return 0;
+			roles |= LN_ROLE_INITIATOR;
+	return roles;
 }
 
 /* Host NQNs of nodes that answered this run: these speak for themselves. */
@@ -713,6 +708,17 @@ static void write_plan_json(FILE *out, struct json_object *all, struct json_obje
 	ln_buf_release(&b);
 }
 
+void ln_print_count(FILE *out, int n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!n)
+		return;
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+}
+
 static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_plan_summary *sum,
 			 size_t n)
 {
@@ -724,14 +730,12 @@ static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_pla
 	}
 	fprintf(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
 		sum->create, sum->change, sum->remove, sum->nodes_changing, n);
-	if (sum->nodes_pending_limit)
-		fprintf(out, "; %d pending (outside --limit)", sum->nodes_pending_limit);
-	if (sum->nodes_unreachable)
-		fprintf(out, "; %d unreachable", sum->nodes_unreachable);
-	if (sum->nodes_last_known)
-		fprintf(out, " (%d with changes against their last-known state)", sum->nodes_last_known);
-	if (sum->nodes_failed)
-		fprintf(out, "; %d failed", sum->nodes_failed);
+	ln_print_count(out, sum->nodes_pending_limit, "; %d pending (outside --limit)",
+		       sum->nodes_pending_limit);
+	ln_print_count(out, sum->nodes_unreachable, "; %d unreachable", sum->nodes_unreachable);
+	ln_print_count(out, sum->nodes_last_known, " (%d with changes against their last-known state)",
+		       sum->nodes_last_known);
+	ln_print_count(out, sum->nodes_failed, "; %d failed", sum->nodes_failed);
 	fputs(".\n", out);
 }
 

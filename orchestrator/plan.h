@@ -39,9 +39,11 @@ enum ln_plan_phase {
 struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
 				    struct ln_buf *notes);
 
-/* Node i has targets / initiators in the spec. */
-int ln_plan_has_targets(const struct ln_spec *spec, size_t i);
-int ln_plan_has_initiators(const struct ln_spec *spec, size_t i);
+/* What node i is in the spec: LN_ROLE_TARGET when it exports targets,
+ * LN_ROLE_INITIATOR when it connects to some, both or neither. */
+#define LN_ROLE_TARGET 0x1u
+#define LN_ROLE_INITIATOR 0x2u
+unsigned ln_plan_roles(const struct ln_spec *spec, size_t i);
 
 /* Build requests and ask every reachable node's agent for its plan. */
 int ln_plan_run(struct ln_run *r);
@@ -57,5 +59,9 @@ void ln_plan_count(struct json_object *answer, int *create, int *change, int *re
 
 /* Print the plan (text or JSON) and fill sum. */
 void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum);
+
+/* The optional counts of a closing line (plan's, apply's): fmt and its
+ * arguments to out when n is not 0. */
+void ln_print_count(FILE *out, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -196,17 +196,14 @@ static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 		ln_buf_addf(line, "%-12s %s: agent removed", "changed", nr->spec->name);
 		ln_run_log(r, "purge %s: agent removed", nr->spec->name);
 	}
-	ln_buf_release(&cmd);
-	ln_buf_release(&out);
-	ln_buf_release(&eo);
-	ln_buf_release(&err);
+	ln_buf_release_all(&cmd, &out, &eo, &err);
 	return rc;
 }
 
 static int target_node(const struct ln_run *r, size_t i)
 {
 	return r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
-	       ln_plan_has_targets(r->spec, i);
+	       (ln_plan_roles(r->spec, i) & LN_ROLE_TARGET);
 }
 
 int ln_teardown_run(struct ln_run *r, const char *const *names, size_t n_names)
@@ -231,7 +228,7 @@ int ln_teardown_run(struct ln_run *r, const char *const *names, size_t n_names)
 	/* Phase 1: everything but targets (hostfiles, initiators). */
 	for (i = 0, any = 0; i < r->n; i++)
 		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
-				!ln_plan_has_targets(spec, i);
+				!(ln_plan_roles(spec, i) & LN_ROLE_TARGET);
 	if (any && (rc = ln_apply_phase(r, "teardown initiators", sel, LN_PK_TEARDOWN)) < 0)
 		goto out;
 	/*

@@ -10,7 +10,9 @@
 #  3. every C source in the tree is compiled or shipped by a rule of that
 #     build, so a moved or new file cannot silently drop out of it;
 #  4. the shell test library (tests/lib/tap.sh) passes its self-test;
-#  5. the programs and every probe were built.
+#  5. the programs and every probe were built;
+#  6. no file over 1,000 lines and no function over 100 (scripts/sizes.sh)
+#     but the known ones in scripts/sizes.allow, a list that only shrinks.
 # MAKE is the make to run (make's recipe passes its own).
 set -u
 cd "$(dirname "$0")/.."
@@ -80,5 +82,15 @@ for f in agents/probes/*.c; do
 	p=$(basename "$f" .c)
 	check_cmd "probe $p was built or shipped" test -x "$lb/probes/$p" -o -f "$lb/probes/$p.c"
 done
+
+# 6. the size limits
+n=0
+while IFS= read -r line; do
+	case $line in
+	known:*) ;;
+	*) fail "size: $line"; n=$((n + 1)) ;;
+	esac
+done < <(scripts/sizes.sh)
+[ "$n" -gt 0 ] || ok "no file over 1,000 lines or function over 100 but the $(grep -cv '^#' scripts/sizes.allow) in scripts/sizes.allow"
 
 tap_done "$counts"

@@ -365,15 +365,6 @@ int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_
 	return 0;
 }
 
-void ln_names_free(char **names, size_t n)
-{
-	size_t i;
-
-	for (i = 0; names && i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 int ln_module_loaded(const struct ln_agent *a, const char *module)
 {
 	char p[128];

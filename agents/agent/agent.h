@@ -24,6 +24,7 @@
 
 #include "common/buf.h"
 #include "common/proto.h"
+#include "common/util.h"
 
 #define LN_NVMET "/sys/kernel/config/nvmet"
 
@@ -54,6 +55,20 @@ struct ln_fsops {
 	/* make a filesystem on dev (bounded) */
 	int (*mkfs)(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err);
 };
+
+/* The ops table of one implementation (the node's, the fixture's), named
+ * label, whose functions are prefix_mkdir, prefix_rmdir, ...: every one
+ * implements every operation, and an operation added here is missed by
+ * none. */
+#define LN_FSOPS(label, prefix)                                                                  \
+	{                                                                                        \
+		.name = (label), .mkdir = prefix##_mkdir, .rmdir = prefix##_rmdir,              \
+		.symlink = prefix##_symlink, .unlink = prefix##_unlink,                          \
+		.write_attr = prefix##_write_attr, .modprobe = prefix##_modprobe,                \
+		.rmmod = prefix##_rmmod, .mount_configfs = prefix##_mount_configfs,              \
+		.odirect_ok = prefix##_odirect_ok, .mount = prefix##_mount,                      \
+		.umount = prefix##_umount, .mkfs = prefix##_mkfs,                                \
+	}
 
 /* One NVMe controller as seen on the node. */
 struct ln_ctrl {
@@ -94,6 +109,13 @@ struct ln_iniops {
 	/* a fresh host NQN (malloc'd) for this machine */
 	int (*hostnqn_generate)(struct ln_agent *a, char **out, struct ln_buf *err);
 };
+
+/* The initiator ops of one implementation, as LN_FSOPS. */
+#define LN_INIOPS(label, prefix)                                                                 \
+	{                                                                                        \
+		.name = (label), .scan = prefix##_scan, .connect = prefix##_connect,            \
+		.disconnect = prefix##_disconnect, .hostnqn_generate = prefix##_hostnqn_generate, \
+	}
 
 struct ln_agent {
 	char root[PATH_MAX];	/* "" for the real node, else the fixture root */
@@ -154,7 +176,6 @@ int ln_is_link(const struct ln_agent *a, const char *path);
 /* Sorted names in a directory (no . and ..); NULL-terminated, free with
  * ln_names_free. Missing directory: empty list and -ENOENT. */
 int ln_list_dir(const struct ln_agent *a, const char *path, char ***names, size_t *n);
-void ln_names_free(char **names, size_t n);
 /* 1 when the module is loaded (ROOT/sys/module/NAME). */
 int ln_module_loaded(const struct ln_agent *a, const char *module);
 /* 1 when configfs is mounted at /sys/kernel/config (ROOT/proc/mounts). */

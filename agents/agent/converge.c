@@ -13,6 +13,7 @@
 
 #include "agents/agent/converge.h"
 #include "agents/agent/paths.h"
+#include "common/fileio.h"
 #include "common/log.h"
 
 int ln_cv_own(struct ln_converge *cv, const char *kind, const char *id)
@@ -83,43 +84,44 @@ static void unmake_dirs(struct ln_converge *cv, const char *dir, size_t from)
 	ln_buf_release(&err);
 }
 
+struct make_dirs {
+	struct ln_converge *cv;
+	int own;
+	size_t *made;
+	struct ln_buf *err;
+};
+
+static int make_dir(const char *p, size_t len, void *ctx)
+{
+	const struct make_dirs *m = ctx;
+	struct stat st;
+	/* a link on the way is refused (paths.h), never followed */
+	int rc = ln_path_lstat(m->cv->a, p, &st, m->err);
+
+	if (rc == -ENOENT) {
+		rc = m->own ? ln_cv_own(m->cv, "directory", p) : 0;
+		if (rc == 0)
+			rc = ln_path_mkdir(m->cv->a, p, m->err);
+		if (rc == 0 && !*m->made)
+			*m->made = len;
+		else if (rc < 0 && m->own)
+			ln_cv_disown(m->cv, "directory", p);
+	} else if (rc == 0 && !S_ISDIR(st.st_mode)) {
+		ln_buf_addf(m->err, "'%s' is not a directory", p);
+		rc = -ENOTDIR;
+	}
+	return rc;
+}
+
 /* Make the missing directories of dir (owned when own is set); *made is
  * the length of the first one made (0: none). */
 static int make_dirs(struct ln_converge *cv, const char *dir, int own, size_t *made,
 		     struct ln_buf *err)
 {
-	char p[PATH_MAX];
-	size_t i, n = strlen(dir);
-	struct stat st;
-	int rc;
+	struct make_dirs m = { cv, own, made, err };
 
 	*made = 0;
-	if (n >= sizeof(p))
-		return -ENAMETOOLONG;
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		/* a link on the way is refused (paths.h), never followed */
-		rc = ln_path_lstat(cv->a, p, &st, err);
-		if (rc == -ENOENT) {
-			rc = own ? ln_cv_own(cv, "directory", p) : 0;
-			if (rc == 0)
-				rc = ln_path_mkdir(cv->a, p, err);
-			if (rc == 0 && !*made)
-				*made = i;
-			else if (rc < 0 && own)
-				ln_cv_disown(cv, "directory", p);
-		} else if (rc == 0 && !S_ISDIR(st.st_mode)) {
-			ln_buf_addf(err, "'%s' is not a directory", p);
-			rc = -ENOTDIR;
-		}
-		if (rc < 0)
-			return rc;
-		p[i] = dir[i];
-	}
-	return 0;
+	return ln_path_each_prefix(dir, make_dir, &m);
 }
 
 /* After a failed create: forget what this call recorded and remove the

@@ -217,18 +217,4 @@ static int real_mkfs(struct ln_agent *a, const char *dev, const char *fs, struct
 	return ln_fsops_mkfs(dev, fs, err);
 }
 
-const struct ln_fsops ln_fsops_real = {
-	.name = "real",
-	.mkdir = real_mkdir,
-	.rmdir = real_rmdir,
-	.symlink = real_symlink,
-	.unlink = real_unlink,
-	.write_attr = real_write_attr,
-	.modprobe = real_modprobe,
-	.rmmod = real_rmmod,
-	.mount_configfs = real_mount_configfs,
-	.odirect_ok = real_odirect_ok,
-	.mount = real_mount,
-	.umount = real_umount,
-	.mkfs = real_mkfs,
-};
+const struct ln_fsops ln_fsops_real = LN_FSOPS("real", real);

@@ -26,6 +26,7 @@ static int open_self(struct stat *st, char *sidecar, size_t n)
 	ssize_t len;
 	int fd;
 
+	sidecar[0] = '\0';
 	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -33,7 +34,6 @@ static int open_self(struct stat *st, char *sidecar, size_t n)
 		close(fd);
 		return -errno;
 	}
-	sidecar[0] = '\0';
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len > 0) {
 		self[len] = '\0';

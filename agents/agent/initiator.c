@@ -245,10 +245,7 @@ done:
 	snprintf(hostnqn, nlen, "%s", nqn.buf);
 	snprintf(hostid, ilen, "%s", id.buf);
 	free(gen);
-	ln_buf_release(&nqn);
-	ln_buf_release(&id);
-	ln_buf_release(&err);
-	ln_buf_release(&line);
+	ln_buf_release_all(&nqn, &id, &err, &line);
 	return rc;
 }
 

@@ -173,10 +173,4 @@ static int shim_hostnqn_generate(struct ln_agent *a, char **out, struct ln_buf *
 	return 0;
 }
 
-const struct ln_iniops ln_iniops_real = {
-	.name = "libnvme",
-	.scan = shim_scan,
-	.connect = shim_connect,
-	.disconnect = shim_disconnect,
-	.hostnqn_generate = shim_hostnqn_generate,
-};
+const struct ln_iniops ln_iniops_real = LN_INIOPS("libnvme", shim);

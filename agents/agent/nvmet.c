@@ -561,9 +561,7 @@ static void apply_subsystem(struct ln_converge *cv, struct ln_req_target *t)
 			t->failed = 1;
 	}
 out:
-	ln_buf_release(&err);
-	ln_buf_release(&cur);
-	ln_buf_release(&det);
+	ln_buf_release_all(&err, &cur, &det);
 }
 
 /* Nearest existing ancestor's free bytes, for the free-space warning. */
@@ -694,6 +692,47 @@ static int write_ns_ident(struct ln_converge *cv, const char *id, const char *di
 	return rc;
 }
 
+/* A namespace that is not there yet: made, pointed at want_path, given
+ * its identity and enabled, and reported. */
+static void create_namespace(struct ln_converge *cv, const struct ln_req_ns *ns, const char *id,
+			     const char *dir, const char *want_path, const char *want_bio,
+			     struct ln_blockdev *bd)
+{
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char p[PATH_MAX];
+	int rc = 0;
+
+	if (!cv->plan) {
+		rc = ln_cv_own(cv, "nvmet_namespace", id);
+		if (rc == 0)
+			rc = ln_fs_mkdir(cv->a, dir, &err);
+		snprintf(p, sizeof(p), "%s/device_path", dir);
+		if (rc == 0 && ns->device)
+			rc = ln_blockdev_recheck(cv->a, bd, ns->device, &err);
+		if (rc == 0)
+			rc = ln_fs_write_attr(cv->a, p, want_path, &err);
+		snprintf(p, sizeof(p), "%s/buffered_io", dir);
+		if (rc == 0 && !strcmp(want_bio, "1"))
+			rc = ln_fs_write_attr(cv->a, p, "1", &err);
+		/* the identity, before enable (nvmet refuses it after) */
+		if (rc == 0)
+			rc = write_ns_ident(cv, id, dir, ns, 1, 1, &err);
+		snprintf(p, sizeof(p), "%s/enable", dir);
+		if (rc == 0)
+			rc = ln_fs_write_attr(cv->a, p, "1", &err);
+	}
+	ln_buf_addf(&det, "%s %s%s", ns->file ? "file" : "device", want_path,
+		    !strcmp(want_bio, "1") ? ", buffered_io (no O_DIRECT)" : "");
+	if (ns->uuid)
+		ln_buf_addf(&det, ", uuid %s", ns->uuid);
+	if (ns->nguid)
+		ln_buf_addf(&det, ", nguid %s", ns->nguid);
+	if (rc == 0 && !cv->plan && ns->device)
+		rc = record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
+	ln_cv_report(cv, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
+	ln_buf_release_all(&err, &det);
+}
+
 static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, const struct ln_req_ns *ns)
 {
 	struct ln_buf err = LN_BUF_INIT, cur = LN_BUF_INIT, det = LN_BUF_INIT;
@@ -701,7 +740,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	const char *want_path = ns->file ? ns->file : ns->device;
 	const char *want_bio;
 	struct ln_blockdev bd = { .fd = -1 };
-	int rc = 0, exists, bio_ok, path_ok, enabled, uuid_ok, nguid_ok, turned_off = 0;
+	int rc = 0, bio_ok, path_ok, enabled, uuid_ok, nguid_ok, turned_off = 0;
 
 	snprintf(id, sizeof(id), "%s/%u", t->nqn, ns->nsid);
 	snprintf(dir, sizeof(dir), P_SUB "%s/namespaces/%u", t->nqn, ns->nsid);
@@ -719,41 +758,13 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 		if (rc == 0)
 			want_path = bd.path;
 	}
-	if (rc < 0) {
+	if (rc) {
 		ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
 		goto out;
 	}
 	want_bio = ns->file && !odirect_ok(cv, ns->file) ? "1" : "0";
-	exists = ln_is_dir(cv->a, dir);
-	if (!exists) {
-		if (!cv->plan) {
-			rc = ln_cv_own(cv, "nvmet_namespace", id);
-			if (rc == 0)
-				rc = ln_fs_mkdir(cv->a, dir, &err);
-			snprintf(p, sizeof(p), "%s/device_path", dir);
-			if (rc == 0 && ns->device)
-				rc = ln_blockdev_recheck(cv->a, &bd, ns->device, &err);
-			if (rc == 0)
-				rc = ln_fs_write_attr(cv->a, p, want_path, &err);
-			snprintf(p, sizeof(p), "%s/buffered_io", dir);
-			if (rc == 0 && !strcmp(want_bio, "1"))
-				rc = ln_fs_write_attr(cv->a, p, "1", &err);
-			/* the identity, before enable (nvmet refuses it after) */
-			if (rc == 0)
-				rc = write_ns_ident(cv, id, dir, ns, 1, 1, &err);
-			snprintf(p, sizeof(p), "%s/enable", dir);
-			if (rc == 0)
-				rc = ln_fs_write_attr(cv->a, p, "1", &err);
-		}
-		ln_buf_addf(&det, "%s %s%s", ns->file ? "file" : "device", want_path,
-			    !strcmp(want_bio, "1") ? ", buffered_io (no O_DIRECT)" : "");
-		if (ns->uuid)
-			ln_buf_addf(&det, ", uuid %s", ns->uuid);
-		if (ns->nguid)
-			ln_buf_addf(&det, ", nguid %s", ns->nguid);
-		if (rc == 0 && !cv->plan && ns->device)
-			rc = record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
-		ln_cv_report(cv, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
+	if (!ln_is_dir(cv->a, dir)) {
+		create_namespace(cv, ns, id, dir, want_path, want_bio, &bd);
 		goto out;
 	}
 	/* exported by an agent that did not record devices yet: from now on */
@@ -811,9 +822,7 @@ static void apply_namespace(struct ln_converge *cv, struct ln_req_target *t, con
 	ln_cv_report(cv, "change", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
 out:
 	ln_blockdev_release(&bd);
-	ln_buf_release(&err);
-	ln_buf_release(&cur);
-	ln_buf_release(&det);
+	ln_buf_release_all(&err, &cur, &det);
 }
 
 struct port_want {

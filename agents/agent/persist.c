@@ -214,7 +214,9 @@ static void want_link(struct ln_converge *cv, const struct persist_paths *p)
 	if (rc == 0 && !strcmp(cur, p->unit)) {
 		if (!cv->plan && !ln_cv_owned(cv, "systemd_enable", p->link))
 			rc = ln_cv_own(cv, "systemd_enable", p->link);
-		ln_cv_report(cv, "ok", "systemd_enable", p->link, NULL, NULL);
+		/* a record that could not be saved is a change that failed */
+		ln_cv_report(cv, rc < 0 ? "change" : "ok", "systemd_enable", p->link, NULL,
+			     rc < 0 ? err.buf : NULL);
 		goto out;
 	}
 	rc = exists ? ln_cv_existing(cv, "systemd_enable", p->link, &err) : 0;

@@ -64,6 +64,19 @@ static int seen_init(struct seen *s, size_t n)
 	return s->slot ? 0 : -ENOMEM;
 }
 
+/* A zeroed list for the items of the array a, one more than them (the
+ * last stays zero), into *list and their count into *n; seen made ready
+ * for them. 0 or -ENOMEM. */
+static int new_list(struct json_object *a, void **list, size_t *n, size_t elem, struct seen *s)
+{
+	*n = json_object_array_length(a);
+	*list = calloc(*n + 1, elem);
+	if (!*list)
+		return -ENOMEM;
+	return seen_init(s, *n);
+}
+#define NEW_LIST(a, list, n, s) new_list((a), (void **)&(list), &(n), sizeof(*(list)), (s))
+
 /* 1 if the key was seen before, 0 once it is recorded. */
 static int seen_add(struct seen *s, const void *p, size_t n)
 {
@@ -383,6 +396,24 @@ static int parse_dhchap(struct json_object *d, struct ln_req_target *t, const ch
 	return 0;
 }
 
+/* What a target and an initiator open with: only known keys, then the
+ * NQN under key (said before it when invalid), then the endpoint. */
+static int parse_head(struct json_object *o, const char *const *keys, const char *key,
+		      const char *said, const char **nqn, const char **transport,
+		      const char **address, const char **family, char *service, const char *where,
+		      struct ln_buf *err)
+{
+	int r;
+
+	if ((r = check_keys(o, keys, where, err)) < 0)
+		return r;
+	if ((r = get_str(o, key, 1, nqn, where, err)) < 0)
+		return r;
+	if (!ln_valid_nqn(*nqn))
+		return bad(err, where, "%s'%s' is not a valid NQN", said, *nqn);
+	return parse_endpoint(o, transport, address, family, service, where, err);
+}
+
 static int parse_target(struct json_object *o, struct ln_req_target *t, const char *where,
 			struct ln_buf *err)
 {
@@ -394,14 +425,9 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 	size_t i;
 	int r;
 
-	if ((r = check_keys(o, keys, where, err)) < 0)
-		return r;
-	if ((r = get_str(o, "nqn", 1, &t->nqn, where, err)) < 0)
-		return r;
-	if (!ln_valid_nqn(t->nqn))
-		return bad(err, where, "'%s' is not a valid NQN", t->nqn);
-	if ((r = parse_endpoint(o, &t->transport, &t->address, &t->family, t->service, where,
-				err)) < 0)
+	r = parse_head(o, keys, "nqn", "", &t->nqn, &t->transport, &t->address, &t->family,
+		       t->service, where, err);
+	if (r < 0)
 		return r;
 	if ((r = get_ident(o, "serial", 1, &t->serial, where, err)) < 0)
 		return r;
@@ -413,11 +439,7 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 				   json_object_get_string(hosts));
 		t->any = 1;
 	} else if (json_object_is_type(hosts, json_type_array)) {
-		t->nhosts = json_object_array_length(hosts);
-		t->hosts = calloc(t->nhosts + 1, sizeof(*t->hosts));
-		if (!t->hosts)
-			return -ENOMEM;
-		if (seen_init(&seen, t->nhosts) < 0)
+		if (NEW_LIST(hosts, t->hosts, t->nhosts, &seen) < 0)
 			return -ENOMEM;
 		for (i = 0, r = 0; i < t->nhosts && r == 0; i++) {
 			struct json_object *h = json_object_array_get_idx(hosts, i);
@@ -441,11 +463,7 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 	if (json_object_object_get_ex(o, "namespaces", &nss)) {
 		if (!json_object_is_type(nss, json_type_array))
 			return bad(err, where, "namespaces must be a list%s", "");
-		t->nns = json_object_array_length(nss);
-		t->ns = calloc(t->nns + 1, sizeof(*t->ns));
-		if (!t->ns)
-			return -ENOMEM;
-		if (seen_init(&seen, t->nns) < 0)
+		if (NEW_LIST(nss, t->ns, t->nns, &seen) < 0)
 			return -ENOMEM;
 		for (i = 0, r = 0; i < t->nns && r == 0; i++) {
 			snprintf(w, sizeof(w), "%s.namespaces[%zu]", where, i);
@@ -483,14 +501,9 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 	int64_t v;
 	int r;
 
-	if ((r = check_keys(o, keys, where, err)) < 0)
-		return r;
-	if ((r = get_str(o, "target", 1, &in->target, where, err)) < 0)
-		return r;
-	if (!ln_valid_nqn(in->target))
-		return bad(err, where, "target '%s' is not a valid NQN", in->target);
-	if ((r = parse_endpoint(o, &in->transport, &in->address, &family, in->service, where,
-				err)) < 0)
+	r = parse_head(o, keys, "target", "target ", &in->target, &in->transport, &in->address,
+		       &family, in->service, where, err);
+	if (r < 0)
 		return r;
 	if (json_object_object_get_ex(o, "queues", &q)) {
 		snprintf(w, sizeof(w), "%s.queues", where);

@@ -165,7 +165,7 @@ static int unpack(struct ln_agent *a, struct json_object *req, char **argv, int 
 		}
 		argv[i + 1] = (char *)json_object_get_string(v);
 	}
-	if (r < 0) {
+	if (r) {
 		r = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
 		goto out;
 	}
@@ -256,9 +256,7 @@ static void serve_one(struct ln_agent *a, ln_session_verb_fn run, const struct l
 	ln_agent_capture(NULL);
 	add_reply(reply, id, rc, &answer);
 	json_object_put(req);
-	ln_buf_release(&answer);
-	ln_buf_release(&input);
-	ln_buf_release(&err);
+	ln_buf_release_all(&answer, &input, &err);
 }
 
 /* The reader watches the peer only while a request runs. */

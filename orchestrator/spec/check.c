@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/nccl_env.h"
+#include "common/util.h"
 #include "orchestrator/spec/hostlist.h"
 #include "orchestrator/spec/impl.h"
 
@@ -32,22 +33,26 @@ static int streq(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-static uint64_t h_node_name(const void *c, uint32_t i)
-{
-	return spec_hash_str(((const struct ln_spec *)c)->nodes[i].name, HASH_SEED);
-}
+/*
+ * h_NAME, eq_NAME and match_NAME: the callbacks of an index of the spec's
+ * ARRAY by its string member KEY (node names, target NQNs).
+ */
+#define SPEC_STRING_KEY(name, array, key)                                                        \
+	static uint64_t h_##name(const void *c, uint32_t i)                                      \
+	{                                                                                        \
+		return spec_hash_str(((const struct ln_spec *)c)->array[i].key, HASH_SEED);      \
+	}                                                                                        \
+	static int match_##name(const void *c, uint32_t i, const void *k)                        \
+	{                                                                                        \
+		return streq(((const struct ln_spec *)c)->array[i].key, k);                      \
+	}                                                                                        \
+	static int eq_##name(const void *c, uint32_t a, uint32_t b)                              \
+	{                                                                                        \
+		return match_##name(c, a, ((const struct ln_spec *)c)->array[b].key);            \
+	}
 
-static int eq_node_name(const void *c, uint32_t a, uint32_t b)
-{
-	const struct ln_spec *s = c;
-
-	return streq(s->nodes[a].name, s->nodes[b].name);
-}
-
-static int match_node_name(const void *c, uint32_t i, const void *key)
-{
-	return streq(((const struct ln_spec *)c)->nodes[i].name, key);
-}
+SPEC_STRING_KEY(node_name, nodes, name)
+SPEC_STRING_KEY(nqn, targets, nqn)
 
 static uint64_t h_endpoint(const void *c, uint32_t i)
 {
@@ -74,23 +79,6 @@ static int eq_port_ip(const void *c, uint32_t a, uint32_t b)
 	const struct ctx *x = c;
 
 	return streq(x->st->ports[a].ip, x->st->ports[b].ip);
-}
-
-static uint64_t h_nqn(const void *c, uint32_t i)
-{
-	return spec_hash_str(((const struct ln_spec *)c)->targets[i].nqn, HASH_SEED);
-}
-
-static int eq_nqn(const void *c, uint32_t a, uint32_t b)
-{
-	const struct ln_spec *s = c;
-
-	return streq(s->targets[a].nqn, s->targets[b].nqn);
-}
-
-static int match_nqn(const void *c, uint32_t i, const void *key)
-{
-	return streq(((const struct ln_spec *)c)->targets[i].nqn, key);
 }
 
 /* A namespace's backing object on its node: (node, file or device). */
@@ -291,12 +279,10 @@ static int check_nodes(struct ctx *x)
 	int r;
 
 	r = spec_idxmap_init(&st->node_by_name, spec->n_nodes, h_node_name, eq_node_name, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&ep, spec->n_nodes, h_endpoint, eq_endpoint, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&ips, st->n_ports, h_port_ip, eq_port_ip, x);
+	if (r == 0)
+		r = spec_idxmap_init(&ep, spec->n_nodes, h_endpoint, eq_endpoint, spec);
+	if (r == 0)
+		r = spec_idxmap_init(&ips, st->n_ports, h_port_ip, eq_port_ip, x);
 	if (r < 0)
 		goto out;
 	x->port_node = malloc((st->n_ports + 1) * sizeof(*x->port_node));
@@ -568,15 +554,12 @@ static int check_initiators(struct ctx *x)
 	int r;
 
 	r = spec_idxmap_init(&pairs, spec->n_initiators, h_init_pair, eq_init_pair, spec);
-	if (r < 0)
-		goto out;
-	r = spec_mounters_init(&mounters, spec->n_targets);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
-	if (r < 0)
-		goto out;
-	r = spec_idxmap_init(&explicit, n_explicit, h_pair, eq_pair, x);
+	if (r == 0)
+		r = spec_mounters_init(&mounters, spec->n_targets);
+	if (r == 0)
+		r = spec_idxmap_init(&mounts, spec->n_initiators, h_mount, eq_mount, spec);
+	if (r == 0)
+		r = spec_idxmap_init(&explicit, n_explicit, h_pair, eq_pair, x);
 	if (r < 0)
 		goto out;
 	for (i = 0; i < n_explicit; i++)
@@ -917,35 +900,31 @@ static void check_validation(struct ctx *x)
 			  "stage 'nccl' needs GPUs but no node declares any ('gpus')");
 }
 
+/* spec_check_paths (check_paths.c) as one of the passes */
+static int check_paths(struct ctx *x)
+{
+	return spec_check_paths(x->spec);
+}
+
 int spec_check(struct ln_spec *spec)
 {
+	/* in this order: each pass uses what the ones before it resolved */
+	static int (*const passes[])(struct ctx *x) = {
+		check_nodes, check_targets, check_initiators, layout_hosts, check_dhchap, check_mpi,
+		check_paths,
+	};
 	struct ctx x;
+	size_t i;
 	int r;
 
 	memset(&x, 0, sizeof(x));
 	x.spec = spec;
 	x.st = spec->store;
-	r = check_nodes(&x);
-	if (r < 0)
-		goto out;
-	r = check_targets(&x);
-	if (r < 0)
-		goto out;
-	r = check_initiators(&x);
-	if (r < 0)
-		goto out;
-	r = layout_hosts(&x);
-	if (r < 0)
-		goto out;
-	r = check_dhchap(&x);
-	if (r < 0)
-		goto out;
-	r = check_mpi(&x);
-	if (r < 0)
-		goto out;
-	r = spec_check_paths(spec);
-	if (r < 0)
-		goto out;
+	for (i = 0; i < ARRAY_SIZE(passes); i++) {
+		r = passes[i](&x);
+		if (r < 0)
+			goto out;
+	}
 	check_validation(&x);
 	check_rails(&x);
 	r = spec_check_pairs(spec);

@@ -52,6 +52,36 @@ static int all_in(const char *s, const char *extra)
 	return 1;
 }
 
+/* A name: 1 to max bytes of [A-Za-z0-9] and rest, the first of
+ * [A-Za-z0-9] and first; what is said after "takes" when it is not. */
+struct name_rule {
+	size_t max;
+	const char *first, *rest;
+	int no_dotdot;		/* and never ".." */
+	const char *what;
+};
+
+static const struct name_rule name_rules[] = {
+	[SP_CLUSTER] = { 63, "", "_-", 0, "1-63 of [A-Za-z0-9_-] starting with a letter or digit" },
+	[SP_NODE] = { 63, "", "._-", 1,
+		      "a node name (1-63 of [A-Za-z0-9._-], starting with a letter or digit)" },
+	[SP_RAIL] = { 32, "", "_.-", 0,
+		      "a rail name (1-32 of [A-Za-z0-9_.-], starting with a letter or digit)" },
+	[SP_DEVICE] = { 64, "_-", "_.-", 0, "a device name (1-64 of [A-Za-z0-9_.-])" },
+};
+
+static int check_name(const struct name_rule *r, const char *key, const char *s,
+		      struct ln_buf *why)
+{
+	size_t n = strlen(s);
+
+	if (n >= 1 && n <= r->max && in_class(s[0], r->first) && all_in(s, r->rest) &&
+	    !(r->no_dotdot && strstr(s, "..")))
+		return 0;
+	ln_buf_addf(why, "'%s' takes %s, not '%.100s'", key, r->what, s);
+	return -1;
+}
+
 static int check_host(const char *s)
 {
 	unsigned char a[16];
@@ -138,17 +168,10 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 	case SP_COUNT:
 		return 0;
 	case SP_CLUSTER:
-		if (n >= 1 && n <= 63 && in_class(s[0], "") && all_in(s, "_-"))
-			return 0;
-		ln_buf_addf(why, "'%s' takes 1-63 of [A-Za-z0-9_-] starting with a letter or digit, not '%.100s'",
-			    key, s);
-		return -1;
 	case SP_NODE:
-		if (n >= 1 && n <= 63 && in_class(s[0], "") && all_in(s, "._-") && !strstr(s, ".."))
-			return 0;
-		ln_buf_addf(why, "'%s' takes a node name (1-63 of [A-Za-z0-9._-], starting with a letter or digit), not '%.100s'",
-			    key, s);
-		return -1;
+	case SP_RAIL:
+	case SP_DEVICE:
+		return check_name(&name_rules[pat], key, s, why);
 	case SP_USER:
 		if (n >= 1 && n <= 32 && ((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_') &&
 		    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == n)
@@ -165,18 +188,6 @@ int spec_pattern_check(enum spat pat, const char *key, const char *s, struct ln_
 		if (inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1)
 			return 0;
 		ln_buf_addf(why, "'%s' takes a numeric IPv4 or IPv6 address, not '%.100s'", key, s);
-		return -1;
-	case SP_RAIL:
-		if (n >= 1 && n <= 32 && in_class(s[0], "") && all_in(s, "_.-"))
-			return 0;
-		ln_buf_addf(why, "'%s' takes a rail name (1-32 of [A-Za-z0-9_.-], starting with a letter or digit), not '%.100s'",
-			    key, s);
-		return -1;
-	case SP_DEVICE:
-		if (n >= 1 && n <= 64 && in_class(s[0], "_-") && all_in(s, "_.-"))
-			return 0;
-		ln_buf_addf(why, "'%s' takes a device name (1-64 of [A-Za-z0-9_.-]), not '%.100s'",
-			    key, s);
 		return -1;
 	case SP_PATH:
 		return check_path(key, s, NULL, why);

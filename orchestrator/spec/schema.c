@@ -25,6 +25,22 @@ static const char bw_min_regex[] =
 
 static struct json_object *table_schema(const struct table *t, const char *stage);
 
+/* o with v added under key, or NULL when either is missing or the add
+ * fails: both are released then. */
+static struct json_object *with(struct json_object *o, const char *key, struct json_object *v)
+{
+	int r = -ENOMEM;
+
+	if (o && v)
+		r = ln_json_add(o, key, v);	/* takes v, even when it fails */
+	else
+		json_object_put(v);
+	if (r == 0)
+		return o;
+	json_object_put(o);
+	return NULL;
+}
+
 static struct json_object *str_pattern(const char *re)
 {
 	struct json_object *o = json_object_new_object();
@@ -52,11 +68,7 @@ static struct json_object *names_enum(const char *type,
 	for (i = 0; (name = at(i, arg)); i++)
 		if (json_object_array_add(a, json_object_new_string(name)) < 0)
 			goto fail;
-	if (ln_json_add(o, "enum", a) < 0) {
-		a = NULL;
-		goto fail;
-	}
-	return o;
+	return with(o, "enum", a);
 fail:
 	json_object_put(a);
 	json_object_put(o);
@@ -87,27 +99,20 @@ static const char *nccl_env_at(size_t i, const void *unused)
 /* anyOf of two schemas (both taken). */
 static struct json_object *any_of(struct json_object *x, struct json_object *y)
 {
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	struct json_object *a = json_object_new_array();
 
-	if (!o || !a || !x || !y || json_object_array_add(a, x) < 0) {
+	if (!a || !x || !y || json_object_array_add(a, x) < 0) {
 		json_object_put(x);
-		goto fail;
+		json_object_put(y);
+		json_object_put(a);
+		return NULL;
 	}
-	x = NULL;
-	if (json_object_array_add(a, y) < 0)
-		goto fail;
-	y = NULL;
-	if (ln_json_add(o, "anyOf", a) < 0) {
-		a = NULL;
-		goto fail;
+	if (json_object_array_add(a, y) < 0) {
+		json_object_put(y);
+		json_object_put(a);
+		return NULL;
 	}
-	return o;
-fail:
-	json_object_put(x);
-	json_object_put(y);
-	json_object_put(a);
-	json_object_put(o);
-	return NULL;
+	return with(json_object_new_object(), "anyOf", a);
 }
 
 static struct json_object *int_range(long long min, long long max)
@@ -126,16 +131,11 @@ static struct json_object *array_of(struct json_object *items)
 {
 	struct json_object *o = json_object_new_object();
 
-	if (!o || !items || ln_json_add_str(o, "type", "array") < 0) {
-		json_object_put(items);
+	if (o && ln_json_add_str(o, "type", "array") < 0) {
 		json_object_put(o);
-		return NULL;
+		o = NULL;
 	}
-	if (ln_json_add(o, "items", items) < 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return with(o, "items", items);
 }
 
 /* A mapping of NAME: value (mpi.mca, nccl.env): the names those of
@@ -218,11 +218,7 @@ static struct json_object *custom_schema(const struct field *f)
 			if (json_object_array_add(one, table_schema(&spec_stage_tables[s],
 								    spec_stage_names[s])) < 0)
 				goto vfail;
-		if (ln_json_add(items, "oneOf", one) < 0) {
-			one = NULL;
-			goto vfail;
-		}
-		return array_of(items);
+		return array_of(with(items, "oneOf", one));
 vfail:
 		json_object_put(one);
 		json_object_put(items);

@@ -34,6 +34,27 @@ static struct json_object *built(struct json_object *o, int r)
 	return o;
 }
 
+/* A new array (list) or object under key in o, or appended to the array
+ * o when key is NULL; o owns it from then on (filled after, it stands
+ * where it was added). NULL, and r set, when out of memory. */
+static struct json_object *add_child(struct json_object *o, const char *key, int list, int *r)
+{
+	struct json_object *c = list ? json_object_new_array() : json_object_new_object();
+	int rc = -ENOMEM;
+
+	if (c && key)
+		rc = ln_json_add(o, key, c);	/* takes c, even when it fails */
+	else if (c && json_object_array_add(o, c) < 0)
+		json_object_put(c);
+	else if (c)
+		rc = 0;
+	if (rc < 0) {
+		*r = 1;
+		return NULL;
+	}
+	return c;
+}
+
 static struct json_object *ssh_json(const struct ln_ssh_spec *s)
 {
 	struct json_object *o = json_object_new_object(), *j;
@@ -47,10 +68,7 @@ static struct json_object *ssh_json(const struct ln_ssh_spec *s)
 	ADD(ln_json_add_str(o, "known_hosts", s->known_hosts));
 	ADD(ln_json_add_str(o, "host_key_policy", policy_names[s->host_key_policy]));
 	if (s->jump_host) {
-		j = json_object_new_object();
-		if (!j)
-			r = 1;
-		ADD(ln_json_add(o, "jump", j));
+		j = add_child(o, "jump", 0, &r);
 		if (j) {
 			ADD(ln_json_add_str(j, "host", s->jump_host));
 			ADD(ln_json_add_str(j, "user", s->jump_user ? s->jump_user : s->user));
@@ -67,27 +85,25 @@ static struct json_object *ssh_json(const struct ln_ssh_spec *s)
 
 static struct json_object *node_json(const struct ln_node *n)
 {
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	struct json_object *o = json_object_new_object(), *a;
 	size_t k;
-	int r = !o || !a;
+	int r = 0;
 
-	if (r)
-		goto fail;
+	if (!o)
+		return NULL;
 	ADD(ln_json_add_str(o, "name", n->name));
 	ADD(ln_json_add_str(o, "address", n->address));
 	ADD(ln_json_add_i64(o, "port", n->port));
 	ADD(ln_json_add_str(o, "user", n->user));
 	ADD(ln_json_add_i64(o, "gpus", n->gpus));
 	ADD(ln_json_add_i64(o, "slots", n->slots));
-	for (k = 0; k < n->n_rdma && !r; k++) {
+	a = add_child(o, "rdma", 1, &r);
+	for (k = 0; a && k < n->n_rdma && !r; k++) {
 		const struct ln_rdma_port *p = &n->rdma[k];
-		struct json_object *po = json_object_new_object();
+		struct json_object *po = add_child(a, NULL, 0, &r);
 
-		if (!po || json_object_array_add(a, po) < 0) {
-			json_object_put(po);
-			r = 1;
+		if (!po)
 			break;
-		}
 		ADD(ln_json_add_str(po, "device", p->device));
 		ADD(ln_json_add_i64(po, "port", p->port));
 		ADD(ln_json_add_str(po, "ip", p->ip));
@@ -103,25 +119,17 @@ static struct json_object *node_json(const struct ln_node *n)
 			ADD(ln_json_add(po, "mtu", NULL));
 		ADD(ln_json_add_str(po, "rail", p->rail));
 	}
-	ADD(ln_json_add(o, "rdma", a));
-	a = NULL;
-	if (r)
-		goto fail;
-	return o;
-fail:
-	json_object_put(a);
-	json_object_put(o);
-	return NULL;
+	return built(o, r);
 }
 
 static struct json_object *target_json(const struct ln_spec *spec, const struct ln_target *t)
 {
-	struct json_object *o = json_object_new_object(), *ns = json_object_new_array(), *h = NULL;
+	struct json_object *o = json_object_new_object(), *ns, *h, *d;
 	size_t k;
-	int r = !o || !ns;
+	int r = 0;
 
-	if (r)
-		goto fail;
+	if (!o)
+		return NULL;
 	ADD(ln_json_add_str(o, "nqn", t->nqn));
 	ADD(ln_json_add_str(o, "node", spec->nodes[t->node].name));
 	ADD(ln_json_add_str(o, "transport", ln_transport_name(t->transport)));
@@ -130,24 +138,20 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	if (t->hosts_any) {
 		ADD(ln_json_add_str(o, "hosts", "any"));
 	} else {
-		h = json_object_new_array();
+		h = add_child(o, "hosts", 1, &r);
 		for (k = 0; h && k < t->n_hosts; k++)
 			if (json_object_array_add(h, json_object_new_string(
 							     spec->nodes[t->hosts[k]].name)) < 0)
 				r = 1;
-		ADD(ln_json_add(o, "hosts", h));
-		h = NULL;
 	}
 	ADD(ln_json_add_bool(o, "hosts_given", t->hosts_given));
-	for (k = 0; k < t->n_namespaces && !r; k++) {
+	ns = add_child(o, "namespaces", 1, &r);
+	for (k = 0; ns && k < t->n_namespaces && !r; k++) {
 		const struct ln_namespace *n = &t->namespaces[k];
-		struct json_object *no = json_object_new_object();
+		struct json_object *no = add_child(ns, NULL, 0, &r);
 
-		if (!no || json_object_array_add(ns, no) < 0) {
-			json_object_put(no);
-			r = 1;
+		if (!no)
 			break;
-		}
 		ADD(ln_json_add_i64(no, "nsid", n->nsid));
 		ADD(ln_json_add_str(no, "file", n->file));
 		ADD(ln_json_add_i64(no, "size", (int64_t)n->size));
@@ -155,28 +159,19 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 		if (n->file)
 			ADD(ln_json_add_bool(no, "adopt", n->adopt));
 	}
-	ADD(ln_json_add(o, "namespaces", ns));
-	ns = NULL;
 	if (t->dhchap.present) {
 		/* The key directory only: lint never reads a secret. */
-		struct json_object *d = json_object_new_object();
-
-		r |= !d;
-		ADD(ln_json_add_str(d, "key_dir", t->dhchap.key_dir));
-		ADD(ln_json_add_str(d, "hash", ln_dhchap_hash_names[t->dhchap.hash]));
-		ADD(ln_json_add_str(d, "dhgroup", ln_dhchap_group_names[t->dhchap.dhgroup]));
-		ADD(ln_json_add_bool(d, "bidirectional", t->dhchap.bidirectional));
-		ADD(ln_json_add(o, "dhchap", d));
+		d = add_child(o, "dhchap", 0, &r);
+		if (d) {
+			ADD(ln_json_add_str(d, "key_dir", t->dhchap.key_dir));
+			ADD(ln_json_add_str(d, "hash", ln_dhchap_hash_names[t->dhchap.hash]));
+			ADD(ln_json_add_str(d, "dhgroup", ln_dhchap_group_names[t->dhchap.dhgroup]));
+			ADD(ln_json_add_bool(d, "bidirectional", t->dhchap.bidirectional));
+		}
 	} else {
 		ADD(ln_json_add(o, "dhchap", NULL));
 	}
-	if (r)
-		goto fail;
-	return o;
-fail:
-	json_object_put(ns);
-	json_object_put(o);
-	return NULL;
+	return built(o, r);
 }
 
 static void add_ms_or_null(struct json_object *o, const char *key, int64_t v, int *r)
@@ -207,11 +202,8 @@ static struct json_object *initiator_json(const struct ln_spec *spec, const stru
 	add_ms_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, &r);
 	add_ms_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, &r);
 	if (in->mount.present) {
-		struct json_object *m = json_object_new_object();
+		struct json_object *m = add_child(o, "mount", 0, &r);
 
-		if (!m)
-			r = 1;
-		ADD(ln_json_add(o, "mount", m));
 		if (m) {
 			ADD(ln_json_add_str(m, "path", in->mount.path));
 			ADD(ln_json_add_str(m, "fs", in->mount.fs));
@@ -225,25 +217,18 @@ static struct json_object *initiator_json(const struct ln_spec *spec, const stru
 
 static struct json_object *mpi_json(const struct ln_mpi_spec *m)
 {
-	struct json_object *o = json_object_new_object(), *mca = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *mca;
 	size_t k;
-	int r = !o || !mca;
+	int r = 0;
 
-	if (r)
-		goto fail;
+	if (!o)
+		return NULL;
 	ADD(ln_json_add_str(o, "hostfile", m->hostfile));
 	ADD(ln_json_add_str(o, "format", mpi_format_names[m->format]));
-	for (k = 0; k < m->n_mca; k++)
+	mca = add_child(o, "mca", 0, &r);
+	for (k = 0; mca && k < m->n_mca; k++)
 		ADD(ln_json_add_str(mca, m->mca[k].key, m->mca[k].value));
-	ADD(ln_json_add(o, "mca", mca));
-	mca = NULL;
-	if (r)
-		goto fail;
-	return o;
-fail:
-	json_object_put(mca);
-	json_object_put(o);
-	return NULL;
+	return built(o, r);
 }
 
 /* A pairwise stage's max_errors; null: reported, not judged. */

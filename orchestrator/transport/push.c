@@ -251,9 +251,7 @@ out:
 		explicit_bzero(body.buf, body.len);
 	if (frame.buf)
 		explicit_bzero(frame.buf, frame.len);
-	ln_buf_release(&body);
-	ln_buf_release(&frame);
-	ln_buf_release(&e);
+	ln_buf_release_all(&body, &frame, &e);
 	return r;
 }
 
@@ -408,9 +406,7 @@ static int install(struct ln_session *s, const struct ln_agent_image *img, struc
 	}
 	r = 0;
 out:
-	ln_buf_release(&cmd);
-	ln_buf_release(&out);
-	ln_buf_release(&errout);
+	ln_buf_release_all(&cmd, &out, &errout);
 	return r;
 }
 

@@ -201,9 +201,7 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 	r = ln_file_write_atomic(file, next.buf, next.len, 0600, err);
 out:
 	pthread_mutex_unlock(&known_hosts_lock);
-	ln_buf_release(&cur);
-	ln_buf_release(&next);
-	ln_buf_release(&e);
+	ln_buf_release_all(&cur, &next, &e);
 	return r;
 }
 

@@ -8,15 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "orchestrator/validate/rails.h"
 
 void ln_railmap_release(struct ln_railmap *m)
 {
-	size_t i;
-
-	for (i = 0; m->names && i < m->nrails; i++)
-		free(m->names[i]);
-	free(m->names);
+	ln_names_free(m->names, m->nrails);
 	free(m->port);
 	memset(m, 0, sizeof(*m));
 }
@@ -40,11 +37,13 @@ static const char *rail_name(const struct ln_rdma_port *p, size_t k, char *buf, 
 	return buf;
 }
 
-int ln_railmap_from_spec(const struct ln_spec *spec, struct ln_railmap *m, struct ln_buf *err)
+int ln_railmap_from_spec(const struct ln_spec *spec, struct ln_railmap *out, struct ln_buf *err)
 {
+	/* built on the stack, where every field starts known, then handed
+	 * over (scan-build loses the fields of a memset of the caller's) */
+	struct ln_railmap map = LN_RAILMAP_INIT, *m = &map;
 	size_t i, k, cap = 0;
 
-	memset(m, 0, sizeof(*m));
 	m->nnodes = spec->n_nodes;
 	for (i = 0; i < spec->n_nodes; i++) {
 		cap += spec->nodes[i].n_rdma;
@@ -81,9 +80,11 @@ int ln_railmap_from_spec(const struct ln_spec *spec, struct ln_railmap *m, struc
 			if (r >= 0 && m->port[i * m->nrails + (size_t)r] < 0)
 				m->port[i * m->nrails + (size_t)r] = (int)k;
 		}
+	*out = map;
 	return 0;
 nomem:
 	ln_railmap_release(m);
+	*out = map;
 	ln_buf_addstr(err, "cannot map the rails: out of memory");
 	return -ENOMEM;
 }

@@ -126,9 +126,7 @@ void ln_results_release(struct ln_results *r)
 {
 	size_t i;
 
-	for (i = 0; r->nodes && i < r->nnodes; i++)
-		free(r->nodes[i]);
-	free(r->nodes);
+	ln_names_free(r->nodes, r->nnodes);
 	free(r->cluster);
 	for (i = 0; i < r->nchecks; i++)
 		check_release(&r->checks[i]);
@@ -224,15 +222,25 @@ long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, s
 	return (long)r->nchecks++;
 }
 
-int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
+/* Room for element n of *arr, which holds n: the new element, or NULL
+ * (out of memory; *arr unchanged). */
+static void *grow_one(void **arr, size_t n, size_t elem)
 {
-	struct ln_attempt *n;
-	void *p = realloc(c->attempts, (c->nattempts + 1) * sizeof(*c->attempts));
+	void *p = realloc(*arr, (n + 1) * elem);
 
 	if (!p)
+		return NULL;
+	*arr = p;
+	return (char *)p + n * elem;
+}
+#define GROW_ONE(arr, n) ((__typeof__(arr))grow_one((void **)&(arr), (n), sizeof(*(arr))))
+
+int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
+{
+	struct ln_attempt *n = GROW_ONE(c->attempts, c->nattempts);
+
+	if (!n)
 		return -ENOMEM;
-	c->attempts = p;
-	n = &c->attempts[c->nattempts];
 	*n = *at;
 	n->detail = at->detail ? strdup(at->detail) : NULL;
 	n->command = at->command ? strdup(at->command) : NULL;
@@ -283,13 +291,10 @@ int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
 static int add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_stage stage,
 		       size_t a, int pa, size_t b, int pb, const char *fmt, va_list ap)
 {
-	struct ln_verdict *v;
-	void *p = realloc(r->verdicts, (r->nverdicts + 1) * sizeof(*r->verdicts));
+	struct ln_verdict *v = GROW_ONE(r->verdicts, r->nverdicts);
 
-	if (!p)
+	if (!v)
 		return -ENOMEM;
-	r->verdicts = p;
-	v = &r->verdicts[r->nverdicts];
 	v->reason = vformat(fmt, ap);
 	if (fmt && !v->reason)
 		return -ENOMEM;
@@ -340,21 +345,12 @@ void ln_results_summarize(struct ln_results *r)
 	}
 	for (i = 0; i < r->nchecks; i++) {
 		struct ln_stage_summary *st = &r->stages[r->checks[i].stage];
+		size_t *count[] = {
+			[LN_ST_PASS] = &st->passed, [LN_ST_FAIL] = &st->failed,
+			[LN_ST_SKIPPED] = &st->skipped, [LN_ST_NOT_RUN] = &st->not_run,
+		};
 
-		switch (r->checks[i].status) {
-		case LN_ST_PASS:
-			st->passed++;
-			break;
-		case LN_ST_FAIL:
-			st->failed++;
-			break;
-		case LN_ST_SKIPPED:
-			st->skipped++;
-			break;
-		case LN_ST_NOT_RUN:
-			st->not_run++;
-			break;
-		}
+		(*count[r->checks[i].status])++;
 	}
 	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		struct ln_stage_summary *st = &r->stages[s];

@@ -340,4 +340,16 @@ static inline int fx_put(const char *root, const char *rel, const char *val)
 	return r;
 }
 
+/* Read ROOT/rel into v (emptied first); the file must be there. */
+static inline void fx_read(const char *root, const char *rel, struct ln_buf *v)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	char p[4096];
+
+	ln_buf_reset(v);
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_read(p, v, &e), 0);
+	ln_buf_release(&e);
+}
+
 #endif

@@ -6,16 +6,24 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "common/buf.h"
 
-/* Release every buffer named: ln_test_release(&out, &err, &before). */
-#define ln_test_release(...) ln_test_release_all((struct ln_buf *[]){ __VA_ARGS__, NULL })
-static inline void ln_test_release_all(struct ln_buf **b)
+/* Release every buffer named: ln_test_release(&out, &err, &before), the
+ * tests' name for ln_buf_release_all (common/buf.h). */
+#define ln_test_release ln_buf_release_all
+
+/* The word after opt in a NULL-terminated argv (a fake tool's), or NULL. */
+static inline const char *ln_test_arg_after(const char *const *argv, const char *opt)
 {
-	for (; *b; b++)
-		ln_buf_release(*b);
+	int i;
+
+	for (i = 0; argv[i]; i++)
+		if (!strcmp(argv[i], opt) && argv[i + 1])
+			return argv[i + 1];
+	return NULL;
 }
 
 /*

@@ -331,10 +331,7 @@ static void test_agent_blockdev__changed_device_refused(void **st)
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t",
 		 root);
 	assert_int_equal(access(p, F_OK), -1);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&out, &err, &v, &e);
 	fx_remove(root);
 }
 

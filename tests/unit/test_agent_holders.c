@@ -33,9 +33,7 @@ static char *applied(void)
 	assert_non_null(root);
 	assert_int_equal(ln_file_read(REQ, &in, &e), 0);
 	assert_int_equal(fx_agent(root, args, in.buf, &out, NULL, NULL), 0);
-	ln_buf_release(&in);
-	ln_buf_release(&out);
-	ln_buf_release(&e);
+	ln_test_release(&in, &out, &e);
 	return root;
 }
 
@@ -63,21 +61,46 @@ static int exists(const char *root, const char *rel)
 	return lstat(p, &st) == 0;
 }
 
-/* Run teardown with extra args; the answer parsed into *ans. */
-static int teardown(const char *root, const char *a1, const char *a2, const char *a3,
-		    struct json_object **ans)
+/* Each test's tree, applied, and the last teardown's answer. */
+struct holders {
+	char *root;
+	struct json_object *ans;
+};
+
+static int set_up(void **st)
+{
+	struct holders *h = calloc(1, sizeof(*h));
+
+	assert_non_null(h);
+	h->root = applied();
+	*st = h;
+	return 0;
+}
+
+static int tear_down(void **st)
+{
+	struct holders *h = *st;
+
+	json_object_put(h->ans);
+	fx_remove(h->root);
+	free(h);
+	return 0;
+}
+
+/* Run teardown with extra args; the answer parsed into h->ans (the one
+ * before it released). */
+static int teardown(struct holders *h, const char *a1, const char *a2, const char *a3)
 {
 	const char *args[] = { "teardown", a1, a2, a3, NULL };
 	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, e = LN_BUF_INIT;
-	int rc = fx_agent(root, args, NULL, &out, &err, NULL);
+	int rc = fx_agent(h->root, args, NULL, &out, &err, NULL);
 
-	*ans = NULL;
-	if (ln_json_parse(out.buf, out.len, ans, &e) < 0)
+	json_object_put(h->ans);
+	h->ans = NULL;
+	if (ln_json_parse(out.buf, out.len, &h->ans, &e) < 0)
 		fprintf(stderr, "bad answer (exit %d): %s\n%s\n", rc, out.buf, err.buf);
-	assert_non_null(*ans);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&e);
+	assert_non_null(h->ans);
+	ln_test_release(&out, &err, &e);
 	return rc;
 }
 
@@ -117,180 +140,148 @@ static int warned(struct json_object *ans, const char *needle)
 
 static void test_agent_holders__debugfs_controller_keeps_its_subsystem(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 
-	(void)st;
 	/* a host outside the spec holds target1, as 6.10+'s debugfs shows it
 	 * (hostnqn without a newline, host_traddr with one) */
-	put(root, DBG "/" T1 "/ctrl3/hostnqn", "nqn.2014-08.org.example:by.hand");
-	put(root, DBG "/" T1 "/ctrl3/host_traddr", "10.77.0.13\n");
-	put(root, DBG "/" T1 "/ctrl3/kato", "5000\n");
-	put(root, DBG "/" T2 "/ns1/reservation", "enable=0\n");
-	assert_int_equal(teardown(root, "--purge", NULL, NULL, &ans), 1);
-	assert_string_equal(kept_reason(ans, T1), "host 'nqn.2014-08.org.example:by.hand' "
+	put(h->root, DBG "/" T1 "/ctrl3/hostnqn", "nqn.2014-08.org.example:by.hand");
+	put(h->root, DBG "/" T1 "/ctrl3/host_traddr", "10.77.0.13\n");
+	put(h->root, DBG "/" T1 "/ctrl3/kato", "5000\n");
+	put(h->root, DBG "/" T2 "/ns1/reservation", "enable=0\n");
+	assert_int_equal(teardown(h, "--purge", NULL, NULL), 1);
+	assert_string_equal(kept_reason(h->ans, T1), "host 'nqn.2014-08.org.example:by.hand' "
 			    "(10.77.0.13) still holds controller ctrl3");
-	assert_int_equal(n_kept(ans), 1);
-	assert_false(json_object_get_boolean(ln_json_at(ans, "converged")));
+	assert_int_equal(n_kept(h->ans), 1);
+	assert_false(json_object_get_boolean(ln_json_at(h->ans, "converged")));
 	/* target1 whole: namespaces, allowed host and its host entry, port link */
-	assert_true(exists(root, CFG "/subsystems/" T1 "/namespaces/1"));
-	assert_true(exists(root, CFG "/subsystems/" T1 "/allowed_hosts/"
+	assert_true(exists(h->root, CFG "/subsystems/" T1 "/namespaces/1"));
+	assert_true(exists(h->root, CFG "/subsystems/" T1 "/allowed_hosts/"
 			    "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002"));
-	assert_true(exists(root, CFG "/hosts/nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002"));
-	assert_true(exists(root, CFG "/ports/1/subsystems/" T1));
+	assert_true(exists(h->root, CFG "/hosts/nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002"));
+	assert_true(exists(h->root, CFG "/ports/1/subsystems/" T1));
 	/* and --purge left its backing files */
-	assert_true(exists(root, "/var/lib/nvmet/disk1.img"));
-	assert_true(exists(root, "/run/llmnet/scratch.img"));
+	assert_true(exists(h->root, "/var/lib/nvmet/disk1.img"));
+	assert_true(exists(h->root, "/run/llmnet/scratch.img"));
 	/* the others went: nobody holds them */
-	assert_false(exists(root, CFG "/subsystems/" T2));
-	assert_false(exists(root, CFG "/subsystems/" T3));
-	assert_false(exists(root, "/var/lib/nvmet/disk2.img"));
-	assert_false(warned(ans, "cannot see"));
-	json_object_put(ans);
+	assert_false(exists(h->root, CFG "/subsystems/" T2));
+	assert_false(exists(h->root, CFG "/subsystems/" T3));
+	assert_false(exists(h->root, "/var/lib/nvmet/disk2.img"));
+	assert_false(warned(h->ans, "cannot see"));
 
 	/* the host let go: the next teardown removes target1 */
 	{
 		char cmd[4200];
 
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s" DBG "/" T1 "/ctrl3'", root);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s" DBG "/" T1 "/ctrl3'", h->root);
 		assert_int_equal(system(cmd), 0);
 	}
-	assert_int_equal(teardown(root, "--purge", NULL, NULL, &ans), 0);
-	assert_int_equal(n_kept(ans), 0);
-	assert_true(json_object_get_boolean(ln_json_at(ans, "converged")));
-	assert_false(exists(root, CFG "/subsystems/" T1));
-	assert_false(exists(root, "/var/lib/nvmet/disk1.img"));
-	json_object_put(ans);
-	fx_remove(root);
+	assert_int_equal(teardown(h, "--purge", NULL, NULL), 0);
+	assert_int_equal(n_kept(h->ans), 0);
+	assert_true(json_object_get_boolean(ln_json_at(h->ans, "converged")));
+	assert_false(exists(h->root, CFG "/subsystems/" T1));
+	assert_false(exists(h->root, "/var/lib/nvmet/disk1.img"));
 }
 
 static void test_agent_holders__force_removes_a_held_subsystem(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 
-	(void)st;
-	put(root, DBG "/" T1 "/ctrl3/hostnqn", "nqn.2014-08.org.example:by.hand");
-	assert_int_equal(teardown(root, "--force", T1, NULL, &ans), 0);
-	assert_int_equal(n_kept(ans), 0);
-	assert_false(exists(root, CFG "/subsystems/" T1));
-	json_object_put(ans);
-	fx_remove(root);
+	put(h->root, DBG "/" T1 "/ctrl3/hostnqn", "nqn.2014-08.org.example:by.hand");
+	assert_int_equal(teardown(h, "--force", T1, NULL), 0);
+	assert_int_equal(n_kept(h->ans), 0);
+	assert_false(exists(h->root, CFG "/subsystems/" T1));
 }
 
 static void test_agent_holders__keep_keeps_what_nobody_holds(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 
-	(void)st;
 	/* debugfs shows no controller anywhere: only --keep keeps target3 */
-	put(root, DBG "/" T3 "/ns1/reservation", "enable=0\n");
-	assert_int_equal(teardown(root, "--keep", T3, NULL, &ans), 1);
-	assert_non_null(strstr(kept_reason(ans, T3), "did not disconnect (--keep)"));
-	assert_int_equal(n_kept(ans), 1);
-	assert_true(exists(root, CFG "/ports/1/subsystems/" T3));
+	put(h->root, DBG "/" T3 "/ns1/reservation", "enable=0\n");
+	assert_int_equal(teardown(h, "--keep", T3, NULL), 1);
+	assert_non_null(strstr(kept_reason(h->ans, T3), "did not disconnect (--keep)"));
+	assert_int_equal(n_kept(h->ans), 1);
+	assert_true(exists(h->root, CFG "/ports/1/subsystems/" T3));
 	/* the foreign host target3 allows stays too, owned as it was */
-	assert_true(exists(root, CFG "/subsystems/" T3 "/allowed_hosts/nqn.2014-08.org.example:foreign.host"));
-	assert_false(exists(root, CFG "/subsystems/" T1));
-	json_object_put(ans);
-	assert_int_equal(teardown(root, NULL, NULL, NULL, &ans), 0);
-	assert_false(exists(root, CFG "/subsystems/" T3));
-	json_object_put(ans);
-	fx_remove(root);
+	assert_true(exists(h->root, CFG "/subsystems/" T3 "/allowed_hosts/nqn.2014-08.org.example:foreign.host"));
+	assert_false(exists(h->root, CFG "/subsystems/" T1));
+	assert_int_equal(teardown(h, NULL, NULL, NULL), 0);
+	assert_false(exists(h->root, CFG "/subsystems/" T3));
 }
 
 static void test_agent_holders__tcp_connection_keeps_without_debugfs(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 
-	(void)st;
 	/* no debugfs; /proc/net/tcp as the kernel prints it: 10.77.0.11 is
 	 * 0B004D0A (the address word in host order), 4420 is 1144; a LISTEN
 	 * socket (0A) and an established one on another port do not hold */
-	put(root, "/proc/net/tcp",
+	put(h->root, "/proc/net/tcp",
 	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	    "   0: 0B004D0A:1144 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 100 0 0 10 0\n"
 	    "   1: 0B004D0A:0016 0D004D0A:C350 01 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 20 4 1 10 -1\n"
 	    "   2: 0B004D0A:1144 0D004D0A:C351 01 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 20 4 1 10 -1\n");
-	assert_int_equal(teardown(root, NULL, NULL, NULL, &ans), 1);
+	assert_int_equal(teardown(h, NULL, NULL, NULL), 1);
 	/* both tcp subsystems on the port: the table cannot tell which */
-	assert_string_equal(kept_reason(ans, T1), "a host at 10.77.0.13 still holds a connection "
+	assert_string_equal(kept_reason(h->ans, T1), "a host at 10.77.0.13 still holds a connection "
 			    "to tcp port 10.77.0.11:4420 (this kernel has no nvmet debugfs to tell "
 			    "which subsystem)");
-	assert_non_null(kept_reason(ans, T3));
-	assert_int_equal(n_kept(ans), 2);
+	assert_non_null(kept_reason(h->ans, T3));
+	assert_int_equal(n_kept(h->ans), 2);
 	/* the rdma one: nothing to see, said, and removed on the spec's word */
-	assert_true(warned(ans, "cannot see whether a host outside the spec still holds '" T2
+	assert_true(warned(h->ans, "cannot see whether a host outside the spec still holds '" T2
 			   "': no nvmet debugfs on this kernel"));
-	assert_false(exists(root, CFG "/subsystems/" T2));
-	json_object_put(ans);
+	assert_false(exists(h->root, CFG "/subsystems/" T2));
 	/* the connection closed: only the listener is left */
-	put(root, "/proc/net/tcp",
+	put(h->root, "/proc/net/tcp",
 	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	    "   0: 0B004D0A:1144 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 100 0 0 10 0\n");
-	assert_int_equal(teardown(root, NULL, NULL, NULL, &ans), 0);
-	assert_int_equal(n_kept(ans), 0);
-	assert_false(exists(root, CFG "/subsystems/" T1));
-	assert_false(exists(root, CFG "/subsystems/" T3));
-	json_object_put(ans);
-	fx_remove(root);
+	assert_int_equal(teardown(h, NULL, NULL, NULL), 0);
+	assert_int_equal(n_kept(h->ans), 0);
+	assert_false(exists(h->root, CFG "/subsystems/" T1));
+	assert_false(exists(h->root, CFG "/subsystems/" T3));
 }
 
 static void test_agent_holders__tcp_port_shared_with_another_is_not_read(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 	char p[4096];
 
-	(void)st;
 	/* port 1 also exports a subsystem llmnet does not own: a connection
 	 * to it may be that one's, so it keeps nothing and says so */
 	snprintf(p, sizeof(p), "%s" CFG "/ports/1/subsystems/nqn.2014-08.org.example:foreign.target",
-		 root);
+		 h->root);
 	assert_int_equal(symlink("../../../subsystems/nqn.2014-08.org.example:foreign.target", p), 0);
-	put(root, "/proc/net/tcp",
+	put(h->root, "/proc/net/tcp",
 	    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 	    "   2: 0B004D0A:1144 0D004D0A:C351 01 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 20 4 1 10 -1\n");
-	assert_int_equal(teardown(root, NULL, NULL, NULL, &ans), 0);
-	assert_int_equal(n_kept(ans), 0);
-	assert_true(warned(ans, "still holds '" T1 "'"));
-	assert_true(warned(ans, "a tcp port shared with a subsystem llmnet does not own"));
-	assert_false(exists(root, CFG "/subsystems/" T1));
-	json_object_put(ans);
-	fx_remove(root);
+	assert_int_equal(teardown(h, NULL, NULL, NULL), 0);
+	assert_int_equal(n_kept(h->ans), 0);
+	assert_true(warned(h->ans, "still holds '" T1 "'"));
+	assert_true(warned(h->ans, "a tcp port shared with a subsystem llmnet does not own"));
+	assert_false(exists(h->root, CFG "/subsystems/" T1));
 }
 
 static void test_agent_holders__blind_kernel_is_said(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 
-	(void)st;
 	/* neither debugfs nor /proc/net/tcp: every subsystem goes, each said */
-	assert_int_equal(teardown(root, NULL, NULL, NULL, &ans), 0);
-	assert_true(warned(ans, "still holds '" T1 "'"));
-	assert_true(warned(ans, "still holds '" T2 "'"));
-	assert_true(warned(ans, "still holds '" T3 "'"));
-	assert_true(warned(ans, "relied on the spec's initiators"));
-	assert_false(exists(root, CFG "/subsystems/" T1));
-	json_object_put(ans);
-	fx_remove(root);
+	assert_int_equal(teardown(h, NULL, NULL, NULL), 0);
+	assert_true(warned(h->ans, "still holds '" T1 "'"));
+	assert_true(warned(h->ans, "still holds '" T2 "'"));
+	assert_true(warned(h->ans, "still holds '" T3 "'"));
+	assert_true(warned(h->ans, "relied on the spec's initiators"));
+	assert_false(exists(h->root, CFG "/subsystems/" T1));
 }
 
 static void test_agent_holders__bad_names_are_usage_errors(void **st)
 {
-	char *root = applied();
-	struct json_object *ans;
+	struct holders *h = *st;
 
-	(void)st;
-	assert_int_equal(teardown(root, "--keep", "nqn.x/../../etc", NULL, &ans), 64);
-	assert_true(exists(root, CFG "/subsystems/" T1));
-	json_object_put(ans);
-	assert_int_equal(teardown(root, "--force", NULL, NULL, &ans), 64);
-	json_object_put(ans);
-	fx_remove(root);
+	assert_int_equal(teardown(h, "--keep", "nqn.x/../../etc", NULL), 64);
+	assert_true(exists(h->root, CFG "/subsystems/" T1));
+	assert_int_equal(teardown(h, "--force", NULL, NULL), 64);
 }
 
 /* Teardown in a session with the request {"keep": [...]} the controller
@@ -350,12 +341,12 @@ static void test_agent_holders__keep_in_the_session_request(void **st)
 }
 
 LN_TEST_MAIN(NULL, NULL,
-	cmocka_unit_test(test_agent_holders__debugfs_controller_keeps_its_subsystem),
-	cmocka_unit_test(test_agent_holders__force_removes_a_held_subsystem),
-	cmocka_unit_test(test_agent_holders__keep_keeps_what_nobody_holds),
-	cmocka_unit_test(test_agent_holders__tcp_connection_keeps_without_debugfs),
-	cmocka_unit_test(test_agent_holders__tcp_port_shared_with_another_is_not_read),
-	cmocka_unit_test(test_agent_holders__blind_kernel_is_said),
-	cmocka_unit_test(test_agent_holders__bad_names_are_usage_errors),
+	cmocka_unit_test_setup_teardown(test_agent_holders__debugfs_controller_keeps_its_subsystem, set_up, tear_down),
+	cmocka_unit_test_setup_teardown(test_agent_holders__force_removes_a_held_subsystem, set_up, tear_down),
+	cmocka_unit_test_setup_teardown(test_agent_holders__keep_keeps_what_nobody_holds, set_up, tear_down),
+	cmocka_unit_test_setup_teardown(test_agent_holders__tcp_connection_keeps_without_debugfs, set_up, tear_down),
+	cmocka_unit_test_setup_teardown(test_agent_holders__tcp_port_shared_with_another_is_not_read, set_up, tear_down),
+	cmocka_unit_test_setup_teardown(test_agent_holders__blind_kernel_is_said, set_up, tear_down),
+	cmocka_unit_test_setup_teardown(test_agent_holders__bad_names_are_usage_errors, set_up, tear_down),
 	cmocka_unit_test(test_agent_holders__keep_in_the_session_request),
 )

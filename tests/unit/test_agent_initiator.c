@@ -72,17 +72,6 @@ static const char *q_init(int nr, int qs, int tmo, int delay)
 	return buf;
 }
 
-static void read_rel(const char *root, const char *rel, struct ln_buf *v)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	ln_buf_reset(v);
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	assert_int_equal(ln_file_read(p, v, &e), 0);
-	ln_buf_release(&e);
-}
-
 /* The connect carries the secrets; a changed one re-keys the live
  * controller in place (a change of nvme_dhchap_secret); the node key store
  * keeps them; a controller connected without a secret is not re-keyed;
@@ -97,29 +86,29 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, apply, dh_init(K1, K2), &out), 0);
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
-	read_rel(root, store, &v);
+	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K1 "\n");
 	assert_null(strstr(out.buf, "QUFBQUFB"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
-	read_rel(root, "/var/lib/llmnet/state.json", &v);
+	fx_read(root, "/var/lib/llmnet/state.json", &v);
 	assert_null(strstr(v.buf, "DHHC-1"));
 	/* rotation: plan says so and changes nothing; apply re-keys */
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, plan, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "nvme_dhchap_secret"));
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "re-authenticate the live controller"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
-	read_rel(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
-	read_rel(root, store, &v);
+	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K2 "\n");
 	/* converged: nothing more */
 	ln_buf_reset(&out);
@@ -147,8 +136,7 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	}
 	assert_non_null(strstr(out.buf, "was connected without DH-HMAC-CHAP"));
 	assert_null(strstr(out.buf, "QUFBQUFB"));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 }
 
@@ -211,13 +199,7 @@ static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 	/* now the device holds ext4: it is mounted without formatting again */
 	assert_int_equal(run(root, td, NULL, &out), 0);
 	free(req);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
-	ln_buf_release(&m1);
-	ln_buf_release(&m2);
+	ln_test_release(&out, &before, &after, &v, &e, &m1, &m2);
 	fx_remove(root);
 }
 
@@ -242,9 +224,7 @@ static void test_agent_initiator__purge_leaves_no_host_identity_record(void **st
 	ln_buf_reset(&v);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
 	free(req);
-	ln_buf_release(&out);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&out, &v, &e);
 	fx_remove(root);
 }
 
@@ -261,8 +241,7 @@ static void test_agent_initiator__format_never_refuses_blank(void **st)
 	(void)st;
 	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
 	assert_non_null(strstr(out.buf, "has no filesystem and format is 'never'"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 	fx_remove(root);
 }
 
@@ -298,10 +277,7 @@ static void test_agent_initiator__mount_point_not_empty(void **st)
 	ln_buf_reset(&out);
 	assert_int_equal(ln_file_read(p, &out, &err), 0);
 	assert_null(strstr(out.buf, "/srv/data"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &err, &before, &after);
 	fx_remove(root);
 }
 
@@ -354,10 +330,7 @@ static void refused_mounts_kept(const char *root, const char *const *args, const
 		fail_msg("want: %s\ngot: %s", want, out.buf);
 	read_into(root, "/proc/mounts", &m2);
 	assert_string_equal(m1.buf, m2.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&m1);
-	ln_buf_release(&m2);
+	ln_test_release(&out, &err, &m1, &m2);
 }
 
 /* Something else mounted at the mount point (same fs type) is not the
@@ -378,8 +351,7 @@ static void test_agent_initiator__foreign_mount_at_mount_point_refused(void **st
 			    "'nqn.2024-04.x:t' (/dev/nvme1n1)");
 	read_into(root, "/var/lib/llmnet/state.json", &state);
 	assert_null(strstr(state.buf, "/mnt/ckpt"));
-	ln_buf_release(&err);
-	ln_buf_release(&state);
+	ln_test_release(&err, &state);
 	fx_remove(root);
 }
 
@@ -399,8 +371,7 @@ static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st
 	refused_mounts_kept(root, td, NULL,
 			    "'/mnt/x' has /dev/vdb mounted, not the device llmnet mounted there "
 			    "(259:1)");
-	ln_buf_release(&out);
-	ln_buf_release(&state);
+	ln_test_release(&out, &state);
 	fx_remove(root);
 }
 
@@ -441,8 +412,7 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 	assert_non_null(strstr(out.buf, "argument 2 of 'rping' is not allowed"));
 	assert_int_equal(fx_agent(NULL, mpi, NULL, &out, &err, NULL), 2);
 	assert_non_null(strstr(out.buf, "mpirun may only start llmnet's probes"));
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 /* Queue settings on a live connection: ctrl_loss_tmo and reconnect_delay
@@ -457,7 +427,7 @@ static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
-	read_rel(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
 	assert_string_equal(v.buf, "600\n");
 	/* converged */
 	ln_buf_reset(&out);
@@ -467,13 +437,13 @@ static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, plan, q_init(2, 64, 1800, 5), &out), 0);
 	assert_non_null(strstr(out.buf, "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
-	read_rel(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
 	assert_string_equal(v.buf, "600\n");
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
-	read_rel(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
 	assert_string_equal(v.buf, "1800\n");
-	read_rel(root, "/sys/class/nvme/nvme1/reconnect_delay", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/reconnect_delay", &v);
 	assert_string_equal(v.buf, "5\n");
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
@@ -487,7 +457,7 @@ static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 				  "LLMNET_NS_WAIT=2"), 1);
 	assert_non_null(strstr(out.buf, "needs a new connection: disconnect it (llmnet teardown) "
 					"and apply again"));
-	read_rel(root, "/sys/class/nvme/nvme1/state", &v);
+	fx_read(root, "/sys/class/nvme/nvme1/state", &v);
 	assert_string_equal(v.buf, "live\n");
 	ln_test_release(&out, &v, &err);
 	fx_remove(root);

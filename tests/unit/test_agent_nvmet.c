@@ -122,8 +122,7 @@ static void golden_cycle(const char *tree, const char *golden_file, const char *
 			 "nqn.2024-04.com.example:te1.target2/attr_allow_any_host", root);
 		assert_int_equal(ln_file_read(p, &v, &e), 0);
 		assert_string_equal(v.buf, "1\n");
-		ln_buf_release(&v);
-		ln_buf_release(&e);
+		ln_test_release(&v, &e);
 	}
 	/* converged: only ok, and nothing written (mtimes and contents equal) */
 	fx_list_mtimes(root, &m1);
@@ -149,12 +148,7 @@ static void golden_cycle(const char *tree, const char *golden_file, const char *
 	json_object_put(o);
 	free(req);
 	free(golden);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
-	ln_buf_release(&got);
-	ln_buf_release(&m1);
-	ln_buf_release(&m2);
+	ln_test_release(&out, &before, &after, &got, &m1, &m2);
 	fx_remove(root);
 }
 
@@ -185,9 +179,7 @@ static void expect_refused(const char *root, const char *req, const char *needle
 	assert_non_null(strstr(out.buf, needle));
 	fx_list_mtimes(root, &after);
 	assert_string_equal(before.buf, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &before, &after);
 }
 
 static void test_agent_nvmet__bad_requests_change_nothing(void **st)
@@ -327,8 +319,7 @@ static void assert_no_secret(const char *root, const struct ln_buf *out, const s
 		assert_null(err ? strstr(err->buf, *f) : NULL);
 		assert_null(strstr(state.buf, *f));
 	}
-	ln_buf_release(&state);
-	ln_buf_release(&e);
+	ln_test_release(&state, &e);
 }
 
 static void test_agent_nvmet__dhchap_without_kernel_support_is_not_exported(void **st)
@@ -348,8 +339,7 @@ static void test_agent_nvmet__dhchap_without_kernel_support_is_not_exported(void
 	assert_int_equal(access(p, F_OK), -1);
 	fx_list_rec(root, "/sys/kernel/config/nvmet/ports", &ports, NULL);
 	assert_null(strstr(ports.buf, "nqn.2024-04.com.example:t"));
-	ln_buf_release(&out);
-	ln_buf_release(&ports);
+	ln_test_release(&out, &ports);
 	fx_remove(root);
 }
 
@@ -446,10 +436,7 @@ static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
 	}
 	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c", root);
 	assert_int_equal(access(p, F_OK), -1);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&out, &err, &v, &e);
 	fx_remove(root);
 }
 
@@ -491,9 +478,7 @@ static void test_agent_nvmet__dhchap_unkeyed_host_entry(void **st)
 	ln_buf_reset(&out);
 	assert_int_equal(ln_file_read(p, &out, &e), 0);
 	assert_null(strstr(out.buf, "nvmet_host_key"));
-	ln_buf_release(&out);
-	ln_buf_release(&e);
-	ln_buf_release(&open_req);
+	ln_test_release(&out, &e, &open_req);
 	fx_remove(root);
 }
 
@@ -518,8 +503,7 @@ static void test_agent_nvmet__dhchap_store_refuses_a_link(void **st)
 	assert_no_secret(root, &out, NULL);
 	snprintf(q, sizeof(q), "%s/tmp/c", root);
 	assert_int_equal(access(q, F_OK), -1);
-	ln_buf_release(&out);
-	ln_buf_release(&e);
+	ln_test_release(&out, &e);
 	fx_remove(root);
 }
 
@@ -538,9 +522,7 @@ static void test_agent_nvmet__bare_node_loads_then_unloads(void **st)
 	assert_non_null(strstr(out.buf, "\"id\": \"nvmet_tcp\""));
 	fx_list(root, &after, skip_owned_leftovers);
 	assert_string_equal(before.buf, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &before, &after);
 	fx_remove(root);
 }
 
@@ -589,9 +571,7 @@ static void test_agent_nvmet__changes_follow_the_kernel_order(void **st)
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t/"
 		 "namespaces/1", root);
 	assert_int_equal(access(p, F_OK), -1);
-	ln_buf_release(&out);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&out, &v, &e);
 	fx_remove(root);
 }
 
@@ -603,8 +583,7 @@ static void assert_attr(const char *root, const char *rel, const char *want)
 	snprintf(p, sizeof(p), "%s%s", root, rel);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
 	assert_string_equal(v.buf, want);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&v, &e);
 }
 
 #define SUB "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t"
@@ -670,9 +649,7 @@ static void test_agent_nvmet__stable_identity(void **st)
 	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
 	assert_attr(root, SUB "/attr_serial", "4ab77e6f2e6e0c3c    \n");
 	assert_non_null(strstr(out.buf, "\"kind\": \"nvmet_port_subsystem\""));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
-	ln_buf_release(&e);
+	ln_test_release(&out, &v, &e);
 	fx_remove(root);
 }
 
@@ -795,8 +772,7 @@ static int failpoint_round(const char *pristine, const char *work, const char *r
 	if (strcmp(before, after.buf))
 		fprintf(stderr, "phase %d failpoint %d left:\n%s\n", phase, n, after.buf);
 	assert_string_equal(before, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&after);
+	ln_test_release(&out, &after);
 	return 1;
 }
 

@@ -81,17 +81,6 @@ static int exists(const char *root, const char *path, mode_t *mode)
 	return 1;
 }
 
-static void read_node(const char *root, const char *path, struct ln_buf *v)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char p[4096];
-
-	ln_buf_reset(v);
-	snprintf(p, sizeof(p), "%s%s", root, path);
-	assert_int_equal(ln_file_read(p, v, &e), 0);
-	ln_buf_release(&e);
-}
-
 static void write_node(const char *root, const char *path, const char *text)
 {
 	struct ln_buf e = LN_BUF_INIT;
@@ -133,7 +122,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	/* the request, private and without its secret */
 	assert_true(exists(root, STORED, &m));
 	assert_int_equal(m & 07777, 0600);
-	read_node(root, STORED, &v);
+	fx_read(root, STORED, &v);
 	assert_non_null(strstr(v.buf, "\"cluster\": \"c\""));
 	assert_non_null(strstr(v.buf, H1));
 	assert_null(strstr(v.buf, "QUFBQUFB"));
@@ -141,7 +130,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	/* the unit runs the pushed agent's restore, after the network */
 	assert_true(exists(root, UNIT, &m));
 	assert_int_equal(m & 07777, 0644);
-	read_node(root, UNIT, &v);
+	fx_read(root, UNIT, &v);
 	assert_non_null(strstr(v.buf, "ExecStart=/var/lib/llmnet/bin/llmnet-agent --budget-ms 30000 "
 				      "restore --cluster c\n"));
 	assert_non_null(strstr(v.buf, "After=network-online.target\n"));
@@ -154,7 +143,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	lnk[n] = '\0';
 	assert_string_equal(lnk, UNIT);
 	/* recorded as this cluster's */
-	read_node(root, "/var/lib/llmnet/state.json", &v);
+	fx_read(root, "/var/lib/llmnet/state.json", &v);
 	assert_non_null(strstr(v.buf, STORED));
 	assert_non_null(strstr(v.buf, UNIT));
 	assert_non_null(strstr(v.buf, LINK));
@@ -166,8 +155,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	assert_false(fx_has_change(&out, "change", "restore_request"));
 	assert_false(fx_has_change(&out, "create", "systemd_enable"));
 	assert_true(fx_has_change(&out, "ok", "systemd_enable"));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 }
 
@@ -223,16 +211,15 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	assert_int_equal(agent(boot, restore, NULL, &out), 0);
 	assert_true(fx_has_change(&out, "create", "nvmet_subsystem"));
 	assert_int_equal(stat(p, &sb), 0);
-	read_node(boot, "/sys/kernel/config/nvmet/hosts/" H1 "/dhchap_key", &v);
+	fx_read(boot, "/sys/kernel/config/nvmet/hosts/" H1 "/dhchap_key", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	/* restored: a second restore changes nothing */
 	assert_int_equal(agent(boot, restore, NULL, &out), 0);
 	assert_false(fx_has_change(&out, "create", "nvmet_subsystem"));
 	/* the stored request is still without its secret */
-	read_node(boot, STORED, &v);
+	fx_read(boot, STORED, &v);
 	assert_null(strstr(v.buf, "DHHC-1"));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 	fx_remove(boot);
 }
@@ -268,10 +255,7 @@ static void test_agent_persist__restore_nothing_or_missing_secret(void **st)
 	assert_non_null(strstr(out.buf, "the node key store has no"));
 	fx_list(root, &after, skip_lock);
 	assert_string_equal(before.buf, after.buf);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
-	ln_buf_release(&before);
-	ln_buf_release(&after);
+	ln_test_release(&out, &err, &before, &after);
 	fx_remove(root);
 }
 
@@ -306,13 +290,12 @@ static void test_agent_persist__foreign_unit_refused(void **st)
 	write_node(root, UNIT, mine);
 	assert_int_equal(apply(root, request("true"), &out), 1);
 	assert_non_null(strstr(out.buf, "'" UNIT "' exists and is not llmnet's"));
-	read_node(root, UNIT, &v);
+	fx_read(root, UNIT, &v);
 	assert_string_equal(v.buf, mine);
 	assert_false(exists(root, LINK, NULL));
-	read_node(root, "/var/lib/llmnet/state.json", &v);
+	fx_read(root, "/var/lib/llmnet/state.json", &v);
 	assert_null(strstr(v.buf, UNIT));
-	ln_buf_release(&out);
-	ln_buf_release(&v);
+	ln_test_release(&out, &v);
 	fx_remove(root);
 }
 

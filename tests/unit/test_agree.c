@@ -80,8 +80,7 @@ static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 	ln_buf_addstr(&js, "]}");
 	if (ln_json_parse(js.buf, js.len, &o, &err) < 0)
 		fail_msg("facts: %s", err.buf);
-	ln_buf_release(&js);
-	ln_buf_release(&err);
+	ln_test_release(&js, &err);
 	return o;
 }
 
@@ -149,8 +148,7 @@ static int check_spec_requests(const char *path)
 		}
 	ln_run_release(&r);
 	ln_spec_free(spec);
-	ln_buf_release(&req);
-	ln_buf_release(&err);
+	ln_test_release(&req, &err);
 	return 1;
 }
 
@@ -284,28 +282,18 @@ static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *dat
 	return r;
 }
 
-static const char *arg_after(const char *const *argv, const char *opt)
-{
-	int i;
-
-	for (i = 0; argv[i]; i++)
-		if (!strcmp(argv[i], opt) && argv[i + 1])
-			return argv[i + 1];
-	return NULL;
-}
-
 /* mpirun: the NCCL probe (it takes --bytes) or the MPI probe. */
 static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 {
-	long np = atol(arg_after(argv, "-np")), r;
+	long np = atol(ln_test_arg_after(argv, "-np")), r;
 
-	if (arg_after(argv, "--bytes")) {
+	if (ln_test_arg_after(argv, "--bytes")) {
 		ln_buf_addf(out, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
-			    arg_after(argv, "--op"), np, arg_after(argv, "--bytes"));
+			    ln_test_arg_after(argv, "--op"), np, ln_test_arg_after(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(out, "rank %ld host h%ld device %ld\n", r, r / 8 + 1, r % 8);
 		ln_buf_addf(out, "size %s time_us 9800.5 algbw 109.56 busbw %.2f wrong 0\n"
-			    "result pass\n", arg_after(argv, "--bytes"),
+			    "result pass\n", ln_test_arg_after(argv, "--bytes"),
 			    109.56 * 2 * (double)(np - 1) / (double)np);
 		return;
 	}
@@ -340,7 +328,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 			      "[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
 		if (!strncmp(last, "10.0.", 5))	/* the client */
 			ln_buf_addf(&out->output, " %-7lu    1000           96.00            95.00"
-				    "\t\t   0.011000\n", strtoul(arg_after(argv, "-s"), NULL, 10));
+				    "\t\t   0.011000\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10));
 	} else if (!strcmp(p, "mpicc")) {
 		struct ln_buf *b = fake_file(f, node, argv[3], 1);
 
@@ -357,8 +345,8 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 			      "t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]"
 			      "   99.9% percentile[usec] \n");
 		ln_buf_addf(&out->output, " %-7lu %-10lu 2.00 9.00 3.00 3.20 0.30 6.00 8.00\n",
-			    strtoul(arg_after(argv, "-s"), NULL, 10),
-			    strtoul(arg_after(argv, "-n"), NULL, 10));
+			    strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
+			    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10));
 	}
 	/* rping: a healthy run prints nothing and exits 0 */
 	pthread_mutex_unlock(&f->lock);
@@ -471,8 +459,7 @@ static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 		for (k = 0; k < MAXF; k++)
 			ln_buf_release(&f.data[i][k]);
 	}
-	ln_buf_release(&f.log);
-	ln_buf_release(&err);
+	ln_test_release(&f.log, &err);
 }
 
 /* Everything llmnet does with a spec that a key can change: the agent
@@ -837,9 +824,7 @@ static void check_key(const char *key, const struct ln_buf *base_effects)
 	}
 	free(yaml);
 	free(both);
-	ln_buf_release(&changed);
-	ln_buf_release(&err);
-	ln_buf_release(&ctx);
+	ln_test_release(&changed, &err, &ctx);
 }
 
 /* Every key of t (and below), named prefix.key; *seen counts them. */
@@ -887,8 +872,7 @@ static void test_agree__every_key_has_an_effect(void **state)
 	walk(&spec_top_table, "", &base, &seen);
 	/* every case names a key the grammar has: a stale case fails too */
 	assert_int_equal(seen, ARRAY_SIZE(key_cases));
-	ln_buf_release(&base);
-	ln_buf_release(&again);
+	ln_test_release(&base, &again);
 }
 
 /* Every key refused by name and every value refused as "not supported
@@ -917,8 +901,7 @@ static void check_refused_table(const struct table *t, size_t *n)
 		if (!strstr(err.buf, want.buf))
 			fail_msg("'%s' is not refused as it says: %s", rk->key, err.buf);
 		free(yaml);
-		ln_buf_release(&err);
-		ln_buf_release(&want);
+		ln_test_release(&err, &want);
 		(*n)++;
 	}
 	for (i = 0; i < t->n_fields; i++) {
@@ -940,9 +923,7 @@ static void check_refused_table(const struct table *t, size_t *n)
 			if (!strstr(err.buf, from.buf))
 				fail_msg("'%s' is not refused as it says: %s", to.buf, err.buf);
 			free(yaml);
-			ln_buf_release(&err);
-			ln_buf_release(&from);
-			ln_buf_release(&to);
+			ln_test_release(&err, &from, &to);
 			(*n)++;
 		}
 		if (f->sub && f->sub != spec_stage_tables)

@@ -477,8 +477,7 @@ static void test_spec__latency_model_and_json(void **state)
 		fail_msg("%s", out.buf);
 	json_object_put(o);
 	ln_spec_free(s);
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 }
 
 /* dhchap: defaults filled, plain `null` is the group's name, and the JSON

@@ -414,8 +414,7 @@ static void lab_lat_captures(const char *dir, const struct lab_lat *want)
 	load(dir, "ib_write_bw.client.txt", &t);
 	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
 	assert_string_equal(err.buf, "no latency result: the report has no latency header");
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 /* The odd cases, from the capture's own lines: a cut last row, a header
@@ -458,8 +457,7 @@ static void test_validate_parse__perftest_lat_odd(void **state)
 	ln_buf_reset(&t);
 	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
 	assert_string_equal(err.buf, "no latency result: the report is empty");
-	ln_buf_release(&t);
-	ln_buf_release(&err);
+	ln_test_release(&t, &err);
 }
 
 static void test_validate_parse__lab_captures_6_1(void **state)

@@ -77,16 +77,6 @@ static size_t node_of_ip(const char *ip)
 	return (size_t)atoi(strrchr(ip, '.') + 1) - 1;
 }
 
-static const char *find_arg(const char *const *argv, const char *opt)
-{
-	int i;
-
-	for (i = 0; argv[i]; i++)
-		if (!strcmp(argv[i], opt) && argv[i + 1])
-			return argv[i + 1];
-	return NULL;
-}
-
 static int last_arg(const char *const *argv)
 {
 	int i;
@@ -213,7 +203,7 @@ static void fake_rping(struct fake *f, size_t node, const char *const *argv,
 		       struct ln_probe_result *out)
 {
 	int client = !strcmp(argv[1], "-c");
-	size_t peer = node_of_ip(find_arg(argv, "-a"));
+	size_t peer = node_of_ip(ln_test_arg_after(argv, "-a"));
 
 	if (!client) {
 		/* the server: fine unless its own fabric is dead */
@@ -243,7 +233,7 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 {
 	size_t peer;
 
-	if (!find_arg(argv, "-p"))
+	if (!ln_test_arg_after(argv, "-p"))
 		problem(f, "no port", argv);
 	if (!last_is_ip(argv, &peer)) {
 		ln_buf_addstr(&out->output, perf_head);
@@ -255,7 +245,7 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 
 		ln_buf_addstr(&out->output, perf_head);
 		ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
-			    "%-7.6f\n", strtoul(find_arg(argv, "-s"), NULL, 10), 1000, g + 1, g,
+			    "%-7.6f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10), 1000, g + 1, g,
 			    0.011);
 	}
 }
@@ -275,7 +265,7 @@ static void fake_perftest_lat(struct fake *f, size_t node, const char *const *ar
 	size_t peer;
 	double t = 3.0;
 
-	if (!find_arg(argv, "-p") || !find_arg(argv, "-n") || find_arg(argv, "--report_gbits"))
+	if (!ln_test_arg_after(argv, "-p") || !ln_test_arg_after(argv, "-n") || ln_test_arg_after(argv, "--report_gbits"))
 		problem(f, "latency argv", argv);
 	if (!last_is_ip(argv, &peer)) {
 		ln_buf_addstr(&out->output, lat_head);
@@ -290,13 +280,13 @@ static void fake_perftest_lat(struct fake *f, size_t node, const char *const *ar
 	    f->slow_link[node][peer])
 		t = 80.0;
 	/* a slow port: this end's device, or the peer's rail by its address */
-	if (f->slow_port[node][!strcmp(find_arg(argv, "-d"), "rxe1")] ||
+	if (f->slow_port[node][!strcmp(ln_test_arg_after(argv, "-d"), "rxe1")] ||
 	    f->slow_port[peer][!strncmp(argv[last_arg(argv)], "10.0.1.", 7)])
 		t = 80.0;
 	ln_buf_addstr(&out->output, lat_head);
 	ln_buf_addf(&out->output, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
-		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(find_arg(argv, "-s"), NULL, 10),
-		    strtoul(find_arg(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
+		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
+		    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
 		    t * 2, t * 2.5);
 }
 
@@ -335,31 +325,31 @@ static void fake_mpicc(struct fake *f, size_t node, int nccl, const char *const 
 static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 			struct ln_probe_result *out)
 {
-	long np = atol(find_arg(argv, "-np")), r;
-	const char *host = find_arg(argv, "--host");
+	long np = atol(ln_test_arg_after(argv, "-np")), r;
+	const char *host = ln_test_arg_after(argv, "--host");
 
-	if (!find_arg(argv, "--hostfile") && !host)
+	if (!ln_test_arg_after(argv, "--hostfile") && !host)
 		problem(f, "no hostfile or host", argv);
-	if (find_arg(argv, "--bytes")) {
+	if (ln_test_arg_after(argv, "--bytes")) {
 		/* the NCCL probe: one rank per GPU (8 per node here) */
-		const char *ppr = find_arg(argv, "--map-by");
+		const char *ppr = ln_test_arg_after(argv, "--map-by");
 
 		if (f->nccl_np ? (ppr || np != f->nccl_np) :
 		    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
-		    atol(find_arg(argv, "--expect-ranks")) != np ||
-		    !find_arg(argv, "--hostfile"))
+		    atol(ln_test_arg_after(argv, "--expect-ranks")) != np ||
+		    !ln_test_arg_after(argv, "--hostfile"))
 			problem(f, "nccl probe not one rank per GPU", argv);
 		if (!same_bin_everywhere(f, 1, node))
 			problem(f, "a node lacks the launcher's nccl probe", argv);
-		if (!find_arg(argv, "--op"))
+		if (!ln_test_arg_after(argv, "--op"))
 			problem(f, "nccl probe without --op", argv);
-		snprintf(f->nccl_op, sizeof(f->nccl_op), "%s", find_arg(argv, "--op"));
+		snprintf(f->nccl_op, sizeof(f->nccl_op), "%s", ln_test_arg_after(argv, "--op"));
 		f->nccl_argv[0] = '\0';
 		for (r = 0; argv[r]; r++)
 			snprintf(f->nccl_argv + strlen(f->nccl_argv),
 				 sizeof(f->nccl_argv) - strlen(f->nccl_argv), " %s", argv[r]);
 		ln_buf_addf(&out->output, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
-			    f->nccl_op, np, find_arg(argv, "--bytes"));
+			    f->nccl_op, np, ln_test_arg_after(argv, "--bytes"));
 		for (r = 0; r < np; r++)
 			ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
 				    r / 8 + 1, r % 8);
@@ -368,7 +358,7 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 			ln_buf_addstr(&out->output, f->nccl_result);
 		} else {
 			ln_buf_addf(&out->output, "size %s time_us 9800.5 algbw 109.56 "
-				    "busbw %.2f wrong 0\nresult pass\n", find_arg(argv, "--bytes"),
+				    "busbw %.2f wrong 0\nresult pass\n", ln_test_arg_after(argv, "--bytes"),
 				    109.56 * 2 * (double)(np - 1) / (double)np);
 		}
 		return;
@@ -398,7 +388,7 @@ static void check_sha256(struct fake *f, size_t node, const char *const *argv,
 
 	pthread_mutex_lock(&f->lock);
 	if (!strcmp(argv[0], "mpirun")) {
-		const struct ln_buf *b = find_arg(argv, "--bytes") ? &f->nccl_bin[node] :
+		const struct ln_buf *b = ln_test_arg_after(argv, "--bytes") ? &f->nccl_bin[node] :
 								   &f->mpi_bin[node];
 
 		ln_sha256_hex(b->buf, b->len, want);
@@ -490,7 +480,7 @@ static int fake_counters(void *ctx, size_t node, const char *const *ports, size_
 static void fake_loss(struct fake *f, size_t node, const char *const *argv)
 {
 	int rping = !strcmp(argv[0], "rping");
-	const char *ip = rping ? find_arg(argv, "-a") : argv[last_arg(argv)];
+	const char *ip = rping ? ln_test_arg_after(argv, "-a") : argv[last_arg(argv)];
 	size_t peer;
 	int sp, cp;
 
@@ -498,7 +488,7 @@ static void fake_loss(struct fake *f, size_t node, const char *const *argv)
 		return;
 	peer = node_of_ip(ip);
 	sp = !strncmp(ip, "10.0.1.", 7);
-	cp = rping ? sp : !strcmp(find_arg(argv, "-d"), "rxe1");
+	cp = rping ? sp : !strcmp(ln_test_arg_after(argv, "-d"), "rxe1");
 	pthread_mutex_lock(&f->lock);
 	if (f->lossy[peer][sp] || f->lossy[node][cp]) {
 		f->seq_err[peer][sp] += 40;
@@ -578,8 +568,7 @@ static struct ln_spec *make_spec_two_rails(size_t n, const char *validation)
 	ln_buf_addf(&y, "validation:\n%s", validation);
 	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
 		fail_msg("%s", err.buf);
-	ln_buf_release(&y);
-	ln_buf_release(&err);
+	ln_test_release(&y, &err);
 	return spec;
 }
 
@@ -839,11 +828,7 @@ static void test_validate_stages__latency_healthy(void **state)
 					 "b_port=\"rxe0\",b=\"n2\",stat=\"p99\"} 6\n"));
 	assert_int_equal(ln_report_html(&w->res, &html), 0);
 	assert_non_null(strstr(html.buf, "id=\"latency-n1-n2\" class=\"pass\""));
-	ln_buf_release(&json);
-	ln_buf_release(&text);
-	ln_buf_release(&junit);
-	ln_buf_release(&prom);
-	ln_buf_release(&html);
+	ln_test_release(&json, &text, &junit, &prom, &html);
 }
 
 /* A slow node and a slow link: the latency failures go through the same
@@ -885,9 +870,7 @@ static void test_validate_stages__latency_bad_node_and_link(void **state)
 	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
 	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_node{cluster=\"fake\","
 					 "stage=\"latency\",node=\"n4\"} 1"));
-	ln_buf_release(&text);
-	ln_buf_release(&json);
-	ln_buf_release(&prom);
+	ln_test_release(&text, &json, &prom);
 }
 
 /* Two rails, n2's rxe1 slow with every partner: a bad port, exactly
@@ -934,11 +917,7 @@ static void test_validate_stages__latency_bad_port(void **state)
 	assert_non_null(strstr(junit.buf, "classname=\"llmnet.latency\" name=\"n1/rxe1-n2/rxe1"));
 	assert_int_equal(ln_report_html(&w->res, &html), 0);
 	assert_non_null(strstr(html.buf, "bad port n2/rxe1</b> (latency)"));
-	ln_buf_release(&text);
-	ln_buf_release(&json);
-	ln_buf_release(&prom);
-	ln_buf_release(&junit);
-	ln_buf_release(&html);
+	ln_test_release(&text, &json, &prom, &junit, &html);
 }
 
 /* The "error counters" check of node's port dev in stage st; NULL none. */
@@ -1159,8 +1138,7 @@ static void test_validate_stages__latency_dry_run(void **state)
 				     "  round 1: n1/rxe0-n4/rxe0 (rail0) n2/rxe0-n3/rxe0 (rail0)\n"
 				     "  round 2: n2/rxe0-n4/rxe0 (rail0) n1/rxe0-n3/rxe0 (rail0)\n"
 				     "  round 3: n3/rxe0-n4/rxe0 (rail0) n1/rxe0-n2/rxe0 (rail0)\n");
-	ln_buf_release(&out);
-	ln_buf_release(&err);
+	ln_test_release(&out, &err);
 	ln_spec_free(spec);
 }
 
