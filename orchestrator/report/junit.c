@@ -66,6 +66,61 @@ static void add_attempts(struct ln_buf *out, const struct ln_check *c)
 	}
 }
 
+/* One check as a testcase (name: a scratch buffer). */
+static void add_testcase(const struct ln_results *r, const struct ln_check *c, int s,
+			 struct ln_buf *name, struct ln_buf *out)
+{
+	double secs = 0;
+	size_t k;
+
+	for (k = 0; k < c->nattempts; k++)
+		secs += c->attempts[k].seconds;
+	ln_buf_reset(name);
+	ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, name);
+	if (c->name[0])
+		ln_buf_addf(name, " %s", c->name);
+	ln_buf_addf(out, "    <testcase classname=\"llmnet.%s\" name=\"",
+		    ln_stage_name(s));
+	ln_report_escape_xml(out, name->buf);
+	ln_buf_addf(out, "\" time=\"%.3f\">\n", secs);
+	if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
+		ln_buf_addf(out, "      <failure type=\"%s\" message=\"",
+			    c->status == LN_ST_FAIL ? "fail" : "not-run");
+		if (c->status == LN_ST_NOT_RUN)
+			ln_buf_addstr(out, "not run: ");
+		ln_report_escape_xml(out, c->reason ? c->reason : "failed");
+		ln_buf_addstr(out, "\">");
+		ln_report_figures(out, c, "", "", "\n", 6);
+		add_attempts(out, c);
+		ln_buf_addstr(out, "</failure>\n");
+	} else if (c->status == LN_ST_SKIPPED) {
+		ln_buf_addstr(out, "      <skipped message=\"");
+		ln_report_escape_xml(out, c->reason ? c->reason : "skipped");
+		ln_buf_addstr(out, "\"/>\n");
+	} else if (c->ctr) {
+		/* a port's counters are reported, passing or not */
+		ln_buf_addstr(out, "      <system-out>");
+		ln_buf_reset(name);
+		ln_report_counters_text(c, name);
+		if (c->reason)
+			ln_buf_addf(name, "; %s", c->reason);
+		ln_report_escape_xml(out, name->buf);
+		ln_buf_addstr(out, "\n</system-out>\n");
+	} else if (c->nattempts > 1 ||
+		   (c->stage == LN_STAGE_LATENCY && !isnan(c->lat.typical))) {
+		/* a passing latency pair still says what it measured */
+		ln_buf_addstr(out, "      <system-out>");
+		if (c->stage == LN_STAGE_LATENCY) {
+			ln_report_latency_text(c, out);
+			ln_buf_addch(out, '\n');
+		}
+		if (c->nattempts > 1)
+			add_attempts(out, c);
+		ln_buf_addstr(out, "</system-out>\n");
+	}
+	ln_buf_addstr(out, "    </testcase>\n");
+}
+
 int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 {
 	struct ln_buf name = LN_BUF_INIT;
@@ -110,60 +165,9 @@ int ln_report_junit(const struct ln_results *r, struct ln_buf *out)
 			    "skipped=\"%zu\" time=\"%.3f\">\n", ln_stage_name(s),
 			    st->passed + st->failed + st->skipped + st->not_run,
 			    st->failed + st->not_run, st->skipped, st->seconds);
-		for (i = 0; i < r->nchecks; i++) {
-			const struct ln_check *c = &r->checks[i];
-			double secs = 0;
-			size_t k;
-
-			if ((int)c->stage != s)
-				continue;
-			for (k = 0; k < c->nattempts; k++)
-				secs += c->attempts[k].seconds;
-			ln_buf_reset(&name);
-			ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &name);
-			if (c->name[0])
-				ln_buf_addf(&name, " %s", c->name);
-			ln_buf_addf(out, "    <testcase classname=\"llmnet.%s\" name=\"",
-				    ln_stage_name(s));
-			ln_report_escape_xml(out, name.buf);
-			ln_buf_addf(out, "\" time=\"%.3f\">\n", secs);
-			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
-				ln_buf_addf(out, "      <failure type=\"%s\" message=\"",
-					    c->status == LN_ST_FAIL ? "fail" : "not-run");
-				if (c->status == LN_ST_NOT_RUN)
-					ln_buf_addstr(out, "not run: ");
-				ln_report_escape_xml(out, c->reason ? c->reason : "failed");
-				ln_buf_addstr(out, "\">");
-				ln_report_figures(out, c, "", "", "\n", 6);
-				add_attempts(out, c);
-				ln_buf_addstr(out, "</failure>\n");
-			} else if (c->status == LN_ST_SKIPPED) {
-				ln_buf_addstr(out, "      <skipped message=\"");
-				ln_report_escape_xml(out, c->reason ? c->reason : "skipped");
-				ln_buf_addstr(out, "\"/>\n");
-			} else if (c->ctr) {
-				/* a port's counters are reported, passing or not */
-				ln_buf_addstr(out, "      <system-out>");
-				ln_buf_reset(&name);
-				ln_report_counters_text(c, &name);
-				if (c->reason)
-					ln_buf_addf(&name, "; %s", c->reason);
-				ln_report_escape_xml(out, name.buf);
-				ln_buf_addstr(out, "\n</system-out>\n");
-			} else if (c->nattempts > 1 ||
-				   (c->stage == LN_STAGE_LATENCY && !isnan(c->lat.typical))) {
-				/* a passing latency pair still says what it measured */
-				ln_buf_addstr(out, "      <system-out>");
-				if (c->stage == LN_STAGE_LATENCY) {
-					ln_report_latency_text(c, out);
-					ln_buf_addch(out, '\n');
-				}
-				if (c->nattempts > 1)
-					add_attempts(out, c);
-				ln_buf_addstr(out, "</system-out>\n");
-			}
-			ln_buf_addstr(out, "    </testcase>\n");
-		}
+		for (i = 0; i < r->nchecks; i++)
+			if ((int)r->checks[i].stage == s)
+				add_testcase(r, &r->checks[i], s, &name, out);
 		ln_buf_addstr(out, "  </testsuite>\n");
 	}
 	ln_buf_addstr(out, "</testsuites>\n");
