@@ -274,10 +274,9 @@ struct program {
 	prog_check_fn check;	/* instead of opts */
 };
 
-/* -I: the client's source address, so its own port is the one tested */
 static const struct opt rping_opts[] = {
 	{ "-s", V_FLAG }, { "-c", V_FLAG }, { "-V", V_FLAG }, { "-a", V_ADDR },
-	{ "-I", V_ADDR }, { "-p", V_UINT }, { "-C", V_UINT }, { NULL, V_FLAG },
+	{ "-p", V_UINT }, { "-C", V_UINT }, { NULL, V_FLAG },
 };
 
 static const struct opt perftest_opts[] = {

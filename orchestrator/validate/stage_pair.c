@@ -71,10 +71,8 @@ static uint64_t rping_timeout_ms(const struct ln_validation *v)
 	return v->rping.timeout_ms;
 }
 
-/* Server and client differ in -s / -c: both name the server's address,
- * and the client binds its own port's address (-I), else the kernel's
- * route would pick the client's interface and another port of its node
- * could stand in for the one under test. */
+/* Server and client differ only in -s / -c: both name the server's
+ * address (rping -S must match too). */
 static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 {
 	struct argv *both[2] = { sv, cv };
@@ -85,10 +83,6 @@ static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *
 		vs_arg(both[k], k ? "-c" : "-s");
 		vs_arg(both[k], "-a");
 		vs_arg(both[k], "%s", t->c->ni[t->a].ports[t->pa].ip);
-		if (k) {
-			vs_arg(both[k], "-I");
-			vs_arg(both[k], "%s", t->c->ni[t->b].ports[t->pb].ip);
-		}
 		vs_arg(both[k], "-p");
 		vs_arg(both[k], "%u", RPING_PORT_BASE + t->slot);
 		vs_arg(both[k], "-C");

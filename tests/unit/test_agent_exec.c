@@ -289,20 +289,6 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 	refused(x, "rping option '-a' takes an IP address, not 'gpu01'", "--", "rping", "-c", "-a",
 		"gpu01", NULL);
 	refused(x, "rping option '-S' is not allowed", "--", "rping", "-c", "-S", "4096", NULL);
-	/* the client's source address (-I, what the rping stage pins its port
-	 * with) is an address too */
-	refused(x, "rping option '-I' takes an IP address, not 'rxe1'", "--", "rping", "-c", "-a",
-		"10.0.0.1", "-I", "rxe1", NULL);
-	{
-		/* and the stage's own client line passes the typing (then runs, or
-		 * is not installed on this machine) */
-		const char *ok[] = { "run", "--timeout", "5", "--", "rping", "-c", "-a", "10.0.0.1",
-				     "-I", "10.0.0.2", "-p", "7174", "-C", "1", "-V", NULL };
-
-		fx_agent(x->root, ok, NULL, &x->out, NULL, NULL);
-		assert_null(strstr(x->out.buf, "not allowed"));
-		assert_null(strstr(x->out.buf, "takes an"));
-	}
 	refused(x, "ib_write_bw option '--foo' is not allowed", "--", "ib_write_bw", "-d",
 		"mlx5_0", "--foo", NULL);
 	refused(x, "ib_write_bw takes an IP address as its last argument, not 'evil'", "--",

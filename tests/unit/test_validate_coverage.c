@@ -305,37 +305,6 @@ static void test_validate_coverage__nothing_to_run_is_refused(void **state)
 	cov_release(&f);
 }
 
-/* rping pins the client's port too (-I, its source address): with two
- * rails and rails: all, n1/rxe0-n2/rxe0 and n1/rxe0-n2/rxe1 are two
- * different commands, each from the port under test. */
-static void test_validate_coverage__rping_pins_the_client_port(void **state)
-{
-	struct ln_spec *spec = cov_spec(2, 2, "validation:\n  - { stage: rping, rails: all }\n");
-	struct ln_results res;
-	struct cov f;
-	size_t i;
-
-	(void)state;
-	cov_init(&f, 2, 2, NULL);
-	cov_run_spec(&f, spec, 0, &res);
-	assert_int_equal(res.stages[LN_STAGE_RPING].status, LN_ST_PASS);
-	assert_int_equal(res.stages[LN_STAGE_RPING].passed, 4);
-	for (i = 0; i < res.nchecks; i++) {
-		const struct ln_check *c = &res.checks[i];
-		char want[128];
-
-		snprintf(want, sizeof(want), "rping -c -a 10.0.%d.%zu -I 10.0.%d.%zu -p ", c->pa,
-			 c->a + 1, c->pb, c->b + 1);
-		if (strncmp(c->attempts[0].command, want, strlen(want)))
-			fail_msg("want '%s...', got '%s'", want, c->attempts[0].command);
-	}
-	assert_non_null(strstr(f.log.buf, "n2: rping -c -a 10.0.0.1 -I 10.0.1.2 -p "));
-	assert_non_null(strstr(f.log.buf, "n2: rping -c -a 10.0.0.1 -I 10.0.0.2 -p "));
-	ln_results_release(&res);
-	ln_spec_free(spec);
-	cov_release(&f);
-}
-
 #define NQN "nqn.2024-04.io.llmnet:n1.t1"
 
 /* A target with namespaces 1, 2 and 7; n2 connects raw, n3 mounts. */
@@ -435,7 +404,6 @@ static void test_validate_coverage__io_probes_every_namespace(void **state)
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_coverage__every_namespace_is_checked),
 	cmocka_unit_test(test_validate_coverage__io_probes_every_namespace),
-	cmocka_unit_test(test_validate_coverage__rping_pins_the_client_port),
 	cmocka_unit_test(test_validate_coverage__nothing_to_run_is_refused),
 	cmocka_unit_test(test_validate_coverage__lone_port_is_not_run),
 	cmocka_unit_test(test_validate_coverage__zero_pairs_never_pass),
