@@ -44,7 +44,7 @@
 #include "common/util.h"
 #include "probe_sha256.h"
 
-/* The agent's children other than skip: orphans of a finished command,
+/* The agent's children once a command is reaped: its orphans,
  * reparented here (PR_SET_CHILD_SUBREAPER). The agent runs one command at
  * a time and waits for each, so any other child is a leftover. */
 static int leftover_children(pid_t *out, int max)
