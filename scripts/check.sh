@@ -12,6 +12,28 @@ out=${BUILD:-build}/check
 mkdir -p "$out"
 total_p=0 total_f=0 failed=()
 t_all=$(date +%s)
+
+# The lab images the e2e tiers boot: from an empty cache each takes minutes
+# to build, mostly downloading and unpacking packages, which need little of
+# the CPU the first tiers compile with. So they are built in the background
+# from the start, in the order the e2e tiers run; an e2e tier that comes
+# first waits on the lab lock until its image is ready. A failed build is
+# printed and left to the e2e tier, which builds again and reports it.
+kernels=()
+for spec in "$@"; do
+	case ${spec%%:*} in e2e-6.1) kernels+=(6.1) ;; e2e-6.12) kernels+=(6.12) ;; esac
+done
+prefetch=
+if [ ${#kernels[@]} -gt 0 ]; then
+	(
+		for k in "${kernels[@]}"; do
+			LLMNET_LAB_KERNEL=$k tests/lab/build-image --check >/dev/null 2>&1 && continue
+			echo "lab image $k: building in the background"
+			LLMNET_LAB_KERNEL=$k tests/lab/build-image || echo "lab image $k: build failed (exit $?)"
+		done
+	) > "$out/lab-images.log" 2>&1 &
+	prefetch=$!
+fi
 for spec in "$@"; do
 	name=${spec%%:*} limit=${spec#*:}
 	rm -f "$out/$name.counts"
@@ -43,6 +65,10 @@ for spec in "$@"; do
 	echo "=== tier $name: $p passed, $f failed in $(( $(date +%s) - t0 ))s"
 	total_p=$((total_p + p)) total_f=$((total_f + f))
 done
+if [ -n "$prefetch" ]; then
+	wait "$prefetch"
+	grep -E '^lab image ' "$out/lab-images.log" || true
+fi
 echo "check: ${#@} tiers in $(( $(date +%s) - t_all ))s${failed[*]:+, failing: ${failed[*]}}"
 echo "$total_p passed, $total_f failed"
 [ "$total_f" -eq 0 ]
