@@ -442,15 +442,12 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		if (NEW_LIST(hosts, t->hosts, t->nhosts, &seen) < 0)
 			return -ENOMEM;
 		for (i = 0, r = 0; i < t->nhosts && r == 0; i++) {
-			struct json_object *h = json_object_array_get_idx(hosts, i);
-
-			if (!json_object_is_type(h, json_type_string) ||
-			    !ln_valid_nqn(json_object_get_string(h))) {
+			t->hosts[i] = ln_nqn_at(hosts, i);
+			if (!t->hosts[i]) {
 				r = bad(err, where, "hosts[%s] is not a valid host NQN",
-					json_object_to_json_string(h));
+					json_object_to_json_string(json_object_array_get_idx(hosts, i)));
 				break;
 			}
-			t->hosts[i] = json_object_get_string(h);
 			if (seen_add(&seen, t->hosts[i], strlen(t->hosts[i])))
 				r = bad(err, where, "host '%s' is listed twice", t->hosts[i]);
 		}
