@@ -414,6 +414,22 @@ static int parse_head(struct json_object *o, const char *const *keys, const char
 	return parse_endpoint(o, transport, address, family, service, where, err);
 }
 
+/* The optional object o.key (*out): 0 when absent; 1 with its place
+ * "WHERE.key" in w and its keys checked (when keys is not NULL); or the
+ * check's negative code. */
+static int section(struct json_object *o, const char *key, const char *const *keys,
+		   const char *where, char *w, size_t size, struct json_object **out,
+		   struct ln_buf *err)
+{
+	int r;
+
+	if (!json_object_object_get_ex(o, key, out))
+		return 0;
+	snprintf(w, size, "%s.%s", where, key);
+	r = keys ? check_keys(*out, keys, w, err) : 0;
+	return r < 0 ? r : 1;
+}
+
 static int parse_target(struct json_object *o, struct ln_req_target *t, const char *where,
 			struct ln_buf *err)
 {
@@ -475,12 +491,10 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		if (r < 0)
 			return r;
 	}
-	if (json_object_object_get_ex(o, "dhchap", &d)) {
-		snprintf(w, sizeof(w), "%s.dhchap", where);
-		if ((r = parse_dhchap(d, t, w, err)) < 0)
-			return r;
-	}
-	return 0;
+	r = section(o, "dhchap", NULL, where, w, sizeof(w), &d, err);
+	if (r > 0)
+		r = parse_dhchap(d, t, w, err);
+	return r < 0 ? r : 0;
 }
 
 static int parse_init(struct json_object *o, struct ln_req_init *in, const char *where,
@@ -502,10 +516,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		       &family, in->service, where, err);
 	if (r < 0)
 		return r;
-	if (json_object_object_get_ex(o, "queues", &q)) {
-		snprintf(w, sizeof(w), "%s.queues", where);
-		if ((r = check_keys(q, qkeys, w, err)) < 0)
-			return r;
+	r = section(o, "queues", qkeys, where, w, sizeof(w), &q, err);
+	if (r < 0)
+		return r;
+	if (r) {
 #define Q(key, lo, hi) \
 	r = get_int(q, #key, 0, lo, hi, &v, w, err); \
 	if (r < 0 && r != -ENOENT) \
@@ -517,10 +531,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		Q(reconnect_delay, 1, 3600);
 #undef Q
 	}
-	if (json_object_object_get_ex(o, "mount", &m)) {
-		snprintf(w, sizeof(w), "%s.mount", where);
-		if ((r = check_keys(m, mkeys, w, err)) < 0)
-			return r;
+	r = section(o, "mount", mkeys, where, w, sizeof(w), &m, err);
+	if (r < 0)
+		return r;
+	if (r) {
 		if ((r = get_path(m, "path", 1, &in->mount_path, w, err)) < 0 ||
 		    (r = own_place("path", in->mount_path, w, err)) < 0)
 			return r;
@@ -535,10 +549,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 			return bad(err, w, "format '%s' must be never or if-blank", format);
 		in->format_if_blank = !strcmp(format, "if-blank");
 	}
-	if (json_object_object_get_ex(o, "dhchap", &d)) {
-		snprintf(w, sizeof(w), "%s.dhchap", where);
-		if ((r = check_keys(d, dkeys, w, err)) < 0)
-			return r;
+	r = section(o, "dhchap", dkeys, where, w, sizeof(w), &d, err);
+	if (r < 0)
+		return r;
+	if (r) {
 		if ((r = get_secret(d, "secret", 1, &in->secret, w, err)) < 0 ||
 		    (r = get_secret(d, "ctrl_secret", 0, &in->ctrl_secret, w, err)) < 0)
 			return r;
