@@ -93,15 +93,12 @@ static void test_validate_counters__bad_port(void **state)
 	const struct ln_check *c;
 	struct ln_buf text = LN_BUF_INIT, json = LN_BUF_INIT, prom = LN_BUF_INIT,
 		      junit = LN_BUF_INIT, html = LN_BUF_INIT;
-	char *v;
 
 	fake_two_rails(&w->f);
 	w->f.with_counters = 1;
 	w->f.lossy[1][1] = 1;
 	world_run(w);
-	v = verdicts(&w->res);
-	assert_string_equal(v, "bandwidth:port:n2 ");
-	free(v);
+	assert_verdicts(w, "bandwidth:port:n2 ");
 	assert_string_equal(ln_results_port(&w->res, 1, w->res.verdicts[0].pa), "rxe1");
 	assert_non_null(strstr(w->res.verdicts[0].reason, "'n2/rxe1' gained more than 10 errors "
 				 "with 2 partners (n1/rxe1, n3/rxe1): rcvd_seq_err +80"));
@@ -168,14 +165,11 @@ static void test_validate_counters__one_partner_is_suspect(void **state)
 {
 	struct world *w = world_start(state, 2, make_spec(2, "  - { stage: rping, max_errors: 0 }\n",
 							  0));
-	char *v;
 
 	w->f.with_counters = 1;
 	w->f.lossy[0][0] = 1;
 	world_run(w);
-	v = verdicts(&w->res);
-	assert_string_equal(v, "rping:undetermined:n1 rping:undetermined:n2 ");
-	free(v);
+	assert_verdicts(w, "rping:undetermined:n1 rping:undetermined:n2 ");
 	assert_int_equal(ln_results_exit(&w->res), 1);
 	assert_non_null(strstr(ctr_check(&w->res, LN_STAGE_RPING, 0, "rxe0")->reason,
 			       "suspect: 40 errors (rcvd_seq_err +40), over 0 with its one partner "

@@ -76,15 +76,12 @@ static void test_validate_latency__bad_node_and_link(void **state)
 							  "  - { stage: latency, pairs: all, "
 							  "max_typical: 20us }\n", 0));
 	struct ln_buf text = LN_BUF_INIT, json = LN_BUF_INIT, prom = LN_BUF_INIT;
-	char *v;
 	size_t i;
 
 	w->f.slow_node[3] = 1;
 	w->f.slow_link[0][1] = 1;
 	world_run(w);
-	v = verdicts(&w->res);
-	assert_string_equal(v, "latency:node:n4 latency:link:n1-n2 ");
-	free(v);
+	assert_verdicts(w, "latency:node:n4 latency:link:n1-n2 ");
 	assert_int_equal(ln_results_exit(&w->res), 1);
 	for (i = 0; i < w->res.nchecks; i++) {
 		const struct ln_check *c = &w->res.checks[i];

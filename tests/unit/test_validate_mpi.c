@@ -14,13 +14,10 @@
 static void test_validate_mpi__preflight_names_the_pair(void **state)
 {
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
-	char *v;
 
 	w->f.no_ssh[1][2] = 1;
 	world_run(w);
-	v = verdicts(&w->res);
-	assert_string_equal(v, "mpi:link:n2-n3 ");
-	free(v);
+	assert_verdicts(w, "mpi:link:n2-n3 ");
 	assert_non_null(strstr(w->res.verdicts[0].reason, "'n2' cannot start a rank on 'n3' (by SSH "
 							"and name): no mpi probe result: 'ssh: Could "
 							"not resolve hostname n3"));

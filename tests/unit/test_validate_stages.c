@@ -61,15 +61,12 @@ static void test_validate_stages__healthy(void **state)
 static void test_validate_stages__bad_node_and_bad_link(void **state)
 {
 	struct world *w = world_start(state, 6, make_spec(6, all_stages, 1));
-	char *v;
 	size_t i;
 
 	w->f.bad_node[3] = 1;
 	w->f.bad_link[0][1] = 1;
 	world_run(w);
-	v = verdicts(&w->res);
-	assert_string_equal(v, "rping:node:n4 rping:link:n1-n2 ");
-	free(v);
+	assert_verdicts(w, "rping:node:n4 rping:link:n1-n2 ");
 	assert_int_equal(ln_results_exit(&w->res), 1);
 	for (i = 0; i < w->res.nchecks; i++) {
 		const struct ln_check *c = &w->res.checks[i];
@@ -122,7 +119,6 @@ static void test_validate_stages__port_down_skips_with_reason(void **state)
 {
 	struct world *w = world_start(state, 4, make_spec(4, all_stages, 1));
 	size_t i, skipped = 0;
-	char *v;
 
 	/* node 3's port goes DOWN in its facts */
 	json_object_object_add(json_object_array_get_idx(
@@ -144,9 +140,7 @@ static void test_validate_stages__port_down_skips_with_reason(void **state)
 		}
 	}
 	assert_int_equal(skipped, 2);
-	v = verdicts(&w->res);
-	assert_string_equal(v, "devices:node:n3 ");
-	free(v);
+	assert_verdicts(w, "devices:node:n3 ");
 }
 
 static void test_validate_stages__retry_and_timeout(void **state)

@@ -703,6 +703,15 @@ static inline char *verdicts(const struct ln_results *r)
 	return ln_buf_detach(&b, NULL);
 }
 
+/* The run's verdicts, as verdicts() writes them, are exactly want. */
+static inline void assert_verdicts(struct world *w, const char *want)
+{
+	char *v = verdicts(&w->res);
+
+	assert_string_equal(v, want);
+	free(v);
+}
+
 #define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
 
 #endif
