@@ -556,10 +556,22 @@ static inline void fake_two_rails(struct fake *f)
 	}
 }
 
+/* The spec of the nodes in y (released) with validation's stages. */
+static inline struct ln_spec *spec_from(struct ln_buf *y, const char *validation)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+
+	ln_buf_addf(y, "validation:\n%s", validation);
+	if (ln_spec_load_buf("fake.yaml", y->buf, y->len, &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	ln_test_release(y, &err);
+	return spec;
+}
+
 static inline struct ln_spec *make_spec_two_rails(size_t n, const char *validation)
 {
-	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct ln_spec *spec = NULL;
+	struct ln_buf y = LN_BUF_INIT;
 	size_t i;
 
 	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
@@ -568,11 +580,7 @@ static inline struct ln_spec *make_spec_two_rails(size_t n, const char *validati
 			    "      - { device: rxe0, ip: 10.0.0.%zu, link_layer: ethernet }\n"
 			    "      - { device: rxe1, ip: 10.0.1.%zu, link_layer: ethernet }\n",
 			    i + 1, i + 1, i + 1, i + 1);
-	ln_buf_addf(&y, "validation:\n%s", validation);
-	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
-		fail_msg("%s", err.buf);
-	ln_test_release(&y, &err);
-	return spec;
+	return spec_from(&y, validation);
 }
 
 static inline void fake_release(struct fake *f)
@@ -587,8 +595,7 @@ static inline void fake_release(struct fake *f)
 
 static inline struct ln_spec *make_spec(size_t n, const char *validation, int with_mpi)
 {
-	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct ln_spec *spec = NULL;
+	struct ln_buf y = LN_BUF_INIT;
 	size_t i;
 
 	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
@@ -599,11 +606,7 @@ static inline struct ln_spec *make_spec(size_t n, const char *validation, int wi
 			    i + 1, i + 1, i + 1);
 	if (with_mpi)
 		ln_buf_addstr(&y, "mpi:\n  hostfile: /etc/llmnet/hostfile\n  mca: { pml: ob1 }\n");
-	ln_buf_addf(&y, "validation:\n%s", validation);
-	if (ln_spec_load_buf("fake.yaml", y.buf, y.len, &spec, &err) < 0)
-		fail_msg("%s", err.buf);
-	ln_test_release(&y, &err);
-	return spec;
+	return spec_from(&y, validation);
 }
 
 static inline void opts(struct ln_validate_opts *o)
