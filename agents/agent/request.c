@@ -704,6 +704,57 @@ static int check_shared_hosts(struct ln_request *rq, struct ln_buf *err)
 	json_object_put(first);
 	return r;
 }
+/* The i-th item o of a request list, at where; seen holds what must be
+ * unique across the list. */
+typedef int item_fn(struct ln_request *rq, size_t i, struct json_object *o, const char *where,
+		    struct seen *seen, struct ln_buf *err);
+
+/* Each of the n items of the request's list key (arr) through item, with
+ * its place "KEY[i]"; 0, or the first item's negative code. */
+static int each_item(struct ln_request *rq, struct json_object *arr, const char *key, size_t n,
+		     item_fn *item, struct ln_buf *err)
+{
+	struct seen seen;
+	char w[64];
+	size_t i;
+	int r = 0;
+
+	if (seen_init(&seen, n) < 0)
+		return -ENOMEM;
+	for (i = 0; i < n && r == 0; i++) {
+		snprintf(w, sizeof(w), "%s[%zu]", key, i);
+		r = item(rq, i, json_object_array_get_idx(arr, i), w, &seen, err);
+	}
+	free(seen.slot);
+	return r;
+}
+
+/* A target, whose NQN no other target of the request has. */
+static int target_item(struct ln_request *rq, size_t i, struct json_object *o, const char *where,
+		       struct seen *seen, struct ln_buf *err)
+{
+	struct ln_req_target *t = &rq->targets[i];
+	int r = parse_target(o, t, where, err);
+
+	if (r == 0 && seen_add(seen, t->nqn, strlen(t->nqn)))
+		r = bad(err, where, "target '%s' is listed twice", t->nqn);
+	return r;
+}
+
+/* An initiator, whose mount path no other initiator of the request has. */
+static int init_item(struct ln_request *rq, size_t i, struct json_object *o, const char *where,
+		     struct seen *seen, struct ln_buf *err)
+{
+	struct ln_req_init *in = &rq->inits[i];
+	const char *mp;
+	int r = parse_init(o, in, where, err);
+
+	mp = in->mount_path;
+	if (r == 0 && mp && seen_add(seen, mp, strlen(mp)))
+		r = bad(err, where, "mount path '%s' is used twice", mp);
+	return r;
+}
+
 
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
@@ -712,10 +763,7 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	struct json_object *arr, *hf;
 	struct ln_buf e = LN_BUF_INIT;
 	void *v;
-	char w[64];
 	int64_t proto;
-	struct seen seen;
-	size_t i;
 	int r;
 
 	memset(rq, 0, sizeof(*rq));
@@ -751,17 +799,7 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 			  err)) < 0)
 		return r;
 	rq->targets = v;
-	if (seen_init(&seen, rq->ntargets) < 0)
-		return -ENOMEM;
-	for (i = 0, r = 0; i < rq->ntargets && r == 0; i++) {
-		snprintf(w, sizeof(w), "targets[%zu]", i);
-		r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
-		if (r < 0)
-			break;
-		if (seen_add(&seen, rq->targets[i].nqn, strlen(rq->targets[i].nqn)))
-			r = bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
-	}
-	free(seen.slot);
+	r = each_item(rq, arr, "targets", rq->ntargets, target_item, err);
 	if (r == 0)
 		r = check_shared_hosts(rq, err);
 	if (r < 0)
@@ -770,21 +808,7 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 			  err)) < 0)
 		return r;
 	rq->inits = v;
-	if (seen_init(&seen, rq->ninits) < 0)
-		return -ENOMEM;
-	for (i = 0, r = 0; i < rq->ninits && r == 0; i++) {
-		const char *mp;
-
-		snprintf(w, sizeof(w), "initiators[%zu]", i);
-		r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
-		if (r < 0)
-			break;
-		mp = rq->inits[i].mount_path;
-		if (mp && seen_add(&seen, mp, strlen(mp)))
-			r = bad(err, w, "mount path '%s' is used twice", mp);
-	}
-	free(seen.slot);
-	if (r < 0)
+	if ((r = each_item(rq, arr, "initiators", rq->ninits, init_item, err)) < 0)
 		return r;
 	if (json_object_object_get_ex(rq->json, "hostfile", &hf)) {
 		if ((r = parse_hostfile(hf, rq, err)) < 0)
