@@ -40,4 +40,15 @@ static inline void ln_names_free(char **names, size_t n)
 	free(names);
 }
 
+/* free() every pointer named, NULL ones too: ln_free_all(a->v, a->with). */
+#define ln_free_all(...) \
+	ln_free_list((void *[]){ __VA_ARGS__ }, sizeof((void *[]){ __VA_ARGS__ }) / sizeof(void *))
+static inline void ln_free_list(void **p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(p[i]);
+}
+
 #endif

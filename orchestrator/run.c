@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "orchestrator/nodeset.h"
 #include "orchestrator/run.h"
 #include "orchestrator/state.h"
@@ -183,11 +184,9 @@ void ln_run_release(struct ln_run *r)
 		json_object_put(nr->facts);
 		json_object_put(nr->request);
 		json_object_put(nr->answer);
-		ln_buf_release(&nr->reason);
-		ln_buf_release(&nr->skip);
+		ln_buf_release_all(&nr->reason, &nr->skip);
 	}
-	free(r->nodes);
-	free(r->td_targets);
+	ln_free_all(r->nodes, r->td_targets);
 	ln_agent_image_release(&r->img);
 	if (r->log)
 		fclose(r->log);

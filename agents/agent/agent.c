@@ -453,6 +453,15 @@ int ln_valid_nqn(const char *s)
 	return 1;
 }
 
+const char *ln_nqn_at(struct json_object *arr, size_t i)
+{
+	struct json_object *v = json_object_array_get_idx(arr, i);
+
+	if (!json_object_is_type(v, json_type_string) || !ln_valid_nqn(json_object_get_string(v)))
+		return NULL;
+	return json_object_get_string(v);
+}
+
 int ln_valid_abs_path(const char *s)
 {
 	size_t n = strlen(s);

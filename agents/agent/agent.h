@@ -190,6 +190,9 @@ extern const struct ln_iniops ln_iniops_fixture;
 
 /* Validation of values that reach paths, configfs names or command lines. */
 int ln_valid_nqn(const char *s);
+/* Element i of a JSON array when it is a string holding a valid NQN, else
+ * NULL (owned by the array). */
+const char *ln_nqn_at(struct json_object *arr, size_t i);
 int ln_valid_abs_path(const char *s);
 int ln_valid_name(const char *s, size_t max);
 /* Numeric IPv4/IPv6; family gets "ipv4" or "ipv6". */

@@ -113,6 +113,40 @@ int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_out
 	return ln_exec_bounded_fd(-1, argv, timeout_s, max_output, res, err);
 }
 
+/* The child of ln_exec_bounded_fd: its own process group, stdin from
+ * /dev/null, stdout and stderr to out; runs fd (fexecve) or argv[0]. */
+static void exec_child(int fd, int out, const char *const argv[])
+{
+	int devnull = open("/dev/null", O_RDONLY);
+
+	setpgid(0, 0);
+	if (devnull >= 0)
+		dup2(devnull, STDIN_FILENO);
+	dup2(out, STDOUT_FILENO);
+	dup2(out, STDERR_FILENO);
+	signal(SIGPIPE, SIG_DFL);
+	if (fd >= 0)
+		fexecve(fd, (char *const *)argv, environ);
+	else
+		execv(argv[0], (char *const *)argv);
+	dprintf(STDERR_FILENO, "cannot execute '%s': %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Keep what fits of n bytes of output; count them all. */
+static void take_output(struct ln_exec_result *res, const char *chunk, size_t n,
+			size_t max_output)
+{
+	res->output_bytes += n;
+	if (res->output.len < max_output) {
+		size_t room = max_output - res->output.len;
+
+		ln_buf_add(&res->output, chunk, n < room ? n : room);
+	}
+	if (res->output_bytes > max_output)
+		res->truncated = 1;
+}
+
 int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, size_t max_output,
 		       struct ln_exec_result *res, struct ln_buf *err)
 {
@@ -140,22 +174,8 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 		close(pfd[1]);
 		return r;
 	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-
-		setpgid(0, 0);
-		if (devnull >= 0)
-			dup2(devnull, STDIN_FILENO);
-		dup2(pfd[1], STDOUT_FILENO);
-		dup2(pfd[1], STDERR_FILENO);
-		signal(SIGPIPE, SIG_DFL);
-		if (fd >= 0)
-			fexecve(fd, (char *const *)argv, environ);
-		else
-			execv(argv[0], (char *const *)argv);
-		dprintf(STDERR_FILENO, "cannot execute '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_child(fd, pfd[1], argv);
 	setpgid(pid, pid);
 	close(pfd[1]);
 	for (;;) {
@@ -200,14 +220,7 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 				eof = 1;
 				continue;
 			}
-			res->output_bytes += (size_t)n;
-			if (res->output.len < max_output) {
-				size_t room = max_output - res->output.len;
-
-				ln_buf_add(&res->output, chunk, (size_t)n < room ? (size_t)n : room);
-			}
-			if (res->output_bytes > max_output)
-				res->truncated = 1;
+			take_output(res, chunk, (size_t)n, max_output);
 		}
 	}
 	close(pfd[0]);
@@ -622,6 +635,26 @@ static int ompi_version(const struct program *pg, unsigned *majors, struct ln_bu
 	return *majors ? 0 : -LN_EREQUEST;
 }
 
+/* mpirun's --mca names (argv before prog) again, for this node's Open
+ * MPI (its major version read once, when there is one). */
+static int check_mca_for_node(const struct program *pg, int prog, char **argv,
+			      struct ln_buf *err)
+{
+	unsigned majors = 0;
+	int i, r;
+
+	for (i = 1; i < prog; i++) {
+		if (strcmp(argv[i], "--mca"))
+			continue;
+		if (!majors && (r = ompi_version(pg, &majors, err)) < 0)
+			return r;
+		if (ln_mca_check(argv[i + 1], majors, err) < 0)
+			return -LN_EREQUEST;
+		i += 2;
+	}
+	return 0;
+}
+
 /* mpirun: only the options the mpi and nccl stages pass, each value
  * typed; --mca names by the MCA policy, for the node's own Open MPI
  * version; no -x (environment variables such as LD_PRELOAD would load
@@ -637,7 +670,6 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 		{ NULL, V_FLAG },
 	};
 	const struct mpi_probe *mp = NULL;
-	unsigned majors = 0;
 	int i, r, prog = 0;
 	size_t k;
 
@@ -721,17 +753,7 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 	if (node_path(a, mp->bin, rp->bin, err) < 0)
 		return -LN_EREQUEST;
 	rp->argv[prog] = rp->bin;
-	/* the names again, for this node's Open MPI */
-	for (i = 1; i < prog; i++) {
-		if (strcmp(argv[i], "--mca"))
-			continue;
-		if (!majors && (r = ompi_version(pg, &majors, err)) < 0)
-			return r;
-		if (ln_mca_check(argv[i + 1], majors, err) < 0)
-			return -LN_EREQUEST;
-		i += 2;
-	}
-	return 0;
+	return check_mca_for_node(pg, prog, argv, err);
 }
 
 /* mpicc builds llmnet's MPI and NCCL probes and nothing else: exactly

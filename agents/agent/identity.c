@@ -104,8 +104,7 @@ int ln_identity_sha256(char hex[65], const char **source)
 	r = hash_fd(fd, hex);
 out:
 	close(fd);
-	ln_buf_release(&side);
-	ln_buf_release(&e);
+	ln_buf_release_all(&side, &e);
 	return r;
 }
 

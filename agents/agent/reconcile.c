@@ -259,16 +259,15 @@ static int read_keep_force(const struct ln_agent *a, struct json_object *keep,
 		}
 		n = rc == 0 ? json_object_array_length(list) : 0;
 		for (i = 0; i < n; i++) {
-			struct json_object *v = json_object_array_get_idx(list, i);
+			const char *nqn = ln_nqn_at(list, i);
 
-			if (!json_object_is_type(v, json_type_string) ||
-			    !ln_valid_nqn(json_object_get_string(v))) {
+			if (!nqn) {
 				ln_buf_addf(err, "teardown request: %s[%zu] is not a valid NQN",
 					    fields[k], i);
 				rc = -LN_EREQUEST;
 				break;
 			}
-			json_object_object_add(into, json_object_get_string(v), NULL);
+			json_object_object_add(into, nqn, NULL);
 		}
 	}
 	json_object_put(req);

@@ -414,6 +414,22 @@ static int parse_head(struct json_object *o, const char *const *keys, const char
 	return parse_endpoint(o, transport, address, family, service, where, err);
 }
 
+/* The optional object o.key (*out): 0 when absent; 1 with its place
+ * "WHERE.key" in w and its keys checked (when keys is not NULL); or the
+ * check's negative code. */
+static int section(struct json_object *o, const char *key, const char *const *keys,
+		   const char *where, char *w, size_t size, struct json_object **out,
+		   struct ln_buf *err)
+{
+	int r;
+
+	if (!json_object_object_get_ex(o, key, out))
+		return 0;
+	snprintf(w, size, "%s.%s", where, key);
+	r = keys ? check_keys(*out, keys, w, err) : 0;
+	return r < 0 ? r : 1;
+}
+
 static int parse_target(struct json_object *o, struct ln_req_target *t, const char *where,
 			struct ln_buf *err)
 {
@@ -442,15 +458,12 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		if (NEW_LIST(hosts, t->hosts, t->nhosts, &seen) < 0)
 			return -ENOMEM;
 		for (i = 0, r = 0; i < t->nhosts && r == 0; i++) {
-			struct json_object *h = json_object_array_get_idx(hosts, i);
-
-			if (!json_object_is_type(h, json_type_string) ||
-			    !ln_valid_nqn(json_object_get_string(h))) {
+			t->hosts[i] = ln_nqn_at(hosts, i);
+			if (!t->hosts[i]) {
 				r = bad(err, where, "hosts[%s] is not a valid host NQN",
-					json_object_to_json_string(h));
+					json_object_to_json_string(json_object_array_get_idx(hosts, i)));
 				break;
 			}
-			t->hosts[i] = json_object_get_string(h);
 			if (seen_add(&seen, t->hosts[i], strlen(t->hosts[i])))
 				r = bad(err, where, "host '%s' is listed twice", t->hosts[i]);
 		}
@@ -478,12 +491,10 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 		if (r < 0)
 			return r;
 	}
-	if (json_object_object_get_ex(o, "dhchap", &d)) {
-		snprintf(w, sizeof(w), "%s.dhchap", where);
-		if ((r = parse_dhchap(d, t, w, err)) < 0)
-			return r;
-	}
-	return 0;
+	r = section(o, "dhchap", NULL, where, w, sizeof(w), &d, err);
+	if (r > 0)
+		r = parse_dhchap(d, t, w, err);
+	return r < 0 ? r : 0;
 }
 
 static int parse_init(struct json_object *o, struct ln_req_init *in, const char *where,
@@ -505,10 +516,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		       &family, in->service, where, err);
 	if (r < 0)
 		return r;
-	if (json_object_object_get_ex(o, "queues", &q)) {
-		snprintf(w, sizeof(w), "%s.queues", where);
-		if ((r = check_keys(q, qkeys, w, err)) < 0)
-			return r;
+	r = section(o, "queues", qkeys, where, w, sizeof(w), &q, err);
+	if (r < 0)
+		return r;
+	if (r) {
 #define Q(key, lo, hi) \
 	r = get_int(q, #key, 0, lo, hi, &v, w, err); \
 	if (r < 0 && r != -ENOENT) \
@@ -520,10 +531,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		Q(reconnect_delay, 1, 3600);
 #undef Q
 	}
-	if (json_object_object_get_ex(o, "mount", &m)) {
-		snprintf(w, sizeof(w), "%s.mount", where);
-		if ((r = check_keys(m, mkeys, w, err)) < 0)
-			return r;
+	r = section(o, "mount", mkeys, where, w, sizeof(w), &m, err);
+	if (r < 0)
+		return r;
+	if (r) {
 		if ((r = get_path(m, "path", 1, &in->mount_path, w, err)) < 0 ||
 		    (r = own_place("path", in->mount_path, w, err)) < 0)
 			return r;
@@ -538,10 +549,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 			return bad(err, w, "format '%s' must be never or if-blank", format);
 		in->format_if_blank = !strcmp(format, "if-blank");
 	}
-	if (json_object_object_get_ex(o, "dhchap", &d)) {
-		snprintf(w, sizeof(w), "%s.dhchap", where);
-		if ((r = check_keys(d, dkeys, w, err)) < 0)
-			return r;
+	r = section(o, "dhchap", dkeys, where, w, sizeof(w), &d, err);
+	if (r < 0)
+		return r;
+	if (r) {
 		if ((r = get_secret(d, "secret", 1, &in->secret, w, err)) < 0 ||
 		    (r = get_secret(d, "ctrl_secret", 0, &in->ctrl_secret, w, err)) < 0)
 			return r;
@@ -693,6 +704,57 @@ static int check_shared_hosts(struct ln_request *rq, struct ln_buf *err)
 	json_object_put(first);
 	return r;
 }
+/* The i-th item o of a request list, at where; seen holds what must be
+ * unique across the list. */
+typedef int item_fn(struct ln_request *rq, size_t i, struct json_object *o, const char *where,
+		    struct seen *seen, struct ln_buf *err);
+
+/* Each of the n items of the request's list key (arr) through item, with
+ * its place "KEY[i]"; 0, or the first item's negative code. */
+static int each_item(struct ln_request *rq, struct json_object *arr, const char *key, size_t n,
+		     item_fn *item, struct ln_buf *err)
+{
+	struct seen seen;
+	char w[64];
+	size_t i;
+	int r = 0;
+
+	if (seen_init(&seen, n) < 0)
+		return -ENOMEM;
+	for (i = 0; i < n && r == 0; i++) {
+		snprintf(w, sizeof(w), "%s[%zu]", key, i);
+		r = item(rq, i, json_object_array_get_idx(arr, i), w, &seen, err);
+	}
+	free(seen.slot);
+	return r;
+}
+
+/* A target, whose NQN no other target of the request has. */
+static int target_item(struct ln_request *rq, size_t i, struct json_object *o, const char *where,
+		       struct seen *seen, struct ln_buf *err)
+{
+	struct ln_req_target *t = &rq->targets[i];
+	int r = parse_target(o, t, where, err);
+
+	if (r == 0 && seen_add(seen, t->nqn, strlen(t->nqn)))
+		r = bad(err, where, "target '%s' is listed twice", t->nqn);
+	return r;
+}
+
+/* An initiator, whose mount path no other initiator of the request has. */
+static int init_item(struct ln_request *rq, size_t i, struct json_object *o, const char *where,
+		     struct seen *seen, struct ln_buf *err)
+{
+	struct ln_req_init *in = &rq->inits[i];
+	const char *mp;
+	int r = parse_init(o, in, where, err);
+
+	mp = in->mount_path;
+	if (r == 0 && mp && seen_add(seen, mp, strlen(mp)))
+		r = bad(err, where, "mount path '%s' is used twice", mp);
+	return r;
+}
+
 
 int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct ln_buf *err)
 {
@@ -701,10 +763,7 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	struct json_object *arr, *hf;
 	struct ln_buf e = LN_BUF_INIT;
 	void *v;
-	char w[64];
 	int64_t proto;
-	struct seen seen;
-	size_t i;
 	int r;
 
 	memset(rq, 0, sizeof(*rq));
@@ -740,17 +799,7 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 			  err)) < 0)
 		return r;
 	rq->targets = v;
-	if (seen_init(&seen, rq->ntargets) < 0)
-		return -ENOMEM;
-	for (i = 0, r = 0; i < rq->ntargets && r == 0; i++) {
-		snprintf(w, sizeof(w), "targets[%zu]", i);
-		r = parse_target(json_object_array_get_idx(arr, i), &rq->targets[i], w, err);
-		if (r < 0)
-			break;
-		if (seen_add(&seen, rq->targets[i].nqn, strlen(rq->targets[i].nqn)))
-			r = bad(err, w, "target '%s' is listed twice", rq->targets[i].nqn);
-	}
-	free(seen.slot);
+	r = each_item(rq, arr, "targets", rq->ntargets, target_item, err);
 	if (r == 0)
 		r = check_shared_hosts(rq, err);
 	if (r < 0)
@@ -759,21 +808,7 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 			  err)) < 0)
 		return r;
 	rq->inits = v;
-	if (seen_init(&seen, rq->ninits) < 0)
-		return -ENOMEM;
-	for (i = 0, r = 0; i < rq->ninits && r == 0; i++) {
-		const char *mp;
-
-		snprintf(w, sizeof(w), "initiators[%zu]", i);
-		r = parse_init(json_object_array_get_idx(arr, i), &rq->inits[i], w, err);
-		if (r < 0)
-			break;
-		mp = rq->inits[i].mount_path;
-		if (mp && seen_add(&seen, mp, strlen(mp)))
-			r = bad(err, w, "mount path '%s' is used twice", mp);
-	}
-	free(seen.slot);
-	if (r < 0)
+	if ((r = each_item(rq, arr, "initiators", rq->ninits, init_item, err)) < 0)
 		return r;
 	if (json_object_object_get_ex(rq->json, "hostfile", &hf)) {
 		if ((r = parse_hostfile(hf, rq, err)) < 0)

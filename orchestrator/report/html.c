@@ -28,6 +28,49 @@ static void esc(struct ln_buf *out, const char *s)
 	ln_report_escape_xml(out, s ? s : "");
 }
 
+/* The heatmap cell of check c, the pair lo-hi (upper: above the diagonal);
+ * ends is scratch. */
+static void pair_cell(const struct ln_results *r, enum ln_stage stage, const struct ln_check *c,
+		      size_t lo, size_t hi, int upper, struct ln_buf *ends, struct ln_buf *out)
+{
+	/* ids stay unique: the mirror cell below the diagonal names its pair
+	 * in data-pair only */
+	ln_buf_addf(out, "<td %s=\"%s-", upper ? "id" : "data-pair", ln_stage_name(stage));
+	esc(out, r->nodes[lo]);
+	ln_buf_addch(out, '-');
+	esc(out, r->nodes[hi]);
+	ln_buf_addf(out, "\" class=\"%s%s\" data-status=\"%s\" title=\"", ln_status_class(c->status),
+		    c->retest ? " retest" : "", ln_status_name(c->status));
+	ln_buf_reset(ends);
+	ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, ends);
+	esc(out, ends->buf);
+	ln_buf_addf(out, ": %s", ln_status_name(c->status));
+	if (c->reason) {
+		ln_buf_addstr(out, ": ");
+		esc(out, c->reason);
+	}
+	if (stage == LN_STAGE_LATENCY && !isnan(c->lat.typical)) {
+		ln_buf_reset(ends);
+		ln_report_latency_text(c, ends);
+		ln_buf_addstr(out, "; ");
+		esc(out, ends->buf);
+	}
+	ln_buf_addstr(out, "\">");
+	/* bandwidth cells show Gb/s, latency cells the typical us */
+	if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
+		ln_buf_addstr(out, "&#x2717;");
+		if (stage != LN_STAGE_RPING && !isnan(c->value))
+			ln_buf_addf(out, "%.3g", c->value);
+	}
+	else if (c->status == LN_ST_SKIPPED)
+		ln_buf_addstr(out, "&ndash;");
+	else if (stage != LN_STAGE_RPING && !isnan(c->value))
+		ln_buf_addf(out, "%.3g", c->value);
+	else
+		ln_buf_addstr(out, "&#x2713;");
+	ln_buf_addstr(out, "</td>");
+}
+
 static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_buf *out)
 {
 	struct ln_buf ends = LN_BUF_INIT;
@@ -74,7 +117,6 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 		ln_buf_addstr(out, "</th>");
 		for (j = 0; j < n; j++) {
 			size_t lo = i < j ? i : j, hi = i < j ? j : i;
-			const struct ln_check *c;
 
 			if (i == j) {
 				ln_buf_addstr(out, "<td class=\"self\"></td>");
@@ -84,45 +126,8 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 				ln_buf_addstr(out, "<td class=\"none\" title=\"not tested\"></td>");
 				continue;
 			}
-			c = &r->checks[at[lo * n + hi] - 1];
-			/* ids stay unique: the mirror cell below the diagonal
-			 * names its pair in data-pair only */
-			ln_buf_addf(out, "<td %s=\"%s-", i < j ? "id" : "data-pair",
-				    ln_stage_name(stage));
-			esc(out, r->nodes[lo]);
-			ln_buf_addch(out, '-');
-			esc(out, r->nodes[hi]);
-			ln_buf_addf(out, "\" class=\"%s%s\" data-status=\"%s\" title=\"",
-				    ln_status_class(c->status), c->retest ? " retest" : "",
-				    ln_status_name(c->status));
-			ln_buf_reset(&ends);
-			ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &ends);
-			esc(out, ends.buf);
-			ln_buf_addf(out, ": %s", ln_status_name(c->status));
-			if (c->reason) {
-				ln_buf_addstr(out, ": ");
-				esc(out, c->reason);
-			}
-			if (stage == LN_STAGE_LATENCY && !isnan(c->lat.typical)) {
-				ln_buf_reset(&ends);
-				ln_report_latency_text(c, &ends);
-				ln_buf_addstr(out, "; ");
-				esc(out, ends.buf);
-			}
-			ln_buf_addstr(out, "\">");
-			/* bandwidth cells show Gb/s, latency cells the typical us */
-			if (c->status == LN_ST_FAIL || c->status == LN_ST_NOT_RUN) {
-				ln_buf_addstr(out, "&#x2717;");
-				if (stage != LN_STAGE_RPING && !isnan(c->value))
-					ln_buf_addf(out, "%.3g", c->value);
-			}
-			else if (c->status == LN_ST_SKIPPED)
-				ln_buf_addstr(out, "&ndash;");
-			else if (stage != LN_STAGE_RPING && !isnan(c->value))
-				ln_buf_addf(out, "%.3g", c->value);
-			else
-				ln_buf_addstr(out, "&#x2713;");
-			ln_buf_addstr(out, "</td>");
+			pair_cell(r, stage, &r->checks[at[lo * n + hi] - 1], lo, hi, i < j, &ends,
+				  out);
 		}
 		ln_buf_addstr(out, "</tr>\n");
 	}

@@ -112,21 +112,10 @@ static void port_counters(const struct ln_results *r, struct ln_buf *out)
 	}
 }
 
-int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
+/* Each listed stage: passed, and its checks by outcome. */
+static void stage_metrics(const struct ln_results *r, struct ln_buf *out)
 {
-	const char *port;
-	size_t i;
-	int s, pass;
-
-	head(out, "llmnet_validation_success", "1 when every listed stage passed");
-	start(out, "llmnet_validation_success", r);
-	ln_buf_addf(out, "} %d\n", ln_results_exit(r) == 0);
-	head(out, "llmnet_validation_duration_seconds", "wall time of the validation run");
-	start(out, "llmnet_validation_duration_seconds", r);
-	ln_buf_addf(out, "} %.3f\n", r->seconds);
-	head(out, "llmnet_validation_timestamp_seconds", "when the run started (unix time)");
-	start(out, "llmnet_validation_timestamp_seconds", r);
-	ln_buf_addf(out, "} %lld\n", (long long)r->started);
+	int s;
 
 	head(out, "llmnet_validation_stage_passed", "1 when the listed stage passed");
 	for (s = 0; s < LN_STAGE_COUNT; s++) {
@@ -152,6 +141,14 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 				    what[k], v[k]);
 		}
 	}
+}
+
+/* Each pair test (its last attempt): ok, value, a latency's statistics. */
+static void pair_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	size_t i;
+	int pass;
+
 	for (pass = 0; pass < 2; pass++) {
 		const char *name = pass ? "llmnet_validation_pair_value" : "llmnet_validation_pair_ok";
 
@@ -192,7 +189,14 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 			ln_buf_addf(out, "\",stat=\"%s\"} %g\n", stat[k], v[k]);
 		}
 	}
-	port_counters(r, out);
+}
+
+/* The diagnosis: bad nodes, links and ports. */
+static void verdict_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	const char *port;
+	size_t i;
+
 	head(out, "llmnet_validation_bad_node", "a node the diagnosis blames");
 	for (i = 0; i < r->nverdicts; i++)
 		if (r->verdicts[i].kind == LN_VERDICT_NODE) {
@@ -216,5 +220,23 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 			label(out, port ? port : "");
 			ln_buf_addstr(out, "\"} 1\n");
 		}
+}
+
+int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	head(out, "llmnet_validation_success", "1 when every listed stage passed");
+	start(out, "llmnet_validation_success", r);
+	ln_buf_addf(out, "} %d\n", ln_results_exit(r) == 0);
+	head(out, "llmnet_validation_duration_seconds", "wall time of the validation run");
+	start(out, "llmnet_validation_duration_seconds", r);
+	ln_buf_addf(out, "} %.3f\n", r->seconds);
+	head(out, "llmnet_validation_timestamp_seconds", "when the run started (unix time)");
+	start(out, "llmnet_validation_timestamp_seconds", r);
+	ln_buf_addf(out, "} %lld\n", (long long)r->started);
+
+	stage_metrics(r, out);
+	pair_metrics(r, out);
+	port_counters(r, out);
+	verdict_metrics(r, out);
 	return 0;
 }

@@ -206,10 +206,12 @@ struct field;
 
 /* A value handler: the value's first event is current; it consumes the
  * whole value. Returns 0, or < 0 when reading must stop. */
-typedef int (*field_fn)(struct parser *p, const struct field *f, void *obj);
+typedef int field_handler(struct parser *p, const struct field *f, void *obj);
+typedef field_handler *field_fn;
 /* A scalar handler: converts and checks v, reports through spec_diag. */
-typedef int (*scalar_fn)(struct parser *p, const struct field *f, void *obj, const char *v,
-			 struct ln_mark m);
+typedef int scalar_handler(struct parser *p, const struct field *f, void *obj, const char *v,
+			   struct ln_mark m);
+typedef scalar_handler *scalar_fn;
 
 struct table {
 	const char *what;		/* "node", "rdma port": used in messages */

@@ -187,30 +187,20 @@ void spec_rng_release(struct rng *r);
 
 /* ---- handlers named by the key tables (grammar.c) --------------------- */
 
+/* They are declared by their type (impl.h): field_handler for a mapping
+ * or a list, scalar_handler for a scalar with its own conversion. */
 /* nodes.c */
-int spec_parse_nodes(struct parser *p, const struct field *f, void *obj);
-int spec_parse_rdma(struct parser *p, const struct field *f, void *obj);
-int spec_parse_mtu(struct parser *p, const struct field *f, void *obj, const char *v,
-		   struct ln_mark m);
+field_handler spec_parse_nodes, spec_parse_rdma;
+scalar_handler spec_parse_mtu;
 /* storage.c */
-int spec_parse_targets(struct parser *p, const struct field *f, void *obj);
-int spec_parse_namespaces(struct parser *p, const struct field *f, void *obj);
-int spec_parse_hosts(struct parser *p, const struct field *f, void *obj);
-int spec_parse_initiators(struct parser *p, const struct field *f, void *obj);
-int spec_parse_fs(struct parser *p, const struct field *f, void *obj, const char *v,
-		  struct ln_mark m);
-/* settings.c */
-int spec_parse_version(struct parser *p, const struct field *f, void *obj, const char *v,
-		       struct ln_mark m);
-int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const char *v,
-		    struct ln_mark m);
-/* The mpi mapping (f->sub), keeping where the hostfile's value is. */
-int spec_parse_mpi(struct parser *p, const struct field *f, void *obj);
-int spec_parse_mca(struct parser *p, const struct field *f, void *obj);
-int spec_parse_nccl_env(struct parser *p, const struct field *f, void *obj);
+field_handler spec_parse_targets, spec_parse_namespaces, spec_parse_hosts, spec_parse_initiators;
+scalar_handler spec_parse_fs;
+/* settings.c; spec_parse_mpi walks the mpi mapping (f->sub), keeping where
+ * the hostfile's value is. */
+scalar_handler spec_parse_version, spec_parse_jump;
+field_handler spec_parse_mpi, spec_parse_mca, spec_parse_nccl_env;
 /* stages.c */
-int spec_parse_validation(struct parser *p, const struct field *f, void *obj);
-int spec_parse_bw_min(struct parser *p, const struct field *f, void *obj, const char *v,
-		      struct ln_mark m);
+field_handler spec_parse_validation;
+scalar_handler spec_parse_bw_min;
 
 #endif

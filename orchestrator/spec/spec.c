@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "common/error.h"
+#include "common/util.h"
 #include "orchestrator/spec/parser.h"
 
 /* ---- load ------------------------------------------------------------- */
@@ -298,20 +299,12 @@ void ln_spec_free(struct ln_spec *spec)
 	if (st) {
 		for (i = 0; i < st->n_diags && i < 1000; i++)
 			free(st->diags[i].msg);
-		free(st->diags);
-		free(st->ports);
-		free(st->nss);
-		free(st->mca);
-		free(st->nccl_env);
-		free(st->host_idx);
+		ln_free_all(st->diags, st->ports, st->nss, st->mca, st->nccl_env, st->host_idx);
 		spec_idxmap_release(&st->node_by_name);
 		spec_idxmap_release(&st->target_by_nqn);
 		release_parse_state(st);
 		spec_arena_release(&st->arena);
 		free(st);
 	}
-	free(spec->nodes);
-	free(spec->targets);
-	free(spec->initiators);
-	free(spec);
+	ln_free_all(spec->nodes, spec->targets, spec->initiators, spec);
 }

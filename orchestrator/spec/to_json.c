@@ -21,18 +21,8 @@ static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
 static const char *const lat_tool_names[] = { "ib_write_lat", "ib_send_lat" };
 static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
 
-/* Accumulate failures so the builders read as a list of keys. */
-#define ADD(expr) (r |= (expr) < 0)
-
-/* o, or NULL (o freed) when an ADD failed (r). */
-static struct json_object *built(struct json_object *o, int r)
-{
-	if (r) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
+/* Accumulate failures in *r so the fillers read as a list of keys. */
+#define ADD(expr) (*r |= (expr) < 0)
 
 /* A new array (list) or object under key in o, or appended to the array
  * o when key is NULL; o owns it from then on (filled after, it stands
@@ -55,20 +45,35 @@ static struct json_object *add_child(struct json_object *o, const char *key, int
 	return c;
 }
 
-static struct json_object *ssh_json(const struct ln_ssh_spec *s)
+/* v, or null when it is negative (not set: -1). */
+static void add_int_or_null(struct json_object *o, const char *key, int64_t v, int *r)
 {
-	struct json_object *o = json_object_new_object(), *j;
-	int r = 0;
+	if (v < 0)
+		ADD(ln_json_add(o, key, NULL));
+	else
+		ADD(ln_json_add_i64(o, key, v));
+}
 
-	if (!o)
-		return NULL;
+/* v, or null when it is 0 (not set). */
+static void add_nonzero_or_null(struct json_object *o, const char *key, int64_t v, int *r)
+{
+	if (v)
+		ADD(ln_json_add_i64(o, key, v));
+	else
+		ADD(ln_json_add(o, key, NULL));
+}
+
+static void ssh_json(struct json_object *o, const struct ln_ssh_spec *s, int *r)
+{
+	struct json_object *j;
+
 	ADD(ln_json_add_str(o, "user", s->user));
 	ADD(ln_json_add_i64(o, "port", s->port));
 	ADD(ln_json_add_str(o, "identity", s->identity));
 	ADD(ln_json_add_str(o, "known_hosts", s->known_hosts));
 	ADD(ln_json_add_str(o, "host_key_policy", policy_names[s->host_key_policy]));
 	if (s->jump_host) {
-		j = add_child(o, "jump", 0, &r);
+		j = add_child(o, "jump", 0, r);
 		if (j) {
 			ADD(ln_json_add_str(j, "host", s->jump_host));
 			ADD(ln_json_add_str(j, "user", s->jump_user ? s->jump_user : s->user));
@@ -80,56 +85,52 @@ static struct json_object *ssh_json(const struct ln_ssh_spec *s)
 	ADD(ln_json_add_i64(o, "connect_timeout_ms", (int64_t)s->connect_timeout_ms));
 	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)s->timeout_ms));
 	ADD(ln_json_add_i64(o, "parallel", s->parallel));
-	return built(o, r);
 }
 
-static struct json_object *node_json(const struct ln_node *n)
+static void port_json(struct json_object *o, const struct ln_rdma_port *p, int *r)
 {
-	struct json_object *o = json_object_new_object(), *a;
-	size_t k;
-	int r = 0;
+	ADD(ln_json_add_str(o, "device", p->device));
+	ADD(ln_json_add_i64(o, "port", p->port));
+	ADD(ln_json_add_str(o, "ip", p->ip));
+	add_int_or_null(o, "gid_index", p->gid_index, r);
+	ADD(ln_json_add_i64(o, "min_rate_bps", (int64_t)p->min_rate_bps));
+	ADD(ln_json_add_str(o, "link_layer", ln_link_layer_name(p->link_layer)));
+	add_nonzero_or_null(o, "mtu", (int64_t)p->mtu, r);
+	ADD(ln_json_add_str(o, "rail", p->rail));
+}
 
-	if (!o)
-		return NULL;
+static void node_json(struct json_object *o, const struct ln_node *n, int *r)
+{
+	struct json_object *a, *e;
+	size_t k;
+
 	ADD(ln_json_add_str(o, "name", n->name));
 	ADD(ln_json_add_str(o, "address", n->address));
 	ADD(ln_json_add_i64(o, "port", n->port));
 	ADD(ln_json_add_str(o, "user", n->user));
 	ADD(ln_json_add_i64(o, "gpus", n->gpus));
 	ADD(ln_json_add_i64(o, "slots", n->slots));
-	a = add_child(o, "rdma", 1, &r);
-	for (k = 0; a && k < n->n_rdma && !r; k++) {
-		const struct ln_rdma_port *p = &n->rdma[k];
-		struct json_object *po = add_child(a, NULL, 0, &r);
-
-		if (!po)
-			break;
-		ADD(ln_json_add_str(po, "device", p->device));
-		ADD(ln_json_add_i64(po, "port", p->port));
-		ADD(ln_json_add_str(po, "ip", p->ip));
-		if (p->gid_index >= 0)
-			ADD(ln_json_add_i64(po, "gid_index", p->gid_index));
-		else
-			ADD(ln_json_add(po, "gid_index", NULL));
-		ADD(ln_json_add_i64(po, "min_rate_bps", (int64_t)p->min_rate_bps));
-		ADD(ln_json_add_str(po, "link_layer", ln_link_layer_name(p->link_layer)));
-		if (p->mtu)
-			ADD(ln_json_add_i64(po, "mtu", p->mtu));
-		else
-			ADD(ln_json_add(po, "mtu", NULL));
-		ADD(ln_json_add_str(po, "rail", p->rail));
-	}
-	return built(o, r);
+	a = add_child(o, "rdma", 1, r);
+	for (k = 0; a && !*r && k < n->n_rdma && (e = add_child(a, NULL, 0, r)); k++)
+		port_json(e, &n->rdma[k], r);
 }
 
-static struct json_object *target_json(const struct ln_spec *spec, const struct ln_target *t)
+static void namespace_json(struct json_object *o, const struct ln_namespace *n, int *r)
 {
-	struct json_object *o = json_object_new_object(), *ns, *h, *d;
-	size_t k;
-	int r = 0;
+	ADD(ln_json_add_i64(o, "nsid", n->nsid));
+	ADD(ln_json_add_str(o, "file", n->file));
+	ADD(ln_json_add_i64(o, "size", (int64_t)n->size));
+	ADD(ln_json_add_str(o, "device", n->device));
+	if (n->file)
+		ADD(ln_json_add_bool(o, "adopt", n->adopt));
+}
 
-	if (!o)
-		return NULL;
+static void target_json(struct json_object *o, const struct ln_spec *spec, const struct ln_target *t,
+			int *r)
+{
+	struct json_object *ns, *h, *d, *e;
+	size_t k;
+
 	ADD(ln_json_add_str(o, "nqn", t->nqn));
 	ADD(ln_json_add_str(o, "node", spec->nodes[t->node].name));
 	ADD(ln_json_add_str(o, "transport", ln_transport_name(t->transport)));
@@ -138,30 +139,19 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	if (t->hosts_any) {
 		ADD(ln_json_add_str(o, "hosts", "any"));
 	} else {
-		h = add_child(o, "hosts", 1, &r);
+		h = add_child(o, "hosts", 1, r);
 		for (k = 0; h && k < t->n_hosts; k++)
 			if (json_object_array_add(h, json_object_new_string(
 							     spec->nodes[t->hosts[k]].name)) < 0)
-				r = 1;
+				*r = 1;
 	}
 	ADD(ln_json_add_bool(o, "hosts_given", t->hosts_given));
-	ns = add_child(o, "namespaces", 1, &r);
-	for (k = 0; ns && k < t->n_namespaces && !r; k++) {
-		const struct ln_namespace *n = &t->namespaces[k];
-		struct json_object *no = add_child(ns, NULL, 0, &r);
-
-		if (!no)
-			break;
-		ADD(ln_json_add_i64(no, "nsid", n->nsid));
-		ADD(ln_json_add_str(no, "file", n->file));
-		ADD(ln_json_add_i64(no, "size", (int64_t)n->size));
-		ADD(ln_json_add_str(no, "device", n->device));
-		if (n->file)
-			ADD(ln_json_add_bool(no, "adopt", n->adopt));
-	}
+	ns = add_child(o, "namespaces", 1, r);
+	for (k = 0; ns && !*r && k < t->n_namespaces && (e = add_child(ns, NULL, 0, r)); k++)
+		namespace_json(e, &t->namespaces[k], r);
 	if (t->dhchap.present) {
 		/* The key directory only: lint never reads a secret. */
-		d = add_child(o, "dhchap", 0, &r);
+		d = add_child(o, "dhchap", 0, r);
 		if (d) {
 			ADD(ln_json_add_str(d, "key_dir", t->dhchap.key_dir));
 			ADD(ln_json_add_str(d, "hash", ln_dhchap_hash_names[t->dhchap.hash]));
@@ -171,38 +161,20 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	} else {
 		ADD(ln_json_add(o, "dhchap", NULL));
 	}
-	return built(o, r);
 }
 
-static void add_ms_or_null(struct json_object *o, const char *key, int64_t v, int *r)
-{
-	if (v < 0)
-		*r |= ln_json_add(o, key, NULL) < 0;
-	else
-		*r |= ln_json_add_i64(o, key, v) < 0;
-}
 
-static struct json_object *initiator_json(const struct ln_spec *spec, const struct ln_initiator *in)
+static void initiator_json(struct json_object *o, const struct ln_spec *spec,
+			   const struct ln_initiator *in, int *r)
 {
-	struct json_object *o = json_object_new_object();
-	int r = !o;
-
-	if (r)
-		return NULL;
 	ADD(ln_json_add_str(o, "node", spec->nodes[in->node].name));
 	ADD(ln_json_add_str(o, "target", spec->targets[in->target].nqn));
-	if (in->nr_io_queues)
-		ADD(ln_json_add_i64(o, "nr_io_queues", in->nr_io_queues));
-	else
-		ADD(ln_json_add(o, "nr_io_queues", NULL));
-	if (in->queue_size)
-		ADD(ln_json_add_i64(o, "queue_size", in->queue_size));
-	else
-		ADD(ln_json_add(o, "queue_size", NULL));
-	add_ms_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, &r);
-	add_ms_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, &r);
+	add_nonzero_or_null(o, "nr_io_queues", (int64_t)in->nr_io_queues, r);
+	add_nonzero_or_null(o, "queue_size", (int64_t)in->queue_size, r);
+	add_int_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, r);
+	add_int_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, r);
 	if (in->mount.present) {
-		struct json_object *m = add_child(o, "mount", 0, &r);
+		struct json_object *m = add_child(o, "mount", 0, r);
 
 		if (m) {
 			ADD(ln_json_add_str(m, "path", in->mount.path));
@@ -212,23 +184,18 @@ static struct json_object *initiator_json(const struct ln_spec *spec, const stru
 	} else {
 		ADD(ln_json_add(o, "mount", NULL));
 	}
-	return built(o, r);
 }
 
-static struct json_object *mpi_json(const struct ln_mpi_spec *m)
+static void mpi_json(struct json_object *o, const struct ln_mpi_spec *m, int *r)
 {
-	struct json_object *o = json_object_new_object(), *mca;
+	struct json_object *mca;
 	size_t k;
-	int r = 0;
 
-	if (!o)
-		return NULL;
 	ADD(ln_json_add_str(o, "hostfile", m->hostfile));
 	ADD(ln_json_add_str(o, "format", mpi_format_names[m->format]));
-	mca = add_child(o, "mca", 0, &r);
+	mca = add_child(o, "mca", 0, r);
 	for (k = 0; mca && k < m->n_mca; k++)
 		ADD(ln_json_add_str(mca, m->mca[k].key, m->mca[k].value));
-	return built(o, r);
 }
 
 /* A pairwise stage's max_errors; null: reported, not judged. */
@@ -238,39 +205,29 @@ static int max_errors_json(struct json_object *o, int max_errors)
 				ln_json_add_i64(o, "max_errors", max_errors);
 }
 
-/* The nccl stage's options into o; nonzero when an ADD failed. */
-static int nccl_json(struct json_object *o, const struct ln_validation *v)
+/* The nccl stage's options into o. */
+static void nccl_json(struct json_object *o, const struct ln_validation *v, int *r)
 {
 	struct json_object *env = json_object_new_object();
-	int r = !env;
 	size_t k;
+
+	if (!env)
+		*r = 1;
 
 	ADD(ln_json_add_str(o, "tool", nccl_tool_names[v->nccl.tool]));
 	ADD(ln_json_add_str(o, "op", ln_nccl_op_name(v->nccl.op)));
 	ADD(ln_json_add_i64(o, "bytes", (int64_t)v->nccl.bytes));
-	if (v->nccl.min_busbw_bps)
-		ADD(ln_json_add_i64(o, "min_busbw_bps", (int64_t)v->nccl.min_busbw_bps));
-	else
-		ADD(ln_json_add(o, "min_busbw_bps", NULL));
-	if (v->nccl.socket_ifname)
-		ADD(ln_json_add_str(o, "socket_ifname", v->nccl.socket_ifname));
-	else
-		ADD(ln_json_add(o, "socket_ifname", NULL));
+	add_nonzero_or_null(o, "min_busbw_bps", (int64_t)v->nccl.min_busbw_bps, r);
+	ADD(ln_json_add_str(o, "socket_ifname", v->nccl.socket_ifname));	/* NULL: null */
 	for (k = 0; env && k < v->nccl.n_env; k++)
 		ADD(ln_json_add_str(env, v->nccl.env[k].key, v->nccl.env[k].value));
 	if (env)
 		ADD(ln_json_add(o, "env", env));
 	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
-	return r;
 }
 
-static struct json_object *stage_json(const struct ln_validation *v, enum ln_stage s)
+static void stage_json(struct json_object *o, const struct ln_validation *v, enum ln_stage s, int *r)
 {
-	struct json_object *o = json_object_new_object();
-	int r = !o;
-
-	if (r)
-		return NULL;
 	ADD(ln_json_add_str(o, "stage", ln_stage_name(s)));
 	switch (s) {
 	case LN_STAGE_DEVICES:
@@ -314,96 +271,57 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->latency.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->latency.rails]));
 		/* microseconds, as the keys say; null: no threshold */
-		if (v->latency.max_typical_us)
-			ADD(ln_json_add_i64(o, "max_typical_us", (int64_t)v->latency.max_typical_us));
-		else
-			ADD(ln_json_add(o, "max_typical_us", NULL));
-		if (v->latency.max_p99_us)
-			ADD(ln_json_add_i64(o, "max_p99_us", (int64_t)v->latency.max_p99_us));
-		else
-			ADD(ln_json_add(o, "max_p99_us", NULL));
+		add_nonzero_or_null(o, "max_typical_us", (int64_t)v->latency.max_typical_us, r);
+		add_nonzero_or_null(o, "max_p99_us", (int64_t)v->latency.max_p99_us, r);
 		ADD(max_errors_json(o, v->latency.max_errors));
 		ADD(ln_json_add_i64(o, "port_base", v->latency.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->latency.timeout_ms));
 		break;
 	case LN_STAGE_IO:
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->io.size));
-		if (v->io.min_bps)
-			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->io.min_bps));
-		else
-			ADD(ln_json_add(o, "min_bps", NULL));
+		add_nonzero_or_null(o, "min_bps", (int64_t)v->io.min_bps, r);
 		ADD(ln_json_add_bool(o, "destructive", v->io.destructive));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->io.timeout_ms));
 		break;
 	case LN_STAGE_MPI:
-		if (v->mpi.np)
-			ADD(ln_json_add_i64(o, "np", v->mpi.np));
-		else
-			ADD(ln_json_add(o, "np", NULL));
+		add_nonzero_or_null(o, "np", (int64_t)v->mpi.np, r);
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->mpi.timeout_ms));
 		break;
 	case LN_STAGE_NCCL:
-		r |= nccl_json(o, v);
+		nccl_json(o, v, r);
 		break;
 	}
-	return built(o, r);
-}
-
-/* Add a built object; NULL means the builder ran out of memory. */
-static int add_obj(struct json_object *o, const char *key, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	return ln_json_add(o, key, val);
-}
-
-/* Append item to array a; on failure item is released. */
-static int push(struct json_object *a, struct json_object *item)
-{
-	if (!item)
-		return -ENOMEM;
-	if (json_object_array_add(a, item) < 0) {
-		json_object_put(item);
-		return -ENOMEM;
-	}
-	return 0;
 }
 
 int ln_spec_to_json(const struct ln_spec *spec, struct json_object **out)
 {
-	struct json_object *o = json_object_new_object(), *a;
+	struct json_object *o = json_object_new_object(), *a, *e;
 	size_t i;
-	int r = !o;
+	int failed = !o, *r = &failed;
 
 	*out = NULL;
-	if (r)
+	if (failed)
 		return -ENOMEM;
 	ADD(ln_json_add_i64(o, "version", spec->version));
 	ADD(ln_json_add_str(o, "cluster", spec->cluster));
-	ADD(add_obj(o, "ssh", ssh_json(&spec->ssh)));
-
-	a = json_object_new_array();
-	for (i = 0; a && i < spec->n_nodes; i++)
-		ADD(push(a, node_json(&spec->nodes[i])));
-	ADD(ln_json_add(o, "nodes", a));
-
-	a = json_object_new_array();
-	for (i = 0; a && i < spec->n_targets; i++)
-		ADD(push(a, target_json(spec, &spec->targets[i])));
-	ADD(ln_json_add(o, "targets", a));
-
-	a = json_object_new_array();
-	for (i = 0; a && i < spec->n_initiators; i++)
-		ADD(push(a, initiator_json(spec, &spec->initiators[i])));
-	ADD(ln_json_add(o, "initiators", a));
-
-	ADD(add_obj(o, "mpi", mpi_json(&spec->mpi)));
-
-	a = json_object_new_array();
-	for (i = 0; a && i < spec->validation.n_order; i++)
-		ADD(push(a, stage_json(&spec->validation, spec->validation.order[i])));
-	ADD(ln_json_add(o, "validation", a));
-	if (r) {
+	if ((a = add_child(o, "ssh", 0, r)))
+		ssh_json(a, &spec->ssh, r);
+	a = add_child(o, "nodes", 1, r);
+	for (i = 0; a && !failed && i < spec->n_nodes && (e = add_child(a, NULL, 0, r)); i++)
+		node_json(e, &spec->nodes[i], r);
+	a = add_child(o, "targets", 1, r);
+	for (i = 0; a && !failed && i < spec->n_targets && (e = add_child(a, NULL, 0, r)); i++)
+		target_json(e, spec, &spec->targets[i], r);
+	a = add_child(o, "initiators", 1, r);
+	for (i = 0; a && !failed && i < spec->n_initiators && (e = add_child(a, NULL, 0, r)); i++)
+		initiator_json(e, spec, &spec->initiators[i], r);
+	if ((a = add_child(o, "mpi", 0, r)))
+		mpi_json(a, &spec->mpi, r);
+	a = add_child(o, "validation", 1, r);
+	for (i = 0; a && !failed && i < spec->validation.n_order && (e = add_child(a, NULL, 0, r));
+	     i++)
+		stage_json(e, &spec->validation, spec->validation.order[i], r);
+	if (failed) {
 		json_object_put(o);
 		return -ENOMEM;
 	}

@@ -320,8 +320,7 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 	r = 0;
 out:
 	json_object_put(env);
-	ln_buf_release(&payload);
-	ln_buf_release(&e);
+	ln_buf_release_all(&payload, &e);
 	return r;
 }
 

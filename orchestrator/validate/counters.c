@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/util.h"
 #include "orchestrator/validate/stage_common.h"
 
 struct port_acc {
@@ -87,11 +88,7 @@ void vs_ctr_close(struct vctx *c)
 
 			for (k = 0; k < a->n; k++)
 				free(a->v[k].name);
-			free(a->v);
-			free(a->with);
-			free(a->over);
-			free(a->why);
-			free(a->driver);
+			ln_free_all(a->v, a->with, a->over, a->why, a->driver);
 		}
 		free(x->acc[i]);
 	}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nvmet ports: one per transport, address and service the targets use
+ * (owned, an existing matching one shared, or a new id), their addr_*
+ * attributes brought back when they drift, and the port links that
+ * export each subsystem.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agents/agent/nvmet.h"
+#include "agents/agent/paths.h"
+#include "common/json.h"
+#include "common/log.h"
+
+struct port_want {
+	const char *transport, *address, *family, *service;
+	char id[16];
+	int used;	/* some target that is not failed uses it */
+};
+
+static int port_matches(struct ln_agent *a, const char *id, const struct port_want *w)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), P_PORT "%s/addr_trtype", id);
+	if (!ln_nvmet_read_eq(a, p, w->transport))
+		return 0;
+	snprintf(p, sizeof(p), P_PORT "%s/addr_traddr", id);
+	if (!ln_nvmet_read_eq(a, p, w->address))
+		return 0;
+	snprintf(p, sizeof(p), P_PORT "%s/addr_trsvcid", id);
+	return ln_nvmet_read_eq(a, p, w->service);
+}
+
+/* Choose the port for w: owned, else a matching existing one, else a new id. */
+static void choose_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall,
+			int *is_new)
+{
+	char tup[128], **ports;
+	struct json_object *rec;
+	size_t n, i;
+	unsigned id;
+
+	*is_new = 0;
+	ln_nvmet_tuple(tup, sizeof(tup), w->transport, w->address, w->service);
+	rec = ln_state_find(&cv->st, cv->cluster, "nvmet_port", tup);
+	if (rec && ln_json_str_at(rec, "port")) {
+		snprintf(w->id, sizeof(w->id), "%s", ln_json_str_at(rec, "port"));
+		return;
+	}
+	if (ln_list_dir(cv->a, LN_NVMET "/ports", &ports, &n) == 0) {
+		for (i = 0; i < n; i++) {
+			if (port_matches(cv->a, ports[i], w)) {
+				snprintf(w->id, sizeof(w->id), "%s", ports[i]);
+				ln_names_free(ports, n);
+				return;
+			}
+		}
+		ln_names_free(ports, n);
+	}
+	for (id = 1; id < 65535; id++) {
+		char p[PATH_MAX], s[16];
+		size_t k;
+		int taken;
+
+		snprintf(s, sizeof(s), "%u", id);
+		snprintf(p, sizeof(p), P_PORT "%s", s);
+		taken = ln_path_exists(cv->a, p);
+		for (k = 0; k < nall && !taken; k++)
+			taken = !strcmp(all[k].id, s);
+		if (!taken) {
+			snprintf(w->id, sizeof(w->id), "%s", s);
+			*is_new = 1;
+			return;
+		}
+	}
+}
+
+static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall)
+{
+	static const char *const attrs[] = { "addr_trtype", "addr_adrfam", "addr_traddr",
+					     "addr_trsvcid" };
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char tup[128], dir[PATH_MAX], p[PATH_MAX], **links = NULL;
+	const char *vals[4];
+	size_t nl = 0, i;
+	int rc = 0, is_new, owned, differs = 0;
+	struct json_object *rec;
+
+	ln_nvmet_tuple(tup, sizeof(tup), w->transport, w->address, w->service);
+	choose_port(cv, w, all, nall, &is_new);
+	snprintf(dir, sizeof(dir), P_PORT "%s", w->id);
+	owned = ln_cv_owned(cv, "nvmet_port", tup);
+	vals[0] = w->transport;
+	vals[1] = w->family;
+	vals[2] = w->address;
+	vals[3] = w->service;
+	snprintf(p, sizeof(p), "port %s", w->id);
+	if (!ln_is_dir(cv->a, dir)) {
+		if (!cv->plan) {
+			rc = ln_cv_own(cv, "nvmet_port", tup);
+			rec = ln_state_find(&cv->st, cv->cluster, "nvmet_port", tup);
+			if (rc == 0 && !ln_json_str_at(rec, "port")) {
+				ln_json_add_str(rec, "port", w->id);
+				cv->st.dirty = 1;
+				rc = ln_state_save(cv->a, &cv->st, &err);
+			}
+			if (rc == 0)
+				rc = ln_fs_mkdir(cv->a, dir, &err);
+			for (i = 0; rc == 0 && i < 4; i++) {
+				char q[PATH_MAX];
+
+				snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
+			}
+		}
+		ln_cv_report(cv, "create", "nvmet_port", tup, p, rc < 0 ? err.buf : NULL);
+		goto out;
+	}
+	if (!owned) {
+		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
+		goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		char q[PATH_MAX];
+
+		snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+		if (!ln_nvmet_read_eq(cv->a, q, vals[i])) {
+			differs = 1;
+			ln_buf_addf(&det, "%s%s -> %s", det.len ? ", " : "", attrs[i], vals[i]);
+		}
+	}
+	if (!differs) {
+		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
+		goto out;
+	}
+	if (!cv->plan) {
+		/* The kernel refuses addr_* while a subsystem is linked: unlink,
+		 * set, and link back what was there. */
+		snprintf(p, sizeof(p), "%s/subsystems", dir);
+		ln_list_dir(cv->a, p, &links, &nl);
+		for (i = 0; rc == 0 && i < nl; i++) {
+			char q[PATH_MAX];
+
+			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
+			rc = ln_fs_unlink(cv->a, q, &err);
+		}
+		for (i = 0; rc == 0 && i < 4; i++) {
+			char q[PATH_MAX];
+
+			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+			if (!ln_nvmet_read_eq(cv->a, q, vals[i]))
+				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
+		}
+		for (i = 0; rc == 0 && i < nl; i++) {
+			char q[PATH_MAX], t[PATH_MAX];
+
+			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
+			snprintf(t, sizeof(t), P_SUB "%s", links[i]);
+			rc = ln_fs_symlink(cv->a, t, q, &err);
+		}
+	}
+	ln_cv_report(cv, "change", "nvmet_port", tup, det.buf, rc < 0 ? err.buf : NULL);
+out:
+	ln_names_free(links, nl);
+	ln_buf_release(&err);
+	ln_buf_release(&det);
+}
+
+/* The index of the port serving t's transport, address and service, or np. */
+static size_t find_port(const struct port_want *ports, size_t np, const struct ln_req_target *t)
+{
+	size_t k;
+
+	for (k = 0; k < np; k++)
+		if (!strcmp(ports[k].transport, t->transport) &&
+		    !strcmp(ports[k].address, t->address) && !strcmp(ports[k].service, t->service))
+			break;
+	return k;
+}
+
+
+/* The ports the targets that are not failed use, then their links to the
+ * subsystems, last: a link is what exports a subsystem. */
+void ln_nvmet_apply_ports(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	struct port_want *ports = NULL;
+	size_t np = 0, i, k;
+	char p[PATH_MAX], t2[PATH_MAX], id[1024];
+
+	ports = calloc(rq->ntargets + 1, sizeof(*ports));
+	if (!ports)
+		return;
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+
+		k = find_port(ports, np, t);
+		if (k == np) {
+			ports[np].transport = t->transport;
+			ports[np].address = t->address;
+			ports[np].family = t->family;
+			ports[np].service = t->service;
+			np++;
+		}
+		if (!t->failed)
+			ports[k].used = 1;
+	}
+	for (k = 0; k < np; k++)
+		if (ports[k].used)
+			apply_port(cv, &ports[k], ports, np);
+	/* port links, last: this is what exports a subsystem */
+	for (i = 0; i < rq->ntargets; i++) {
+		struct ln_req_target *t = &rq->targets[i];
+		char tup[128];
+
+		if (t->failed)
+			continue;
+		k = find_port(ports, np, t);
+		if (k == np || !ports[k].id[0])
+			continue;
+		ln_nvmet_tuple(tup, sizeof(tup), t->transport, t->address, t->service);
+		snprintf(id, sizeof(id), "%s/%s", tup, t->nqn);
+		snprintf(p, sizeof(p), P_PORT "%s/subsystems/%s", ports[k].id, t->nqn);
+		snprintf(t2, sizeof(t2), P_SUB "%s", t->nqn);
+		if (ln_is_link(cv->a, p))
+			ln_cv_report(cv, "ok", "nvmet_port_subsystem", id, NULL, NULL);
+		else
+			ln_nvmet_create_link(cv, "nvmet_port_subsystem", id, t2, p, ports[k].id);
+	}
+	free(ports);
+}

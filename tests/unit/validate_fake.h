@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stage runner's fake cluster, for the test_validate_*.c that run
+ * stages (an ops table, not the network): facts are generated per node,
+ * and rping, perftest, ssh, mpicc, mpirun and the probes answer as the
+ * real tools do, from injected faults; files put on a node are kept per
+ * node, so the MPI probe built on the launcher can be followed to every
+ * other node. A test's world (struct world) holds the fake, the options,
+ * the spec and the results; the group's set-up and each test's set-up and
+ * tear-down are here. Header-only: each test binary is one file.
+ */
+#ifndef LN_TEST_VALIDATE_FAKE_H
+#define LN_TEST_VALIDATE_FAKE_H
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/cmocka.h"
+#include "common/error.h"
+#include "common/util.h"
+#include "orchestrator/report/report.h"
+#include "orchestrator/spec/spec.h"
+#include "orchestrator/transport/push.h"
+#include "orchestrator/validate/stages.h"
+
+#define MAXN 16
+
+struct fake {
+	size_t n;
+	struct json_object *facts[MAXN];
+	int bad_node[MAXN], no_mpicc[MAXN], no_facts[MAXN];
+	int bad_link[MAXN][MAXN], race_once[MAXN][MAXN], hang[MAXN][MAXN], no_ssh[MAXN][MAXN];
+	double gbps[MAXN][MAXN];	/* 0: 95 */
+	/* latency: a node slow with every partner, a slow pair (typical 80 us
+	 * instead of 3 us) */
+	int slow_node[MAXN], slow_link[MAXN][MAXN];
+	int slow_port[MAXN][2];		/* rxe0 or rxe1 of a node (fake_two_rails) */
+	pthread_mutex_t lock;
+	int busy[MAXN];			/* a node never serves two probes at once */
+	int overlap;
+	char problem[256];		/* set from worker threads, checked after the run */
+	size_t runs, puts;
+	/* the MPI probe binary at its path on each node, mpicc runs per node,
+	 * source uploads per node, and a transfer that flips a byte */
+	struct ln_buf mpi_bin[MAXN];
+	int has_mpi_bin[MAXN], mpicc_runs[MAXN], src_puts[MAXN], corrupt_copy[MAXN];
+	/* io probe copies per node, and nodes whose copies fail */
+	int io_puts[MAXN], put_fails[MAXN];
+	/* the same for the NCCL probe */
+	struct ln_buf nccl_bin[MAXN];
+	int has_nccl_bin[MAXN], nccl_mpicc_runs[MAXN], nccl_src_puts[MAXN];
+	char nccl_result[256];	/* what the NCCL probe prints after its ranks; "" pass */
+	char nccl_op[32];	/* the --op the NCCL probe was given */
+	char nccl_argv[2048];	/* the last mpirun of the NCCL probe, joined */
+	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
+	/* port error counters (rxe0, rxe1 of each node): read by the counters
+	 * op when with_counters; a pair through a lossy port raises both
+	 * ends' rcvd_seq_err by 40 (loss is seen at both ends) */
+	int with_counters, lossy[MAXN][2], no_counters[MAXN];
+	long long seq_err[MAXN][2];
+	size_t counter_reads;
+};
+
+static inline int is_mpi_bin(const char *path)
+{
+	return !strcmp(path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI);
+}
+
+static inline int is_nccl_bin(const char *path)
+{
+	return !strcmp(path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_NCCL);
+}
+
+static inline size_t node_of_ip(const char *ip)
+{
+	return (size_t)atoi(strrchr(ip, '.') + 1) - 1;
+}
+
+static inline int last_arg(const char *const *argv)
+{
+	int i;
+
+	for (i = 0; argv[i + 1]; i++)
+		;
+	return i;
+}
+
+static inline int last_is_ip(const char *const *argv, size_t *node)
+{
+	int i;
+
+	for (i = 0; argv[i + 1]; i++)
+		;
+	if (strncmp(argv[i], "10.0.0.", 7) && strncmp(argv[i], "10.0.1.", 7))
+		return 0;
+	*node = node_of_ip(argv[i]);
+	return 1;
+}
+
+static inline int link_ok(struct fake *f, size_t a, size_t b)
+{
+	return !f->bad_node[a] && !f->bad_node[b] && !f->bad_link[a][b] && !f->bad_link[b][a];
+}
+
+static inline int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+
+	if (f->no_facts[node]) {
+		ln_buf_addstr(err, "connection refused");
+		return -LN_EUNREACH;
+	}
+	*out = f->facts[node];
+	return 0;
+}
+
+static inline int fake_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
+		    struct ln_buf *err)
+{
+	struct fake *f = ctx;
+
+	pthread_mutex_lock(&f->lock);
+	if (!len || path[0] != '/')
+		snprintf(f->problem, sizeof(f->problem), "bad put of '%s'", path);
+	f->puts++;
+	if (!strcmp(path, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
+		f->io_puts[node]++;
+	if (f->put_fails[node]) {
+		ln_buf_addstr(err, "sftp error 4");
+		pthread_mutex_unlock(&f->lock);
+		return -EIO;
+	}
+	if (!strcmp(path, LN_PROBE_SRC_DIR "/mpi_probe.c"))
+		f->src_puts[node]++;
+	if (!strcmp(path, LN_PROBE_SRC_DIR "/nccl_mpi_probe.c"))
+		f->nccl_src_puts[node]++;
+	if (is_mpi_bin(path) || is_nccl_bin(path)) {
+		struct ln_buf *b = is_mpi_bin(path) ? &f->mpi_bin[node] : &f->nccl_bin[node];
+
+		ln_buf_reset(b);
+		ln_buf_add(b, data, len);
+		if (f->corrupt_copy[node])
+			b->buf[len / 2] ^= 0x20;
+		*(is_mpi_bin(path) ? &f->has_mpi_bin[node] : &f->has_nccl_bin[node]) = 1;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+static inline int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
+		    struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	int r = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (is_mpi_bin(path) && f->has_mpi_bin[node]) {
+		ln_buf_reset(data);
+		ln_buf_add(data, f->mpi_bin[node].buf, f->mpi_bin[node].len);
+	} else if (is_nccl_bin(path) && f->has_nccl_bin[node]) {
+		ln_buf_reset(data);
+		ln_buf_add(data, f->nccl_bin[node].buf, f->nccl_bin[node].len);
+	} else {
+		ln_buf_addf(err, "cat: %s: No such file or directory", path);
+		r = -ENOENT;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return r;
+}
+
+/* Does every node hold the launcher's MPI (nccl 0) or NCCL probe, byte for byte? */
+static inline int same_bin_everywhere(struct fake *f, int nccl, size_t launcher)
+{
+	const struct ln_buf *bin = nccl ? f->nccl_bin : f->mpi_bin;
+	const int *has = nccl ? f->has_nccl_bin : f->has_mpi_bin;
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (!has[i] || bin[i].len != bin[launcher].len ||
+		    memcmp(bin[i].buf, bin[launcher].buf, bin[i].len))
+			return 0;
+	return 1;
+}
+
+static const char perf_head[] =
+	"---------------------------------------------------------------------------------------\n"
+	" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
+
+static inline void problem(struct fake *f, const char *what, const char *const *argv)
+{
+	pthread_mutex_lock(&f->lock);
+	if (!f->problem[0])
+		snprintf(f->problem, sizeof(f->problem), "%s: %s %s", what, argv[0],
+			 argv[1] ? argv[1] : "");
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* rping: the server is fine unless its own fabric is dead; the client
+ * fails on a bad link, hangs where told, and races its server once where
+ * told. */
+static inline void fake_rping(struct fake *f, size_t node, const char *const *argv,
+		       struct ln_probe_result *out)
+{
+	int client = !strcmp(argv[1], "-c");
+	size_t peer = node_of_ip(ln_test_arg_after(argv, "-a"));
+
+	if (!client) {
+		/* the server: fine unless its own fabric is dead */
+		if (f->bad_node[node])
+			out->timed_out = 1;
+	} else if (f->hang[peer][node]) {
+		out->timed_out = 1;
+	} else if (!link_ok(f, peer, node)) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
+					    "waiting for addr/route resolution state 1\n");
+	} else {
+		pthread_mutex_lock(&f->lock);
+		if (f->race_once[peer][node]) {
+			f->race_once[peer][node] = 0;
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_REJECTED, error 8\n");
+		}
+		pthread_mutex_unlock(&f->lock);
+	}
+}
+
+/* perftest: the server prints only its header; the client its result
+ * row, or an error on a bad link. */
+static inline void fake_perftest(struct fake *f, size_t node, const char *const *argv,
+			  struct ln_probe_result *out)
+{
+	size_t peer;
+
+	if (!ln_test_arg_after(argv, "-p"))
+		problem(f, "no port", argv);
+	if (!last_is_ip(argv, &peer)) {
+		ln_buf_addstr(&out->output, perf_head);
+	} else if (!link_ok(f, peer, node)) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
+	} else {
+		double g = f->gbps[peer][node] ? f->gbps[peer][node] : 95.0;
+
+		ln_buf_addstr(&out->output, perf_head);
+		ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
+			    "%-7.6f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10), 1000, g + 1, g,
+			    0.011);
+	}
+}
+
+/* perftest 4.5's latency header and row format (RESULT_FMT_LAT), as the
+ * lab captures show them (tests/fixtures/probes/ib_write_lat.client.txt) */
+static const char lat_head[] =
+	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+	"t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+
+/* ib_write_lat / ib_send_lat: both ends print the round trips' figures,
+ * the typical 3 us, or 80 us through a slow node or link; the 99th
+ * percentile is twice the typical. */
+static inline void fake_perftest_lat(struct fake *f, size_t node, const char *const *argv,
+			      struct ln_probe_result *out)
+{
+	size_t peer;
+	double t = 3.0;
+
+	if (!ln_test_arg_after(argv, "-p") || !ln_test_arg_after(argv, "-n") || ln_test_arg_after(argv, "--report_gbits"))
+		problem(f, "latency argv", argv);
+	if (!last_is_ip(argv, &peer)) {
+		ln_buf_addstr(&out->output, lat_head);
+		return;
+	}
+	if (!link_ok(f, peer, node)) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
+		return;
+	}
+	if (f->slow_node[peer] || f->slow_node[node] || f->slow_link[peer][node] ||
+	    f->slow_link[node][peer])
+		t = 80.0;
+	/* a slow port: this end's device, or the peer's rail by its address */
+	if (f->slow_port[node][!strcmp(ln_test_arg_after(argv, "-d"), "rxe1")] ||
+	    f->slow_port[peer][!strncmp(argv[last_arg(argv)], "10.0.1.", 7)])
+		t = 80.0;
+	ln_buf_addstr(&out->output, lat_head);
+	ln_buf_addf(&out->output, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
+		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
+		    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
+		    t * 2, t * 2.5);
+}
+
+/* mpicc building the MPI or the NCCL probe from its uploaded source. */
+static inline void fake_mpicc(struct fake *f, size_t node, int nccl, const char *const *argv,
+		       struct ln_probe_result *out)
+{
+	struct ln_buf *bin = nccl ? &f->nccl_bin[node] : &f->mpi_bin[node];
+	int has_src;
+
+	pthread_mutex_lock(&f->lock);
+	(*(nccl ? &f->nccl_mpicc_runs[node] : &f->mpicc_runs[node]))++;
+	has_src = nccl ? f->nccl_src_puts[node] &&
+				 !strcmp(argv[4], LN_PROBE_SRC_DIR "/nccl_mpi_probe.c")
+		       : f->src_puts[node] != 0;
+	if (f->no_mpicc[node]) {
+		out->exit_status = 127;
+		ln_buf_addstr(&out->output, "sh: 1: mpicc: not found\n");
+	} else if (!has_src) {
+		out->exit_status = 1;
+		ln_buf_addf(&out->output, "gcc: error: %s: No such file\n",
+			    nccl ? "nccl_mpi_probe.c" : "mpi_probe.c");
+	} else {
+		/* a "binary" that differs per node, as builds against
+		 * different MPI installs do */
+		ln_buf_reset(bin);
+		ln_buf_addf(bin, "\177ELF %s probe built by mpicc on n%zu\n", nccl ? "nccl" : "mpi",
+			    node + 1);
+		*(nccl ? &f->has_nccl_bin[node] : &f->has_mpi_bin[node]) = 1;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* mpirun: the NCCL probe (one rank per GPU) or the MPI probe, a
+ * preflight onto one host or the full run over the hostfile. */
+static inline void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
+			struct ln_probe_result *out)
+{
+	long np = atol(ln_test_arg_after(argv, "-np")), r;
+	const char *host = ln_test_arg_after(argv, "--host");
+
+	if (!ln_test_arg_after(argv, "--hostfile") && !host)
+		problem(f, "no hostfile or host", argv);
+	if (ln_test_arg_after(argv, "--bytes")) {
+		/* the NCCL probe: one rank per GPU (8 per node here) */
+		const char *ppr = ln_test_arg_after(argv, "--map-by");
+
+		if (f->nccl_np ? (ppr || np != f->nccl_np) :
+		    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
+		    atol(ln_test_arg_after(argv, "--expect-ranks")) != np ||
+		    !ln_test_arg_after(argv, "--hostfile"))
+			problem(f, "nccl probe not one rank per GPU", argv);
+		if (!same_bin_everywhere(f, 1, node))
+			problem(f, "a node lacks the launcher's nccl probe", argv);
+		if (!ln_test_arg_after(argv, "--op"))
+			problem(f, "nccl probe without --op", argv);
+		snprintf(f->nccl_op, sizeof(f->nccl_op), "%s", ln_test_arg_after(argv, "--op"));
+		f->nccl_argv[0] = '\0';
+		for (r = 0; argv[r]; r++)
+			snprintf(f->nccl_argv + strlen(f->nccl_argv),
+				 sizeof(f->nccl_argv) - strlen(f->nccl_argv), " %s", argv[r]);
+		ln_buf_addf(&out->output, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
+			    f->nccl_op, np, ln_test_arg_after(argv, "--bytes"));
+		for (r = 0; r < np; r++)
+			ln_buf_addf(&out->output, "rank %ld host n%ld device %ld\n", r,
+				    r / 8 + 1, r % 8);
+		if (f->nccl_result[0]) {
+			out->exit_status = 1;
+			ln_buf_addstr(&out->output, f->nccl_result);
+		} else {
+			ln_buf_addf(&out->output, "size %s time_us 9800.5 algbw 109.56 "
+				    "busbw %.2f wrong 0\nresult pass\n", ln_test_arg_after(argv, "--bytes"),
+				    109.56 * 2 * (double)(np - 1) / (double)np);
+		}
+		return;
+	}
+	if (!same_bin_everywhere(f, 0, node))
+		problem(f, "a node lacks the launcher's mpi probe", argv);
+	if (host && f->no_ssh[node][(size_t)atoi(host + 1) - 1]) {
+		out->exit_status = 1;
+		ln_buf_addf(&out->output, "ssh: Could not resolve hostname %.*s: Name or "
+			    "service not known\nORTE was unable to reliably start one or more "
+			    "daemons.\n", (int)(strchr(host, ':') - host), host);
+		return;
+	}
+	ln_buf_addf(&out->output, "llmnet-mpi-probe 1\nranks %ld\n", np);
+	for (r = 0; r < np; r++)
+		ln_buf_addf(&out->output, "rank %ld host n%ld\n", r, r % (long)f->n + 1);
+	ln_buf_addstr(&out->output, "allreduce elements 262144 seconds 0.004 result ok\n"
+				    "result pass\n");
+}
+
+/* mpirun must name the SHA-256 of the probe it starts (the node's copy,
+ * which the install checked is the launcher's build); nothing else may. */
+static inline void check_sha256(struct fake *f, size_t node, const char *const *argv,
+			 const char *sha256)
+{
+	char want[65] = "";
+
+	pthread_mutex_lock(&f->lock);
+	if (!strcmp(argv[0], "mpirun")) {
+		const struct ln_buf *b = ln_test_arg_after(argv, "--bytes") ? &f->nccl_bin[node] :
+								   &f->mpi_bin[node];
+
+		ln_sha256_hex(b->buf, b->len, want);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (want[0] ? !sha256 || strcmp(sha256, want) : sha256 != NULL)
+		problem(f, want[0] ? "mpirun without its probe's sha256" :
+				     "a sha256 passed to a program mpirun does not start", argv);
+}
+
+static inline void fake_loss(struct fake *f, size_t node, const char *const *argv);
+
+static inline int fake_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
+		    int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	const char *p = argv[0];
+
+	(void)err;
+	pthread_mutex_lock(&f->lock);
+	if (f->busy[node])
+		f->overlap = 1;
+	f->busy[node]++;
+	f->runs++;
+	pthread_mutex_unlock(&f->lock);
+	out->exit_status = 0;
+	out->timed_out = 0;
+	out->seconds = 0.01;
+	if (timeout_s < 1)
+		problem(f, "no bound", argv);
+	check_sha256(f, node, argv, sha256);
+	if (!strcmp(p, "rping"))
+		fake_rping(f, node, argv, out);
+	else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw"))
+		fake_perftest(f, node, argv, out);
+	else if (!strcmp(p, "ib_write_lat") || !strcmp(p, "ib_send_lat"))
+		fake_perftest_lat(f, node, argv, out);
+	else if (!strcmp(p, "mpicc"))
+		fake_mpicc(f, node, is_nccl_bin(argv[3]), argv, out);
+	else if (!strcmp(p, "mpirun"))
+		fake_mpirun(f, node, argv, out);
+	else if (!strcmp(p, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
+		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
+					    "result pass\n");
+	else
+		problem(f, "unexpected probe", argv);
+	if (f->with_counters && (!strcmp(p, "rping") || !strncmp(p, "ib_", 3)))
+		fake_loss(f, node, argv);
+	pthread_mutex_lock(&f->lock);
+	f->busy[node]--;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* `facts --counters rxeN/1`: rdma_rxe's answer, send_err not available. */
+static inline int fake_counters(void *ctx, size_t node, const char *const *ports, size_t n,
+			 struct json_object **out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	char js[512];
+	int port;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->busy[node])
+		f->overlap = 1;
+	f->counter_reads++;
+	if (n != 1 || (strcmp(ports[0], "rxe0/1") && strcmp(ports[0], "rxe1/1")))
+		snprintf(f->problem, sizeof(f->problem), "counters of '%s'", ports[0]);
+	port = !strcmp(ports[0], "rxe1/1");
+	if (f->no_counters[node])
+		snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\","
+			 "\"driver\":\"hfi1\",\"reason\":\"no counter table for this driver\"}]}",
+			 ports[0]);
+	else
+		snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\","
+			 "\"driver\":\"rdma_rxe\",\"errors\":{\"rcvd_seq_err\":%lld,"
+			 "\"out_of_seq_request\":0,\"send_err\":null},"
+			 "\"other\":{\"sent_pkts\":%zu}}]}", ports[0], f->seq_err[node][port],
+			 f->counter_reads * 100);
+	pthread_mutex_unlock(&f->lock);
+	(void)err;
+	*out = json_tokener_parse(js);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* A client's run through a lossy port raises both ends' counters. The
+ * server's port is its address's rail, the client's its -d (rping: the
+ * server's rail). */
+static inline void fake_loss(struct fake *f, size_t node, const char *const *argv)
+{
+	int rping = !strcmp(argv[0], "rping");
+	const char *ip = rping ? ln_test_arg_after(argv, "-a") : argv[last_arg(argv)];
+	size_t peer;
+	int sp, cp;
+
+	if ((rping && strcmp(argv[1], "-c")) || (!rping && !last_is_ip(argv, &peer)))
+		return;
+	peer = node_of_ip(ip);
+	sp = !strncmp(ip, "10.0.1.", 7);
+	cp = rping ? sp : !strcmp(ln_test_arg_after(argv, "-d"), "rxe1");
+	pthread_mutex_lock(&f->lock);
+	if (f->lossy[peer][sp] || f->lossy[node][cp]) {
+		f->seq_err[peer][sp] += 40;
+		f->seq_err[node][cp] += 40;
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get, NULL };
+static const struct ln_probe_ops fake_ops_counters = { fake_facts, fake_run, fake_put, fake_get,
+						       fake_counters };
+
+static inline void fake_init(struct fake *f, size_t n)
+{
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	f->n = n;
+	for (i = 0; i < n; i++) {
+		char js[1024];
+
+		ln_buf_init(&f->mpi_bin[i], 1u << 20);
+		ln_buf_init(&f->nccl_bin[i], 1u << 20);
+		snprintf(js, sizeof(js),
+			 "{\"hostname\":\"n%zu\",\"rdma\":[{\"device\":\"rxe0\",\"ports\":[{\"port\":1,"
+			 "\"state\":\"%s\",\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,"
+			 "\"active_mtu\":1024,\"link_layer\":\"Ethernet\",\"gids\":["
+			 "{\"index\":0,\"gid\":\"fe80:0000:0000:0000:5054:00ff:fe12:34%02zx\",\"type\":\"RoCE v2\"},"
+			 "{\"index\":1,\"gid\":\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]}],"
+			 "\"gpus\":{\"count\":8},\"nvme\":[]}",
+			 i + 1, "ACTIVE", i + 1, i + 1);
+		f->facts[i] = json_tokener_parse(js);
+		assert_non_null(f->facts[i]);
+	}
+}
+
+/* Every node with two rails: rxe0 on 10.0.0.x and rxe1 on 10.0.1.x (for
+ * make_spec_two_rails). */
+static inline void fake_two_rails(struct fake *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		char js[2048];
+
+		json_object_put(f->facts[i]);
+		snprintf(js, sizeof(js),
+			 "{\"hostname\":\"n%zu\",\"rdma\":["
+			 "{\"device\":\"rxe0\",\"ports\":[{\"port\":1,\"state\":\"ACTIVE\","
+			 "\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,\"active_mtu\":1024,"
+			 "\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
+			 "\"0000:0000:0000:0000:0000:ffff:0a00:00%02zx\",\"type\":\"RoCE v2\"}]}]},"
+			 "{\"device\":\"rxe1\",\"ports\":[{\"port\":1,\"state\":\"ACTIVE\","
+			 "\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,\"active_mtu\":1024,"
+			 "\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
+			 "\"0000:0000:0000:0000:0000:ffff:0a00:01%02zx\",\"type\":\"RoCE v2\"}]}]}],"
+			 "\"gpus\":{\"count\":8},\"nvme\":[]}",
+			 i + 1, i + 1, i + 1);
+		f->facts[i] = json_tokener_parse(js);
+		assert_non_null(f->facts[i]);
+	}
+}
+
+/* The spec of the nodes in y (released) with validation's stages. */
+static inline struct ln_spec *spec_from(struct ln_buf *y, const char *validation)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+
+	ln_buf_addf(y, "validation:\n%s", validation);
+	if (ln_spec_load_buf("fake.yaml", y->buf, y->len, &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	ln_test_release(y, &err);
+	return spec;
+}
+
+static inline struct ln_spec *make_spec_two_rails(size_t n, const char *validation)
+{
+	struct ln_buf y = LN_BUF_INIT;
+	size_t i;
+
+	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n    rdma:\n"
+			    "      - { device: rxe0, ip: 10.0.0.%zu, link_layer: ethernet }\n"
+			    "      - { device: rxe1, ip: 10.0.1.%zu, link_layer: ethernet }\n",
+			    i + 1, i + 1, i + 1, i + 1);
+	return spec_from(&y, validation);
+}
+
+static inline void fake_release(struct fake *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		json_object_put(f->facts[i]);
+		ln_test_release(&f->mpi_bin[i], &f->nccl_bin[i]);
+	}
+}
+
+static inline struct ln_spec *make_spec(size_t n, const char *validation, int with_mpi)
+{
+	struct ln_buf y = LN_BUF_INIT;
+	size_t i;
+
+	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n"
+			    "    rdma:\n      - { device: rxe0, port: 1, ip: 10.0.0.%zu, "
+			    "min_rate: 100Gb/s, link_layer: ethernet, mtu: 1024 }\n",
+			    i + 1, i + 1, i + 1);
+	if (with_mpi)
+		ln_buf_addstr(&y, "mpi:\n  hostfile: /etc/llmnet/hostfile\n  mca: { pml: ob1 }\n");
+	return spec_from(&y, validation);
+}
+
+static inline void opts(struct ln_validate_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->server_delay_ms = 0;
+	o->retry_delay_ms = 0;
+	o->mpi_probe_source = FIXTURES_DIR "/../../agents/probes/mpi_probe.c";
+	o->nccl_probe_source = FIXTURES_DIR "/../../agents/probes/nccl_mpi_probe.c";
+	o->io_probe_path = FIXTURES_DIR "/../../agents/probes/io_probe.c";
+}
+
+static inline void run(struct fake *f, struct ln_spec *spec, struct ln_validate_opts *o,
+		struct ln_results *res)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	if (ln_validate_run(spec, f->with_counters ? &fake_ops_counters : &fake_ops, f, o, res,
+			    &err) < 0)
+		fail_msg("%s", err.buf);
+	assert_false(f->overlap);
+	if (f->problem[0])
+		fail_msg("%s", f->problem);
+	ln_buf_release(&err);
+}
+
+/* One test's world: the fake cluster, the options, the spec and the
+ * results. The group allocates it once; each test's set-up resets it to
+ * the default options, and its tear-down releases what the test made,
+ * even when an assertion failed half-way. */
+struct world {
+	struct fake f;
+	struct ln_validate_opts o;
+	struct ln_spec *spec;
+	struct ln_results res;
+};
+
+static inline int group_setup(void **state)
+{
+	*state = calloc(1, sizeof(struct world));
+	return *state ? 0 : -1;
+}
+
+static inline int group_teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static inline int world_setup(void **state)
+{
+	struct world *w = *state;
+
+	memset(w, 0, sizeof(*w));
+	opts(&w->o);
+	return 0;
+}
+
+static inline int world_teardown(void **state)
+{
+	struct world *w = *state;
+
+	ln_results_release(&w->res);
+	ln_spec_free(w->spec);
+	fake_release(&w->f);
+	memset(w, 0, sizeof(*w));
+	return 0;
+}
+
+/* The test's world with n fake nodes and spec (owned by the world). */
+static inline struct world *world_start(void **state, size_t n, struct ln_spec *spec)
+{
+	struct world *w = *state;
+
+	w->spec = spec;
+	fake_init(&w->f, n);
+	return w;
+}
+
+static inline void world_run(struct world *w)
+{
+	run(&w->f, w->spec, &w->o, &w->res);
+}
+
+static inline char *verdicts(const struct ln_results *r)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < r->nverdicts; i++) {
+		const struct ln_verdict *v = &r->verdicts[i];
+
+		ln_buf_addf(&b, "%s:%s:", ln_stage_name(v->stage), ln_verdict_kind_name(v->kind));
+		ln_results_subject(r, v->a, v->b, &b);
+		ln_buf_addch(&b, ' ');
+	}
+	return ln_buf_detach(&b, NULL);
+}
+
+/* The run's verdicts, as verdicts() writes them, are exactly want. */
+static inline void assert_verdicts(struct world *w, const char *want)
+{
+	char *v = verdicts(&w->res);
+
+	assert_string_equal(v, want);
+	free(v);
+}
+
+#define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
+
+#endif
