@@ -280,6 +280,8 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "count", v->rping.count));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->rping.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->rping.rails]));
+		ADD(ln_json_add(o, "concurrent_rails",
+				json_object_new_boolean(v->rping.concurrent_rails)));
 		ADD(max_errors_json(o, v->rping.max_errors));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->rping.timeout_ms));
 		break;
@@ -288,6 +290,8 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->bandwidth.size));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->bandwidth.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->bandwidth.rails]));
+		ADD(ln_json_add(o, "concurrent_rails",
+				json_object_new_boolean(v->bandwidth.concurrent_rails)));
 		if (v->bandwidth.min_kind == LN_MIN_RATE) {
 			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->bandwidth.min_bps));
 			ADD(ln_json_add(o, "min_fraction", NULL));
@@ -313,6 +317,8 @@ static struct json_object *stage_json(const struct ln_validation *v, enum ln_sta
 		ADD(ln_json_add_i64(o, "iterations", v->latency.iterations));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->latency.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->latency.rails]));
+		ADD(ln_json_add(o, "concurrent_rails",
+				json_object_new_boolean(v->latency.concurrent_rails)));
 		/* microseconds, as the keys say; null: no threshold */
 		if (v->latency.max_typical_us)
 			ADD(ln_json_add_i64(o, "max_typical_us", (int64_t)v->latency.max_typical_us));

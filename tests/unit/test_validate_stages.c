@@ -36,9 +36,15 @@ struct fake {
 	 * instead of 3 us) */
 	int slow_node[MAXN], slow_link[MAXN][MAXN];
 	int slow_port[MAXN][2];		/* rxe0 or rxe1 of a node (fake_two_rails) */
+	/* rping and perftest fail through a dead port, or between two nodes
+	 * on one rail only (bad_rail_link: the rail + 1) */
+	int dead_port[MAXN][2], bad_rail_link[MAXN][MAXN];
 	pthread_mutex_t lock;
-	int busy[MAXN];			/* a node never serves two probes at once */
-	int overlap;
+	/* a node never serves two probes at once on one session lane; lane
+	 * k > 0 only for its port k (concurrent rails); peak: the most
+	 * probes a node ran at once */
+	int busy[MAXN][2], inflight[MAXN], peak[MAXN];
+	int overlap, lanes_used;
 	char problem[256];		/* set from worker threads, checked after the run */
 	size_t runs, puts;
 	/* the MPI probe binary at its path on each node, mpicc runs per node,
@@ -101,6 +107,13 @@ static int last_is_ip(const char *const *argv, size_t *node)
 static int link_ok(struct fake *f, size_t a, size_t b)
 {
 	return !f->bad_node[a] && !f->bad_node[b] && !f->bad_link[a][b] && !f->bad_link[b][a];
+}
+
+/* The same on one rail: server a's port on it and client b's. */
+static int rail_ok(struct fake *f, size_t a, size_t b, int rail, int client_rail)
+{
+	return link_ok(f, a, b) && !f->dead_port[a][rail] && !f->dead_port[b][client_rail] &&
+	       f->bad_rail_link[a][b] != rail + 1 && f->bad_rail_link[b][a] != rail + 1;
 }
 
 static int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
@@ -204,6 +217,7 @@ static void fake_rping(struct fake *f, size_t node, const char *const *argv,
 {
 	int client = !strcmp(argv[1], "-c");
 	size_t peer = node_of_ip(ln_test_arg_after(argv, "-a"));
+	int rail = !strncmp(ln_test_arg_after(argv, "-a"), "10.0.1.", 7);
 
 	if (!client) {
 		/* the server: fine unless its own fabric is dead */
@@ -211,7 +225,7 @@ static void fake_rping(struct fake *f, size_t node, const char *const *argv,
 			out->timed_out = 1;
 	} else if (f->hang[peer][node]) {
 		out->timed_out = 1;
-	} else if (!link_ok(f, peer, node)) {
+	} else if (!rail_ok(f, peer, node, rail, rail)) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
 					    "waiting for addr/route resolution state 1\n");
@@ -237,7 +251,8 @@ static void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 		problem(f, "no port", argv);
 	if (!last_is_ip(argv, &peer)) {
 		ln_buf_addstr(&out->output, perf_head);
-	} else if (!link_ok(f, peer, node)) {
+	} else if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
+			    !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
 	} else {
@@ -271,7 +286,8 @@ static void fake_perftest_lat(struct fake *f, size_t node, const char *const *ar
 		ln_buf_addstr(&out->output, lat_head);
 		return;
 	}
-	if (!link_ok(f, peer, node)) {
+	if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
+		     !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
 		return;
@@ -401,17 +417,37 @@ static void check_sha256(struct fake *f, size_t node, const char *const *argv,
 
 static void fake_loss(struct fake *f, size_t node, const char *const *argv);
 
-static int fake_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
-		    int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+/* The port a pair probe uses on its node: perftest's -d, rping's rail
+ * by the server's address; -1 for other probes. */
+static int probe_port(const char *const *argv)
+{
+	const char *d = ln_test_arg_after(argv, "-d");
+
+	if (!strcmp(argv[0], "rping"))
+		return !strncmp(ln_test_arg_after(argv, "-a"), "10.0.1.", 7);
+	if (!strncmp(argv[0], "ib_", 3) && d)
+		return !strcmp(d, "rxe1");
+	return -1;
+}
+
+static int fake_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		    const char *sha256, int timeout_s, struct ln_probe_result *out,
+		    struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0];
 
 	(void)err;
 	pthread_mutex_lock(&f->lock);
-	if (f->busy[node])
+	if (lane > 1 || f->busy[node][lane])
 		f->overlap = 1;
-	f->busy[node]++;
+	if (lane && (int)lane != probe_port(argv))
+		snprintf(f->problem, sizeof(f->problem), "%s on lane %u of n%zu", p, lane,
+			 node + 1);
+	f->lanes_used |= lane != 0;
+	f->busy[node][lane & 1]++;
+	if (++f->inflight[node] > f->peak[node])
+		f->peak[node] = f->inflight[node];
 	f->runs++;
 	pthread_mutex_unlock(&f->lock);
 	out->exit_status = 0;
@@ -438,26 +474,30 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 	if (f->with_counters && (!strcmp(p, "rping") || !strncmp(p, "ib_", 3)))
 		fake_loss(f, node, argv);
 	pthread_mutex_lock(&f->lock);
-	f->busy[node]--;
+	f->busy[node][lane & 1]--;
+	f->inflight[node]--;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
 
 /* `facts --counters rxeN/1`: rdma_rxe's answer, send_err not available. */
-static int fake_counters(void *ctx, size_t node, const char *const *ports, size_t n,
-			 struct json_object **out, struct ln_buf *err)
+static int fake_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
+			 size_t n, struct json_object **out, struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	char js[512];
 	int port;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->busy[node])
+	if (lane > 1 || f->busy[node][lane])
 		f->overlap = 1;
 	f->counter_reads++;
 	if (n != 1 || (strcmp(ports[0], "rxe0/1") && strcmp(ports[0], "rxe1/1")))
 		snprintf(f->problem, sizeof(f->problem), "counters of '%s'", ports[0]);
 	port = !strcmp(ports[0], "rxe1/1");
+	if (lane && (int)lane != port)
+		snprintf(f->problem, sizeof(f->problem), "counters of '%s' on lane %u", ports[0],
+			 lane);
 	if (f->no_counters[node])
 		snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\","
 			 "\"driver\":\"hfi1\",\"reason\":\"no counter table for this driver\"}]}",
@@ -918,6 +958,106 @@ static void test_validate_stages__latency_bad_port(void **state)
 	assert_int_equal(ln_report_html(&w->res, &html), 0);
 	assert_non_null(strstr(html.buf, "bad port n2/rxe1</b> (latency)"));
 	ln_test_release(&text, &json, &prom, &junit, &html);
+}
+
+static const struct ln_check *ctr_check(const struct ln_results *r, enum ln_stage st,
+					size_t node, const char *dev);
+
+/* The culprits of a run with a bad link on rail0 (n1-n2), a dead port
+ * (n4/rxe1) and a bad node (n7) in rping, a slow port (n2/rxe1) in
+ * latency, over 8 nodes on two rails, with or without concurrent rails;
+ * rounds[] gets rping's and latency's. */
+static char *rail_faults(struct world *w, int concurrent, size_t rounds[2])
+{
+	char yaml[256];
+	const char *c;
+	char *out;
+	struct ln_buf json = LN_BUF_INIT;
+
+	snprintf(yaml, sizeof(yaml), "  - { stage: rping, concurrent_rails: %s }\n"
+		 "  - { stage: latency, max_typical: 50us, concurrent_rails: %s }\n",
+		 concurrent ? "true" : "false", concurrent ? "true" : "false");
+	w->spec = make_spec_two_rails(8, yaml);
+	fake_init(&w->f, 8);
+	fake_two_rails(&w->f);
+	w->f.bad_rail_link[0][1] = 1;
+	w->f.dead_port[3][1] = 1;
+	w->f.bad_node[6] = 1;
+	w->f.slow_port[1][1] = 1;
+	world_run(w);
+	/* a lane of its own for each port exactly when concurrent */
+	assert_int_equal(w->f.lanes_used, concurrent);
+	rounds[0] = w->res.stages[LN_STAGE_RPING].rounds;
+	rounds[1] = w->res.stages[LN_STAGE_LATENCY].rounds;
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	c = strstr(json.buf, "\"culprits\"");
+	assert_non_null(c);
+	out = strdup(c);
+	ln_buf_release(&json);
+	ln_results_release(&w->res);
+	memset(&w->res, 0, sizeof(w->res));
+	ln_spec_free(w->spec);
+	w->spec = NULL;
+	fake_release(&w->f);
+	memset(&w->f, 0, sizeof(w->f));
+	return out;
+}
+
+/* concurrent_rails: true tests both rails of a node in one round, each
+ * port on its own session lane (never two probes on one lane), in half
+ * the rounds of one rail after the other, and the diagnosis names the
+ * same bad link, bad port and bad node, exactly. */
+static void test_validate_stages__concurrent_rails_same_verdicts(void **state)
+{
+	struct world *w = *state;
+	size_t one[2], both[2];
+	char *a = rail_faults(w, 0, one), *b = rail_faults(w, 1, both);
+
+	assert_string_equal(a, b);
+	if (!strstr(b, "\"culprits\":{\"nodes\":[\"n7\"],\"ports\":[\"n4/rxe1\",\"n2/rxe1\"],"
+			"\"links\":[[\"n1\",\"n2\"]],\"link_ports\":[[\"n1/rxe0\",\"n2/rxe0\"]]}"))
+		fail_msg("%s", b);
+	/* a ring of 8 takes 2 rounds per rail: 4 one rail after the
+	 * other, 2 with concurrent rails; the retests are the same */
+	assert_int_equal(one[0] - both[0], 2);
+	assert_int_equal(one[1] - both[1], 2);
+	free(a);
+	free(b);
+}
+
+/* Loss on n2's rxe1 with concurrent rails: n2's rxe0 pairs run in the
+ * same rounds, yet each port's counters are read around its own pair
+ * only (a round holds one test per port), so exactly n2/rxe1 is blamed
+ * and n2/rxe0 gained nothing. */
+static void test_validate_stages__concurrent_rails_counters(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec_two_rails(4,
+		"  - { stage: bandwidth, max_errors: 10, concurrent_rails: true }\n"));
+	struct ln_buf dry = LN_BUF_INIT, err = LN_BUF_INIT;
+	char *v;
+
+	fake_two_rails(&w->f);
+	w->f.with_counters = 1;
+	w->f.lossy[1][1] = 1;
+	world_run(w);
+	assert_true(w->f.lanes_used);
+	assert_int_equal(w->res.stages[LN_STAGE_BANDWIDTH].rounds, 2);
+	v = verdicts(&w->res);
+	assert_string_equal(v, "bandwidth:port:n2 ");
+	free(v);
+	assert_string_equal(ln_results_port(&w->res, 1, w->res.verdicts[0].pa), "rxe1");
+	assert_int_equal(ctr_check(&w->res, LN_STAGE_BANDWIDTH, 1, "rxe1")->ctr->errors, 80);
+	assert_int_equal(ctr_check(&w->res, LN_STAGE_BANDWIDTH, 1, "rxe0")->ctr->errors, 0);
+	assert_int_equal(ctr_check(&w->res, LN_STAGE_BANDWIDTH, 0, "rxe0")->ctr->errors, 0);
+	/* 8 pairs, 2 ends, before and after */
+	assert_int_equal(w->f.counter_reads, 8 * 2 * 2);
+	/* --dry-run shows the same rounds */
+	assert_int_equal(ln_validate_schedule(w->spec, 0, &dry, &err), 0);
+	if (!strstr(dry.buf, "bandwidth: pairs ring, rails aligned, concurrent rails: 8 pairs in "
+			     "2 rounds\n  round 1: n1/rxe0-n2/rxe0 (rail0) n3/rxe0-n4/rxe0 (rail0) "
+			     "n1/rxe1-n2/rxe1 (rail1) n3/rxe1-n4/rxe1 (rail1)\n  round 2: "))
+		fail_msg("%s", dry.buf);
+	ln_test_release(&dry, &err);
 }
 
 /* The "error counters" check of node's port dev in stage st; NULL none. */
@@ -1679,6 +1819,8 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__latency_bad_port),
 	WORLD_TEST(test_validate_stages__counters_healthy),
 	WORLD_TEST(test_validate_stages__counters_bad_port),
+	WORLD_TEST(test_validate_stages__concurrent_rails_same_verdicts),
+	WORLD_TEST(test_validate_stages__concurrent_rails_counters),
 	WORLD_TEST(test_validate_stages__counters_one_partner_is_suspect),
 	WORLD_TEST(test_validate_stages__counters_unreadable),
 	WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
