@@ -1025,6 +1025,64 @@ static void test_validate_stages__concurrent_rails_same_verdicts(void **state)
 	free(b);
 }
 
+/* The lab's fault run (tests/e2e/scenarios/validate.sh, 4 guests) with
+ * concurrent rails: n3 dead, n1-n2 bad on rail0, n4's rxe1 dead; rping
+ * then bandwidth (skipped where rping failed). Exactly those three. */
+static void test_validate_stages__concurrent_rails_lab_faults(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec_two_rails(4,
+		"  - { stage: rping, concurrent_rails: true }\n"
+		"  - { stage: bandwidth, concurrent_rails: true }\n"));
+	struct ln_buf json = LN_BUF_INIT;
+
+	fake_two_rails(&w->f);
+	w->f.bad_node[2] = 1;
+	w->f.bad_rail_link[0][1] = 1;
+	w->f.dead_port[3][1] = 1;
+	w->o.attempts = 1;
+	world_run(w);
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	if (!strstr(json.buf, "\"culprits\":{\"nodes\":[\"n3\"],\"ports\":[\"n4/rxe1\"],"
+			       "\"links\":[[\"n1\",\"n2\"]],\"link_ports\":[[\"n1/rxe0\",\"n2/rxe0\"]]}"))
+		fail_msg("%s", strstr(json.buf, "\"culprits\""));
+	ln_buf_release(&json);
+}
+
+/* The lab's netem run (validate.sh, 6.12, 4 guests): a delay on n2's
+ * rxe1 and loss on n4's in one latency stage with concurrent rails and
+ * max_errors: the threshold names exactly n2/rxe1, the counters n4/rxe1
+ * (its partners' rises are its loss), no node and no link. */
+static void test_validate_stages__concurrent_rails_netem(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec_two_rails(4,
+		"  - { stage: latency, max_typical: 50us, max_errors: 5, concurrent_rails: true }\n"));
+	struct ln_buf json = LN_BUF_INIT;
+	size_t i;
+	int lat = 0, ctr = 0;
+
+	fake_two_rails(&w->f);
+	w->f.with_counters = 1;
+	w->f.slow_port[1][1] = 1;
+	w->f.lossy[3][1] = 1;
+	world_run(w);
+	for (i = 0; i < w->res.nverdicts; i++) {
+		const struct ln_verdict *v = &w->res.verdicts[i];
+		int counters = strstr(v->reason, "gained more than") != NULL;
+
+		assert_int_equal(v->kind, LN_VERDICT_PORT);
+		assert_int_equal(v->a, counters ? 3 : 1);
+		assert_string_equal(ln_results_port(&w->res, v->a, v->pa), "rxe1");
+		*(counters ? &ctr : &lat) += 1;
+	}
+	assert_int_equal(lat, 1);
+	assert_int_equal(ctr, 1);
+	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
+	if (!strstr(json.buf, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe1\",\"n4/rxe1\"],"
+			       "\"links\":[],"))
+		fail_msg("%s", strstr(json.buf, "\"culprits\""));
+	ln_buf_release(&json);
+}
+
 /* Loss on n2's rxe1 with concurrent rails: n2's rxe0 pairs run in the
  * same rounds, yet each port's counters are read around its own pair
  * only (a round holds one test per port), so exactly n2/rxe1 is blamed
@@ -1821,6 +1879,8 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__counters_bad_port),
 	WORLD_TEST(test_validate_stages__concurrent_rails_same_verdicts),
 	WORLD_TEST(test_validate_stages__concurrent_rails_counters),
+	WORLD_TEST(test_validate_stages__concurrent_rails_lab_faults),
+	WORLD_TEST(test_validate_stages__concurrent_rails_netem),
 	WORLD_TEST(test_validate_stages__counters_one_partner_is_suspect),
 	WORLD_TEST(test_validate_stages__counters_unreadable),
 	WORLD_TEST(test_validate_stages__twin_run_fails_every_pair),
