@@ -173,8 +173,9 @@ static int heatmaps(const struct ln_results *r, enum ln_stage stage, struct ln_b
 			    "pairs are listed below.</p>\n", r->nnodes, LN_REPORT_HTML_MAX_HEATMAP);
 		return 0;
 	}
-	for (i = 0; i < r->nchecks && !ret; i++) {
+	for (i = 0; i < r->nchecks; i++) {
 		const struct ln_check *c = &r->checks[i];
+		const char **more;
 
 		if (c->stage != stage || c->b >= r->nnodes || !(t = check_rail(r, c)))
 			continue;
@@ -182,9 +183,12 @@ static int heatmaps(const struct ln_results *r, enum ln_stage stage, struct ln_b
 			;
 		if (k < ntags)
 			continue;
-		tags = realloc(tags, (ntags + 1) * sizeof(*tags));
-		if (!tags)
+		more = realloc(tags, (ntags + 1) * sizeof(*tags));
+		if (!more) {
+			free(tags);
 			return -ENOMEM;
+		}
+		tags = more;
 		tags[ntags++] = t;
 	}
 	if (ntags < 2) {
