@@ -150,6 +150,14 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 		r->nodes[i].limited = n_limit ? 0 : 1;
 		ln_buf_init(&r->nodes[i].reason, 4096);
 		ln_buf_init(&r->nodes[i].skip, 4096);
+		if (spec->nodes[i].n_rdma > 1) {
+			r->nodes[i].nlanes = spec->nodes[i].n_rdma - 1;
+			r->nodes[i].lanes = calloc(r->nodes[i].nlanes, sizeof(*r->nodes[i].lanes));
+			if (!r->nodes[i].lanes) {
+				rc = -ENOMEM;
+				goto out;
+			}
+		}
 	}
 	rc = mark_named(r, "--accept-replaced", accept, n_accept,
 			offsetof(struct ln_node_run, accept_replaced), err);
@@ -173,6 +181,16 @@ out:
 	return rc;
 }
 
+static void close_lanes(struct ln_node_run *nr)
+{
+	size_t k;
+
+	for (k = 0; k < nr->nlanes; k++) {
+		ln_ssh_close(nr->lanes[k]);
+		nr->lanes[k] = NULL;
+	}
+}
+
 void ln_run_release(struct ln_run *r)
 {
 	size_t i;
@@ -180,6 +198,8 @@ void ln_run_release(struct ln_run *r)
 	for (i = 0; r->nodes && i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];
 
+		close_lanes(nr);
+		free(nr->lanes);
 		ln_ssh_close(nr->s);
 		json_object_put(nr->facts);
 		json_object_put(nr->request);
@@ -261,6 +281,38 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 	return rc;
 }
 
+int ln_run_lane(struct ln_run *r, struct ln_node_run *nr, unsigned lane, struct ln_session **s,
+		struct ln_buf *err)
+{
+	struct ln_ssh_opts o;
+	struct ln_buf note = LN_BUF_INIT;
+	char jump[600];
+	int rc;
+
+	*s = NULL;
+	if (lane == 0) {
+		rc = ln_run_session(r, nr, err);
+		*s = nr->s;
+		return rc;
+	}
+	if (lane > nr->nlanes) {
+		ln_buf_addf(err, "'%s' has no session lane %u (it has %zu RDMA ports)",
+			    nr->spec->name, lane, nr->spec->n_rdma);
+		return -EINVAL;
+	}
+	if (!nr->lanes[lane - 1]) {
+		ln_run_ssh_opts(r, nr, &o, jump, sizeof(jump));
+		rc = ln_ssh_connect(&o, &nr->lanes[lane - 1], &note, err);
+		if (note.len)
+			ln_run_log(r, "%s", note.buf);
+		ln_buf_release(&note);
+		if (rc < 0)
+			return rc;
+	}
+	*s = nr->lanes[lane - 1];
+	return 0;
+}
+
 void ln_run_node_failed(struct ln_node_run *nr, enum ln_node_state st, int code,
 			const char *why, const char *phase, struct ln_buf *line)
 {
@@ -282,6 +334,7 @@ void ln_run_phase_done(struct ln_run *r)
 	if (r->keep_sessions)
 		return;
 	for (i = 0; i < r->n; i++) {
+		close_lanes(&r->nodes[i]);
 		ln_ssh_close(r->nodes[i].s);
 		r->nodes[i].s = NULL;
 	}

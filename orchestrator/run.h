@@ -42,6 +42,12 @@ struct ln_node_run {
 	size_t idx;				/* index into spec->nodes */
 	const struct ln_node *spec;
 	struct ln_session *s;
+	/* lanes[k - 1]: lane k's session, a connection of its own to the node
+	 * so that it can run one probe per lane at once (validate's concurrent
+	 * rails: lane = the port's index); n_rdma - 1 of them, each opened on
+	 * first use and closed with nr->s. */
+	struct ln_session **lanes;
+	size_t nlanes;
 	enum ln_node_state state;
 	int err_code;				/* negative code behind state */
 	struct ln_buf reason;			/* why not OK, for the recap */
@@ -99,6 +105,12 @@ void ln_run_ssh_opts(const struct ln_run *r, const struct ln_node_run *nr, struc
 		     char *jump, size_t jump_len);
 /* Make sure a reachable node has a session (reopen if it was closed). */
 int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
+/* Session `lane` of a reachable node into *s: lane 0 is nr->s
+ * (ln_run_session), lane k in 1..nr->nlanes a connection of its own,
+ * opened on first use with the same options and host-key check. One
+ * thread at a time per (node, lane); -EINVAL for a lane the node has not. */
+int ln_run_lane(struct ln_run *r, struct ln_node_run *nr, unsigned lane, struct ln_session **s,
+		struct ln_buf *err);
 /* Close sessions between phases when the budget says so. */
 void ln_run_phase_done(struct ln_run *r);
 

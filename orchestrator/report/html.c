@@ -2,12 +2,14 @@
 /*
  * One self-contained HTML page (inline CSS, no script, no external
  * resource, so it can be mailed or archived as a CI artefact): summary,
- * verdicts, node x node heatmaps for rping, bandwidth and latency with failing
- * cells marked, and a table of every failing or retried check.
+ * verdicts, node x node heatmaps for rping, bandwidth and latency (one per
+ * rail when the pairs name several) with failing cells marked, and a
+ * table of every failing or retried check.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "orchestrator/report/report.h"
@@ -28,14 +30,34 @@ static void esc(struct ln_buf *out, const char *s)
 	ln_report_escape_xml(out, s ? s : "");
 }
 
-/* The heatmap cell of check c, the pair lo-hi (upper: above the diagonal);
- * ends is scratch. */
-static void pair_cell(const struct ln_results *r, enum ln_stage stage, const struct ln_check *c,
-		      size_t lo, size_t hi, int upper, struct ln_buf *ends, struct ln_buf *out)
+/* The matrix a pair check is drawn in: its rail's (both ends on one
+ * rail), "cross-rail", or NULL when the results name no rails. */
+static const char *check_rail(const struct ln_results *r, const struct ln_check *c)
 {
-	/* ids stay unique: the mirror cell below the diagonal names its pair
-	 * in data-pair only */
-	ln_buf_addf(out, "<td %s=\"%s-", upper ? "id" : "data-pair", ln_stage_name(stage));
+	const char *ra = ln_results_rail(r, c->a, c->pa), *rb = ln_results_rail(r, c->b, c->pb);
+
+	if (!ra || !rb)
+		return NULL;
+	return strcmp(ra, rb) ? "cross-rail" : ra;
+}
+
+static int same_rail(const char *a, const char *b)
+{
+	return !a || !b ? a == b : !strcmp(a, b);
+}
+
+/* One heatmap cell: check c of the pair lo-hi, seen from row i. */
+static void heat_cell(const struct ln_results *r, enum ln_stage stage, const char *tag,
+		      const struct ln_check *c, size_t i, size_t lo, size_t hi,
+		      struct ln_buf *ends, struct ln_buf *out)
+{
+	/* ids stay unique: the mirror cell below the diagonal names its
+	 * pair in data-pair only */
+	ln_buf_addf(out, "<td %s=\"%s-", i == lo ? "id" : "data-pair", ln_stage_name(stage));
+	if (tag) {
+		esc(out, tag);
+		ln_buf_addch(out, '-');
+	}
 	esc(out, r->nodes[lo]);
 	ln_buf_addch(out, '-');
 	esc(out, r->nodes[hi]);
@@ -61,39 +83,38 @@ static void pair_cell(const struct ln_results *r, enum ln_stage stage, const str
 		ln_buf_addstr(out, "&#x2717;");
 		if (stage != LN_STAGE_RPING && !isnan(c->value))
 			ln_buf_addf(out, "%.3g", c->value);
-	}
-	else if (c->status == LN_ST_SKIPPED)
+	} else if (c->status == LN_ST_SKIPPED) {
 		ln_buf_addstr(out, "&ndash;");
-	else if (stage != LN_STAGE_RPING && !isnan(c->value))
+	} else if (stage != LN_STAGE_RPING && !isnan(c->value)) {
 		ln_buf_addf(out, "%.3g", c->value);
-	else
+	} else {
 		ln_buf_addstr(out, "&#x2713;");
+	}
 	ln_buf_addstr(out, "</td>");
 }
 
-static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_buf *out)
+/* The node x node matrix of stage's pair checks drawn in rail's matrix
+ * (check_rail; all of them when tag is NULL: one rail, or none named).
+ * The pair's own check wins over a diagnosis retest of it; of several
+ * checks of a pair in one matrix (cross-rail), the first that did not
+ * pass (the cell's title names its ports; the failures table lists
+ * every one). */
+static int heatmap(const struct ln_results *r, enum ln_stage stage, const char *tag,
+		   struct ln_buf *out)
 {
 	struct ln_buf ends = LN_BUF_INIT;
 	size_t n = r->nnodes, i, j;
 	size_t *at;	/* at[lo * n + hi]: the pair's check index + 1, 0: not tested */
 
-	ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_stage_name(stage));
-	if (n > LN_REPORT_HTML_MAX_HEATMAP) {
-		ln_buf_addf(out, "<p>%zu nodes: the heatmap is drawn up to %d nodes; the failing "
-			    "pairs are listed below.</p>\n", n, LN_REPORT_HTML_MAX_HEATMAP);
-		return 0;
-	}
 	at = calloc(n ? n * n : 1, sizeof(*at));
 	if (!at)
 		return -ENOMEM;
-	/* The pair's own check wins over a diagnosis retest of it; of a
-	 * pair's rails, the first that did not pass (the cell's title names
-	 * its ports; the failures table lists every rail). */
 	for (i = 0; i < r->nchecks; i++) {
 		const struct ln_check *c = &r->checks[i], *o;
 		size_t lo, hi, *cell;
 
-		if (c->stage != stage || c->a >= n || c->b >= n)
+		if (c->stage != stage || c->a >= n || c->b >= n ||
+		    (tag && !same_rail(check_rail(r, c), tag)))
 			continue;
 		lo = c->a < c->b ? c->a : c->b;
 		hi = c->a < c->b ? c->b : c->a;
@@ -103,8 +124,12 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 		    (c->retest == o->retest && o->status == LN_ST_PASS && c->status != LN_ST_PASS))
 			*cell = i + 1;
 	}
-	ln_buf_addf(out, "<table class=\"heat\" id=\"heat-%s\">\n<tr><th></th>",
-		    ln_stage_name(stage));
+	ln_buf_addf(out, "<table class=\"heat\" id=\"heat-%s", ln_stage_name(stage));
+	if (tag) {
+		ln_buf_addch(out, '-');
+		esc(out, tag);
+	}
+	ln_buf_addstr(out, "\">\n<tr><th></th>");
 	for (j = 0; j < n; j++) {
 		ln_buf_addstr(out, "<th>");
 		esc(out, r->nodes[j]);
@@ -118,16 +143,13 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 		for (j = 0; j < n; j++) {
 			size_t lo = i < j ? i : j, hi = i < j ? j : i;
 
-			if (i == j) {
+			if (i == j)
 				ln_buf_addstr(out, "<td class=\"self\"></td>");
-				continue;
-			}
-			if (!at[lo * n + hi]) {
+			else if (!at[lo * n + hi])
 				ln_buf_addstr(out, "<td class=\"none\" title=\"not tested\"></td>");
-				continue;
-			}
-			pair_cell(r, stage, &r->checks[at[lo * n + hi] - 1], lo, hi, i < j, &ends,
-				  out);
+			else
+				heat_cell(r, stage, tag, &r->checks[at[lo * n + hi] - 1], i, lo, hi,
+					  &ends, out);
 		}
 		ln_buf_addstr(out, "</tr>\n");
 	}
@@ -135,6 +157,51 @@ static int heatmap(const struct ln_results *r, enum ln_stage stage, struct ln_bu
 	ln_buf_release(&ends);
 	free(at);
 	return 0;
+}
+
+/* Stage's heatmaps: one node x node matrix per rail (and one for the
+ * cross-rail pairs) when its pairs name more than one, else one. */
+static int heatmaps(const struct ln_results *r, enum ln_stage stage, struct ln_buf *out)
+{
+	const char **tags = NULL, *t;
+	size_t ntags = 0, i, k;
+	int ret = 0;
+
+	if (r->nnodes > LN_REPORT_HTML_MAX_HEATMAP) {
+		ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_stage_name(stage));
+		ln_buf_addf(out, "<p>%zu nodes: the heatmap is drawn up to %d nodes; the failing "
+			    "pairs are listed below.</p>\n", r->nnodes, LN_REPORT_HTML_MAX_HEATMAP);
+		return 0;
+	}
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+		const char **more;
+
+		if (c->stage != stage || c->b >= r->nnodes || !(t = check_rail(r, c)))
+			continue;
+		for (k = 0; k < ntags && strcmp(tags[k], t); k++)
+			;
+		if (k < ntags)
+			continue;
+		more = realloc(tags, (ntags + 1) * sizeof(*tags));
+		if (!more) {
+			free(tags);
+			return -ENOMEM;
+		}
+		tags = more;
+		tags[ntags++] = t;
+	}
+	if (ntags < 2) {
+		ln_buf_addf(out, "<h2>%s: node &times; node</h2>\n", ln_stage_name(stage));
+		ret = heatmap(r, stage, NULL, out);
+	}
+	for (k = 0; ntags >= 2 && k < ntags && !ret; k++) {
+		ln_buf_addf(out, "<h2>%s, %s%s: node &times; node</h2>\n", ln_stage_name(stage),
+			    strcmp(tags[k], "cross-rail") ? "rail " : "", tags[k]);
+		ret = heatmap(r, stage, tags[k], out);
+	}
+	free(tags);
+	return ret;
 }
 
 static void num_cell(struct ln_buf *out, double v, const char *unit)
@@ -258,7 +325,7 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 		ln_buf_addstr(out, "</ul>\n");
 	for (s = 0; s < LN_STAGE_COUNT && !ret; s++)
 		if (ln_stage_pairwise(s) && r->stages[s].listed)
-			ret = heatmap(r, s, out);
+			ret = heatmaps(r, s, out);
 	counters_table(r, out);
 	ln_buf_addstr(out, "<h2>Failing and retried checks</h2>\n<table id=\"failures\"><tr>"
 			   "<th>stage</th><th>subject</th><th>check</th><th>status</th>"

@@ -289,14 +289,12 @@ static const struct field devices_fields[] = { STAGE_KEY };
 	  .def = "none: reported, not judged",                                              \
 	  .doc = "most errors a port's counters may gain with one partner" }
 
-/* Testing a node's rails in one round runs two probes on one node at once,
- * which the controller's one session per node cannot carry yet (the lab
- * showed its SSH session broken by it). Refused by name until then. */
-static const struct refused_key pair_stage_refused[] = {
-	{ "concurrent_rails", "the controller runs one probe per node at a time, so a node's "
-			      "rails are tested one after another; remove 'concurrent_rails'" },
-	{ NULL, NULL },
-};
+/* A node's rails in one round: one probe per rail on each node at once,
+ * each on a session of its own (stages.h, lanes). */
+#define CONCURRENT_KEY(st)                                                                   \
+	{ .key = "concurrent_rails", .type = FT_BOOL, .off = VOFF(st.concurrent_rails),     \
+	  .def = "false", .doc = "test a node's rails in the same round (they share PCIe and "  \
+	  "CPU); false: one test per node per round" }
 
 static const struct field rping_fields[] = {
 	STAGE_KEY,
@@ -305,6 +303,7 @@ static const struct field rping_fields[] = {
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(rping.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs: ring neighbours or all" },
 	RAILS_KEYS(rping),
+	CONCURRENT_KEY(rping),
 	MAX_ERRORS_KEY(rping),
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(rping.timeout_ms), .min = 1000,
 	  .max = 3600000, .def = "30s", .doc = "bound on each probe" },
@@ -319,6 +318,7 @@ static const struct field bandwidth_fields[] = {
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(bandwidth.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs" },
 	RAILS_KEYS(bandwidth),
+	CONCURRENT_KEY(bandwidth),
 	MAX_ERRORS_KEY(bandwidth),
 	{ .key = "min", .type = FT_STR, .sfn = spec_parse_bw_min, .flags = F_THRESHOLD,
 	  .schema_type = "bw_min", .doc = "threshold: a rate, or 'F of rate' (of the link's rate)" },
@@ -339,6 +339,7 @@ static const struct field latency_fields[] = {
 	{ .key = "pairs", .type = FT_ENUM, .off = VOFF(latency.pairs), .names = pairs_names,
 	  .def = "ring", .doc = "which pairs" },
 	RAILS_KEYS(latency),
+	CONCURRENT_KEY(latency),
 	{ .key = "max_typical", .type = FT_DURATION, .off = VOFF(latency.max_typical_us),
 	  .flags = F_THRESHOLD | F_US, .min = 1, .max = 3600000000ll,
 	  .doc = "threshold on the typical latency (perftest's t_typical)" },
@@ -396,14 +397,12 @@ static const struct field nccl_fields[] = {
 };
 
 #define STAGE(name, f, doc) { "stage '" name "'", f, ARRAY_SIZE(f), 0, 0, doc, NULL, NULL }
-#define PAIR_STAGE(name, f, doc)                                                            \
-	{ "stage '" name "'", f, ARRAY_SIZE(f), 0, 0, doc, NULL, pair_stage_refused }
 
 const struct table spec_stage_tables[LN_STAGE_COUNT] = {
 	STAGE("devices", devices_fields, "RDMA ports, GPUs and NVMe controllers as declared."),
-	PAIR_STAGE("rping", rping_fields, "rdma_cm reachability between pairs of nodes."),
-	PAIR_STAGE("bandwidth", bandwidth_fields, "RDMA bandwidth between pairs (perftest)."),
-	PAIR_STAGE("latency", latency_fields, "RDMA latency between pairs (perftest)."),
+	STAGE("rping", rping_fields, "rdma_cm reachability between pairs of nodes."),
+	STAGE("bandwidth", bandwidth_fields, "RDMA bandwidth between pairs (perftest)."),
+	STAGE("latency", latency_fields, "RDMA latency between pairs (perftest)."),
 	STAGE("io", io_fields, "Storage I/O on every initiator."),
 	STAGE("mpi", mpi_stage_fields, "An MPI job across every node's slots."),
 	STAGE("nccl", nccl_fields, "An NCCL collective across the GPUs."),

@@ -274,6 +274,7 @@ struct ln_validation {
 		unsigned count;			/* pings per pair; default 10 */
 		enum ln_pairs pairs;		/* default ring */
 		enum ln_rail_pairs rails;		/* default aligned */
+		int concurrent_rails;		/* a node's rails in one round; default 0 */
 		int max_errors;			/* per port; -1: reported, not judged */
 		uint64_t timeout_ms;		/* per probe; default 30 s */
 	} rping;
@@ -282,6 +283,7 @@ struct ln_validation {
 		uint64_t size;			/* message size; default 1 MiB */
 		enum ln_pairs pairs;		/* default ring */
 		enum ln_rail_pairs rails;		/* default aligned */
+		int concurrent_rails;		/* a node's rails in one round; default 0 */
 		enum ln_min_kind min_kind;
 		uint64_t min_bps;
 		double min_fraction;		/* (0, 1] */
@@ -295,6 +297,7 @@ struct ln_validation {
 		unsigned iterations;		/* default 1000 */
 		enum ln_pairs pairs;		/* default ring */
 		enum ln_rail_pairs rails;		/* default aligned */
+		int concurrent_rails;		/* a node's rails in one round; default 0 */
 		uint64_t max_typical_us;	/* 0: no threshold */
 		uint64_t max_p99_us;		/* 0: no threshold */
 		int max_errors;			/* per port; -1: reported, not judged */

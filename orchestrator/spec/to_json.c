@@ -237,6 +237,8 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 		ADD(ln_json_add_i64(o, "count", v->rping.count));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->rping.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->rping.rails]));
+		ADD(ln_json_add(o, "concurrent_rails",
+				json_object_new_boolean(v->rping.concurrent_rails)));
 		ADD(max_errors_json(o, v->rping.max_errors));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->rping.timeout_ms));
 		break;
@@ -245,6 +247,8 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->bandwidth.size));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->bandwidth.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->bandwidth.rails]));
+		ADD(ln_json_add(o, "concurrent_rails",
+				json_object_new_boolean(v->bandwidth.concurrent_rails)));
 		if (v->bandwidth.min_kind == LN_MIN_RATE) {
 			ADD(ln_json_add_i64(o, "min_bps", (int64_t)v->bandwidth.min_bps));
 			ADD(ln_json_add(o, "min_fraction", NULL));
@@ -270,6 +274,8 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 		ADD(ln_json_add_i64(o, "iterations", v->latency.iterations));
 		ADD(ln_json_add_str(o, "pairs", pairs_names[v->latency.pairs]));
 		ADD(ln_json_add_str(o, "rails", rails_names[v->latency.rails]));
+		ADD(ln_json_add(o, "concurrent_rails",
+				json_object_new_boolean(v->latency.concurrent_rails)));
 		/* microseconds, as the keys say; null: no threshold */
 		add_nonzero_or_null(o, "max_typical_us", (int64_t)v->latency.max_typical_us, r);
 		add_nonzero_or_null(o, "max_p99_us", (int64_t)v->latency.max_p99_us, r);

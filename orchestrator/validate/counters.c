@@ -110,7 +110,7 @@ static struct json_object *read_port(struct vctx *c, size_t node, unsigned port,
 
 	*ans = NULL;
 	snprintf(name, sizeof(name), "%s/%u", pi->dev, pi->port);
-	if (c->ops->counters(c->octx, node, ports, 1, ans, why) < 0)
+	if (c->ops->counters(c->octx, node, vs_lane(c, port), ports, 1, ans, why) < 0)
 		return NULL;
 	v = ln_json_at(*ans, "counters");
 	e = json_object_is_type(v, json_type_array) ? json_object_array_get_idx(v, 0) : NULL;

@@ -121,8 +121,9 @@ void ln_rails_stage_opts(const struct ln_spec *spec, enum ln_stage st, struct ln
 	o->rails = st == LN_STAGE_RPING	  ? v->rping.rails :
 		   st == LN_STAGE_LATENCY ? v->latency.rails :
 					    v->bandwidth.rails;
-	/* one probe per node at a time: the spec refuses concurrent_rails */
-	o->concurrent = 0;
+	o->concurrent = st == LN_STAGE_RPING   ? v->rping.concurrent_rails :
+			st == LN_STAGE_LATENCY ? v->latency.concurrent_rails :
+						 v->bandwidth.concurrent_rails;
 }
 
 /* A schedule that grows round by round. */

@@ -44,17 +44,18 @@ static int ops_facts(void *ctx, size_t node, struct json_object **out, struct ln
 }
 
 /* `facts --counters DEV/PORT...` on node: the agent's answer, the caller's. */
-static int ops_counters(void *ctx, size_t node, const char *const *ports, size_t n,
-			struct json_object **out, struct ln_buf *err)
+static int ops_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
+			size_t n, struct json_object **out, struct ln_buf *err)
 {
 	struct ln_node_run *nr = node_run(ctx, node);
+	struct ln_session *s = NULL;
 	const char *args[2 * LN_FACTS_COUNTER_PORTS_MAX + 2];
 	size_t i, k = 0;
 	int r;
 
 	if (!nr || n > LN_FACTS_COUNTER_PORTS_MAX)
 		return -EINVAL;
-	r = ln_run_session(ctx, nr, err);
+	r = ln_run_lane(ctx, nr, lane, &s, err);
 	if (r < 0)
 		return r;
 	args[k++] = LN_VERB_FACTS;
@@ -63,7 +64,7 @@ static int ops_counters(void *ctx, size_t node, const char *const *ports, size_t
 		args[k++] = ports[i];
 	}
 	args[k] = NULL;
-	return ln_agent_call(nr->s, args, NULL, 0, out, NULL, err);
+	return ln_agent_call(s, args, NULL, 0, out, NULL, err);
 }
 
 /* The agent's own limits on a probe's arguments (it checks them again). */
@@ -81,11 +82,13 @@ static int quotable(const char *s)
 	return 1;
 }
 
-static int ops_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
-		   int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		   const char *sha256, int timeout_s, struct ln_probe_result *out,
+		   struct ln_buf *err)
 {
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
+	struct ln_session *ls = NULL;
 	struct json_object *ans = NULL, *v;
 	const char *args[MAX_PROBE_ARGS + 10];
 	char tbuf[16], mbuf[16];
@@ -94,7 +97,7 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, const char *
 
 	if (!nr)
 		return -EINVAL;
-	r = ln_run_session(run, nr, err);
+	r = ln_run_lane(run, nr, lane, &ls, err);
 	if (r < 0)
 		return r;
 	snprintf(tbuf, sizeof(tbuf), "%d", timeout_s);
@@ -124,7 +127,7 @@ static int ops_run(void *ctx, size_t node, const char *const *argv, const char *
 	}
 	args[k] = NULL;
 	/* the agent's own bound fires first; ours only covers a stuck link */
-	r = ln_agent_call(nr->s, args, NULL, (timeout_s + 30) * 1000, &ans, &status, err);
+	r = ln_agent_call(ls, args, NULL, (timeout_s + 30) * 1000, &ans, &status, err);
 	if (r < 0)
 		goto out;
 	out->exit_status = json_object_object_get_ex(ans, "exit_status", &v) &&

@@ -29,9 +29,9 @@ static int pairwise(const struct ln_spec *spec, const struct ln_railmap *m, enum
 	r = ln_rails_schedule(m, &ro, &s, err);
 	if (r < 0)
 		return r;
-	ln_buf_addf(out, "%s: pairs %s, rails %s: %zu pairs in %zu rounds\n", ln_stage_name(st),
+	ln_buf_addf(out, "%s: pairs %s, rails %s%s: %zu pairs in %zu rounds\n", ln_stage_name(st),
 		    ln_pairing_name(ro.kind), ro.rails == LN_RAILS_ALL ? "all" : "aligned",
-		    s.npairs, s.nrounds);
+		    ro.concurrent ? ", concurrent rails" : "", s.npairs, s.nrounds);
 	ln_rails_schedule_text(m, &s, spec, out);
 	ln_schedule_release(&s);
 	return 0;

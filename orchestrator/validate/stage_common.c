@@ -133,7 +133,7 @@ int vs_run_probe(struct vctx *c, enum ln_stage st, size_t node, struct argv *av,
 	pr->exit_status = 0;
 	pr->timed_out = 0;
 	at->command = vs_argv_join(av);
-	r = c->ops->run(c->octx, node, (const char *const *)av->v,
+	r = c->ops->run(c->octx, node, 0, (const char *const *)av->v,
 			av->sha256[0] ? av->sha256 : NULL, timeout_s, pr, &err);
 	at->seconds = ln_now_s() - t0;
 	if (r < 0)

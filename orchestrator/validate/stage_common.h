@@ -55,7 +55,18 @@ struct vctx {
 	unsigned parallel, iters;
 	int attempts, server_delay_ms, retry_delay_ms;
 	struct vs_ctr *ctr;		/* the pairwise stage's port counters; NULL none */
+	int lanes;			/* a pairwise stage with concurrent rails: each
+					 * port's probes and counter reads on the node's
+					 * session lane of the port's index (stages.h) */
 };
+
+/* The session lane of a node's port in the current stage: its index with
+ * concurrent rails (a round holds one test per port), else 0 (one test
+ * per node). */
+static inline unsigned vs_lane(const struct vctx *c, unsigned port)
+{
+	return c->lanes ? port : 0;
+}
 
 /* An argv under construction: at most MAX_ARGS strings, NULL-terminated. */
 struct argv {

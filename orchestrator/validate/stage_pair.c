@@ -25,6 +25,7 @@
 struct server_job {
 	struct vctx *c;
 	size_t node;
+	unsigned lane;
 	struct argv *argv;
 	int timeout_s;
 	struct ln_probe_result res;
@@ -304,7 +305,7 @@ static void *server_thread(void *p)
 {
 	struct server_job *j = p;
 
-	j->rc = j->c->ops->run(j->c->octx, j->node, (const char *const *)j->argv->v, NULL,
+	j->rc = j->c->ops->run(j->c->octx, j->node, j->lane, (const char *const *)j->argv->v, NULL,
 			       j->timeout_s, &j->res, &j->err);
 	return NULL;
 }
@@ -331,6 +332,7 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	memset(&job, 0, sizeof(job));
 	job.c = c;
 	job.node = t->a;
+	job.lane = vs_lane(c, t->pa);
 	job.argv = &sv;
 	job.timeout_s = t->timeout_s;
 	ln_buf_init(&job.res.output, 16u << 20);
@@ -346,8 +348,8 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	ln_buf_reset(&cres->output);
 	cres->exit_status = 0;
 	cres->timed_out = 0;
-	crc = c->ops->run(c->octx, t->b, (const char *const *)cv.v, NULL, t->timeout_s, cres,
-			  &cerr);
+	crc = c->ops->run(c->octx, t->b, vs_lane(c, t->pb), (const char *const *)cv.v, NULL,
+			  t->timeout_s, cres, &cerr);
 	pthread_join(th, NULL);
 	at->seconds = ln_now_s() - t0;
 	t->cres = cres;
@@ -542,6 +544,9 @@ static int pair_schedule(struct vctx *c, enum ln_stage st, struct ln_schedule *s
 	int r;
 
 	ln_rails_stage_opts(c->spec, st, &ro);
+	/* concurrent rails: a node runs one probe per port at once, each on
+	 * its own session lane */
+	c->lanes = ro.concurrent;
 	if (c->o->limit) {
 		peer = calloc(c->n ? c->n : 1, 1);
 		if (!peer)
@@ -697,6 +702,7 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 		r = vs_ctr_judge(c, st);
 out:
 	vs_ctr_close(c);
+	c->lanes = 0;
 	ln_schedule_release(&s);
 	ln_buf_release(&err);
 	return r;

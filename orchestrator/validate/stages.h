@@ -32,15 +32,20 @@ struct ln_probe_ops {
 	 * and must stay valid for the whole run. NULL with a message when
 	 * the node could not be read. */
 	int (*facts)(void *ctx, size_t node, struct json_object **out, struct ln_buf *err);
-	/* `llmnet-agent run --timeout S [--sha256 HEX] -- argv...` on node.
-	 * sha256: for mpirun, the SHA-256 of the llmnet probe it starts (the
-	 * agent refuses to start a file without it); NULL otherwise. 0 when
-	 * the probe ran (whatever its exit status), else a negative code with
-	 * a message (node unreachable, probe refused by the agent's
+	/* `llmnet-agent run --timeout S [--sha256 HEX] -- argv...` on node,
+	 * over the node's session `lane`: lane 0 is the node's own session;
+	 * lane k (k < the node's RDMA ports) a session of its own, so that
+	 * a node runs one probe per lane at once (concurrent rails: a
+	 * pair's end runs on the lane of its port's index). sha256: for
+	 * mpirun, the SHA-256 of the llmnet probe it starts (the agent
+	 * refuses to start a file without it); NULL otherwise. 0 when the
+	 * probe ran (whatever its exit status), else a negative code with a
+	 * message (node unreachable, probe refused by the agent's
 	 * allow-list). Called from several threads at once, never twice at
-	 * once for one node. */
-	int (*run)(void *ctx, size_t node, const char *const *argv, const char *sha256,
-		   int timeout_s, struct ln_probe_result *out, struct ln_buf *err);
+	 * once for one node and lane. */
+	int (*run)(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		   const char *sha256, int timeout_s, struct ln_probe_result *out,
+		   struct ln_buf *err);
 	/* Install data on node at the absolute path, mode 0755 (a probe in
 	 * the agent's probe directory, or a source file). */
 	int (*put)(void *ctx, size_t node, const char *path, const void *data, size_t len,
@@ -55,9 +60,10 @@ struct ln_probe_ops {
 	/* The error counters of n ports of node ("rxe0/1", at most
 	 * LN_FACTS_COUNTER_PORTS_MAX): the agent's `facts --counters` answer into
 	 * *out, owned by the caller. Called like run (from several threads,
-	 * never twice at once for one node). NULL in a transport that has no
-	 * counters (some unit tests): the pairwise stages then read none. */
-	int (*counters)(void *ctx, size_t node, const char *const *ports, size_t n,
+	 * never twice at once for one node and lane). NULL in a transport
+	 * that has no counters (some unit tests): the pairwise stages then
+	 * read none. */
+	int (*counters)(void *ctx, size_t node, unsigned lane, const char *const *ports, size_t n,
 			struct json_object **out, struct ln_buf *err);
 };
 

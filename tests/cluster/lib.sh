@@ -11,6 +11,11 @@
 #   . tests/cluster/lib.sh
 #   cluster_up DIR N          create and start nodes 1..N
 #   cluster_stop_node DIR I   stop node I's sshd (simulates a dead node)
+#   cluster_start_node DIR I [TOOLS]  start it again; with TOOLS, a folder,
+#                             its sshd runs in a mount namespace of its own
+#                             where TOOLS is laid over /usr/bin (overlayfs),
+#                             so that node's agent finds stand-in system
+#                             tools there (nothing changes outside)
 #   cluster_start_node DIR I  start it again
 #   cluster_rekey_node DIR I  new host key (reinstall), not in known_hosts
 #   cluster_down DIR          stop every sshd this harness started in DIR
@@ -78,7 +83,15 @@ cluster_start_node() {
 		return 1
 	fi
 	mkdir -p /run/sshd
-	"$SSHD" -D -f "$n/sshd_config" -E "$n/sshd.log" &
+	if [ -n "${3:-}" ]; then
+		mkdir -p "$n/usrbin.work"
+		# unshare and sh exec: the PID is sshd's, which cluster_stop_node checks
+		unshare -m --propagation private sh -c 'mount -t overlay overlay -o \
+			"lowerdir=/usr/bin,upperdir=$1,workdir=$2" /usr/bin && shift 2 && exec "$@"' \
+			sh "$3" "$n/usrbin.work" "$SSHD" -D -f "$n/sshd_config" -E "$n/sshd.log" &
+	else
+		"$SSHD" -D -f "$n/sshd_config" -E "$n/sshd.log" &
+	fi
 	pid=$!
 	echo "$pid" > "$n/harness.pid"
 	cluster_wait_port "$addr" && kill -0 "$pid" 2>/dev/null ||

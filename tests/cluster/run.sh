@@ -933,6 +933,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
      teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate validate_nothing validate_namespaces
      batches cached_facts session_framing session_dropped corrupt_agent node_dies counters)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
+. tests/cluster/rails.sh && all+=(rails)	# concurrent_rails over ssh lanes (issue 14)
 [ $# -gt 0 ] && all=("$@")
 for scenario in "${all[@]}"; do
 	echo "scenario $scenario"

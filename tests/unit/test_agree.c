@@ -303,8 +303,9 @@ static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 	ln_buf_addstr(out, "allreduce elements 262144 seconds 0.004 result ok\nresult pass\n");
 }
 
-static int fake_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
-		    int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+static int fake_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		    const char *sha256, int timeout_s, struct ln_probe_result *out,
+		    struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0], *last = argv[0];
@@ -312,7 +313,7 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 
 	(void)err;
 	pthread_mutex_lock(&f->lock);
-	ln_buf_addf(&f->log, "run on %zu, bound %ds%s%s:", node, timeout_s,
+	ln_buf_addf(&f->log, "run on %zu lane %u, bound %ds%s%s:", node, lane, timeout_s,
 		    sha256 ? ", sha256 " : "", sha256 ? sha256 : "");
 	for (i = 0; argv[i]; i++) {
 		ln_buf_addf(&f->log, " %s", argv[i]);
@@ -355,13 +356,14 @@ static int fake_run(void *ctx, size_t node, const char *const *argv, const char 
 
 
 /* Healthy rdma_rxe counters: nothing rises. */
-static int fake_counters(void *ctx, size_t node, const char *const *ports, size_t n,
-			 struct json_object **out, struct ln_buf *err)
+static int fake_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
+			 size_t n, struct json_object **out, struct ln_buf *err)
 {
 	char js[256];
 
 	(void)ctx;
 	(void)node;
+	(void)lane;
 	(void)n;
 	(void)err;
 	snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\",\"driver\":"
@@ -684,6 +686,9 @@ static const struct key_case key_cases[] = {
 	KC("validation.rping.pairs", CHANGES, "pairs: ring, timeout", "pairs: all, timeout"),
 	KC("validation.rping.timeout", CHANGES, "timeout: 30s", "timeout: 40s"),
 	KC("validation.rping.rails", CHANGES, "30s, rails: aligned", "30s, rails: all"),
+	/* both rails in one round: half the rounds, each port on its own lane */
+	KC("validation.rping.concurrent_rails", CHANGES, "30s, rails: aligned,",
+	   "30s, rails: aligned, concurrent_rails: true,"),
 	KC("validation.bandwidth.stage", CHANGES, "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, "
 	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n",
 	  ""),
@@ -696,6 +701,8 @@ static const struct key_case key_cases[] = {
 	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
 	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
 	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
+	KC("validation.bandwidth.concurrent_rails", CHANGES, "60s, rails: aligned,",
+	   "60s, rails: aligned, concurrent_rails: true,"),
 	KC("validation.latency.stage", CHANGES, "  - { stage: latency, tool: ib_write_lat, size: 2B, "
 	  "iterations: 1000, pairs: ring, rails: aligned, max_typical: 20us, max_p99: 50us, "
 	  "port_base: 18615, timeout: 45s, max_errors: 5 }\n", ""),
@@ -705,6 +712,8 @@ static const struct key_case key_cases[] = {
 	KC("validation.latency.iterations", CHANGES, "iterations: 1000", "iterations: 100"),
 	KC("validation.latency.pairs", CHANGES, "1000, pairs: ring", "1000, pairs: all"),
 	KC("validation.latency.rails", CHANGES, "ring, rails: aligned, max", "ring, rails: all, max"),
+	KC("validation.latency.concurrent_rails", CHANGES, "timeout: 45s,",
+	   "timeout: 45s, concurrent_rails: true,"),
 	KC("validation.latency.max_typical", CHANGES, "max_typical: 20us", "max_typical: 2us"),
 	KC("validation.latency.max_p99", CHANGES, "max_p99: 50us", "max_p99: 5us"),
 	KC("validation.latency.port_base", CHANGES, "port_base: 18615", "port_base: 21000"),
@@ -746,12 +755,6 @@ static const struct refused_case refused_cases[] = {
 	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
 	{ "dhchap", "ctrl_key_file", "{ key_dir: ~/llmnet-keys,",
 	  "{ ctrl_key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
-	{ "stage 'rping'", "concurrent_rails", "30s, rails: aligned,",
-	  "30s, rails: aligned, concurrent_rails: true," },
-	{ "stage 'bandwidth'", "concurrent_rails", "60s, rails: aligned,",
-	  "60s, rails: aligned, concurrent_rails: true," },
-	{ "stage 'latency'", "concurrent_rails", "timeout: 45s,",
-	  "timeout: 45s, concurrent_rails: true," },
 };
 
 static const struct key_case *find_case(const char *key)
@@ -939,9 +942,9 @@ static void test_agree__refused_keys_are_refused(void **state)
 	check_refused_table(&spec_top_table, &n);
 	for (s = 0; s < LN_STAGE_COUNT; s++)
 		check_refused_table(&spec_stage_tables[s], &n);
-	/* tls, dhchap's key_file and ctrl_key_file, nccl-tests, and the four
-	 * collectives but all_reduce */
-	assert_true(n >= 8);
+	/* persist, tls, discovery, dhchap's key_file and ctrl_key_file,
+	 * nccl-tests and nccl's refused bytes (concurrent_rails is honoured) */
+	assert_int_equal(n, 7);
 }
 
 int main(void)

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/util.h"
 #include "orchestrator/report/report.h"
 #include "tests/unit/validate_sample.h"
 
@@ -194,6 +195,64 @@ static void test_report_render__html_markup(void **state)
 	assert_null(strstr(w->out.buf, "href="));
 }
 
+/* Three nodes on two rails (rxe0 on rail0, rxe1 on rail1) and a
+ * cross-rail pair: one matrix per rail and one for the cross-rail pairs,
+ * each cell its own rail's check (the rail-1 failure of n1-n2 is not
+ * drawn over its passing rail-0 pair), ids carrying the rail. */
+static void test_report_render__html_matrix_per_rail(void **state)
+{
+	static const char *const names[] = { "n1", "n2", "n3" };
+	static const int pairs[][4] = {	/* a, pa, b, pb */
+		{ 0, 0, 1, 0 }, { 1, 0, 2, 0 }, { 0, 1, 1, 1 }, { 1, 1, 2, 1 }, { 0, 0, 2, 1 },
+	};
+	struct ln_results r;
+	struct ln_buf out = LN_BUF_INIT;
+	size_t i, k;
+
+	(void)state;
+	assert_int_equal(ln_results_init(&r, "rails", names, 3), 0);
+	assert_int_equal(ln_results_init_ports(&r, 2), 0);
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < 2; k++)
+			assert_int_equal(ln_results_set_port(&r, i, k, k ? "rxe1" : "rxe0",
+							     k ? "rail1" : "rail0"), 0);
+	r.stages[LN_STAGE_RPING].listed = r.stages[LN_STAGE_RPING].ran = 1;
+	for (i = 0; i < ARRAY_SIZE(pairs); i++) {
+		struct ln_attempt at = { .ok = i != 2, .value = NAN, .seconds = 1.0,
+					 .command = (char *)"rping -c" };
+		long c = ln_results_add_check(&r, LN_STAGE_RPING, (size_t)pairs[i][0],
+					      (size_t)pairs[i][2], "rping");
+
+		assert_true(c >= 0);
+		r.checks[c].pa = pairs[i][1];
+		r.checks[c].pb = pairs[i][3];
+		at.detail = i == 2 ? (char *)"cma event RDMA_CM_EVENT_UNREACHABLE" : NULL;
+		assert_int_equal(ln_check_add_attempt(&r.checks[c], &at), 0);
+	}
+	ln_results_summarize(&r);
+	assert_int_equal(ln_report_html(&r, &out), 0);
+	has(&out, "<h2>rping, rail rail0: node &times; node</h2>\n<table class=\"heat\" "
+		  "id=\"heat-rping-rail0\">");
+	has(&out, "<h2>rping, rail rail1: node &times; node</h2>\n<table class=\"heat\" "
+		  "id=\"heat-rping-rail1\">");
+	has(&out, "<h2>rping, cross-rail: node &times; node</h2>\n<table class=\"heat\" "
+		  "id=\"heat-rping-cross-rail\">");
+	assert_null(strstr(out.buf, "id=\"heat-rping\""));
+	has(&out, "<td id=\"rping-rail0-n1-n2\" class=\"pass\"");
+	has(&out, "<td id=\"rping-rail1-n1-n2\" class=\"fail\"");
+	has(&out, "title=\"n1/rxe1-n2/rxe1: fail: cma event");
+	has(&out, "<td id=\"rping-rail1-n2-n3\" class=\"pass\"");
+	has(&out, "<td id=\"rping-cross-rail-n1-n3\" class=\"pass\" data-status=\"pass\" "
+		  "title=\"n1/rxe0-n3/rxe1: pass");
+	/* each matrix only its rail's pairs: n1-n3 is tested cross-rail only */
+	has(&out, "id=\"heat-rping-rail0\">\n<tr><th></th><th>n1</th><th>n2</th><th>n3</th></tr>\n"
+		  "<tr><th>n1</th><td class=\"self\"></td><td id=\"rping-rail0-n1-n2\"");
+	assert_non_null(strstr(strstr(out.buf, "id=\"heat-rping-rail0\""),
+			       "<td class=\"none\" title=\"not tested\"></td></tr>"));
+	ln_buf_release(&out);
+	ln_results_release(&r);
+}
+
 /* With a node unreachable the run exits 4: the report and its summary say
  * 4 as well, not 1 (docs/exit-codes.md: the highest code wins). */
 static void test_report_render__unreachable_node_exit_in_report(void **state)
@@ -225,5 +284,6 @@ LN_TEST_MAIN(NULL, NULL,
 	RENDER_TEST(test_report_render__junit),
 	RENDER_TEST(test_report_render__metrics),
 	RENDER_TEST(test_report_render__html_markup),
+	cmocka_unit_test(test_report_render__html_matrix_per_rail),
 	RENDER_TEST(test_report_render__unreachable_node_exit_in_report),
 )

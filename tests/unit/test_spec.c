@@ -470,7 +470,7 @@ static void test_spec__latency_model_and_json(void **state)
 	assert_int_equal(ln_json_write(o, 0, &out), 0);
 	if (!strstr(out.buf, "{\"stage\":\"latency\",\"tool\":\"ib_write_lat\",\"size\":2,"
 			     "\"iterations\":1000,\"pairs\":\"ring\",\"rails\":\"aligned\","
-			     "\"max_typical_us\":null,\"max_p99_us\":1500,\"max_errors\":0,"
+			     "\"concurrent_rails\":false,\"max_typical_us\":null,\"max_p99_us\":1500,\"max_errors\":0,"
 			     "\"port_base\":18615,\"timeout_ms\":2000}"))
 		fail_msg("%s", out.buf);
 	if (!strstr(out.buf, "\"max_errors\":null,\"port_base\":18515"))

@@ -11,21 +11,6 @@
 
 #include "tests/unit/validate_fake.h"
 
-static const struct ln_check *ctr_check(const struct ln_results *r, enum ln_stage st,
-					size_t node, const char *dev)
-{
-	size_t i;
-
-	for (i = 0; i < r->nchecks; i++) {
-		const struct ln_check *c = &r->checks[i];
-
-		if (c->stage == st && c->ctr && c->a == node &&
-		    !strcmp(ln_results_port(r, node, c->pa), dev))
-			return c;
-	}
-	return NULL;
-}
-
 /* Healthy, two rails: every tested port's counters read before and after
  * each of its pairs; rping's rises reported, not judged (no max_errors),
  * bandwidth's judged against max_errors: 10 and passing. A counter the

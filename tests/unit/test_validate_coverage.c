@@ -37,12 +37,14 @@ static int cov_facts(void *ctx, size_t node, struct json_object **out, struct ln
 }
 
 /* Every probe passes: rping says nothing, the io probe its figures. */
-static int cov_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
-		   int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+static int cov_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		   const char *sha256, int timeout_s, struct ln_probe_result *out,
+		   struct ln_buf *err)
 {
 	struct cov *f = ctx;
 	size_t i;
 
+	(void)lane;
 	(void)sha256;
 	(void)timeout_s;
 	(void)err;

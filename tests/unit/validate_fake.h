@@ -39,9 +39,15 @@ struct fake {
 	 * instead of 3 us) */
 	int slow_node[MAXN], slow_link[MAXN][MAXN];
 	int slow_port[MAXN][2];		/* rxe0 or rxe1 of a node (fake_two_rails) */
+	/* rping and perftest fail through a dead port, or between two nodes
+	 * on one rail only (bad_rail_link: the rail + 1) */
+	int dead_port[MAXN][2], bad_rail_link[MAXN][MAXN];
 	pthread_mutex_t lock;
-	int busy[MAXN];			/* a node never serves two probes at once */
-	int overlap;
+	/* a node never serves two probes at once on one session lane; lane
+	 * k > 0 only for its port k (concurrent rails); peak: the most
+	 * probes a node ran at once */
+	int busy[MAXN][2], inflight[MAXN], peak[MAXN];
+	int overlap, lanes_used;
 	char problem[256];		/* set from worker threads, checked after the run */
 	size_t runs, puts;
 	/* the MPI probe binary at its path on each node, mpicc runs per node,
@@ -104,6 +110,13 @@ static inline int last_is_ip(const char *const *argv, size_t *node)
 static inline int link_ok(struct fake *f, size_t a, size_t b)
 {
 	return !f->bad_node[a] && !f->bad_node[b] && !f->bad_link[a][b] && !f->bad_link[b][a];
+}
+
+/* The same on one rail: server a's port on it and client b's. */
+static inline int rail_ok(struct fake *f, size_t a, size_t b, int rail, int client_rail)
+{
+	return link_ok(f, a, b) && !f->dead_port[a][rail] && !f->dead_port[b][client_rail] &&
+	       f->bad_rail_link[a][b] != rail + 1 && f->bad_rail_link[b][a] != rail + 1;
 }
 
 static inline int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
@@ -207,6 +220,7 @@ static inline void fake_rping(struct fake *f, size_t node, const char *const *ar
 {
 	int client = !strcmp(argv[1], "-c");
 	size_t peer = node_of_ip(ln_test_arg_after(argv, "-a"));
+	int rail = !strncmp(ln_test_arg_after(argv, "-a"), "10.0.1.", 7);
 
 	if (!client) {
 		/* the server: fine unless its own fabric is dead */
@@ -214,7 +228,7 @@ static inline void fake_rping(struct fake *f, size_t node, const char *const *ar
 			out->timed_out = 1;
 	} else if (f->hang[peer][node]) {
 		out->timed_out = 1;
-	} else if (!link_ok(f, peer, node)) {
+	} else if (!rail_ok(f, peer, node, rail, rail)) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
 					    "waiting for addr/route resolution state 1\n");
@@ -240,7 +254,8 @@ static inline void fake_perftest(struct fake *f, size_t node, const char *const 
 		problem(f, "no port", argv);
 	if (!last_is_ip(argv, &peer)) {
 		ln_buf_addstr(&out->output, perf_head);
-	} else if (!link_ok(f, peer, node)) {
+	} else if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
+			    !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
 	} else {
@@ -274,7 +289,8 @@ static inline void fake_perftest_lat(struct fake *f, size_t node, const char *co
 		ln_buf_addstr(&out->output, lat_head);
 		return;
 	}
-	if (!link_ok(f, peer, node)) {
+	if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
+		     !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
 		return;
@@ -404,17 +420,37 @@ static inline void check_sha256(struct fake *f, size_t node, const char *const *
 
 static inline void fake_loss(struct fake *f, size_t node, const char *const *argv);
 
-static inline int fake_run(void *ctx, size_t node, const char *const *argv, const char *sha256,
-		    int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+/* The port a pair probe uses on its node: perftest's -d, rping's rail
+ * by the server's address; -1 for other probes. */
+static inline int probe_port(const char *const *argv)
+{
+	const char *d = ln_test_arg_after(argv, "-d");
+
+	if (!strcmp(argv[0], "rping"))
+		return !strncmp(ln_test_arg_after(argv, "-a"), "10.0.1.", 7);
+	if (!strncmp(argv[0], "ib_", 3) && d)
+		return !strcmp(d, "rxe1");
+	return -1;
+}
+
+static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+			   const char *sha256, int timeout_s, struct ln_probe_result *out,
+			   struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0];
 
 	(void)err;
 	pthread_mutex_lock(&f->lock);
-	if (f->busy[node])
+	if (lane > 1 || f->busy[node][lane])
 		f->overlap = 1;
-	f->busy[node]++;
+	if (lane && (int)lane != probe_port(argv))
+		snprintf(f->problem, sizeof(f->problem), "%s on lane %u of n%zu", p, lane,
+			 node + 1);
+	f->lanes_used |= lane != 0;
+	f->busy[node][lane & 1]++;
+	if (++f->inflight[node] > f->peak[node])
+		f->peak[node] = f->inflight[node];
 	f->runs++;
 	pthread_mutex_unlock(&f->lock);
 	out->exit_status = 0;
@@ -441,26 +477,30 @@ static inline int fake_run(void *ctx, size_t node, const char *const *argv, cons
 	if (f->with_counters && (!strcmp(p, "rping") || !strncmp(p, "ib_", 3)))
 		fake_loss(f, node, argv);
 	pthread_mutex_lock(&f->lock);
-	f->busy[node]--;
+	f->busy[node][lane & 1]--;
+	f->inflight[node]--;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
 
 /* `facts --counters rxeN/1`: rdma_rxe's answer, send_err not available. */
-static inline int fake_counters(void *ctx, size_t node, const char *const *ports, size_t n,
-			 struct json_object **out, struct ln_buf *err)
+static inline int fake_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
+				size_t n, struct json_object **out, struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	char js[512];
 	int port;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->busy[node])
+	if (lane > 1 || f->busy[node][lane])
 		f->overlap = 1;
 	f->counter_reads++;
 	if (n != 1 || (strcmp(ports[0], "rxe0/1") && strcmp(ports[0], "rxe1/1")))
 		snprintf(f->problem, sizeof(f->problem), "counters of '%s'", ports[0]);
 	port = !strcmp(ports[0], "rxe1/1");
+	if (lane && (int)lane != port)
+		snprintf(f->problem, sizeof(f->problem), "counters of '%s' on lane %u", ports[0],
+			 lane);
 	if (f->no_counters[node])
 		snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\","
 			 "\"driver\":\"hfi1\",\"reason\":\"no counter table for this driver\"}]}",
@@ -713,6 +753,22 @@ static inline void assert_verdicts(struct world *w, const char *want)
 
 	assert_string_equal(v, want);
 	free(v);
+}
+
+/* The "error counters" check of node's port dev in stage st; NULL none. */
+static inline const struct ln_check *ctr_check(const struct ln_results *r, enum ln_stage st,
+					       size_t node, const char *dev)
+{
+	size_t i;
+
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (c->stage == st && c->ctr && c->a == node &&
+		    !strcmp(ln_results_port(r, node, c->pa), dev))
+			return c;
+	}
+	return NULL;
 }
 
 #define WORLD_TEST(t) cmocka_unit_test_setup_teardown(t, world_setup, world_teardown)
