@@ -78,7 +78,14 @@ wait_for() {
 	done
 }
 mounted2() { [ "$(lab_ssh 2 "findmnt -n -o FSTYPE $MNT")" = ext4 ]; }
-unit_state() { lab_ssh "$1" "systemctl is-active $UNIT"; }
+# "ACTIVESTATE SUBSTATE EXITSTATUS" of the unit on guest I: "active exited 0"
+# once restored (the agent exited, RemainAfterExit), "active running" while
+# it retries in the background (READY sent), "activating start" before READY
+unit_state() {
+	lab_ssh "$1" "for p in ActiveState SubState ExecMainStatus; do systemctl show -P \$p $UNIT; done" |
+		tr '\n' ' ' | sed 's/ $//'
+}
+restored_unit() { [ "$(unit_state "$1")" = "active exited 0" ]; }
 journal2() { lab_ssh 2 "journalctl -b -u $UNIT --no-pager -o cat"; }
 retrying2() { journal2 | grep -q "the retries go on in the background"; }
 # "SERIAL UUID NGUID" of lab2's namespace 1 of NQN ("none"): the head's
@@ -177,7 +184,8 @@ check "the file written before reads back equal" "$(cat "$tmp/sum")" \
 	"$(lab_ssh 2 "sha256sum <$MNT/before")"
 check "the namespace's serial, uuid and nguid are unchanged" "$id_before" "$(identity2)"
 for i in 1 2; do
-	check "lab$i: the unit ended restored (active)" active "$(unit_state "$i")"
+	check_cmd "lab$i: the unit ended restored: active, exited 0 (waited up to 60 s)" \
+		wait_for 60 restored_unit "$i"
 done
 echo "time: both rebooted: lab1 restored (READY) $(stamp 1 ActiveEnterTimestampMonotonic "$UNIT") s" \
 	"after its kernel started; lab2 READY $(stamp 2 ActiveEnterTimestampMonotonic "$UNIT") s," \
@@ -206,7 +214,8 @@ check_cmd "lab2: the journal says the retries go on in the background (waited up
 	wait_for 90 retrying2
 check "lab2: multi-user.target is reached with lab1 off" active \
 	"$(lab_ssh 2 "systemctl is-active multi-user.target")"
-check "lab2: the unit is active (READY) with lab1 off" active "$(unit_state 2)"
+check "lab2: the unit is active (READY sent) and retrying with lab1 off" "active running" \
+	"$(unit_state 2 | cut -d' ' -f1,2)"
 check "lab2 is not mounted while lab1 is off" none "$(lab_ssh 2 "findmnt -n -o FSTYPE $MNT || echo none")"
 echo "time: target down: lab2 unit READY $(stamp 2 ActiveEnterTimestampMonotonic "$UNIT") s" \
 	"after its kernel started, multi-user.target $(stamp 2 ActiveEnterTimestampMonotonic multi-user.target) s"
@@ -224,7 +233,8 @@ journal2 | grep -E "restored" | tail -n 1 | sed 's/^/    lab2: /'
 check "the file reads back equal after the retry" "$(cat "$tmp/sum")" \
 	"$(lab_ssh 2 "sha256sum <$MNT/before")"
 check "the namespace's identity is unchanged after the retry" "$id_before" "$(identity2)"
-check "lab2: the unit ended restored (active)" active "$(unit_state 2)"
+check_cmd "lab2: the unit ended restored: active, exited 0 (waited up to 60 s)" \
+	wait_for 60 restored_unit 2
 
 # --- 3. teardown, then a reboot restores nothing ---------------------------
 "$LLMNET" --no-color teardown "$tmp/persist.yaml" --purge >"$tmp/td.out" 2>&1
