@@ -46,7 +46,6 @@
 #define WANTS_DIR UNIT_DIR "/multi-user.target.wants"
 #define RESTORE_DIR "/var/lib/llmnet/restore"
 
-
 struct persist_paths {
 	char request[PATH_MAX], agent[PATH_MAX], unit[PATH_MAX], link[PATH_MAX];
 };

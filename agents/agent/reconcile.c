@@ -115,7 +115,10 @@ int ln_reconcile_converge(struct ln_agent *a, struct ln_request *rq, int plan, c
 	ln_initiator_apply(&cv);
 	ln_keystore_apply(&cv);
 	ln_hostfile_reconcile(&cv);
-	ln_persist_apply(&cv);
+	/* a restore converges what its unit keeps, never the unit's own files:
+	 * the pushed agent they copy may be gone (another cluster's purge) */
+	if (strcmp(mode, "restore"))
+		ln_persist_apply(&cv);
 	rc = finish(&cv, mode);
 out:
 	ln_changes_release(&cv.ch);
