@@ -380,6 +380,7 @@ int ln_spec_to_json(const struct ln_spec *spec, struct json_object **out)
 		return -ENOMEM;
 	ADD(ln_json_add_i64(o, "version", spec->version));
 	ADD(ln_json_add_str(o, "cluster", spec->cluster));
+	ADD(ln_json_add_bool(o, "persist", spec->persist));
 	ADD(add_obj(o, "ssh", ssh_json(&spec->ssh)));
 
 	a = json_object_new_array();

@@ -510,6 +510,7 @@ static void effects(const char *yaml, struct ln_buf *out)
 static const char base_spec[] =
 	"version: 1\n"
 	"cluster: keys\n"
+	"persist: true\n"
 	"ssh:\n"
 	"  user: root\n"
 	"  port: 22\n"
@@ -606,6 +607,7 @@ struct key_case {
 static const struct key_case key_cases[] = {
 	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
 	KC("cluster", CHANGES, "cluster: keys", "cluster: other"),
+	KC("persist", CHANGES, "persist: true", "persist: false"),
 	KC("ssh", SECTION, NULL, NULL),
 	KC("ssh.user", CHANGES, "ssh:\n  user: root", "ssh:\n  user: ops"),
 	KC("ssh.port", CHANGES, "  port: 22\n", "  port: 2222\n"),
@@ -738,7 +740,6 @@ struct refused_case {
 };
 
 static const struct refused_case refused_cases[] = {
-	{ "the spec", "persist", "cluster: keys\n", "cluster: keys\npersist: true\n" },
 	{ "target", "tls", "      service: 4420\n", "      service: 4420\n      tls: required\n" },
 	{ "initiator", "discovery", "      nr_io_queues: 4\n",
 	  "      nr_io_queues: 4\n      discovery: true\n" },
