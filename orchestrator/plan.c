@@ -376,6 +376,9 @@ struct json_object *ln_plan_request(const struct ln_run *r, size_t i, enum ln_pl
 		goto nomem;
 	ln_json_add_i64(req, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(req, "cluster", spec->cluster);
+	/* missing is false to the agent: a request without it reads as before */
+	if (spec->persist)
+		ln_json_add_bool(req, "persist", 1);
 	for (t = 0; t < spec->n_targets; t++) {
 		struct json_object *o;
 

@@ -83,6 +83,11 @@ static int stdout_gone(void)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP | POLLNVAL));
 }
 
+int ln_budget_cancelled(void)
+{
+	return cancel_signal || peer_gone || stdout_gone();
+}
+
 long ln_budget_left_ms(void)
 {
 	long long left;

@@ -34,6 +34,9 @@ long ln_budget_ms(void);
 /* Milliseconds left; 0 once it ran out or the request was cancelled;
  * LN_BUDGET_MAX_MS when no budget was given (read-only verbs). */
 long ln_budget_left_ms(void);
+/* 1 once the request was cancelled (a signal, the caller gone), whatever
+ * the budget's clock says. */
+int ln_budget_cancelled(void);
 /* Why nothing more may be done, once ln_budget_left_ms() is 0: "time
  * budget of N ms ran out" or "the request was cancelled (...)". */
 const char *ln_budget_why(void);

@@ -31,6 +31,7 @@ struct verb {
 	const char *name;
 	int mutating;
 	int budgeted;		/* refused without --budget-ms */
+	int own_lock;		/* mutating, takes the node lock itself (restore: per try) */
 	int (*fn)(struct ln_agent *a, int argc, char **argv);
 };
 
@@ -38,13 +39,13 @@ static int verb_version(struct ln_agent *a, int argc, char **argv);
 static int verb_facts(struct ln_agent *a, int argc, char **argv);
 
 static const struct verb verbs[] = {
-	{ LN_VERB_VERSION, 0, 0, verb_version },
-	{ LN_VERB_FACTS, 0, 0, verb_facts },
-	{ LN_VERB_PLAN, 0, 0, ln_reconcile_plan_verb },
-	{ LN_VERB_APPLY, 1, 1, ln_reconcile_apply_verb },
-	{ LN_VERB_TEARDOWN, 1, 1, ln_reconcile_teardown_verb },
-	{ LN_VERB_RUN, 0, 1, ln_exec_verb },
-	{ LN_VERB_RESTORE, 1, 1, ln_reconcile_restore_verb },
+	{ LN_VERB_VERSION, 0, 0, 0, verb_version },
+	{ LN_VERB_FACTS, 0, 0, 0, verb_facts },
+	{ LN_VERB_PLAN, 0, 0, 0, ln_reconcile_plan_verb },
+	{ LN_VERB_APPLY, 1, 1, 0, ln_reconcile_apply_verb },
+	{ LN_VERB_TEARDOWN, 1, 1, 0, ln_reconcile_teardown_verb },
+	{ LN_VERB_RUN, 0, 1, 0, ln_exec_verb },
+	{ LN_VERB_RESTORE, 1, 1, 1, ln_reconcile_restore_verb },
 };
 
 #define N_VERBS (ARRAY_SIZE(verbs))
@@ -161,7 +162,7 @@ static int run_verb(struct ln_agent *a, int argc, char **argv)
 		goto out;
 	}
 	a->dry_run = !v->mutating;
-	if (v->mutating) {
+	if (v->mutating && !v->own_lock) {
 		lock = ln_lock_acquire(a, &err);
 		if (lock == -LN_ETIMEOUT) {
 			rc = ln_agent_fail("timeout", err.buf, LN_AGENT_EXIT_TIMEOUT);

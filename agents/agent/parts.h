@@ -53,11 +53,19 @@ int ln_nvmet_adopted(struct json_object *rec);
  * is kept and forgotten. */
 void ln_purge_files(struct ln_converge *cv);
 
-/* persist.c (request `persist`): keep the request (without secrets) and
- * the cluster's enabled boot unit where systemd runs; remove them when not
- * wanted. ln_persist_remove: teardown. */
+/* persist.c (request `persist`): keep the request (without secrets), a
+ * copy of the pushed agent and the cluster's enabled boot unit where
+ * systemd runs; remove them when not wanted. ln_persist_remove (teardown
+ * first of all): 0, or negative when one of them could not be removed
+ * (reported; the ones after it are kept). */
 void ln_persist_apply(struct ln_converge *cv);
-void ln_persist_remove(struct ln_converge *cv);
+int ln_persist_remove(struct ln_converge *cv);
+/* What the unit copies and runs: the agent the controller pushed. */
+#define LN_RESTORE_SOURCE LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME
+/* The boot bound (the unit's --budget-ms: how long boot may wait) and
+ * each background try's budget (restore.c). */
+#define LN_RESTORE_BOOT_MS 30000
+#define LN_RESTORE_TRY_MS 30000
 /* 1 when systemd runs on the node (/run/systemd/system). */
 int ln_persist_supported(const struct ln_agent *a);
 /* facts: "yes", "no", "disabled", "broken" (a file is missing) or

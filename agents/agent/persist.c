@@ -1,24 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
  * Boot-time restore (request `persist`). On a node where systemd runs
- * (/run/systemd/system), an apply that persists keeps three things, each
+ * (/run/systemd/system), an apply that persists keeps four things, each
  * recorded in the state before it is made and rewritten only when owned:
  *
  *  - /var/lib/llmnet/restore/<cluster>.json (0600, written atomically):
  *    the request as applied, parsed form and all, without its secrets
  *    (those stay in the node key store, keystore.c);
+ *  - /var/lib/llmnet/restore/<cluster>.agent (0700): a copy of the pushed
+ *    agent that applied it, so the unit runs an agent of its own cluster:
+ *    another cluster's `teardown --purge`, or its controller pushing
+ *    another agent version, never takes the boot unit's program away;
  *  - /etc/systemd/system/llmnet-restore-<cluster>.service, one unit per
  *    cluster, so a teardown of one cluster never touches another's; it
- *    runs the pushed agent's `restore --cluster NAME` after
- *    network-online.target, bounded to 30 s per try, and systemd retries
- *    a failed try with a growing delay (Restart=on-failure, RestartSteps);
+ *    runs that copy's `restore --cluster NAME` after network-online.target
+ *    as Type=notify: the agent says READY once restored or after its 30 s
+ *    boot bound, whichever is first, so boot waits at most that long, and
+ *    then retries in the background itself (restore.c);
  *  - its enablement, the link in multi-user.target.wants/ that
  *    `systemctl enable` would make (a missing link is a disabled unit).
  *
  * A request without persist (or a node without systemd, which gets a
- * warning) removes the owned ones; teardown removes them. `restore` reads
- * the stored request back, puts the secrets from the key store into it and
- * runs the same converge as apply (reconcile.c).
+ * warning) removes the owned ones; teardown removes them first, and stops
+ * when it cannot. `restore` reads the stored request back, puts the
+ * secrets from the key store into it and runs the same converge as apply
+ * (reconcile.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,16 +46,16 @@
 #define WANTS_DIR UNIT_DIR "/multi-user.target.wants"
 #define RESTORE_DIR "/var/lib/llmnet/restore"
 
-/* The restore's bound per try (the agent's --budget-ms) and systemd's. */
-#define RESTORE_BUDGET_MS 30000
-
 struct persist_paths {
-	char request[PATH_MAX], unit[PATH_MAX], link[PATH_MAX];
+	char request[PATH_MAX], agent[PATH_MAX], unit[PATH_MAX], link[PATH_MAX];
 };
+
+#define PATHS_INIT { "", "", "", "" }
 
 static void paths_of(const char *cluster, struct persist_paths *p)
 {
 	snprintf(p->request, sizeof(p->request), RESTORE_DIR "/%s.json", cluster);
+	snprintf(p->agent, sizeof(p->agent), RESTORE_DIR "/%s.agent", cluster);
 	snprintf(p->unit, sizeof(p->unit), UNIT_DIR "/llmnet-restore-%s.service", cluster);
 	snprintf(p->link, sizeof(p->link), WANTS_DIR "/llmnet-restore-%s.service", cluster);
 }
@@ -59,7 +65,7 @@ int ln_persist_supported(const struct ln_agent *a)
 	return ln_is_dir(a, SYSTEMD_RUN);
 }
 
-static void render_unit(const char *cluster, struct ln_buf *out)
+static void render_unit(const char *cluster, const char *agent, struct ln_buf *out)
 {
 	ln_buf_addf(out,
 		    "# Written by llmnet for cluster %s: `llmnet teardown` removes it, and\n"
@@ -68,22 +74,21 @@ static void render_unit(const char *cluster, struct ln_buf *out)
 		    "Description=llmnet: restore cluster %s after a boot\n"
 		    "Wants=network-online.target\n"
 		    "After=network-online.target\n"
-		    "StartLimitIntervalSec=0\n"
 		    "\n"
 		    "[Service]\n"
-		    "Type=oneshot\n"
+		    "# READY once restored, or after the %d s bound with the retries going\n"
+		    "# on in the background: boot never waits longer for a missing target\n"
+		    "Type=notify\n"
+		    "NotifyAccess=main\n"
 		    "RemainAfterExit=yes\n"
-		    "ExecStart=" LN_PROTO_REMOTE_DIR "/llmnet-agent --budget-ms %d restore "
-		    "--cluster %s\n"
+		    "ExecStart=%s --budget-ms %d restore --cluster %s\n"
 		    "TimeoutStartSec=%d\n"
-		    "Restart=on-failure\n"
-		    "RestartSec=5\n"
-		    "RestartSteps=4\n"
-		    "RestartMaxDelaySec=60\n"
+		    "TimeoutStopSec=%d\n"
 		    "\n"
 		    "[Install]\n"
 		    "WantedBy=multi-user.target\n",
-		    cluster, cluster, RESTORE_BUDGET_MS, cluster, RESTORE_BUDGET_MS / 1000 + 15);
+		    cluster, cluster, LN_RESTORE_BOOT_MS / 1000, agent, LN_RESTORE_BOOT_MS, cluster,
+		    LN_RESTORE_BOOT_MS / 1000 + 15, LN_RESTORE_TRY_MS / 1000 + 5);
 }
 
 /* The request as stored: a copy without any secret. */
@@ -228,8 +233,9 @@ out:
 	ln_buf_release(&err);
 }
 
-/* Remove what this cluster owns of kind at path (a missing one is forgotten). */
-static void drop(struct ln_converge *cv, const char *kind, const char *path)
+/* Remove what this cluster owns of kind at path (a missing one is
+ * forgotten); 0 or negative when it is still there. */
+static int drop(struct ln_converge *cv, const char *kind, const char *path)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	int rc = 0;
@@ -244,25 +250,55 @@ static void drop(struct ln_converge *cv, const char *kind, const char *path)
 	ln_cv_report(cv, "remove", kind, path, NULL, rc < 0 ? err.buf : NULL);
 out:
 	ln_buf_release(&err);
+	return rc;
 }
 
-void ln_persist_remove(struct ln_converge *cv)
+int ln_persist_remove(struct ln_converge *cv)
 {
-	struct persist_paths p = { "", "", "" };
+	struct persist_paths p = PATHS_INIT;
+	int rc;
 
 	if (!cv->cluster[0])
-		return;
+		return 0;
 	paths_of(cv->cluster, &p);
-	/* the link first: a unit half removed is never left enabled */
-	drop(cv, "systemd_enable", p.link);
-	drop(cv, "systemd_unit", p.unit);
-	drop(cv, "restore_request", p.request);
+	/* the link first: a unit half removed is never left enabled; the first
+	 * that cannot go stops the rest, so what is left still fits together */
+	rc = drop(cv, "systemd_enable", p.link);
+	if (rc == 0)
+		rc = drop(cv, "systemd_unit", p.unit);
+	if (rc == 0)
+		rc = drop(cv, "restore_agent", p.agent);
+	if (rc == 0)
+		rc = drop(cv, "restore_request", p.request);
+	return rc;
+}
+
+/* The pushed agent, copied for the unit (the agent of this cluster's last
+ * apply); 0 when the copy is (or, in a plan, would be) as wanted. */
+static int want_agent(struct ln_converge *cv, const struct persist_paths *p)
+{
+	struct ln_buf bin = LN_BUF_INIT, err = LN_BUF_INIT;
+	int rc = ln_path_read(cv->a, LN_RESTORE_SOURCE, &bin, &err);
+
+	if (rc < 0) {
+		if (rc == -ENOENT)
+			ln_buf_addf(&err, "the pushed agent '%s' is missing", LN_RESTORE_SOURCE);
+		ln_buf_addf(&err, ": nothing to copy for the boot unit");
+		ln_cv_report(cv, ln_path_exists(cv->a, p->agent) ? "change" : "create",
+			     "restore_agent", p->agent, NULL, err.buf);
+	} else {
+		rc = ln_cv_file(cv, "restore_agent", p->agent, &bin, 0700, 1,
+				"a copy of the pushed agent");
+	}
+	ln_buf_release(&bin);
+	ln_buf_release(&err);
+	return rc;
 }
 
 void ln_persist_apply(struct ln_converge *cv)
 {
 	struct ln_buf unit = LN_BUF_INIT, req = LN_BUF_INIT;
-	struct persist_paths p = { "", "", "" };
+	struct persist_paths p = PATHS_INIT;
 	const struct ln_request *rq = cv->rq;
 
 	if (!rq->persist || (!rq->ntargets && !rq->ninits)) {
@@ -281,9 +317,11 @@ void ln_persist_apply(struct ln_converge *cv)
 		ln_cv_report(cv, "change", "restore_request", p.request, NULL, "out of memory");
 		goto out;
 	}
-	render_unit(cv->cluster, &unit);
-	/* the stored request first: the unit never starts without one */
+	render_unit(cv->cluster, p.agent, &unit);
+	/* the stored request and the program first: the unit never starts
+	 * without them */
 	if (ln_cv_file(cv, "restore_request", p.request, &req, 0600, 1, NULL) == 0 &&
+	    want_agent(cv, &p) == 0 &&
 	    ln_cv_file(cv, "systemd_unit", p.unit, &unit, 0644, 1, NULL) == 0)
 		want_link(cv, &p);
 out:
@@ -293,13 +331,14 @@ out:
 
 const char *ln_persist_status(struct ln_agent *a, struct ln_state *st, const char *cluster)
 {
-	struct persist_paths p = { "", "", "" };
+	struct persist_paths p = PATHS_INIT;
 	char cur[PATH_MAX];
 
 	paths_of(cluster, &p);
 	if (!ln_state_find(st, cluster, "systemd_unit", p.unit))
 		return ln_persist_supported(a) ? "no" : "unsupported";
-	if (!ln_path_exists(a, p.unit) || !ln_path_exists(a, p.request))
+	if (!ln_path_exists(a, p.unit) || !ln_path_exists(a, p.request) ||
+	    !ln_path_exists(a, p.agent))
 		return "broken";
 	if (read_link(a, p.link, cur, sizeof(cur)) < 0 || strcmp(cur, p.unit))
 		return "disabled";
@@ -378,7 +417,7 @@ int ln_persist_load(struct ln_agent *a, const char *cluster, struct ln_buf *out,
 {
 	struct ln_buf text = LN_BUF_INIT;
 	struct json_object *rq = NULL;
-	struct persist_paths p = { "", "", "" };
+	struct persist_paths p = PATHS_INIT;
 	struct ln_state st;
 	int r;
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agents/agent/budget.h"
@@ -93,7 +92,7 @@ static int finish(struct ln_converge *cv, const char *mode)
 
 /* One converge of a parsed request: the parts in order, then the answer
  * (mode names it); apply and restore alike. */
-static int converge_request(struct ln_agent *a, struct ln_request *rq, int plan, const char *mode)
+int ln_reconcile_converge(struct ln_agent *a, struct ln_request *rq, int plan, const char *mode)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_converge cv;
@@ -116,7 +115,10 @@ static int converge_request(struct ln_agent *a, struct ln_request *rq, int plan,
 	ln_initiator_apply(&cv);
 	ln_keystore_apply(&cv);
 	ln_hostfile_reconcile(&cv);
-	ln_persist_apply(&cv);
+	/* a restore converges what its unit keeps, never the unit's own files:
+	 * the pushed agent they copy may be gone (another cluster's purge) */
+	if (strcmp(mode, "restore"))
+		ln_persist_apply(&cv);
 	rc = finish(&cv, mode);
 out:
 	ln_changes_release(&cv.ch);
@@ -147,75 +149,10 @@ static int converge(struct ln_agent *a, int argc, char **argv, int plan)
 				   LN_AGENT_EXIT_REQUEST);
 		goto out;
 	}
-	rc = converge_request(a, &rq, plan, plan ? "plan" : "apply");
+	rc = ln_reconcile_converge(a, &rq, plan, plan ? "plan" : "apply");
 out:
 	ln_request_release(&rq);
 	ln_buf_release(&in);
-	ln_buf_release(&err);
-	return rc;
-}
-
-/* A try that failed is tried again after this pause while the budget
- * leaves room for one more (a target still booting, its port not up). */
-#define RESTORE_PAUSE_MS 3000
-
-/*
- * restore --cluster NAME: the boot unit's verb (persist.c). The request the
- * last apply stored, with its secrets from the key store, converged with
- * the same code as apply, tried again until it succeeds or the budget
- * (the unit's --budget-ms) would run out; then systemd's Restart= takes
- * over. No stored request: nothing to do, and success.
- */
-int ln_reconcile_restore_verb(struct ln_agent *a, int argc, char **argv)
-{
-	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
-	const char *cluster = NULL;
-	const struct timespec gap = { RESTORE_PAUSE_MS / 1000, RESTORE_PAUSE_MS % 1000 * 1000000L };
-	struct ln_request rq;
-	int rc, tries = 0;
-
-	memset(&rq, 0, sizeof(rq));
-	if (argc == 3 && !strcmp(argv[1], "--cluster"))
-		cluster = argv[2];
-	if (!cluster || !ln_valid_name(cluster, 64))
-		return ln_agent_fail("usage", "usage: llmnet-agent restore --cluster NAME",
-				     LN_AGENT_EXIT_USAGE);
-	rc = ln_persist_load(a, cluster, &text, &err);
-	if (rc == -ENOENT) {
-		ln_info("restore: cluster '%s' stores no request on this node: nothing to restore",
-			cluster);
-		rc = LN_AGENT_EXIT_OK;
-		goto out;
-	}
-	if (rc == 0)
-		rc = ln_request_parse(text.buf, text.len, &rq, &err);
-	if (rc == 0 && strcmp(rq.cluster, cluster)) {
-		ln_buf_addf(&err, "the stored request is cluster '%s', not '%s'", rq.cluster,
-			    cluster);
-		rc = -LN_EREQUEST;
-	}
-	explicit_bzero(text.buf, text.len);
-	if (rc < 0) {
-		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
-		goto out;
-	}
-	for (;;) {
-		tries++;
-		rc = converge_request(a, &rq, 0, "restore");
-		if (rc != LN_AGENT_EXIT_PARTIAL || ln_budget_left_ms() < 2 * RESTORE_PAUSE_MS)
-			break;
-		ln_warn("restore: cluster '%s', try %d left errors; trying again in %d s",
-			cluster, tries, RESTORE_PAUSE_MS / 1000);
-		nanosleep(&gap, NULL);
-	}
-	if (rc == LN_AGENT_EXIT_OK)
-		ln_info("restore: cluster '%s' restored (try %d)", cluster, tries);
-	else
-		ln_error("restore: cluster '%s' not restored after %d tries; systemd tries again",
-			 cluster, tries);
-out:
-	ln_request_release(&rq);
-	ln_buf_release(&text);
 	ln_buf_release(&err);
 	return rc;
 }
@@ -273,6 +210,26 @@ static int read_keep_force(const struct ln_agent *a, struct json_object *keep,
 	json_object_put(req);
 	ln_buf_release(&in);
 	return rc < 0 ? -LN_EREQUEST : 0;
+}
+
+/* A teardown stopped before anything but the boot unit went: an owned
+ * connection is reported as not disconnected (so the controller keeps its
+ * target), and every owned subsystem as kept. */
+static void stopped(struct ln_converge *cv)
+{
+	const char *why = "teardown stopped: the boot unit of this cluster could not be "
+			  "removed (above), so nothing else was";
+
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster);
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(ln_json_str_at(json_object_array_get_idx(objs, i), "kind") ?: "",
+			    "nvme_connection")) {
+			ln_cv_report(cv, "remove", "nvme_connection", "*", NULL, why);
+			break;
+		}
+	ln_changes_warn(&cv->ch, "%s", why);
 }
 
 int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
@@ -335,15 +292,19 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	cv.cluster = cluster;
 	cv.teardown = 1;
 	ln_changes_init(&cv.ch);
-	/* the boot unit first: nothing brings back what the rest removes */
-	ln_persist_remove(&cv);
-	ln_initiator_remove(&cv);
-	ln_nvmet_keep(&cv, keep, force);
-	ln_nvmet_remove(&cv);
-	ln_hostfile_reconcile(&cv);
-	ln_keystore_wipe(&cv);
-	ln_purge_files(&cv);
-	ln_modules_remove(&cv);
+	/* the boot unit first: nothing brings back what the rest removes, and
+	 * when it cannot go, nothing else does (a reboot would restore it) */
+	if (ln_persist_remove(&cv) < 0) {
+		stopped(&cv);
+	} else {
+		ln_initiator_remove(&cv);
+		ln_nvmet_keep(&cv, keep, force);
+		ln_nvmet_remove(&cv);
+		ln_hostfile_reconcile(&cv);
+		ln_keystore_wipe(&cv);
+		ln_purge_files(&cv);
+		ln_modules_remove(&cv);
+	}
 	rc = finish(&cv, "teardown");
 out:
 	json_object_put(names);

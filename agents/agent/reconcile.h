@@ -8,11 +8,16 @@
 #define LN_AGENT_RECONCILE_H
 
 struct ln_agent;
+struct ln_request;
 
 int ln_reconcile_plan_verb(struct ln_agent *a, int argc, char **argv);
 int ln_reconcile_apply_verb(struct ln_agent *a, int argc, char **argv);
 int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv);
-/* restore --cluster NAME: the boot unit's converge (persist.c). */
+/* One converge of a parsed request (the parts in order) and its answer,
+ * named mode; the agent's exit code. apply, plan and restore alike. */
+int ln_reconcile_converge(struct ln_agent *a, struct ln_request *rq, int plan, const char *mode);
+/* restore.c. restore --cluster NAME: the boot unit's converge (persist.c);
+ * it takes the node lock itself, for each try. */
 int ln_reconcile_restore_verb(struct ln_agent *a, int argc, char **argv);
 
 #endif

@@ -169,7 +169,9 @@ static int unpack(struct ln_agent *a, struct json_object *req, char **argv, int 
 		r = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
 		goto out;
 	}
-	if (!strcmp(verb, LN_VERB_SESSION) || !strcmp(verb, LN_VERB_SEAL)) {
+	/* restore is the boot unit's alone: it may outlive any request */
+	if (!strcmp(verb, LN_VERB_SESSION) || !strcmp(verb, LN_VERB_SEAL) ||
+	    !strcmp(verb, LN_VERB_RESTORE)) {
 		ln_buf_addf(&err, "'%s' is not a request verb", verb);
 		r = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
 		goto out;

@@ -446,6 +446,9 @@ static const struct field top_fields[] = {
 	{ .key = "cluster", .type = FT_STR, .off = offsetof(struct ln_spec, cluster),
 	  .flags = F_REQUIRED, .pat = SP_CLUSTER,
 	  .doc = "cluster name; scopes what llmnet owns on the nodes" },
+	{ .key = "persist", .type = FT_BOOL, .off = offsetof(struct ln_spec, persist),
+	  .def = "false",
+	  .doc = "every node restores its part at boot, without the controller (systemd unit)" },
 	{ .key = "ssh", .type = FT_MAP, .off = offsetof(struct ln_spec, ssh), .sub = &ssh_table,
 	  .doc = "SSH settings" },
 	{ .key = "nodes", .type = FT_CUSTOM, .fn = spec_parse_nodes, .sub = &node_table,
@@ -459,16 +462,7 @@ static const struct field top_fields[] = {
 	  .doc = "validation stages to run" },
 };
 
-/* Boot-time restore (issue 15): the agent can keep a node's request and
- * its boot unit (agents/agent/persist.c), but until the lab scenario
- * (tests/e2e/scenarios/persist.sh) has passed, no spec turns it on. */
-static const struct refused_key top_refused[] = {
-	{ "persist", "boot-time restore (issue 15) awaits its lab proof: remove 'persist', "
-		     "and run 'llmnet apply' again after a node reboots" },
-	{ NULL, NULL },
-};
-
 const struct table spec_top_table = {
 	"the spec", top_fields, ARRAY_SIZE(top_fields), 0, 0,
-	"A llmnet cluster spec, version 1.", NULL, top_refused,
+	"A llmnet cluster spec, version 1.", NULL, NULL,
 };

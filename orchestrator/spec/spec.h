@@ -332,6 +332,7 @@ struct ln_spec {
 	const char *path;		/* as given to ln_spec_load() */
 	int version;
 	const char *cluster;		/* scopes ownership on the nodes */
+	int persist;			/* nodes restore themselves at boot */
 	struct ln_ssh_spec ssh;
 	struct ln_node *nodes;
 	size_t n_nodes;

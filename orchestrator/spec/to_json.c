@@ -310,6 +310,7 @@ int ln_spec_to_json(const struct ln_spec *spec, struct json_object **out)
 		return -ENOMEM;
 	ADD(ln_json_add_i64(o, "version", spec->version));
 	ADD(ln_json_add_str(o, "cluster", spec->cluster));
+	ADD(ln_json_add_bool(o, "persist", spec->persist));
 	if ((a = add_child(o, "ssh", 0, r)))
 		ssh_json(a, &spec->ssh, r);
 	a = add_child(o, "nodes", 1, r);

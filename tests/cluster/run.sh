@@ -929,9 +929,60 @@ print([c for c in r["checks"] if c.get("counters") and c["node"] == "n3"][0]["co
 	check_cmd "n1's own counters did not rise" test "$(counter_of "$C/loss.json" n1 errors)" = 0
 }
 
+# Issue 15: persist: true leaves on every node (systemd: /run/systemd/system
+# in its tree) the stored request, loop's copy of the pushed agent and the
+# enabled unit that runs it; another persisting cluster's teardown --purge
+# (which deletes the pushed agent) leaves loop's copy, which still restores;
+# the default (persist: false) removes them.
+scenario_persist() {
+	local i u=/etc/systemd/system/llmnet-restore-loop.service
+	new_cluster persist 2 || { fail "cluster up"; return; }
+	for i in 1 2; do mkdir -p "$(root "$i")/run/systemd/system" "$(root "$i")/etc/systemd/system"; done
+	sed 's/^cluster: loop$/&\npersist: true/' "$C/spec.yaml" > "$C/persist.yaml"
+	llmnet apply "$C/persist.yaml"
+	check_cmd "apply with persist: true exits 0" rc_is 0
+	for i in 1 2; do
+		check_cmd "n$i: the unit runs loop's copy of the agent" grep -qx \
+			"ExecStart=/var/lib/llmnet/restore/loop.agent --budget-ms 30000 restore --cluster loop" \
+			"$(root "$i")$u"
+		check_cmd "n$i: the unit is enabled" \
+			test -L "$(root "$i")/etc/systemd/system/multi-user.target.wants/${u##*/}"
+		check_cmd "n$i: the copy is the pushed agent" cmp -s \
+			"$(root "$i")/var/lib/llmnet/restore/loop.agent" "$(root "$i")/var/lib/llmnet/bin/llmnet-agent"
+		check_cmd "n$i: the stored request is 600" \
+			test "$(stat -c %a "$(root "$i")/var/lib/llmnet/restore/loop.json")" = 600
+	done
+	llmnet facts "$C/persist.yaml"
+	check_cmd "facts: both nodes persistent yes" test "$(grep -c 'persistent yes' "$C/out")" = 2
+	sed -e 's/^cluster: loop$/cluster: loop2/' -e 's/n1\.t1/n1.t2/g' -e 's/service: 4420/service: 4421/' \
+		-e 's|disk1.img|disk2.img|' -e 's|/etc/llmnet/hostfile|/etc/llmnet/hostfile2|' \
+		"$C/persist.yaml" > "$C/persist2.yaml"
+	llmnet apply "$C/persist2.yaml"
+	check_cmd "loop2's apply with persist: true exits 0" rc_is 0
+	llmnet teardown "$C/persist2.yaml" --purge
+	check_cmd "loop2's teardown --purge exits 0" rc_is 0
+	check_cmd "n2: the pushed agent is gone" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "n2: loop2's copy is gone, loop's stays" test ! -e \
+		"$(root 2)/var/lib/llmnet/restore/loop2.agent" -a -x "$(root 2)/var/lib/llmnet/restore/loop.agent"
+	# bounded: not restored, it would go on retrying in the background
+	timeout -k 5 60 "$(root 2)/var/lib/llmnet/restore/loop.agent" --root "$(root 2)" \
+		--budget-ms 20000 restore --cluster loop > "$C/restore.out" 2>&1
+	grep -qF "restored (try 1)" "$C/restore.out" ||
+		grep -E "^(error|warning):" "$C/restore.out" | head -n 5 | sed 's/^/    /'
+	check_cmd "n2: loop's unit program restores loop without the pushed agent" \
+		grep -qF "restore: cluster 'loop' restored (try 1)" "$C/restore.out"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply without persist exits 0" rc_is 0
+	for i in 1 2; do
+		check_cmd "n$i: no unit, link, copy or stored request left" test -z "$(ls -d "$(root "$i")$u" \
+			"$(root "$i")/etc/systemd/system/multi-user.target.wants/${u##*/}" \
+			"$(root "$i")"/var/lib/llmnet/restore/loop.* 2>/dev/null)"
+	done
+}
+
 all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit sigint budget
      teardown teardown_initiators two_clusters adopt duplicate_nqn removed_node spec_error apply_validate validate_nothing validate_namespaces
-     batches cached_facts session_framing session_dropped corrupt_agent node_dies counters)
+     batches cached_facts session_framing session_dropped corrupt_agent node_dies counters persist)
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 . tests/cluster/rails.sh && all+=(rails)	# concurrent_rails over ssh lanes (issue 14)
 [ $# -gt 0 ] && all=("$@")

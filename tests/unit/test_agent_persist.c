@@ -7,10 +7,22 @@
  * "rebooted" tree (fresh configfs, the disk kept) bringing the target back
  * with the secrets from the key store; a node without systemd (a warning,
  * nothing written, facts "unsupported"); a unit llmnet did not write,
- * refused; persist false and teardown removing all of it.
+ * refused; persist false and teardown removing all of it. The unit runs
+ * the cluster's own copy of the pushed agent (another cluster's purge does
+ * not take it away); a teardown that cannot remove the boot unit stops
+ * before anything else; `restore` with its target down tells systemd READY
+ * within its bound and goes on retrying in the background until the target
+ * answers, or until a teardown took its stored request.
  */
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 
 #include "common/proto.h"
 
@@ -21,6 +33,8 @@
 #define UNIT "/etc/systemd/system/llmnet-restore-c.service"
 #define LINK "/etc/systemd/system/multi-user.target.wants/llmnet-restore-c.service"
 #define STORED "/var/lib/llmnet/restore/c.json"
+#define COPY "/var/lib/llmnet/restore/c.agent"
+#define PUSHED "/var/lib/llmnet/bin/llmnet-agent"
 
 /* A keyed target of cluster c for host h1; persist "true", "false" or NULL. */
 static const char *request(const char *persist)
@@ -91,12 +105,16 @@ static void write_node(const char *root, const char *path, const char *text)
 	ln_buf_release(&e);
 }
 
-/* A target tree; with systemd: /run/systemd/system and /etc/systemd/system. */
-static char *tree(int systemd)
+/* A target tree (or initiator: node-initiator) with a pushed agent; with
+ * systemd: /run/systemd/system and /etc/systemd/system. */
+static char *tree_of(const char *fixture, int systemd)
 {
-	char *root = fx_build("node-target"), cmd[1024];
+	char *root = fx_build(fixture), cmd[1024];
 
 	assert_non_null(root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/var/lib/llmnet/bin", root);
+	assert_int_equal(system(cmd), 0);
+	write_node(root, PUSHED, "#!pushed agent, version 1\n");
 	/* the fixture's kernel with DH-HMAC-CHAP */
 	write_node(root, "/etc/llmnet-fixture/nvmet-auth", "");
 	if (systemd) {
@@ -105,6 +123,11 @@ static char *tree(int systemd)
 		assert_int_equal(system(cmd), 0);
 	}
 	return root;
+}
+
+static char *tree(int systemd)
+{
+	return tree_of("node-target", systemd);
 }
 
 static void test_agent_persist__apply_keeps_request_and_unit(void **st)
@@ -127,14 +150,22 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	assert_non_null(strstr(v.buf, H1));
 	assert_null(strstr(v.buf, "QUFBQUFB"));
 	assert_null(strstr(v.buf, "DHHC-1"));
-	/* the unit runs the pushed agent's restore, after the network */
+	/* the unit runs the cluster's copy of the pushed agent, after the
+	 * network; READY (Type=notify) within 30 s, no Restart= holding boot */
+	assert_true(fx_has_change(&out, "create", "restore_agent"));
+	assert_true(exists(root, COPY, &m));
+	assert_int_equal(m & 07777, 0700);
+	fx_read(root, COPY, &v);
+	assert_string_equal(v.buf, "#!pushed agent, version 1\n");
 	assert_true(exists(root, UNIT, &m));
 	assert_int_equal(m & 07777, 0644);
 	fx_read(root, UNIT, &v);
-	assert_non_null(strstr(v.buf, "ExecStart=/var/lib/llmnet/bin/llmnet-agent --budget-ms 30000 "
-				      "restore --cluster c\n"));
+	assert_non_null(strstr(v.buf, "ExecStart=" COPY " --budget-ms 30000 restore --cluster c\n"));
 	assert_non_null(strstr(v.buf, "After=network-online.target\n"));
-	assert_non_null(strstr(v.buf, "Restart=on-failure\n"));
+	assert_non_null(strstr(v.buf, "Type=notify\n"));
+	assert_non_null(strstr(v.buf, "TimeoutStartSec=45\n"));
+	assert_null(strstr(v.buf, "Restart="));
+	assert_null(strstr(v.buf, "oneshot"));
 	assert_non_null(strstr(v.buf, "WantedBy=multi-user.target\n"));
 	/* enabled as systemctl enable does it */
 	snprintf(p, sizeof(p), "%s" LINK, root);
@@ -147,6 +178,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	assert_non_null(strstr(v.buf, STORED));
 	assert_non_null(strstr(v.buf, UNIT));
 	assert_non_null(strstr(v.buf, LINK));
+	assert_non_null(strstr(v.buf, COPY));
 	assert_null(strstr(v.buf, "QUFBQUFB"));
 	/* converged: nothing to do */
 	assert_int_equal(apply(root, request("true"), &out), 0);
@@ -183,6 +215,10 @@ static void test_agent_persist__plan_reports_unit_drift(void **st)
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(plan(root, request("true"), &out), 0);
 	assert_true(fx_has_change(&out, "create", "systemd_unit"));
+	/* the unit's program: edited, or a newer agent pushed since */
+	write_node(root, COPY, "edited\n");
+	assert_int_equal(plan(root, request("true"), &out), 0);
+	assert_true(fx_has_change(&out, "change", "restore_agent"));
 	ln_buf_release(&out);
 	fx_remove(root);
 }
@@ -192,7 +228,7 @@ static void test_agent_persist__plan_reports_unit_drift(void **st)
  * from the key store (the stored request has none). */
 static void test_agent_persist__restore_after_reboot(void **st)
 {
-	char *root = tree(1), *boot = tree(1), cmd[4096];
+	char *root = tree(1), *boot = tree(1), cmd[8192];
 	const char *restore[] = { "restore", "--cluster", "c", NULL };
 	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
 	struct stat sb;
@@ -208,7 +244,13 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	assert_int_equal(system(cmd), 0);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/" NQN, boot);
 	assert_int_equal(stat(p, &sb), -1);
+	/* the pushed agent gone (another cluster's purge): the restore leaves
+	 * the unit's own files alone, so it does not miss it */
+	snprintf(cmd, sizeof(cmd), "rm %s" PUSHED, boot);
+	assert_int_equal(system(cmd), 0);
 	assert_int_equal(agent(boot, restore, NULL, &out), 0);
+	assert_false(fx_has_change(&out, "create", "restore_agent"));
+	assert_false(fx_has_change(&out, "ok", "systemd_unit"));
 	assert_true(fx_has_change(&out, "create", "nvmet_subsystem"));
 	assert_int_equal(stat(p, &sb), 0);
 	fx_read(boot, "/sys/kernel/config/nvmet/hosts/" H1 "/dhchap_key", &v);
@@ -316,7 +358,7 @@ static void test_agent_persist__off_and_teardown_remove_all(void **st)
 	assert_true(fx_has_change(&out, "remove", "systemd_enable"));
 	assert_true(fx_has_change(&out, "remove", "restore_request"));
 	assert_false(exists(root, UNIT, NULL) || exists(root, LINK, NULL) ||
-		     exists(root, STORED, NULL));
+		     exists(root, STORED, NULL) || exists(root, COPY, NULL));
 	assert_int_equal(agent(root, facts, NULL, &out), 0);
 	assert_non_null(strstr(out.buf, "\"persistent\": \"no\""));
 	/* absent is off too (a controller that does not send it) */
@@ -329,9 +371,343 @@ static void test_agent_persist__off_and_teardown_remove_all(void **st)
 	assert_true(fx_has_change(&out, "remove", "systemd_unit"));
 	assert_true(fx_has_change(&out, "remove", "node_key_store"));
 	assert_false(exists(root, UNIT, NULL) || exists(root, LINK, NULL) ||
-		     exists(root, STORED, NULL) || exists(root, "/etc/llmnet/keys/c", NULL));
+		     exists(root, STORED, NULL) || exists(root, COPY, NULL) ||
+		     exists(root, "/etc/llmnet/keys/c", NULL));
 	ln_buf_release(&out);
 	fx_remove(root);
+}
+
+/* Cluster d's request: another target on the same node (its own NQN,
+ * port and file), persisting too. */
+static const char *request_d(void)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":2,\"cluster\":\"d\",\"persist\":true,\"targets\":[{\"nqn\":\""
+		 NQN "2\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4431,"
+		 "\"hosts\":[],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/d.img\","
+		 "\"size\":4096}]}]}");
+	return buf;
+}
+
+/* Each cluster's unit runs its own copy of the agent that applied it:
+ * another cluster's teardown --purge (the controller then deletes the
+ * pushed agent) leaves it, and the unit, whole. */
+static void test_agent_persist__unit_runs_its_own_agent(void **st)
+{
+	char *root = tree(1), p[4096];
+	const char *facts[] = { "facts", NULL };
+	const char *down_d[] = { "teardown", "--cluster", "d", "--purge", NULL };
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(apply(root, request("true"), &out), 0);
+	assert_int_equal(apply(root, request_d(), &out), 0);
+	assert_true(exists(root, "/var/lib/llmnet/restore/d.agent", NULL));
+	fx_read(root, "/etc/systemd/system/llmnet-restore-d.service", &v);
+	assert_non_null(strstr(v.buf, "ExecStart=/var/lib/llmnet/restore/d.agent "));
+	/* d goes with --purge, and its controller removes the pushed agent */
+	assert_int_equal(agent(root, down_d, NULL, &out), 0);
+	assert_true(fx_has_change(&out, "remove", "restore_agent"));
+	assert_false(exists(root, "/var/lib/llmnet/restore/d.agent", NULL));
+	snprintf(p, sizeof(p), "%s" PUSHED, root);
+	assert_int_equal(unlink(p), 0);
+	/* c's unit still has its program */
+	fx_read(root, UNIT, &v);
+	assert_non_null(strstr(v.buf, "ExecStart=" COPY " "));
+	fx_read(root, COPY, &v);
+	assert_string_equal(v.buf, "#!pushed agent, version 1\n");
+	assert_int_equal(agent(root, facts, NULL, &out), 0);
+	assert_non_null(strstr(out.buf, "\"persistent\": \"yes\""));
+	/* a newer agent pushed: plan shows the unit's copy as drift, apply
+	 * copies it */
+	write_node(root, PUSHED, "#!pushed agent, version 2\n");
+	assert_int_equal(plan(root, request("true"), &out), 0);
+	assert_true(fx_has_change(&out, "change", "restore_agent"));
+	assert_int_equal(apply(root, request("true"), &out), 0);
+	fx_read(root, COPY, &v);
+	assert_string_equal(v.buf, "#!pushed agent, version 2\n");
+	/* no pushed agent at all: said by name, the unit is not made */
+	assert_int_equal(unlink(p), 0);
+	snprintf(p, sizeof(p), "%s" COPY, root);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(apply(root, request("true"), &out), 1);
+	assert_non_null(strstr(out.buf, "the pushed agent '" PUSHED "' is missing"));
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
+#define INIT_REQUEST                                                                          \
+	"{\"protocol\":2,\"cluster\":\"c\",\"persist\":true,\"initiators\":[{\"target\":\""   \
+	"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420}]}"
+
+/* A teardown that cannot remove the boot unit's files stops there: the
+ * target, its namespace and the key store stay (a reboot would restore
+ * them anyway), the answer says so and fails; once the obstacle is gone,
+ * a teardown removes everything. */
+static void test_agent_persist__teardown_stops_when_unit_stays(void **st)
+{
+	char *root = tree(1), p[4096], cmd[8192];
+	const char *down[] = { "teardown", NULL };
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+	struct stat sb;
+
+	(void)st;
+	assert_int_equal(apply(root, request("true"), &out), 0);
+	/* the stored request replaced by something teardown cannot remove */
+	snprintf(cmd, sizeof(cmd), "rm -f %s" STORED " && mkdir %s" STORED, root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(agent(root, down, NULL, &out), LN_AGENT_EXIT_PARTIAL);
+	assert_non_null(strstr(out.buf, "not a regular file; not removed"));
+	assert_non_null(strstr(out.buf, "teardown stopped"));
+	assert_non_null(strstr(out.buf, "\"converged\": false"));
+	assert_false(fx_has_change(&out, "remove", "nvmet_subsystem"));
+	assert_false(fx_has_change(&out, "remove", "node_key_store"));
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/" NQN, root);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_true(exists(root, "/etc/llmnet/keys/c", NULL));
+	/* the obstacle gone: the teardown finishes */
+	snprintf(cmd, sizeof(cmd), "rmdir %s" STORED, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(agent(root, down, NULL, &out), 0);
+	assert_true(fx_has_change(&out, "remove", "nvmet_subsystem"));
+	assert_int_equal(stat(p, &sb), -1);
+	assert_false(exists(root, "/etc/llmnet/keys/c", NULL));
+	fx_remove(root);
+	/* on an initiator, its connection stays and is said to: the
+	 * controller then keeps its target (a "*" disconnect that failed) */
+	root = tree_of("node-initiator", 1);
+	assert_int_equal(apply(root, INIT_REQUEST, &out), 0);
+	snprintf(cmd, sizeof(cmd), "rm -f %s" STORED " && mkdir %s" STORED, root, root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(agent(root, down, NULL, &out), LN_AGENT_EXIT_PARTIAL);
+	assert_non_null(strstr(out.buf, "\"kind\": \"nvme_connection\",\n      \"id\": \"*\""));
+	assert_non_null(strstr(out.buf, "teardown stopped"));
+	fx_read(root, "/sys/class/nvme/nvme1/subsysnqn", &v);
+	assert_string_equal(v.buf, "nqn.2024-04.x:t\n");
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
+
+/* systemd's side of sd_notify: a datagram socket at a path. */
+struct notify_sock {
+	char path[108];
+	int fd;
+	struct ln_buf got;	/* every message, each followed by '|' */
+};
+
+static void notify_open(struct notify_sock *n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(n->path, sizeof(n->path), "/tmp/llmnet-notify.%d", (int)getpid());
+	unlink(n->path);
+	n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(n->fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", n->path);
+	assert_int_equal(bind(n->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ln_buf_init(&n->got, 0);
+}
+
+/* Read what is there (waiting ms at most for the first), closing any
+ * descriptor sent along (a barrier: its sender waits for that). */
+static void notify_drain(struct notify_sock *n, int ms)
+{
+	char text[1024], ctl[CMSG_SPACE(sizeof(int) * 4)];
+	struct pollfd pf = { n->fd, POLLIN, 0 };
+
+	while (poll(&pf, 1, ms) == 1) {
+		struct iovec iov = { text, sizeof(text) - 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				     .msg_controllen = sizeof(ctl) };
+		struct cmsghdr *c;
+		ssize_t len = recvmsg(n->fd, &mh, MSG_DONTWAIT);
+
+		if (len < 0)
+			break;
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+				close(fd);
+			}
+		}
+		text[len] = '\0';
+		ln_buf_addf(&n->got, "%s|", text);
+		ms = 0;
+	}
+}
+
+static void notify_close(struct notify_sock *n)
+{
+	close(n->fd);
+	unlink(n->path);
+	ln_buf_release(&n->got);
+}
+
+/* The boot unit's start: restore under a 1 s boot bound with n's socket,
+ * the background pauses from 20 ms; stderr to errpath. The pid. */
+static pid_t spawn_restore(const char *root, struct notify_sock *n, const char *errpath)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int nul = open("/dev/null", O_RDWR);
+
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(fd, 2);
+		setenv("NOTIFY_SOCKET", n->path, 1);
+		setenv("LLMNET_RESTORE_PAUSE_MS", "20", 1);
+		execl(AGENT_BIN, AGENT_BIN, "--root", root, "--budget-ms", "1000", "restore",
+		      "--cluster", "c", (char *)NULL);
+		_exit(126);
+	}
+	return pid;
+}
+
+/* Wait (30 s at most) until pid exits, reading n meanwhile; its status. */
+static int wait_restore(pid_t pid, struct notify_sock *n)
+{
+	int status = 0, i;
+
+	for (i = 0; i < 300; i++) {
+		notify_drain(n, 100);
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			notify_drain(n, 0);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("restore did not end within 30 s");
+	return -1;
+}
+
+/* Wait (30 s at most) until n got READY=1. */
+static void wait_ready(struct notify_sock *n)
+{
+	int i;
+
+	for (i = 0; i < 300 && !strstr(n->got.buf, "READY=1"); i++)
+		notify_drain(n, 100);
+	assert_non_null(strstr(n->got.buf, "READY=1"));
+}
+
+/* An initiator applied with persist, then "rebooted": a fresh tree with the
+ * disk's llmnet files, its identity and units; refused connects to come. */
+static char *rebooted_initiator(int refused)
+{
+	char *root = tree_of("node-initiator", 1), *boot = tree_of("node-initiator", 1);
+	char cmd[8192], n[32];
+	struct ln_buf out = LN_BUF_INIT;
+
+	assert_int_equal(apply(root, INIT_REQUEST, &out), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a %s/var/lib/llmnet %s/var/lib/ && cp -a %s/etc/nvme %s/etc/ && "
+		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
+		 root, boot, root, boot, root, boot);
+	assert_int_equal(system(cmd), 0);
+	snprintf(n, sizeof(n), "%d\n", refused);
+	write_node(boot, "/etc/llmnet-fixture/connect-refused", n);
+	ln_buf_release(&out);
+	fx_remove(root);
+	return boot;
+}
+
+/* A controller for the target in the tree's sysfs (the state, copied from
+ * before the "reboot", still records the old one). */
+static int connected(const char *root)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "grep -qsx nqn.2024-04.x:t %s/sys/class/nvme/nvme*/subsysnqn",
+		 root);
+	return system(cmd) == 0;
+}
+
+/* The target down at boot: READY within the bound with the retries said
+ * in the journal (stderr) and in the status, then the background retries
+ * connect once the target answers (the third try). */
+static void test_agent_persist__restore_retries_in_background(void **st)
+{
+	char *boot = rebooted_initiator(2), errpath[] = "/tmp/llmnet-restore-err.XXXXXX";
+	struct notify_sock n = { "", -1, LN_BUF_INIT };
+	struct ln_buf err = LN_BUF_INIT, e = LN_BUF_INIT;
+	const char *ready, *later, *done;
+
+	(void)st;
+	close(mkstemp(errpath));
+	notify_open(&n);
+	assert_false(connected(boot));
+	assert_int_equal(wait_restore(spawn_restore(boot, &n, errpath), &n), 0);
+	assert_int_equal(ln_file_read(errpath, &err, &e), 0);
+	assert_non_null(strstr(err.buf, "not restored after 1 tries in the 1 s boot bound; boot "
+					"goes on, and the retries go on in the background"));
+	assert_non_null(strstr(err.buf, "not restored (try 2); next try in 40 ms"));
+	assert_non_null(strstr(err.buf, "cluster 'c' restored (try 3, in the background)"));
+	/* systemd heard READY after the first try, then the status, in order */
+	ready = strstr(n.got.buf, "READY=1\nSTATUS=not restored after 1 tries; retrying in the "
+			      "background|");
+	later = strstr(n.got.buf, "STATUS=not restored after 2 tries; next try in 1 s|");
+	done = strstr(n.got.buf, "STATUS=cluster c restored (try 3)|");
+	assert_non_null(ready);
+	assert_non_null(later);
+	assert_non_null(done);
+	assert_true(ready < later && later < done);
+	assert_non_null(strstr(done, "BARRIER=1|"));
+	assert_true(connected(boot));
+	unlink(errpath);
+	notify_close(&n);
+	ln_test_release(&err, &e);
+	fx_remove(boot);
+}
+
+/* The target stays down: a teardown meanwhile takes the stored request,
+ * and the retries end (exit 0) with nothing connected; systemctl stop
+ * (SIGTERM) ends them too, as failed. */
+static void test_agent_persist__restore_retries_end(void **st)
+{
+	char *boot = rebooted_initiator(1000), errpath[] = "/tmp/llmnet-restore-err.XXXXXX";
+	const char *down[] = { "teardown", NULL };
+	struct notify_sock n = { "", -1, LN_BUF_INIT };
+	struct ln_buf err = LN_BUF_INIT, e = LN_BUF_INIT, out = LN_BUF_INIT;
+	pid_t pid;
+
+	(void)st;
+	close(mkstemp(errpath));
+	notify_open(&n);
+	pid = spawn_restore(boot, &n, errpath);
+	wait_ready(&n);
+	assert_int_equal(agent(boot, down, NULL, &out), 0);
+	assert_true(fx_has_change(&out, "remove", "restore_request"));
+	assert_int_equal(wait_restore(pid, &n), 0);
+	assert_int_equal(ln_file_read(errpath, &err, &e), 0);
+	assert_non_null(strstr(err.buf, "stores no request on this node any more (teardown, or "
+					"persist: false): the retries end"));
+	assert_non_null(strstr(n.got.buf, "STATUS=nothing to restore any more|"));
+	assert_false(connected(boot));
+	fx_remove(boot);
+	/* again, stopped by systemd instead */
+	boot = rebooted_initiator(1000);
+	ln_buf_reset(&n.got);
+	pid = spawn_restore(boot, &n, errpath);
+	wait_ready(&n);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(wait_restore(pid, &n), LN_AGENT_EXIT_TIMEOUT);
+	ln_buf_reset(&err);
+	assert_int_equal(ln_file_read(errpath, &err, &e), 0);
+	assert_non_null(strstr(err.buf, "stopped (the request was cancelled)"));
+	assert_false(connected(boot));
+	unlink(errpath);
+	notify_close(&n);
+	ln_test_release(&err, &e, &out);
+	fx_remove(boot);
 }
 
 LN_TEST_MAIN(NULL, NULL,
@@ -342,4 +718,8 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_persist__no_systemd_is_unsupported),
 	cmocka_unit_test(test_agent_persist__foreign_unit_refused),
 	cmocka_unit_test(test_agent_persist__off_and_teardown_remove_all),
+	cmocka_unit_test(test_agent_persist__unit_runs_its_own_agent),
+	cmocka_unit_test(test_agent_persist__teardown_stops_when_unit_stays),
+	cmocka_unit_test(test_agent_persist__restore_retries_in_background),
+	cmocka_unit_test(test_agent_persist__restore_retries_end),
 )

@@ -222,9 +222,29 @@ static void test_agent_session__sidecar_only_while_the_file_is_unchanged(void **
 	ln_test_release(&data, &out, &e);
 }
 
+/* restore is the boot unit's verb alone: its retries may outlive any
+ * request, so a session refuses it, like session and seal. */
+static void test_agent_session__restore_is_no_request_verb(void **st)
+{
+	const char *session[] = { "session", NULL };
+	const char *reqs[] = { "{\"id\":1,\"verb\":\"restore\",\"budget_ms\":1000,"
+			       "\"args\":[\"--cluster\",\"c\"]}", NULL };
+	char *root = fx_build("node-target");
+	struct ln_buf in = LN_BUF_INIT, out = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	(void)st;
+	frames(&in, reqs);
+	fx_agent(root, session, in.buf, &out, &err, NULL);
+	assert_non_null(strstr(out.buf, "'restore' is not a request verb"));
+	assert_non_null(strstr(out.buf, "\"exit\":64,"));
+	ln_test_release(&in, &out, &err);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_session__requests_in_order_as_one_shot),
 	cmocka_unit_test(test_agent_session__framing_error_changes_nothing),
 	cmocka_unit_test(test_agent_session__budget_per_request),
+	cmocka_unit_test(test_agent_session__restore_is_no_request_verb),
 	cmocka_unit_test(test_agent_session__sidecar_only_while_the_file_is_unchanged),
 )

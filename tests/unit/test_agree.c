@@ -512,6 +512,7 @@ static void effects(const char *yaml, struct ln_buf *out)
 static const char base_spec[] =
 	"version: 1\n"
 	"cluster: keys\n"
+	"persist: true\n"
 	"ssh:\n"
 	"  user: root\n"
 	"  port: 22\n"
@@ -608,6 +609,7 @@ struct key_case {
 static const struct key_case key_cases[] = {
 	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
 	KC("cluster", CHANGES, "cluster: keys", "cluster: other"),
+	KC("persist", CHANGES, "persist: true", "persist: false"),
 	KC("ssh", SECTION, NULL, NULL),
 	KC("ssh.user", CHANGES, "ssh:\n  user: root", "ssh:\n  user: ops"),
 	KC("ssh.port", CHANGES, "  port: 22\n", "  port: 2222\n"),
@@ -747,7 +749,6 @@ struct refused_case {
 };
 
 static const struct refused_case refused_cases[] = {
-	{ "the spec", "persist", "cluster: keys\n", "cluster: keys\npersist: true\n" },
 	{ "target", "tls", "      service: 4420\n", "      service: 4420\n      tls: required\n" },
 	{ "initiator", "discovery", "      nr_io_queues: 4\n",
 	  "      nr_io_queues: 4\n      discovery: true\n" },
@@ -942,9 +943,9 @@ static void test_agree__refused_keys_are_refused(void **state)
 	check_refused_table(&spec_top_table, &n);
 	for (s = 0; s < LN_STAGE_COUNT; s++)
 		check_refused_table(&spec_stage_tables[s], &n);
-	/* persist, tls, discovery, dhchap's key_file and ctrl_key_file,
-	 * nccl-tests and nccl's refused bytes (concurrent_rails is honoured) */
-	assert_int_equal(n, 7);
+	/* tls, discovery, dhchap's key_file and ctrl_key_file, nccl-tests and
+	 * nccl's refused bytes (concurrent_rails and persist are honoured) */
+	assert_int_equal(n, 6);
 }
 
 int main(void)

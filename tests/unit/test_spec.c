@@ -381,8 +381,8 @@ static void test_spec__nul_and_control_bytes(void **state)
 
 static void test_spec__json_keys_are_stable(void **state)
 {
-	static const char *const top[] = { "version", "cluster", "ssh", "nodes", "targets",
-					   "initiators", "mpi", "validation", NULL };
+	static const char *const top[] = { "version", "cluster", "persist", "ssh", "nodes",
+					   "targets", "initiators", "mpi", "validation", NULL };
 	static const char *const node[] = { "name", "address", "port", "user", "gpus", "slots",
 					    "rdma", NULL };
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
@@ -397,7 +397,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	(void)state;
 	assert_int_equal(ln_spec_load(EXAMPLES_DIR "/storage-only.yaml", &s, &err), 0);
 	assert_int_equal(ln_spec_to_json(s, &o), 0);
-	assert_int_equal(json_object_object_length(o), 8);
+	assert_int_equal(json_object_object_length(o), 9);
 	for (k = top; *k; k++)
 		assert_non_null(json_object_object_get(o, *k));
 	a = json_object_object_get(o, "nodes");
@@ -528,7 +528,7 @@ static void test_spec__schema_from_tables(void **state)
 	(void)state;
 	assert_int_equal(ln_spec_schema(&o), 0);
 	props = json_object_object_get(o, "properties");
-	assert_int_equal(json_object_object_length(props), 7);
+	assert_int_equal(json_object_object_length(props), 8);
 	assert_false(json_object_get_boolean(json_object_object_get(o, "additionalProperties")));
 	assert_non_null(json_object_object_get(
 		json_object_object_get(json_object_object_get(props, "ssh"), "properties"),
