@@ -25,6 +25,7 @@
 
 #include "agents/agent/blockdev.h"
 #include "agents/agent/parts.h"
+#include "agents/agent/tlspsk.h"
 #include "agents/agent/paths.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -43,6 +44,15 @@ static int read_eq(struct ln_agent *a, const char *path, const char *want)
 {
 	struct ln_buf b = LN_BUF_INIT;
 	int eq = ln_read_attr(a, path, &b) == 0 && !strcmp(b.buf, want);
+
+	ln_buf_release(&b);
+	return eq;
+}
+
+static int read_prefix(struct ln_agent *a, const char *path, const char *prefix)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	int eq = ln_read_attr(a, path, &b) == 0 && !strncmp(b.buf, prefix, strlen(prefix));
 
 	ln_buf_release(&b);
 	return eq;
@@ -827,6 +837,7 @@ out:
 
 struct port_want {
 	const char *transport, *address, *family, *service;
+	int tls;	/* addr_tsas tls1.3, addr_treq required */
 	char id[16];
 	int used;	/* some target that is not failed uses it */
 };
@@ -892,11 +903,11 @@ static void choose_port(struct ln_converge *cv, struct port_want *w, struct port
 static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall)
 {
 	static const char *const attrs[] = { "addr_trtype", "addr_adrfam", "addr_traddr",
-					     "addr_trsvcid" };
+					     "addr_trsvcid", "addr_tsas", "addr_treq" };
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
 	char tup[128], dir[PATH_MAX], p[PATH_MAX], **links = NULL;
-	const char *vals[4];
-	size_t nl = 0, i;
+	const char *vals[6];
+	size_t nl = 0, i, nattrs = 4;
 	int rc = 0, is_new, owned, differs = 0;
 	struct json_object *rec;
 
@@ -908,6 +919,14 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 	vals[1] = w->family;
 	vals[2] = w->address;
 	vals[3] = w->service;
+	/* TLS: set after addr_trtype (the kernel takes addr_tsas on a tcp
+	 * port only) and while no subsystem is linked; a port that had TLS
+	 * and no longer should is set back to none / not specified */
+	vals[4] = w->tls ? "tls1.3" : "none";
+	vals[5] = w->tls ? "required" : "not specified";
+	snprintf(p, sizeof(p), "%s/addr_tsas", dir);
+	if (w->tls || (!strcmp(w->transport, "tcp") && read_prefix(cv->a, p, "tls")))
+		nattrs = 6;
 	snprintf(p, sizeof(p), "port %s", w->id);
 	if (!ln_is_dir(cv->a, dir)) {
 		if (!cv->plan) {
@@ -920,13 +939,15 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 			}
 			if (rc == 0)
 				rc = ln_fs_mkdir(cv->a, dir, &err);
-			for (i = 0; rc == 0 && i < 4; i++) {
+			for (i = 0; rc == 0 && i < nattrs; i++) {
 				char q[PATH_MAX];
 
 				snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
 				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
 			}
 		}
+		if (w->tls)
+			snprintf(p, sizeof(p), "port %s, tls1.3 required", w->id);
 		ln_cv_report(cv, "create", "nvmet_port", tup, p, rc < 0 ? err.buf : NULL);
 		goto out;
 	}
@@ -934,7 +955,7 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 		goto out;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < nattrs; i++) {
 		char q[PATH_MAX];
 
 		snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
@@ -958,7 +979,7 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
 			rc = ln_fs_unlink(cv->a, q, &err);
 		}
-		for (i = 0; rc == 0 && i < 4; i++) {
+		for (i = 0; rc == 0 && i < nattrs; i++) {
 			char q[PATH_MAX];
 
 			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
@@ -1097,6 +1118,36 @@ static void apply_allowed_hosts(struct ln_converge *cv)
 }
 
 /* The index of the port serving t's transport, address and service, or np. */
+/*
+ * A target with tls needs the .nvme keyring (a kernel with NVMe/TCP TLS)
+ * and tlshd on this node: without them the port would refuse every host
+ * or, worse, be set up without TLS. Such a target fails here, before any
+ * of its objects is made, and nothing of it is exported. A plan on a node
+ * where nvmet_tcp is not loaded yet cannot see the keyring: it checks
+ * tlshd only.
+ */
+static void check_tls(struct ln_converge *cv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i;
+	int rc = 1;
+
+	for (i = 0; i < cv->rq->ntargets; i++) {
+		struct ln_req_target *t = &cv->rq->targets[i];
+
+		if (!t->tls || t->failed)
+			continue;
+		if (rc > 0)
+			rc = ln_tls_ready(cv->a, !cv->plan || ln_module_loaded(cv->a, "nvmet_tcp"),
+					  &err);
+		if (rc < 0) {
+			t->failed = 1;
+			ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, "tls", err.buf);
+		}
+	}
+	ln_buf_release(&err);
+}
+
 static size_t find_port(const struct port_want *ports, size_t np, const struct ln_req_target *t)
 {
 	size_t k;
@@ -1137,6 +1188,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
+	check_tls(cv);
 	apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		apply_dhchap(cv, &rq->targets[i]);
@@ -1149,6 +1201,13 @@ void ln_nvmet_apply(struct ln_converge *cv)
 	for (i = 0; i < rq->ntargets; i++)
 		for (j = 0; !rq->targets[i].failed && j < rq->targets[i].nns; j++)
 			apply_namespace(cv, &rq->targets[i], &rq->targets[i].ns[j]);
+	/* TLS PSKs before the port: a host must find its key at its first connect */
+	for (i = 0; i < rq->ntargets; i++)
+		for (j = 0; rq->targets[i].tls && !rq->targets[i].failed && j < rq->targets[i].nhosts;
+		     j++)
+			if (ln_tls_psk_apply(cv, rq->targets[i].hosts[j], rq->targets[i].nqn,
+					     rq->targets[i].keys[j].psk) < 0)
+				rq->targets[i].failed = 1;
 	/* ports */
 	ports = calloc(rq->ntargets + 1, sizeof(*ports));
 	if (!ports)
@@ -1162,6 +1221,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			ports[np].address = t->address;
 			ports[np].family = t->family;
 			ports[np].service = t->service;
+			ports[np].tls = t->tls;
 			np++;
 		}
 		if (!t->failed)
