@@ -178,6 +178,11 @@ static const struct field target_fields[] = {
 	  .flags = F_REQUIRED, .schema_type = "list", .doc = "the target's namespaces" },
 	{ .key = "dhchap", .type = FT_MAP, .off = offsetof(struct target_entry, t.dhchap),
 	  .sub = &dhchap_table, .doc = "DH-HMAC-CHAP authentication of every host; none: open" },
+	{ .key = "tls", .type = FT_ENUM, .off = offsetof(struct target_entry, t.tls),
+	  .names = ln_tls_names, .def = "none",
+	  .doc = "required: the TCP port takes TLS 1.3 only, each host with its PSK "
+		 "KEY_DIR/<target-node>/<host-node>.psk in dhchap's key_dir (needs transport "
+		 "tcp, dhchap, and tlshd on both ends)" },
 };
 
 static const struct table target_table = {

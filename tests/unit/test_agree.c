@@ -35,6 +35,7 @@
 #include "orchestrator/run.h"
 #include "orchestrator/secrets.h"
 #include "orchestrator/spec/impl.h"
+#include "orchestrator/spec/parser.h"
 #include "orchestrator/validate/results.h"
 #include "orchestrator/validate/stages.h"
 
@@ -837,6 +838,9 @@ static void walk(const struct table *t, const char *prefix, const struct ln_buf 
 	for (i = 0; i < t->n_fields; i++) {
 		const struct field *f = &t->fields[i];
 
+		/* a field still refused by name is the refused test's */
+		if (!spec_find_field(t, f->key))
+			continue;
 		snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", f->key);
 		check_key(key, base);
 		(*seen)++;
