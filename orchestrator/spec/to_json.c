@@ -171,6 +171,7 @@ static struct json_object *target_json(const struct ln_spec *spec, const struct 
 	} else {
 		ADD(ln_json_add(o, "dhchap", NULL));
 	}
+	ADD(ln_json_add_str(o, "tls", ln_tls_names[t->tls]));
 	return built(o, r);
 }
 
