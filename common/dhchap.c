@@ -187,3 +187,107 @@ out:
 		wipe(out, len);
 	return r;
 }
+
+/* ---- NVMe/TCP TLS PSKs ------------------------------------------------ */
+
+#define PSK_PREFIX "NVMeTLSkey-1:"
+#define PSK_PREFIX_LEN (sizeof(PSK_PREFIX) - 1)
+
+int ln_tls_psk_decode(const char *s, unsigned char *key, size_t max, struct ln_buf *err)
+{
+	unsigned char raw[48 + CRC_LEN];
+	const char *body, *end;
+	size_t len;
+	uint32_t crc;
+	int n, r = -EINVAL;
+
+	len = s ? strnlen(s, LN_DHCHAP_MAX) : 0;
+	if (len == 0 || len >= LN_DHCHAP_MAX) {
+		ln_buf_addstr(err, "PSK is empty or too long");
+		return -EINVAL;
+	}
+	if (strncmp(s, PSK_PREFIX, PSK_PREFIX_LEN) != 0) {
+		ln_buf_addstr(err, "PSK does not start with 'NVMeTLSkey-1:'");
+		return -EINVAL;
+	}
+	if (s[PSK_PREFIX_LEN] != '0' || (s[PSK_PREFIX_LEN + 1] != '1' &&
+	    s[PSK_PREFIX_LEN + 1] != '2') || s[PSK_PREFIX_LEN + 2] != ':') {
+		ln_buf_addstr(err, "PSK's hash is not 01 (SHA-256) or 02 (SHA-384)");
+		return -EINVAL;
+	}
+	body = s + PSK_PREFIX_LEN + 3;
+	end = strchr(body, ':');
+	if (!end || end[1] != '\0') {
+		ln_buf_addstr(err, "PSK does not end with a single ':'");
+		return -EINVAL;
+	}
+	n = b64_decode(body, (size_t)(end - body), raw, sizeof(raw));
+	if (n != (s[PSK_PREFIX_LEN + 1] == '1' ? 32 : 48) + CRC_LEN) {
+		ln_buf_addstr(err, "PSK's key is not base64 of a 32-byte (01) or 48-byte (02) "
+				   "key and its CRC-32");
+		goto out;
+	}
+	n -= CRC_LEN;
+	crc = (uint32_t)raw[n] | (uint32_t)raw[n + 1] << 8 | (uint32_t)raw[n + 2] << 16 |
+	      (uint32_t)raw[n + 3] << 24;
+	if (crc != ln_crc32(raw, (size_t)n)) {
+		ln_buf_addstr(err, "PSK's CRC-32 does not match its key");
+		goto out;
+	}
+	if (key) {
+		if ((size_t)n > max) {
+			ln_buf_addstr(err, "PSK's key is too long");
+			goto out;
+		}
+		memcpy(key, raw, (size_t)n);
+	}
+	r = n;
+out:
+	wipe(raw, sizeof(raw));
+	return r;
+}
+
+int ln_tls_psk_check(const char *s, struct ln_buf *err)
+{
+	int n = ln_tls_psk_decode(s, NULL, 0, err);
+
+	return n < 0 ? n : 0;
+}
+
+int ln_tls_psk_generate(char *out, size_t len)
+{
+	unsigned char key[32 + CRC_LEN];
+	char text[((sizeof(key) + 2) / 3) * 4 + 1];
+	size_t got = 0;
+	uint32_t crc;
+	int r = 0, n;
+
+	if (!out || len < PSK_PREFIX_LEN + 3 + sizeof(text) + 1)
+		return -ENOSPC;
+	while (got < 32) {
+		ssize_t k = getrandom(key + got, 32 - got, 0);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		got += (size_t)k;
+	}
+	crc = ln_crc32(key, 32);
+	key[32] = (unsigned char)crc;
+	key[33] = (unsigned char)(crc >> 8);
+	key[34] = (unsigned char)(crc >> 16);
+	key[35] = (unsigned char)(crc >> 24);
+	b64_encode(key, sizeof(key), text);
+	n = snprintf(out, len, PSK_PREFIX "01:%s:", text);
+	if (n < 0 || (size_t)n >= len)
+		r = -ENOSPC;
+out:
+	wipe(key, sizeof(key));
+	wipe(text, sizeof(text));
+	if (r < 0)
+		wipe(out, len);
+	return r;
+}

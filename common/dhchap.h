@@ -32,4 +32,20 @@ int ln_dhchap_generate(char *out, size_t len);
 /* CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320). */
 uint32_t ln_crc32(const void *data, size_t len);
 
+/*
+ * NVMe/TCP TLS pre-shared keys in the interchange format nvme-cli's
+ * gen-tls-key writes: "NVMeTLSkey-1:HH:" with HH the hash of the retained
+ * PSK's derivation (01 SHA-256 with a 32-byte key, 02 SHA-384 with 48),
+ * then base64 of the key and its CRC-32 (as DHHC-1), then ":".
+ * ln_tls_psk_decode: the key's length (32 or 48), the key copied into key
+ * (max bytes; NULL: only checked), or -EINVAL with why in err (never any
+ * part of s).
+ */
+int ln_tls_psk_decode(const char *s, unsigned char *key, size_t max, struct ln_buf *err);
+/* 0 when s is a well-formed PSK; -EINVAL with why in err. */
+int ln_tls_psk_check(const char *s, struct ln_buf *err);
+/* A new PSK into out (len >= LN_DHCHAP_MAX is enough): hash 01, 32 bytes
+ * from getrandom(2). 0 or -errno; out is wiped on failure. */
+int ln_tls_psk_generate(char *out, size_t len);
+
 #endif

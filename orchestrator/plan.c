@@ -188,13 +188,15 @@ static struct json_object *target_dhchap(const struct ln_run *r, const struct ln
 			continue;
 		}
 		s = ln_secrets_find(r->secrets, t->node, (size_t)owner);
-		if (!s || (t->dhchap.bidirectional && !s->ctrl_key[0]))
+		if (!s || (t->dhchap.bidirectional && !s->ctrl_key[0]) || (t->tls && !s->psk[0]))
 			goto fail;
 		e = json_object_new_object();
 		ln_json_add_str(e, "host", nqn);
 		ln_json_add_str(e, "key", s->key);
 		if (t->dhchap.bidirectional)
 			ln_json_add_str(e, "ctrl_key", s->ctrl_key);
+		if (t->tls)
+			ln_json_add_str(e, "psk", s->psk);
 		json_object_array_add(keys, e);
 		json_object_array_add(kept, json_object_new_string(nqn));
 	}
@@ -219,12 +221,14 @@ static struct json_object *initiator_dhchap(const struct ln_run *r, const struct
 	const struct ln_secret *s = ln_secrets_find(r->secrets, tg->node, in->node);
 	struct json_object *d;
 
-	if (!s || (tg->dhchap.bidirectional && !s->ctrl_key[0]))
+	if (!s || (tg->dhchap.bidirectional && !s->ctrl_key[0]) || (tg->tls && !s->psk[0]))
 		return NULL;
 	d = json_object_new_object();
 	ln_json_add_str(d, "secret", s->key);
 	if (tg->dhchap.bidirectional)
 		ln_json_add_str(d, "ctrl_secret", s->ctrl_key);
+	if (tg->tls)
+		ln_json_add_str(d, "psk", s->psk);
 	return d;
 }
 
@@ -259,6 +263,8 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 	/* stable identity: the same on every apply and after a reboot */
 	ln_nsident_serial(r->spec->cluster, tg->nqn, serial);
 	ln_json_add_str(o, "serial", serial);
+	if (tg->tls)
+		ln_json_add_str(o, "tls", "required");
 	if (tg->hosts_any) {
 		ln_json_add_str(o, "hosts", "any");
 	} else {
@@ -319,6 +325,8 @@ static struct json_object *initiator_request(const struct ln_run *r, const struc
 	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
 	ln_json_add_str(o, "address", tg->address);
 	ln_json_add_i64(o, "service", tg->service);
+	if (tg->tls)
+		ln_json_add_str(o, "tls", "required");
 	if (in->nr_io_queues || in->queue_size || in->ctrl_loss_tmo_ms >= 0 ||
 	    in->reconnect_delay_ms >= 0) {
 		struct json_object *q = json_object_new_object();

@@ -73,8 +73,9 @@ static int check_dir(const char *path, struct ln_buf *err)
 	return 0;
 }
 
-/* Read one secret file into out (LN_DHCHAP_MAX) and check it. */
-static int read_secret(const char *path, char *out, struct ln_buf *err)
+/* Read one secret file into out (LN_DHCHAP_MAX) and check it: a DHHC-1
+ * secret, or with psk an NVMeTLSkey-1 PSK. */
+static int read_secret(const char *path, char *out, int psk, struct ln_buf *err)
 {
 	struct ln_buf why = LN_BUF_INIT;
 	char buf[LN_DHCHAP_MAX + 2];
@@ -114,7 +115,8 @@ static int read_secret(const char *path, char *out, struct ln_buf *err)
 	/* one trailing newline, as an editor or echo leaves it */
 	if (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
-	if ((size_t)n >= LN_DHCHAP_MAX || ln_dhchap_check(buf, &why) < 0) {
+	if ((size_t)n >= LN_DHCHAP_MAX ||
+	    (psk ? ln_tls_psk_check(buf, &why) : ln_dhchap_check(buf, &why)) < 0) {
 		ln_buf_addf(err, "secret '%s' is malformed: %s\n", path,
 			    why.len ? why.buf : "too long");
 		goto out;
@@ -133,6 +135,7 @@ out:
 struct need {
 	size_t tnode, hnode;
 	const struct ln_dhchap *d;
+	int tls;		/* some target of the pair has tls: a .psk too */
 };
 
 static int cmp_need(const void *a, const void *b)
@@ -166,12 +169,14 @@ static int needs(const struct ln_spec *spec, struct need **out, size_t *n_out)
 		if (!t->dhchap.present || t->hosts_any)
 			continue;
 		for (k = 0; k < t->n_hosts; k++)
-			v[m++] = (struct need){ t->node, t->hosts[k], &t->dhchap };
+			v[m++] = (struct need){ t->node, t->hosts[k], &t->dhchap, t->tls };
 	}
 	qsort(v, m, sizeof(*v), cmp_need);
 	for (i = 0, k = 0; i < m; i++)
 		if (!k || cmp_need(&v[k - 1], &v[i]))
 			v[k++] = v[i];
+		else
+			v[k - 1].tls |= v[i].tls;
 	*out = v;
 	*n_out = k;
 	return 0;
@@ -193,11 +198,16 @@ static int load_pair(const struct ln_spec *spec, const struct need *nd, struct l
 			    nd->d->key_dir, tn, hn);
 		return -LN_ESPEC;
 	}
-	if (read_secret(p, s->key, err) < 0)
+	if (read_secret(p, s->key, 0, err) < 0)
 		r = -LN_ESPEC;
 	if (nd->d->bidirectional) {
 		key_path(p, nd->d->key_dir, tn, hn, ".ctrl.key");
-		if (read_secret(p, s->ctrl_key, err) < 0)
+		if (read_secret(p, s->ctrl_key, 0, err) < 0)
+			r = -LN_ESPEC;
+	}
+	if (nd->tls) {
+		key_path(p, nd->d->key_dir, tn, hn, ".psk");
+		if (read_secret(p, s->psk, 1, err) < 0)
 			r = -LN_ESPEC;
 	}
 	return r;
@@ -319,9 +329,10 @@ static void fsync_parent(const char *path)
 	}
 }
 
-/* Write a new secret to path unless a file is there: a temporary file in
- * the same directory, fsync'd, then link(2), which never replaces. */
-static int make_secret(const char *path, struct ln_buf *made, struct ln_buf *err)
+/* Write a new secret (with psk a TLS PSK) to path unless a file is there:
+ * a temporary file in the same directory, fsync'd, then link(2), which
+ * never replaces. */
+static int make_secret(const char *path, int psk, struct ln_buf *made, struct ln_buf *err)
 {
 	char tmp[PATH_MAX], key[LN_DHCHAP_MAX + 1];
 	struct stat st;
@@ -332,7 +343,8 @@ static int make_secret(const char *path, struct ln_buf *made, struct ln_buf *err
 		return 0;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	r = ln_dhchap_generate(key, sizeof(key) - 1);
+	r = psk ? ln_tls_psk_generate(key, sizeof(key) - 1)
+		: ln_dhchap_generate(key, sizeof(key) - 1);
 	if (r < 0) {
 		ln_buf_addf(err, "cannot generate a secret for '%s': %s", path, strerror(-r));
 		return r;
@@ -396,10 +408,14 @@ int ln_secrets_make(const struct ln_spec *spec, struct ln_buf *made, struct ln_b
 		if (r == 0)
 			r = key_path(p, v[i].d->key_dir, tn, hn, ".key");
 		if (r == 0)
-			r = make_secret(p, made, err);
+			r = make_secret(p, 0, made, err);
 		if (r == 0 && v[i].d->bidirectional) {
 			key_path(p, v[i].d->key_dir, tn, hn, ".ctrl.key");
-			r = make_secret(p, made, err);
+			r = make_secret(p, 0, made, err);
+		}
+		if (r == 0 && v[i].tls) {
+			key_path(p, v[i].d->key_dir, tn, hn, ".psk");
+			r = make_secret(p, 1, made, err);
 		}
 		if (r == -ENAMETOOLONG || r == -ENOENT)
 			ln_buf_addf(err, "key directory '%s': %s", v[i].d->key_dir,
@@ -445,6 +461,7 @@ void ln_secrets_redact(struct json_object *req)
 			    k < json_object_array_length(keys); k++) {
 			redact_field(json_object_array_get_idx(keys, k), "key");
 			redact_field(json_object_array_get_idx(keys, k), "ctrl_key");
+			redact_field(json_object_array_get_idx(keys, k), "psk");
 		}
 	}
 	for (i = 0; is && json_object_is_type(is, json_type_array) &&
@@ -453,5 +470,6 @@ void ln_secrets_redact(struct json_object *req)
 
 		redact_field(d, "secret");
 		redact_field(d, "ctrl_secret");
+		redact_field(d, "psk");
 	}
 }

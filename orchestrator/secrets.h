@@ -3,6 +3,8 @@
  * DH-HMAC-CHAP secrets on the controller. A target's `dhchap.key_dir`
  * holds one secret per (target node, host node):
  * KEY_DIR/<target-node>/<host-node>.key and, when bidirectional, .ctrl.key,
+ * and when the target has tls, the NVMe/TCP TLS PSK .psk (interchange
+ * format, NVMeTLSkey-1),
  * each 0600 (no group or other access) in 0700 directories, all owned by
  * the user running llmnet. plan and apply load every secret the spec needs
  * before any node is contacted (ln_secrets_load) and refuse a missing,
@@ -25,6 +27,7 @@ struct ln_secret {
 	size_t target_node, host_node;		/* spec->nodes indexes */
 	char key[LN_DHCHAP_MAX];		/* the host's secret */
 	char ctrl_key[LN_DHCHAP_MAX];		/* the controller's; "" unless bidirectional */
+	char psk[LN_DHCHAP_MAX];		/* the TLS PSK (.psk); "" unless tls */
 };
 
 struct ln_secrets {
@@ -55,7 +58,7 @@ void ln_secrets_free(struct ln_secrets *s);
 int ln_secrets_make(const struct ln_spec *spec, struct ln_buf *made, struct ln_buf *err);
 
 /* Replace every secret in an agent request (targets[].dhchap.keys[].key,
- * .ctrl_key, initiators[].dhchap.secret, .ctrl_secret) with a fingerprint
+ * .ctrl_key, .psk, initiators[].dhchap.secret, .ctrl_secret, .psk) with a fingerprint
  * ("redacted:" and 16 hex digits of its SHA-256), so a kept or printed
  * copy still shows that a secret changed, never the secret. */
 void ln_secrets_redact(struct json_object *req);

@@ -54,6 +54,12 @@ struct ln_fsops {
 	int (*umount)(struct ln_agent *a, const char *path, struct ln_buf *err);
 	/* make a filesystem on dev (bounded) */
 	int (*mkfs)(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err);
+	/* add_key(2) a TLS PSK (type "psk", description identity) to the
+	 * kernel's .nvme keyring, replacing one of that identity */
+	int (*add_psk)(struct ln_agent *a, const char *identity, const unsigned char *key,
+		       size_t len, struct ln_buf *err);
+	/* remove the .nvme keyring's PSK of that identity (none: 0) */
+	int (*drop_psk)(struct ln_agent *a, const char *identity, struct ln_buf *err);
 };
 
 /* The ops table of one implementation (the node's, the fixture's), named
@@ -68,6 +74,7 @@ struct ln_fsops {
 		.rmmod = prefix##_rmmod, .mount_configfs = prefix##_mount_configfs,              \
 		.odirect_ok = prefix##_odirect_ok, .mount = prefix##_mount,                      \
 		.umount = prefix##_umount, .mkfs = prefix##_mkfs,                                \
+		.add_psk = prefix##_add_psk, .drop_psk = prefix##_drop_psk,                      \
 	}
 
 /* One NVMe controller as seen on the node. */
@@ -97,6 +104,7 @@ struct ln_conn {
 	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay; /* 0: default */
 	/* DH-HMAC-CHAP secrets (NULL: none); never logged or printed */
 	const char *dhchap_secret, *dhchap_ctrl_secret;
+	int tls;	/* TLS 1.3 with the .nvme keyring's PSK for this host and subsystem */
 };
 
 struct ln_iniops {

@@ -14,10 +14,13 @@
 #include <sys/mount.h>
 #include <sys/vfs.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/keyctl.h>
 
 #include "agents/agent/agent.h"
 #include "agents/agent/fsops.h"
+#include "agents/agent/tlspsk.h"
 #include "common/fileio.h"
 #include "common/log.h"
 
@@ -215,6 +218,40 @@ static int real_mkfs(struct ln_agent *a, const char *dev, const char *fs, struct
 {
 	(void)a;
 	return ln_fsops_mkfs(dev, fs, err);
+}
+
+/*
+ * add_key(2) into the kernel's .nvme keyring (root may write it: the
+ * kernel makes it user-writable for uid 0). The psk key type has no update,
+ * so a key of the same description is replaced in the keyring by the new
+ * one, as nvme-cli's insert does. No keyring is linked into a session:
+ * the agent never needs to possess (read) a key.
+ */
+static int real_add_psk(struct ln_agent *a, const char *identity, const unsigned char *key,
+			size_t len, struct ln_buf *err)
+{
+	long ring = ln_keyring_serial(a, ".nvme"), k;
+
+	if (!ring) {
+		ln_buf_addstr(err, "cannot add a TLS PSK: no '.nvme' keyring in /proc/keys");
+		return -ENOKEY;
+	}
+	k = syscall(SYS_add_key, "psk", identity, key, len, ring);
+	return k < 0 ? ln_fsops_fail(err, errno, "add TLS PSK", identity) : 0;
+}
+
+/* Unlink the psk key of that identity from .nvme: its serial from
+ * /proc/keys (a search would need to possess it), then KEYCTL_UNLINK,
+ * which needs write on the keyring only; the kernel frees the key. */
+static int real_drop_psk(struct ln_agent *a, const char *identity, struct ln_buf *err)
+{
+	long ring = ln_keyring_serial(a, ".nvme"), key = ln_proc_key_serial(a, "psk", identity);
+
+	if (!ring || !key)
+		return 0;
+	if (syscall(SYS_keyctl, KEYCTL_UNLINK, key, ring) < 0 && errno != ENOENT)
+		return ln_fsops_fail(err, errno, "remove TLS PSK", identity);
+	return 0;
 }
 
 const struct ln_fsops ln_fsops_real = LN_FSOPS("real", real);

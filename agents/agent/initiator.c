@@ -26,6 +26,7 @@
 #include "agents/agent/blockdev.h"
 #include "agents/agent/budget.h"
 #include "agents/agent/parts.h"
+#include "agents/agent/tlspsk.h"
 #include "agents/agent/paths.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -625,6 +626,29 @@ static int queues_converge(struct ln_converge *cv, const struct ln_req_init *in,
 	return 1;
 }
 
+/* A connect with tls: tlshd must run here and the host's PSK for the
+ * target be in the .nvme keyring (inserted now when it is not). A plan
+ * before the host has its NQN can only say the key will be made. */
+static int tls_key(struct ln_converge *cv, const struct ln_req_init *in, const char *hostnqn,
+		   const char *id)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = ln_tls_ready(cv->a, !cv->plan || ln_module_loaded(cv->a, "nvme_tcp"), &err);
+
+	if (rc < 0) {
+		ln_cv_report(cv, "create", "nvme_connection", id, "tls", err.buf);
+	} else if (!hostnqn[0]) {
+		ln_cv_report(cv, "create", "tls_psk", in->target, "the host NQN's key", NULL);
+	} else {
+		rc = ln_tls_psk_apply(cv, hostnqn, in->target, in->psk);
+		if (rc < 0)
+			ln_cv_report(cv, "create", "nvme_connection", id, "tls",
+				     "no TLS PSK in the .nvme keyring for this connect");
+	}
+	ln_buf_release(&err);
+	return rc;
+}
+
 void ln_initiator_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -655,6 +679,8 @@ void ln_initiator_apply(struct ln_converge *cv)
 
 		conn_id(id, sizeof(id), in);
 		ln_buf_reset(&err);
+		if (in->tls && tls_key(cv, in, hostnqn, id) < 0)
+			continue;
 		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
 			      hostnqn[0] ? hostnqn : NULL);
 		if (c) {
@@ -669,6 +695,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 				.queue_size = in->queue_size, .ctrl_loss_tmo = in->ctrl_loss_tmo,
 				.reconnect_delay = in->reconnect_delay,
 				.dhchap_secret = in->secret, .dhchap_ctrl_secret = in->ctrl_secret,
+				.tls = in->tls,
 			};
 			struct json_object *rec;
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The node key store: the DH-HMAC-CHAP secrets this node needs, kept in
+ * The node key store: the DH-HMAC-CHAP secrets and NVMe/TCP TLS PSKs this
+ * node needs, kept in
  * /etc/llmnet/keys/<cluster>/ (0700, files 0600, written atomically) so
  * that what configfs and the live controllers lose at a reboot can be set
  * again. Only this node's secrets are kept: host-<host NQN>.key (and
- * .ctrl.key) for the host entries its targets key, target-<subsystem
- * NQN>.key (and .ctrl.key) for its initiators' connects. Files the request
+ * .ctrl.key, .psk) for the host entries its targets key, target-<subsystem
+ * NQN>.key (and .ctrl.key, .psk) for its initiators' connects. Files the request
  * no longer needs are removed; teardown wipes the cluster's folder. The
  * secrets never go to the state file or an answer: reports name the file.
  * Reached as every agent file is (paths.h): no link is followed and every
@@ -49,12 +50,14 @@ static struct json_object *wanted(const struct ln_request *rq)
 		for (j = 0; t->keys && !t->failed && j < t->nhosts; j++) {
 			want_add(files, "host", t->hosts[j], "key", t->keys[j].key);
 			want_add(files, "host", t->hosts[j], "ctrl.key", t->keys[j].ctrl_key);
+			want_add(files, "host", t->hosts[j], "psk", t->keys[j].psk);
 		}
 	}
 	for (i = 0; rq && i < rq->ninits; i++) {
 		want_add(files, "target", rq->inits[i].target, "key", rq->inits[i].secret);
 		want_add(files, "target", rq->inits[i].target, "ctrl.key",
 			 rq->inits[i].ctrl_secret);
+		want_add(files, "target", rq->inits[i].target, "psk", rq->inits[i].psk);
 	}
 	return files;
 }
@@ -197,14 +200,16 @@ out:
 	ln_buf_release(&err);
 }
 
-/* host-H.key or host-H.ctrl.key of a host entry a kept target still keys
- * (the cluster still owns nvmet_host_key H after the removals). */
+/* host-H.key, host-H.ctrl.key or host-H.psk of a host entry a kept
+ * target still keys (the cluster still owns nvmet_host_key H after the
+ * removals). */
 static int kept_host_key(struct ln_converge *cv, const char *name)
 {
 	size_t len = strlen(name);
 	char h[NAME_MAX + 1];
 
-	if (!cv->kept || strncmp(name, "host-", 5) || len < 10 || strcmp(name + len - 4, ".key"))
+	if (!cv->kept || strncmp(name, "host-", 5) || len < 10 ||
+	    (strcmp(name + len - 4, ".key") && strcmp(name + len - 4, ".psk")))
 		return 0;
 	len -= len > 14 && !strcmp(name + len - 9, ".ctrl.key") ? 9 : 4;
 	snprintf(h, sizeof(h), "%.*s", (int)(len - 5), name + 5);

@@ -23,6 +23,37 @@
 
 #include "agents/agent/nvmet.h"
 #include "agents/agent/paths.h"
+#include "agents/agent/tlspsk.h"
+
+/*
+ * A target with tls needs the .nvme keyring (a kernel with NVMe/TCP TLS)
+ * and tlshd on this node: without them the port would refuse every host
+ * or, worse, be set up without TLS. Such a target fails here, before any
+ * of its objects is made, and nothing of it is exported. A plan on a node
+ * where nvmet_tcp is not loaded yet cannot see the keyring: it checks
+ * tlshd only.
+ */
+static void check_tls(struct ln_converge *cv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i;
+	int rc = 1;
+
+	for (i = 0; i < cv->rq->ntargets; i++) {
+		struct ln_req_target *t = &cv->rq->targets[i];
+
+		if (!t->tls || t->failed)
+			continue;
+		if (rc > 0)
+			rc = ln_tls_ready(cv->a, !cv->plan || ln_module_loaded(cv->a, "nvmet_tcp"),
+					  &err);
+		if (rc < 0) {
+			t->failed = 1;
+			ln_cv_report(cv, "create", "nvmet_subsystem", t->nqn, "tls", err.buf);
+		}
+	}
+	ln_buf_release(&err);
+}
 
 void ln_nvmet_apply(struct ln_converge *cv)
 {
@@ -51,6 +82,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 			     "nvmet configfs is missing after loading nvmet");
 		return;
 	}
+	check_tls(cv);
 	ln_nvmet_apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		ln_nvmet_apply_dhchap(cv, &rq->targets[i]);
@@ -63,5 +95,12 @@ void ln_nvmet_apply(struct ln_converge *cv)
 	for (i = 0; i < rq->ntargets; i++)
 		for (j = 0; !rq->targets[i].failed && j < rq->targets[i].nns; j++)
 			ln_nvmet_apply_namespace(cv, &rq->targets[i], &rq->targets[i].ns[j]);
+	/* TLS PSKs before the port: a host must find its key at its first connect */
+	for (i = 0; i < rq->ntargets; i++)
+		for (j = 0; rq->targets[i].tls && !rq->targets[i].failed && j < rq->targets[i].nhosts;
+		     j++)
+			if (ln_tls_psk_apply(cv, rq->targets[i].hosts[j], rq->targets[i].nqn,
+					     rq->targets[i].keys[j].psk) < 0)
+				rq->targets[i].failed = 1;
 	ln_nvmet_apply_ports(cv);
 }

@@ -12,14 +12,25 @@
 
 #include "agents/agent/nvmet.h"
 #include "agents/agent/paths.h"
+#include "agents/agent/tlspsk.h"
 #include "common/json.h"
 #include "common/log.h"
 
 struct port_want {
 	const char *transport, *address, *family, *service;
+	int tls;	/* addr_tsas tls1.3, addr_treq required */
 	char id[16];
 	int used;	/* some target that is not failed uses it */
 };
+
+static int read_prefix(struct ln_agent *a, const char *path, const char *prefix)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	int eq = ln_read_attr(a, path, &b) == 0 && !strncmp(b.buf, prefix, strlen(prefix));
+
+	ln_buf_release(&b);
+	return eq;
+}
 
 static int port_matches(struct ln_agent *a, const char *id, const struct port_want *w)
 {
@@ -82,11 +93,11 @@ static void choose_port(struct ln_converge *cv, struct port_want *w, struct port
 static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall)
 {
 	static const char *const attrs[] = { "addr_trtype", "addr_adrfam", "addr_traddr",
-					     "addr_trsvcid" };
+					     "addr_trsvcid", "addr_tsas", "addr_treq" };
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
 	char tup[128], dir[PATH_MAX], p[PATH_MAX], **links = NULL;
-	const char *vals[4];
-	size_t nl = 0, i;
+	const char *vals[6];
+	size_t nl = 0, i, nattrs = 4;
 	int rc = 0, is_new, owned, differs = 0;
 	struct json_object *rec;
 
@@ -98,6 +109,14 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 	vals[1] = w->family;
 	vals[2] = w->address;
 	vals[3] = w->service;
+	/* TLS: set after addr_trtype (the kernel takes addr_tsas on a tcp
+	 * port only) and while no subsystem is linked; a port that had TLS
+	 * and no longer should is set back to none / not specified */
+	vals[4] = w->tls ? "tls1.3" : "none";
+	vals[5] = w->tls ? "required" : "not specified";
+	snprintf(p, sizeof(p), "%s/addr_tsas", dir);
+	if (w->tls || (!strcmp(w->transport, "tcp") && read_prefix(cv->a, p, "tls")))
+		nattrs = 6;
 	snprintf(p, sizeof(p), "port %s", w->id);
 	if (!ln_is_dir(cv->a, dir)) {
 		if (!cv->plan) {
@@ -110,13 +129,15 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 			}
 			if (rc == 0)
 				rc = ln_fs_mkdir(cv->a, dir, &err);
-			for (i = 0; rc == 0 && i < 4; i++) {
+			for (i = 0; rc == 0 && i < nattrs; i++) {
 				char q[PATH_MAX];
 
 				snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
 				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
 			}
 		}
+		if (w->tls)
+			snprintf(p, sizeof(p), "port %s, tls1.3 required", w->id);
 		ln_cv_report(cv, "create", "nvmet_port", tup, p, rc < 0 ? err.buf : NULL);
 		goto out;
 	}
@@ -124,7 +145,7 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 		goto out;
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < nattrs; i++) {
 		char q[PATH_MAX];
 
 		snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
@@ -148,7 +169,7 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
 			rc = ln_fs_unlink(cv->a, q, &err);
 		}
-		for (i = 0; rc == 0 && i < 4; i++) {
+		for (i = 0; rc == 0 && i < nattrs; i++) {
 			char q[PATH_MAX];
 
 			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
@@ -204,6 +225,7 @@ void ln_nvmet_apply_ports(struct ln_converge *cv)
 			ports[np].address = t->address;
 			ports[np].family = t->family;
 			ports[np].service = t->service;
+			ports[np].tls = t->tls;
 			np++;
 		}
 		if (!t->failed)

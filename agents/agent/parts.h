@@ -77,6 +77,16 @@ const char *ln_persist_status(struct ln_agent *a, struct ln_state *st, const cha
 int ln_persist_load(struct ln_agent *a, const char *cluster, struct ln_buf *out,
 		    struct ln_buf *err);
 
+/* tlskeys.c. Put the TLS PSK of (hostnqn, subnqn) derived from the
+ * configured PSK psk in the kernel's .nvme keyring unless the state says
+ * it is there already; reported as tls_psk IDENTITY (never the key).
+ * 0 or negative (reported). */
+int ln_tls_psk_apply(struct ln_converge *cv, const char *hostnqn, const char *subnqn,
+		     const char *psk);
+/* Remove the keyring's PSKs this cluster inserted that the request no
+ * longer wants (all but a kept subsystem's in a teardown). */
+void ln_tls_psk_remove(struct ln_converge *cv);
+
 /* Build the hostfile text for the request's lines. */
 int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out);
 

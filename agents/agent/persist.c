@@ -105,6 +105,7 @@ static void strip_secrets(struct json_object *rq)
 				json_object_object_del(json_object_array_get_idx(keys, j), "key");
 				json_object_object_del(json_object_array_get_idx(keys, j),
 						       "ctrl_key");
+				json_object_object_del(json_object_array_get_idx(keys, j), "psk");
 			}
 		}
 	if (json_object_object_get_ex(rq, "initiators", &arr))
@@ -113,6 +114,7 @@ static void strip_secrets(struct json_object *rq)
 			if (d) {
 				json_object_object_del(d, "secret");
 				json_object_object_del(d, "ctrl_secret");
+				json_object_object_del(d, "psk");
 			}
 		}
 }
@@ -393,6 +395,9 @@ static int add_secrets(struct ln_agent *a, const char *cluster, struct json_obje
 				r = put_secret(a, cluster, k, "key", f, 1, err);
 				if (r == 0)
 					r = put_secret(a, cluster, k, "ctrl_key", c, 0, err);
+				snprintf(c, sizeof(c), "host-%s.psk", host ? host : "");
+				if (r == 0)
+					r = put_secret(a, cluster, k, "psk", c, 0, err);
 			}
 		}
 	if (json_object_object_get_ex(rq, "initiators", &arr))
@@ -408,6 +413,9 @@ static int add_secrets(struct ln_agent *a, const char *cluster, struct json_obje
 			r = put_secret(a, cluster, d, "secret", f, 1, err);
 			if (r == 0)
 				r = put_secret(a, cluster, d, "ctrl_secret", c, 0, err);
+			snprintf(c, sizeof(c), "target-%s.psk", nqn ? nqn : "");
+			if (r == 0)
+				r = put_secret(a, cluster, d, "psk", c, 0, err);
 		}
 	return r;
 }

@@ -110,6 +110,7 @@ int ln_reconcile_converge(struct ln_agent *a, struct ln_request *rq, int plan, c
 	ln_changes_init(&cv.ch);
 	ln_initiator_remove(&cv);
 	ln_nvmet_remove(&cv);
+	ln_tls_psk_remove(&cv);
 	ln_modules_remove(&cv);
 	ln_nvmet_apply(&cv);
 	ln_initiator_apply(&cv);
@@ -300,6 +301,7 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 		ln_initiator_remove(&cv);
 		ln_nvmet_keep(&cv, keep, force);
 		ln_nvmet_remove(&cv);
+		ln_tls_psk_remove(&cv);
 		ln_hostfile_reconcile(&cv);
 		ln_keystore_wipe(&cv);
 		ln_purge_files(&cv);

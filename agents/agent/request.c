@@ -320,10 +320,34 @@ static int get_secret(struct json_object *o, const char *key, int required, cons
 	}
 	if (r < 0)
 		return r;
-	if (ln_dhchap_check(*out, &why) < 0)
+	if (!strcmp(key, "psk")) {
+		if (ln_tls_psk_check(*out, &why) < 0)
+			r = bad(err, where, "'%s' is not a valid NVMe TLS PSK: %s", key, why.buf);
+	} else if (ln_dhchap_check(*out, &why) < 0) {
 		r = bad(err, where, "'%s' is not a valid DH-HMAC-CHAP secret: %s", key, why.buf);
+	}
 	ln_buf_release(&why);
 	return r;
+}
+
+/* "tls": "required" (a tcp endpoint only); 1 in *tls, or 0 when absent. */
+static int get_tls(struct json_object *o, const char *transport, int *tls, const char *where,
+		   struct ln_buf *err)
+{
+	const char *v;
+	int r = get_str(o, "tls", 0, &v, where, err);
+
+	*tls = 0;
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (strcmp(v, "required"))
+		return bad(err, where, "tls '%s' must be \"required\"", v);
+	if (strcmp(transport, "tcp"))
+		return bad(err, where, "tls needs transport tcp, not '%s'", transport);
+	*tls = 1;
+	return 0;
 }
 
 /* targets[i].dhchap: the hash, the DH group and one keys entry per host. */
@@ -331,7 +355,7 @@ static int parse_dhchap(struct json_object *d, struct ln_req_target *t, const ch
 			struct ln_buf *err)
 {
 	static const char *const dkeys[] = { "hash", "dhgroup", "keys", NULL };
-	static const char *const kkeys[] = { "host", "key", "ctrl_key", NULL };
+	static const char *const kkeys[] = { "host", "key", "ctrl_key", "psk", NULL };
 	static const char *const hashes[] = { "sha256", "hmac(sha256)", "sha384", "hmac(sha384)",
 					      "sha512", "hmac(sha512)", NULL };
 	static const char *const groups[] = { "null", "ffdhe2048", "ffdhe3072", "ffdhe4096",
@@ -387,8 +411,11 @@ static int parse_dhchap(struct json_object *d, struct ln_req_target *t, const ch
 		if (dst->key)
 			return bad(err, w, "host '%s' has two keys entries", host);
 		if ((r = get_secret(k, "key", 1, &dst->key, w, err)) < 0 ||
-		    (r = get_secret(k, "ctrl_key", 0, &dst->ctrl_key, w, err)) < 0)
+		    (r = get_secret(k, "ctrl_key", 0, &dst->ctrl_key, w, err)) < 0 ||
+		    (r = get_secret(k, "psk", t->tls, &dst->psk, w, err)) < 0)
 			return r;
+		if (dst->psk && !t->tls)
+			return bad(err, w, "'psk' is only for a target with tls%s", "");
 	}
 	for (j = 0; j < t->nhosts; j++)
 		if (!t->keys[j].key)
@@ -434,7 +461,7 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 			struct ln_buf *err)
 {
 	static const char *const keys[] = { "nqn", "transport", "address", "service", "hosts",
-					    "namespaces", "dhchap", "serial", NULL };
+					    "namespaces", "dhchap", "serial", "tls", NULL };
 	struct json_object *hosts, *nss, *d;
 	char w[128];
 	struct seen seen;
@@ -446,6 +473,8 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 	if (r < 0)
 		return r;
 	if ((r = get_ident(o, "serial", 1, &t->serial, where, err)) < 0)
+		return r;
+	if ((r = get_tls(o, t->transport, &t->tls, where, err)) < 0)
 		return r;
 	if (!json_object_object_get_ex(o, "hosts", &hosts))
 		return bad(err, where, "missing field 'hosts' (a list of host NQNs, or \"any\")%s", "");
@@ -494,15 +523,19 @@ static int parse_target(struct json_object *o, struct ln_req_target *t, const ch
 	r = section(o, "dhchap", NULL, where, w, sizeof(w), &d, err);
 	if (r > 0)
 		r = parse_dhchap(d, t, w, err);
-	return r < 0 ? r : 0;
+	if (r < 0)
+		return r;
+	if (t->tls && !t->keys)
+		return bad(err, where, "tls needs 'dhchap' (its keys carry each host's psk)%s", "");
+	return 0;
 }
 
 static int parse_init(struct json_object *o, struct ln_req_init *in, const char *where,
 		      struct ln_buf *err)
 {
 	static const char *const keys[] = { "target", "transport", "address", "service", "queues",
-					    "mount", "dhchap", NULL };
-	static const char *const dkeys[] = { "secret", "ctrl_secret", NULL };
+					    "mount", "dhchap", "tls", NULL };
+	static const char *const dkeys[] = { "secret", "ctrl_secret", "psk", NULL };
 	static const char *const qkeys[] = { "nr_io_queues", "queue_size", "ctrl_loss_tmo",
 					     "reconnect_delay", NULL };
 	static const char *const mkeys[] = { "path", "fs", "format", NULL };
@@ -515,6 +548,8 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 	r = parse_head(o, keys, "target", "target ", &in->target, &in->transport, &in->address,
 		       &family, in->service, where, err);
 	if (r < 0)
+		return r;
+	if ((r = get_tls(o, in->transport, &in->tls, where, err)) < 0)
 		return r;
 	r = section(o, "queues", qkeys, where, w, sizeof(w), &q, err);
 	if (r < 0)
@@ -554,9 +589,14 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 		return r;
 	if (r) {
 		if ((r = get_secret(d, "secret", 1, &in->secret, w, err)) < 0 ||
-		    (r = get_secret(d, "ctrl_secret", 0, &in->ctrl_secret, w, err)) < 0)
+		    (r = get_secret(d, "ctrl_secret", 0, &in->ctrl_secret, w, err)) < 0 ||
+		    (r = get_secret(d, "psk", in->tls, &in->psk, w, err)) < 0)
 			return r;
+		if (in->psk && !in->tls)
+			return bad(err, w, "'psk' is only for a connect with tls%s", "");
 	}
+	if (in->tls && !in->psk)
+		return bad(err, where, "tls needs dhchap.psk%s", "");
 	return 0;
 }
 
@@ -667,6 +707,25 @@ static int same_str(const char *a, const char *b)
  * every subsystem of the node: two targets must not ask different ones for
  * one host (or one of them none), whatever the controller sent.
  */
+/* Targets sharing a port (transport, address, service) agree on tls: the
+ * port, not the subsystem, requires it. */
+static int check_shared_ports(const struct ln_request *rq, struct ln_buf *err)
+{
+	size_t i, j;
+
+	for (i = 0; i < rq->ntargets; i++)
+		for (j = 0; j < i; j++) {
+			const struct ln_req_target *a = &rq->targets[j], *b = &rq->targets[i];
+
+			if (a->tls != b->tls && !strcmp(a->transport, b->transport) &&
+			    !strcmp(a->address, b->address) && !strcmp(a->service, b->service))
+				return bad(err, "request", "targets '%s' and '%s' share port %s:%s but "
+					   "only one asks tls (the port requires it for both)",
+					   a->nqn, b->nqn, a->address, a->service);
+		}
+	return 0;
+}
+
 static int check_shared_hosts(struct ln_request *rq, struct ln_buf *err)
 {
 	struct json_object *first = json_object_new_object(), *v;
@@ -694,7 +753,8 @@ static int check_shared_hosts(struct ln_request *rq, struct ln_buf *err)
 			b = u->keys ? &u->keys[at & 0xffffffff] : NULL;
 			if (!same_str(t->dh_hash, u->dh_hash) || !same_str(t->dh_group, u->dh_group) ||
 			    !a != !b ||
-			    (a && (!same_str(a->key, b->key) || !same_str(a->ctrl_key, b->ctrl_key))))
+			    (a && (!same_str(a->key, b->key) || !same_str(a->ctrl_key, b->ctrl_key) ||
+				   !same_str(a->psk, b->psk))))
 				r = bad(err, "request", "targets '%s' and '%s' ask different "
 					"DH-HMAC-CHAP settings or secrets for host '%s' (nvmet keeps "
 					"them on the host entry, one per node)", u->nqn, t->nqn,
@@ -802,6 +862,8 @@ int ln_request_parse(const char *text, size_t len, struct ln_request *rq, struct
 	r = each_item(rq, arr, "targets", rq->ntargets, target_item, err);
 	if (r == 0)
 		r = check_shared_hosts(rq, err);
+	if (r == 0)
+		r = check_shared_ports(rq, err);
 	if (r < 0)
 		return r;
 	if ((r = get_list(rq->json, "initiators", sizeof(*rq->inits), &arr, &rq->ninits, &v,

@@ -31,6 +31,7 @@ struct ln_req_ns {
 struct ln_req_key {
 	const char *key;	/* DHHC-1 host secret */
 	const char *ctrl_key;	/* DHHC-1 controller secret, or NULL (one-way) */
+	const char *psk;	/* NVMeTLSkey-1 configured PSK, or NULL (no tls) */
 };
 
 struct ln_req_target {
@@ -47,6 +48,7 @@ struct ln_req_target {
 	 * the secrets of hosts[j] */
 	const char *dh_hash, *dh_group;
 	struct ln_req_key *keys;
+	int tls;		/* tls required: the tcp port takes TLS 1.3 only */
 	int failed;		/* set when this target must not be exported */
 	char port_id[16];	/* the nvmet port serving it (after the port phase) */
 };
@@ -59,6 +61,8 @@ struct ln_req_init {
 	int format_if_blank;
 	/* DH-HMAC-CHAP secrets for the connect, or NULL */
 	const char *secret, *ctrl_secret;
+	int tls;		/* connect with TLS 1.3 ... */
+	const char *psk;	/* ... with this configured PSK (dhchap.psk) */
 };
 
 struct ln_req_line {

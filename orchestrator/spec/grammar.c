@@ -114,16 +114,6 @@ static const struct table ns_table = {
 	"A namespace: a backing file with a size, or a block device.", "namespace", NULL,
 };
 
-/*
- * Keys a target may one day take that llmnet cannot honour yet. Each is
- * refused by name: an accepted key with no effect would export an open
- * target that the operator believes protected.
- */
-static const struct refused_key target_refused[] = {
-	{ "tls", "llmnet cannot configure NVMe/TCP TLS yet, so the port would accept plain "
-		 "connections; remove 'tls' ('dhchap' authenticates the hosts)" },
-	{ NULL, NULL },
-};
 
 #define KEY_DIR_REPLACED "'key_dir' replaced it: nvmet keys a host once per node, so there " \
 	"is one secret per target node and host, KEY_DIR/<target-node>/<host-node>.key " \
@@ -178,11 +168,16 @@ static const struct field target_fields[] = {
 	  .flags = F_REQUIRED, .schema_type = "list", .doc = "the target's namespaces" },
 	{ .key = "dhchap", .type = FT_MAP, .off = offsetof(struct target_entry, t.dhchap),
 	  .sub = &dhchap_table, .doc = "DH-HMAC-CHAP authentication of every host; none: open" },
+	{ .key = "tls", .type = FT_ENUM, .off = offsetof(struct target_entry, t.tls),
+	  .names = ln_tls_names, .def = "none",
+	  .doc = "required: the TCP port takes TLS 1.3 only, each host with its PSK "
+		 "KEY_DIR/<target-node>/<host-node>.psk in dhchap's key_dir (needs transport "
+		 "tcp, dhchap, and tlshd on both ends)" },
 };
 
 static const struct table target_table = {
 	"target", target_fields, ARRAY_SIZE(target_fields), 0, 0,
-	"An NVMe-oF target (subsystem) on one node.", NULL, target_refused,
+	"An NVMe-oF target (subsystem) on one node.", NULL, NULL,
 };
 
 

@@ -42,6 +42,7 @@ const char *ln_link_layer_name(enum ln_link_layer l)
 
 /* Indexed by enum ln_dhchap_hash: the spec's names; the agent writes
  * "hmac(NAME)" to the host entry's dhchap_hash. */
+const char *const ln_tls_names[] = { "none", "required", NULL };
 const char *const ln_dhchap_hash_names[] = { "sha256", "sha384", "sha512", NULL };
 /* Indexed by enum ln_dhchap_group; "null" (no DH exchange) is the
  * kernel's own name for it. */

@@ -15,6 +15,7 @@
 #include "common/mca_policy.h"
 #include "common/nccl_env.h"
 #include "orchestrator/spec/impl.h"
+#include "orchestrator/spec/parser.h"
 
 const char *const spec_size_regex =
 	"^[0-9]+(\\.[0-9]{1,9})? ?(B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)?$";
@@ -362,6 +363,8 @@ static struct json_object *table_schema(const struct table *t, const char *stage
 	for (i = 0; i < t->n_fields; i++) {
 		const struct field *f = &t->fields[i];
 
+		if (!spec_find_field(t, f->key))
+			continue;	/* still refused by name: not in the language yet */
 		if (ln_json_add(props, f->key, field_schema(f, stage)) < 0 ||
 		    !json_object_object_get(props, f->key))
 			goto fail;

@@ -140,6 +140,8 @@ struct ln_dhchap {
  * write them (names.c). */
 extern const char *const ln_dhchap_hash_names[];
 extern const char *const ln_dhchap_group_names[];
+/* "none", "required": a target's tls */
+extern const char *const ln_tls_names[];
 
 struct ln_target {
 	const char *nqn;		/* subsystem NQN, unique, checked by ln_nqn_check() */
@@ -158,6 +160,10 @@ struct ln_target {
 	struct ln_namespace *namespaces;
 	size_t n_namespaces;
 	struct ln_dhchap dhchap;		/* present 0: no authentication */
+	/* tls: 1 when the target's TCP port takes TLS 1.3 only, each host
+	 * with its PSK KEY_DIR/<target-node>/<host-node>.psk (dhchap's
+	 * key_dir) */
+	int tls;
 	struct ln_mark mark;
 };
 

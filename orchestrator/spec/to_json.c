@@ -161,8 +161,8 @@ static void target_json(struct json_object *o, const struct ln_spec *spec, const
 	} else {
 		ADD(ln_json_add(o, "dhchap", NULL));
 	}
+	ADD(ln_json_add_str(o, "tls", ln_tls_names[t->tls]));
 }
-
 
 static void initiator_json(struct json_object *o, const struct ln_spec *spec,
 			   const struct ln_initiator *in, int *r)

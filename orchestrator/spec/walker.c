@@ -501,10 +501,16 @@ static int set_value(struct parser *p, const struct field *f, void *obj)
 			       spec_ev_mark(p));
 }
 
+/* A key both in the table and refused is refused: a field is built ahead
+ * of the commit that lets the spec use it, and until then it stays out. */
 const struct field *spec_find_field(const struct table *t, const char *key)
 {
+	const struct refused_key *rk;
 	size_t i;
 
+	for (rk = t->refused; rk && rk->key; rk++)
+		if (!strcmp(rk->key, key))
+			return NULL;
 	for (i = 0; i < t->n_fields; i++)
 		if (!strcmp(t->fields[i].key, key))
 			return &t->fields[i];

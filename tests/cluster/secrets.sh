@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Sourced by tests/cluster/run.sh: the DH-HMAC-CHAP leak test (issue 9,
-# point 7) on the loopback cluster. `llmnet keys` makes the secrets; plan,
+# Sourced by tests/cluster/run.sh: the DH-HMAC-CHAP and NVMe/TCP TLS PSK
+# leak test (issue 9, point 7) on the loopback cluster, the target with
+# tls: required. `llmnet keys` makes the secrets; plan,
 # apply, validate with every report format, teardown and lint -o json run
 # at -vv with every trace area while /proc/*/cmdline and environ are
 # snapshotted; then every output, the run log, the state folder, the
@@ -9,17 +10,35 @@
 # alone). Only the node key store and the kernel's own attributes may hold
 # one, and they must (else the search proves nothing).
 
-# secret_list DIR: every secret under the key directory, and its base64
-# key alone, one per line
+# secret_list DIR: every secret and PSK under the key directory, and its
+# base64 key alone, one per line
 secret_list() {
 	local f s
-	for f in "$1"/*/*.key; do
+	for f in "$1"/*/*.key "$1"/*/*.psk; do
+		[ -e "$f" ] || continue
 		s=$(head -n1 "$f")
 		printf '%s\n' "$s"
 		s=${s#DHHC-1:??:}
+		s=${s#NVMeTLSkey-1:??:}
 		printf '%s\n' "${s%:}"
 	done
 }
+
+# The fixture kernels NVMe/TCP TLS needs: 6.12's nvmet (addr_tsas on a
+# port) on n1, the .nvme keyring and a running tlshd on every node.
+tls_nodes() {
+	local i
+	echo 6.12.118+deb13-amd64 > "$(root 1)/proc/sys/kernel/osrelease"
+	for i in 1 2 3; do
+		printf '292bb69c I------     2 perm 1f1f0000     0     0 keyring   .nvme: empty\n' \
+			> "$(root "$i")/proc/keys"
+		mkdir -p "$(root "$i")/proc/4242"
+		echo tlshd > "$(root "$i")/proc/4242/comm"
+	done
+}
+# in_keyring I HOST: node I's .nvme keyring holds HOST's PSK for the target
+in_keyring() { grep -q " psk .*NVMe0R01 $2 $T1: 32\$" "$(root "$1")/proc/keys"; }
+not_in_keyring() { ! in_keyring "$@"; }
 
 # Snapshot every process's argv and environment every 50 ms until
 # $C/snap.stop exists: hits go to $C/proc.hits, the count of snapshots
@@ -68,7 +87,8 @@ scenario_secrets() {
 	touch "$(root 1)/etc/llmnet-fixture/nvmet-auth"
 	cluster_node_identity "$C" 2
 	cluster_node_identity "$C" 3
-	sed -i "s|^      service: 4420|&\n      dhchap: { key_dir: $C/keys, hash: sha384, bidirectional: true }|" \
+	tls_nodes
+	sed -i "s|^      service: 4420|&\n      tls: required\n      dhchap: { key_dir: $C/keys, hash: sha384, bidirectional: true }|" \
 		"$C/spec.yaml"
 	printf 'validation:\n  - { stage: devices }\n' >> "$C/spec.yaml"
 
@@ -81,6 +101,9 @@ scenario_secrets() {
 	llmnet keys "$C/spec.yaml"
 	check_cmd "keys exits 0" rc_is 0
 	check_cmd "keys prints the paths it made" out_has "$C/keys/n1/n3.ctrl.key"
+	check_cmd "... the TLS PSKs too" out_has "$C/keys/n1/n3.psk"
+	check_cmd "the PSKs are 0600, in the interchange format" \
+		test "$(stat -c %a "$C/keys/n1/n2.psk") $(cut -c1-16 "$C/keys/n1/n2.psk")" = "600 NVMeTLSkey-1:01:"
 	check_cmd "the secrets are 0600" test "$(stat -c %a "$C/keys/n1/n2.key")" = 600
 	check_cmd "in 0700 directories" test "$(stat -c %a "$C/keys/n1")" = 700
 	k2=$(cat "$C/keys/n1/n2.key")
@@ -88,7 +111,7 @@ scenario_secrets() {
 	check_cmd "a second keys run makes nothing" not_out_has "$C/keys/"
 	check_cmd "... and replaces nothing" test "$(cat "$C/keys/n1/n2.key")" = "$k2"
 	secret_list "$C/keys" > "$C/secrets.list"
-	check_cmd "four secrets (two hosts, bidirectional) listed" test "$(wc -l < "$C/secrets.list")" -eq 8
+	check_cmd "six secrets (two hosts, bidirectional, a PSK each) listed" test "$(wc -l < "$C/secrets.list")" -eq 12
 
 	chmod 644 "$C/keys/n1/n3.key"
 	llmnet apply "$C/spec.yaml"
@@ -109,6 +132,11 @@ scenario_secrets() {
 		grep -qxF "$k2" "$(cfg 1)/hosts/$(hostnqn 2)/dhchap_key"
 	check_cmd "n2 is connected" connected 2
 	check_cmd "n3 is connected" connected 3
+	check_cmd "n1's port requires TLS 1.3" grep -qx tls1.3 "$(cfg 1)"/ports/*/addr_tsas
+	check_cmd "n1's keyring holds n2's and n3's PSKs" \
+		sh -c "grep -q ' psk .*NVMe0R01 $(hostnqn 2) $T1: 32' '$(root 1)/proc/keys' && grep -q ' psk .*NVMe0R01 $(hostnqn 3) $T1: 32' '$(root 1)/proc/keys'"
+	check_cmd "n2's keyring holds its PSK" in_keyring 2 "$(hostnqn 2)"
+	check_cmd "n2 connected with tls" grep -q ',tls$' "$(root 2)/dev/nvme-fabrics"
 	llmnet -vv --trace=all -o json apply "$C/spec.yaml"
 	check_cmd "apply -o json exits 0" rc_is 0
 	llmnet -vv --trace=all validate "$C/spec.yaml" --report "$C/r.json" --junit "$C/r.xml" \
@@ -132,6 +160,8 @@ scenario_secrets() {
 	llmnet -vv --trace=all teardown "$C/spec.yaml"
 	check_cmd "teardown exits 0" rc_is 0
 	check_cmd "teardown wiped the node key store" test -z "$(ls -A "$(root 1)/etc/llmnet/keys/loop" 2>/dev/null)"
+	check_cmd "teardown took the PSKs out of n1's keyring" not_in_keyring 1 "$(hostnqn 2)"
+	check_cmd "... and out of n2's" not_in_keyring 2 "$(hostnqn 2)"
 	snap_stop
 
 	check_cmd "the snapshots saw llmnet and its agents run" test "$(cat "$C/proc.seen" 2>/dev/null || echo 0)" -gt 5

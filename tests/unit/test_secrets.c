@@ -332,9 +332,83 @@ static void test_secrets__request_fields_and_redaction(void **state)
 	ln_test_release(&err, &b, &notes);
 }
 
+/* tls: required: one PSK per (target node, host) next to the secrets,
+ * NVMeTLSkey-1 checked as the DHHC-1 ones are (missing, malformed, loose:
+ * refused by name), made by `llmnet keys`, carried in the request with
+ * tls "required" on both sides, and redacted. */
+static void test_secrets__tls_psk(void **state)
+{
+	char yaml[2048], p[512], *at;
+	struct ln_buf err = LN_BUF_INIT, made = LN_BUF_INIT, b = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	struct ln_secrets *sec = NULL;
+	struct json_object *req, *d, *t;
+	const struct ln_secret *s2;
+	struct ln_run r;
+	size_t i;
+
+	(void)state;
+	snprintf(yaml, sizeof(yaml), spec_fmt, dir, "false");
+	at = strstr(yaml, "transport: tcp\n") + strlen("transport: tcp\n");
+	memmove(at + strlen("      tls: required\n"), at, strlen(at) + 1);
+	memcpy(at, "      tls: required\n", strlen("      tls: required\n"));
+	if (ln_spec_load_buf("tls.yaml", yaml, strlen(yaml), &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	expect_refused(spec, "t1/h2.psk", "is missing ('llmnet keys SPEC' makes it)");
+	put("t1/h2.psk", KEY_A "\n", 0600);
+	expect_refused(spec, "t1/h2.psk", "is malformed: PSK does not start with 'NVMeTLSkey-1:'");
+	/* made by keys: only the missing ones, 0600, in the interchange format */
+	path_of(p, sizeof(p), "t1/h2.psk");
+	unlink(p);
+	assert_int_equal(ln_secrets_make(spec, &made, &err), 0);
+	assert_non_null(strstr(made.buf, p));
+	assert_null(strstr(made.buf, "h2.key"));
+	put("t1/h3.psk", "NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyN:\n", 0644);
+	expect_refused(spec, "t1/h3.psk", "is open to others (mode 0644): chmod 600 it");
+	put("t1/h3.psk", "NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyN:\n", 0600);
+	assert_int_equal(ln_secrets_load(spec, &sec, &err), 0);
+	s2 = ln_secrets_find(sec, 0, 1);
+	assert_memory_equal(s2->psk, "NVMeTLSkey-1:01:", 16);
+	assert_string_equal(ln_secrets_find(sec, 0, 2)->psk,
+			    "NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyN:");
+	/* the request: tls and each host's psk on the target, its own on the
+	 * initiator; redacted copies keep none */
+	assert_int_equal(ln_run_init(&r, spec, 0, NULL, 0, NULL, 0, "test", &err), 0);
+	r.secrets = sec;
+	for (i = 0; i < r.n; i++) {
+		r.nodes[i].state = LN_NODE_OK;
+		r.nodes[i].facts = facts_of((int)i + 1);
+	}
+	req = ln_plan_request(&r, 0, LN_PHASE_FULL, NULL);
+	assert_non_null(req);
+	t = json_object_array_get_idx(ln_json_at(req, "targets"), 0);
+	assert_string_equal(ln_json_str_at(t, "tls"), "required");
+	d = first_target_dhchap(req);
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(d, "keys"), 0),
+					   "psk"), s2->psk);
+	ln_secrets_redact(req);
+	assert_int_equal(ln_json_write(req, 0, &b), 0);
+	assert_null(strstr(b.buf, "NVMeTLSkey"));
+	assert_non_null(strstr(b.buf, "\"psk\":\"redacted:"));
+	json_object_put(req);
+	req = ln_plan_request(&r, 1, LN_PHASE_FULL, NULL);
+	t = json_object_array_get_idx(ln_json_at(req, "initiators"), 0);
+	assert_string_equal(ln_json_str_at(t, "tls"), "required");
+	assert_string_equal(ln_json_str_at(ln_json_at(t, "dhchap"), "psk"), s2->psk);
+	json_object_put(req);
+	ln_run_release(&r);
+	path_of(p, sizeof(p), "t1/h2.psk");
+	unlink(p);
+	path_of(p, sizeof(p), "t1/h3.psk");
+	unlink(p);
+	ln_spec_free(spec);
+	ln_test_release(&err, &made, &b);
+}
+
 LN_TEST_MAIN(store_setup, store_teardown,
 	cmocka_unit_test(test_secrets__load_finds_each_pair),
 	cmocka_unit_test(test_secrets__bad_files_refused_by_name),
 	cmocka_unit_test(test_secrets__make_fills_only_the_gaps),
 	cmocka_unit_test(test_secrets__request_fields_and_redaction),
+	cmocka_unit_test(test_secrets__tls_psk),
 )

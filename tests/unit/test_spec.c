@@ -388,7 +388,8 @@ static void test_spec__json_keys_are_stable(void **state)
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
 					    "link_layer", "mtu", "rail", NULL };
 	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
-					      "hosts", "hosts_given", "namespaces", "dhchap", NULL };
+					      "hosts", "hosts_given", "namespaces", "dhchap", "tls",
+					      NULL };
 	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
 	struct json_object *o = NULL, *a, *x;
 	struct ln_spec *s = NULL;
@@ -408,7 +409,7 @@ static void test_spec__json_keys_are_stable(void **state)
 		assert_non_null(json_object_object_get_ex(x, *k, NULL) ? x : NULL);
 	a = json_object_object_get(o, "targets");
 	x = json_object_array_get_idx(a, 1);
-	assert_int_equal(json_object_object_length(x), 9);
+	assert_int_equal(json_object_object_length(x), 10);
 	for (k = target; *k; k++)
 		assert_true(json_object_object_get_ex(x, *k, NULL));
 	assert_string_equal(json_object_get_string(json_object_object_get(x, "hosts")), "any");

@@ -12,7 +12,13 @@
 #    the live controller (the mount stays, I/O goes on) and a fresh connect
 #    with the old secret is refused; bidirectional with a wrong controller
 #    secret is refused by the initiator; teardown wipes the key store.
-#    No secret is ever in an answer. Then the controller: a spec with
+#    No secret is ever in an answer. NVMe/TCP TLS (tls: required): lab1's
+#    port takes TLS 1.3 only and its .nvme keyring holds lab2's PSK; a
+#    plain connect is refused; the TLS connect (tlshd on both ends) mounts
+#    and does I/O; a capture on the lab bridge shows the plain attempt's
+#    ICReq in clear and the TLS connect starting with a TLS record, never a
+#    plaintext NVMe/TCP PDU; teardown takes the keys out of both keyrings.
+#    Then the controller: a spec with
 #    dhchap, llmnet keys, one apply that keys lab1's host entry and connects
 #    lab2 with the key file's secret, and teardown --purge.
 #  - 6.1 (no NVME_TARGET_AUTH): the target fails with a clear message,
@@ -51,6 +57,12 @@ no_secret() {
 	for s in "${secrets[@]}"; do grep -qF "${s:10:40}" "$@" && return 1; done
 	return 0
 }
+# a fresh NVMe TLS PSK in the interchange format (hash 01, 32 random bytes
+# and their CRC-32), as nvme-cli's gen-tls-key writes it
+tls_psk() {
+	python3 -c 'import base64,os,struct,zlib; k=os.urandom(32)
+print("NVMeTLSkey-1:01:" + base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode() + ":")'
+}
 # the kernel's authentication messages on guest I since mark M
 kmsg() { lab_ssh "$1" "dmesg | tail -n +$(($2 + 1)) | grep -iE 'auth|dhchap|dh-hmac' | tail -4"; }
 kmark() { lab_ssh "$1" 'dmesg | wc -l'; }
@@ -63,8 +75,8 @@ before1=$(lab_ssh 1 "$snap_target")
 hostnqn=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
 case $hostnqn in nqn.*) ok "lab2's host NQN is $hostnqn" ;; *) fail "lab2 has no host NQN"; tap_done; exit 1 ;; esac
 tip=$(lab_fabric_ip 1)
-K1=$(secret) K2=$(secret) KW=$(secret) KC=$(secret) KCW=$(secret)
-secrets=("$K1" "$K2" "$KW" "$KC" "$KCW")
+K1=$(secret) K2=$(secret) KW=$(secret) KC=$(secret) KCW=$(secret) P1=$(tls_psk)
+secrets=("$K1" "$K2" "$KW" "$KC" "$KCW" "$P1")
 
 target_req() { # KEY [CTRL_KEY]
 	local ctrl=''
@@ -227,6 +239,103 @@ check "teardown: no controller left" 0 "$(connected)"
 check "teardown: both key stores wiped" "" "$(lab_ssh 1 "ls -d $STORE 2>/dev/null"; lab_ssh 2 "ls -d $STORE 2>/dev/null")"
 check_cmd "teardown: no secret in the answers" no_secret "$tmp/d1.json" "$tmp/d2.json"
 check "lab1 configfs is as it was before" "$before1" "$(lab_ssh 1 "$snap_target")"
+
+# --- NVMe/TCP TLS ----------------------------------------------------------
+# lab1 exports TNQN on its own port, tls required; lab2 connects with the
+# same DH-HMAC-CHAP secret and its PSK. The agent inserts the TLS PSK into
+# each end's .nvme keyring; tlshd (ktls-utils, enabled in the 6.12 image)
+# makes the handshake.
+TNQN=nqn.2024-04.io.llmnet:e2e.tls
+TPORT=4422
+tls_target_req() {
+	cat <<JSON
+{"protocol": 2, "cluster": "$CL", "targets": [{
+  "nqn": "$TNQN", "transport": "tcp", "address": "$tip", "service": $TPORT, "tls": "required",
+  "hosts": ["$hostnqn"],
+  "namespaces": [{"nsid": 1, "file": "/var/lib/nvmet/e2e/tls.img", "size": 33554432}],
+  "dhchap": {"hash": "sha256", "dhgroup": "ffdhe2048",
+             "keys": [{"host": "$hostnqn", "key": "$K1", "psk": "$P1"}]}}]}
+JSON
+}
+tls_init_req() { # tls|plain
+	local t='' p=''
+	[ "$1" = tls ] && t=', "tls": "required"' p=", \"psk\": \"$P1\""
+	cat <<JSON
+{"protocol": 2, "cluster": "$CL", "initiators": [{
+  "target": "$TNQN", "transport": "tcp", "address": "$tip", "service": $TPORT$t,
+  "queues": {"nr_io_queues": 1}, "dhchap": {"secret": "$K1"$p},
+  "mount": {"path": "$MNT", "fs": "ext4", "format": "if-blank"}}]}
+JSON
+}
+tconnected() { lab_ssh 2 "grep -lx '$TNQN' /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | wc -l"; }
+for i in 1 2; do
+	check "tls: tlshd is active on lab$i" active "$(lab_ssh "$i" 'systemctl is-active tlshd')"
+done
+tls_target_req >"$tmp/tt.json"
+agent 1 apply <"$tmp/tt.json" >"$tmp/ta.json"
+check "tls: lab1 apply exits 0" 0 "$?"
+check "tls: lab1 inserts lab2's PSK" create "$(change_of "$tmp/ta.json" tls_psk)"
+check_cmd "tls: no secret in the answer" no_secret "$tmp/ta.json"
+tp=$(lab_ssh 1 "dirname \$(grep -lx $TPORT /sys/kernel/config/nvmet/ports/*/addr_trsvcid)")
+check "tls: lab1's port requires TLS 1.3" "tls1.3 required" \
+	"$(lab_ssh 1 "echo \$(cat $tp/addr_tsas) \$(cat $tp/addr_treq)")"
+check "tls: lab1's .nvme keyring holds the PSK for (lab2, $TNQN)" 1 \
+	"$(lab_ssh 1 "grep -c ' psk .*NVMe0R01 $hostnqn $TNQN: 32\$' /proc/keys")"
+check "tls: the state file holds no PSK" 0 "$(lab_ssh 1 "grep -c NVMeTLSkey /var/lib/llmnet/state.json")"
+agent 1 apply <"$tmp/tt.json" >"$tmp/tar.json"
+check "tls: lab1 apply again changes nothing" 0 \
+	"$(json "$tmp/tar.json" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]')"
+# the capture covers the plain attempt (its ICReq must show: the capture
+# sees plaintext when there is some) and then the TLS connect
+ip netns exec "$LAB_NETNS" tests/lab/wirecap "$LAB_BRIDGE" 120 "$TPORT" >"$tmp/cap.json" 2>"$tmp/cap.err" &
+cap=$!
+sleep 1
+m2=$(kmark 2)
+tls_init_req plain >"$tmp/tip.json"
+agent 2 apply <"$tmp/tip.json" >"$tmp/tbp.json"
+check "tls: a plain connect fails (exit 1)" 1 "$?"
+check "tls: a plain connect leaves no controller" 0 "$(tconnected)"
+echo "# plain connect: lab2 kernel: $(lab_ssh 2 "dmesg | tail -n +$((m2 + 1)) | grep -i nvme | tail -2")"
+teardown2
+tls_init_req tls >"$tmp/tit.json"
+t0=$(date +%s)
+agent 2 apply <"$tmp/tit.json" >"$tmp/tbt.json"
+check "tls: the TLS connect applies, exit 0 ($(($(date +%s) - t0)) s)" 0 "$?"
+check "tls: one controller" 1 "$(tconnected)"
+check "tls: lab2 inserts its PSK" create "$(change_of "$tmp/tbt.json" tls_psk)"
+check_cmd "tls: no secret in lab2's answers" no_secret "$tmp/tbp.json" "$tmp/tbt.json"
+sum=$(io t)
+case $sum in [0-9a-f]*) ok "tls: I/O on the mount ($sum)" ;; *) fail "tls: I/O failed: $sum" ;; esac
+echo "# tls: tlshd on lab2: $(lab_ssh 2 'journalctl -u tlshd -n 1 --no-pager -o cat 2>/dev/null')"
+kill -TERM "$cap" 2>/dev/null
+wait "$cap"
+echo "# capture: $(cat "$tmp/cap.json" "$tmp/cap.err")"
+# the verdict: some flow sent a plaintext ICReq (the plain attempt); a later
+# flow opened with a TLS handshake record; no flow from the first TLS one
+# on carries a plaintext NVMe/TCP PDU header (type 0..9, hlen 8..128) first
+verdict=$(python3 - "$tmp/cap.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+fl = d["flows"]
+plain = [f for f in fl if f.get("up", "").startswith("000080")]
+tls = [f for f in fl if f.get("up", "").startswith("1603")]
+def pdu(h): return len(h) >= 6 and int(h[0:2], 16) <= 9 and int(h[4:6], 16) in (8, 24, 72, 128)
+first = min((f["order"] for f in tls), default=None)
+leak = [f for f in fl if first is not None and f["order"] >= first and (pdu(f.get("up", "")) or pdu(f.get("down", "")))]
+print("plain=%d tls=%d leak=%d" % (len(plain), len(tls), len(leak)))
+PY
+)
+case $verdict in
+"plain="[1-9]*" tls="[1-9]*" leak=0") ok "tls: on the wire, the plain attempt's ICReq in clear, the TLS connect encrypted ($verdict)" ;;
+*) fail "tls: the capture does not show an encrypted connect: $verdict" ;;
+esac
+teardown2
+check "tls: lab2's teardown exits 0" 0 "$?"
+agent 1 teardown --cluster "$CL" --purge </dev/null >"$tmp/td1.json"
+check "tls: lab1's teardown exits 0" 0 "$?"
+check "tls: both keyrings are empty of the cluster's PSKs" 0 \
+	"$(( $(lab_ssh 1 "grep -c 'NVMe0R01 $hostnqn $TNQN' /proc/keys") + $(lab_ssh 2 "grep -c 'NVMe0R01 $hostnqn $TNQN' /proc/keys") ))"
+check_cmd "tls: no secret in the teardown answers" no_secret "$tmp/td1.json" "$tmp/d2.json"
 
 # --- the controller: spec -> llmnet keys -> one apply keys both ends ----------
 # lab1 exports to lab2 with dhchap in the spec; the secret is made by

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NVMe/TCP TLS on fixture trees: the PSK interchange format, the TLS PSK
+ * derived as nvme-cli inserts it (the lab's vector: the key read back from
+ * a 6.12 guest's .nvme keyring after `nvme gen-tls-key -i`), a target's
+ * port made TLS-only (addr_tsas, addr_treq) with each host's key in the
+ * keyring, an initiator's connect string with tls and its key, what a node
+ * without the keyring or tlshd gets, the request's refusals, and no PSK in
+ * any answer or state.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "agents/agent/tlspsk.h"
+#include "common/dhchap.h"
+
+/* the lab's by-hand run (docs/operating.md, TLS) */
+#define LAB_PSK "NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyN:"
+#define LAB_H "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"
+#define LAB_S "nqn.2026-12.io.llmnet:tlstest"
+#define LAB_KEY "3261e87d6e0e80d935b40bac545aeb5d5253888187191363c54b76ea2a4642a0"
+#define LAB_ID "NVMe0R01 " LAB_H " " LAB_S
+#define PSK_FRAG "tSY3VcFaqJU"
+#define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
+#define KEYRING "292bb69c I------     2 perm 1f1f0000     0     0 keyring   .nvme: empty\n"
+
+static int run(const char *root, const char *verb, const char *in, struct ln_buf *out)
+{
+	const char *args[] = { verb, NULL };
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = fx_agent(root, args, in, out, &err, "LLMNET_NS_WAIT=2");
+
+	assert_null(strstr(err.buf, PSK_FRAG));
+	assert_null(strstr(out->buf, PSK_FRAG));
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* The kernel's .nvme keyring and a running tlshd, as 6.12 with ktls-utils. */
+static void tls_node(const char *root, int keyring, int tlshd)
+{
+	char p[4096];
+
+	if (keyring)
+		assert_int_equal(fx_put(root, "/proc/keys", KEYRING), 0);
+	if (tlshd) {
+		snprintf(p, sizeof(p), "%s/proc/4242", root);
+		assert_int_equal(mkdir(p, 0755), 0);
+		assert_int_equal(fx_put(root, "/proc/4242/comm", "tlshd\n"), 0);
+	}
+}
+
+static const char *tls_target(const char *psk, const char *transport)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":2,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"" LAB_S "\","
+		 "\"transport\":\"%s\",\"address\":\"10.77.0.11\",\"service\":4430,\"tls\":"
+		 "\"required\",\"hosts\":[\"" LAB_H "\"],\"namespaces\":[{\"nsid\":1,\"file\":"
+		 "\"/var/lib/nvmet/t.img\",\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
+		 "\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" LAB_H "\",\"key\":\"" K1 "\","
+		 "\"psk\":\"%s\"}]}}]}", transport, psk);
+	return buf;
+}
+
+static void test_agent_tls__psk_format(void **st)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	char gen[LN_DHCHAP_MAX];
+
+	(void)st;
+	assert_int_equal(ln_tls_psk_check(LAB_PSK, &why), 0);
+	/* a broken CRC, a DHHC-1 secret, a bad hash: refused, never echoed */
+	assert_int_equal(ln_tls_psk_check("NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyM:", &why), -EINVAL);
+	assert_non_null(strstr(why.buf, "CRC-32"));
+	assert_int_equal(ln_tls_psk_check(K1, &why), -EINVAL);
+	assert_int_equal(ln_tls_psk_check("NVMeTLSkey-1:03:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyN:", &why), -EINVAL);
+	assert_null(strstr(why.buf, PSK_FRAG));
+	/* made as gen-tls-key makes them: hash 01, 32 bytes, CRC */
+	assert_int_equal(ln_tls_psk_generate(gen, sizeof(gen)), 0);
+	assert_int_equal(strncmp(gen, "NVMeTLSkey-1:01:", 16), 0);
+	assert_int_equal(strlen(gen), strlen(LAB_PSK));
+	assert_int_equal(ln_tls_psk_check(gen, &why), 0);
+	ln_buf_release(&why);
+}
+
+static void test_agent_tls__derived_key_is_the_kernels(void **st)
+{
+	unsigned char key[LN_TLS_KEY_MAX];
+	char id[LN_TLS_IDENTITY_MAX], hex[2 * LN_TLS_KEY_MAX + 1];
+	struct ln_buf err = LN_BUF_INIT;
+	size_t len = 0, i;
+
+	(void)st;
+	assert_int_equal(ln_tls_psk_derive(LAB_PSK, LAB_H, LAB_S, id, sizeof(id), key, &len, &err),
+			 0);
+	assert_string_equal(id, LAB_ID);
+	assert_int_equal(len, 32);
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	assert_string_equal(hex, LAB_KEY);
+	/* another host gets another key */
+	assert_int_equal(ln_tls_psk_derive(LAB_PSK, "nqn.2014-08.org.example:h2", LAB_S, id,
+					   sizeof(id), key, &len, &err), 0);
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	assert_string_not_equal(hex, LAB_KEY);
+	ln_buf_release(&err);
+}
+
+/* A TLS target: its port requires TLS 1.3, the host's key is in .nvme
+ * under the identity the kernel looks up; converged, nothing is written
+ * again; teardown takes the key out; no PSK in any answer or the state. */
+static void test_agent_tls__target_port_and_keyring(void **st)
+{
+	char *root = fx_build("node-target-6.12");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, m1 = LN_BUF_INIT, m2 = LN_BUF_INIT;
+	const char *port = "/sys/kernel/config/nvmet/ports/1";
+	char p[4096], line[600];
+
+	(void)st;
+	tls_node(root, 1, 1);
+	assert_int_equal(run(root, "apply", tls_target(LAB_PSK, "tcp"), &out), 0);
+	assert_true(fx_has_change(&out, "create", "tls_psk"));
+	assert_non_null(strstr(out.buf, "tls1.3 required"));
+	/* the port the agent made */
+	snprintf(p, sizeof(p), "%s/addr_tsas", port);
+	fx_read(root, p, &v);
+	assert_string_equal(v.buf, "tls1.3\n");
+	snprintf(p, sizeof(p), "%s/addr_treq", port);
+	fx_read(root, p, &v);
+	assert_string_equal(v.buf, "required\n");
+	snprintf(p, sizeof(p), "%s/subsystems/" LAB_S, port);
+	{
+		char q[4096];
+		struct stat sb;
+
+		snprintf(q, sizeof(q), "%s%s", root, p);
+		assert_int_equal(lstat(q, &sb), 0);
+	}
+	fx_read(root, "/proc/keys", &v);
+	snprintf(line, sizeof(line), " psk       %s: 32\n", LAB_ID);
+	assert_non_null(strstr(v.buf, line));
+	/* the key the fixture kernel holds is the one nvme-cli inserts */
+	{
+		const char *l = strstr(v.buf, line);
+		char rel[64];
+
+		while (l > v.buf && l[-1] != '\n')
+			l--;
+		snprintf(rel, sizeof(rel), "/etc/llmnet-fixture/psk/%.8s", l);
+		fx_read(root, rel, &v);
+		assert_string_equal(v.buf, LAB_KEY "\n");
+	}
+	fx_read(root, "/var/lib/llmnet/state.json", &v);
+	assert_null(strstr(v.buf, PSK_FRAG));
+	assert_null(strstr(v.buf, LAB_KEY));
+	fx_read(root, "/etc/llmnet/keys/c/host-" LAB_H ".psk", &v);
+	assert_string_equal(v.buf, LAB_PSK "\n");
+	/* converged */
+	fx_list_mtimes(root, &m1);
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_target(LAB_PSK, "tcp"), &out), 0);
+	fx_list_mtimes(root, &m2);
+	assert_string_equal(m1.buf, m2.buf);
+	assert_false(fx_has_change(&out, "create", "tls_psk"));
+	assert_false(fx_has_change(&out, "change", "tls_psk"));
+	/* teardown: the port, the subsystem and the key go */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	assert_true(fx_has_change(&out, "remove", "tls_psk"));
+	fx_read(root, "/proc/keys", &v);
+	assert_null(strstr(v.buf, LAB_ID));
+	assert_string_equal(v.buf, KEYRING);
+	ln_test_release(&out, &v, &m1, &m2);
+	fx_remove(root);
+}
+
+/* Without the .nvme keyring (no NVMe TLS in the kernel) or without tlshd
+ * the target fails with the reason and nothing of it is exported. */
+static void test_agent_tls__node_without_tls_exports_nothing(void **st)
+{
+	int variant;
+
+	(void)st;
+	for (variant = 0; variant < 2; variant++) {
+		char *root = fx_build("node-target-6.12"), p[4096];
+		struct ln_buf out = LN_BUF_INIT;
+
+		tls_node(root, variant == 1, 0);
+		assert_int_equal(run(root, "apply", tls_target(LAB_PSK, "tcp"), &out), 1);
+		assert_non_null(strstr(out.buf, variant ? "tlshd" : "'.nvme'"));
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/" LAB_S, root);
+		assert_int_equal(access(p, F_OK), -1);
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1", root);
+		assert_int_equal(access(p, F_OK), -1);
+		ln_buf_release(&out);
+		fx_remove(root);
+	}
+}
+
+static void test_agent_tls__request_refusals(void **st)
+{
+	char *root = fx_build("node-target-6.12");
+	struct ln_buf out = LN_BUF_INIT;
+	char req[4096];
+
+	(void)st;
+	tls_node(root, 1, 1);
+	assert_int_equal(run(root, "apply", tls_target(LAB_PSK, "rdma"), &out), 2);
+	assert_non_null(strstr(out.buf, "tls needs transport tcp"));
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_target("NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyM:", "tcp"), &out), 2);
+	assert_non_null(strstr(out.buf, "not a valid NVMe TLS PSK"));
+	/* a tls target without its hosts' psk */
+	ln_buf_reset(&out);
+	snprintf(req, sizeof(req), "%s", tls_target(LAB_PSK, "tcp"));
+	memcpy(strstr(req, ",\"psk\""), "}]}}]}", 7);
+	assert_int_equal(run(root, "apply", req, &out), 2);
+	assert_non_null(strstr(out.buf, "psk"));
+	ln_buf_release(&out);
+	fx_remove(root);
+}
+
+static const char *tls_init(int tls)
+{
+	static char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":2,\"cluster\":\"c\",\"initiators\":[{\"target\":\"" LAB_S "\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s,"
+		 "\"dhchap\":{\"secret\":\"" K1 "\"%s}}]}",
+		 tls ? ",\"tls\":\"required\"" : "", tls ? ",\"psk\":\"" LAB_PSK "\"" : "");
+	return buf;
+}
+
+/* The host's key goes in its .nvme keyring, then the connect asks for TLS
+ * (the kernel's "tls" option; libnvme 1.3 cannot write it); without tlshd
+ * the connect is refused with the reason. */
+static void test_agent_tls__initiator_connects_with_tls(void **st)
+{
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	mkdir(p, 0755);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", LAB_H "\n"), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid", "11111111-2222-3333-4444-555555555555\n"),
+			 0);
+	/* no tlshd: refused before any key or connect */
+	tls_node(root, 1, 0);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 1);
+	assert_non_null(strstr(out.buf, "tlshd"));
+	fx_read(root, "/proc/keys", &v);
+	assert_string_equal(v.buf, KEYRING);
+	tls_node(root, 0, 1);
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 0);
+	assert_true(fx_has_change(&out, "create", "tls_psk"));
+	fx_read(root, "/dev/nvme-fabrics", &v);
+	assert_non_null(strstr(v.buf, "nqn=" LAB_S ",transport=tcp,traddr=10.77.0.11,"
+				       "trsvcid=4420,hostnqn=" LAB_H));
+	assert_non_null(strstr(v.buf, ",dhchap_secret=(secret),tls\n"));
+	assert_null(strstr(v.buf, "DHHC-1"));
+	fx_read(root, "/sys/class/nvme/nvme1/tls_key", &v);
+	assert_int_equal(strlen(v.buf), 9);
+	fx_read(root, "/proc/keys", &v);
+	assert_non_null(strstr(v.buf, LAB_ID));
+	fx_read(root, "/var/lib/llmnet/state.json", &v);
+	assert_null(strstr(v.buf, PSK_FRAG));
+	/* teardown disconnects and takes the key out */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	fx_read(root, "/proc/keys", &v);
+	assert_null(strstr(v.buf, LAB_ID));
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_agent_tls__psk_format),
+	cmocka_unit_test(test_agent_tls__derived_key_is_the_kernels),
+	cmocka_unit_test(test_agent_tls__target_port_and_keyring),
+	cmocka_unit_test(test_agent_tls__node_without_tls_exports_nothing),
+	cmocka_unit_test(test_agent_tls__request_refusals),
+	cmocka_unit_test(test_agent_tls__initiator_connects_with_tls),
+)
