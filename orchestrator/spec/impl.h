@@ -153,6 +153,20 @@ int spec_check_paths(struct ln_spec *spec);
  * within SPEC_MAX_PAIRS (check_pairs.c). */
 int spec_check_pairs(struct ln_spec *spec);
 
+/* The messages kept; past them only a count (spec_diag). */
+#define SPEC_MAX_DIAGS 1000
+/* The most host references all targets' 'hosts' lists may name, ranges
+ * expanded (docs/spec.md), like SPEC_MAX_PAIRS. */
+#define SPEC_MAX_HOST_REFS (1u << 20)
+/* Whether spec_diag keeps no more messages. */
+int spec_diags_full(const struct ln_spec *spec);
+/* A node name close to an unknown one, or NULL; NULL once the messages
+ * are full (check_refs.c). */
+const char *spec_near_node(const struct ln_spec *spec, const char *name);
+/* Past SPEC_MAX_HOST_REFS: one message at the 'hosts' entry that crosses
+ * it, with the total, and 1 (no list is to be expanded); else 0. */
+int spec_check_host_refs(struct ln_spec *spec);
+
 /* ---- key tables ------------------------------------------------------- */
 
 enum ftype {

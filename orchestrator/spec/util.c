@@ -175,7 +175,7 @@ void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 
 	/* A runaway spec (or a fuzzer) must not grow the list without end;
 	 * past the cap only the count grows, reported at the end. */
-	if (st->n_diags >= 1000) {
+	if (st->n_diags >= SPEC_MAX_DIAGS) {
 		st->n_dropped++;
 		return;
 	}

@@ -9,6 +9,7 @@
 #     accepts every example and rejects the cases in schema-rejects.list;
 #  4. docs/spec.md names every key of the schema;
 #  5. the fuzz target replays tests/fuzz/corpus (each input once).
+#     Each lint runs under `ulimit -t 20` (CPU seconds): a hang fails.
 # --regen rewrites the .err files from the current output: review the diff.
 set -u
 build=$1 fuzzer=$2 regen=${3:-}
@@ -37,9 +38,11 @@ n=0
 for y in tests/spec/*.yaml; do
 	n=$((n + 1))
 	golden=${y%.yaml}.err
-	out=$("$llmnet" lint "$y" 2>&1 >/dev/null)
+	# under a CPU-time limit, not a clock: a case that makes lint spin
+	# (a range expanded without a bound) is killed and fails (rc 137)
+	out=$(ulimit -t 20; "$llmnet" lint "$y" 2>&1 >/dev/null)
 	rc=$?
-	stdout=$("$llmnet" lint "$y" 2>/dev/null)
+	stdout=$(ulimit -t 20; "$llmnet" lint "$y" 2>/dev/null)
 	if [ "$regen" = --regen ]; then
 		printf '%s\n' "$out" > "$golden"
 	fi
