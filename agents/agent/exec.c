@@ -598,6 +598,25 @@ static int check_tool(const struct program *pg, struct ln_buf *err)
 	return 0;
 }
 
+/* mpirun's --host: HOST:SLOTS, or several joined by commas (the nccl
+ * stage's GPU nodes); a host of [A-Za-z0-9._-], not starting with '-'. */
+static int host_list_ok(const char *v)
+{
+	if (!v)
+		return 0;
+	while (v) {
+		size_t h = strspn(v, ALNUM "._-"), d;
+
+		if (!h || v[0] == '-' || v[h] != ':')
+			return 0;
+		d = strspn(v + h + 1, DIGITS);
+		if (!d || (v[h + 1 + d] && v[h + 1 + d] != ','))
+			return 0;
+		v = v[h + 1 + d] ? v + h + 2 + d : NULL;
+	}
+	return 1;
+}
+
 /* The Open MPI major version of the node's mpirun, as LN_OMPI_* bits. */
 static int ompi_version(const struct program *pg, unsigned *majors, struct ln_buf *err)
 {
@@ -666,12 +685,9 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 			}
 			i += 2;
 		} else if (!strcmp(o, "--host")) {
-			const char *colon = v ? strrchr(v, ':') : NULL;
-
-			if (!colon || colon == v || !all_of(colon + 1, DIGITS) ||
-			    strspn(v, ALNUM "._-") != (size_t)(colon - v) || v[0] == '-') {
-				ln_buf_addf(err, "mpirun option '--host' takes HOST:SLOTS, not '%.100s'",
-					    v ? v : "nothing");
+			if (!host_list_ok(v)) {
+				ln_buf_addf(err, "mpirun option '--host' takes HOST:SLOTS[,HOST:SLOTS...], "
+					    "not '%.100s'", v ? v : "nothing");
 				return -LN_EREQUEST;
 			}
 			i++;

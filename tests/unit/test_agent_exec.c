@@ -215,6 +215,9 @@ static void test_agent_exec__nccl_environment_is_allow_listed(void **state)
 	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
 		"--", "mpirun", "-np", "2", PROBE_NCCL, "--gid-index", "3", "--socket-ifname",
 		"^docker,lo", "--env", "NCCL_ALGO=Ring", "--env", "NCCL_IB_TC=106", NULL);
+	/* the GPU nodes only, when some node has none: --host NAME:GPUS,... */
+	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
+		"--", "mpirun", "--host", "g1:8,g2.example.com:4", "-np", "12", PROBE_NCCL, NULL);
 }
 
 static void test_agent_exec__impostor_probes_are_refused(void **state)
@@ -307,6 +310,12 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 		"--host", "n1", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
 		"--host", "n/1:1", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "g1:8,", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "g1:8,-g2:8", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "g1:8:g2:8", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--map-by' takes ppr:N:node", "--sha256", x->sha, "--",
 		"mpirun", "--map-by", "node:PE=2", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--hostfile' takes an absolute path without . or .. parts",

@@ -54,6 +54,7 @@ struct fake {
 	char nccl_op[32];	/* the --op the NCCL probe was given */
 	char nccl_argv[2048];	/* the last mpirun of the NCCL probe, joined */
 	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
+	const char *nccl_hosts;	/* the --host list expected instead of the hostfile */
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
 	 * op when with_counters; a pair through a lossy port raises both
 	 * ends' rcvd_seq_err by 40 (loss is seen at both ends) */
@@ -337,7 +338,9 @@ static void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
 		if (f->nccl_np ? (ppr || np != f->nccl_np) :
 		    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
 		    atol(ln_test_arg_after(argv, "--expect-ranks")) != np ||
-		    !ln_test_arg_after(argv, "--hostfile"))
+		    (f->nccl_hosts ? !host || strcmp(host, f->nccl_hosts) ||
+				     ln_test_arg_after(argv, "--hostfile") :
+				     !ln_test_arg_after(argv, "--hostfile")))
 			problem(f, "nccl probe not one rank per GPU", argv);
 		if (!same_bin_everywhere(f, 1, node))
 			problem(f, "a node lacks the launcher's nccl probe", argv);
@@ -1524,6 +1527,23 @@ static void test_validate_stages__nccl_environment(void **state)
 	assert_null(strstr(w->f.nccl_argv, "--gid-index"));
 }
 
+/* A node without GPUs (a storage node, slots 1): the ranks go to the GPU
+ * nodes only, by --host NAME:GPUS, one per GPU; the hostfile is not used. */
+static void test_validate_stages__nccl_gpuless_node(void **state)
+{
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl }\n", 1));
+
+	w->spec->nodes[1].gpus = 0;
+	w->spec->nodes[1].slots = 1;
+	w->f.nccl_np = 16;
+	w->f.nccl_hosts = "n1:8,n3:8";
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	assert_non_null(strstr(w->f.nccl_argv, " --host n1:8,n3:8 -np 16 "));
+	assert_null(strstr(w->f.nccl_argv, "--hostfile"));
+}
+
 /* Uneven GPU counts: the hostfile's slots (= gpus) place the ranks; a
  * node whose slots differ from its GPUs makes the stage "not run". */
 static void test_validate_stages__nccl_uneven_gpus(void **state)
@@ -1696,6 +1716,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_stages__nccl_every_op),
 	WORLD_TEST(test_validate_stages__nccl_environment),
 	WORLD_TEST(test_validate_stages__nccl_uneven_gpus),
+	WORLD_TEST(test_validate_stages__nccl_gpuless_node),
 	WORLD_TEST(test_validate_stages__nccl_no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_stages__io),
 	WORLD_TEST(test_validate_stages__io_probe_copies),
