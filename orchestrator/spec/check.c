@@ -955,6 +955,7 @@ int spec_check(struct ln_spec *spec)
 			goto out;
 	}
 	check_validation(&x);
+	spec_check_stage_rules(spec);
 	check_rails(&x);
 	r = spec_check_pairs(spec);
 	if (r < 0)

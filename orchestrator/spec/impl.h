@@ -153,6 +153,10 @@ int spec_check_paths(struct ln_spec *spec);
  * within SPEC_MAX_PAIRS (check_pairs.c). */
 int spec_check_pairs(struct ln_spec *spec);
 
+/* Rules between a stage and the MPI, storage and port settings it runs
+ * with (check_stages.c). */
+void spec_check_stage_rules(struct ln_spec *spec);
+
 /* The messages kept; past them only a count (spec_diag). */
 #define SPEC_MAX_DIAGS 1000
 /* The most host references all targets' 'hosts' lists may name, ranges
