@@ -331,6 +331,30 @@ out:
 	return r;
 }
 
+int ln_ssh_identity_check(const char *identity, struct ln_buf *err)
+{
+	ssh_key priv = NULL;
+	char *id;
+	int r = 0;
+
+	if (!identity)
+		return 0;
+	id = expand_home(identity);
+	if (!id)
+		return -ENOMEM;
+	if (access(id, R_OK) < 0) {
+		ln_buf_addf(err, "ssh.identity '%s' cannot be read: %s", id, strerror(errno));
+		r = -LN_EAUTH;
+	} else if (ssh_pki_import_privkey_file(id, NULL, NULL, NULL, &priv) != SSH_OK) {
+		ln_buf_addf(err, "ssh.identity '%s' is not a private key libssh can read "
+			    "(without a passphrase)", id);
+		r = -LN_EAUTH;
+	}
+	ssh_key_free(priv);
+	free(id);
+	return r;
+}
+
 static int sign_in(struct ln_session *s, const struct ln_ssh_opts *o, struct ln_buf *err)
 {
 	ssh_key priv = NULL;
