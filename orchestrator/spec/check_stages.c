@@ -29,7 +29,38 @@ static void check_mpi_format(struct ln_spec *spec)
 				  ln_stage_name(mpi_stages[k]));
 }
 
+/* A destructive io stage writes the raw namespaces initiators reach; an
+ * adopted file is the user's data, which llmnet never destroys. The first
+ * one found is reported. */
+static void check_destructive_adopt(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	size_t i, k;
+
+	if (!v->present[LN_STAGE_IO] || !v->io.destructive)
+		return;
+	for (i = 0; i < spec->n_initiators; i++) {
+		const struct ln_target *t;
+
+		if (spec->initiators[i].target >= spec->n_targets)
+			continue;
+		t = &spec->targets[spec->initiators[i].target];
+		for (k = 0; k < t->n_namespaces; k++)
+			if (t->namespaces[k].adopt) {
+				spec_diag(spec, v->mark[LN_STAGE_IO],
+					  "stage 'io' is destructive but namespace %u of '%s' adopts "
+					  "'%s' (line %u): llmnet never destroys an adopted file; "
+					  "remove 'destructive' or 'adopt'",
+					  t->namespaces[k].nsid, t->nqn,
+					  t->namespaces[k].file ? t->namespaces[k].file : "?",
+					  t->namespaces[k].mark.line);
+				return;
+			}
+	}
+}
+
 void spec_check_stage_rules(struct ln_spec *spec)
 {
 	check_mpi_format(spec);
+	check_destructive_adopt(spec);
 }
