@@ -245,6 +245,7 @@ enum vkind {
 	V_HCA_AT,	/* HOST=DEV:PORT[,...], or HOST= */
 	V_IFNAME,	/* NCCL_SOCKET_IFNAME */
 	V_NCCL_ENV,	/* NAME=VALUE, NAME on common/nccl_env.c's allow-list */
+	V_PORT,		/* a TCP port, 1-65535 */
 };
 
 struct opt {
@@ -276,19 +277,19 @@ struct program {
 
 static const struct opt rping_opts[] = {
 	{ "-s", V_FLAG }, { "-c", V_FLAG }, { "-V", V_FLAG }, { "-a", V_ADDR },
-	{ "-p", V_UINT }, { "-C", V_UINT }, { NULL, V_FLAG },
+	{ "-p", V_PORT }, { "-C", V_UINT }, { NULL, V_FLAG },
 };
 
 static const struct opt perftest_opts[] = {
 	{ "-d", V_WORD }, { "-i", V_UINT }, { "-x", V_UINT }, { "-s", V_UINT },
-	{ "-n", V_UINT }, { "-p", V_UINT }, { "-R", V_FLAG }, { "-F", V_FLAG },
+	{ "-n", V_UINT }, { "-p", V_PORT }, { "-R", V_FLAG }, { "-F", V_FLAG },
 	{ "--report_gbits", V_FLAG }, { NULL, V_FLAG },
 };
 
 /* The latency tools: what the latency stage passes, no unit option. */
 static const struct opt perftest_lat_opts[] = {
 	{ "-d", V_WORD }, { "-i", V_UINT }, { "-x", V_UINT }, { "-s", V_UINT },
-	{ "-n", V_UINT }, { "-p", V_UINT }, { "-R", V_FLAG }, { "-F", V_FLAG },
+	{ "-n", V_UINT }, { "-p", V_PORT }, { "-R", V_FLAG }, { "-F", V_FLAG },
 	{ NULL, V_FLAG },
 };
 
@@ -442,6 +443,8 @@ static int value_ok(enum vkind k, const char *v)
 		return ln_nccl_ifname_ok(v);
 	case V_NCCL_ENV:
 		return nccl_env_ok(v);
+	case V_PORT:
+		return all_of(v, DIGITS) && strlen(v) <= 5 && atol(v) >= 1 && atol(v) <= 65535;
 	}
 	return 0;
 }
@@ -453,6 +456,7 @@ static const char *const kind_names[] = {
 	[V_HCA_AT] = "HOST=DEV:PORT,... (or HOST=)",
 	[V_IFNAME] = "interface names (1-255 of [A-Za-z0-9_.,:^=-])",
 	[V_NCCL_ENV] = "NCCL_NAME=VALUE with a name on llmnet's allow-list and a plain value",
+	[V_PORT] = "a TCP port (1-65535)",
 };
 
 /* argv[*i] against opts: an option it knows, with its value. */

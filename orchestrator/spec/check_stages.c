@@ -59,8 +59,32 @@ static void check_destructive_adopt(struct ln_spec *spec)
 	}
 }
 
+/* bandwidth and latency run pair k of a round on TCP port port_base + k;
+ * a round's pairs share no RDMA port, so it holds at most half the
+ * ports: the last port used stays within 65535. */
+static void check_port_base(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	const enum ln_stage st[] = { LN_STAGE_BANDWIDTH, LN_STAGE_LATENCY };
+	const unsigned base[] = { v->bandwidth.port_base, v->latency.port_base };
+	size_t i, k, ports = 0, most;
+
+	for (i = 0; i < spec->n_nodes; i++)
+		ports += spec->nodes[i].n_rdma;
+	most = ports / 2;
+	for (k = 0; k < ARRAY_SIZE(st); k++)
+		if (v->present[st[k]] && most && base[k] + most - 1 > 65535)
+			spec_diag(spec, v->mark[st[k]],
+				  "stage '%s' runs up to %zu pairs in one round (the nodes have %zu "
+				  "RDMA ports) on TCP ports from port_base %u: %zu is past 65535 "
+				  "(make port_base at most %zu)",
+				  ln_stage_name(st[k]), most, ports, base[k], base[k] + most - 1,
+				  65536 - most);
+}
+
 void spec_check_stage_rules(struct ln_spec *spec)
 {
+	check_port_base(spec);
 	check_mpi_format(spec);
 	check_destructive_adopt(spec);
 }

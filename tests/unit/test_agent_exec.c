@@ -305,6 +305,13 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 		"ib_send_lat", "-d", "rxe0", "-n", "100", "evil", NULL);
 	refused(x, "ib_write_lat option '-n' takes an unsigned integer", "--", "ib_write_lat",
 		"-n", "many", NULL);
+	/* a port past 65535 (port_base + the pair's slot) is no port */
+	refused(x, "ib_write_lat option '-p' takes a TCP port (1-65535), not '65536'", "--",
+		"ib_write_lat", "-p", "65536", NULL);
+	refused(x, "ib_write_bw option '-p' takes a TCP port (1-65535), not '0'", "--",
+		"ib_write_bw", "-p", "0", NULL);
+	refused(x, "rping option '-p' takes a TCP port (1-65535), not '70000'", "--", "rping",
+		"-p", "70000", NULL);
 	refused(x, "argument 2 of 'rping' is not allowed", "--", "rping", "-a", "1.2.3.4;id", NULL);
 	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
 		"--host", "n1", "-np", "1", PROBE_MPI, NULL);
