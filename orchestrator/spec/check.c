@@ -55,11 +55,13 @@ static int streq(const char *a, const char *b)
 SPEC_STRING_KEY(node_name, nodes, name)
 SPEC_STRING_KEY(nqn, targets, nqn)
 
+/* Addresses by value, not spelling (spec_addr_canon). */
 static uint64_t h_endpoint(const void *c, uint32_t i)
 {
 	const struct ln_node *n = &((const struct ln_spec *)c)->nodes[i];
+	char buf[SPEC_ADDR_CANON];
 
-	return spec_hash_str(n->address, HASH_SEED ^ n->port);
+	return spec_hash_str(spec_addr_canon(n->address, buf, sizeof(buf)), HASH_SEED ^ n->port);
 }
 
 static int eq_endpoint(const void *c, uint32_t a, uint32_t b)
@@ -67,19 +69,23 @@ static int eq_endpoint(const void *c, uint32_t a, uint32_t b)
 	const struct ln_spec *s = c;
 
 	return s->nodes[a].port == s->nodes[b].port &&
-	       streq(s->nodes[a].address, s->nodes[b].address);
+	       spec_addr_eq(s->nodes[a].address, s->nodes[b].address);
 }
 
 static uint64_t h_port_ip(const void *c, uint32_t i)
 {
-	return spec_hash_str(((const struct ctx *)c)->st->ports[i].ip, HASH_SEED);
+	char buf[SPEC_ADDR_CANON];
+
+	return spec_hash_str(spec_addr_canon(((const struct ctx *)c)->st->ports[i].ip, buf,
+					     sizeof(buf)),
+			     HASH_SEED);
 }
 
 static int eq_port_ip(const void *c, uint32_t a, uint32_t b)
 {
 	const struct ctx *x = c;
 
-	return streq(x->st->ports[a].ip, x->st->ports[b].ip);
+	return spec_addr_eq(x->st->ports[a].ip, x->st->ports[b].ip);
 }
 
 /* A namespace's backing object on its node: (node, file or device). */

@@ -3,8 +3,11 @@
  * The check pass's bounds on references by name: a suggestion for an
  * unknown node name (an O(nodes) scan, so only while messages are still
  * kept), and the cap on host references over every target's 'hosts'
- * list, checked before any list is expanded.
+ * list, checked before any list is expanded; addresses compared as
+ * addresses (inet_pton), host names without regard to case.
  */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,4 +71,32 @@ int spec_check_host_refs(struct ln_spec *spec)
 		  "(list fewer, or write 'hosts: any')",
 		  total, SPEC_MAX_HOST_REFS);
 	return 1;
+}
+
+const char *spec_addr_canon(const char *addr, char *buf, size_t n)
+{
+	unsigned char bin[16];
+	size_t i;
+
+	if (!addr)
+		return NULL;
+	if (inet_pton(AF_INET, addr, bin) == 1)
+		return inet_ntop(AF_INET, bin, buf, (socklen_t)n) ? buf : addr;
+	if (inet_pton(AF_INET6, addr, bin) == 1)
+		return inet_ntop(AF_INET6, bin, buf, (socklen_t)n) ? buf : addr;
+	for (i = 0; addr[i] && i + 1 < n; i++)
+		buf[i] = (char)tolower((unsigned char)addr[i]);
+	if (addr[i])
+		return addr;	/* too long to fold: as written */
+	buf[i] = '\0';
+	return buf;
+}
+
+int spec_addr_eq(const char *a, const char *b)
+{
+	char ca[SPEC_ADDR_CANON], cb[SPEC_ADDR_CANON];
+
+	if (!a || !b)
+		return 0;
+	return !strcmp(spec_addr_canon(a, ca, sizeof(ca)), spec_addr_canon(b, cb, sizeof(cb)));
 }

@@ -170,6 +170,13 @@ const char *spec_near_node(const struct ln_spec *spec, const char *name);
 /* Past SPEC_MAX_HOST_REFS: one message at the 'hosts' entry that crosses
  * it, with the total, and 1 (no list is to be expanded); else 0. */
 int spec_check_host_refs(struct ln_spec *spec);
+/* An address as compared for duplicates: a numeric one in inet_ntop's
+ * spelling (fd00:0::1 is fd00::1), a host name in lower case; in buf (n
+ * bytes, SPEC_ADDR_CANON will do), or addr itself when it does not fit. */
+#define SPEC_ADDR_CANON 256
+const char *spec_addr_canon(const char *addr, char *buf, size_t n);
+/* a and b are one address (both non-NULL). */
+int spec_addr_eq(const char *a, const char *b);
 
 /* ---- key tables ------------------------------------------------------- */
 
