@@ -168,10 +168,14 @@ int cmd_lint(int argc, char **argv)
 		goto out;
 	}
 	if (r < 0) {
-		/* Unreadable: the spec cannot be judged valid either. */
+		/* Unreadable: the spec cannot be judged valid either; -o json
+		 * still prints its {"errors": [...]}, at line 0. */
 		ln_buf_rtrim(&err);
 		ln_error("%s", err.buf);
 		rc = LN_EXIT_SPEC;
+		if (ln_cli.output == LN_OUT_JSON && (errors_json(path, err.buf, &o) < 0 ||
+						     print_json(o) < 0))
+			ln_error("cannot print the error as JSON: out of memory");
 		goto out;
 	}
 	rc = LN_EXIT_OK;

@@ -105,6 +105,12 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 		code = LN_EXIT_FAILED;
 		goto out;
 	}
+	/* The key every sign-in uses: read once, before any node. */
+	if (ln_ssh_identity_check(o->spec->ssh.identity, &err) < 0) {
+		ln_error("%s; no node was contacted", err.buf);
+		code = LN_EXIT_SPEC;
+		goto out;
+	}
 	ln_fanout_signals();
 	r = ln_run_init(run, o->spec, (unsigned)o->parallel, o->accept.v, o->accept.n, o->limit.v,
 			o->limit.n, command, &err);

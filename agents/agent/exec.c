@@ -258,6 +258,7 @@ enum vkind {
 	V_HCA_AT,	/* HOST=DEV:PORT[,...], or HOST= */
 	V_IFNAME,	/* NCCL_SOCKET_IFNAME */
 	V_NCCL_ENV,	/* NAME=VALUE, NAME on common/nccl_env.c's allow-list */
+	V_PORT,		/* a TCP port, 1-65535 */
 };
 
 struct opt {
@@ -289,19 +290,19 @@ struct program {
 
 static const struct opt rping_opts[] = {
 	{ "-s", V_FLAG }, { "-c", V_FLAG }, { "-V", V_FLAG }, { "-a", V_ADDR },
-	{ "-p", V_UINT }, { "-C", V_UINT }, { NULL, V_FLAG },
+	{ "-p", V_PORT }, { "-C", V_UINT }, { NULL, V_FLAG },
 };
 
 static const struct opt perftest_opts[] = {
 	{ "-d", V_WORD }, { "-i", V_UINT }, { "-x", V_UINT }, { "-s", V_UINT },
-	{ "-n", V_UINT }, { "-p", V_UINT }, { "-R", V_FLAG }, { "-F", V_FLAG },
+	{ "-n", V_UINT }, { "-p", V_PORT }, { "-R", V_FLAG }, { "-F", V_FLAG },
 	{ "--report_gbits", V_FLAG }, { NULL, V_FLAG },
 };
 
 /* The latency tools: what the latency stage passes, no unit option. */
 static const struct opt perftest_lat_opts[] = {
 	{ "-d", V_WORD }, { "-i", V_UINT }, { "-x", V_UINT }, { "-s", V_UINT },
-	{ "-n", V_UINT }, { "-p", V_UINT }, { "-R", V_FLAG }, { "-F", V_FLAG },
+	{ "-n", V_UINT }, { "-p", V_PORT }, { "-R", V_FLAG }, { "-F", V_FLAG },
 	{ NULL, V_FLAG },
 };
 
@@ -455,6 +456,8 @@ static int value_ok(enum vkind k, const char *v)
 		return ln_nccl_ifname_ok(v);
 	case V_NCCL_ENV:
 		return nccl_env_ok(v);
+	case V_PORT:
+		return all_of(v, DIGITS) && strlen(v) <= 5 && atol(v) >= 1 && atol(v) <= 65535;
 	}
 	return 0;
 }
@@ -466,6 +469,7 @@ static const char *const kind_names[] = {
 	[V_HCA_AT] = "HOST=DEV:PORT,... (or HOST=)",
 	[V_IFNAME] = "interface names (1-255 of [A-Za-z0-9_.,:^=-])",
 	[V_NCCL_ENV] = "NCCL_NAME=VALUE with a name on llmnet's allow-list and a plain value",
+	[V_PORT] = "a TCP port (1-65535)",
 };
 
 /* argv[*i] against opts: an option it knows, with its value. */
@@ -611,6 +615,25 @@ static int check_tool(const struct program *pg, struct ln_buf *err)
 	return 0;
 }
 
+/* mpirun's --host: HOST:SLOTS, or several joined by commas (the nccl
+ * stage's GPU nodes); a host of [A-Za-z0-9._-], not starting with '-'. */
+static int host_list_ok(const char *v)
+{
+	if (!v)
+		return 0;
+	while (v) {
+		size_t h = strspn(v, ALNUM "._-"), d;
+
+		if (!h || v[0] == '-' || v[h] != ':')
+			return 0;
+		d = strspn(v + h + 1, DIGITS);
+		if (!d || (v[h + 1 + d] && v[h + 1 + d] != ','))
+			return 0;
+		v = v[h + 1 + d] ? v + h + 2 + d : NULL;
+	}
+	return 1;
+}
+
 /* The Open MPI major version of the node's mpirun, as LN_OMPI_* bits. */
 static int ompi_version(const struct program *pg, unsigned *majors, struct ln_buf *err)
 {
@@ -698,12 +721,9 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 			}
 			i += 2;
 		} else if (!strcmp(o, "--host")) {
-			const char *colon = v ? strrchr(v, ':') : NULL;
-
-			if (!colon || colon == v || !all_of(colon + 1, DIGITS) ||
-			    strspn(v, ALNUM "._-") != (size_t)(colon - v) || v[0] == '-') {
-				ln_buf_addf(err, "mpirun option '--host' takes HOST:SLOTS, not '%.100s'",
-					    v ? v : "nothing");
+			if (!host_list_ok(v)) {
+				ln_buf_addf(err, "mpirun option '--host' takes HOST:SLOTS[,HOST:SLOTS...], "
+					    "not '%.100s'", v ? v : "nothing");
 				return -LN_EREQUEST;
 			}
 			i++;

@@ -24,6 +24,7 @@ struct ctx {
 	/* (target, node) pairs: explicit hosts, then initiators */
 	uint32_t *pair_t, *pair_n;
 	size_t n_pairs, alloc_pairs;
+	struct ln_mark unknown_init_mark;	/* the last initiator range reported unknown */
 };
 
 /* ---- hash callbacks --------------------------------------------------- */
@@ -54,11 +55,13 @@ static int streq(const char *a, const char *b)
 SPEC_STRING_KEY(node_name, nodes, name)
 SPEC_STRING_KEY(nqn, targets, nqn)
 
+/* Addresses by value, not spelling (spec_addr_canon). */
 static uint64_t h_endpoint(const void *c, uint32_t i)
 {
 	const struct ln_node *n = &((const struct ln_spec *)c)->nodes[i];
+	char buf[SPEC_ADDR_CANON];
 
-	return spec_hash_str(n->address, HASH_SEED ^ n->port);
+	return spec_hash_str(spec_addr_canon(n->address, buf, sizeof(buf)), HASH_SEED ^ n->port);
 }
 
 static int eq_endpoint(const void *c, uint32_t a, uint32_t b)
@@ -66,19 +69,23 @@ static int eq_endpoint(const void *c, uint32_t a, uint32_t b)
 	const struct ln_spec *s = c;
 
 	return s->nodes[a].port == s->nodes[b].port &&
-	       streq(s->nodes[a].address, s->nodes[b].address);
+	       spec_addr_eq(s->nodes[a].address, s->nodes[b].address);
 }
 
 static uint64_t h_port_ip(const void *c, uint32_t i)
 {
-	return spec_hash_str(((const struct ctx *)c)->st->ports[i].ip, HASH_SEED);
+	char buf[SPEC_ADDR_CANON];
+
+	return spec_hash_str(spec_addr_canon(((const struct ctx *)c)->st->ports[i].ip, buf,
+					     sizeof(buf)),
+			     HASH_SEED);
 }
 
 static int eq_port_ip(const void *c, uint32_t a, uint32_t b)
 {
 	const struct ctx *x = c;
 
-	return streq(x->st->ports[a].ip, x->st->ports[b].ip);
+	return spec_addr_eq(x->st->ports[a].ip, x->st->ports[b].ip);
 }
 
 /* A namespace's backing object on its node: (node, file or device). */
@@ -157,37 +164,6 @@ static int match_pair(const void *c, uint32_t i, const void *key)
 }
 
 /* ---- helpers ---------------------------------------------------------- */
-
-/* Suggest a node name close to an unknown one. Only on the error path, so
- * the scan over every node costs nothing on a valid spec. */
-static const char *near_node(const struct ln_spec *spec, const char *name)
-{
-	size_t i, best = (size_t)-1, bestd = 3;
-
-	if (!name)
-		return NULL;
-	for (i = 0; i < spec->n_nodes && i < 65536; i++) {
-		const char *a = spec->nodes[i].name, *b = name;
-		size_t d = 0;
-
-		if (!a)
-			continue;	/* a node whose name was refused */
-
-		/* Cheap distance: same length and few differing bytes, or one
-		 * byte more or less at the end. */
-		if (strlen(a) == strlen(b)) {
-			for (; *a && d < bestd; a++, b++)
-				d += *a != *b;
-		} else {
-			continue;
-		}
-		if (d < bestd) {
-			bestd = d;
-			best = i;
-		}
-	}
-	return best == (size_t)-1 ? NULL : spec->nodes[best].name;
-}
 
 static long node_index(const struct ln_spec *spec, const char *name)
 {
@@ -356,12 +332,54 @@ out:
 
 /* ---- targets ---------------------------------------------------------- */
 
+/* What one 'hosts' entry (a name or a range) held that is wrong: one
+ * message each for its unknown names and its names listed twice. */
+struct host_miss {
+	size_t unknown, twice;
+	struct ln_buf first_unknown, first_twice;
+};
+
+static void host_miss_report(struct ln_spec *spec, const struct ln_target *t,
+			     const struct host_raw *h, struct host_miss *m)
+{
+	const char *near = NULL;
+
+	if (m->unknown == 1)
+		near = spec_near_node(spec, m->first_unknown.buf);
+	if (m->unknown == 1 && near)
+		spec_diag(spec, h->mark, "target '%s' allows unknown host '%.100s' (did you mean '%s'?)",
+			  t->nqn, m->first_unknown.buf, near);
+	else if (m->unknown == 1)
+		spec_diag(spec, h->mark, "target '%s' allows unknown host '%.100s'", t->nqn,
+			  m->first_unknown.buf);
+	else if (m->unknown)
+		spec_diag(spec, h->mark, "target '%s' allows %zu unknown hosts in '%.100s', first '%.100s'",
+			  t->nqn, m->unknown, h->name, m->first_unknown.buf);
+	if (m->twice == 1)
+		spec_diag(spec, h->mark, "host '%s' is listed twice in target '%s'",
+			  m->first_twice.buf, t->nqn);
+	else if (m->twice)
+		spec_diag(spec, h->mark, "%zu hosts of '%.100s' are listed twice in target '%s', first '%s'",
+			  m->twice, h->name, t->nqn, m->first_twice.buf);
+	m->unknown = m->twice = 0;
+}
+
+/* Note name as missed (count, and the first one kept). */
+static void host_miss_note(size_t *n, struct ln_buf *first, const char *name)
+{
+	if (!(*n)++) {
+		ln_buf_reset(first);
+		ln_buf_addstr(first, name);
+	}
+}
+
 static int resolve_hosts(struct ctx *x, size_t ti, const struct host_raw *h, size_t nh,
 			 uint32_t *stamp)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_target *t = &spec->targets[ti];
 	struct ln_buf name = LN_BUF_INIT, why = LN_BUF_INIT;
+	struct host_miss miss = { 0, 0, LN_BUF_INIT, LN_BUF_INIT };
 	size_t k, j;
 	int r = 0;
 
@@ -382,21 +400,11 @@ static int resolve_hosts(struct ctx *x, size_t ti, const struct host_raw *h, siz
 				break;
 			ni = node_index(spec, name.buf);
 			if (ni < 0) {
-				const char *near = near_node(spec, name.buf);
-
-				if (near)
-					spec_diag(spec, h[k].mark,
-						  "target '%s' allows unknown host '%.100s' (did you mean '%s'?)",
-						  t->nqn, name.buf, near);
-				else
-					spec_diag(spec, h[k].mark,
-						  "target '%s' allows unknown host '%.100s'", t->nqn,
-						  name.buf);
+				host_miss_note(&miss.unknown, &miss.first_unknown, name.buf);
 				continue;
 			}
 			if (stamp[ni] == ti + 1) {
-				spec_diag(spec, h[k].mark, "host '%s' is listed twice in target '%s'",
-					  name.buf, t->nqn);
+				host_miss_note(&miss.twice, &miss.first_twice, name.buf);
 				continue;
 			}
 			stamp[ni] = (uint32_t)(ti + 1);
@@ -405,11 +413,14 @@ static int resolve_hosts(struct ctx *x, size_t ti, const struct host_raw *h, siz
 				break;
 		}
 		ln_hostlist_release(&hl);
+		host_miss_report(spec, t, &h[k], &miss);
 		if (r < 0)
 			break;
 	}
 	ln_buf_release(&name);
 	ln_buf_release(&why);
+	ln_buf_release(&miss.first_unknown);
+	ln_buf_release(&miss.first_twice);
 	return r;
 }
 
@@ -422,7 +433,7 @@ static long target_node(struct ctx *x, size_t i)
 	long ni = node_index(spec, raw->node);
 
 	if (raw->node && ni < 0) {
-		const char *near = near_node(spec, raw->node);
+		const char *near = spec_near_node(spec, raw->node);
 
 		if (near)
 			spec_diag(spec, raw->node_mark,
@@ -481,7 +492,7 @@ static int check_targets(struct ctx *x)
 	struct spec_idxmap backing = { 0 };
 	uint32_t *order = NULL, *stamp = NULL;
 	size_t i, k, off = 0, hoff = 0, maxns = 0;
-	int r;
+	int r, too_many;
 
 	r = spec_idxmap_init(&st->target_by_nqn, spec->n_targets, h_nqn, eq_nqn, spec);
 	if (r < 0)
@@ -499,6 +510,7 @@ static int check_targets(struct ctx *x)
 	r = spec_idxmap_init(&backing, st->n_nss, h_backing, eq_backing, x);
 	if (r < 0)
 		goto out;
+	too_many = spec_check_host_refs(spec);
 	for (i = 0; i < spec->n_targets; i++) {
 		struct ln_target *t = &spec->targets[i];
 		const struct target_raw *raw = &st->target_raw[i];
@@ -527,7 +539,7 @@ static int check_targets(struct ctx *x)
 		}
 		check_target_namespaces(x, i, ni, off, order, &backing);
 		off += t->n_namespaces;
-		if (raw->n_hosts) {
+		if (raw->n_hosts && !too_many) {
 			r = resolve_hosts(x, i, &st->hosts_raw[hoff], raw->n_hosts, stamp);
 			if (r < 0)
 				goto out;
@@ -543,6 +555,38 @@ out:
 }
 
 /* ---- initiators ------------------------------------------------------- */
+
+static int same_mark(struct ln_mark a, struct ln_mark b)
+{
+	return a.line == b.line && a.col == b.col;
+}
+
+/* Initiator i is on an unknown node: one message for the range it came
+ * from (its initiators share the node's mark), at its first one. */
+static void report_unknown_init_node(struct ctx *x, size_t i)
+{
+	struct ln_spec *spec = x->spec;
+	const struct init_raw *raw = x->st->init_raw;
+	const char *near;
+	size_t j, n = 1;
+
+	if (same_mark(x->unknown_init_mark, raw[i].node_mark))
+		return;
+	x->unknown_init_mark = raw[i].node_mark;
+	for (j = i + 1; j < spec->n_initiators && same_mark(raw[j].node_mark, raw[i].node_mark);
+	     j++)
+		n += node_index(spec, raw[j].node) < 0;
+	near = n == 1 ? spec_near_node(spec, raw[i].node) : NULL;
+	if (n > 1)
+		spec_diag(spec, raw[i].node_mark, "%zu initiators are on unknown nodes, first '%.100s'",
+			  n, raw[i].node);
+	else if (near)
+		spec_diag(spec, raw[i].node_mark,
+			  "initiator is on unknown node '%.100s' (did you mean '%s'?)", raw[i].node,
+			  near);
+	else
+		spec_diag(spec, raw[i].node_mark, "initiator is on unknown node '%.100s'", raw[i].node);
+}
 
 static int check_initiators(struct ctx *x)
 {
@@ -571,17 +615,8 @@ static int check_initiators(struct ctx *x)
 		long ni, ti, other;
 
 		ni = node_index(spec, raw->node);
-		if (raw->node && ni < 0) {
-			const char *near = near_node(spec, raw->node);
-
-			if (near)
-				spec_diag(spec, raw->node_mark,
-					  "initiator is on unknown node '%.100s' (did you mean '%s'?)",
-					  raw->node, near);
-			else
-				spec_diag(spec, raw->node_mark, "initiator is on unknown node '%.100s'",
-					  raw->node);
-		}
+		if (raw->node && ni < 0)
+			report_unknown_init_node(x, i);
 		ti = -1;
 		if (raw->target)
 			ti = spec_idxmap_find(&st->target_by_nqn,
@@ -733,44 +768,10 @@ static int check_dhchap(struct ctx *x)
 	return 0;
 }
 
-/*
- * tls: TLS 1.3 exists for NVMe/TCP only; the PSKs live in dhchap's key
- * directory (so a TLS target has dhchap, and names its hosts through it);
- * the port, not the subsystem, requires TLS, so targets sharing one port
- * agree.
- */
+/* spec_check_tls (check_tls.c) as one of the passes */
 static int check_tls(struct ctx *x)
 {
-	struct ln_spec *spec = x->spec;
-	size_t i, j;
-
-	for (i = 0; i < spec->n_targets; i++) {
-		const struct ln_target *t = &spec->targets[i];
-
-		if (!t->tls)
-			continue;
-		if (t->transport != LN_TRANSPORT_TCP)
-			spec_diag(spec, t->mark, "'tls' needs transport tcp: target '%s' uses %s, "
-				  "which has no TLS", t->nqn, ln_transport_name(t->transport));
-		else if (!t->dhchap.present)
-			spec_diag(spec, t->mark, "'tls' keeps each host's PSK in dhchap's key_dir "
-				  "(KEY_DIR/<target-node>/<host-node>.psk): give target '%s' a "
-				  "'dhchap'", t->nqn);
-	}
-	for (i = 0; i < spec->n_targets; i++)
-		for (j = 0; j < i; j++) {
-			const struct ln_target *a = &spec->targets[j], *b = &spec->targets[i];
-
-			if (a->tls == b->tls || a->node != b->node || a->transport != b->transport ||
-			    a->service != b->service || !streq(a->address, b->address))
-				continue;
-			spec_diag(spec, b->mark, "target '%s' and target '%s' (line %u) share port "
-				  "%s:%u on node '%s' but only one has 'tls: required' (the port "
-				  "requires TLS for both)", b->nqn, a->nqn, a->mark.line,
-				  b->address ? b->address : "?", b->service, spec->nodes[b->node].name);
-			break;
-		}
-	return 0;
+	return spec_check_tls(x->spec);
 }
 
 /* ---- mpi and validation ----------------------------------------------- */
@@ -966,6 +967,7 @@ int spec_check(struct ln_spec *spec)
 			goto out;
 	}
 	check_validation(&x);
+	spec_check_stage_rules(spec);
 	check_rails(&x);
 	r = spec_check_pairs(spec);
 	if (r < 0)

@@ -153,6 +153,35 @@ int spec_check_paths(struct ln_spec *spec);
  * within SPEC_MAX_PAIRS (check_pairs.c). */
 int spec_check_pairs(struct ln_spec *spec);
 
+/* A target's tls: tcp only, with dhchap (its key_dir holds the PSKs),
+ * and the same on every target of one port (check_tls.c). */
+int spec_check_tls(struct ln_spec *spec);
+
+/* Rules between a stage and the MPI, storage and port settings it runs
+ * with (check_stages.c). */
+void spec_check_stage_rules(struct ln_spec *spec);
+
+/* The messages kept; past them only a count (spec_diag). */
+#define SPEC_MAX_DIAGS 1000
+/* The most host references all targets' 'hosts' lists may name, ranges
+ * expanded (docs/spec.md), like SPEC_MAX_PAIRS. */
+#define SPEC_MAX_HOST_REFS (1u << 20)
+/* Whether spec_diag keeps no more messages. */
+int spec_diags_full(const struct ln_spec *spec);
+/* A node name close to an unknown one, or NULL; NULL once the messages
+ * are full (check_refs.c). */
+const char *spec_near_node(const struct ln_spec *spec, const char *name);
+/* Past SPEC_MAX_HOST_REFS: one message at the 'hosts' entry that crosses
+ * it, with the total, and 1 (no list is to be expanded); else 0. */
+int spec_check_host_refs(struct ln_spec *spec);
+/* An address as compared for duplicates: a numeric one in inet_ntop's
+ * spelling (fd00:0::1 is fd00::1), a host name in lower case; in buf (n
+ * bytes, SPEC_ADDR_CANON will do), or addr itself when it does not fit. */
+#define SPEC_ADDR_CANON 256
+const char *spec_addr_canon(const char *addr, char *buf, size_t n);
+/* a and b are one address (both non-NULL). */
+int spec_addr_eq(const char *a, const char *b);
+
 /* ---- key tables ------------------------------------------------------- */
 
 enum ftype {

@@ -167,6 +167,30 @@ void spec_idxmap_release(struct spec_idxmap *m)
 	m->slot = NULL;
 }
 
+/* A message is one line: control bytes (from spec text it echoes: a key,
+ * a value, a name) become \xNN, so none can start a fake line or drive
+ * the terminal. */
+static int escape_controls(struct ln_buf *b)
+{
+	struct ln_buf out = LN_BUF_INIT;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < b->len && r == 0; i++) {
+		unsigned char c = (unsigned char)b->buf[i];
+
+		r = c < 0x20 || c == 0x7f ? ln_buf_addf(&out, "\\x%02x", c)
+					  : ln_buf_addch(&out, (char)c);
+	}
+	if (r == 0) {
+		ln_buf_release(b);
+		*b = out;
+	} else {
+		ln_buf_release(&out);
+	}
+	return r;
+}
+
 void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 {
 	struct ln_spec_store *st = spec->store;
@@ -175,7 +199,7 @@ void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 
 	/* A runaway spec (or a fuzzer) must not grow the list without end;
 	 * past the cap only the count grows, reported at the end. */
-	if (st->n_diags >= 1000) {
+	if (st->n_diags >= SPEC_MAX_DIAGS) {
 		st->n_dropped++;
 		return;
 	}
@@ -195,6 +219,10 @@ void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 		return;
 	}
 	va_end(ap);
+	if (escape_controls(&b) < 0) {
+		ln_buf_release(&b);
+		return;
+	}
 	st->diags[st->n_diags].line = m.line ? m.line : 1;
 	st->diags[st->n_diags].col = m.line ? m.col : 1;
 	st->diags[st->n_diags].seq = (uint32_t)st->n_diags;

@@ -156,6 +156,7 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 	struct ln_buf cur = LN_BUF_INIT, next = LN_BUF_INIT, e = LN_BUF_INIT;
 	char name[512];
 	char *p, *nl;
+	mode_t mode = 0600;
 	size_t n;
 	int r;
 
@@ -166,6 +167,9 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 		ln_buf_addf(err, "cannot update known hosts: %s", e.buf);
 		goto out;
 	}
+	r = ln_known_hosts_check(file, r < 0 ? NULL : &cur, &mode, err);
+	if (r < 0)
+		goto out;
 	for (p = cur.buf; *p; p = nl) {
 		struct ssh_knownhosts_entry *entry = NULL;
 		char *copy;
@@ -198,7 +202,7 @@ int ln_known_hosts_replace(const char *file, const char *host, int port, const c
 		r = -ENOMEM;
 		goto out;
 	}
-	r = ln_file_write_atomic(file, next.buf, next.len, 0600, err);
+	r = ln_file_write_atomic(file, next.buf, next.len, mode, err);
 out:
 	pthread_mutex_unlock(&known_hosts_lock);
 	ln_buf_release_all(&cur, &next, &e);
@@ -324,6 +328,30 @@ static int verify_host_key(struct ln_session *s, const struct ln_ssh_opts *o, co
 out:
 	ssh_string_free_char(old_fp);
 	ssh_string_free_char(line);
+	return r;
+}
+
+int ln_ssh_identity_check(const char *identity, struct ln_buf *err)
+{
+	ssh_key priv = NULL;
+	char *id;
+	int r = 0;
+
+	if (!identity)
+		return 0;
+	id = expand_home(identity);
+	if (!id)
+		return -ENOMEM;
+	if (access(id, R_OK) < 0) {
+		ln_buf_addf(err, "ssh.identity '%s' cannot be read: %s", id, strerror(errno));
+		r = -LN_EAUTH;
+	} else if (ssh_pki_import_privkey_file(id, NULL, NULL, NULL, &priv) != SSH_OK) {
+		ln_buf_addf(err, "ssh.identity '%s' is not a private key libssh can read "
+			    "(without a passphrase)", id);
+		r = -LN_EAUTH;
+	}
+	ssh_key_free(priv);
+	free(id);
 	return r;
 }
 

@@ -129,6 +129,21 @@ const char *ln_ssh_fingerprint(const struct ln_session *s);
 int ln_known_hosts_replace(const char *file, const char *host, int port, const char *line,
 			   struct ln_buf *err);
 
+/*
+ * Whether llmnet may rewrite file as known_hosts, given its contents
+ * (data; NULL: not read): a regular file of this user (not a link), each
+ * line a host key entry, a comment or blank. 0 (also when it does not
+ * exist; *mode then untouched, else its permission bits), or
+ * -LN_EHOSTKEY with a message naming the path (known_hosts.c).
+ */
+int ln_known_hosts_check(const char *file, const struct ln_buf *data, mode_t *mode,
+			 struct ln_buf *err);
+
+/* ssh.identity (NULL: none named) is a private key this user can read,
+ * checked once before any node is contacted: 0, or -LN_EAUTH with a
+ * message naming the path. Needs ln_ssh_global_init(). */
+int ln_ssh_identity_check(const char *identity, struct ln_buf *err);
+
 /* Is c a character allowed in a host, user or path we put on a command line? */
 int ln_ssh_safe_word(const char *s);
 

@@ -137,15 +137,40 @@ static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t su
 			 &sr->why, "GB/s", sr->want);
 }
 
-/* One rank per GPU: ppr:G:node when every node has G GPUs (*uniform);
+/* Some nodes declare no GPUs (storage, login nodes): they hold no rank.
+ * The GPU nodes go to mpirun as --host NAME:GPUS,... instead of the
+ * hostfile (which lists every node), so their slots are their GPUs.
+ * 0, or 1 (not run, reported) when the list passes the agent's 4,096
+ * bytes an argument. */
+static int gpu_hosts(struct vctx *c, struct ln_buf *hosts)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < c->n; i++)
+		if (c->spec->nodes[i].gpus)
+			ln_buf_addf(hosts, "%s%s:%u", hosts->len ? "," : "", vs_nname(c, i),
+				    c->spec->nodes[i].gpus);
+	if (hosts->len <= 4096)
+		return 0;
+	r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
+			     "one rank per GPU on the GPU nodes only: their --host list is %zu "
+			     "bytes, more than the 4096 one argument may hold (give every node "
+			     "GPUs, or shorter node names)", hosts->len);
+	return r < 0 ? r : 1;
+}
+
+/* One rank per GPU: with a node without GPUs, the GPU nodes by --host
+ * (hosts set); else ppr:G:node when every node has G GPUs (*uniform);
  * else the hostfile's slots place the ranks, so each node's slots must
  * equal its GPUs (the default). *np: the ranks; "not run" when the
  * placement cannot work (returns 1, or < 0). */
-static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *uniform)
+static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *uniform,
+			  struct ln_buf *hosts)
 {
 	const struct ln_spec *sp = c->spec;
 	unsigned gpus = sp->nodes[first].gpus;
-	size_t i, odd = LN_NO_NODE;
+	size_t i, odd = LN_NO_NODE, gpuless = 0;
 	int r;
 
 	*np = 0;
@@ -155,7 +180,12 @@ static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *unifo
 			*uniform = 0;
 		if (sp->nodes[i].slots != sp->nodes[i].gpus && odd == LN_NO_NODE)
 			odd = i;
+		gpuless += !sp->nodes[i].gpus;
 		*np += sp->nodes[i].gpus;
+	}
+	if (gpuless) {
+		*uniform = 0;
+		return gpu_hosts(c, hosts);
 	}
 	if (*uniform || odd == LN_NO_NODE)
 		return 0;
@@ -281,15 +311,16 @@ static void nccl_env_args(struct vctx *c, struct argv *av)
 }
 
 static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpus,
-			  const char *bin, const char *sha256, struct argv *av)
+			  const struct ln_buf *hosts, const char *bin, const char *sha256,
+			  struct argv *av)
 {
 	const struct ln_spec *sp = c->spec;
 
 	vs_arg(av, "mpirun");
 	if (c->o->run_as_root)
 		vs_arg(av, "--allow-run-as-root");
-	vs_arg(av, "--hostfile");
-	vs_arg(av, "%s", sp->mpi.hostfile);
+	vs_arg(av, hosts->len ? "--host" : "--hostfile");
+	vs_arg(av, "%s", hosts->len ? hosts->buf : sp->mpi.hostfile);
 	vs_arg(av, "-np");
 	vs_arg(av, "%u", np);
 	if (uniform) {
@@ -316,6 +347,7 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 {
 	const struct ln_spec *sp = c->spec;
 	struct argv av = { .n = 0 };
+	struct ln_buf hosts = LN_BUF_INIT;
 	size_t i, launcher, first = LN_NO_NODE;
 	unsigned np = 0;
 	int uniform = 1, r = 0, blocked = 0;
@@ -336,18 +368,24 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 					"the NCCL probe's "
 					"source was not found");
-	r = nccl_placement(c, first, &np, &uniform);
-	if (r)
+	r = nccl_placement(c, first, &np, &uniform, &hosts);
+	if (r) {
+		ln_buf_release(&hosts);
 		return r < 0 ? r : 0;
+	}
 	launcher = vs_pick_launcher(c);
 	if (launcher == LN_NO_NODE)
-		return vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
-					"no node answered");
-	r = vs_mpi_install(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin, sha256,
-			   &blocked);
-	if (r < 0 || blocked)
+		r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
+				     "no node answered");
+	else
+		r = vs_mpi_install(c, LN_STAGE_NCCL, launcher, c->o->nccl_probe_source, src, bin,
+				   sha256, &blocked);
+	if (launcher == LN_NO_NODE || r < 0 || blocked) {
+		ln_buf_release(&hosts);
 		return r;
-	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, bin, sha256, &av);
+	}
+	nccl_mpi_argv(c, np, uniform, sp->nodes[first].gpus, &hosts, bin, sha256, &av);
+	ln_buf_release(&hosts);
 	if (av.n >= MAX_ARGS)
 		r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, check_name(c),
 				     "the probe's command line would pass more than %d arguments: each node "

@@ -513,6 +513,16 @@ scenario_spec_error() {
 	check_cmd "no node was contacted (sshd logged no connection)" test "$(cluster_conn_count "$C" 1)" = "$before"
 	llmnet plan "$C/bad.yaml"
 	check_cmd "plan on a bad spec exits 3" rc_is 3
+	# a missing ssh.identity: found once, before any node (not per node,
+	# after each connection and host-key step)
+	sed "s|identity: [^,]*,|identity: $C/no-such-key,|" "$C/spec.yaml" > "$C/noid.yaml"
+	before=$(cluster_conn_count "$C" 1)
+	llmnet facts "$C/noid.yaml"
+	check_cmd "a missing ssh.identity exits 3" rc_is 3
+	check_cmd "... naming it, before any node" \
+		out_has "ssh.identity '$C/no-such-key' cannot be read: No such file or directory; no node was contacted"
+	check_cmd "no node was contacted for it (sshd logged no connection)" \
+		test "$(cluster_conn_count "$C" 1)" = "$before"
 }
 
 # apply --validate runs the spec's stages on the converged cluster, over the

@@ -9,6 +9,8 @@
 #     accepts every example and rejects the cases in schema-rejects.list;
 #  4. docs/spec.md names every key of the schema;
 #  5. the fuzz target replays tests/fuzz/corpus (each input once).
+#     Each lint runs under `ulimit -t 20` (CPU seconds): a hang fails.
+#     An unreadable spec exits 3 and -o json prints {"errors": [...]}.
 # --regen rewrites the .err files from the current output: review the diff.
 set -u
 build=$1 fuzzer=$2 regen=${3:-}
@@ -37,9 +39,11 @@ n=0
 for y in tests/spec/*.yaml; do
 	n=$((n + 1))
 	golden=${y%.yaml}.err
-	out=$("$llmnet" lint "$y" 2>&1 >/dev/null)
+	# under a CPU-time limit, not a clock: a case that makes lint spin
+	# (a range expanded without a bound) is killed and fails (rc 137)
+	out=$(ulimit -t 20; "$llmnet" lint "$y" 2>&1 >/dev/null)
 	rc=$?
-	stdout=$("$llmnet" lint "$y" 2>/dev/null)
+	stdout=$(ulimit -t 20; "$llmnet" lint "$y" 2>/dev/null)
 	if [ "$regen" = --regen ]; then
 		printf '%s\n' "$out" > "$golden"
 	fi
@@ -60,6 +64,22 @@ for y in tests/spec/*.yaml; do
 	fi
 done
 if [ $n -ge 40 ]; then ok; else fail "the invalid corpus has $n cases, fewer than 40"; fi
+
+# a spec that cannot be read (missing, a directory): exit 3, and with
+# -o json still {"errors": [...]} on stdout naming why (docs/llmnet.1)
+for y in tests/spec/no-such-spec.yaml tests/spec; do
+	out=$("$llmnet" -o json lint "$y" 2>/dev/null)
+	rc=$?
+	if [ $rc -eq 3 ] && printf '%s' "$out" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["errors"]
+sys.exit(0 if len(e) == 1 and e[0]["file"] == sys.argv[1] and e[0]["line"] == 0
+         and "cannot open spec" in e[0]["message"] else 1)' "$y"; then
+		ok
+	else
+		fail "$y: -o json lint exited $rc and printed: $out"
+	fi
+done
 
 if diff -u specs/llmnet.schema.json <("$llmnet" lint --dump-schema) > /dev/null; then
 	ok

@@ -215,6 +215,9 @@ static void test_agent_exec__nccl_environment_is_allow_listed(void **state)
 	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
 		"--", "mpirun", "-np", "2", PROBE_NCCL, "--gid-index", "3", "--socket-ifname",
 		"^docker,lo", "--env", "NCCL_ALGO=Ring", "--env", "NCCL_IB_TC=106", NULL);
+	/* the GPU nodes only, when some node has none: --host NAME:GPUS,... */
+	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
+		"--", "mpirun", "--host", "g1:8,g2.example.com:4", "-np", "12", PROBE_NCCL, NULL);
 }
 
 static void test_agent_exec__impostor_probes_are_refused(void **state)
@@ -302,11 +305,24 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 		"ib_send_lat", "-d", "rxe0", "-n", "100", "evil", NULL);
 	refused(x, "ib_write_lat option '-n' takes an unsigned integer", "--", "ib_write_lat",
 		"-n", "many", NULL);
+	/* a port past 65535 (port_base + the pair's slot) is no port */
+	refused(x, "ib_write_lat option '-p' takes a TCP port (1-65535), not '65536'", "--",
+		"ib_write_lat", "-p", "65536", NULL);
+	refused(x, "ib_write_bw option '-p' takes a TCP port (1-65535), not '0'", "--",
+		"ib_write_bw", "-p", "0", NULL);
+	refused(x, "rping option '-p' takes a TCP port (1-65535), not '70000'", "--", "rping",
+		"-p", "70000", NULL);
 	refused(x, "argument 2 of 'rping' is not allowed", "--", "rping", "-a", "1.2.3.4;id", NULL);
 	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
 		"--host", "n1", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
 		"--host", "n/1:1", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "g1:8,", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "g1:8,-g2:8", "-np", "1", PROBE_MPI, NULL);
+	refused(x, "mpirun option '--host' takes HOST:SLOTS", "--sha256", x->sha, "--", "mpirun",
+		"--host", "g1:8:g2:8", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--map-by' takes ppr:N:node", "--sha256", x->sha, "--",
 		"mpirun", "--map-by", "node:PE=2", "-np", "1", PROBE_MPI, NULL);
 	refused(x, "mpirun option '--hostfile' takes an absolute path without . or .. parts",

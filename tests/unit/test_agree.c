@@ -679,7 +679,12 @@ static const struct key_case key_cases[] = {
 	KC("storage.initiators.mount.format", CHANGES, "format: never", "format: if-blank"),
 	KC("mpi", SECTION, NULL, NULL),
 	KC("mpi.hostfile", CHANGES, "/etc/llmnet/hostfile", "/etc/llmnet/other"),
-	KC("mpi.format", CHANGES, "format: openmpi", "format: mpich"),
+	/* the mpi and nccl stages run Open MPI's mpirun: lint refuses them
+	 * with mpich, so the hostfile's lines are the effect */
+	{ "mpi.format", CHANGES, "format: openmpi", "format: mpich",
+	  "  - { stage: mpi, np: 4, timeout: 150s }\n  - { stage: nccl, tool: probe, op: all_reduce, "
+	  "bytes: 1GiB, min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, "
+	  "timeout: 300s }\n", "" },
 	KC("mpi.mca", CHANGES, "pml: ob1", "pml: ucx"),
 	KC("validation", SECTION, NULL, NULL),
 	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),

@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/cmocka.h"
 
 #include "common/buf.h"
+#include "common/error.h"
 #include "common/fileio.h"
 #include "orchestrator/transport/push.h"
 #include "orchestrator/transport/ssh.h"
@@ -108,6 +110,61 @@ static void test_transport__two_accepts_leave_no_blank_line(void **state)
 			   "127.0.1.3 " KEY_C "\n");
 }
 
+/* ln_known_hosts_replace refuses file, with want in the message, and
+ * leaves its bytes and mode as they were; then it is removed. */
+static void refused_file(const char *file, const char *want)
+{
+	struct ln_buf err = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct stat a, b;
+
+	assert_int_equal(ln_file_read(file, &before, &err), 0);
+	assert_int_equal(lstat(file, &b), 0);
+	assert_int_equal(ln_known_hosts_replace(file, "127.0.1.1", 22, "127.0.1.1 " KEY_A, &err),
+			 -LN_EHOSTKEY);
+	if (!strstr(err.buf, want) || !strstr(err.buf, file))
+		fail_msg("want '%s' and the path in: %s", want, err.buf);
+	assert_int_equal(ln_file_read(file, &after, &err), 0);
+	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(lstat(file, &a), 0);
+	assert_int_equal(a.st_mode, b.st_mode);
+	unlink(file);
+	ln_test_release(&err, &before, &after);
+}
+
+/* A file that is not known_hosts (a passwd, hosts or shell file named by
+ * mistake) is never rewritten nor chmod-ed; known_hosts keeps its mode. */
+static void test_transport__replace_refuses_other_files(void **state)
+{
+	char *kh, link[64];
+
+	(void)state;
+	kh = tmpfile_with("root:x:0:0:root:/root:/bin/bash\n");
+	chmod(kh, 0644);
+	refused_file(kh, "is not a known_hosts file (line 1");
+	kh = tmpfile_with("# hosts\n127.0.0.1 localhost\n");
+	refused_file(kh, "(line 2");
+	kh = tmpfile_with("127.0.1.2 " KEY_B "\nalias ll='ls -l'\n");
+	refused_file(kh, "(line 2");
+	/* a link to a real known_hosts: renaming over it would cut the link */
+	kh = tmpfile_with("127.0.1.2 " KEY_B "\n");
+	snprintf(link, sizeof(link), "%s.link", kh);
+	assert_int_equal(symlink(kh, link), 0);
+	refused_file(link, "is not a regular file of this user");
+	unlink(kh);
+	/* hashed names, markers and comments are entries; the mode is kept */
+	kh = tmpfile_with("|1|F1E1KeoE/eEWhi10WpGv4OdiO6Y=|3988QV0VE8wmZL7suNrYQLITLCg= " KEY_B
+			  "\n@cert-authority *.example " KEY_C "\n  # indented comment\n\n");
+	chmod(kh, 0640);
+	replace(kh, "127.0.1.1", 22, "127.0.1.1 " KEY_A);
+	{
+		struct stat st;
+
+		assert_int_equal(stat(kh, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0640);
+	}
+	unlink(kh);
+}
+
 static void test_transport__safe_word(void **state)
 {
 	(void)state;
@@ -167,6 +224,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_transport__replace_matches_bracketed_port),
 	cmocka_unit_test(test_transport__replace_creates_missing_file),
 	cmocka_unit_test(test_transport__two_accepts_leave_no_blank_line),
+	cmocka_unit_test(test_transport__replace_refuses_other_files),
 	cmocka_unit_test(test_transport__safe_word),
 	cmocka_unit_test(test_transport__agent_command),
 	cmocka_unit_test(test_transport__agent_budget),

@@ -171,10 +171,28 @@ static void test_validate_nccl__no_mpicc_on_launcher(void **state)
 /* The io stage's world: n1 exports, n2 (mounted) and n4 (raw) hold a live
  * controller with its namespace, n3 has none. */
 
+/* A node without GPUs (a storage node, slots 1): the ranks go to the GPU
+ * nodes only, by --host NAME:GPUS, one per GPU; the hostfile is not used. */
+static void test_validate_nccl__gpuless_node(void **state)
+{
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl }\n", 1));
+
+	w->spec->nodes[1].gpus = 0;
+	w->spec->nodes[1].slots = 1;
+	w->f.nccl_np = 16;
+	w->f.nccl_hosts = "n1:8,n3:8";
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	assert_non_null(strstr(w->f.nccl_argv, " --host n1:8,n3:8 -np 16 "));
+	assert_null(strstr(w->f.nccl_argv, "--hostfile"));
+}
+
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl__under_mpirun),
 	WORLD_TEST(test_validate_nccl__every_op),
 	WORLD_TEST(test_validate_nccl__environment),
 	WORLD_TEST(test_validate_nccl__uneven_gpus),
+	WORLD_TEST(test_validate_nccl__gpuless_node),
 	WORLD_TEST(test_validate_nccl__no_mpicc_on_launcher),
 )

@@ -63,6 +63,7 @@ struct fake {
 	char nccl_op[32];	/* the --op the NCCL probe was given */
 	char nccl_argv[2048];	/* the last mpirun of the NCCL probe, joined */
 	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
+	const char *nccl_hosts;	/* the --host list expected instead of the hostfile */
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
 	 * op when with_counters; a pair through a lossy port raises both
 	 * ends' rcvd_seq_err by 40 (loss is seen at both ends) */
@@ -356,7 +357,9 @@ static inline void fake_mpirun(struct fake *f, size_t node, const char *const *a
 		if (f->nccl_np ? (ppr || np != f->nccl_np) :
 		    (!ppr || strcmp(ppr, "ppr:8:node") || np != 8 * (long)f->n) ||
 		    atol(ln_test_arg_after(argv, "--expect-ranks")) != np ||
-		    !ln_test_arg_after(argv, "--hostfile"))
+		    (f->nccl_hosts ? !host || strcmp(host, f->nccl_hosts) ||
+				     ln_test_arg_after(argv, "--hostfile") :
+				     !ln_test_arg_after(argv, "--hostfile")))
 			problem(f, "nccl probe not one rank per GPU", argv);
 		if (!same_bin_everywhere(f, 1, node))
 			problem(f, "a node lacks the launcher's nccl probe", argv);
