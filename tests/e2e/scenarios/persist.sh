@@ -12,7 +12,8 @@
 #     itself, the file written before reads back equal, the namespace's
 #     serial, uuid and nguid are the ones it had, `llmnet plan` finds
 #     nothing to do, and the devices and io stages pass.
-#  2. lab1 stays off while lab2 reboots: lab2 answers ssh as root and as a
+#  2. lab1 stays off while lab2 reboots (lab2 shut down first, then lab1,
+#     then lab2 started): lab2 answers ssh as root and as a
 #     non-root user, multi-user.target is reached and the unit is active
 #     (READY) with lab1 still down, the journal says the retries go on in
 #     the background; once lab1 is started again (its own unit restores the
@@ -202,9 +203,14 @@ sed 's/^/    /' "$tmp/validate.out" | tail -n 12
 check "devices and io stages pass after the restore" 0 "$rc"
 
 # --- 2. the target stays down while lab2 reboots ---------------------------
+# lab2 powers off first, while its target still answers (a clean shutdown
+# unmounts; with the target gone the unmount would wait on the dead
+# controller), then lab1 goes, and lab2 boots with its target down
+guest_stop 2
 guest_stop 1
 check "lab1 is off" "" "$(lab_qemu_pid 1)"
-lab_reboot 2
+t2=$(lab_now)
+guest_start 2 && guest_wait 2 "$t2"
 check "lab2 answers root's ssh with its target down" 0 "$?"
 echo "time: target down: lab2 answered ssh $(cat "$LAB_RUN/lab2.boot") s after its qemu started"
 check_cmd "lab2 answers a non-root login ($USER2) with its target down" user_login
