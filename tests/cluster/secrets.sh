@@ -41,22 +41,23 @@ in_keyring() { grep -q " psk .*NVMe0R01 $2 $T1: 32\$" "$(root "$1")/proc/keys"; 
 not_in_keyring() { ! in_keyring "$@"; }
 
 # Snapshot every process's argv and environment every 50 ms until
-# $C/snap.stop exists: hits go to $C/proc.hits, the count of snapshots
-# that saw a llmnet or agent process to $C/proc.seen.
+# $C/snap.stop exists: hits go to $C/proc.hits; $C/proc.seen counts the
+# snapshots that saw the controller and those that saw an agent (how many
+# there are depends on the machine's load; that both were seen is what
+# makes "no hit" mean something).
 snap_start() {
 	rm -f "$C/snap.stop" "$C/proc.hits" "$C/proc.seen"
 	(
-		seen=0
+		ctl=0 agent=0
 		while [ ! -e "$C/snap.stop" ]; do
 			cur=$(for p in /proc/[0-9]*; do
 				tr '\0' ' ' 2>/dev/null < "$p/cmdline"; echo
 				tr '\0' '\n' 2>/dev/null < "$p/environ"
 			done 2>/dev/null)
 			grep -F -f "$C/secrets.list" <<< "$cur" >> "$C/proc.hits"
-			if grep -qE 'llmnet(-agent)? ' <<< "$cur"; then
-				seen=$((seen + 1))
-				echo "$seen" > "$C/proc.seen"
-			fi
+			grep -qE '(^|/)llmnet ' <<< "$cur" && ctl=$((ctl + 1))
+			grep -qE 'llmnet-agent ' <<< "$cur" && agent=$((agent + 1))
+			echo "$ctl $agent" > "$C/proc.seen"
 			sleep 0.05
 		done
 	) &
@@ -164,7 +165,9 @@ scenario_secrets() {
 	check_cmd "... and out of n2's" not_in_keyring 2 "$(hostnqn 2)"
 	snap_stop
 
-	check_cmd "the snapshots saw llmnet and its agents run" test "$(cat "$C/proc.seen" 2>/dev/null || echo 0)" -gt 5
+	read -r seen_ctl seen_agent < "$C/proc.seen" 2>/dev/null || seen_ctl=0 seen_agent=0
+	echo "# snapshots that saw llmnet: $seen_ctl, an agent: $seen_agent"
+	check_cmd "the snapshots saw llmnet and its agents run" test "${seen_ctl:-0}" -ge 1 -a "${seen_agent:-0}" -ge 1
 	check_cmd "no secret in any process's argv or environment" test ! -s "$C/proc.hits"
 	cp -r "$LLMNET_STATE_DIR" "$C/state.copy"
 	leaked=$(leaks)
