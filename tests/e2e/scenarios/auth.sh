@@ -338,8 +338,9 @@ check "tls: both keyrings are empty of the cluster's PSKs" 0 \
 check_cmd "tls: no secret in the teardown answers" no_secret "$tmp/td1.json" "$tmp/d2.json"
 
 # --- the controller: spec -> llmnet keys -> one apply keys both ends ----------
-# lab1 exports to lab2 with dhchap in the spec; the secret is made by
-# llmnet keys in a 0700 key directory and reaches both ends in the request.
+# lab1 exports to lab2 with dhchap and tls: required in the spec; the secret
+# and the TLS PSK are made by llmnet keys in a 0700 key directory and reach
+# both ends in the request.
 LLMNET=$PWD/$build/llmnet
 export LLMNET_AGENT=$PWD/$build/llmnet-agent LLMNET_STATE_DIR=$tmp/state
 CNQN=nqn.2024-04.io.llmnet:e2e.auth-ctl
@@ -360,6 +361,7 @@ storage:
       node: lab1
       transport: tcp
       service: 4421
+      tls: required
       dhchap: { key_dir: $tmp/keys, hash: sha256, dhgroup: ffdhe2048 }
       namespaces:
         - { nsid: 1, file: /var/lib/nvmet/e2e/auth-ctl.img, size: 32MiB }
@@ -370,6 +372,7 @@ YAML
 "$LLMNET" --no-color keys "$tmp/auth.yaml" >"$tmp/keys.out" 2>&1
 check "controller: llmnet keys exits 0" 0 "$?"
 check "controller: llmnet keys made lab1/lab2.key, 600" 600 "$(stat -c %a "$tmp/keys/lab1/lab2.key" 2>/dev/null)"
+check "controller: llmnet keys made lab1/lab2.psk, 600" 600 "$(stat -c %a "$tmp/keys/lab1/lab2.psk" 2>/dev/null)"
 "$LLMNET" --no-color apply "$tmp/auth.yaml" >"$tmp/apply.out" 2>&1
 rc=$?
 sed 's/^/    /' "$tmp/apply.out"
@@ -382,10 +385,20 @@ cc=$(lab_ssh 2 "basename \$(dirname \$(grep -lx '$CNQN' /sys/class/nvme/nvme*/su
 check "controller: lab2 has a live, authenticated controller" "live yes" \
 	"$(lab_ssh 2 "cat /sys/class/nvme/$cc/state; [ \"\$(cat /sys/class/nvme/$cc/dhchap_secret)\" != none ] && echo yes" | tr '\n' ' ' | sed 's/ $//')"
 check "controller: lab2 mounted $CMNT" ext4 "$(lab_ssh 2 "findmnt -n -o FSTYPE $CMNT || echo none")"
+# the port takes TLS 1.3 only (a plain connect is refused, above), so the
+# live controller is a TLS one; both keyrings hold the pair's PSK
+cp1=$(lab_ssh 1 "dirname \$(grep -lx 4421 /sys/kernel/config/nvmet/ports/*/addr_trsvcid)")
+check "controller: lab1's port 4421 requires TLS 1.3" "tls1.3 required" \
+	"$(lab_ssh 1 "echo \$(cat $cp1/addr_tsas) \$(cat $cp1/addr_treq)")"
+check "controller: both .nvme keyrings hold the PSK for (lab2, $CNQN)" "1 1" \
+	"$(lab_ssh 1 "grep -c 'NVMe0R01 $hn2 $CNQN: 32\$' /proc/keys") $(lab_ssh 2 "grep -c 'NVMe0R01 $hn2 $CNQN: 32\$' /proc/keys")"
 check_cmd "controller: no secret in apply's output or the state folder" \
-	sh -c '! grep -rqF "$(cut -c11-50 "$1")" "$2" "$3"' - "$tmp/keys/lab1/lab2.key" "$tmp/apply.out" "$tmp/state"
+	sh -c '! grep -rqF -e "$(cut -c11-50 "$1")" -e "$(cut -c17-56 "$4")" "$2" "$3"' - \
+	"$tmp/keys/lab1/lab2.key" "$tmp/apply.out" "$tmp/state" "$tmp/keys/lab1/lab2.psk"
 "$LLMNET" --no-color teardown "$tmp/auth.yaml" --purge >"$tmp/td.out" 2>&1
 check "controller: teardown --purge exits 0" 0 "$?"
 check "controller: nothing of the cluster left on lab1" "" \
 	"$(lab_ssh 1 "ls -d /sys/kernel/config/nvmet/subsystems/$CNQN /etc/llmnet/keys/e2e-auth-ctl 2>/dev/null")"
+check "controller: teardown took the PSK out of both keyrings" "0 0" \
+	"$(lab_ssh 1 "grep -c 'NVMe0R01 $hn2 $CNQN' /proc/keys") $(lab_ssh 2 "grep -c 'NVMe0R01 $hn2 $CNQN' /proc/keys")"
 tap_done
