@@ -649,6 +649,45 @@ static int tls_key(struct ln_converge *cv, const struct ln_req_init *in, const c
 	return rc;
 }
 
+/* 1 when controller name runs over TLS: the kernel's tls_key attribute
+ * names the PSK it negotiated (6.12; absent or empty without TLS). */
+static int ctrl_uses_tls(struct ln_agent *a, const char *name)
+{
+	char p[PATH_MAX];
+	struct ln_buf b = LN_BUF_INIT;
+	int tls;
+
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/tls_key", name);
+	tls = ln_read_attr(a, p, &b) == 0 && b.len && strcmp(b.buf, "0");
+	ln_buf_release(&b);
+	return tls;
+}
+
+/*
+ * A live connection whose TLS is not what the request asks is never "ok":
+ * TLS is chosen at connect, so only a new connection changes it. Plan
+ * shows the change; apply fails it with what to do, and leaves the
+ * connection and its mount as they are. 1 when it reported.
+ */
+static int tls_differs(struct ln_converge *cv, const struct ln_req_init *in, const char *name,
+		       const char *id)
+{
+	char det[96];
+	struct ln_buf err = LN_BUF_INIT;
+
+	if (ctrl_uses_tls(cv->a, name) == !!in->tls)
+		return 0;
+	snprintf(det, sizeof(det), "%s: tls %s -> %s: only a new connection takes it", name,
+		 in->tls ? "none" : "required", in->tls ? "required" : "none");
+	if (!cv->plan)
+		ln_buf_addf(&err, "'%s' (%s) is connected %s TLS, and the request asks %s: "
+			    "disconnect it (llmnet teardown) and apply again", in->target, name,
+			    in->tls ? "without" : "with", in->tls ? "tls: required" : "none");
+	ln_cv_report(cv, "change", "nvme_connection", id, det, err.len ? err.buf : NULL);
+	ln_buf_release(&err);
+	return 1;
+}
+
 void ln_initiator_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -684,7 +723,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
 			      hostnqn[0] ? hostnqn : NULL);
 		if (c) {
-			if (!queues_converge(cv, in, c->name, id))
+			if (!tls_differs(cv, in, c->name, id) && !queues_converge(cv, in, c->name, id))
 				ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
 			rekey(cv, in, c->name, id);
 		} else if (!cv->plan) {

@@ -142,6 +142,20 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 		goto out;
 	}
 	if (!owned) {
+		/* a port this cluster did not make is used as it is: it must already
+		 * ask for TLS exactly when the targets do, or a tls target would
+		 * be exported in clear (and a plain one behind TLS) */
+		snprintf(p, sizeof(p), "%s/addr_tsas", dir);
+		if (!strcmp(w->transport, "tcp") && read_prefix(cv->a, p, "tls") != w->tls) {
+			ln_buf_addf(&err, "port %s for %s is not this cluster's and %s TLS while the "
+				    "targets on it %s: give them another address or service", w->id,
+				    tup, w->tls ? "does not require" : "requires",
+				    w->tls ? "ask tls: required" : "do not");
+			ln_cv_report(cv, "create", "nvmet_port", tup, NULL, err.buf);
+			w->id[0] = '\0';	/* no target is linked to it */
+			goto out;
+		}
+		snprintf(p, sizeof(p), "port %s", w->id);
 		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 		goto out;
 	}

@@ -73,7 +73,7 @@ static void render_unit(const char *cluster, const char *agent, struct ln_buf *o
 		    "[Unit]\n"
 		    "Description=llmnet: restore cluster %s after a boot\n"
 		    "Wants=network-online.target\n"
-		    "After=network-online.target\n"
+		    "After=network-online.target tlshd.service\n"
 		    "\n"
 		    "[Service]\n"
 		    "# READY once restored, or after the %d s bound with the retries going\n"

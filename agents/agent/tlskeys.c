@@ -49,7 +49,7 @@ int ln_tls_psk_apply(struct ln_converge *cv, const char *hostnqn, const char *su
 	unsigned char key[LN_TLS_KEY_MAX];
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *rec;
-	const char *have;
+	const char *have, *other;
 	size_t len = 0;
 	int rc, present;
 
@@ -62,12 +62,23 @@ int ln_tls_psk_apply(struct ln_converge *cv, const char *hostnqn, const char *su
 	rec = ln_state_find(&cv->st, cv->cluster, KIND, identity);
 	have = rec ? ln_json_str_at(rec, "fp") : NULL;
 	present = keyring_has(cv->a, identity);
+	other = ln_state_other_owner(&cv->st, cv->cluster, KIND, identity);
+	if (other) {
+		/* the kernel keeps one key per identity: two clusters cannot
+		 * both own it */
+		ln_buf_addf(&err, "the TLS PSK '%s' belongs to cluster '%s' on this node; "
+			    "tear that cluster down first", identity, other);
+		rc = -EEXIST;
+		ln_cv_report(cv, "create", KIND, identity, NULL, err.buf);
+		goto out;
+	}
 	if (present && have && !strcmp(have, fp)) {
 		ln_cv_report(cv, "ok", KIND, identity, ".nvme", NULL);
 		goto out;
 	}
-	if (present && !rec) {
-		/* someone else's key under this identity: not ours to replace */
+	if (present && !have) {
+		/* someone else's key under this identity (a record without a
+		 * fingerprint is an insert that never happened): not ours */
 		ln_buf_addf(&err, "the .nvme keyring already holds a TLS PSK '%s' that llmnet did "
 			    "not insert; remove it (keyctl) or give this host another key", identity);
 		rc = -EEXIST;
@@ -110,6 +121,7 @@ static void want_identity(struct json_object *set, const char *psk, const char *
 void ln_tls_psk_remove(struct ln_converge *cv)
 {
 	struct json_object *want = json_object_new_object(), *objs, *gone = json_object_new_array();
+	struct json_object *forget = json_object_new_array();
 	struct ln_buf nqn = LN_BUF_INIT;
 	size_t i, j, n;
 
@@ -133,6 +145,13 @@ void ln_tls_psk_remove(struct ln_converge *cv)
 
 		if (!k || !id || strcmp(k, KIND) || json_object_object_get_ex(want, id, NULL))
 			continue;
+		if (!ln_json_str_at(o, "fp")) {
+			/* its insert never happened: a key under this identity
+			 * now is someone else's */
+			if (!cv->plan)
+				json_object_array_add(forget, json_object_new_string(id));
+			continue;
+		}
 		/* a kept subsystem (teardown) keeps its hosts' keys */
 		if (sub && cv->kept && json_object_object_get_ex(cv->kept, sub + 1, NULL))
 			continue;
@@ -151,6 +170,9 @@ void ln_tls_psk_remove(struct ln_converge *cv)
 		ln_cv_report(cv, "remove", KIND, id, ".nvme", rc < 0 ? err.buf : NULL);
 		ln_buf_release(&err);
 	}
+	for (i = 0; i < json_object_array_length(forget); i++)
+		ln_cv_disown(cv, KIND, json_object_get_string(json_object_array_get_idx(forget, i)));
+	json_object_put(forget);
 	json_object_put(gone);
 	json_object_put(want);
 	ln_buf_release(&nqn);

@@ -3,14 +3,7 @@
  * The check pass's rules for NVMe/TCP TLS (a target's 'tls'), called from
  * check.c once the targets are resolved.
  */
-#include <string.h>
-
 #include "orchestrator/spec/impl.h"
-
-static int same_address(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
 
 /*
  * tls: TLS 1.3 exists for NVMe/TCP only; the PSKs live in dhchap's key
@@ -40,7 +33,7 @@ int spec_check_tls(struct ln_spec *spec)
 			const struct ln_target *a = &spec->targets[j], *b = &spec->targets[i];
 
 			if (a->tls == b->tls || a->node != b->node || a->transport != b->transport ||
-			    a->service != b->service || !same_address(a->address, b->address))
+			    a->service != b->service || !a->address || !b->address || !spec_addr_eq(a->address, b->address))
 				continue;
 			spec_diag(spec, b->mark, "target '%s' and target '%s' (line %u) share port "
 				  "%s:%u on node '%s' but only one has 'tls: required' (the port "

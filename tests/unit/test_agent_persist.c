@@ -161,7 +161,7 @@ static void test_agent_persist__apply_keeps_request_and_unit(void **st)
 	assert_int_equal(m & 07777, 0644);
 	fx_read(root, UNIT, &v);
 	assert_non_null(strstr(v.buf, "ExecStart=" COPY " --budget-ms 30000 restore --cluster c\n"));
-	assert_non_null(strstr(v.buf, "After=network-online.target\n"));
+	assert_non_null(strstr(v.buf, "After=network-online.target tlshd.service\n"));
 	assert_non_null(strstr(v.buf, "Type=notify\n"));
 	assert_non_null(strstr(v.buf, "TimeoutStartSec=45\n"));
 	assert_null(strstr(v.buf, "Restart="));

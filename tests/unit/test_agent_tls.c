@@ -282,6 +282,99 @@ static void test_agent_tls__initiator_connects_with_tls(void **st)
 	fx_remove(root);
 }
 
+/* Another cluster's plain port at the target's address and service: a tls
+ * target is never linked to it (it would be exported in clear). */
+static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
+{
+	char *root = fx_build("node-target-6.12"), p[4096];
+	struct ln_buf out = LN_BUF_INIT;
+	struct stat sb;
+	static const char plain[] =
+		"{\"protocol\":2,\"cluster\":\"other\",\"targets\":[{\"nqn\":"
+		"\"nqn.2026-12.io.llmnet:plain\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+		"\"service\":4430,\"hosts\":[\"" LAB_H "\"],\"namespaces\":[{\"nsid\":1,"
+		"\"file\":\"/var/lib/nvmet/p.img\",\"size\":4096}]}]}";
+
+	(void)st;
+	tls_node(root, 1, 1);
+	assert_int_equal(run(root, "apply", plain, &out), 0);
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_target(LAB_PSK, "tcp"), &out), 1);
+	assert_non_null(strstr(out.buf, "is not this cluster's and does not require TLS"));
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1/subsystems/" LAB_S, root);
+	assert_int_not_equal(lstat(p, &sb), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1/addr_tsas", root);
+	{
+		struct ln_buf v = LN_BUF_INIT;
+
+		fx_read(root, "/sys/kernel/config/nvmet/ports/1/addr_tsas", &v);
+		assert_null(strstr(v.buf, "tls"));
+		ln_buf_release(&v);
+	}
+	ln_buf_release(&out);
+	fx_remove(root);
+}
+
+static void initiator_node(const char *root)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	mkdir(p, 0755);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", LAB_H "\n"), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid", "11111111-2222-3333-4444-555555555555\n"),
+			 0);
+	tls_node(root, 1, 1);
+}
+
+/* A live plain connection is never "ok" for a request that asks tls: plan
+ * and apply show the change, apply fails it with what to do, and the
+ * connection stays as it is. */
+static void test_agent_tls__plain_connection_is_not_ok(void **st)
+{
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	initiator_node(root);
+	assert_int_equal(run(root, "apply", tls_init(0), &out), 0);
+	fx_read(root, "/sys/class/nvme/nvme1/subsysnqn", &v);
+	assert_string_equal(v.buf, LAB_S "\n");
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 1);
+	assert_true(fx_has_change(&out, "change", "nvme_connection"));
+	assert_false(fx_has_change(&out, "ok", "nvme_connection"));
+	assert_non_null(strstr(out.buf, "is connected without TLS"));
+	fx_read(root, "/sys/class/nvme/nvme1/subsysnqn", &v);
+	assert_string_equal(v.buf, LAB_S "\n");
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
+/* The kernel keeps one key per identity: a second cluster asking the same
+ * (host, subsystem) key is refused, and the first one's key stays. */
+static void test_agent_tls__identity_of_another_cluster(void **st)
+{
+	char *root = fx_build("node-initiator"), *other, *at;
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	initiator_node(root);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 0);
+	other = strdup(tls_init(1));
+	at = strstr(other, "\"cluster\":\"c\"");
+	assert_non_null(at);
+	at[11] = 'd';
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", other, &out), 1);
+	assert_non_null(strstr(out.buf, "belongs to cluster 'c'"));
+	fx_read(root, "/proc/keys", &v);
+	assert_non_null(strstr(v.buf, LAB_ID));
+	free(other);
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_tls__psk_format),
 	cmocka_unit_test(test_agent_tls__derived_key_is_the_kernels),
@@ -289,4 +382,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_tls__node_without_tls_exports_nothing),
 	cmocka_unit_test(test_agent_tls__request_refusals),
 	cmocka_unit_test(test_agent_tls__initiator_connects_with_tls),
+	cmocka_unit_test(test_agent_tls__foreign_plain_port_is_not_used),
+	cmocka_unit_test(test_agent_tls__plain_connection_is_not_ok),
+	cmocka_unit_test(test_agent_tls__identity_of_another_cluster),
 )
