@@ -54,7 +54,8 @@ change_of() {
 # no_secret FILE...: none of the secrets made here is in any FILE
 no_secret() {
 	local s
-	for s in "${secrets[@]}"; do grep -qF "${s:10:40}" "$@" && return 1; done
+	# -e: a PSK's slice starts with '-' (NVMeTLSkey-1:...)
+	for s in "${secrets[@]}"; do grep -qF -e "${s:10:40}" "$@" && return 1; done
 	return 0
 }
 # a fresh NVMe TLS PSK in the interchange format (hash 01, 32 random bytes
@@ -306,6 +307,11 @@ check "tls: lab2 inserts its PSK" create "$(change_of "$tmp/tbt.json" tls_psk)"
 check_cmd "tls: no secret in lab2's answers" no_secret "$tmp/tbp.json" "$tmp/tbt.json"
 sum=$(io t)
 case $sum in [0-9a-f]*) ok "tls: I/O on the mount ($sum)" ;; *) fail "tls: I/O failed: $sum" ;; esac
+# again: the live controller's tls_key says TLS, so the connection is as asked
+agent 2 apply <"$tmp/tit.json" >"$tmp/tbt2.json"
+check "tls: lab2 apply again exits 0" 0 "$?"
+check "tls: lab2 apply again changes nothing" 0 \
+	"$(json "$tmp/tbt2.json" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"]["remove"]')"
 echo "# tls: tlshd on lab2: $(lab_ssh 2 'journalctl -u tlshd -n 1 --no-pager -o cat 2>/dev/null')"
 kill -TERM "$cap" 2>/dev/null
 wait "$cap"
