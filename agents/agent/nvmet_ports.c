@@ -90,6 +90,33 @@ static void choose_port(struct ln_converge *cv, struct port_want *w, struct port
 	}
 }
 
+/*
+ * A port this cluster did not make is used as it is: it must already ask
+ * for TLS exactly when its targets do, or a tls target would be exported
+ * in clear (and a plain one behind TLS). On a mismatch no target is
+ * linked to it.
+ */
+static void use_foreign_port(struct ln_converge *cv, struct port_want *w, const char *tup,
+			     const char *dir)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/addr_tsas", dir);
+	if (!strcmp(w->transport, "tcp") && read_prefix(cv->a, p, "tls") != w->tls) {
+		ln_buf_addf(&err, "port %s for %s is not this cluster's and %s TLS while the "
+			    "targets on it %s: give them another address or service", w->id, tup,
+			    w->tls ? "does not require" : "requires",
+			    w->tls ? "ask tls: required" : "do not");
+		ln_cv_report(cv, "create", "nvmet_port", tup, NULL, err.buf);
+		w->id[0] = '\0';
+	} else {
+		snprintf(p, sizeof(p), "port %s", w->id);
+		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
+	}
+	ln_buf_release(&err);
+}
+
 static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall)
 {
 	static const char *const attrs[] = { "addr_trtype", "addr_adrfam", "addr_traddr",
@@ -142,21 +169,7 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 		goto out;
 	}
 	if (!owned) {
-		/* a port this cluster did not make is used as it is: it must already
-		 * ask for TLS exactly when the targets do, or a tls target would
-		 * be exported in clear (and a plain one behind TLS) */
-		snprintf(p, sizeof(p), "%s/addr_tsas", dir);
-		if (!strcmp(w->transport, "tcp") && read_prefix(cv->a, p, "tls") != w->tls) {
-			ln_buf_addf(&err, "port %s for %s is not this cluster's and %s TLS while the "
-				    "targets on it %s: give them another address or service", w->id,
-				    tup, w->tls ? "does not require" : "requires",
-				    w->tls ? "ask tls: required" : "do not");
-			ln_cv_report(cv, "create", "nvmet_port", tup, NULL, err.buf);
-			w->id[0] = '\0';	/* no target is linked to it */
-			goto out;
-		}
-		snprintf(p, sizeof(p), "port %s", w->id);
-		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
+		use_foreign_port(cv, w, tup, dir);
 		goto out;
 	}
 	for (i = 0; i < nattrs; i++) {
