@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Write the lint benchmark's spec: 4,096 nodes written out one by one (no
-# ranges), 8 GPUs and 8 RDMA ports each, 512 targets of 4 namespaces,
+# ranges), 8 GPUs and 8 RDMA ports each, 512 targets of one namespace,
 # an initiator on every node (512 with a mount), every validation stage.
 #   bench/lint/gen.py OUT.yaml [NODES]
 import sys
@@ -25,7 +25,8 @@ w.append("storage:\n  targets:\n")
 for t in range(targets):
     w.append("    - nqn: nqn.2024-04.com.example:bench.t%04d\n      node: gpu%04d\n"
              "      transport: rdma\n      service: 4420\n      namespaces:\n" % (t + 1, t + 1))
-    for n in range(4):
+    # one namespace: a mounted target has one, so the mount means it
+    for n in range(1):
         w.append("        - { nsid: %d, file: /var/lib/nvmet/t%04d-%d.img, size: 64GiB }\n"
                  % (n + 1, t + 1, n + 1))
 w.append("  initiators:\n")

@@ -639,6 +639,8 @@ static int check_initiators(struct ctx *x)
 			continue;
 		}
 		if (in->mount.present)
+			spec_check_mount_ns(spec, i);
+		if (in->mount.present)
 			spec_mounters_add(&mounters, (size_t)ti, i);
 		if (in->mount.present && in->mount.path) {
 			other = spec_idxmap_insert(&mounts, (uint32_t)i);

@@ -2,7 +2,8 @@
 /*
  * The check pass's rules between a validation stage and the rest of the
  * spec that check.c's check_validation does not hold: what a stage
- * cannot do with the MPI, storage or port settings it is given.
+ * cannot do with the MPI, storage or port settings it is given; and
+ * which namespace an initiator's mount means.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,4 +88,17 @@ void spec_check_stage_rules(struct ln_spec *spec)
 	check_port_base(spec);
 	check_mpi_format(spec);
 	check_destructive_adopt(spec);
+}
+
+void spec_check_mount_ns(struct ln_spec *spec, size_t i)
+{
+	const struct ln_initiator *in = &spec->initiators[i];
+	const struct ln_target *t = &spec->targets[in->target];
+
+	if (t->n_namespaces > 1)
+		spec_diag(spec, in->mount.mark,
+			  "initiator on '%s' mounts target '%s', which has %zu namespaces: a "
+			  "mount needs a target with one namespace, so which one it means is "
+			  "never in doubt (give the mounted one a target of its own)",
+			  spec->nodes[in->node].name, t->nqn, t->n_namespaces);
 }

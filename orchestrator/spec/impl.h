@@ -160,6 +160,8 @@ int spec_check_tls(struct ln_spec *spec);
 /* Rules between a stage and the MPI, storage and port settings it runs
  * with (check_stages.c). */
 void spec_check_stage_rules(struct ln_spec *spec);
+/* Initiator i (resolved) mounts: its target has one namespace. */
+void spec_check_mount_ns(struct ln_spec *spec, size_t i);
 
 /* The messages kept; past them only a count (spec_diag). */
 #define SPEC_MAX_DIAGS 1000

@@ -554,7 +554,6 @@ static const char base_spec[] =
 	DHCHAP_T1
 	"      namespaces:\n"
 	"        - { nsid: 1, file: /var/lib/nvmet/keys.img, size: 1GiB }\n"
-	"        - { nsid: 2, device: /dev/nvme9n1 }\n"
 	"    - nqn: nqn.2024-04.io.llmnet:keys.t2\n"
 	"      node: alpha\n"
 	"      transport: rdma\n"
@@ -562,6 +561,7 @@ static const char base_spec[] =
 	"      dhchap: { hash: sha384, key_dir: ~/llmnet-keys, dhgroup: ffdhe3072, bidirectional: true }\n"
 	"      namespaces:\n"
 	"        - { nsid: 1, file: /var/lib/nvmet/keys2.img, size: 64MiB }\n"
+	"        - { nsid: 2, device: /dev/nvme9n1 }\n"
 	"  initiators:\n"
 	"    - node: b2\n"
 	"      target: nqn.2024-04.io.llmnet:keys.t1\n"
