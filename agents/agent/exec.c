@@ -289,7 +289,7 @@ struct program {
 };
 
 static const struct opt rping_opts[] = {
-	{ "-s", V_FLAG }, { "-c", V_FLAG }, { "-V", V_FLAG }, { "-a", V_ADDR }, { "-I", V_ADDR },
+	{ "-s", V_FLAG }, { "-c", V_FLAG }, { "-V", V_FLAG }, { "-a", V_ADDR },
 	{ "-p", V_PORT }, { "-C", V_UINT }, { NULL, V_FLAG },
 };
 

@@ -72,10 +72,8 @@ static uint64_t rping_timeout_ms(const struct ln_validation *v)
 	return v->rping.timeout_ms;
 }
 
-/* Server and client differ in -s / -c and the client's source: both
- * name the server's address (rping -S must match too); the client binds
- * its own port's address (-I), so the pair tested is the one the verdict
- * names even where several rails share a subnet. */
+/* Server and client differ only in -s / -c: both name the server's
+ * address (rping -S must match too). */
 static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 {
 	struct argv *both[2] = { sv, cv };
@@ -84,10 +82,6 @@ static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *
 	for (k = 0; k < 2; k++) {
 		vs_arg(both[k], "rping");
 		vs_arg(both[k], k ? "-c" : "-s");
-		if (k) {
-			vs_arg(both[k], "-I");
-			vs_arg(both[k], "%s", t->c->ni[t->b].ports[t->pb].ip);
-		}
 		vs_arg(both[k], "-a");
 		vs_arg(both[k], "%s", t->c->ni[t->a].ports[t->pa].ip);
 		vs_arg(both[k], "-p");
