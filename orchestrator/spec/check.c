@@ -588,27 +588,6 @@ static void report_unknown_init_node(struct ctx *x, size_t i)
 		spec_diag(spec, raw[i].node_mark, "initiator is on unknown node '%.100s'", raw[i].node);
 }
 
-/* Discovery is done and tested for plain ports only: a TLS port's
- * discovery controller asks TLS too, and one of a DH-HMAC-CHAP target has
- * not been proven in the lab; refused by name until they are. */
-static void check_discovery(struct ln_spec *spec, const struct ln_initiator *in,
-			    const struct ln_target *t)
-{
-	if (!in->discovery)
-		return;
-	if (t->tls)
-		spec_diag(spec, in->discovery_mark,
-			  "'discovery' is not supported with target '%s', which asks 'tls: required' "
-			  "(llmnet does not read a discovery log over TLS yet); remove 'discovery': "
-			  "the initiator connects to the target's declared address directly", t->nqn);
-	else if (t->dhchap.present)
-		spec_diag(spec, in->discovery_mark,
-			  "'discovery' is not supported with target '%s', which has 'dhchap' (not "
-			  "proven against a DH-HMAC-CHAP target's discovery controller yet); remove "
-			  "'discovery': the initiator connects to the target's declared address "
-			  "directly", t->nqn);
-}
-
 static int check_initiators(struct ctx *x)
 {
 	struct ln_spec *spec = x->spec;
@@ -659,7 +638,7 @@ static int check_initiators(struct ctx *x)
 				  spec->nodes[ni].name, t->nqn, spec->initiators[other].mark.line);
 			continue;
 		}
-		check_discovery(spec, in, t);
+		spec_check_discovery(spec, in, t);
 		if (in->mount.present)
 			spec_mounters_add(&mounters, (size_t)ti, i);
 		if (in->mount.present && in->mount.path) {
