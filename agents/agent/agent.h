@@ -119,12 +119,14 @@ struct ln_iniops {
 	/* a fresh host NQN (malloc'd) for this machine */
 	int (*hostnqn_generate)(struct ln_agent *a, char **out, struct ln_buf *err);
 	/* connect the discovery controller c names (c->subsysnqn is the
-	 * discovery NQN); its name to name (size 32); disconnect deletes it */
+	 * discovery NQN); its name to name (size 32); disc_delete deletes it */
 	int (*disc_connect)(struct ln_agent *a, const struct ln_conn *c, char *name,
 			    struct ln_buf *err);
 	/* len bytes at off of the discovery log page of controller name */
 	int (*disc_log)(struct ln_agent *a, const char *name, uint64_t off, void *buf, size_t len,
 			struct ln_buf *err);
+	/* delete the discovery controller name that disc_connect made */
+	int (*disc_delete)(struct ln_agent *a, const char *name, struct ln_buf *err);
 };
 
 /* The initiator ops of one implementation, as LN_FSOPS. */
@@ -133,6 +135,7 @@ struct ln_iniops {
 		.name = (label), .scan = prefix##_scan, .connect = prefix##_connect,            \
 		.disconnect = prefix##_disconnect, .hostnqn_generate = prefix##_hostnqn_generate, \
 		.disc_connect = prefix##_disc_connect, .disc_log = prefix##_disc_log,            \
+		.disc_delete = prefix##_disc_delete,                                              \
 	}
 
 struct ln_agent {

@@ -268,7 +268,7 @@ int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_en
 	ctx.name = name;
 	r = ln_disc_read(read_ops, &ctx, &log, err);
 	/* always deleted, also after a failed read: never left behind */
-	d = ln_agent_change(a, "discovery disconnect") ?: a->ini->disconnect(a, name, &scratch);
+	d = ln_agent_change(a, "discovery disconnect") ?: a->ini->disc_delete(a, name, &scratch);
 	if (d < 0 && r == 0) {
 		ln_buf_addf(err, "cannot delete discovery controller '%s': %s", name,
 			    scratch.len ? scratch.buf : strerror(-d));

@@ -97,6 +97,24 @@ out:
 	return r;
 }
 
+int ln_fabrics_delete(const char *name, struct ln_buf *err)
+{
+	char p[96];
+	int fd, r = 0;
+
+	if (strncmp(name, "nvme", 4) || strchr(name, '/'))
+		return -EINVAL;
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/delete_controller", name);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		ln_buf_addf(err, "cannot delete controller '%s': %s", name, strerror(-r));
+	return r;
+}
+
 int ln_fabrics_disc_log(const char *name, uint64_t off, void *buf, size_t len,
 			struct ln_buf *err)
 {

@@ -21,6 +21,10 @@ int ln_fabrics_options(const struct ln_conn *cn, int redact, struct ln_buf *out)
  * the kernel's "instance=N" gives name ("nvmeN", size 32). 0 or -errno. */
 int ln_fabrics_disc_connect(const struct ln_conn *cn, char *name, struct ln_buf *err);
 
+/* Delete controller name: "1" into its sysfs delete_controller (the
+ * kernel tears it down before the write returns). 0 or -errno. */
+int ln_fabrics_delete(const char *name, struct ln_buf *err);
+
 /* Get Log Page (the discovery log) of controller name: len bytes (a
  * multiple of 4) at offset off into buf, through its character device
  * with a 10 s command timeout. 0 or -errno. */

@@ -242,4 +242,10 @@ static int shim_disc_log(struct ln_agent *a, const char *name, uint64_t off, voi
 	return ln_fabrics_disc_log(name, off, buf, len, err);
 }
 
+static int shim_disc_delete(struct ln_agent *a, const char *name, struct ln_buf *err)
+{
+	(void)a;
+	return ln_fabrics_delete(name, err);
+}
+
 const struct ln_iniops ln_iniops_real = LN_INIOPS("libnvme", shim);

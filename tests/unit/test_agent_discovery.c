@@ -293,6 +293,13 @@ static void test_agent_discovery__not_listed_fails_and_connects_nothing(void **s
 					"10.77.0.11:4430: Connection refused"));
 	assert_int_equal(ctrls_of(init, NQN1), 0);
 	assert_int_equal(ctrls_of(init, LN_DISC_NQN), 0);
+	/* a log read that fails: the discovery controller is deleted all the same */
+	assert_int_equal(fx_put(init, "/etc/llmnet-fixture/disc-log-fails", ""), 0);
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(init, apply, disc_req(NQN1, 4420), &out, &err, NULL), 1);
+	assert_non_null(strstr(out.buf, "the controller refused Get Log Page"));
+	assert_int_equal(ctrls_of(init, NQN1), 0);
+	assert_int_equal(ctrls_of(init, LN_DISC_NQN), 0);
 	/* discovery with tls or dhchap is refused before anything is read */
 	assert_int_equal(fx_apply_refused(init,
 		"{\"protocol\":1,\"cluster\":\"te-lab\",\"initiators\":[{\"target\":\"" NQN1 "\","
