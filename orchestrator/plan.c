@@ -327,6 +327,8 @@ static struct json_object *initiator_request(const struct ln_run *r, const struc
 	ln_json_add_i64(o, "service", tg->service);
 	if (tg->tls)
 		ln_json_add_str(o, "tls", "required");
+	if (in->discovery)
+		ln_json_add_bool(o, "discovery", 1);
 	if (in->nr_io_queues || in->queue_size || in->ctrl_loss_tmo_ms >= 0 ||
 	    in->reconnect_delay_ms >= 0) {
 		struct json_object *q = json_object_new_object();

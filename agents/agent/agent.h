@@ -8,7 +8,9 @@
  *    symlink, attribute writes, module loading, the configfs mount). The
  *    fixture implementation enforces the kernel's configfs rules itself.
  *  - struct ln_iniops: the NVMe-oF initiator (scan, connect, disconnect,
- *    host NQN generation). The real one is libnvme, behind nvme_shim.c.
+ *    host NQN generation, a discovery controller and its log page). The
+ *    real one is libnvme, behind nvme_shim.c, and /dev/nvme-fabrics and
+ *    the controller's ioctl (fabrics.c) for what libnvme 1.3 cannot do.
  *
  * Reads go straight to the filesystem under the root: a fixture tree is an
  * ordinary directory tree shaped like the real sysfs/procfs/configfs.
@@ -116,6 +118,15 @@ struct ln_iniops {
 	int (*disconnect)(struct ln_agent *a, const char *name, struct ln_buf *err);
 	/* a fresh host NQN (malloc'd) for this machine */
 	int (*hostnqn_generate)(struct ln_agent *a, char **out, struct ln_buf *err);
+	/* connect the discovery controller c names (c->subsysnqn is the
+	 * discovery NQN); its name to name (size 32); disc_delete deletes it */
+	int (*disc_connect)(struct ln_agent *a, const struct ln_conn *c, char *name,
+			    struct ln_buf *err);
+	/* len bytes at off of the discovery log page of controller name */
+	int (*disc_log)(struct ln_agent *a, const char *name, uint64_t off, void *buf, size_t len,
+			struct ln_buf *err);
+	/* delete the discovery controller name that disc_connect made */
+	int (*disc_delete)(struct ln_agent *a, const char *name, struct ln_buf *err);
 };
 
 /* The initiator ops of one implementation, as LN_FSOPS. */
@@ -123,6 +134,8 @@ struct ln_iniops {
 	{                                                                                        \
 		.name = (label), .scan = prefix##_scan, .connect = prefix##_connect,            \
 		.disconnect = prefix##_disconnect, .hostnqn_generate = prefix##_hostnqn_generate, \
+		.disc_connect = prefix##_disc_connect, .disc_log = prefix##_disc_log,            \
+		.disc_delete = prefix##_disc_delete,                                              \
 	}
 
 struct ln_agent {

@@ -25,6 +25,7 @@
 
 #include "agents/agent/blockdev.h"
 #include "agents/agent/budget.h"
+#include "agents/agent/discovery.h"
 #include "agents/agent/parts.h"
 #include "agents/agent/tlspsk.h"
 #include "agents/agent/paths.h"
@@ -688,6 +689,58 @@ static int tls_differs(struct ln_converge *cv, const struct ln_req_init *in, con
 	return 1;
 }
 
+/*
+ * A new connection: recorded as this cluster's first, then made. With
+ * discovery, the target's discovery log is read first and the connect made
+ * from its entry for the subsystem; a log that does not list it at the
+ * declared transport, address and service fails the connection, and
+ * nothing is recorded or connected (never a direct connect instead).
+ */
+static int connect_new(struct ln_converge *cv, const struct ln_req_init *in, const char *id,
+		       const char *hostnqn, const char *hostid, char *name)
+{
+	struct ln_conn cn = {
+		.subsysnqn = in->target, .transport = in->transport,
+		.traddr = in->address, .trsvcid = in->service, .hostnqn = hostnqn,
+		.hostid = hostid, .nr_io_queues = in->nr_io_queues,
+		.queue_size = in->queue_size, .ctrl_loss_tmo = in->ctrl_loss_tmo,
+		.reconnect_delay = in->reconnect_delay,
+		.dhchap_secret = in->secret, .dhchap_ctrl_secret = in->ctrl_secret,
+		.tls = in->tls,
+	};
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT, shown = LN_BUF_INIT;
+	struct ln_disc_entry hit;
+	struct json_object *rec;
+	int rc = 0;
+
+	if (in->discovery) {
+		rc = ln_disc_find(cv->a, &cn, &hit, &err);
+		if (rc == 0) {
+			/* the entry matched the declared place: connect from it */
+			cn.transport = hit.transport;
+			cn.traddr = hit.traddr;
+			cn.trsvcid = hit.trsvcid;
+			ln_buf_addf(&det, " (discovery log: port %u)", hit.portid);
+		}
+	}
+	if (rc == 0)
+		rc = ln_cv_own(cv, "nvme_connection", id);
+	if (rc == 0) {
+		rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
+		json_object_object_del(rec, "hostnqn");
+		ln_json_add_str(rec, "hostnqn", hostnqn);
+		record_queues(rec, in);
+		cv->st.dirty = 1;
+		rc = ln_state_save(cv->a, &cv->st, &err);
+	}
+	if (rc == 0)
+		rc = ln_agent_change(cv->a, "connect") ?: cv->a->ini->connect(cv->a, &cn, name, &err);
+	ln_buf_addf(&shown, "%s%s", name, det.buf);
+	ln_cv_report(cv, "create", "nvme_connection", id, shown.buf, rc < 0 ? err.buf : NULL);
+	ln_buf_release_all(&det, &err, &shown);
+	return rc;
+}
+
 void ln_initiator_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -727,33 +780,10 @@ void ln_initiator_apply(struct ln_converge *cv)
 				ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
 			rekey(cv, in, c->name, id);
 		} else if (!cv->plan) {
-			struct ln_conn cn = {
-				.subsysnqn = in->target, .transport = in->transport,
-				.traddr = in->address, .trsvcid = in->service, .hostnqn = hostnqn,
-				.hostid = hostid, .nr_io_queues = in->nr_io_queues,
-				.queue_size = in->queue_size, .ctrl_loss_tmo = in->ctrl_loss_tmo,
-				.reconnect_delay = in->reconnect_delay,
-				.dhchap_secret = in->secret, .dhchap_ctrl_secret = in->ctrl_secret,
-				.tls = in->tls,
-			};
-			struct json_object *rec;
-
-			rc = ln_cv_own(cv, "nvme_connection", id);
-			if (rc == 0) {
-				rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
-				json_object_object_del(rec, "hostnqn");
-				ln_json_add_str(rec, "hostnqn", hostnqn);
-				record_queues(rec, in);
-				cv->st.dirty = 1;
-				rc = ln_state_save(cv->a, &cv->st, &err);
-			}
-			if (rc == 0)
-				rc = ln_agent_change(cv->a, "connect") ?:
-					cv->a->ini->connect(cv->a, &cn, name, &err);
-			ln_cv_report(cv, "create", "nvme_connection", id, name,
-				     rc < 0 ? err.buf : NULL);
+			rc = connect_new(cv, in, id, hostnqn, hostid, name);
 		} else {
-			ln_cv_report(cv, "create", "nvme_connection", id, NULL, NULL);
+			ln_cv_report(cv, "create", "nvme_connection", id,
+				     in->discovery ? "through the discovery log" : NULL, NULL);
 			if (in->mount_path)
 				apply_mount(cv, in, NULL);
 			continue;

@@ -228,4 +228,24 @@ static int shim_hostnqn_generate(struct ln_agent *a, char **out, struct ln_buf *
 	return 0;
 }
 
+static int shim_disc_connect(struct ln_agent *a, const struct ln_conn *cn, char *name,
+			     struct ln_buf *err)
+{
+	(void)a;
+	return ln_fabrics_disc_connect(cn, name, err);
+}
+
+static int shim_disc_log(struct ln_agent *a, const char *name, uint64_t off, void *buf,
+			 size_t len, struct ln_buf *err)
+{
+	(void)a;
+	return ln_fabrics_disc_log(name, off, buf, len, err);
+}
+
+static int shim_disc_delete(struct ln_agent *a, const char *name, struct ln_buf *err)
+{
+	(void)a;
+	return ln_fabrics_delete(name, err);
+}
+
 const struct ln_iniops ln_iniops_real = LN_INIOPS("libnvme", shim);

@@ -63,6 +63,7 @@ struct ln_req_init {
 	const char *secret, *ctrl_secret;
 	int tls;		/* connect with TLS 1.3 ... */
 	const char *psk;	/* ... with this configured PSK (dhchap.psk) */
+	int discovery;		/* connect from the target's discovery log (discovery.c) */
 };
 
 struct ln_req_line {

@@ -638,6 +638,7 @@ static int check_initiators(struct ctx *x)
 				  spec->nodes[ni].name, t->nqn, spec->initiators[other].mark.line);
 			continue;
 		}
+		spec_check_discovery(spec, in, t);
 		if (in->mount.present)
 			spec_check_mount_ns(spec, i);
 		if (in->mount.present)

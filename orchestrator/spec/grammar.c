@@ -216,18 +216,16 @@ static const struct field init_fields[] = {
 	  .def = "kernel default", .doc = "delay between reconnect attempts" },
 	{ .key = "mount", .type = FT_MAP, .off = offsetof(struct init_entry, i.mount),
 	  .sub = &mount_table, .doc = "optional mount of the namespace" },
-};
-
-static const struct refused_key init_refused[] = {
-	{ "discovery", "llmnet cannot connect through the target's discovery controller yet "
-		       "(issue 15, point 3); remove 'discovery': the initiator connects to the "
-		       "target's declared address directly" },
-	{ NULL, NULL },
+	/* index LN_INIT_F_DISCOVERY (storage.c takes its value's mark) */
+	{ .key = "discovery", .type = FT_BOOL, .off = offsetof(struct init_entry, i.discovery),
+	  .def = "false",
+	  .doc = "find the target in its discovery log at the declared transport, address and "
+		 "service, and connect from that entry; not listed there: the connect fails" },
 };
 
 static const struct table init_table = {
 	"initiator", init_fields, ARRAY_SIZE(init_fields), 0, 0,
-	"An NVMe-oF initiator: a node that connects to a target.", NULL, init_refused,
+	"An NVMe-oF initiator: a node that connects to a target.", NULL, NULL,
 };
 
 static const struct field storage_fields[] = {

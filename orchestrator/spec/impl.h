@@ -157,6 +157,11 @@ int spec_check_pairs(struct ln_spec *spec);
  * and the same on every target of one port (check_tls.c). */
 int spec_check_tls(struct ln_spec *spec);
 
+/* An initiator's discovery: true is refused with a target that asks TLS or
+ * DH-HMAC-CHAP, at the value (check_discovery.c). */
+void spec_check_discovery(struct ln_spec *spec, const struct ln_initiator *in,
+			  const struct ln_target *t);
+
 /* Rules between a stage and the MPI, storage and port settings it runs
  * with (check_stages.c). */
 void spec_check_stage_rules(struct ln_spec *spec);

@@ -54,6 +54,9 @@ struct target_entry {
 	size_t n_hosts, alloc_hosts;
 };
 
+/* The index of `discovery` in grammar.c's init_fields (its value's mark). */
+#define LN_INIT_F_DISCOVERY 7
+
 struct init_entry {
 	struct ln_initiator i;
 	const char *node, *target;

@@ -189,6 +189,10 @@ struct ln_initiator {
 	int64_t ctrl_loss_tmo_ms;	/* -1: default; whole seconds */
 	int64_t reconnect_delay_ms;	/* -1: default; whole seconds */
 	struct ln_mount mount;
+	/* discovery: find the target in its discovery log, connect from the
+	 * entry (the agent's discovery.c); its value's mark for messages */
+	int discovery;
+	struct ln_mark discovery_mark;
 	struct ln_mark mark;
 };
 

@@ -173,6 +173,7 @@ static void initiator_json(struct json_object *o, const struct ln_spec *spec,
 	add_nonzero_or_null(o, "queue_size", (int64_t)in->queue_size, r);
 	add_int_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, r);
 	add_int_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, r);
+	ADD(ln_json_add_bool(o, "discovery", in->discovery));
 	if (in->mount.present) {
 		struct json_object *m = add_child(o, "mount", 0, r);
 

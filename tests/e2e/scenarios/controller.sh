@@ -19,7 +19,11 @@
 #  - a host outside the spec (lab3 by hand, as any host) holding lab1's tcp
 #    subsystem keeps it through a teardown (exit 4, named in the recap);
 #  - teardown leaves no llmnet object in configfs and no tcp/rdma
-#    controller on any guest.
+#    controller on any guest;
+#  - discovery: true on both initiators: lab2 and lab3 connect from lab1's
+#    discovery log and mount, no discovery controller stays; a subsystem
+#    the log does not list at the declared place (lab1's hand-made port
+#    4421) fails the agent's apply by name and connects nothing.
 # Run through tests/e2e/run.sh (it takes the lab lock).
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
@@ -163,5 +167,51 @@ for i in 2 3; do check "lab$i has no tcp/rdma controller" 0 "$(fabric_ctrls "$i"
 for i in 1 2 3; do check "lab$i has no hostfile" 0 "$(lab_ssh "$i" 'test -e /etc/llmnet/hostfile && echo 1 || echo 0')"; done
 run teardown "$SPEC"
 check "a second teardown has nothing to do" 1 "$(grep -c '^teardown: 0 changed on 3 nodes' "$tmp/out")"
+
+# Discovery (issue 15, point 3): the lab's spec with discovery: true on both
+# initiators. lab2 (tcp) and lab3 (rdma) read lab1's discovery log, connect
+# from its entries and mount; each discovery controller is deleted again.
+DISC=nqn.2014-08.org.nvmexpress.discovery
+disc_ctrls() { lab_ssh "$1" "grep -lxF '$DISC' /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | wc -l"; }
+sed -e '/^      target: nqn.2024-04.io.llmnet.lab:lab1.\(tcp\|rdma\)$/a\      discovery: true' \
+	"$SPEC" > "$tmp/disc.yaml"
+check "the discovery spec asks it on both initiators" 2 "$(grep -c '^      discovery: true$' "$tmp/disc.yaml")"
+run apply "$tmp/disc.yaml"
+check "apply with discovery exits 0" 0 "$rc"
+check "apply with discovery converged" 1 "$(grep -c '; converged\.' "$tmp/out")"
+check "lab2 has a live tcp controller (from the log)" tcp "$(ctrl_live 2 "$TCP")"
+check "lab3 has a live rdma controller (from the log)" rdma "$(ctrl_live 3 "$RDMA")"
+check "lab2 mounted /mnt/lab-tcp" ext4 "$(mounted 2 /mnt/lab-tcp)"
+check "lab3 mounted /mnt/lab-rdma" ext4 "$(mounted 3 /mnt/lab-rdma)"
+for i in 2 3; do check "lab$i: no discovery controller left" 0 "$(disc_ctrls "$i")"; done
+run apply "$tmp/disc.yaml"
+check "re-apply with discovery reports 0 changed" 1 \
+	"$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
+# Not listed at the declared place: lab1 gets, by hand, a tcp port at
+# 10.77.0.11:4421 exporting only a subsystem that allows no host. lab2's
+# agent, asked (as apply asks it, under a cluster of its own so nothing of
+# llmnet-lab's is touched) to connect lab1's tcp target there through
+# discovery, must fail naming the target, the place and what the log
+# lists, and connect nothing: no direct connect.
+FOREIGN=nqn.2024-04.io.llmnet.lab:foreign.disc
+lab_ssh 1 "cd /sys/kernel/config/nvmet && mkdir subsystems/$FOREIGN ports/4421 &&
+	echo tcp > ports/4421/addr_trtype && echo ipv4 > ports/4421/addr_adrfam &&
+	echo 10.77.0.11 > ports/4421/addr_traddr && echo 4421 > ports/4421/addr_trsvcid &&
+	ln -s /sys/kernel/config/nvmet/subsystems/$FOREIGN ports/4421/subsystems/" 2>&1 | sed 's/^/    /'
+h2=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
+printf '{"protocol": 2, "cluster": "llmnet-lab-disc", "initiators": [{"target": "%s", "transport": "tcp", "address": "10.77.0.11", "service": 4421, "discovery": true}]}\n' \
+	"$TCP" | lab_ssh 2 "/var/lib/llmnet/bin/llmnet-agent -q --budget-ms 60000 apply" > "$tmp/disc.json"
+arc=$?
+sed 's/^/    /' "$tmp/disc.json"
+check "the agent's apply fails (exit 1)" 1 "$arc"
+check "it names the target, the place, the host and what the log lists" 1 \
+	"$(grep -cF "'$TCP' is not in the discovery log at tcp 10.77.0.11:4421 for host '$h2': the log lists no subsystem for this host; not connecting" "$tmp/disc.json")"
+check "lab2 has no controller at :4421 (no direct connect)" 0 \
+	"$(lab_ssh 2 "grep -l 'trsvcid=4421' /sys/class/nvme/nvme*/address 2>/dev/null | wc -l")"
+check "lab2: no discovery controller left" 0 "$(disc_ctrls 2)"
+lab_ssh 1 "cd /sys/kernel/config/nvmet && rm -f ports/4421/subsystems/$FOREIGN && rmdir ports/4421 subsystems/$FOREIGN"
+run teardown "$tmp/disc.yaml" --purge
+check "teardown after discovery exits 0" 0 "$rc"
+for i in 2 3; do check "lab$i has no tcp/rdma controller" 0 "$(fabric_ctrls "$i")"; done
 
 tap_done
