@@ -14,9 +14,11 @@
 #     (microseconds) in the JSON, JUnit and metrics, every pairwise
 #     stage reports every port's counter deltas, and the latency stage's
 #     seconds are printed (a figure, not a check);
-#  2. twin run: bandwidth alone with a threshold 10x the best measured
-#     value fails, and every bandwidth pair (on each rail) is named as
-#     failing;
+#  2. twin run (6.1 only, where the netem run cannot go: the threshold's
+#     failing path on real perftest output; on 6.12 the netem run proves a
+#     threshold verdict and the unit tests judge captured output): bandwidth
+#     alone with a threshold 10x the best measured value fails, and every
+#     bandwidth pair (on each rail) is named as failing;
 #  3. faults at once (rping and bandwidth): a bad node (guest 3's traffic
 #     on both fabrics blackholed toward every other guest, its rxe0 still
 #     ACTIVE) and a bad link (a blackhole route on guest 1 for guest 2's
@@ -122,9 +124,11 @@ for s in rping bandwidth latency; do
 		"$(q "$W/healthy.json" "' '.join(sorted('-'.join(sorted(c['pair'])) + ':' + '/'.join(c['ports'] if c['pair'][0] < c['pair'][1] else c['ports'][::-1]) + ':' + c['status'] for c in P if c['stage']=='$s' and not c['retest']))")"
 done
 for s in rping bandwidth latency; do
+	# the schedule's rounds, from the progress line: the JSON's count also
+	# holds the diagnosis' retest rounds when a loaded lab fails a first try
 	check "healthy lab: $s's two rails share a ring's rounds (concurrent_rails)" \
 		"$([ "$N" = 3 ] && echo 3 || echo 2)" \
-		"$(q "$W/healthy.json" "[x['rounds'] for x in r['stages'] if x['stage']=='$s'][0]")"
+		"$(sed -n "s|^validate: $s round 1/\([0-9]*\):.*|\1|p" "$W/healthy.out")"
 	# read on 6.12 (docs/validation.md); 6.1's rxe is not known to be
 	# recognised by the agent's driver table yet
 	[ "$LAB_KERNEL" = 6.12 ] &&
@@ -146,25 +150,29 @@ echo "# latency stage: $lat_s s; typical us per pair: $(q "$W/healthy.json" "' '
 best=$(q "$W/healthy.json" "max(c['value'] for c in P if c['stage']=='bandwidth' and c['value'])")
 echo "# best bandwidth measured: $best Gb/s"
 
-# --- 2. twin run: 10x the best measured bandwidth ---------------------------
+# --- 2. twin run: 10x the best measured bandwidth (6.1) ----------------------
 # bandwidth alone: without rping in the run nothing gates its pairs
-thr=$(python3 -c "print('%dMb/s' % (float('$best') * 1000 * 10 + 1))")
-spec "$thr" > "$W/twin.yaml"
-"$LLMNET" --no-color validate "$W/twin.yaml" --stages bandwidth --report "$W/twin.json" \
-	> "$W/twin.out" 2>&1
-rc=$?
-cat "$W/twin.out"
-check "twin run at $thr: validate exits 1" 1 "$rc"
-pairs=$(q "$W/twin.json" "len([c for c in P if c['stage']=='bandwidth' and not c['retest']])")
-failed=$(q "$W/twin.json" "len([c for c in P if c['stage']=='bandwidth' and not c['retest'] and c['status']=='fail' and 'is below' in (c['reason'] or '')])")
-check "twin run: every bandwidth pair fails below the threshold" "$pairs" "$failed"
-for c in $(q "$W/twin.json" "' '.join('-'.join(p + '/' + d for p, d in zip(c['pair'], c['ports'])) for c in P if c['stage']=='bandwidth' and not c['retest'])"); do
-	if grep -q "bandwidth $c fail: .* is below" "$W/twin.out"; then
-		ok "twin run names pair $c"
-	else
-		fail "twin run does not name pair $c"
-	fi
-done
+echo "# time: healthy run ${SECONDS} s since the scenario started"
+if [ "$LAB_KERNEL" != 6.12 ]; then
+	thr=$(python3 -c "print('%dMb/s' % (float('$best') * 1000 * 10 + 1))")
+	spec "$thr" > "$W/twin.yaml"
+	"$LLMNET" --no-color validate "$W/twin.yaml" --stages bandwidth --report "$W/twin.json" \
+		> "$W/twin.out" 2>&1
+	rc=$?
+	cat "$W/twin.out"
+	check "twin run at $thr: validate exits 1" 1 "$rc"
+	pairs=$(q "$W/twin.json" "len([c for c in P if c['stage']=='bandwidth' and not c['retest']])")
+	failed=$(q "$W/twin.json" "len([c for c in P if c['stage']=='bandwidth' and not c['retest'] and c['status']=='fail' and 'is below' in (c['reason'] or '')])")
+	check "twin run: every bandwidth pair fails below the threshold" "$pairs" "$failed"
+	for c in $(q "$W/twin.json" "' '.join('-'.join(p + '/' + d for p, d in zip(c['pair'], c['ports'])) for c in P if c['stage']=='bandwidth' and not c['retest'])"); do
+		if grep -q "bandwidth $c fail: .* is below" "$W/twin.out"; then
+			ok "twin run names pair $c"
+		else
+			fail "twin run does not name pair $c"
+		fi
+	done
+fi
+echo "# time: twin run done ${SECONDS} s since the scenario started"
 
 # --- 3. faults at once: a bad node, a bad link on rail 0 (and a bad port) ----
 others=""
@@ -191,6 +199,7 @@ cat "$W/faults.out"
 lab_ssh 3 "for a in $others; do ip route del blackhole \$a/32; done"
 lab_ssh 1 "ip route del blackhole $(lab_fabric_ip 2)/32"
 [ "$N" -ge 4 ] && lab_ssh 4 "for a in $rail1; do ip route del blackhole \$a/32; done"
+echo "# time: faults run done ${SECONDS} s since the scenario started"
 check "faults: validate exits 1" 1 "$rc"
 nodes=$(q "$W/faults.json" "' '.join(r['culprits']['nodes'])")
 links=$(q "$W/faults.json" "' '.join('-'.join(l) for l in r['culprits']['links'])")
@@ -263,5 +272,6 @@ else
 	echo "# netem run: needs the 6.12 image (sch_netem) and 4 guests; not run here"
 fi
 
+echo "# time: the scenario took ${SECONDS} s"
 echo "# reports kept in $W"
 tap_done
