@@ -317,7 +317,8 @@ static const struct opt mpi_probe_opts[] = {
 };
 
 static const struct opt nccl_probe_opts[] = {
-	{ "--op", V_WORD }, { "--bytes", V_UINT }, { "--expect-ranks", V_UINT },
+	{ "--op", V_WORD }, { "--bytes", V_UINT }, { "--min-bytes", V_UINT },
+	{ "--expect-ranks", V_UINT },
 	{ "--hca", V_HCA }, { "--hca-at", V_HCA_AT }, { "--gid-index", V_UINT },
 	{ "--socket-ifname", V_IFNAME }, { "--env", V_NCCL_ENV }, { NULL, V_FLAG },
 };

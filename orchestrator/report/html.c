@@ -265,6 +265,46 @@ static void counters_table(const struct ln_results *r, struct ln_buf *out)
 	ln_buf_release(&txt);
 }
 
+/* Each size sweep (the nccl stage): a row per size, the judged one last. */
+static void sizes_table(const struct ln_results *r, struct ln_buf *out)
+{
+	struct ln_buf subj = LN_BUF_INIT;
+	size_t i, k, n = 0;
+
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (!c->nsizes)
+			continue;
+		if (!n++)
+			ln_buf_addstr(out, "<h2>Bus bandwidth by size</h2>\n<table id=\"sizes\"><tr>"
+				      "<th>stage</th><th>subject</th><th>check</th><th>bytes</th>"
+				      "<th>algbw GB/s</th><th>busbw GB/s</th><th>wrong</th>"
+				      "<th>judged</th></tr>\n");
+		ln_buf_reset(&subj);
+		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
+		for (k = 0; k < c->nsizes; k++) {
+			const struct ln_size_bw *z = &c->sizes[k];
+
+			ln_buf_addf(out, "<tr><td>%s</td><td>", ln_stage_name(c->stage));
+			esc(out, subj.buf);
+			ln_buf_addstr(out, "</td><td>");
+			esc(out, c->name);
+			ln_buf_addf(out, "</td><td>%llu</td><td>%.4g</td><td>%.4g</td><td>",
+				    (unsigned long long)z->bytes, z->algbw, z->busbw);
+			if (z->wrong < 0)
+				ln_buf_addstr(out, "not checked");
+			else
+				ln_buf_addf(out, "%ld", z->wrong);
+			ln_buf_addf(out, "</td><td>%s</td></tr>\n",
+				    k + 1 == c->nsizes ? ln_status_name(c->status) : "");
+		}
+	}
+	if (n)
+		ln_buf_addstr(out, "</table>\n");
+	ln_buf_release(&subj);
+}
+
 int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 {
 	struct ln_buf subj = LN_BUF_INIT;
@@ -327,6 +367,7 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 		if (ln_stage_pairwise(s) && r->stages[s].listed)
 			ret = heatmaps(r, s, out);
 	counters_table(r, out);
+	sizes_table(r, out);
 	ln_buf_addstr(out, "<h2>Failing and retried checks</h2>\n<table id=\"failures\"><tr>"
 			   "<th>stage</th><th>subject</th><th>check</th><th>status</th>"
 			   "<th>measured</th><th>threshold</th><th>line rate</th><th>attempts</th>"

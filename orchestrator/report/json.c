@@ -134,6 +134,27 @@ static struct json_object *attempt_json(const struct ln_check *c, const struct l
 	return o;
 }
 
+/* A size sweep's figures, smallest first (the last is judged). */
+static struct json_object *sizes_json(const struct ln_check *c)
+{
+	struct json_object *a = json_object_new_array();
+	size_t k;
+
+	for (k = 0; a && k < c->nsizes; k++) {
+		struct json_object *o = json_object_new_object();
+
+		if (!o)
+			break;
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)c->sizes[k].bytes));
+		json_object_object_add(o, "algbw_gbs", num(c->sizes[k].algbw));
+		json_object_object_add(o, "busbw_gbs", num(c->sizes[k].busbw));
+		json_object_object_add(o, "wrong", c->sizes[k].wrong < 0 ? NULL :
+				       json_object_new_int64(c->sizes[k].wrong));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *check_json(const struct ln_results *r, const struct ln_check *c)
 {
 	struct json_object *o = json_object_new_object(), *ats;
@@ -153,6 +174,8 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 		json_object_object_add(o, "latency", latency_json(&c->lat, 1));
 	if (c->ctr)
 		json_object_object_add(o, "counters", counters_json(c->ctr));
+	if (c->nsizes)
+		json_object_object_add(o, "sizes", sizes_json(c));
 	json_object_object_add(o, "retest", json_object_new_boolean(c->retest));
 	ats = json_object_new_array();
 	if (!ats)

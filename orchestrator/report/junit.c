@@ -91,6 +91,12 @@ static void add_testcase(const struct ln_results *r, const struct ln_check *c, i
 		ln_report_escape_xml(out, c->reason ? c->reason : "failed");
 		ln_buf_addstr(out, "\">");
 		ln_report_figures(out, c, "", "", "\n", 6);
+		if (c->nsizes) {
+			ln_buf_reset(name);
+			ln_report_sizes_text(c, name);
+			ln_report_escape_xml(out, name->buf);
+			ln_buf_addch(out, '\n');
+		}
 		add_attempts(out, c);
 		ln_buf_addstr(out, "</failure>\n");
 	} else if (c->status == LN_ST_SKIPPED) {
@@ -106,12 +112,18 @@ static void add_testcase(const struct ln_results *r, const struct ln_check *c, i
 			ln_buf_addf(name, "; %s", c->reason);
 		ln_report_escape_xml(out, name->buf);
 		ln_buf_addstr(out, "\n</system-out>\n");
-	} else if (c->nattempts > 1 ||
+	} else if (c->nattempts > 1 || c->nsizes ||
 		   (c->stage == LN_STAGE_LATENCY && !isnan(c->lat.typical))) {
-		/* a passing latency pair still says what it measured */
+		/* a passing latency pair or sweep still says what it measured */
 		ln_buf_addstr(out, "      <system-out>");
 		if (c->stage == LN_STAGE_LATENCY) {
 			ln_report_latency_text(c, out);
+			ln_buf_addch(out, '\n');
+		}
+		if (c->nsizes) {
+			ln_buf_reset(name);
+			ln_report_sizes_text(c, name);
+			ln_report_escape_xml(out, name->buf);
 			ln_buf_addch(out, '\n');
 		}
 		if (c->nattempts > 1)

@@ -191,6 +191,31 @@ static void pair_metrics(const struct ln_results *r, struct ln_buf *out)
 	}
 }
 
+/* Each size sweep's bus bandwidth, a sample per size (bytes label); node
+ * is "" for a check of the whole cluster. */
+static void sizes_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	static const char name[] = "llmnet_validation_busbw_gbs";
+	size_t i, k, n = 0;
+
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		for (k = 0; k < c->nsizes; k++) {
+			if (!n++)
+				head(out, name, "bus bandwidth at each size of a size sweep "
+						"(GB/s; bytes label; the largest is judged)");
+			start(out, name, r);
+			ln_buf_addf(out, ",stage=\"%s\",check=\"", ln_stage_name(c->stage));
+			label(out, c->name);
+			ln_buf_addstr(out, "\",node=\"");
+			label(out, c->a < r->nnodes ? r->nodes[c->a] : "");
+			ln_buf_addf(out, "\",bytes=\"%llu\"} %g\n",
+				    (unsigned long long)c->sizes[k].bytes, c->sizes[k].busbw);
+		}
+	}
+}
+
 /* The diagnosis: bad nodes, links and ports. */
 static void verdict_metrics(const struct ln_results *r, struct ln_buf *out)
 {
@@ -237,6 +262,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	stage_metrics(r, out);
 	pair_metrics(r, out);
 	port_counters(r, out);
+	sizes_metrics(r, out);
 	verdict_metrics(r, out);
 	return 0;
 }

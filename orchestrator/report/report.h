@@ -58,6 +58,12 @@ void ln_report_latency_text(const struct ln_check *c, struct ln_buf *out);
  * checks. */
 void ln_report_counters_text(const struct ln_check *c, struct ln_buf *out);
 
+/* A size sweep's figures (the nccl stage) as one phrase: "busbw by size
+ * 8B 0.01, 16B 0.02, ..., 1GiB 201 GB/s (judged at 1GiB)", with "(N
+ * wrong)" after a size that delivered wrong elements. Appends nothing
+ * for a check without sizes. */
+void ln_report_sizes_text(const struct ln_check *c, struct ln_buf *out);
+
 /* A check's figures that are numbers (measured, threshold, line rate),
  * each as "<sep>threshold V UNIT<end>" with V to prec significant digits;
  * measured comes after lead instead of sep. Text: (" ", ", ", "", 3); JUnit: one a

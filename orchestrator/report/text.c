@@ -9,6 +9,7 @@
 
 #include "common/fileio.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/spec/units.h"
 
 static const char *paint(int color, enum ln_status st)
 {
@@ -70,6 +71,43 @@ void ln_report_counters_text(const struct ln_check *c, struct ln_buf *out)
 			    pc->max_errors, pc->partners_over, pc->partners);
 	ln_buf_release(&rose);
 	ln_buf_release(&na);
+}
+
+void ln_report_sizes_text(const struct ln_check *c, struct ln_buf *out)
+{
+	char sz[32];
+	size_t k;
+
+	if (!c->nsizes)
+		return;
+	ln_buf_addstr(out, "busbw by size");
+	for (k = 0; k < c->nsizes; k++) {
+		ln_units_format_size(c->sizes[k].bytes, sz);
+		ln_buf_addf(out, "%s %s %.3g", k ? "," : "", sz, c->sizes[k].busbw);
+		if (c->sizes[k].wrong > 0)
+			ln_buf_addf(out, " (%ld wrong)", c->sizes[k].wrong);
+	}
+	ln_buf_addf(out, " GB/s (judged at %s)", sz);
+}
+
+/* Each check of stage st that measured a size sweep, its figures. */
+static void sizes_lines(const struct ln_results *r, enum ln_stage st, struct ln_buf *out)
+{
+	struct ln_buf subj = LN_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < r->nchecks; i++) {
+		const struct ln_check *c = &r->checks[i];
+
+		if (c->stage != st || c->nsizes < 2)
+			continue;
+		ln_buf_reset(&subj);
+		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
+		ln_buf_addf(out, "  %-10s %s: ", "", subj.buf);
+		ln_report_sizes_text(c, out);
+		ln_buf_addch(out, '\n');
+	}
+	ln_buf_release(&subj);
 }
 
 /* Per pairwise stage with counters: ports read, errors in all, the ports
@@ -172,6 +210,7 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 			ln_buf_addf(out, " (%zu rounds)", st->rounds);
 		ln_buf_addch(out, '\n');
 		counters_line(r, (enum ln_stage)s, out);
+		sizes_lines(r, (enum ln_stage)s, out);
 	}
 	for (i = 0; i < r->nchecks; i++) {
 		const struct ln_check *c = &r->checks[i];

@@ -31,13 +31,6 @@ static const struct refused_key nccl_tools_later[] = {
 	{ NULL, NULL },
 };
 
-/* A size sweep (bytes: A..B, doubling, like nccl-tests' -b A -e B -f 2):
- * the probe runs one (--min-bytes) but the reports do not carry a figure
- * per size yet, so a range is refused by name. */
-static const struct refused_key nccl_bytes_later[] = {
-	{ "..", "a size sweep is not reported per size yet; give one size" },
-	{ NULL, NULL },
-};
 
 /* ---- nodes -------------------------------------------------------------- */
 
@@ -375,9 +368,10 @@ static const struct field nccl_fields[] = {
 	  .def = "all_reduce",
 	  .doc = "collective, every element it delivers checked" },
 	{ .key = "bytes", .type = FT_SIZE, .off = VOFF(nccl.bytes), .min = 4, .max = 64ll << 30,
-	  .later = nccl_bytes_later,
+	  .sfn = spec_parse_nccl_bytes, .schema_type = "nccl_bytes",
 	  .def = "1GiB", .doc = "message size, as nccl-tests counts it (all_gather: what each "
-	  "rank receives; reduce_scatter: what each rank sends)" },
+	  "rank receives; reduce_scatter: what each rank sends), or a sweep A..B doubling "
+	  "from A, judged at B" },
 	{ .key = "socket_ifname", .type = FT_STR, .off = VOFF(nccl.socket_ifname),
 	  .pat = SP_IFNAME, .def = "NCCL's choice",
 	  .doc = "NCCL_SOCKET_IFNAME on every rank (bootstrap and socket transport)" },

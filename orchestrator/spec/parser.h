@@ -205,5 +205,6 @@ field_handler spec_parse_mpi, spec_parse_mca, spec_parse_nccl_env;
 /* stages.c */
 field_handler spec_parse_validation;
 scalar_handler spec_parse_bw_min;
+scalar_handler spec_parse_nccl_bytes;
 
 #endif

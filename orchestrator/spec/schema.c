@@ -21,6 +21,8 @@ const char *const spec_size_regex =
 	"^[0-9]+(\\.[0-9]{1,9})? ?(B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)?$";
 const char *const spec_rate_regex = "^[0-9]+(\\.[0-9]{1,9})? ?(Kb|Mb|Gb|Tb|KB|MB|GB|TB)/s$";
 const char *const spec_duration_regex = "^[0-9]+(\\.[0-9]{1,9})? ?(us|ms|s|m|h)$";
+#define SIZE_RE "[0-9]+(\\.[0-9]{1,9})? ?(B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)?"
+static const char sweep_regex[] = "^" SIZE_RE "\\.\\." SIZE_RE "$";
 static const char bw_min_regex[] =
 	"^([0-9]+(\\.[0-9]{1,9})? ?(Kb|Mb|Gb|Tb|KB|MB|GB|TB)/s|(0?\\.[0-9]+|1(\\.0+)?) of rate)$";
 
@@ -264,6 +266,10 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 		}
 	} else if (f->schema_type && !strcmp(f->schema_type, "bw_min")) {
 		o = str_pattern(bw_min_regex);
+	} else if (f->schema_type && !strcmp(f->schema_type, "nccl_bytes")) {
+		/* a size, or a sweep A..B */
+		o = any_of(any_of(int_range(f->min, f->max), str_pattern(spec_size_regex)),
+			   str_pattern(sweep_regex));
 	} else if (f->pat == SP_FS) {
 		o = names_enum(NULL, list_at, spec_fs_names);
 	} else {

@@ -264,6 +264,9 @@ enum ln_nccl_tool {
 	LN_NCCL_ALL_REDUCE_PERF,	/* nccl-tests */
 };
 
+/* A sweep's sizes at most (8B..8GiB, doubling, are 31). */
+#define LN_NCCL_MAX_SWEEP 32
+
 enum ln_nccl_op {
 	LN_NCCL_ALL_REDUCE = 0,
 	LN_NCCL_ALL_GATHER,
@@ -327,7 +330,8 @@ struct ln_validation {
 	struct {
 		enum ln_nccl_tool tool;		/* default probe */
 		enum ln_nccl_op op;		/* default all_reduce */
-		uint64_t bytes;			/* default 1 GiB */
+		uint64_t bytes;			/* default 1 GiB; a sweep's last size */
+		uint64_t min_bytes;		/* a sweep's first size; 0: one size */
 		uint64_t min_busbw_bps;		/* 0: no threshold */
 		uint64_t timeout_ms;		/* default 300 s */
 		const char *socket_ifname;	/* NCCL_SOCKET_IFNAME; NULL: NCCL's choice */

@@ -58,6 +58,78 @@ bad:
 }
 
 
+/* nccl.bytes: one size, or a sweep A..B that doubles from A up to B
+ * (nccl-tests' -b A -e B -f 2), so B must be A times a power of two and
+ * the sweep holds at most LN_NCCL_MAX_SWEEP sizes. */
+static int one_size(struct parser *p, const struct field *f, const char *v, uint64_t *u,
+		    struct ln_mark m)
+{
+	char a[32], b[32];
+
+	ln_buf_reset(&p->why);
+	if (ln_units_parse_size(v, u, &p->why) < 0) {
+		spec_diag(p->spec, m, "'%s': %s", f->key, p->why.buf);
+		return -1;
+	}
+	if (*u < (uint64_t)f->min || *u > (uint64_t)f->max) {
+		ln_units_format_size((uint64_t)f->min, a);
+		ln_units_format_size((uint64_t)f->max, b);
+		spec_diag(p->spec, m, "'%s' must be from %s to %s, not '%.100s'", f->key, a, b, v);
+		return -1;
+	}
+	return 0;
+}
+
+int spec_parse_nccl_bytes(struct parser *p, const struct field *f, void *obj, const char *v,
+			  struct ln_mark m)
+{
+	struct ln_validation *val = obj;
+	const char *dots = strstr(v, "..");
+	uint64_t lo, hi, sz;
+	char first[64], a[32], b[32];
+	unsigned n = 1;
+
+	if (!dots) {
+		if (one_size(p, f, v, &hi, m) == 0)
+			val->nccl.bytes = hi;
+		return 0;
+	}
+	if ((size_t)(dots - v) >= sizeof(first) || !dots[2]) {
+		spec_diag(p->spec, m, "'%s' takes a size or a sweep 'A..B' (8B..1GiB), not '%.100s'",
+			  f->key, v);
+		return 0;
+	}
+	memcpy(first, v, (size_t)(dots - v));
+	first[dots - v] = '\0';
+	if (one_size(p, f, first, &lo, m) < 0 || one_size(p, f, dots + 2, &hi, m) < 0)
+		return 0;
+	ln_units_format_size(lo, a);
+	ln_units_format_size(hi, b);
+	if (lo >= hi) {
+		spec_diag(p->spec, m, "'%s: %.100s': a sweep's first size must be below its last "
+			  "(%s is not below %s); give one size for one", f->key, v, a, b);
+		return 0;
+	}
+	for (sz = lo; sz < hi; sz *= 2)
+		n++;
+	if (sz != hi) {
+		ln_units_format_size(sz / 2, b);
+		ln_units_format_size(sz, first);
+		spec_diag(p->spec, m, "'%s: %.100s': a sweep doubles from %s, so its last size "
+			  "must be %s times a power of two (%s or %s)", f->key, v, a, a, b, first);
+		return 0;
+	}
+	if (n > LN_NCCL_MAX_SWEEP) {
+		spec_diag(p->spec, m, "'%s: %.100s' is a sweep of %u sizes, more than %d: start "
+			  "higher or end lower", f->key, v, n, LN_NCCL_MAX_SWEEP);
+		return 0;
+	}
+	val->nccl.min_bytes = lo;
+	val->nccl.bytes = hi;
+	return 0;
+}
+
+
 /* A pair of a validation entry, collected before its stage is known:
  * k and v are the caller's to free; v is NULL when not a usable value. */
 struct kv {

@@ -113,6 +113,7 @@ static void check_release(struct ln_check *c)
 	size_t i;
 
 	ln_port_counters_free(c->ctr);
+	free(c->sizes);
 	for (i = 0; i < c->nattempts; i++) {
 		free(c->attempts[i].detail);
 		free(c->attempts[i].command);
@@ -259,6 +260,22 @@ int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
 	if (at->ok)
 		return ln_check_set(c, LN_ST_PASS, NULL);
 	return ln_check_set(c, LN_ST_FAIL, "%s", at->detail ? at->detail : "failed");
+}
+
+int ln_check_set_sizes(struct ln_check *c, const struct ln_size_bw *sizes, size_t n)
+{
+	struct ln_size_bw *p = NULL;
+
+	if (n) {
+		p = malloc(n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, sizes, n * sizeof(*p));
+	}
+	free(c->sizes);
+	c->sizes = p;
+	c->nsizes = n;
+	return 0;
 }
 
 static char *vformat(const char *fmt, va_list ap)

@@ -52,6 +52,14 @@ struct ln_port_counters {
 	size_t partners_over;	/* those with which it gained more than max_errors */
 };
 
+/* One size of a size sweep (the nccl stage): what was measured there.
+ * The sweep's last, largest size is the one judged. */
+struct ln_size_bw {
+	uint64_t bytes;		/* as nccl-tests counts the size */
+	double algbw, busbw;	/* GB/s */
+	long wrong;		/* wrong elements at this size; -1 not checked */
+};
+
 struct ln_attempt {
 	int ok;
 	double value;		/* measured value, NAN when there is none */
@@ -77,6 +85,8 @@ struct ln_check {
 	struct ln_latency lat;	/* latency stage: the last attempt's figures, the thresholds */
 	int retest;		/* a diagnosis retest against a known-good peer */
 	struct ln_port_counters *ctr;	/* a port's error counters check; else NULL */
+	struct ln_size_bw *sizes;	/* nccl: each size measured, smallest first; else NULL */
+	size_t nsizes;
 	struct ln_attempt *attempts;
 	size_t nattempts;
 };
@@ -161,6 +171,9 @@ long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, s
 /* Record one attempt (strings copied) and let it decide the status: the
  * last attempt's outcome is the check's. */
 int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at);
+
+/* Keep n sizes' figures (copied) as c's sweep, replacing any it had. */
+int ln_check_set_sizes(struct ln_check *c, const struct ln_size_bw *sizes, size_t n);
 /* Set status and reason (copied; NULL clears). */
 int ln_check_set(struct ln_check *c, enum ln_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -83,36 +83,51 @@ static size_t nccl_wrong(struct vctx *c, const struct ln_nccl *n, struct ln_buf 
 	return one ? blame : LN_NO_NODE;
 }
 
-/* Judge one parsed NCCL result into at/why; *blame: the node a wrong
- * result is on (else LN_NO_NODE). 1 when the stage was "not run"
+/* Judge one parsed NCCL result into at/why, at its largest size (a
+ * sweep's every size is checked for a correct result); *blame: the node
+ * a wrong result is on (else LN_NO_NODE). 1 when the stage was "not run"
  * (reason in why). */
-static int nccl_judge(struct vctx *c, const struct ln_probe_result *pr, double want,
+static int nccl_judge(struct vctx *c, const struct ln_nccl *n, double want,
 		      struct ln_attempt *at, struct ln_buf *why, size_t *blame)
 {
-	struct ln_nccl n;
-	struct ln_buf perr = LN_BUF_INIT;
-	int notrun = 0;
+	char at_size[48] = "";
 
 	*blame = LN_NO_NODE;
-	if (ln_parse_nccl(pr->output.buf, pr->output.len, &n, &perr) < 0) {
-		ln_buf_addf(why, "%s", perr.buf);
-	} else if (n.not_run) {
-		ln_buf_addf(why, "%s", n.reason);
-		notrun = 1;
-	} else {
-		/* one rank: busbw is 0 by definition; judge the sum and algbw */
-		at->value = n.ranks > 1 ? n.busbw : n.algbw;
-		if (!n.correct)
-			*blame = nccl_wrong(c, &n, why);
-		else if (n.ranks > 1 && !isnan(want) && n.busbw < want)
-			ln_buf_addf(why, "busbw %.2f GB/s is below %.2f GB/s", n.busbw, want);
-		else if (n.ranks <= 1 && !(n.algbw > 0))
-			ln_buf_addstr(why, "no algbw measured");
-		else
-			at->ok = 1;
+	if (n->not_run) {
+		ln_buf_addf(why, "%s", n->reason);
+		return 1;
 	}
-	ln_buf_release(&perr);
-	return notrun;
+	if (n->nsizes > 1)
+		snprintf(at_size, sizeof(at_size), " at %llu bytes (the largest size)",
+			 (unsigned long long)n->bytes);
+	/* one rank: busbw is 0 by definition; judge the sum and algbw */
+	at->value = n->ranks > 1 ? n->busbw : n->algbw;
+	if (!n->correct)
+		*blame = nccl_wrong(c, n, why);
+	else if (n->ranks > 1 && !isnan(want) && n->busbw < want)
+		ln_buf_addf(why, "busbw %.2f GB/s%s is below %.2f GB/s", n->busbw, at_size, want);
+	else if (n->ranks <= 1 && !(n->algbw > 0))
+		ln_buf_addf(why, "no algbw measured%s", at_size);
+	else
+		at->ok = 1;
+	return 0;
+}
+
+/* The sweep's figures on the check just recorded (the stage's last). */
+static int keep_sizes(struct vctx *c, const struct ln_nccl *n)
+{
+	struct ln_size_bw s[LN_NCCL_MAX_SIZES];
+	size_t k;
+
+	if (!c->res->nchecks || !n->nsizes)
+		return 0;
+	for (k = 0; k < n->nsizes; k++) {
+		s[k].bytes = n->sizes[k].bytes;
+		s[k].algbw = n->sizes[k].algbw;
+		s[k].busbw = n->sizes[k].busbw;
+		s[k].wrong = n->sizes[k].wrong;
+	}
+	return ln_check_set_sizes(&c->res->checks[c->res->nchecks - 1], s, n->nsizes);
 }
 
 /* Run av on node and record it as node's check (LN_NO_NODE: the
@@ -122,19 +137,35 @@ static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t su
 		    struct argv *av)
 {
 	size_t blame = LN_NO_NODE;
-	int r;
+	struct ln_nccl *n = calloc(1, sizeof(*n));
+	struct ln_buf perr = LN_BUF_INIT;
+	int r, parsed = 0;
 
+	if (!n)
+		return -ENOMEM;
 	if (vs_run_probe(c, LN_STAGE_NCCL, node, av, sr->timeout_s, &sr->pr, &sr->at,
-			 &sr->why) == 0 &&
-	    nccl_judge(c, &sr->pr, sr->want, &sr->at, &sr->why, &blame)) {
-		r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name(c), "%s", sr->why.buf);
-		vs_stage_drop_attempt(sr);
-		return r;
+			 &sr->why) == 0) {
+		if (ln_parse_nccl(sr->pr.output.buf, sr->pr.output.len, n, &perr) < 0) {
+			ln_buf_addf(&sr->why, "%s", perr.buf);
+		} else if (nccl_judge(c, n, sr->want, &sr->at, &sr->why, &blame)) {
+			r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name(c), "%s",
+					     sr->why.buf);
+			vs_stage_drop_attempt(sr);
+			goto out;
+		} else {
+			parsed = 1;
+		}
 	}
 	if (subject == LN_NO_NODE)
 		subject = blame;
-	return vs_record(c, LN_STAGE_NCCL, subject, LN_NO_NODE, check_name(c), &sr->at,
-			 &sr->why, "GB/s", sr->want);
+	r = vs_record(c, LN_STAGE_NCCL, subject, LN_NO_NODE, check_name(c), &sr->at, &sr->why,
+		      "GB/s", sr->want);
+	if (r == 0 && parsed)
+		r = keep_sizes(c, n);
+out:
+	ln_buf_release(&perr);
+	free(n);
+	return r;
 }
 
 /* Some nodes declare no GPUs (storage, login nodes): they hold no rank.
@@ -334,6 +365,10 @@ static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpu
 	vs_arg(av, "%s", ln_nccl_op_name(sp->validation.nccl.op));
 	vs_arg(av, "--bytes");
 	vs_arg(av, "%llu", (unsigned long long)sp->validation.nccl.bytes);
+	if (sp->validation.nccl.min_bytes) {
+		vs_arg(av, "--min-bytes");
+		vs_arg(av, "%llu", (unsigned long long)sp->validation.nccl.min_bytes);
+	}
 	vs_arg(av, "--expect-ranks");
 	vs_arg(av, "%u", np);
 	nccl_env_args(c, av);
@@ -413,7 +448,8 @@ static int nccl_tests_stage(struct vctx *c, struct stage_run *sr)
 		any = 1;
 		vs_arg(&av, "all_reduce_perf");
 		vs_arg(&av, "-b");
-		vs_arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
+		vs_arg(&av, "%llu", (unsigned long long)(v->nccl.min_bytes ? v->nccl.min_bytes :
+							   v->nccl.bytes));
 		vs_arg(&av, "-e");
 		vs_arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
 		vs_arg(&av, "-g");

@@ -212,6 +212,12 @@ static void test_agent_exec__nccl_environment_is_allow_listed(void **state)
 		"--", "mpirun", "-np", "2", PROBE_NCCL, "--op", "all_gather", "--hca",
 		"mlx5_0:1,mlx5_1:1", "--hca-at", "gpu002=", "--hca-at", "gpu003.example.com=rxe0:1",
 		NULL);
+	/* a size sweep: --min-bytes to --bytes */
+	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
+		"--", "mpirun", "-np", "2", PROBE_NCCL, "--bytes", "1073741824", "--min-bytes",
+		"8", NULL);
+	refused(x, "llmnet-probe-nccl option '--min-bytes' takes", "--sha256", x->sha, "--",
+		"mpirun", "-np", "2", PROBE_NCCL, "--min-bytes", "8B", NULL);
 	refused(x, "'" PROBE_NCCL "' is not a regular file llmnet installed", "--sha256", x->sha,
 		"--", "mpirun", "-np", "2", PROBE_NCCL, "--gid-index", "3", "--socket-ifname",
 		"^docker,lo", "--env", "NCCL_ALGO=Ring", "--env", "NCCL_IB_TC=106", NULL);

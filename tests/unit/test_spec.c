@@ -275,7 +275,38 @@ static void test_spec__defaults_filled(void **state)
 	assert_int_equal(v->nccl.tool, LN_NCCL_PROBE);
 	assert_int_equal(v->nccl.op, LN_NCCL_ALL_REDUCE);
 	assert_int_equal(v->nccl.bytes, 1ull << 30);
+	assert_int_equal(v->nccl.min_bytes, 0);
 	ln_spec_free(s);
+}
+
+/* nccl.bytes: one size, or a sweep A..B doubling from A (its last size B,
+ * its first min_bytes); the refused sweeps are in tests/spec. */
+static void test_spec__nccl_sweep(void **state)
+{
+	static const struct {
+		const char *bytes;
+		uint64_t lo, hi;
+	} cases[] = {
+		{ "8B..1GiB", 8, 1ull << 30 },
+		{ "1MiB..8GiB", 1ull << 20, 8ull << 30 },
+		{ "4..8", 4, 8 },
+		{ "3MiB..12MiB", 3ull << 20, 12ull << 20 },
+		{ "64KiB", 0, 64ull << 10 },
+	};
+	char text[256];
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < ARRAY_SIZE(cases); k++) {
+		struct ln_spec *s;
+
+		snprintf(text, sizeof(text), HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 1 } ]\n"
+			 "validation: [ { stage: nccl, bytes: \"%s\" } ]\n", cases[k].bytes);
+		s = expect_valid(text);
+		assert_int_equal(s->validation.nccl.min_bytes, cases[k].lo);
+		assert_int_equal(s->validation.nccl.bytes, cases[k].hi);
+		ln_spec_free(s);
+	}
 }
 
 static void test_spec__stages_absent_are_not_present(void **state)
@@ -638,6 +669,7 @@ static void test_spec__too_big_refused(void **state)
 }
 
 LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_spec__nccl_sweep),
 	cmocka_unit_test(test_spec__te_lab_model),
 	cmocka_unit_test(test_spec__ranges_expand_in_step),
 	cmocka_unit_test(test_spec__range_count_mismatch),

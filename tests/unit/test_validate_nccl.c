@@ -2,13 +2,15 @@
 /*
  * The nccl stage against the fake cluster (validate_fake.h): under
  * mpirun, every op, its environment, uneven GPU counts, a launcher
- * without mpicc.
+ * without mpicc, a size sweep (per size in every report, judged at the
+ * largest).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "orchestrator/report/report.h"
 #include "tests/unit/validate_fake.h"
 
 static void test_validate_nccl__under_mpirun(void **state)
@@ -188,6 +190,119 @@ static void test_validate_nccl__gpuless_node(void **state)
 	assert_null(strstr(w->f.nccl_argv, "--hostfile"));
 }
 
+/* Four sizes, 1 KiB to 8 KiB, with these busbw (GB/s); wrong elements at
+ * the first size when wrong0. */
+static void sweep_output(struct world *w, const double busbw[4], int wrong0)
+{
+	size_t n = 0;
+	int k;
+
+	for (k = 0; k < 4; k++)
+		n += (size_t)snprintf(w->f.nccl_result + n, sizeof(w->f.nccl_result) - n,
+				      "size %d time_us 10.0 algbw %.2f busbw %.2f wrong %d\n",
+				      1024 << k, busbw[k] / 2, busbw[k], k == 0 && wrong0);
+	if (wrong0)
+		n += (size_t)snprintf(w->f.nccl_result + n, sizeof(w->f.nccl_result) - n,
+				      "wrong rank 3 host n1 device 3 size 1024 elements 1 first 7 "
+				      "got 9 want 8\n");
+	snprintf(w->f.nccl_result + n, sizeof(w->f.nccl_result) - n, "result %s\n",
+		 wrong0 ? "fail" : "pass");
+}
+
+static void assert_has(const struct ln_buf *b, const char *what, const char *part)
+{
+	if (!strstr(b->buf, part))
+		fail_msg("%s lacks '%s':\n%s", what, part, b->buf);
+}
+
+/* Every report shows busbw at each size of the sweep. */
+static void sweep_in_reports(const struct ln_results *res)
+{
+	struct ln_buf b = LN_BUF_INIT;
+
+	ln_report_text(res, 0, &b);
+	assert_has(&b, "text", "busbw by size 1KiB 10, 2KiB 20, 4KiB 50, 8KiB 150 GB/s "
+		   "(judged at 8KiB)");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_json(res, 0, &b), 0);
+	assert_has(&b, "json", "\"sizes\":[{\"bytes\":1024,\"algbw_gbs\":5.0,\"busbw_gbs\":10.0,"
+		   "\"wrong\":0}");
+	assert_has(&b, "json", "{\"bytes\":8192,\"algbw_gbs\":75.0,\"busbw_gbs\":150.0,"
+		   "\"wrong\":0}]");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_html(res, &b), 0);
+	assert_has(&b, "html", "<td>nccl all_reduce</td><td>2048</td><td>10</td><td>20</td>"
+		   "<td>0</td><td></td></tr>");
+	assert_has(&b, "html", "<td>8192</td><td>75</td><td>150</td><td>0</td><td>pass</td>");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_metrics(res, &b), 0);
+	assert_has(&b, "metrics", "llmnet_validation_busbw_gbs{cluster=\"fake\",stage=\"nccl\","
+		   "check=\"nccl all_reduce\",node=\"\",bytes=\"4096\"} 50\n");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_junit(res, &b), 0);
+	assert_has(&b, "junit", "<system-out>busbw by size 1KiB 10, 2KiB 20, 4KiB 50, 8KiB 150");
+	ln_buf_release(&b);
+}
+
+/* bytes: A..B reaches the probe as --min-bytes A --bytes B; each size's
+ * figures are kept, and min_busbw is judged at the largest only: slow
+ * small sizes pass, a slow largest fails naming its size, a wrong result
+ * at any size fails. */
+static void test_validate_nccl__sweep(void **state)
+{
+	static const double slow_small[4] = { 10, 20, 50, 150 }, slow_last[4] = { 150, 150, 150, 90 };
+	struct world *w;
+	const struct ln_check *c;
+
+	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, min_busbw: "
+					       "100GB/s }\n", 1));
+	sweep_output(w, slow_small, 0);
+	world_run(w);
+	assert_non_null(strstr(w->f.nccl_argv, " --bytes 8192 --min-bytes 1024 "));
+	assert_int_equal(w->res.nchecks, 1);
+	c = &w->res.checks[0];
+	assert_int_equal(c->status, LN_ST_PASS);
+	assert_float_equal(c->value, 150, 1e-9);
+	assert_int_equal(c->nsizes, 4);
+	assert_int_equal(c->sizes[0].bytes, 1024);
+	assert_float_equal(c->sizes[0].busbw, 10, 1e-9);
+	assert_int_equal(c->sizes[3].bytes, 8192);
+	sweep_in_reports(&w->res);
+	world_teardown(state);
+	world_setup(state);
+
+	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, min_busbw: "
+					       "100GB/s }\n", 1));
+	sweep_output(w, slow_last, 0);
+	world_run(w);
+	c = &w->res.checks[0];
+	assert_int_equal(c->status, LN_ST_FAIL);
+	assert_string_equal(c->reason, "busbw 90.00 GB/s at 8192 bytes (the largest size) is "
+			    "below 100.00 GB/s");
+	assert_int_equal(c->nsizes, 4);
+	world_teardown(state);
+	world_setup(state);
+
+	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, min_busbw: "
+					       "100GB/s }\n", 1));
+	sweep_output(w, slow_small, 1);
+	world_run(w);
+	c = &w->res.checks[0];
+	assert_int_equal(c->status, LN_ST_FAIL);
+	assert_string_equal(c->reason, "the all_reduce result is wrong: rank 3 on 'n1' (GPU 3) "
+			    "received 1 wrong elements at 1024 bytes, the first (7) 9 instead of 8");
+	assert_int_equal(c->a, 0);	/* its node is blamed */
+	assert_int_equal(c->sizes[0].wrong, 1);
+	world_teardown(state);
+	world_setup(state);
+
+	/* the fake probe's own sweep: 4 sizes, no threshold */
+	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB }\n", 1));
+	world_run(w);
+	assert_int_equal(w->res.checks[0].status, LN_ST_PASS);
+	assert_int_equal(w->res.checks[0].nsizes, 4);
+}
+
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl__under_mpirun),
 	WORLD_TEST(test_validate_nccl__every_op),
@@ -195,4 +310,5 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl__uneven_gpus),
 	WORLD_TEST(test_validate_nccl__gpuless_node),
 	WORLD_TEST(test_validate_nccl__no_mpicc_on_launcher),
+	WORLD_TEST(test_validate_nccl__sweep),
 )

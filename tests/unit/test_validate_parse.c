@@ -217,6 +217,20 @@ static void test_validate_parse__nccl_tests(void **state)
 	assert_false(n.correct);
 	assert_float_equal(n.busbw, 203.95, 1e-9);
 
+	/* the current format (a root column, "#wrong" printed with %g): a
+	 * sweep right at its largest size, wrong in place at its smallest */
+	load("nccl", "all_reduce_perf_sweep_wrong.txt", &t);
+	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+	assert_int_equal(n.ranks, 4);
+	assert_int_equal(n.nsizes, 14);
+	assert_int_equal(n.sizes[0].bytes, 1024);
+	assert_int_equal(n.sizes[0].wrong, 1048580);	/* %g keeps 6 digits */
+	assert_int_equal(n.sizes[13].wrong, 0);
+	assert_int_equal(n.bytes, 8388608ull);
+	assert_float_equal(n.busbw, 57.27, 1e-9);
+	assert_int_equal(n.wrong, 1048580);
+	assert_false(n.correct);
+
 	load("nccl", "all_reduce_perf_nccl_error.txt", &t);
 	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "unhandled cuda error"));

@@ -13,7 +13,9 @@
  *    row per size: size count type redop [root] followed by out-of-place
  *    and in-place groups of (time algbw busbw #wrong). Older releases have
  *    no root column, so the groups are read from the right. #wrong is
- *    "N/A" when the run was started without -c 1 (no check).
+ *    "N/A" when the run was started without -c 1 (no check), and printed
+ *    with %g (1.04858e+06) when large. Every size's #wrong, both groups,
+ *    must be 0 for a correct result.
  * The largest size is the one judged. Bandwidths are GB/s (10^9 B/s).
  */
 #include <ctype.h>
@@ -86,7 +88,7 @@ static int parse_tests_row(const char *line, struct ln_nccl *row)
 {
 	char copy[512], *tok[32], *save = NULL, *t, *end;
 	int n = 0;
-	long w1, w2;
+	double w1, w2;
 
 	if (strlen(line) >= sizeof(copy))
 		return -1;
@@ -112,13 +114,14 @@ static int parse_tests_row(const char *line, struct ln_nccl *row)
 	if (!strcmp(tok[n - 5], "N/A") || !strcmp(tok[n - 1], "N/A")) {
 		row->wrong = -1;
 	} else {
-		w1 = strtol(tok[n - 5], &end, 10);
-		if (*end)
+		/* printed with %g: a large count reads 1.04858e+06 */
+		w1 = strtod(tok[n - 5], &end);
+		if (*end || !(w1 >= 0 && w1 < 1e15))
 			return -1;
-		w2 = strtol(tok[n - 1], &end, 10);
-		if (*end)
+		w2 = strtod(tok[n - 1], &end);
+		if (*end || !(w2 >= 0 && w2 < 1e15))
 			return -1;
-		row->wrong = w1 + w2;
+		row->wrong = (long)(w1 + w2);
 	}
 	return 0;
 }
@@ -183,14 +186,19 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 		return ln_parse_no_result(text, len, "nccl", "the probe's output is truncated", err);
 	}
 	if (rows) {
-		long ranks = out->ranks;
+		long ranks = out->ranks, wrong = 0;
+		size_t k;
 
+		/* every size's out-of-place and in-place #wrong must be 0 */
+		for (k = 0; k < out->nsizes && wrong >= 0; k++)
+			wrong = out->sizes[k].wrong < 0 ? -1 : wrong + out->sizes[k].wrong;
 		memcpy(best.sizes, out->sizes, sizeof(best.sizes));
 		best.nsizes = out->nsizes;
 		*out = best;
 		out->ranks = ranks;
 		out->from_nccl_tests = 1;
-		out->correct = best.wrong == 0 && oob_ok != 0;
+		out->wrong = wrong;
+		out->correct = wrong == 0 && oob_ok != 0;
 		return 0;
 	}
 	return ln_parse_no_result(text, len, "nccl",
