@@ -75,6 +75,17 @@ struct ln_ctl_opts {
 /* The three of apply, plan and teardown, in their --help order. */
 #define LN_CTL_OPTS_NODES(o) LN_CTL_OPT_PARALLEL(o), LN_CTL_OPT_LIMIT(o), LN_CTL_OPT_ACCEPT(o)
 
+/* facts, plan, apply and teardown: one option table (ctl-options.c). */
+enum ln_ctl_cmd { LN_CTL_FACTS, LN_CTL_PLAN, LN_CTL_APPLY, LN_CTL_TEARDOWN };
+struct ln_ctl_table {
+	struct ln_option options[16];
+	struct ln_opt_cmd cmd;
+};
+/* Fill t with cmd's options (their values in o) and its --help text;
+ * returns &t->cmd. */
+const struct ln_opt_cmd *ln_cmd_ctl_table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o,
+					  struct ln_ctl_table *t);
+
 /*
  * Parse a controller command's argv by its table (o zeroed by the caller,
  * the table pointing into it): the options, then exactly one SPEC.
