@@ -69,9 +69,5 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_apply(int argc, char **argv)
 {
-	struct ln_ctl_opts o = { 0 };
-	struct ln_ctl_table t;
-
-	return ln_cmd_ctl_main(ln_cmd_ctl_table(LN_CTL_APPLY, &o, &t), argc, argv, &o, "apply",
-			       apply);
+	return ln_cmd_ctl_main(LN_CTL_APPLY, argc, argv, "apply", apply);
 }

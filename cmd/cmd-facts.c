@@ -43,16 +43,15 @@ int cmd_facts(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	struct ln_ctl_table t;
-	const struct ln_opt_cmd *c = ln_cmd_ctl_table(LN_CTL_FACTS, &o, &t);
-	int r = ln_cmd_ctl_parse(c, argc, argv, &o);
+	int code;
 
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	if (ln_cmd_ctl_options(LN_CTL_FACTS, &o, &t, argc, argv, &code) < 0)
+		return code;
 	if (o.cached && o.accept.n) {
 		/* no node is contacted, so no host key is seen */
 		ln_error("--accept-replaced has no effect with --cached");
 		ln_cmd_ctl_release(&o);
-		return ln_cmd_usage(c);
+		return ln_cmd_usage(&t.cmd);
 	}
 	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, "facts", facts);
 }

@@ -37,8 +37,5 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_plan(int argc, char **argv)
 {
-	struct ln_ctl_opts o = { 0 };
-	struct ln_ctl_table t;
-
-	return ln_cmd_ctl_main(ln_cmd_ctl_table(LN_CTL_PLAN, &o, &t), argc, argv, &o, "plan", plan);
+	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, "plan", plan);
 }

@@ -34,13 +34,12 @@ int cmd_teardown(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
 	struct ln_ctl_table t;
-	const struct ln_opt_cmd *c = ln_cmd_ctl_table(LN_CTL_TEARDOWN, &o, &t);
 	struct ln_buf err = LN_BUF_INIT;
 	unsigned char *force = NULL;
-	int r = ln_cmd_ctl_parse(c, argc, argv, &o);
+	int r;
 
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	if (ln_cmd_ctl_options(LN_CTL_TEARDOWN, &o, &t, argc, argv, &r) < 0)
+		return r;
 	/* --force's names are checked against the spec before any node */
 	r = ln_cmd_ctl_load_spec(&o);
 	if (r == LN_EXIT_OK) {

@@ -53,8 +53,8 @@ static int parse_count(const struct ln_option *opt, const char *value)
 	return 0;
 }
 
-const struct ln_opt_cmd *ln_cmd_ctl_table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o,
-					  struct ln_ctl_table *t)
+static const struct ln_opt_cmd *table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o,
+				      struct ln_ctl_table *t)
 {
 	const struct {
 		unsigned cmds;
@@ -95,4 +95,25 @@ const struct ln_opt_cmd *ln_cmd_ctl_table(enum ln_ctl_cmd cmd, struct ln_ctl_opt
 	t->cmd.about = usage[cmd][1];
 	t->cmd.options = t->options;
 	return &t->cmd;
+}
+
+int ln_cmd_ctl_options(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o, struct ln_ctl_table *t,
+		       int argc, char **argv, int *code)
+{
+	int r = ln_cmd_ctl_parse(table(cmd, o, t), argc, argv, o);
+
+	*code = r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	return r ? -1 : 0;
+}
+
+int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv, const char *command,
+		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
+{
+	struct ln_ctl_opts o = { 0 };
+	struct ln_ctl_table t;
+	int code;
+
+	if (ln_cmd_ctl_options(cmd, &o, &t, argc, argv, &code) < 0)
+		return code;
+	return ln_cmd_ctl_run(&o, command, body);
 }

@@ -12,7 +12,7 @@
 #include "dhchap.h"
 
 #define PREFIX "DHHC-1:"
-#define PREFIX_LEN (sizeof(PREFIX) - 1)
+#define PSK_PREFIX "NVMeTLSkey-1:"
 #define KEY_MAX 64
 #define CRC_LEN 4
 
@@ -197,14 +197,12 @@ static int generate_key(const char *prefix, char *out, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		r = -ENOSPC;
 out:
-	wipe(key, sizeof(key));
-	wipe(text, sizeof(text));
 	if (r < 0)
 		wipe(out, len);
+	wipe(key, sizeof(key));
+	wipe(text, sizeof(text));
 	return r;
 }
-
-/* ---- DH-HMAC-CHAP secrets --------------------------------------------- */
 
 static int dhchap_len_ok(char digit, int n)
 {
@@ -212,15 +210,24 @@ static int dhchap_len_ok(char digit, int n)
 	return n == 32 || n == 48 || n == 64;
 }
 
+/* 01 is SHA-256 and a 32-byte key, 02 SHA-384 and a 48-byte one. */
+static int psk_len_ok(char digit, int n)
+{
+	return n == (digit == '1' ? 32 : 48);
+}
+
+#define PSK_BAD_KEY "PSK's key is not base64 of a 32-byte (01) or 48-byte (02) key and its CRC-32"
+
 static const struct key_text dhchap_text = {
-	.what = "secret",
-	.prefix = PREFIX,
-	.digits = "0123",
-	.bad_digit = "secret's transform is not 00, 01, 02 or 03",
-	.bad_base64 = "secret's key is not valid base64 of 36, 52 or 68 bytes",
-	.bad_len = "secret's key is not 32, 48 or 64 bytes long",
-	.len_ok = dhchap_len_ok,
+	"secret", PREFIX, "0123", "secret's transform is not 00, 01, 02 or 03",
+	"secret's key is not valid base64 of 36, 52 or 68 bytes",
+	"secret's key is not 32, 48 or 64 bytes long", dhchap_len_ok,
+}, psk_text = {
+	"PSK", PSK_PREFIX, "12", "PSK's hash is not 01 (SHA-256) or 02 (SHA-384)", PSK_BAD_KEY,
+	PSK_BAD_KEY, psk_len_ok,
 };
+
+/* ---- DH-HMAC-CHAP secrets --------------------------------------------- */
 
 int ln_dhchap_check(const char *s, struct ln_buf *err)
 {
@@ -237,24 +244,6 @@ int ln_dhchap_generate(char *out, size_t len)
 }
 
 /* ---- NVMe/TCP TLS PSKs ------------------------------------------------ */
-
-#define PSK_PREFIX "NVMeTLSkey-1:"
-
-/* 01 is SHA-256 and a 32-byte key, 02 SHA-384 and a 48-byte one. */
-static int psk_len_ok(char digit, int n)
-{
-	return n == (digit == '1' ? 32 : 48);
-}
-
-static const struct key_text psk_text = {
-	.what = "PSK",
-	.prefix = PSK_PREFIX,
-	.digits = "12",
-	.bad_digit = "PSK's hash is not 01 (SHA-256) or 02 (SHA-384)",
-	.bad_base64 = "PSK's key is not base64 of a 32-byte (01) or 48-byte (02) key and its CRC-32",
-	.bad_len = "PSK's key is not base64 of a 32-byte (01) or 48-byte (02) key and its CRC-32",
-	.len_ok = psk_len_ok,
-};
 
 int ln_tls_psk_decode(const char *s, unsigned char *key, size_t max, struct ln_buf *err)
 {
