@@ -415,43 +415,52 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 	ln_test_release(&out, &err);
 }
 
+/* verb over req, which must exit 0: its output, in out (reset first). */
+static const char *ran(const char *root, const char *verb, const char *req, struct ln_buf *out)
+{
+	const char *args[] = { verb, NULL };
+
+	ln_buf_reset(out);
+	assert_int_equal(run(root, args, req, out), 0);
+	return out->buf;
+}
+
+/* The live controller's attribute name, as read, in v. */
+static const char *ctrl_attr(const char *root, const char *name, struct ln_buf *v)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "/sys/class/nvme/nvme1/%s", name);
+	fx_read(root, rel, v);
+	return v->buf;
+}
+
 /* Queue settings on a live connection: ctrl_loss_tmo and reconnect_delay
  * are written to the controller (plan shows them, writes nothing); a new
  * nr_io_queues or queue_size, which only a new connection takes, is shown
  * by plan and failed by apply with how to get it, the connection kept. */
 static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 {
-	const char *apply[] = { "apply", NULL }, *plan[] = { "plan", NULL };
+	const char *apply[] = { "apply", NULL };
 	char *root = fx_build("node-initiator");
 	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, err = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
-	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
-	assert_string_equal(v.buf, "600\n");
+	ran(root, "apply", q_init(2, 64, 600, 10), &out);
+	assert_string_equal(ctrl_attr(root, "ctrl_loss_tmo", &v), "600\n");
 	/* converged */
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
-	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	assert_non_null(strstr(ran(root, "apply", q_init(2, 64, 600, 10), &out), "\"change\": 0"));
 	/* live ones: plan shows, apply writes */
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, plan, q_init(2, 64, 1800, 5), &out), 0);
-	assert_non_null(strstr(out.buf, "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
-	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
-	assert_string_equal(v.buf, "600\n");
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
-	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
-	assert_string_equal(v.buf, "1800\n");
-	fx_read(root, "/sys/class/nvme/nvme1/reconnect_delay", &v);
-	assert_string_equal(v.buf, "5\n");
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
-	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	assert_non_null(strstr(ran(root, "plan", q_init(2, 64, 1800, 5), &out),
+			       "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
+	assert_string_equal(ctrl_attr(root, "ctrl_loss_tmo", &v), "600\n");
+	ran(root, "apply", q_init(2, 64, 1800, 5), &out);
+	assert_string_equal(ctrl_attr(root, "ctrl_loss_tmo", &v), "1800\n");
+	assert_string_equal(ctrl_attr(root, "reconnect_delay", &v), "5\n");
+	assert_non_null(strstr(ran(root, "apply", q_init(2, 64, 1800, 5), &out), "\"change\": 0"));
 	/* queues: plan shows, apply fails it and keeps the connection */
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, plan, q_init(8, 64, 1800, 5), &out), 0);
-	assert_non_null(strstr(out.buf, "nr_io_queues 2 -> 8: only a new connection takes it"));
+	assert_non_null(strstr(ran(root, "plan", q_init(8, 64, 1800, 5), &out),
+			       "nr_io_queues 2 -> 8: only a new connection takes it"));
 	ln_buf_reset(&out);
 	assert_int_equal(fx_agent(root, apply, q_init(8, 64, 1800, 5), &out, &err,
 				  "LLMNET_NS_WAIT=2"), 1);
