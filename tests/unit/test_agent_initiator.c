@@ -15,6 +15,9 @@
 #include "common/fileio.h"
 #include "common/json.h"
 
+/* The live controller's attributes. */
+#define CTRL "/sys/class/nvme/nvme1/"
+
 static char *slurp(const char *path)
 {
 	struct ln_buf b = LN_BUF_INIT, e = LN_BUF_INIT;
@@ -86,9 +89,9 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, apply, dh_init(K1, K2), &out), 0);
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
+	fx_read(root, CTRL "dhchap_ctrl_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
 	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K1 "\n");
@@ -100,13 +103,13 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, plan, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "nvme_dhchap_secret"));
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "re-authenticate the live controller"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
 	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K2 "\n");
@@ -425,16 +428,6 @@ static const char *ran(const char *root, const char *verb, const char *req, stru
 	return out->buf;
 }
 
-/* The live controller's attribute name, as read, in v. */
-static const char *ctrl_attr(const char *root, const char *name, struct ln_buf *v)
-{
-	char rel[128];
-
-	snprintf(rel, sizeof(rel), "/sys/class/nvme/nvme1/%s", name);
-	fx_read(root, rel, v);
-	return v->buf;
-}
-
 /* Queue settings on a live connection: ctrl_loss_tmo and reconnect_delay
  * are written to the controller (plan shows them, writes nothing); a new
  * nr_io_queues or queue_size, which only a new connection takes, is shown
@@ -447,16 +440,16 @@ static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 
 	(void)st;
 	ran(root, "apply", q_init(2, 64, 600, 10), &out);
-	assert_string_equal(ctrl_attr(root, "ctrl_loss_tmo", &v), "600\n");
+	assert_string_equal(fx_read(root, CTRL "ctrl_loss_tmo", &v), "600\n");
 	/* converged */
 	assert_non_null(strstr(ran(root, "apply", q_init(2, 64, 600, 10), &out), "\"change\": 0"));
 	/* live ones: plan shows, apply writes */
 	assert_non_null(strstr(ran(root, "plan", q_init(2, 64, 1800, 5), &out),
 			       "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
-	assert_string_equal(ctrl_attr(root, "ctrl_loss_tmo", &v), "600\n");
+	assert_string_equal(fx_read(root, CTRL "ctrl_loss_tmo", &v), "600\n");
 	ran(root, "apply", q_init(2, 64, 1800, 5), &out);
-	assert_string_equal(ctrl_attr(root, "ctrl_loss_tmo", &v), "1800\n");
-	assert_string_equal(ctrl_attr(root, "reconnect_delay", &v), "5\n");
+	assert_string_equal(fx_read(root, CTRL "ctrl_loss_tmo", &v), "1800\n");
+	assert_string_equal(fx_read(root, CTRL "reconnect_delay", &v), "5\n");
 	assert_non_null(strstr(ran(root, "apply", q_init(2, 64, 1800, 5), &out), "\"change\": 0"));
 	/* queues: plan shows, apply fails it and keeps the connection */
 	assert_non_null(strstr(ran(root, "plan", q_init(8, 64, 1800, 5), &out),
@@ -466,7 +459,7 @@ static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 				  "LLMNET_NS_WAIT=2"), 1);
 	assert_non_null(strstr(out.buf, "needs a new connection: disconnect it (llmnet teardown) "
 					"and apply again"));
-	fx_read(root, "/sys/class/nvme/nvme1/state", &v);
+	fx_read(root, CTRL "state", &v);
 	assert_string_equal(v.buf, "live\n");
 	ln_test_release(&out, &v, &err);
 	fx_remove(root);
