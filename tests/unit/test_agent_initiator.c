@@ -48,31 +48,37 @@ static int skip_leftovers(const char *rel)
 #define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
 #define K2 "DHHC-1:00:QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkK9MX0g:"
 
-static const char *dh_init(const char *secret, const char *ctrl)
+/* The request of one tcp connect to nqn.2024-04.x:t, with extra (",..."
+ * fields) at the end of its entry. */
+static const char *init_req(const char *extra)
 {
 	static char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s}]}", extra);
+	return buf;
+}
+
+static const char *dh_init(const char *secret, const char *ctrl)
+{
 	char c[160] = "", d[320] = "";
 
 	if (ctrl)
 		snprintf(c, sizeof(c), ",\"ctrl_secret\":\"%s\"", ctrl);
 	if (secret)
 		snprintf(d, sizeof(d), ",\"dhchap\":{\"secret\":\"%s\"%s}", secret, c);
-	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
-		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s}]}", d);
-	return buf;
+	return init_req(d);
 }
 
 static const char *q_init(int nr, int qs, int tmo, int delay)
 {
-	static char buf[1024];
+	char q[160];
 
-	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
-		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420,\"queues\":"
-		 "{\"nr_io_queues\":%d,\"queue_size\":%d,\"ctrl_loss_tmo\":%d,"
-		 "\"reconnect_delay\":%d}}]}", nr, qs, tmo, delay);
-	return buf;
+	snprintf(q, sizeof(q),
+		 ",\"queues\":{\"nr_io_queues\":%d,\"queue_size\":%d,\"ctrl_loss_tmo\":%d,"
+		 "\"reconnect_delay\":%d}", nr, qs, tmo, delay);
+	return init_req(q);
 }
 
 /* The connect carries the secrets; a changed one re-keys the live
