@@ -38,17 +38,6 @@ static void record(struct ln_run *run, int code)
 	ln_buf_release(&err);
 }
 
-/* --batch and --max-fail: N or N% into the struct ln_count at opt->value. */
-static int parse_count(const struct ln_option *opt, const char *value)
-{
-	if (ln_count_parse(value, 1000000, opt->value) < 0) {
-		ln_error("--%s takes a number of nodes or a percentage (N or N%%), not '%s'",
-			 opt->long_name, value);
-		return -1;
-	}
-	return 0;
-}
-
 static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -80,27 +69,5 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_apply(int argc, char **argv)
 {
-	struct ln_ctl_opts o = { 0 };
-	const struct ln_option options[] = {
-		LN_CTL_OPTS_NODES(&o),
-		LN_OPT_BOOL(0, "validate", &o.validate,
-			    "then, if the cluster converged, run the spec's validation stages"),
-		{ LN_OPT_CALLBACK, 0, "batch", &o.batch, "N|N%",
-		  "apply in waves of N nodes (or N% of them), targets' nodes first", 0, 0, 0, NULL,
-		  parse_count },
-		{ LN_OPT_CALLBACK, 0, "max-fail", &o.max_fail, "N|N%",
-		  "stop the rollout when more than N (N%) of a wave's nodes fail (exit 6)", 0, 0, 0,
-		  NULL, parse_count },
-		LN_OPT_END(),
-	};
-	const struct ln_opt_cmd c = {
-		"llmnet apply SPEC",
-		"converges every node: targets, then initiators, then hostfiles; prints a recap;\n"
-		"--batch applies the nodes in waves, --max-fail stops before the next wave;\n"
-		"a run that did not converge writes the nodes to retry (--limit @FILE takes them);\n"
-		"with --validate, a converged cluster then runs the spec's validation stages",
-		options,
-	};
-
-	return ln_cmd_ctl_main(&c, argc, argv, &o, "apply", apply);
+	return ln_cmd_ctl_main(LN_CTL_APPLY, argc, argv, "apply", apply);
 }

@@ -42,29 +42,16 @@ static int cached(struct ln_ctl_opts *o)
 int cmd_facts(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
-	const struct ln_option options[] = {
-		LN_CTL_OPT_PARALLEL(&o),
-		LN_CTL_OPT_ACCEPT(&o),
-		LN_OPT_BOOL(0, "cached", &o.cached,
-			    "print the facts as last read, with their age; contact no node"),
-		LN_OPT_END(),
-	};
-	const struct ln_opt_cmd c = {
-		"llmnet facts SPEC",
-		"prints per node: RDMA ports (state, rate, MTU), GPUs, NVMe-oF controllers, host NQN;\n"
-		"-o json gives everything the agents report; --cached answers from the facts last\n"
-		"read (exit 1 when a node has none on record)",
-		options,
-	};
-	int r = ln_cmd_ctl_parse(&c, argc, argv, &o);
+	struct ln_ctl_table t;
+	int code;
 
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	if (ln_cmd_ctl_options(LN_CTL_FACTS, &o, &t, argc, argv, &code) < 0)
+		return code;
 	if (o.cached && o.accept.n) {
 		/* no node is contacted, so no host key is seen */
 		ln_error("--accept-replaced has no effect with --cached");
 		ln_cmd_ctl_release(&o);
-		return ln_cmd_usage(&c);
+		return ln_cmd_usage(&t.cmd);
 	}
 	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, "facts", facts);
 }

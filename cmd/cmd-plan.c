@@ -37,21 +37,5 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_plan(int argc, char **argv)
 {
-	struct ln_ctl_opts o = { 0 };
-	const struct ln_option options[] = {
-		LN_CTL_OPTS_NODES(&o),
-		LN_OPT_BOOL(0, "detailed-exitcode", &o.detailed,
-			    "exit 0 when nothing would change, 2 when something would"),
-		LN_OPT_END(),
-	};
-	const struct ln_opt_cmd c = {
-		"llmnet plan SPEC",
-		"shows what apply would change (+ create, ~ change, - remove); a node that cannot be\n"
-		"reached is shown against its last-known state (its last apply), marked as such;\n"
-		"with --detailed-exitcode\n"
-		"exits 0 when nothing would change and 2 when something would",
-		options,
-	};
-
-	return ln_cmd_ctl_main(&c, argc, argv, &o, "plan", plan);
+	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, "plan", plan);
 }

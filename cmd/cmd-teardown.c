@@ -33,29 +33,13 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 int cmd_teardown(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
-	const struct ln_option options[] = {
-		LN_CTL_OPTS_NODES(&o),
-		LN_OPT_BOOL(0, "purge", &o.purge, "also delete the backing files llmnet created and the agent"),
-		LN_OPT_LIST("force", &o.force, "NAMES",
-			    "remove these targets (NQNs, or nodes: all they export) even while an "
-			    "initiator of them did not disconnect or a host still holds them",
-			    "takes target NQNs or node names, comma-separated"),
-		LN_OPT_END(),
-	};
-	const struct ln_opt_cmd c = {
-		"llmnet teardown SPEC",
-		"removes, in reverse order, what llmnet created for this cluster and nothing else;\n"
-		"a target stays while an initiator of it in the spec did not disconnect in this run\n"
-		"or a host still holds it (exit 4), unless --force names it;\n"
-		"--purge also deletes the backing files it created and the agent",
-		options,
-	};
+	struct ln_ctl_table t;
 	struct ln_buf err = LN_BUF_INIT;
 	unsigned char *force = NULL;
-	int r = ln_cmd_ctl_parse(&c, argc, argv, &o);
+	int r;
 
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
+	if (ln_cmd_ctl_options(LN_CTL_TEARDOWN, &o, &t, argc, argv, &r) < 0)
+		return r;
 	/* --force's names are checked against the spec before any node */
 	r = ln_cmd_ctl_load_spec(&o);
 	if (r == LN_EXIT_OK) {

@@ -75,6 +75,18 @@ struct ln_ctl_opts {
 /* The three of apply, plan and teardown, in their --help order. */
 #define LN_CTL_OPTS_NODES(o) LN_CTL_OPT_PARALLEL(o), LN_CTL_OPT_LIMIT(o), LN_CTL_OPT_ACCEPT(o)
 
+/* facts, plan, apply and teardown: one option table (ctl-options.c). */
+enum ln_ctl_cmd { LN_CTL_FACTS, LN_CTL_PLAN, LN_CTL_APPLY, LN_CTL_TEARDOWN };
+struct ln_ctl_table {
+	struct ln_option options[16];
+	struct ln_opt_cmd cmd;
+};
+/* Parse argv by cmd's options, their values into o (zeroed by the caller),
+ * with t to hold the table: 0 to go on, else -1 with *code the exit code
+ * (help printed: 0; usage error: 64) and o released. */
+int ln_cmd_ctl_options(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o, struct ln_ctl_table *t,
+		       int argc, char **argv, int *code);
+
 /*
  * Parse a controller command's argv by its table (o zeroed by the caller,
  * the table pointing into it): the options, then exactly one SPEC.
@@ -88,13 +100,13 @@ int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct l
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
 /*
- * A controller command's whole course: parse argv by c, start the run
- * (spec, sessions, facts), then body over it, then release the run and o.
- * Returns the exit code: body's, or the parse's or the start's when they
- * stop first.
+ * A controller command's whole course: parse argv by cmd's options, start
+ * the run (spec, sessions, facts), then body over it, then release the run
+ * and the options. Returns the exit code: body's, or the parse's or the
+ * start's when they stop first.
  */
-int ln_cmd_ctl_main(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o,
-		    const char *command, int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
+int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv, const char *command,
+		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
 /* Its second half, after ln_cmd_ctl_parse(): start the run, body, release. */
 int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
 		   int (*body)(struct ln_ctl_opts *o, struct ln_run *run));

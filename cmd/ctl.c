@@ -139,16 +139,6 @@ out:
 	return code;
 }
 
-int ln_cmd_ctl_main(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o,
-		    const char *command, int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
-{
-	int r = ln_cmd_ctl_parse(c, argc, argv, o);
-
-	if (r)
-		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
-	return ln_cmd_ctl_run(o, command, body);
-}
-
 int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
 		   int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
 {

@@ -12,7 +12,7 @@
 #include "dhchap.h"
 
 #define PREFIX "DHHC-1:"
-#define PREFIX_LEN (sizeof(PREFIX) - 1)
+#define PSK_PREFIX "NVMeTLSkey-1:"
 #define KEY_MAX 64
 #define CRC_LEN 4
 
@@ -100,57 +100,73 @@ static void b64_encode(const unsigned char *in, size_t n, char *out)
 	out[o] = '\0';
 }
 
-int ln_dhchap_check(const char *s, struct ln_buf *err)
-{
-	unsigned char key[KEY_MAX + CRC_LEN];
-	const char *body, *end;
-	size_t len;
-	uint32_t crc;
-	int n, r = -EINVAL;
+/*
+ * What a DH-HMAC-CHAP secret and an NVMe/TCP TLS PSK share:
+ * "<prefix>0T:<base64 of the key and its CRC-32, little-endian>:", with T
+ * the transform (a secret) or the hash (a PSK). The messages name `what`.
+ */
+struct key_text {
+	const char *what;
+	const char *prefix;
+	const char *digits;	 /* the T allowed */
+	const char *bad_digit;	 /* when T is not */
+	const char *bad_base64;	 /* when the text between the ':'s is not base64 */
+	const char *bad_len;	 /* when len_ok refuses the key's length */
+	int (*len_ok)(char digit, int n);
+};
 
-	len = s ? strnlen(s, LN_DHCHAP_MAX) : 0;
+/* Decode s into raw (room for size bytes): the key's length, raw holding the
+ * key, or -EINVAL with what is wrong in err. The caller wipes raw. */
+static int decode_key(const struct key_text *k, const char *s, unsigned char *raw, size_t size,
+		      struct ln_buf *err)
+{
+	size_t plen = strlen(k->prefix), len = s ? strnlen(s, LN_DHCHAP_MAX) : 0;
+	const char *body, *end;
+	uint32_t crc;
+	int n;
+
 	if (len == 0 || len >= LN_DHCHAP_MAX) {
-		ln_buf_addstr(err, "secret is empty or too long");
+		ln_buf_addf(err, "%s is empty or too long", k->what);
 		return -EINVAL;
 	}
-	if (strncmp(s, PREFIX, PREFIX_LEN) != 0) {
-		ln_buf_addstr(err, "secret does not start with 'DHHC-1:'");
+	if (strncmp(s, k->prefix, plen) != 0) {
+		ln_buf_addf(err, "%s does not start with '%s'", k->what, k->prefix);
 		return -EINVAL;
 	}
-	if (s[PREFIX_LEN] != '0' || s[PREFIX_LEN + 1] < '0' || s[PREFIX_LEN + 1] > '3' ||
-	    s[PREFIX_LEN + 2] != ':') {
-		ln_buf_addstr(err, "secret's transform is not 00, 01, 02 or 03");
+	if (s[plen] != '0' || !s[plen + 1] || !strchr(k->digits, s[plen + 1]) ||
+	    s[plen + 2] != ':') {
+		ln_buf_addstr(err, k->bad_digit);
 		return -EINVAL;
 	}
-	body = s + PREFIX_LEN + 3;
+	body = s + plen + 3;
 	end = strchr(body, ':');
 	if (!end || end[1] != '\0') {
-		ln_buf_addstr(err, "secret does not end with a single ':'");
+		ln_buf_addf(err, "%s does not end with a single ':'", k->what);
 		return -EINVAL;
 	}
-	n = b64_decode(body, (size_t)(end - body), key, sizeof(key));
+	n = b64_decode(body, (size_t)(end - body), raw, size);
 	if (n < 0) {
-		ln_buf_addstr(err, "secret's key is not valid base64 of 36, 52 or 68 bytes");
-		goto out;
-	}
-	if (n != 32 + CRC_LEN && n != 48 + CRC_LEN && n != 64 + CRC_LEN) {
-		ln_buf_addstr(err, "secret's key is not 32, 48 or 64 bytes long");
-		goto out;
+		ln_buf_addstr(err, k->bad_base64);
+		return -EINVAL;
 	}
 	n -= CRC_LEN;
-	crc = (uint32_t)key[n] | (uint32_t)key[n + 1] << 8 | (uint32_t)key[n + 2] << 16 |
-	      (uint32_t)key[n + 3] << 24;
-	if (crc != ln_crc32(key, (size_t)n)) {
-		ln_buf_addstr(err, "secret's CRC-32 does not match its key");
-		goto out;
+	if (!k->len_ok(s[plen + 1], n)) {
+		ln_buf_addstr(err, k->bad_len);
+		return -EINVAL;
 	}
-	r = 0;
-out:
-	wipe(key, sizeof(key));
-	return r;
+	crc = (uint32_t)raw[n] | (uint32_t)raw[n + 1] << 8 | (uint32_t)raw[n + 2] << 16 |
+	      (uint32_t)raw[n + 3] << 24;
+	if (crc != ln_crc32(raw, (size_t)n)) {
+		ln_buf_addf(err, "%s's CRC-32 does not match its key", k->what);
+		return -EINVAL;
+	}
+	return n;
 }
 
-int ln_dhchap_generate(char *out, size_t len)
+/* A new 32-byte key from getrandom(2), as prefix (up to and with the
+ * transform's ':') "<base64 of key and CRC-32>:" in out; 0 or -errno, out
+ * wiped on failure. */
+static int generate_key(const char *prefix, char *out, size_t len)
 {
 	unsigned char key[32 + CRC_LEN];
 	char text[((sizeof(key) + 2) / 3) * 4 + 1];
@@ -158,7 +174,7 @@ int ln_dhchap_generate(char *out, size_t len)
 	uint32_t crc;
 	int r = 0, n;
 
-	if (!out || len < PREFIX_LEN + 3 + sizeof(text) + 1)
+	if (!out || len < strlen(prefix) + sizeof(text) + 1)
 		return -ENOSPC;
 	while (got < 32) {
 		ssize_t k = getrandom(key + got, 32 - got, 0);
@@ -177,74 +193,73 @@ int ln_dhchap_generate(char *out, size_t len)
 	key[34] = (unsigned char)(crc >> 16);
 	key[35] = (unsigned char)(crc >> 24);
 	b64_encode(key, sizeof(key), text);
-	n = snprintf(out, len, PREFIX "00:%s:", text);
+	n = snprintf(out, len, "%s%s:", prefix, text);
 	if (n < 0 || (size_t)n >= len)
 		r = -ENOSPC;
 out:
-	wipe(key, sizeof(key));
-	wipe(text, sizeof(text));
 	if (r < 0)
 		wipe(out, len);
+	wipe(key, sizeof(key));
+	wipe(text, sizeof(text));
 	return r;
+}
+
+static int dhchap_len_ok(char digit, int n)
+{
+	(void)digit;
+	return n == 32 || n == 48 || n == 64;
+}
+
+/* 01 is SHA-256 and a 32-byte key, 02 SHA-384 and a 48-byte one. */
+static int psk_len_ok(char digit, int n)
+{
+	return n == (digit == '1' ? 32 : 48);
+}
+
+#define PSK_BAD_KEY "PSK's key is not base64 of a 32-byte (01) or 48-byte (02) key and its CRC-32"
+
+static const struct key_text dhchap_text = {
+	"secret", PREFIX, "0123", "secret's transform is not 00, 01, 02 or 03",
+	"secret's key is not valid base64 of 36, 52 or 68 bytes",
+	"secret's key is not 32, 48 or 64 bytes long", dhchap_len_ok,
+}, psk_text = {
+	"PSK", PSK_PREFIX, "12", "PSK's hash is not 01 (SHA-256) or 02 (SHA-384)", PSK_BAD_KEY,
+	PSK_BAD_KEY, psk_len_ok,
+};
+
+/* ---- DH-HMAC-CHAP secrets --------------------------------------------- */
+
+int ln_dhchap_check(const char *s, struct ln_buf *err)
+{
+	unsigned char key[KEY_MAX + CRC_LEN];
+	int n = decode_key(&dhchap_text, s, key, sizeof(key), err);
+
+	wipe(key, sizeof(key));
+	return n < 0 ? n : 0;
+}
+
+int ln_dhchap_generate(char *out, size_t len)
+{
+	return generate_key(PREFIX "00:", out, len);
 }
 
 /* ---- NVMe/TCP TLS PSKs ------------------------------------------------ */
 
-#define PSK_PREFIX "NVMeTLSkey-1:"
-#define PSK_PREFIX_LEN (sizeof(PSK_PREFIX) - 1)
-
 int ln_tls_psk_decode(const char *s, unsigned char *key, size_t max, struct ln_buf *err)
 {
 	unsigned char raw[48 + CRC_LEN];
-	const char *body, *end;
-	size_t len;
-	uint32_t crc;
-	int n, r = -EINVAL;
+	int n = decode_key(&psk_text, s, raw, sizeof(raw), err);
 
-	len = s ? strnlen(s, LN_DHCHAP_MAX) : 0;
-	if (len == 0 || len >= LN_DHCHAP_MAX) {
-		ln_buf_addstr(err, "PSK is empty or too long");
-		return -EINVAL;
-	}
-	if (strncmp(s, PSK_PREFIX, PSK_PREFIX_LEN) != 0) {
-		ln_buf_addstr(err, "PSK does not start with 'NVMeTLSkey-1:'");
-		return -EINVAL;
-	}
-	if (s[PSK_PREFIX_LEN] != '0' || (s[PSK_PREFIX_LEN + 1] != '1' &&
-	    s[PSK_PREFIX_LEN + 1] != '2') || s[PSK_PREFIX_LEN + 2] != ':') {
-		ln_buf_addstr(err, "PSK's hash is not 01 (SHA-256) or 02 (SHA-384)");
-		return -EINVAL;
-	}
-	body = s + PSK_PREFIX_LEN + 3;
-	end = strchr(body, ':');
-	if (!end || end[1] != '\0') {
-		ln_buf_addstr(err, "PSK does not end with a single ':'");
-		return -EINVAL;
-	}
-	n = b64_decode(body, (size_t)(end - body), raw, sizeof(raw));
-	if (n != (s[PSK_PREFIX_LEN + 1] == '1' ? 32 : 48) + CRC_LEN) {
-		ln_buf_addstr(err, "PSK's key is not base64 of a 32-byte (01) or 48-byte (02) "
-				   "key and its CRC-32");
-		goto out;
-	}
-	n -= CRC_LEN;
-	crc = (uint32_t)raw[n] | (uint32_t)raw[n + 1] << 8 | (uint32_t)raw[n + 2] << 16 |
-	      (uint32_t)raw[n + 3] << 24;
-	if (crc != ln_crc32(raw, (size_t)n)) {
-		ln_buf_addstr(err, "PSK's CRC-32 does not match its key");
-		goto out;
-	}
-	if (key) {
+	if (n >= 0 && key) {
 		if ((size_t)n > max) {
 			ln_buf_addstr(err, "PSK's key is too long");
-			goto out;
+			n = -EINVAL;
+		} else {
+			memcpy(key, raw, (size_t)n);
 		}
-		memcpy(key, raw, (size_t)n);
 	}
-	r = n;
-out:
 	wipe(raw, sizeof(raw));
-	return r;
+	return n;
 }
 
 int ln_tls_psk_check(const char *s, struct ln_buf *err)
@@ -256,38 +271,5 @@ int ln_tls_psk_check(const char *s, struct ln_buf *err)
 
 int ln_tls_psk_generate(char *out, size_t len)
 {
-	unsigned char key[32 + CRC_LEN];
-	char text[((sizeof(key) + 2) / 3) * 4 + 1];
-	size_t got = 0;
-	uint32_t crc;
-	int r = 0, n;
-
-	if (!out || len < PSK_PREFIX_LEN + 3 + sizeof(text) + 1)
-		return -ENOSPC;
-	while (got < 32) {
-		ssize_t k = getrandom(key + got, 32 - got, 0);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto out;
-		}
-		got += (size_t)k;
-	}
-	crc = ln_crc32(key, 32);
-	key[32] = (unsigned char)crc;
-	key[33] = (unsigned char)(crc >> 8);
-	key[34] = (unsigned char)(crc >> 16);
-	key[35] = (unsigned char)(crc >> 24);
-	b64_encode(key, sizeof(key), text);
-	n = snprintf(out, len, PSK_PREFIX "01:%s:", text);
-	if (n < 0 || (size_t)n >= len)
-		r = -ENOSPC;
-out:
-	wipe(key, sizeof(key));
-	wipe(text, sizeof(text));
-	if (r < 0)
-		wipe(out, len);
-	return r;
+	return generate_key(PSK_PREFIX "01:", out, len);
 }

@@ -370,14 +370,32 @@ static int put_secret(struct ln_agent *a, const char *cluster, struct json_objec
 	return r;
 }
 
+/* One host's or connect's secrets into o under keys[0] (required), keys[1]
+ * and keys[2] (the TLS PSK), from <kind>-<name>.key, .ctrl.key and .psk. */
+static int put_secrets(struct ln_agent *a, const char *cluster, struct json_object *o,
+		       const char *const keys[3], const char *kind, const char *name,
+		       struct ln_buf *err)
+{
+	static const char *const ext[] = { "key", "ctrl.key", "psk" };
+	char f[NAME_MAX + 1];
+	int i, r = 0;
+
+	for (i = 0; r == 0 && i < 3; i++) {
+		snprintf(f, sizeof(f), "%s-%s.%s", kind, name ? name : "", ext[i]);
+		r = put_secret(a, cluster, o, keys[i], f, i == 0, err);
+	}
+	return r;
+}
+
 /* Give the stored request back its secrets, from the key store files
  * keystore.c names: host-<host NQN>.key for a target's host, target-<NQN>.key
  * for an initiator's connect (.ctrl.key: the controller's secret). */
 static int add_secrets(struct ln_agent *a, const char *cluster, struct json_object *rq,
 		       struct ln_buf *err)
 {
+	static const char *const host_keys[] = { "key", "ctrl_key", "psk" };
+	static const char *const connect_keys[] = { "secret", "ctrl_secret", "psk" };
 	struct json_object *arr, *d, *keys, *k;
-	char f[NAME_MAX + 1], c[NAME_MAX + 1];
 	size_t i, j;
 	int r = 0;
 
@@ -390,14 +408,7 @@ static int add_secrets(struct ln_agent *a, const char *cluster, struct json_obje
 
 				k = json_object_array_get_idx(keys, j);
 				host = json_object_get_string(ln_json_at(k, "host"));
-				snprintf(f, sizeof(f), "host-%s.key", host ? host : "");
-				snprintf(c, sizeof(c), "host-%s.ctrl.key", host ? host : "");
-				r = put_secret(a, cluster, k, "key", f, 1, err);
-				if (r == 0)
-					r = put_secret(a, cluster, k, "ctrl_key", c, 0, err);
-				snprintf(c, sizeof(c), "host-%s.psk", host ? host : "");
-				if (r == 0)
-					r = put_secret(a, cluster, k, "psk", c, 0, err);
+				r = put_secrets(a, cluster, k, host_keys, "host", host, err);
 			}
 		}
 	if (json_object_object_get_ex(rq, "initiators", &arr))
@@ -408,14 +419,7 @@ static int add_secrets(struct ln_agent *a, const char *cluster, struct json_obje
 			d = ln_json_at(in, "dhchap");
 			if (!d)
 				continue;
-			snprintf(f, sizeof(f), "target-%s.key", nqn ? nqn : "");
-			snprintf(c, sizeof(c), "target-%s.ctrl.key", nqn ? nqn : "");
-			r = put_secret(a, cluster, d, "secret", f, 1, err);
-			if (r == 0)
-				r = put_secret(a, cluster, d, "ctrl_secret", c, 0, err);
-			snprintf(c, sizeof(c), "target-%s.psk", nqn ? nqn : "");
-			if (r == 0)
-				r = put_secret(a, cluster, d, "psk", c, 0, err);
+			r = put_secrets(a, cluster, d, connect_keys, "target", nqn, err);
 		}
 	return r;
 }

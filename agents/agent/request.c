@@ -330,6 +330,27 @@ static int get_secret(struct json_object *o, const char *key, int required, cons
 	return r;
 }
 
+/* A target host's or a connect's secrets: keys[0] (required), keys[1] (the
+ * controller's) and keys[2], the TLS PSK (required with tls, refused
+ * without: what names the object), into *out[0..2]. */
+static const char *const host_keys[] = { "key", "ctrl_key", "psk" };
+static const char *const connect_keys[] = { "secret", "ctrl_secret", "psk" };
+
+static int get_secrets(struct json_object *o, const char *const keys[3], int tls,
+		       const char *what, const char **out[3], const char *where,
+		       struct ln_buf *err)
+{
+	int r;
+
+	if ((r = get_secret(o, keys[0], 1, out[0], where, err)) < 0 ||
+	    (r = get_secret(o, keys[1], 0, out[1], where, err)) < 0 ||
+	    (r = get_secret(o, keys[2], tls, out[2], where, err)) < 0)
+		return r;
+	if (*out[2] && !tls)
+		return bad(err, where, "'psk' is only for a %s with tls", what);
+	return 0;
+}
+
 /* "tls": "required" (a tcp endpoint only); 1 in *tls, or 0 when absent. */
 static int get_tls(struct json_object *o, const char *transport, int *tls, const char *where,
 		   struct ln_buf *err)
@@ -410,12 +431,10 @@ static int parse_dhchap(struct json_object *d, struct ln_req_target *t, const ch
 		dst = &t->keys[j];
 		if (dst->key)
 			return bad(err, w, "host '%s' has two keys entries", host);
-		if ((r = get_secret(k, "key", 1, &dst->key, w, err)) < 0 ||
-		    (r = get_secret(k, "ctrl_key", 0, &dst->ctrl_key, w, err)) < 0 ||
-		    (r = get_secret(k, "psk", t->tls, &dst->psk, w, err)) < 0)
+		r = get_secrets(k, host_keys, t->tls, "target",
+				(const char **[]){ &dst->key, &dst->ctrl_key, &dst->psk }, w, err);
+		if (r < 0)
 			return r;
-		if (dst->psk && !t->tls)
-			return bad(err, w, "'psk' is only for a target with tls%s", "");
 	}
 	for (j = 0; j < t->nhosts; j++)
 		if (!t->keys[j].key)
@@ -607,12 +626,10 @@ static int parse_init(struct json_object *o, struct ln_req_init *in, const char 
 	if (r < 0)
 		return r;
 	if (r) {
-		if ((r = get_secret(d, "secret", 1, &in->secret, w, err)) < 0 ||
-		    (r = get_secret(d, "ctrl_secret", 0, &in->ctrl_secret, w, err)) < 0 ||
-		    (r = get_secret(d, "psk", in->tls, &in->psk, w, err)) < 0)
+		r = get_secrets(d, connect_keys, in->tls, "connect",
+				(const char **[]){ &in->secret, &in->ctrl_secret, &in->psk }, w, err);
+		if (r < 0)
 			return r;
-		if (in->psk && !in->tls)
-			return bad(err, w, "'psk' is only for a connect with tls%s", "");
 	}
 	if (in->tls && !in->psk)
 		return bad(err, where, "tls needs dhchap.psk%s", "");

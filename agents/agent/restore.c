@@ -32,6 +32,7 @@
 #include "agents/agent/budget.h"
 #include "agents/agent/parts.h"
 #include "agents/agent/reconcile.h"
+#include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"
 
@@ -103,15 +104,20 @@ static int notify_send(const char *msg, int fd)
 }
 
 /* Tell systemd (sd_notify(3)): "READY=1\nSTATUS=..." and the like. */
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void notify(const char *fmt, ...)
 {
-	char msg[512];
+	struct ln_buf msg = LN_BUF_INIT;
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = ln_buf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	notify_send(msg, -1);
+	if (r == 0)
+		notify_send(msg.buf, -1);
+	ln_buf_release(&msg);
 }
 
 /* Before exiting: wait (5 s at most) until systemd has read what was sent

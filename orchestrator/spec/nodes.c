@@ -148,6 +148,7 @@ static int finish_node(struct parser *p)
 	size_t i;
 	int r, quiet = 0;
 
+	ne->n.n_rdma = ne->n_rdma;
 	if (!ne->n.name)
 		return 0;	/* missing name: reported */
 	if (!spec_lead_open(p, &name, ne->n.name, "name", ne->m[0], p->spec->n_nodes, "nodes"))
@@ -163,17 +164,12 @@ static int finish_node(struct parser *p)
 static int node_item(struct parser *p, const struct field *f)
 {
 	struct node_entry *ne = &p->ne;
-	int r;
 
 	memset(&ne->n, 0, sizeof(ne->n));
 	memset(ne->m, 0, sizeof(ne->m));
 	ne->n_rdma = 0;
 	ne->n.mark = spec_ev_mark(p);
-	r = spec_walk_map(p, f->sub, &ne->n, ne->m, "nodes");
-	if (r < 0)
-		return r;
-	ne->n.n_rdma = ne->n_rdma;
-	return finish_node(p);
+	return spec_walk_entry(p, f, &ne->n, ne->m, "nodes", finish_node);
 }
 
 int spec_parse_nodes(struct parser *p, const struct field *f, void *obj)

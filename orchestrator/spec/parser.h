@@ -133,6 +133,11 @@ int spec_set_scalar(struct parser *p, const struct field *f, void *obj, const ch
  * names the mapping in messages. Returns 0, or < 0 when reading must stop. */
 int spec_walk_map(struct parser *p, const struct table *t, void *obj, struct ln_mark *vmarks,
 		  const char *key);
+/* One entry of a list (nodes, targets, initiators): spec_walk_map() of
+ * f->sub into obj, then finish() to expand what the entry declared.
+ * Returns 0, or < 0 when reading must stop. */
+int spec_walk_entry(struct parser *p, const struct field *f, void *obj, struct ln_mark *vmarks,
+		    const char *key, int (*finish)(struct parser *p));
 /* Iterate the sequence, the value of field f, whose start event is
  * current: item() is called with each item's first event current.
  * *count (may be NULL) receives the number of items. */

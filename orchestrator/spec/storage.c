@@ -183,7 +183,6 @@ static int finish_target(struct parser *p)
 static int target_item(struct parser *p, const struct field *f)
 {
 	struct target_entry *te = &p->te;
-	int r;
 
 	memset(&te->t, 0, sizeof(te->t));
 	memset(te->m, 0, sizeof(te->m));
@@ -192,10 +191,7 @@ static int target_item(struct parser *p, const struct field *f)
 	te->n_hosts = 0;
 	te->t.service = 4420;
 	te->t.mark = spec_ev_mark(p);
-	r = spec_walk_map(p, f->sub, te, te->m, "targets");
-	if (r < 0)
-		return r;
-	return finish_target(p);
+	return spec_walk_entry(p, f, te, te->m, "targets", finish_target);
 }
 
 int spec_parse_targets(struct parser *p, const struct field *f, void *obj)
@@ -256,16 +252,12 @@ static int finish_initiator(struct parser *p)
 static int init_item(struct parser *p, const struct field *f)
 {
 	struct init_entry *ie = &p->ie;
-	int r;
 
 	memset(ie, 0, sizeof(*ie));
 	ie->i.ctrl_loss_tmo_ms = -1;
 	ie->i.reconnect_delay_ms = -1;
 	ie->i.mark = spec_ev_mark(p);
-	r = spec_walk_map(p, f->sub, ie, ie->m, "initiators");
-	if (r < 0)
-		return r;
-	return finish_initiator(p);
+	return spec_walk_entry(p, f, ie, ie->m, "initiators", finish_initiator);
 }
 
 int spec_parse_initiators(struct parser *p, const struct field *f, void *obj)

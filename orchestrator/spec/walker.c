@@ -614,6 +614,14 @@ int spec_walk_map(struct parser *p, const struct table *t, void *obj, struct ln_
 	return 0;
 }
 
+int spec_walk_entry(struct parser *p, const struct field *f, void *obj, struct ln_mark *vmarks,
+		    const char *key, int (*finish)(struct parser *p))
+{
+	int r = spec_walk_map(p, f->sub, obj, vmarks, key);
+
+	return r < 0 ? r : finish(p);
+}
+
 int spec_walk_seq(struct parser *p, const struct field *f,
 		  int (*item)(struct parser *p, const struct field *f), size_t *count)
 {

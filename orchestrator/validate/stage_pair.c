@@ -652,8 +652,10 @@ static int lone_ports(struct vctx *c, enum ln_stage st, const struct ln_schedule
 			if (used[i * stride + k] || (c->o->limit && !c->o->limit[i]))
 				continue;
 			idx = vs_add_check(c, st, i, LN_NO_NODE, ln_stage_name(st));
-			if (idx < 0)
-				return -ENOMEM;
+			if (idx < 0) {
+				r = -ENOMEM;	/* the loops end on it; used is freed */
+				continue;
+			}
 			c->res->checks[idx].pa = (int)k;
 			r = ln_check_set(&c->res->checks[idx], LN_ST_NOT_RUN,
 					 "no partner on rail '%s' for '%s/%s'",

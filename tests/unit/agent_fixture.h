@@ -340,8 +340,9 @@ static inline int fx_put(const char *root, const char *rel, const char *val)
 	return r;
 }
 
-/* Read ROOT/rel into v (emptied first); the file must be there. */
-static inline void fx_read(const char *root, const char *rel, struct ln_buf *v)
+/* Read ROOT/rel into v (emptied first); the file must be there. Returns
+ * v->buf. */
+static inline const char *fx_read(const char *root, const char *rel, struct ln_buf *v)
 {
 	struct ln_buf e = LN_BUF_INIT;
 	char p[4096];
@@ -350,6 +351,7 @@ static inline void fx_read(const char *root, const char *rel, struct ln_buf *v)
 	snprintf(p, sizeof(p), "%s%s", root, rel);
 	assert_int_equal(ln_file_read(p, v, &e), 0);
 	ln_buf_release(&e);
+	return v->buf;
 }
 
 #endif

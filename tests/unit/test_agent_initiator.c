@@ -15,6 +15,9 @@
 #include "common/fileio.h"
 #include "common/json.h"
 
+/* The live controller's attributes. */
+#define CTRL "/sys/class/nvme/nvme1/"
+
 static char *slurp(const char *path)
 {
 	struct ln_buf b = LN_BUF_INIT, e = LN_BUF_INIT;
@@ -45,31 +48,37 @@ static int skip_leftovers(const char *rel)
 #define K1 "DHHC-1:00:QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUEebzGt:"
 #define K2 "DHHC-1:00:QkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkK9MX0g:"
 
-static const char *dh_init(const char *secret, const char *ctrl)
+/* The request of one tcp connect to nqn.2024-04.x:t, with extra (",..."
+ * fields) at the end of its entry. */
+static const char *init_req(const char *extra)
 {
 	static char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s}]}", extra);
+	return buf;
+}
+
+static const char *dh_init(const char *secret, const char *ctrl)
+{
 	char c[160] = "", d[320] = "";
 
 	if (ctrl)
 		snprintf(c, sizeof(c), ",\"ctrl_secret\":\"%s\"", ctrl);
 	if (secret)
 		snprintf(d, sizeof(d), ",\"dhchap\":{\"secret\":\"%s\"%s}", secret, c);
-	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
-		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s}]}", d);
-	return buf;
+	return init_req(d);
 }
 
 static const char *q_init(int nr, int qs, int tmo, int delay)
 {
-	static char buf[1024];
+	char q[160];
 
-	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":\"nqn.2024-04.x:t\","
-		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420,\"queues\":"
-		 "{\"nr_io_queues\":%d,\"queue_size\":%d,\"ctrl_loss_tmo\":%d,"
-		 "\"reconnect_delay\":%d}}]}", nr, qs, tmo, delay);
-	return buf;
+	snprintf(q, sizeof(q),
+		 ",\"queues\":{\"nr_io_queues\":%d,\"queue_size\":%d,\"ctrl_loss_tmo\":%d,"
+		 "\"reconnect_delay\":%d}", nr, qs, tmo, delay);
+	return init_req(q);
 }
 
 /* The connect carries the secrets; a changed one re-keys the live
@@ -86,9 +95,9 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 
 	(void)st;
 	assert_int_equal(run(root, apply, dh_init(K1, K2), &out), 0);
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_ctrl_secret", &v);
+	fx_read(root, CTRL "dhchap_ctrl_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
 	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K1 "\n");
@@ -100,13 +109,13 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, plan, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "nvme_dhchap_secret"));
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	ln_buf_reset(&out);
 	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "re-authenticate the live controller"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
-	fx_read(root, "/sys/class/nvme/nvme1/dhchap_secret", &v);
+	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K2 "\n");
 	fx_read(root, store, &v);
 	assert_string_equal(v.buf, K2 "\n");
@@ -415,49 +424,48 @@ static void test_agent_initiator__run_bounded_and_allow_listed(void **st)
 	ln_test_release(&out, &err);
 }
 
+/* verb over req, which must exit 0: its output, in out (reset first). */
+static const char *ran(const char *root, const char *verb, const char *req, struct ln_buf *out)
+{
+	const char *args[] = { verb, NULL };
+
+	ln_buf_reset(out);
+	assert_int_equal(run(root, args, req, out), 0);
+	return out->buf;
+}
+
 /* Queue settings on a live connection: ctrl_loss_tmo and reconnect_delay
  * are written to the controller (plan shows them, writes nothing); a new
  * nr_io_queues or queue_size, which only a new connection takes, is shown
  * by plan and failed by apply with how to get it, the connection kept. */
 static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 {
-	const char *apply[] = { "apply", NULL }, *plan[] = { "plan", NULL };
+	const char *apply[] = { "apply", NULL };
 	char *root = fx_build("node-initiator");
 	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, err = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
-	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
-	assert_string_equal(v.buf, "600\n");
+	ran(root, "apply", q_init(2, 64, 600, 10), &out);
+	assert_string_equal(fx_read(root, CTRL "ctrl_loss_tmo", &v), "600\n");
 	/* converged */
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, q_init(2, 64, 600, 10), &out), 0);
-	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	assert_non_null(strstr(ran(root, "apply", q_init(2, 64, 600, 10), &out), "\"change\": 0"));
 	/* live ones: plan shows, apply writes */
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, plan, q_init(2, 64, 1800, 5), &out), 0);
-	assert_non_null(strstr(out.buf, "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
-	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
-	assert_string_equal(v.buf, "600\n");
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
-	fx_read(root, "/sys/class/nvme/nvme1/ctrl_loss_tmo", &v);
-	assert_string_equal(v.buf, "1800\n");
-	fx_read(root, "/sys/class/nvme/nvme1/reconnect_delay", &v);
-	assert_string_equal(v.buf, "5\n");
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, q_init(2, 64, 1800, 5), &out), 0);
-	assert_non_null(strstr(out.buf, "\"change\": 0"));
+	assert_non_null(strstr(ran(root, "plan", q_init(2, 64, 1800, 5), &out),
+			       "ctrl_loss_tmo 600 -> 1800, reconnect_delay 10 -> 5"));
+	assert_string_equal(fx_read(root, CTRL "ctrl_loss_tmo", &v), "600\n");
+	ran(root, "apply", q_init(2, 64, 1800, 5), &out);
+	assert_string_equal(fx_read(root, CTRL "ctrl_loss_tmo", &v), "1800\n");
+	assert_string_equal(fx_read(root, CTRL "reconnect_delay", &v), "5\n");
+	assert_non_null(strstr(ran(root, "apply", q_init(2, 64, 1800, 5), &out), "\"change\": 0"));
 	/* queues: plan shows, apply fails it and keeps the connection */
-	ln_buf_reset(&out);
-	assert_int_equal(run(root, plan, q_init(8, 64, 1800, 5), &out), 0);
-	assert_non_null(strstr(out.buf, "nr_io_queues 2 -> 8: only a new connection takes it"));
+	assert_non_null(strstr(ran(root, "plan", q_init(8, 64, 1800, 5), &out),
+			       "nr_io_queues 2 -> 8: only a new connection takes it"));
 	ln_buf_reset(&out);
 	assert_int_equal(fx_agent(root, apply, q_init(8, 64, 1800, 5), &out, &err,
 				  "LLMNET_NS_WAIT=2"), 1);
 	assert_non_null(strstr(out.buf, "needs a new connection: disconnect it (llmnet teardown) "
 					"and apply again"));
-	fx_read(root, "/sys/class/nvme/nvme1/state", &v);
+	fx_read(root, CTRL "state", &v);
 	assert_string_equal(v.buf, "live\n");
 	ln_test_release(&out, &v, &err);
 	fx_remove(root);

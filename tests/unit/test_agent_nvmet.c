@@ -343,6 +343,20 @@ static void test_agent_nvmet__dhchap_without_kernel_support_is_not_exported(void
 	fx_remove(root);
 }
 
+/* args over req exits 0 with a change of nvmet_host_key in out, and no
+ * secret in out, err or the node's logs and state. */
+static void rekeyed(const char *root, const char *const *args, const char *req,
+		    struct ln_buf *out, struct ln_buf *err)
+{
+	ln_buf_reset(out);
+	assert_int_equal(fx_agent(root, args, req, out, err, NULL), 0);
+	assert_true(fx_has_change(out, "change", "nvmet_host_key"));
+	assert_no_secret(root, out, err);
+}
+
+/* Cluster c's node key store. */
+#define KEYS_C "/etc/llmnet/keys/c/"
+
 /* A kernel with auth: the host entry gets hash, group and secrets; the node
  * key store keeps them (0700/0600); a changed secret is a change of
  * nvmet_host_key in plan and apply; another cluster cannot re-key the
@@ -378,13 +392,8 @@ static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
 	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".key", root);
 	assert_int_equal(stat(p, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0600);
-	ln_buf_reset(&v);
-	assert_int_equal(ln_file_read(p, &v, &e), 0);
-	assert_string_equal(v.buf, K1 "\n");
-	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".ctrl.key", root);
-	ln_buf_reset(&v);
-	assert_int_equal(ln_file_read(p, &v, &e), 0);
-	assert_string_equal(v.buf, K3 "\n");
+	assert_string_equal(fx_read(root, KEYS_C "host-" H1 ".key", &v), K1 "\n");
+	assert_string_equal(fx_read(root, KEYS_C "host-" H1 ".ctrl.key", &v), K3 "\n");
 	/* converged: nothing to change */
 	ln_buf_reset(&out);
 	ln_buf_reset(&err);
@@ -394,24 +403,13 @@ static void test_agent_nvmet__dhchap_keys_host_entry_and_store(void **st)
 	assert_false(fx_has_change(&out, "create", "node_key"));
 	assert_false(fx_has_change(&out, "change", "node_key"));
 	/* rotation: plan shows the change, apply makes it */
-	ln_buf_reset(&out);
-	assert_int_equal(fx_agent(root, args_plan, dh_target("c", nqn, K2, K3), &out, &err, NULL),
-			 0);
-	assert_true(fx_has_change(&out, "change", "nvmet_host_key"));
-	assert_no_secret(root, &out, &err);
+	rekeyed(root, args_plan, dh_target("c", nqn, K2, K3), &out, &err);
 	host_attr(root, "dhchap_key", &v);
 	assert_string_equal(v.buf, K1 "\n");	/* a plan changes nothing */
-	ln_buf_reset(&out);
-	assert_int_equal(fx_agent(root, args_apply, dh_target("c", nqn, K2, K3), &out, &err, NULL),
-			 0);
-	assert_true(fx_has_change(&out, "change", "nvmet_host_key"));
-	assert_no_secret(root, &out, &err);
+	rekeyed(root, args_apply, dh_target("c", nqn, K2, K3), &out, &err);
 	host_attr(root, "dhchap_key", &v);
 	assert_string_equal(v.buf, K2 "\n");
-	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" H1 ".key", root);
-	ln_buf_reset(&v);
-	assert_int_equal(ln_file_read(p, &v, &e), 0);
-	assert_string_equal(v.buf, K2 "\n");
+	assert_string_equal(fx_read(root, KEYS_C "host-" H1 ".key", &v), K2 "\n");
 	/* another cluster may not key the shared host entry differently */
 	ln_buf_reset(&out);
 	assert_int_equal(fx_agent(root, args_apply,

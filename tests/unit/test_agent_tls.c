@@ -241,19 +241,28 @@ static const char *tls_init(int tls)
 /* The host's key goes in its .nvme keyring, then the connect asks for TLS
  * (the kernel's "tls" option; libnvme 1.3 cannot write it); without tlshd
  * the connect is refused with the reason. */
-static void test_agent_tls__initiator_connects_with_tls(void **st)
+/* An initiator's host NQN and id, TLS support in the kernel, and tlshd
+ * running or not. */
+static void initiator_node(const char *root, int tlshd)
 {
-	char *root = fx_build("node-initiator"), p[4096];
-	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+	char p[4096];
 
-	(void)st;
 	snprintf(p, sizeof(p), "%s/etc/nvme", root);
 	mkdir(p, 0755);
 	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", LAB_H "\n"), 0);
 	assert_int_equal(fx_put(root, "/etc/nvme/hostid", "11111111-2222-3333-4444-555555555555\n"),
 			 0);
+	tls_node(root, 1, tlshd);
+}
+
+static void test_agent_tls__initiator_connects_with_tls(void **st)
+{
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
 	/* no tlshd: refused before any key or connect */
-	tls_node(root, 1, 0);
+	initiator_node(root, 0);
 	assert_int_equal(run(root, "apply", tls_init(1), &out), 1);
 	assert_non_null(strstr(out.buf, "tlshd"));
 	fx_read(root, "/proc/keys", &v);
@@ -315,18 +324,6 @@ static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
 	fx_remove(root);
 }
 
-static void initiator_node(const char *root)
-{
-	char p[4096];
-
-	snprintf(p, sizeof(p), "%s/etc/nvme", root);
-	mkdir(p, 0755);
-	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", LAB_H "\n"), 0);
-	assert_int_equal(fx_put(root, "/etc/nvme/hostid", "11111111-2222-3333-4444-555555555555\n"),
-			 0);
-	tls_node(root, 1, 1);
-}
-
 /* A live plain connection is never "ok" for a request that asks tls: plan
  * and apply show the change, apply fails it with what to do, and the
  * connection stays as it is. */
@@ -336,7 +333,7 @@ static void test_agent_tls__plain_connection_is_not_ok(void **st)
 	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
 
 	(void)st;
-	initiator_node(root);
+	initiator_node(root, 1);
 	assert_int_equal(run(root, "apply", tls_init(0), &out), 0);
 	fx_read(root, "/sys/class/nvme/nvme1/subsysnqn", &v);
 	assert_string_equal(v.buf, LAB_S "\n");
@@ -359,7 +356,7 @@ static void test_agent_tls__identity_of_another_cluster(void **st)
 	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
 
 	(void)st;
-	initiator_node(root);
+	initiator_node(root, 1);
 	assert_int_equal(run(root, "apply", tls_init(1), &out), 0);
 	other = strdup(tls_init(1));
 	at = strstr(other, "\"cluster\":\"c\"");

@@ -55,29 +55,27 @@ static void test_nccl_env__names(void **state)
 
 static void test_nccl_env__syntax(void **state)
 {
+	static const char *const values_ok[] = { "Ring,Tree", "^LL128", NULL };
+	static const char *const values_bad[] = { "", "/tmp/x.so", "a b", "$(reboot)", NULL };
+	static const char *const hcas_ok[] = { "mlx5_0:1", "mlx5_0:1,mlx5_1:1,rxe.2:255", NULL };
+	static const char *const hcas_bad[] = { "", "mlx5_0", "mlx5_0:", "mlx5_0:0", "mlx5_0:1,",
+						":1", "-x:1", "mlx5_0:1x", "mlx5 0:1",
+						"mlx5_0:1234", NULL };
+	size_t i;
+
 	(void)state;
-	assert_true(ln_nccl_value_ok("Ring,Tree"));
-	assert_true(ln_nccl_value_ok("^LL128"));
-	assert_false(ln_nccl_value_ok(""));
-	assert_false(ln_nccl_value_ok("/tmp/x.so"));
-	assert_false(ln_nccl_value_ok("a b"));
-	assert_false(ln_nccl_value_ok("$(reboot)"));
+	for (i = 0; values_ok[i]; i++)
+		assert_true(ln_nccl_value_ok(values_ok[i]));
+	for (i = 0; values_bad[i]; i++)
+		assert_false(ln_nccl_value_ok(values_bad[i]));
 	assert_true(ln_nccl_ifname_ok("^docker,lo"));
 	assert_true(ln_nccl_ifname_ok("=eth0:1"));
 	assert_false(ln_nccl_ifname_ok("eth0;reboot"));
-	assert_true(ln_nccl_hca_ok("mlx5_0:1", 0));
-	assert_true(ln_nccl_hca_ok("mlx5_0:1,mlx5_1:1,rxe.2:255", 0));
+	for (i = 0; hcas_ok[i]; i++)
+		assert_true(ln_nccl_hca_ok(hcas_ok[i], 0));
 	assert_true(ln_nccl_hca_ok("", 1));
-	assert_false(ln_nccl_hca_ok("", 0));
-	assert_false(ln_nccl_hca_ok("mlx5_0", 0));
-	assert_false(ln_nccl_hca_ok("mlx5_0:", 0));
-	assert_false(ln_nccl_hca_ok("mlx5_0:0", 0));
-	assert_false(ln_nccl_hca_ok("mlx5_0:1,", 0));
-	assert_false(ln_nccl_hca_ok(":1", 0));
-	assert_false(ln_nccl_hca_ok("-x:1", 0));
-	assert_false(ln_nccl_hca_ok("mlx5_0:1x", 0));
-	assert_false(ln_nccl_hca_ok("mlx5 0:1", 0));
-	assert_false(ln_nccl_hca_ok("mlx5_0:1234", 0));
+	for (i = 0; hcas_bad[i]; i++)
+		assert_false(ln_nccl_hca_ok(hcas_bad[i], 0));
 }
 
 LN_TEST_MAIN(NULL, NULL,

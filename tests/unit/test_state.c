@@ -320,11 +320,14 @@ static void test_state__retry_file_names_failed_nodes_and_their_targets(void **s
 	ln_test_release(&text, &err);
 }
 
+/* Each test on a fresh run of its own (setup). */
+#define STATE_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
 LN_TEST_MAIN(NULL, NULL,
-	cmocka_unit_test_setup_teardown(test_state__records_are_private_and_merged, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_state__cached_run_contacts_nothing, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_state__silent_node_is_planned_against_its_last_apply, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_state__secrets_kept_as_fingerprints, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_state__silent_node_without_record_has_no_plan, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_state__retry_file_names_failed_nodes_and_their_targets, setup, teardown),
+	STATE_TEST(test_state__records_are_private_and_merged),
+	STATE_TEST(test_state__cached_run_contacts_nothing),
+	STATE_TEST(test_state__silent_node_is_planned_against_its_last_apply),
+	STATE_TEST(test_state__secrets_kept_as_fingerprints),
+	STATE_TEST(test_state__silent_node_without_record_has_no_plan),
+	STATE_TEST(test_state__retry_file_names_failed_nodes_and_their_targets),
 )

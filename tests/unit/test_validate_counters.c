@@ -15,6 +15,9 @@
  * each of its pairs; rping's rises reported, not judged (no max_errors),
  * bandwidth's judged against max_errors: 10 and passing. A counter the
  * driver lacks stays not available (-1), never 0. */
+/* The metrics' labels of the bandwidth stage's bad port. */
+#define N2_RXE1 "cluster=\"fake\",stage=\"bandwidth\",node=\"n2\",port=\"rxe1\""
+
 static void test_validate_counters__healthy(void **state)
 {
 	struct world *w = world_start(state, 4, make_spec_two_rails(4,
@@ -119,14 +122,11 @@ static void test_validate_counters__bad_port(void **state)
 					 "\"deltas\":{\"errors\":{\"rcvd_seq_err\":80,"
 					 "\"out_of_seq_request\":0,\"send_err\":null}"));
 	assert_int_equal(ln_report_metrics(&w->res, &prom), 0);
-	assert_non_null(strstr(prom.buf, "llmnet_validation_port_errors{cluster=\"fake\","
-					 "stage=\"bandwidth\",node=\"n2\",port=\"rxe1\"} 80\n"));
-	assert_non_null(strstr(prom.buf, "llmnet_validation_port_counter_delta{cluster=\"fake\","
-					 "stage=\"bandwidth\",node=\"n2\",port=\"rxe1\","
-					 "counter=\"rcvd_seq_err\",kind=\"error\"} 80\n"));
+	assert_non_null(strstr(prom.buf, "llmnet_validation_port_errors{" N2_RXE1 "} 80\n"));
+	assert_non_null(strstr(prom.buf, "llmnet_validation_port_counter_delta{" N2_RXE1
+					 ",counter=\"rcvd_seq_err\",kind=\"error\"} 80\n"));
 	assert_null(strstr(prom.buf, "counter=\"send_err\""));
-	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_port{cluster=\"fake\","
-					 "stage=\"bandwidth\",node=\"n2\",port=\"rxe1\"} 1"));
+	assert_non_null(strstr(prom.buf, "llmnet_validation_bad_port{" N2_RXE1 "} 1"));
 	assert_int_equal(ln_report_junit(&w->res, &junit), 0);
 	assert_non_null(strstr(junit.buf, "name=\"n2/rxe1 error counters\" time=\"0.000\">\n"
 					  "      <failure type=\"fail\" message=\"80 errors"));

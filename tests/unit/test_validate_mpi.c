@@ -81,20 +81,24 @@ static void test_validate_mpi__launcher_skips_failed_devices(void **state)
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 }
 
+/* The run's one check. */
+static const struct ln_check *only_check(const struct ln_results *res)
+{
+	assert_int_equal(res->nchecks, 1);
+	return &res->checks[0];
+}
+
 static void test_validate_mpi__no_mpicc_on_launcher(void **state)
 {
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
-	size_t i, nr = 0;
+	const struct ln_check *c;
 
 	w->f.no_mpicc[0] = 1;
 	world_run(w);
-	for (i = 0; i < w->res.nchecks; i++) {
-		assert_int_equal(w->res.checks[i].status, LN_ST_NOT_RUN);
-		assert_string_equal(w->res.checks[i].name, "build the mpi probe");
-		assert_string_equal(w->res.checks[i].reason, "no mpicc on 'n1'");
-		nr++;
-	}
-	assert_int_equal(nr, 1);
+	c = only_check(&w->res);
+	assert_int_equal(c->status, LN_ST_NOT_RUN);
+	assert_string_equal(c->name, "build the mpi probe");
+	assert_string_equal(c->reason, "no mpicc on 'n1'");
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
 	/* mpicc was tried once, nothing was copied, mpirun never ran */
@@ -106,21 +110,16 @@ static void test_validate_mpi__no_mpicc_on_launcher(void **state)
 static void test_validate_mpi__corrupt_copy_fails_that_node(void **state)
 {
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
-	size_t i, failed = 0;
+	const struct ln_check *c;
 
 	w->f.corrupt_copy[2] = 1;
 	world_run(w);
-	for (i = 0; i < w->res.nchecks; i++) {
-		const struct ln_check *c = &w->res.checks[i];
-
-		assert_int_equal(c->status, LN_ST_FAIL);
-		assert_string_equal(c->name, "copy the mpi probe");
-		assert_int_equal(c->a, 2);
-		assert_non_null(strstr(c->reason, "the mpi probe copied to 'n3' has sha256 "));
-		assert_non_null(strstr(c->reason, "the one built on 'n1' "));
-		failed++;
-	}
-	assert_int_equal(failed, 1);
+	c = only_check(&w->res);
+	assert_int_equal(c->status, LN_ST_FAIL);
+	assert_string_equal(c->name, "copy the mpi probe");
+	assert_int_equal(c->a, 2);
+	assert_non_null(strstr(c->reason, "the mpi probe copied to 'n3' has sha256 "));
+	assert_non_null(strstr(c->reason, "the one built on 'n1' "));
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
 	assert_int_equal(w->f.mpicc_runs[0], 1);
 	assert_int_equal(w->f.runs, 1);	/* no preflight, no mpirun on a bad copy */

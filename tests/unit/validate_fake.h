@@ -620,17 +620,30 @@ static inline struct ln_spec *spec_from(struct ln_buf *y, const char *validation
 	return spec;
 }
 
+/* "version: 1" and n nodes n1.. at 127.0.1.i with 8 GPUs, each with rails
+ * ports rxe<r> at 10.0.<r>.i; one rail states its port, rate and MTU. */
+static inline void fake_nodes(struct ln_buf *y, size_t n, int rails)
+{
+	size_t i;
+	int r;
+
+	ln_buf_addstr(y, "version: 1\ncluster: fake\nnodes:\n");
+	for (i = 0; i < n; i++) {
+		ln_buf_addf(y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n    rdma:\n",
+			    i + 1, i + 1);
+		for (r = 0; r < rails; r++)
+			ln_buf_addf(y, "      - { device: rxe%d, %sip: 10.0.%d.%zu, %slink_layer: "
+				    "ethernet%s }\n", r, rails == 1 ? "port: 1, " : "", r, i + 1,
+				    rails == 1 ? "min_rate: 100Gb/s, " : "",
+				    rails == 1 ? ", mtu: 1024" : "");
+	}
+}
+
 static inline struct ln_spec *make_spec_two_rails(size_t n, const char *validation)
 {
 	struct ln_buf y = LN_BUF_INIT;
-	size_t i;
 
-	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
-	for (i = 0; i < n; i++)
-		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n    rdma:\n"
-			    "      - { device: rxe0, ip: 10.0.0.%zu, link_layer: ethernet }\n"
-			    "      - { device: rxe1, ip: 10.0.1.%zu, link_layer: ethernet }\n",
-			    i + 1, i + 1, i + 1, i + 1);
+	fake_nodes(&y, n, 2);
 	return spec_from(&y, validation);
 }
 
@@ -647,14 +660,8 @@ static inline void fake_release(struct fake *f)
 static inline struct ln_spec *make_spec(size_t n, const char *validation, int with_mpi)
 {
 	struct ln_buf y = LN_BUF_INIT;
-	size_t i;
 
-	ln_buf_addstr(&y, "version: 1\ncluster: fake\nnodes:\n");
-	for (i = 0; i < n; i++)
-		ln_buf_addf(&y, "  - name: n%zu\n    address: 127.0.1.%zu\n    gpus: 8\n"
-			    "    rdma:\n      - { device: rxe0, port: 1, ip: 10.0.0.%zu, "
-			    "min_rate: 100Gb/s, link_layer: ethernet, mtu: 1024 }\n",
-			    i + 1, i + 1, i + 1);
+	fake_nodes(&y, n, 1);
 	if (with_mpi)
 		ln_buf_addstr(&y, "mpi:\n  hostfile: /etc/llmnet/hostfile\n  mca: { pml: ob1 }\n");
 	return spec_from(&y, validation);
