@@ -639,10 +639,10 @@ static int check_initiators(struct ctx *x)
 			continue;
 		}
 		spec_check_discovery(spec, in, t);
-		if (in->mount.present)
+		if (in->mount.present) {
 			spec_check_mount_ns(spec, i);
-		if (in->mount.present)
 			spec_mounters_add(&mounters, (size_t)ti, i);
+		}
 		if (in->mount.present && in->mount.path) {
 			other = spec_idxmap_insert(&mounts, (uint32_t)i);
 			if (other >= 0)
