@@ -99,14 +99,28 @@ static void choose_port(struct ln_converge *cv, struct port_want *w, struct port
 static void use_foreign_port(struct ln_converge *cv, struct port_want *w, const char *tup,
 			     const char *dir)
 {
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, tsas = LN_BUF_INIT, treq = LN_BUF_INIT;
 	char p[PATH_MAX];
+	int tls, req;
 
 	snprintf(p, sizeof(p), "%s/addr_tsas", dir);
-	if (!strcmp(w->transport, "tcp") && read_prefix(cv->a, p, "tls") != w->tls) {
-		ln_buf_addf(&err, "port %s for %s is not this cluster's and %s TLS while the "
-			    "targets on it %s: give them another address or service", w->id, tup,
-			    w->tls ? "does not require" : "requires",
+	tls = read_prefix(cv->a, p, "tls");
+	if (ln_read_attr(cv->a, p, &tsas) != 0)
+		ln_buf_addf(&tsas, "?");
+	snprintf(p, sizeof(p), "%s/addr_treq", dir);
+	req = ln_nvmet_read_eq(cv->a, p, "required");
+	if (ln_read_attr(cv->a, p, &treq) != 0)
+		ln_buf_addf(&treq, "?");
+	ln_buf_rtrim(&tsas);
+	ln_buf_rtrim(&treq);
+	/* a tls target needs addr_treq "required": with "not required" the
+	 * kernel also takes a plain connect; a plain target never goes
+	 * behind TLS */
+	if (!strcmp(w->transport, "tcp") && (w->tls ? !(tls && req) : tls)) {
+		ln_buf_addf(&err, "port %s for %s is not this cluster's and %s TLS (addr_tsas "
+			    "'%s', addr_treq '%s') while the targets on it %s: give them another "
+			    "address or service", w->id, tup,
+			    w->tls ? "does not require" : "requires", tsas.buf, treq.buf,
 			    w->tls ? "ask tls: required" : "do not");
 		ln_cv_report(cv, "create", "nvmet_port", tup, NULL, err.buf);
 		w->id[0] = '\0';
@@ -115,6 +129,114 @@ static void use_foreign_port(struct ln_converge *cv, struct port_want *w, const 
 		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 	}
 	ln_buf_release(&err);
+	ln_buf_release(&tsas);
+	ln_buf_release(&treq);
+}
+
+/*
+ * The links on port w (tuple tup) this cluster does not own: another
+ * cluster's or the operator's subsystem. Its address attributes are not
+ * changed under them (a tls subsystem would end up exported in clear):
+ * -EBUSY with err naming each and its owner, else 0.
+ */
+static int foreign_links(struct ln_converge *cv, const struct port_want *w, const char *tup,
+			 char **links, size_t nl, struct ln_buf *err)
+{
+	char id[1024];
+	size_t i, n = 0;
+
+	for (i = 0; i < nl; i++) {
+		const char *other;
+
+		snprintf(id, sizeof(id), "%s/%s", tup, links[i]);
+		if (ln_cv_owned(cv, "nvmet_port_subsystem", id))
+			continue;
+		other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_port_subsystem", id);
+		if (!n++)
+			ln_buf_addf(err, "port %s for %s has to change its address attributes, but "
+				    "subsystems this cluster does not own are linked to it: ", w->id,
+				    tup);
+		else
+			ln_buf_addf(err, ", ");
+		if (other)
+			ln_buf_addf(err, "'%s' (cluster '%s')", links[i], other);
+		else
+			ln_buf_addf(err, "'%s' (not llmnet's)", links[i]);
+	}
+	if (!n)
+		return 0;
+	ln_buf_addf(err, "; nothing changed: give the targets another address or service");
+	return -EBUSY;
+}
+
+/*
+ * The kernel refuses addr_* while a subsystem is linked: unlink this
+ * cluster's links, set the attributes, link them back. On a failure the
+ * attributes changed are set back and the links made again (only when
+ * every attribute is back: a tls subsystem never goes on a port half
+ * changed). 0 or negative with err.
+ */
+static int rewrite_port(struct ln_converge *cv, const char *dir, const char *const *attrs,
+			const char *const *vals, size_t nattrs, char **links, size_t nl,
+			struct ln_buf *err)
+{
+	struct ln_buf old[6] = { LN_BUF_INIT, LN_BUF_INIT, LN_BUF_INIT,
+				 LN_BUF_INIT, LN_BUF_INIT, LN_BUF_INIT };
+	struct ln_buf e2 = LN_BUF_INIT;
+	char q[PATH_MAX], t[PATH_MAX];
+	size_t i, unlinked = 0, set = 0;
+	unsigned unread = 0;
+	int rc = 0, back = 0;
+
+	for (i = 0; i < nattrs; i++) {
+		snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+		if (ln_read_attr(cv->a, q, &old[i]) < 0)
+			unread |= 1u << i;
+	}
+	for (; rc == 0 && unlinked < nl; unlinked++) {
+		snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[unlinked]);
+		rc = ln_fs_unlink(cv->a, q, err);
+		if (rc < 0)
+			break;
+	}
+	for (; rc == 0 && set < nattrs; set++) {
+		snprintf(q, sizeof(q), "%s/%s", dir, attrs[set]);
+		if (!ln_nvmet_read_eq(cv->a, q, vals[set]))
+			rc = ln_fs_write_attr(cv->a, q, vals[set], err);
+	}
+	if (rc < 0) {
+		/* set back what was written (the one that failed too) */
+		for (i = 0; i < nattrs; i++) {
+			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
+			if (ln_nvmet_read_eq(cv->a, q, old[i].buf))
+				continue;
+			if (unread & (1u << i)) {
+				ln_buf_addf(&e2, "%s%s unread", e2.len ? ", " : "", attrs[i]);
+				back = -1;
+			} else if (ln_fs_write_attr(cv->a, q, old[i].buf, &e2) < 0) {
+				back = -1;
+			}
+		}
+		if (back < 0)
+			ln_buf_addf(err, "; the port's attributes could not be set back (%s), so "
+				    "its %zu link(s) stay removed", e2.buf, unlinked);
+	}
+	for (i = 0; back == 0 && i < unlinked; i++) {
+		int r;
+
+		snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
+		snprintf(t, sizeof(t), P_SUB "%s", links[i]);
+		ln_buf_reset(&e2);
+		r = ln_fs_symlink(cv->a, t, q, &e2);
+		if (r < 0 && rc == 0)
+			rc = r;
+		if (r < 0)
+			ln_buf_addf(err, "%s%s", err->len ? "; " : "", e2.buf);
+	}
+	for (i = 0; i < 6; i++)
+		ln_buf_release(&old[i]);
+	ln_buf_release(&e2);
+	return rc;
 }
 
 static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_want *all, size_t nall)
@@ -185,32 +307,11 @@ static void apply_port(struct ln_converge *cv, struct port_want *w, struct port_
 		ln_cv_report(cv, "ok", "nvmet_port", tup, p, NULL);
 		goto out;
 	}
-	if (!cv->plan) {
-		/* The kernel refuses addr_* while a subsystem is linked: unlink,
-		 * set, and link back what was there. */
-		snprintf(p, sizeof(p), "%s/subsystems", dir);
-		ln_list_dir(cv->a, p, &links, &nl);
-		for (i = 0; rc == 0 && i < nl; i++) {
-			char q[PATH_MAX];
-
-			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
-			rc = ln_fs_unlink(cv->a, q, &err);
-		}
-		for (i = 0; rc == 0 && i < nattrs; i++) {
-			char q[PATH_MAX];
-
-			snprintf(q, sizeof(q), "%s/%s", dir, attrs[i]);
-			if (!ln_nvmet_read_eq(cv->a, q, vals[i]))
-				rc = ln_fs_write_attr(cv->a, q, vals[i], &err);
-		}
-		for (i = 0; rc == 0 && i < nl; i++) {
-			char q[PATH_MAX], t[PATH_MAX];
-
-			snprintf(q, sizeof(q), "%s/subsystems/%s", dir, links[i]);
-			snprintf(t, sizeof(t), P_SUB "%s", links[i]);
-			rc = ln_fs_symlink(cv->a, t, q, &err);
-		}
-	}
+	snprintf(p, sizeof(p), "%s/subsystems", dir);
+	ln_list_dir(cv->a, p, &links, &nl);
+	rc = foreign_links(cv, w, tup, links, nl, &err);
+	if (rc == 0 && !cv->plan)
+		rc = rewrite_port(cv, dir, attrs, vals, nattrs, links, nl, &err);
 	ln_cv_report(cv, "change", "nvmet_port", tup, det.buf, rc < 0 ? err.buf : NULL);
 out:
 	ln_names_free(links, nl);

@@ -324,6 +324,120 @@ static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
 	fx_remove(root);
 }
 
+/* A foreign port with TLS optional (addr_tsas tls1.3, addr_treq "not
+ * required") also takes plain connects: a tls target is never linked to
+ * it, and the error names the port and what it reads. */
+static void test_agent_tls__foreign_optional_tls_port_is_not_used(void **st)
+{
+	char *root = fx_build("node-target-6.12"), p[4096], *req, *at;
+	struct ln_buf out = LN_BUF_INIT;
+	struct stat sb;
+
+	(void)st;
+	tls_node(root, 1, 1);
+	assert_int_equal(fx_put(root, "/sys/kernel/config/nvmet/ports/7/addr_tsas", "tls1.3\n"), 0);
+	assert_int_equal(fx_put(root, "/sys/kernel/config/nvmet/ports/7/addr_treq",
+				"not required\n"), 0);
+	req = strdup(tls_target(LAB_PSK, "tcp"));
+	at = strstr(req, "4430");
+	assert_non_null(at);
+	memcpy(at, "4421", 4);
+	assert_int_equal(run(root, "apply", req, &out), 1);
+	assert_non_null(strstr(out.buf, "port 7 for tcp/10.77.0.11/4421 is not this cluster's"));
+	assert_non_null(strstr(out.buf, "addr_treq 'not required'"));
+	assert_false(fx_has_change(&out, "ok", "nvmet_port"));
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/7/subsystems/" LAB_S, root);
+	assert_int_not_equal(lstat(p, &sb), 0);
+	free(req);
+	ln_buf_release(&out);
+	fx_remove(root);
+}
+
+/* Cluster cl's target nqn on 10.77.0.11:4430, with TLS or plain. */
+static const char *shared_target(const char *cl, const char *nqn, int tls)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"protocol\":2,\"cluster\":\"%s\",\"targets\":[{\"nqn\":\"%s\","
+		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,%s"
+		 "\"hosts\":[\"" LAB_H "\"],\"namespaces\":[{\"nsid\":1,\"file\":"
+		 "\"/var/lib/nvmet/%s.img\",\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
+		 "\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" LAB_H "\",\"key\":\"" K1 "\""
+		 "%s}]}}]}", cl, nqn, tls ? "\"tls\":\"required\"," : "", cl,
+		 tls ? ",\"psk\":\"" LAB_PSK "\"" : "");
+	return buf;
+}
+
+/* Cluster c owns the TLS port another cluster's tls subsystem joined: c
+ * turning its target plain would export the other one in clear, so it is
+ * refused with the subsystem and its owner, and nothing changes. */
+static void test_agent_tls__owned_port_keeps_others_tls(void **st)
+{
+	char *root = fx_build("node-target-6.12"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+	struct stat sb;
+
+	(void)st;
+	tls_node(root, 1, 1);
+	assert_int_equal(run(root, "apply", shared_target("c", LAB_S, 1), &out), 0);
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", shared_target("d", LAB_S "d", 1), &out), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1/subsystems/" LAB_S "d", root);
+	assert_int_equal(lstat(p, &sb), 0);
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", shared_target("c", LAB_S, 0), &out), 1);
+	assert_non_null(strstr(out.buf, "subsystems this cluster does not own are linked to it: '"
+				       LAB_S "d' (cluster 'd')"));
+	fx_read(root, "/sys/kernel/config/nvmet/ports/1/addr_tsas", &v);
+	assert_string_equal(v.buf, "tls1.3\n");
+	fx_read(root, "/sys/kernel/config/nvmet/ports/1/addr_treq", &v);
+	assert_string_equal(v.buf, "required\n");
+	assert_int_equal(lstat(p, &sb), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1/subsystems/" LAB_S, root);
+	assert_int_equal(lstat(p, &sb), 0);
+	/* d's own apply still finds its port as it asked */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", shared_target("d", LAB_S "d", 1), &out), 0);
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
+/* A target that fails (tlshd not up yet, as at boot) keeps its secrets in
+ * the node key store, so a later try can still key it; a restore never
+ * removes a store file (apply and teardown decide what it holds). */
+static void test_agent_tls__failed_target_keeps_its_secrets(void **st)
+{
+	char *root = fx_build("node-target-6.12"), p[4096], req[2560];
+	const char *restore[] = { "restore", "--cluster", "c", NULL };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct stat sb;
+
+	(void)st;
+	tls_node(root, 1, 0);
+	snprintf(p, sizeof(p), "mkdir -p %s/run/systemd/system %s/var/lib/llmnet/bin && "
+		 "echo agent > %s/var/lib/llmnet/bin/llmnet-agent", root, root, root);
+	assert_int_equal(system(p), 0);
+	snprintf(req, sizeof(req), "{\"persist\":true,%s", tls_target(LAB_PSK, "tcp") + 1);
+	assert_int_equal(run(root, "apply", req, &out), 1);
+	assert_false(fx_has_change(&out, "remove", "node_key"));
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" LAB_H ".psk", root);
+	assert_int_equal(lstat(p, &sb), 0);
+	/* tlshd is up now: restore keys the target from the store and
+	 * leaves a file it does not need */
+	tls_node(root, 0, 1);
+	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-stray.key", root);
+	assert_int_equal(ln_file_write_atomic(p, K1 "\n", strlen(K1) + 1, 0600, &err), 0);
+	ln_buf_reset(&out);
+	assert_int_equal(fx_agent(root, restore, NULL, &out, &err, "LLMNET_NS_WAIT=2"), 0);
+	assert_null(strstr(out.buf, PSK_FRAG));
+	assert_false(fx_has_change(&out, "remove", "node_key"));
+	assert_true(fx_has_change(&out, "create", "nvmet_port_subsystem"));
+	assert_int_equal(lstat(p, &sb), 0);
+	ln_test_release(&out, &err);
+	fx_remove(root);
+}
+
 /* A live plain connection is never "ok" for a request that asks tls: plan
  * and apply show the change, apply fails it with what to do, and the
  * connection stays as it is. */
@@ -380,6 +494,9 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_tls__request_refusals),
 	cmocka_unit_test(test_agent_tls__initiator_connects_with_tls),
 	cmocka_unit_test(test_agent_tls__foreign_plain_port_is_not_used),
+	cmocka_unit_test(test_agent_tls__foreign_optional_tls_port_is_not_used),
+	cmocka_unit_test(test_agent_tls__owned_port_keeps_others_tls),
+	cmocka_unit_test(test_agent_tls__failed_target_keeps_its_secrets),
 	cmocka_unit_test(test_agent_tls__plain_connection_is_not_ok),
 	cmocka_unit_test(test_agent_tls__identity_of_another_cluster),
 )
