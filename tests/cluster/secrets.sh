@@ -50,10 +50,17 @@ snap_start() {
 	(
 		ctl=0 agent=0
 		while [ ! -e "$C/snap.stop" ]; do
-			cur=$(for p in /proc/[0-9]*; do
-				tr '\0' ' ' 2>/dev/null < "$p/cmdline"; echo
-				tr '\0' '\n' 2>/dev/null < "$p/environ"
-			done 2>/dev/null)
+			# one process reads every process's argv and environment (a
+			# fork per process missed short-lived agents on a loaded machine)
+			cur=$(python3 -c '
+import os
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            print(open("/proc/%s/cmdline" % p, "rb").read().replace(b"\0", b" ").decode("latin-1"))
+            print(open("/proc/%s/environ" % p, "rb").read().replace(b"\0", b"\n").decode("latin-1"))
+        except OSError:
+            pass' 2>/dev/null)
 			grep -F -f "$C/secrets.list" <<< "$cur" >> "$C/proc.hits"
 			grep -qE '(^|/)llmnet ' <<< "$cur" && ctl=$((ctl + 1))
 			grep -qE 'llmnet-agent ' <<< "$cur" && agent=$((agent + 1))
