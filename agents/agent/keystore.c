@@ -46,9 +46,8 @@ static struct json_object *wanted(const struct ln_request *rq)
 	for (i = 0; rq && i < rq->ntargets; i++) {
 		const struct ln_req_target *t = &rq->targets[i];
 
-		/* a failed target keeps its secrets: what failed (tlshd or a
-		 * device late at boot) may work on the next try or apply */
-		for (j = 0; t->keys && j < t->nhosts; j++) {
+		/* a target that is not exported needs no secret here */
+		for (j = 0; t->keys && !t->failed && j < t->nhosts; j++) {
 			want_add(files, "host", t->hosts[j], "key", t->keys[j].key);
 			want_add(files, "host", t->hosts[j], "ctrl.key", t->keys[j].ctrl_key);
 			want_add(files, "host", t->hosts[j], "psk", t->keys[j].psk);
@@ -149,7 +148,7 @@ static int holds(struct ln_converge *cv, const char *path, const char *secret)
 	return same;
 }
 
-void ln_keystore_apply(struct ln_converge *cv, int may_remove)
+void ln_keystore_apply(struct ln_converge *cv)
 {
 	struct json_object *want = wanted(cv->rq), *have = json_object_new_array();
 	struct ln_buf err = LN_BUF_INIT, data = LN_BUF_INIT;
@@ -184,7 +183,7 @@ void ln_keystore_apply(struct ln_converge *cv, int may_remove)
 		ln_cv_report(cv, existed ? "change" : "create", "node_key", p, NULL,
 			     rc < 0 ? err.buf : NULL);
 	}
-	for (i = 0; may_remove && i < json_object_array_length(have); i++) {
+	for (i = 0; i < json_object_array_length(have); i++) {
 		const char *nm = json_object_get_string(json_object_array_get_idx(have, i));
 
 		if (json_object_object_get_ex(want, nm, NULL))

@@ -403,41 +403,6 @@ static void test_agent_tls__owned_port_keeps_others_tls(void **st)
 	fx_remove(root);
 }
 
-/* A target that fails (tlshd not up yet, as at boot) keeps its secrets in
- * the node key store, so a later try can still key it; a restore never
- * removes a store file (apply and teardown decide what it holds). */
-static void test_agent_tls__failed_target_keeps_its_secrets(void **st)
-{
-	char *root = fx_build("node-target-6.12"), p[4096], req[2560];
-	const char *restore[] = { "restore", "--cluster", "c", NULL };
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
-	struct stat sb;
-
-	(void)st;
-	tls_node(root, 1, 0);
-	snprintf(p, sizeof(p), "mkdir -p %s/run/systemd/system %s/var/lib/llmnet/bin && "
-		 "echo agent > %s/var/lib/llmnet/bin/llmnet-agent", root, root, root);
-	assert_int_equal(system(p), 0);
-	snprintf(req, sizeof(req), "{\"persist\":true,%s", tls_target(LAB_PSK, "tcp") + 1);
-	assert_int_equal(run(root, "apply", req, &out), 1);
-	assert_false(fx_has_change(&out, "remove", "node_key"));
-	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-" LAB_H ".psk", root);
-	assert_int_equal(lstat(p, &sb), 0);
-	/* tlshd is up now: restore keys the target from the store and
-	 * leaves a file it does not need */
-	tls_node(root, 0, 1);
-	snprintf(p, sizeof(p), "%s/etc/llmnet/keys/c/host-stray.key", root);
-	assert_int_equal(ln_file_write_atomic(p, K1 "\n", strlen(K1) + 1, 0600, &err), 0);
-	ln_buf_reset(&out);
-	assert_int_equal(fx_agent(root, restore, NULL, &out, &err, "LLMNET_NS_WAIT=2"), 0);
-	assert_null(strstr(out.buf, PSK_FRAG));
-	assert_false(fx_has_change(&out, "remove", "node_key"));
-	assert_true(fx_has_change(&out, "create", "nvmet_port_subsystem"));
-	assert_int_equal(lstat(p, &sb), 0);
-	ln_test_release(&out, &err);
-	fx_remove(root);
-}
-
 /* A live plain connection is never "ok" for a request that asks tls: plan
  * and apply show the change, apply fails it with what to do, and the
  * connection stays as it is. */
@@ -496,7 +461,6 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_tls__foreign_plain_port_is_not_used),
 	cmocka_unit_test(test_agent_tls__foreign_optional_tls_port_is_not_used),
 	cmocka_unit_test(test_agent_tls__owned_port_keeps_others_tls),
-	cmocka_unit_test(test_agent_tls__failed_target_keeps_its_secrets),
 	cmocka_unit_test(test_agent_tls__plain_connection_is_not_ok),
 	cmocka_unit_test(test_agent_tls__identity_of_another_cluster),
 )
