@@ -7,8 +7,10 @@
  * again. Only this node's secrets are kept: host-<host NQN>.key (and
  * .ctrl.key, .psk) for the host entries its targets key, target-<subsystem
  * NQN>.key (and .ctrl.key, .psk) for its initiators' connects. Files the request
- * no longer needs are removed; teardown wipes the cluster's folder. The
- * secrets never go to the state file or an answer: reports name the file.
+ * no longer needs are removed by apply, never by a boot-time restore (a
+ * target that fails a try needs its files on the next); teardown wipes the
+ * cluster's folder. The secrets never go to the state file or an answer:
+ * reports name the file.
  * Reached as every agent file is (paths.h): no link is followed and every
  * folder on the way must be root's alone.
  */
@@ -148,7 +150,7 @@ static int holds(struct ln_converge *cv, const char *path, const char *secret)
 	return same;
 }
 
-void ln_keystore_apply(struct ln_converge *cv)
+void ln_keystore_apply(struct ln_converge *cv, int may_remove)
 {
 	struct json_object *want = wanted(cv->rq), *have = json_object_new_array();
 	struct ln_buf err = LN_BUF_INIT, data = LN_BUF_INIT;
@@ -183,7 +185,7 @@ void ln_keystore_apply(struct ln_converge *cv)
 		ln_cv_report(cv, existed ? "change" : "create", "node_key", p, NULL,
 			     rc < 0 ? err.buf : NULL);
 	}
-	for (i = 0; i < json_object_array_length(have); i++) {
+	for (i = 0; may_remove && i < json_object_array_length(have); i++) {
 		const char *nm = json_object_get_string(json_object_array_get_idx(have, i));
 
 		if (json_object_object_get_ex(want, nm, NULL))

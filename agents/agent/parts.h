@@ -34,8 +34,10 @@ void ln_hostfile_reconcile(struct ln_converge *cv);
 
 /* keystore.c. The node key store /etc/llmnet/keys/<cluster>/: the secrets
  * the request needs on this node, written (0600, atomically) when they
- * differ, the others removed; reports name files, never secrets. */
-void ln_keystore_apply(struct ln_converge *cv);
+ * differ, the others removed (not when may_remove is 0: a restore, whose
+ * failed try must leave the next one its secrets); reports name files,
+ * never secrets. */
+void ln_keystore_apply(struct ln_converge *cv, int may_remove);
 /* Teardown: remove the cluster's key store folder and all in it. */
 void ln_keystore_wipe(struct ln_converge *cv);
 /* backing.c. Make sure ns's backing file is there at the right size,

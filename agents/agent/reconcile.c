@@ -114,7 +114,9 @@ int ln_reconcile_converge(struct ln_agent *a, struct ln_request *rq, int plan, c
 	ln_modules_remove(&cv);
 	ln_nvmet_apply(&cv);
 	ln_initiator_apply(&cv);
-	ln_keystore_apply(&cv);
+	/* a restore never removes key store files: apply and teardown decide
+	 * what the store holds */
+	ln_keystore_apply(&cv, strcmp(mode, "restore") != 0);
 	ln_hostfile_reconcile(&cv);
 	/* a restore converges what its unit keeps, never the unit's own files:
 	 * the pushed agent they copy may be gone (another cluster's purge) */

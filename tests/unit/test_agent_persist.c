@@ -710,10 +710,68 @@ static void test_agent_persist__restore_retries_end(void **st)
 	fx_remove(boot);
 }
 
+/* A boot try that fails (here the kernel cannot authenticate yet) keeps
+ * the key store whole, so a later try keys the target from it (audit B1:
+ * a failed try removed the failed target's files, and every try after it
+ * failed by name: "the node key store has no ..."). */
+static void test_agent_persist__failed_restore_keeps_the_store(void **st)
+{
+	char *root = tree(1), *boot = tree(1), cmd[8192], key[4096];
+	char errpath[] = "/tmp/llmnet-restore-err.XXXXXX";
+	struct notify_sock n = { "", -1, LN_BUF_INIT };
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, err = LN_BUF_INIT, e = LN_BUF_INIT;
+	static const char *const host_auth[4][2] = {
+		{ "dhchap_key", "\n" }, { "dhchap_ctrl_key", "\n" },
+		{ "dhchap_hash", "hmac(sha256)\n" }, { "dhchap_dhgroup", "null\n" },
+	};
+	struct stat sb;
+	pid_t pid;
+	int i;
+
+	(void)st;
+	assert_int_equal(apply(root, request("true"), &out), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a %s/var/lib/llmnet %s/var/lib/nvmet %s/var/lib/ && "
+		 "mkdir -p %s/etc/llmnet && cp -a %s/etc/llmnet/keys %s/etc/llmnet/ && "
+		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/ && "
+		 "rm %s/etc/llmnet-fixture/nvmet-auth",
+		 root, root, boot, boot, root, boot, root, boot, boot);
+	assert_int_equal(system(cmd), 0);
+	snprintf(key, sizeof(key), "%s/etc/llmnet/keys/c/host-" H1 ".key", boot);
+	close(mkstemp(errpath));
+	notify_open(&n);
+	pid = spawn_restore(boot, &n, errpath);
+	wait_ready(&n);
+	/* the boot tries failed, the store is whole. Now the kernel can (as a
+	 * late tlshd or disk would come up): the host entry the first try made
+	 * gets the attributes an authenticating kernel shows */
+	assert_int_equal(lstat(key, &sb), 0);
+	write_node(boot, "/etc/llmnet-fixture/nvmet-auth", "");
+	for (i = 0; i < 4; i++) {
+		snprintf(cmd, sizeof(cmd), "/sys/kernel/config/nvmet/hosts/" H1 "/%s",
+			 host_auth[i][0]);
+		write_node(boot, cmd, host_auth[i][1]);
+	}
+	assert_int_equal(wait_restore(pid, &n), 0);
+	assert_int_equal(ln_file_read(errpath, &err, &e), 0);
+	assert_non_null(strstr(err.buf, "this kernel's nvmet has no authentication"));
+	assert_null(strstr(err.buf, "the node key store has no"));
+	assert_non_null(strstr(err.buf, "cluster 'c' restored ("));
+	fx_read(boot, "/sys/kernel/config/nvmet/hosts/" H1 "/dhchap_key", &v);
+	assert_string_equal(v.buf, K1 "\n");
+	assert_int_equal(lstat(key, &sb), 0);
+	unlink(errpath);
+	notify_close(&n);
+	ln_test_release(&out, &v, &err, &e);
+	fx_remove(root);
+	fx_remove(boot);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_persist__apply_keeps_request_and_unit),
 	cmocka_unit_test(test_agent_persist__plan_reports_unit_drift),
 	cmocka_unit_test(test_agent_persist__restore_after_reboot),
+	cmocka_unit_test(test_agent_persist__failed_restore_keeps_the_store),
 	cmocka_unit_test(test_agent_persist__restore_nothing_or_missing_secret),
 	cmocka_unit_test(test_agent_persist__no_systemd_is_unsupported),
 	cmocka_unit_test(test_agent_persist__foreign_unit_refused),
