@@ -150,8 +150,6 @@ static int finish_node(struct parser *p)
 	int r, quiet = 0;
 
 	ne->n.n_rdma = ne->n_rdma;
-	if (!ne->n.name)
-		return 0;	/* missing name: reported */
 	if (!spec_lead_open(p, &name, ne->n.name, "name", ne->m[0], p->spec->n_nodes, "nodes"))
 		return 0;
 	r = node_ranges_init(p, &nr, &name);

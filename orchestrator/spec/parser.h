@@ -186,8 +186,9 @@ struct rng {
 	int is_range, bad;
 };
 
-/* Open the lead; returns l->n, which is 0 when it cannot expand (reported)
- * or when the total of `what` (have so far) would pass the cap. */
+/* Open the lead; returns l->n, which is 0 when raw is NULL (the entry
+ * lacks it: reported as missing), when it cannot expand (reported) or
+ * when the total of `what` (have so far) would pass the cap. */
 size_t spec_lead_open(struct parser *p, struct lead *l, const char *raw, const char *key,
 		   struct ln_mark m, size_t have, const char *what);
 /* The i-th value into *out (the raw value when not a range), copied to

@@ -160,8 +160,6 @@ static int finish_target(struct parser *p)
 	size_t i;
 	int r = 0, quiet = 0;	/* the range's first bad NQN is reported, once */
 
-	if (!te->t.nqn)
-		return 0;
 	if (!spec_lead_open(p, &nqn, te->t.nqn, "nqn", te->m[0], p->spec->n_targets, "targets"))
 		return 0;
 	spec_rng_init(p, &node, te->node, "node", SP_NODE, te->m[1], &nqn);
@@ -231,8 +229,6 @@ static int finish_initiator(struct parser *p)
 	size_t i;
 	int r = 0;
 
-	if (!ie->node)
-		return 0;
 	if (!spec_lead_open(p, &node, ie->node, "node", ie->m[0], p->spec->n_initiators,
 			    "initiators"))
 		return 0;
