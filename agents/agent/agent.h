@@ -64,19 +64,20 @@ struct ln_fsops {
 	int (*drop_psk)(struct ln_agent *a, const char *identity, struct ln_buf *err);
 };
 
+/* One operation of an ops table: .op = prefix_op. */
+#define LN_OP(prefix, op) .op = prefix##_##op
+
 /* The ops table of one implementation (the node's, the fixture's), named
  * label, whose functions are prefix_mkdir, prefix_rmdir, ...: every one
  * implements every operation, and an operation added here is missed by
  * none. */
-#define LN_FSOPS(label, prefix)                                                                  \
-	{                                                                                        \
-		.name = (label), .mkdir = prefix##_mkdir, .rmdir = prefix##_rmdir,              \
-		.symlink = prefix##_symlink, .unlink = prefix##_unlink,                          \
-		.write_attr = prefix##_write_attr, .modprobe = prefix##_modprobe,                \
-		.rmmod = prefix##_rmmod, .mount_configfs = prefix##_mount_configfs,              \
-		.odirect_ok = prefix##_odirect_ok, .mount = prefix##_mount,                      \
-		.umount = prefix##_umount, .mkfs = prefix##_mkfs,                                \
-		.add_psk = prefix##_add_psk, .drop_psk = prefix##_drop_psk,                      \
+#define LN_FSOPS(label, prefix)                                                                    \
+	{                                                                                          \
+		.name = (label), LN_OP(prefix, mkdir), LN_OP(prefix, rmdir),                       \
+		LN_OP(prefix, symlink), LN_OP(prefix, unlink), LN_OP(prefix, write_attr),          \
+		LN_OP(prefix, modprobe), LN_OP(prefix, rmmod), LN_OP(prefix, mount_configfs),      \
+		LN_OP(prefix, odirect_ok), LN_OP(prefix, mount), LN_OP(prefix, umount),            \
+		LN_OP(prefix, mkfs), LN_OP(prefix, add_psk), LN_OP(prefix, drop_psk),              \
 	}
 
 /* One NVMe controller as seen on the node. */
@@ -130,12 +131,11 @@ struct ln_iniops {
 };
 
 /* The initiator ops of one implementation, as LN_FSOPS. */
-#define LN_INIOPS(label, prefix)                                                                 \
-	{                                                                                        \
-		.name = (label), .scan = prefix##_scan, .connect = prefix##_connect,            \
-		.disconnect = prefix##_disconnect, .hostnqn_generate = prefix##_hostnqn_generate, \
-		.disc_connect = prefix##_disc_connect, .disc_log = prefix##_disc_log,            \
-		.disc_delete = prefix##_disc_delete,                                              \
+#define LN_INIOPS(label, prefix)                                                                   \
+	{                                                                                          \
+		.name = (label), LN_OP(prefix, scan), LN_OP(prefix, connect),                      \
+		LN_OP(prefix, disconnect), LN_OP(prefix, hostnqn_generate),                        \
+		LN_OP(prefix, disc_connect), LN_OP(prefix, disc_log), LN_OP(prefix, disc_delete),  \
 	}
 
 struct ln_agent {

@@ -145,15 +145,24 @@ static void *open_first(const char *const *names, char *tried, size_t n)
 	return h;
 }
 
-#define SYM(lib, field, name) \
-	do { \
-		*(void **)&api->field = dlsym(api->lib, name); \
-		if (!api->field) { \
-			rank_error("the library lacks '%s': not an NCCL or CUDA runtime " \
-				   "this probe can use", name); \
-			return NOTRUN; \
-		} \
-	} while (0)
+/* One symbol a library must have and where its address goes. */
+struct sym {
+	void **slot;
+	const char *name;
+};
+
+static int load_syms(void *lib, const struct sym *syms)
+{
+	for (; syms->slot; syms++) {
+		*syms->slot = dlsym(lib, syms->name);
+		if (!*syms->slot) {
+			rank_error("the library lacks '%s': not an NCCL or CUDA runtime "
+				   "this probe can use", syms->name);
+			return NOTRUN;
+		}
+	}
+	return OK;
+}
 
 static int load(struct api *api, enum op op, const char *nccl_path, const char *cudart_path)
 {
@@ -162,6 +171,27 @@ static int load(struct api *api, enum op op, const char *nccl_path, const char *
 	const char *cudart_names[] = { cudart_path ? cudart_path : "libcudart.so",
 				       cudart_path ? NULL : "libcudart.so.13",
 				       "libcudart.so.12", "libcudart.so.11.0", NULL };
+	const struct sym cudart_syms[] = {
+		{ (void **)&api->device_count, "cudaGetDeviceCount" },
+		{ (void **)&api->set_device, "cudaSetDevice" },
+		{ (void **)&api->cmalloc, "cudaMalloc" },
+		{ (void **)&api->cfree, "cudaFree" },
+		{ (void **)&api->memcpy_, "cudaMemcpy" },
+		{ (void **)&api->stream_create, "cudaStreamCreate" },
+		{ (void **)&api->stream_sync, "cudaStreamSynchronize" },
+		{ (void **)&api->stream_destroy, "cudaStreamDestroy" },
+		{ (void **)&api->cuda_error_str, "cudaGetErrorString" },
+		{ NULL, NULL },
+	};
+	const struct sym nccl_syms[] = {
+		{ (void **)&api->get_version, "ncclGetVersion" },
+		{ (void **)&api->get_unique_id, "ncclGetUniqueId" },
+		{ (void **)&api->comm_init_rank, "ncclCommInitRank" },
+		{ &api->coll, ops[op].sym },
+		{ (void **)&api->comm_destroy, "ncclCommDestroy" },
+		{ (void **)&api->nccl_error, "ncclGetErrorString" },
+		{ NULL, NULL },
+	};
 	char tried[1024];
 
 	api->cudart = open_first(cudart_names, tried, sizeof(tried));
@@ -174,22 +204,9 @@ static int load(struct api *api, enum op op, const char *nccl_path, const char *
 		rank_error("cannot load NCCL: %s", tried);
 		return NOTRUN;
 	}
-	SYM(cudart, device_count, "cudaGetDeviceCount");
-	SYM(cudart, set_device, "cudaSetDevice");
-	SYM(cudart, cmalloc, "cudaMalloc");
-	SYM(cudart, cfree, "cudaFree");
-	SYM(cudart, memcpy_, "cudaMemcpy");
-	SYM(cudart, stream_create, "cudaStreamCreate");
-	SYM(cudart, stream_sync, "cudaStreamSynchronize");
-	SYM(cudart, stream_destroy, "cudaStreamDestroy");
-	SYM(cudart, cuda_error_str, "cudaGetErrorString");
-	SYM(nccl, get_version, "ncclGetVersion");
-	SYM(nccl, get_unique_id, "ncclGetUniqueId");
-	SYM(nccl, comm_init_rank, "ncclCommInitRank");
-	SYM(nccl, coll, ops[op].sym);
-	SYM(nccl, comm_destroy, "ncclCommDestroy");
-	SYM(nccl, nccl_error, "ncclGetErrorString");
-	return OK;
+	if (load_syms(api->cudart, cudart_syms) != OK)
+		return NOTRUN;
+	return load_syms(api->nccl, nccl_syms);
 }
 
 /* What rank r sends at element i: small integers, exact in float32.

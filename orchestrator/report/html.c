@@ -212,6 +212,52 @@ static void num_cell(struct ln_buf *out, double v, const char *unit)
 		ln_buf_addf(out, "<td>%.4g %s</td>", v, unit);
 }
 
+/* A table: its heading, its id and its columns' names, separated by '|'. */
+struct table {
+	const char *title, *id, *cols;
+};
+
+static const struct table stages_tab = {
+	"Stages", "stages", "stage|status|passed|failed|skipped|not run|rounds|seconds|note"
+};
+static const struct table counters_tab = {
+	"Port error counters", "counters",
+	"stage|port|status|errors|max_errors|partners over / tested|counters"
+};
+static const struct table sizes_tab = {
+	"Bus bandwidth by size", "sizes",
+	"stage|subject|check|bytes|algbw GB/s|busbw GB/s|wrong|judged"
+};
+static const struct table failures_tab = {
+	"Failing and retried checks", "failures",
+	"stage|subject|check|status|measured|threshold|line rate|attempts|reason"
+};
+
+/* The table's heading, its opening tag and its header row. */
+static void table_head(struct ln_buf *out, const struct table *t)
+{
+	const char *col = t->cols;
+	size_t len;
+
+	ln_buf_addf(out, "<h2>%s</h2>\n<table id=\"%s\"><tr>", t->title, t->id);
+	for (;; col += len + 1) {
+		len = strcspn(col, "|");
+		ln_buf_addf(out, "<th>%.*s</th>", (int)len, col);
+		if (!col[len])
+			break;
+	}
+	ln_buf_addstr(out, "</tr>\n");
+}
+
+/* What each table that has rows only when some check does calls for each
+ * such check (*n counts them): the head goes out before the first, so a
+ * table with nothing to show is not written. */
+static void table_row(struct ln_buf *out, size_t *n, const struct table *t)
+{
+	if (!(*n)++)
+		table_head(out, t);
+}
+
 /* The ports whose counters rose, could not be read or failed, per
  * pairwise stage (a healthy port is only counted: 1,024 nodes x 8 rails
  * would be 8,192 rows of zeros); each row's title is the whole phrase. */
@@ -225,11 +271,7 @@ static void counters_table(const struct ln_results *r, struct ln_buf *out)
 
 		if (!c->ctr)
 			continue;
-		if (!n++)
-			ln_buf_addstr(out, "<h2>Port error counters</h2>\n"
-				      "<table id=\"counters\"><tr><th>stage</th><th>port</th>"
-				      "<th>status</th><th>errors</th><th>max_errors</th>"
-				      "<th>partners over / tested</th><th>counters</th></tr>\n");
+		table_row(out, &n, &counters_tab);
 		if (c->ctr->errors == 0 && !c->ctr->unread && c->status == LN_ST_PASS) {
 			quiet++;
 			continue;
@@ -276,11 +318,7 @@ static void sizes_table(const struct ln_results *r, struct ln_buf *out)
 
 		if (!c->nsizes)
 			continue;
-		if (!n++)
-			ln_buf_addstr(out, "<h2>Bus bandwidth by size</h2>\n<table id=\"sizes\"><tr>"
-				      "<th>stage</th><th>subject</th><th>check</th><th>bytes</th>"
-				      "<th>algbw GB/s</th><th>busbw GB/s</th><th>wrong</th>"
-				      "<th>judged</th></tr>\n");
+		table_row(out, &n, &sizes_tab);
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
 		for (k = 0; k < c->nsizes; k++) {
@@ -326,9 +364,7 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 		    "<p>%zu nodes, started %s, %.1f s, exit code %d.</p>\n",
 		    code ? "fail" : "pass", code ? "FAIL" : "PASS", r->nnodes, when, r->seconds,
 		    code);
-	ln_buf_addstr(out, "<h2>Stages</h2>\n<table id=\"stages\"><tr><th>stage</th><th>status</th>"
-			   "<th>passed</th><th>failed</th><th>skipped</th><th>not run</th>"
-			   "<th>rounds</th><th>seconds</th><th>note</th></tr>\n");
+	table_head(out, &stages_tab);
 	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		const struct ln_stage_summary *st = &r->stages[s];
 
@@ -368,10 +404,7 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 			ret = heatmaps(r, s, out);
 	counters_table(r, out);
 	sizes_table(r, out);
-	ln_buf_addstr(out, "<h2>Failing and retried checks</h2>\n<table id=\"failures\"><tr>"
-			   "<th>stage</th><th>subject</th><th>check</th><th>status</th>"
-			   "<th>measured</th><th>threshold</th><th>line rate</th><th>attempts</th>"
-			   "<th>reason</th></tr>\n");
+	table_head(out, &failures_tab);
 	for (i = 0; i < r->nchecks && !ret; i++) {
 		const struct ln_check *c = &r->checks[i];
 

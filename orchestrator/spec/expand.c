@@ -19,11 +19,13 @@ size_t spec_lead_open(struct parser *p, struct lead *l, const char *raw, const c
 		   struct ln_mark m, size_t have, const char *what)
 {
 	memset(l, 0, sizeof(*l));
+	if (!raw)
+		return 0;	/* the entry lacks it: reported as missing */
 	l->raw = raw;
 	l->key = key;
 	l->mark = m;
 	l->n = 1;
-	if (!raw || !ln_hostlist_is_range(raw))
+	if (!ln_hostlist_is_range(raw))
 		goto cap;
 	ln_buf_reset(&p->why);
 	if (ln_hostlist_parse(raw, &l->hl, &p->why) < 0) {

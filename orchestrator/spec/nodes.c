@@ -109,14 +109,15 @@ static int add_node(struct parser *p, struct lead *name, size_t i, struct node_r
 	struct ln_spec *spec = p->spec;
 	struct ln_spec_store *st = p->st;
 	const struct node_entry *ne = &p->ne;
-	struct ln_node *node = GROW(spec->nodes, spec->n_nodes, st->alloc_nodes);
-	struct node_raw *raw = GROW(st->node_raw, spec->n_nodes, st->alloc_node_raw);
+	struct ln_node *node;
+	struct node_raw *raw;
 	size_t k;
 	int r;
 
-	if (!node || !raw)
-		return -ENOMEM;
-	*node = ne->n;
+	r = GROW_ENTRY(spec->nodes, st->alloc_nodes, &ne->n, st->node_raw, st->alloc_node_raw,
+		       spec->n_nodes, &node, &raw);
+	if (r < 0)
+		return r;
 	r = spec_lead_get(p, name, i, SP_NODE, quiet, &node->name);
 	if (r < 0)
 		return r;
@@ -149,8 +150,6 @@ static int finish_node(struct parser *p)
 	int r, quiet = 0;
 
 	ne->n.n_rdma = ne->n_rdma;
-	if (!ne->n.name)
-		return 0;	/* missing name: reported */
 	if (!spec_lead_open(p, &name, ne->n.name, "name", ne->m[0], p->spec->n_nodes, "nodes"))
 		return 0;
 	r = node_ranges_init(p, &nr, &name);
@@ -174,13 +173,6 @@ static int node_item(struct parser *p, const struct field *f)
 
 int spec_parse_nodes(struct parser *p, const struct field *f, void *obj)
 {
-	struct ln_mark m = spec_ev_mark(p);
-	size_t n = 0;
-	int r;
-
 	(void)obj;
-	r = spec_walk_seq(p, f, node_item, &n);
-	if (!r && !n && p->ev.type == YAML_SEQUENCE_END_EVENT)
-		spec_diag(p->spec, m, "'nodes' is empty: a cluster has at least one node");
-	return r;
+	return spec_walk_seq(p, f, node_item, "a cluster has at least one node");
 }

@@ -139,15 +139,25 @@ int spec_walk_map(struct parser *p, const struct table *t, void *obj, struct ln_
 int spec_walk_entry(struct parser *p, const struct field *f, void *obj, struct ln_mark *vmarks,
 		    const char *key, int (*finish)(struct parser *p));
 /* Iterate the sequence, the value of field f, whose start event is
- * current: item() is called with each item's first event current.
- * *count (may be NULL) receives the number of items. */
+ * current: item() is called with each item's first event current. A
+ * sequence with no item is reported ("'KEY' is empty: " if_empty) unless
+ * if_empty is NULL. */
 int spec_walk_seq(struct parser *p, const struct field *f,
-		  int (*item)(struct parser *p, const struct field *f), size_t *count);
+		  int (*item)(struct parser *p, const struct field *f), const char *if_empty);
 
 /* Zero and return element n of a growing array (NULL: out of memory). */
 void *spec_grow(void **arr, size_t *alloc, size_t n, size_t elem);
 #define GROW(arr, n, alloc) \
 	((__typeof__(arr))spec_grow((void **)&(arr), &(alloc), (n), sizeof(*(arr))))
+/* Slot n of a list section (nodes, targets, initiators) in both of its
+ * arrays, grown as needed: *obj in the model's, a copy of *tmpl (the
+ * entry's template), and *raw in the one the check pass reads, zeroed.
+ * 0, or -ENOMEM. The caller counts the object once it is whole. */
+int spec_grow_entry(void **arr, size_t *alloc, size_t elem, const void *tmpl, void **raw_arr,
+		    size_t *raw_alloc, size_t raw_elem, size_t n, void **obj, void **raw);
+#define GROW_ENTRY(arr, alloc, tmpl, raw_arr, raw_alloc, n, obj, raw) \
+	spec_grow_entry((void **)&(arr), &(alloc), sizeof(*(arr)), (tmpl), (void **)&(raw_arr), \
+			&(raw_alloc), sizeof(*(raw_arr)), (n), (void **)(obj), (void **)(raw))
 /* Append a copy of *src (an element of arr's type) and count it in *n;
  * 0 or -ENOMEM. */
 int spec_append(void **arr, size_t *n, size_t *alloc, const void *src, size_t elem);
@@ -176,8 +186,9 @@ struct rng {
 	int is_range, bad;
 };
 
-/* Open the lead; returns l->n, which is 0 when it cannot expand (reported)
- * or when the total of `what` (have so far) would pass the cap. */
+/* Open the lead; returns l->n, which is 0 when raw is NULL (the entry
+ * lacks it: reported as missing), when it cannot expand (reported) or
+ * when the total of `what` (have so far) would pass the cap. */
 size_t spec_lead_open(struct parser *p, struct lead *l, const char *raw, const char *key,
 		   struct ln_mark m, size_t have, const char *what);
 /* The i-th value into *out (the raw value when not a range), copied to

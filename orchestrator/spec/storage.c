@@ -61,15 +61,8 @@ static int ns_item(struct parser *p, const struct field *f)
 
 int spec_parse_namespaces(struct parser *p, const struct field *f, void *obj)
 {
-	struct ln_mark m = spec_ev_mark(p);
-	size_t n = 0;
-	int r;
-
 	(void)obj;
-	r = spec_walk_seq(p, f, ns_item, &n);
-	if (!r && !n && p->ev.type == YAML_SEQUENCE_END_EVENT)
-		spec_diag(p->spec, m, "'namespaces' is empty: a target serves at least one");
-	return r;
+	return spec_walk_seq(p, f, ns_item, "a target serves at least one");
 }
 
 static int host_item(struct parser *p, const struct field *f)
@@ -128,14 +121,15 @@ static int add_target(struct parser *p, struct lead *nqn, size_t i, struct rng *
 	struct ln_spec *spec = p->spec;
 	struct ln_spec_store *st = p->st;
 	const struct target_entry *te = &p->te;
-	struct ln_target *t = GROW(spec->targets, spec->n_targets, st->alloc_targets);
-	struct target_raw *raw = GROW(st->target_raw, spec->n_targets, st->alloc_target_raw);
+	struct ln_target *t;
+	struct target_raw *raw;
 	size_t k;
 	int r;
 
-	if (!t || !raw)
-		return -ENOMEM;
-	*t = te->t;
+	r = GROW_ENTRY(spec->targets, st->alloc_targets, &te->t, st->target_raw,
+		       st->alloc_target_raw, spec->n_targets, &t, &raw);
+	if (r < 0)
+		return r;
 	r = spec_lead_get(p, nqn, i, SP_NQN, quiet, &t->nqn);
 	if (r < 0)
 		return r;
@@ -166,8 +160,6 @@ static int finish_target(struct parser *p)
 	size_t i;
 	int r = 0, quiet = 0;	/* the range's first bad NQN is reported, once */
 
-	if (!te->t.nqn)
-		return 0;
 	if (!spec_lead_open(p, &nqn, te->t.nqn, "nqn", te->m[0], p->spec->n_targets, "targets"))
 		return 0;
 	spec_rng_init(p, &node, te->node, "node", SP_NODE, te->m[1], &nqn);
@@ -208,14 +200,15 @@ static int add_initiator(struct parser *p, struct lead *node, size_t i, struct r
 	struct ln_spec *spec = p->spec;
 	struct ln_spec_store *st = p->st;
 	const struct init_entry *ie = &p->ie;
-	struct ln_initiator *in = GROW(spec->initiators, spec->n_initiators, st->alloc_initiators);
-	struct init_raw *raw = GROW(st->init_raw, spec->n_initiators, st->alloc_init_raw);
+	struct ln_initiator *in;
+	struct init_raw *raw;
 	int quiet = 1;	/* node names are judged by the check pass (unknown node) */
 	int r;
 
-	if (!in || !raw)
-		return -ENOMEM;
-	*in = ie->i;
+	r = GROW_ENTRY(spec->initiators, st->alloc_initiators, &ie->i, st->init_raw,
+		       st->alloc_init_raw, spec->n_initiators, &in, &raw);
+	if (r < 0)
+		return r;
 	r = spec_lead_get(p, node, i, SP_NONE, &quiet, &raw->node);
 	if (r < 0)
 		return r;
@@ -236,8 +229,6 @@ static int finish_initiator(struct parser *p)
 	size_t i;
 	int r = 0;
 
-	if (!ie->node)
-		return 0;
 	if (!spec_lead_open(p, &node, ie->node, "node", ie->m[0], p->spec->n_initiators,
 			    "initiators"))
 		return 0;

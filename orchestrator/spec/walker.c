@@ -623,16 +623,14 @@ int spec_walk_entry(struct parser *p, const struct field *f, void *obj, struct l
 }
 
 int spec_walk_seq(struct parser *p, const struct field *f,
-		  int (*item)(struct parser *p, const struct field *f), size_t *count)
+		  int (*item)(struct parser *p, const struct field *f), const char *if_empty)
 {
+	struct ln_mark m = spec_ev_mark(p);
 	size_t n = 0;
 	int r;
 
 	if (p->ev.type != YAML_SEQUENCE_START_EVENT) {
-		spec_diag(p->spec, spec_ev_mark(p), "'%s' takes a sequence (a list), not %s", f->key,
-			  spec_kind(p));
-		if (count)
-			*count = 0;
+		spec_diag(p->spec, m, "'%s' takes a sequence (a list), not %s", f->key, spec_kind(p));
 		return spec_skip_node(p);
 	}
 	for (;;) {
@@ -647,8 +645,8 @@ int spec_walk_seq(struct parser *p, const struct field *f,
 		if (r < 0)
 			return r;
 	}
-	if (count)
-		*count = n;
+	if (!n && if_empty)
+		spec_diag(p->spec, m, "'%s' is empty: %s", f->key, if_empty);
 	return 0;
 }
 
@@ -665,6 +663,17 @@ void *spec_grow(void **arr, size_t *alloc, size_t n, size_t elem)
 	}
 	memset((char *)*arr + n * elem, 0, elem);
 	return (char *)*arr + n * elem;
+}
+
+int spec_grow_entry(void **arr, size_t *alloc, size_t elem, const void *tmpl, void **raw_arr,
+		    size_t *raw_alloc, size_t raw_elem, size_t n, void **obj, void **raw)
+{
+	*obj = spec_grow(arr, alloc, n, elem);
+	*raw = spec_grow(raw_arr, raw_alloc, n, raw_elem);
+	if (!*obj || !*raw)
+		return -ENOMEM;
+	memcpy(*obj, tmpl, elem);
+	return 0;
 }
 
 int spec_append(void **arr, size_t *n, size_t *alloc, const void *src, size_t elem)

@@ -110,15 +110,30 @@ static char *outside(void)
 	return strdup(tmpl);
 }
 
+#define ANY_FAILURE (-1)	/* an rc for expect(): any but 0 */
+
 /* verb on req exits rc, and its output (answer and log) holds msg. */
 static void expect(const char *root, const char *verb, const char *req, int rc, const char *msg)
 {
 	struct ln_buf out = LN_BUF_INIT;
+	int got = run(root, verb, req, &out);
 
-	assert_int_equal(run(root, verb, req, &out), rc);
+	if (rc == ANY_FAILURE)
+		assert_int_not_equal(got, 0);
+	else
+		assert_int_equal(got, rc);
 	if (!strstr(out.buf, msg))
 		fail_msg("'%s' not in: %s", msg, out.buf);
 	ln_buf_release(&out);
+}
+
+/* As expect(), and the tree, less the paths skip_fn names, is as it was. */
+static void expect_unchanged(struct tcase *t, const char *verb, const char *req, int rc,
+			     const char *msg, int (*skip_fn)(const char *rel))
+{
+	snapshot(t->root, &t->before, skip_fn);
+	expect(t->root, verb, req, rc, msg);
+	assert_unchanged(t->root, &t->before, skip_fn);
 }
 
 static void test_agent_paths__hand_written_hostfile_is_refused(void **st)
@@ -145,10 +160,8 @@ static void test_agent_paths__another_clusters_hostfile_is_refused(void **st)
 	char *root = t->root;
 
 	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop"), &t->out), 0);
-	snapshot(root, &t->before, NULL);
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("loop2"), &t->out), 1);
-	assert_non_null(strstr(t->out.buf, "'/etc/llmnet/hostfile' belongs to cluster 'loop'"));
-	assert_unchanged(root, &t->before, NULL);
+	expect_unchanged(t, "apply", HOSTFILE_REQ("loop2"), 1,
+			 "'/etc/llmnet/hostfile' belongs to cluster 'loop'", NULL);
 	/* loop2's teardown leaves loop's hostfile alone */
 	assert_int_equal(fx_agent(root, (const char *const[]){ "teardown", "--cluster", "loop2",
 							       "--purge", NULL },
@@ -166,6 +179,20 @@ static const char *one_target(const char *cluster, const char *nqn, const char *
 		 "\"hosts\":[\"nqn.2014-08.org.example:h1\"],\"namespaces\":[{\"nsid\":1,"
 		 "\"file\":\"%s\",\"size\":%ld}]}]}", cluster, nqn, file, size);
 	return buf;
+}
+
+/* cluster's request for one_target() and the hostfile of HOSTFILE_REQ(),
+ * in one, applied. */
+static void apply_target_and_hostfile(struct tcase *t, const char *cluster, const char *file)
+{
+	char req[4096];
+
+	snprintf(req, sizeof(req), "%s", one_target(cluster, "nqn.2024-04.com.example:a", file,
+						    1048576));
+	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
+		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
+		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
+	assert_int_equal(run(t->root, "apply", req, &t->out), 0);
 }
 
 /* Cluster loop exports /var/lib/nvmet/shared.img, which it creates. */
@@ -224,11 +251,8 @@ static void test_agent_paths__purge_keeps_a_file_another_namespace_uses(void **s
 				 "namespaces/1/device_path", "/var/lib/nvmet/shared.img\n"), 0);
 	assert_int_equal(fx_put(root, "/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:b/"
 				 "namespaces/1/enable", "1\n"), 0);
-	snapshot(root, &t->before, skip_configfs_state);
-	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
-	assert_non_null(strstr(t->out.buf, "kept backing file '/var/lib/nvmet/shared.img': "
-				       "namespace 'nqn.2024-04.com.example:b/1' uses it"));
-	assert_unchanged(root, &t->before, skip_configfs_state);
+	expect_unchanged(t, "teardown", NULL, 0, "kept backing file '/var/lib/nvmet/shared.img': "
+			 "namespace 'nqn.2024-04.com.example:b/1' uses it", skip_configfs_state);
 }
 
 /* A state that records one file for two clusters (written by hand here):
@@ -271,12 +295,10 @@ static void test_agent_paths__existing_unowned_backing_file_is_refused(void **st
 	struct tcase *t = *st;
 	char *root = t->root;
 
-	snapshot(root, &t->before, skip_configfs_state);
-	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
-							"/srv/foreign.img", 16777216), &t->out), 1);
-	assert_non_null(strstr(t->out.buf, "'/srv/foreign.img' exists and is not llmnet's; "
-				       "llmnet uses only backing files it created"));
-	assert_unchanged(root, &t->before, skip_configfs_state);
+	expect_unchanged(t, "apply", one_target("c", "nqn.2024-04.com.example:a", "/srv/foreign.img",
+						16777216), 1,
+			 "'/srv/foreign.img' exists and is not llmnet's; llmnet uses only backing "
+			 "files it created", skip_configfs_state);
 	/* and its teardown --purge does not delete it either */
 	assert_int_equal(run(root, "teardown", NULL, &t->out), 0);
 	assert_unchanged(root, &t->before, skip_configfs_state);
@@ -292,40 +314,37 @@ static char *link_out(const char *root, const char *rel)
 	return out;
 }
 
-static void test_agent_paths__symlinked_hostfile_directory_is_refused(void **st)
+/* With root/REL a link to a new directory outside the root: as
+ * expect_unchanged(), and the directory the link points at is unchanged
+ * too. */
+static void expect_link_refused(struct tcase *t, const char *rel, const char *verb,
+				const char *req, int rc, const char *msg,
+				int (*skip_fn)(const char *rel))
 {
-	struct tcase *t = *st;
-	char *root = t->root, *out_dir = link_out(root, "/etc/llmnet");
+	char *out_dir = link_out(t->root, rel);
 	struct ln_buf o1 = LN_BUF_INIT;
 
-	snapshot(root, &t->before, NULL);
 	snapshot(out_dir, &o1, NULL);
-	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 1);
-	assert_non_null(strstr(t->out.buf, "'/etc/llmnet' is a symbolic link; llmnet does not "
-				       "follow links (on the way to '/etc/llmnet/hostfile')"));
-	assert_unchanged(root, &t->before, NULL);
+	expect_unchanged(t, verb, req, rc, msg, skip_fn);
 	assert_unchanged(out_dir, &o1, NULL);
 	fx_remove(out_dir);
 	ln_buf_release(&o1);
 }
 
+static void test_agent_paths__symlinked_hostfile_directory_is_refused(void **st)
+{
+	expect_link_refused(*st, "/etc/llmnet", "apply", HOSTFILE_REQ("c"), 1,
+			    "'/etc/llmnet' is a symbolic link; llmnet does not follow links (on the "
+			    "way to '/etc/llmnet/hostfile')", NULL);
+}
+
 static void test_agent_paths__symlinked_backing_directory_is_refused(void **st)
 {
-	struct tcase *t = *st;
-	char *root = t->root, *out_dir = link_out(root, "/var/lib/nvmet");
-	struct ln_buf o1 = LN_BUF_INIT;
-
-	snapshot(root, &t->before, skip_configfs_state);
-	snapshot(out_dir, &o1, NULL);
-	assert_int_equal(run(root, "apply", one_target("c", "nqn.2024-04.com.example:a",
-							"/var/lib/nvmet/d.img", 1048576),
-			     &t->out), 1);
-	assert_non_null(strstr(t->out.buf, "'/var/lib/nvmet' is a symbolic link; llmnet does not "
-				       "follow links (on the way to '/var/lib/nvmet/d.img')"));
-	assert_unchanged(root, &t->before, skip_configfs_state);
-	assert_unchanged(out_dir, &o1, NULL);
-	fx_remove(out_dir);
-	ln_buf_release(&o1);
+	expect_link_refused(*st, "/var/lib/nvmet", "apply",
+			    one_target("c", "nqn.2024-04.com.example:a", "/var/lib/nvmet/d.img",
+				       1048576), 1,
+			    "'/var/lib/nvmet' is a symbolic link; llmnet does not follow links (on "
+			    "the way to '/var/lib/nvmet/d.img')", skip_configfs_state);
 }
 
 /* Files created by apply, whose directories are then swapped for links to
@@ -335,15 +354,8 @@ static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
 	struct tcase *t = *st;
 	char *root = t->root, *out_dir = outside(), p[4096], q[4096];
 	struct ln_buf o1 = LN_BUF_INIT;
-	char req[4096];
 
-	snprintf(req, sizeof(req), "%s", one_target("c", "nqn.2024-04.com.example:a",
-						    "/var/lib/nvmet/d.img", 1048576));
-	/* the same request with a hostfile */
-	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
-		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
-		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
-	assert_int_equal(run(root, "apply", req, &t->out), 0);
+	apply_target_and_hostfile(t, "c", "/var/lib/nvmet/d.img");
 	snprintf(p, sizeof(p), "%s/var/lib/nvmet", root);
 	snprintf(q, sizeof(q), "%s/nvmet", out_dir);
 	assert_int_equal(rename(p, q), 0);
@@ -367,20 +379,12 @@ static void test_agent_paths__purge_does_not_delete_through_a_link(void **st)
 static void test_agent_paths__symlinked_state_directory_is_refused(void **st)
 {
 	struct tcase *t = *st;
-	char *root = t->root, *out_dir, p[4096];
-	struct ln_buf o1 = LN_BUF_INIT;
+	char p[4096];
 
-	snprintf(p, sizeof(p), "%s/var/lib/llmnet", root);
+	snprintf(p, sizeof(p), "%s/var/lib/llmnet", t->root);
 	rmdir(p);	/* the lock-taking teardown made no state */
-	out_dir = link_out(root, "/var/lib/llmnet");
-	snapshot(root, &t->before, NULL);
-	snapshot(out_dir, &o1, NULL);
-	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 0);
-	assert_non_null(strstr(t->out.buf, "'/var/lib/llmnet' is a symbolic link"));
-	assert_unchanged(root, &t->before, NULL);
-	assert_unchanged(out_dir, &o1, NULL);
-	fx_remove(out_dir);
-	ln_buf_release(&o1);
+	expect_link_refused(t, "/var/lib/llmnet", "apply", HOSTFILE_REQ("c"), ANY_FAILURE,
+			    "'/var/lib/llmnet' is a symbolic link", NULL);
 }
 
 /* A directory path of about 2,100 bytes, made of long names: two files in
@@ -430,12 +434,9 @@ static void test_agent_paths__long_paths_do_not_collide_in_the_state(void **st)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, 1048576), 0);
 	close(fd);
-	snapshot(root, &t->before, skip_configfs_state);
 	two_files_req(&req, dir, 1);
-	assert_int_equal(run(root, "apply", req.buf, &t->out), 1);
 	snprintf(p, sizeof(p), "'%s/b.img' exists and is not llmnet's", dir);
-	assert_non_null(strstr(t->out.buf, p));
-	assert_unchanged(root, &t->before, skip_configfs_state);
+	expect_unchanged(t, "apply", req.buf, 1, p, skip_configfs_state);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:a/"
 		 "namespaces/2", root);
 	assert_int_equal(access(p, F_OK), -1);
@@ -463,9 +464,7 @@ static void test_agent_paths__failed_create_leaves_no_record(void **st)
 	snprintf(req, sizeof(req),
 		 "{\"protocol\":1,\"cluster\":\"c\",\"hostfile\":{\"path\":\"/etc/llmnet/%s\","
 		 "\"format\":\"openmpi\",\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}", name);
-	snapshot(root, &t->before, skip_state_etc);
-	expect(root, "apply", req, 1, "File name too long");
-	assert_unchanged(root, &t->before, skip_state_etc);
+	expect_unchanged(t, "apply", req, 1, "File name too long", skip_state_etc);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	if (ln_file_read(p, &state, &e) == 0) {
 		assert_null(strstr(state.buf, name));
@@ -503,10 +502,9 @@ static void test_agent_paths__writable_parent_is_refused(void **st)
 	assert_unchanged(root, &t->before, skip_configfs_state);
 	/* the hostfile's directory, group-writable */
 	dir_mode(root, "/etc/llmnet", 0775);
-	snapshot(root, &t->before, skip_configfs_state);
-	expect(root, "apply", HOSTFILE_REQ("c"), 1,
-	       "'/etc/llmnet' is writable by group or others (mode 0775)");
-	assert_unchanged(root, &t->before, skip_configfs_state);
+	expect_unchanged(t, "apply", HOSTFILE_REQ("c"), 1,
+			 "'/etc/llmnet' is writable by group or others (mode 0775)",
+			 skip_configfs_state);
 }
 
 /* The state's directory and file are checked as well: nothing is written,
@@ -519,21 +517,15 @@ static void test_agent_paths__writable_state_directory_is_refused(void **st)
 
 	snprintf(p, sizeof(p), "%s/var/lib", root);
 	assert_int_equal(chmod(p, 0777), 0);
-	snapshot(root, &t->before, NULL);
-	assert_int_not_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 0);
-	assert_non_null(strstr(t->out.buf,
-			       "'/var/lib' is writable by group or others (mode 0777)"));
-	assert_unchanged(root, &t->before, NULL);
+	expect_unchanged(t, "apply", HOSTFILE_REQ("c"), ANY_FAILURE,
+			 "'/var/lib' is writable by group or others (mode 0777)", NULL);
 	/* a state file others could have written is not believed */
 	assert_int_equal(chmod(p, 0755), 0);
 	assert_int_equal(run(root, "apply", HOSTFILE_REQ("c"), &t->out), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	assert_int_equal(chmod(p, 0666), 0);
-	snapshot(root, &t->before, NULL);
-	assert_int_not_equal(run(root, "teardown", NULL, &t->out), 0);
-	assert_non_null(strstr(t->out.buf, "state file '/var/lib/llmnet/state.json' is writable by "
-				       "group or others (mode 0666)"));
-	assert_unchanged(root, &t->before, NULL);
+	expect_unchanged(t, "teardown", NULL, ANY_FAILURE, "state file '/var/lib/llmnet/state.json' is "
+			 "writable by group or others (mode 0666)", NULL);
 }
 
 /* A directory another user owns is refused, naming its owner. */
@@ -562,15 +554,8 @@ static void test_agent_paths__missing_path_another_cluster_records_is_refused(vo
 {
 	struct tcase *t = *st;
 	char *root = t->root, p[4096];
-	char req[4096];
 
-	/* loop's target and hostfile, in one request */
-	snprintf(req, sizeof(req), "%s", one_target("loop", "nqn.2024-04.com.example:a",
-						    "/var/lib/nvmet/shared.img", 1048576));
-	snprintf(req + strlen(req) - 1, sizeof(req) - strlen(req) + 1,
-		 ",\"hostfile\":{\"path\":\"/etc/llmnet/hostfile\",\"format\":\"openmpi\","
-		 "\"lines\":[{\"name\":\"te1\",\"slots\":2}]}}");
-	assert_int_equal(run(root, "apply", req, &t->out), 0);
+	apply_target_and_hostfile(t, "loop", "/var/lib/nvmet/shared.img");
 	snprintf(p, sizeof(p), "%s/etc/llmnet/hostfile", root);
 	assert_int_equal(unlink(p), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/nvmet/shared.img", root);

@@ -45,53 +45,67 @@ static unsigned char *build_checked(enum ln_pairing kind, size_t n, struct ln_sc
 	return coverage(s, n);
 }
 
-static void test_pairing__ring_rounds_and_links(void **state)
+/* check() on kind's schedule for every n from lo to hi, built and
+ * checked by build_checked() (seen: its coverage). */
+static void for_each_size(enum ln_pairing kind, size_t lo, size_t hi,
+			  void (*check)(size_t n, const struct ln_schedule *s,
+					const unsigned char *seen))
 {
 	size_t n;
 
-	(void)state;
-	for (n = 2; n <= 41; n++) {
+	for (n = lo; n <= hi; n++) {
 		struct ln_schedule s = LN_SCHEDULE_INIT;
-		unsigned char *seen = build_checked(LN_PAIRING_RING, n, &s);
-		size_t i;
+		unsigned char *seen = build_checked(kind, n, &s);
 
-		if (n == 2)
-			assert_int_equal(s.nrounds, 1);
-		else
-			assert_int_equal(s.nrounds, n % 2 ? 3 : 2);
-		assert_int_equal(s.npairs, n == 2 ? 1 : n);
-		/* every ring link i-(i+1) is present */
-		for (i = 0; i < n; i++) {
-			size_t j = (i + 1) % n, lo = i < j ? i : j, hi = i < j ? j : i;
-
-			assert_int_equal(seen[lo * n + hi], 1);
-		}
+		check(n, &s, seen);
 		free(seen);
 		ln_schedule_release(&s);
 	}
 }
 
+static void ring_rounds_and_links(size_t n, const struct ln_schedule *s,
+				  const unsigned char *seen)
+{
+	size_t i;
+
+	if (n == 2)
+		assert_int_equal(s->nrounds, 1);
+	else
+		assert_int_equal(s->nrounds, n % 2 ? 3 : 2);
+	assert_int_equal(s->npairs, n == 2 ? 1 : n);
+	/* every ring link i-(i+1) is present */
+	for (i = 0; i < n; i++) {
+		size_t j = (i + 1) % n, lo = i < j ? i : j, hi = i < j ? j : i;
+
+		assert_int_equal(seen[lo * n + hi], 1);
+	}
+}
+
+static void test_pairing__ring_rounds_and_links(void **state)
+{
+	(void)state;
+	for_each_size(LN_PAIRING_RING, 2, 41, ring_rounds_and_links);
+}
+
+static void all_pairs_circle_method(size_t n, const struct ln_schedule *s,
+				    const unsigned char *seen)
+{
+	size_t a, b;
+
+	assert_int_equal(s->nrounds, n % 2 ? n : n - 1);
+	assert_int_equal(s->npairs, n * (n - 1) / 2);
+	for (a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++)
+			assert_int_equal(seen[a * n + b], 1);
+	/* even n: every node in every round; odd n: exactly one sits out */
+	for (a = 0; a < s->nrounds; a++)
+		assert_int_equal(s->rounds[a].npairs, n / 2);
+}
+
 static void test_pairing__all_pairs_circle_method(void **state)
 {
-	size_t n;
-
 	(void)state;
-	for (n = 2; n <= 33; n++) {
-		struct ln_schedule s = LN_SCHEDULE_INIT;
-		unsigned char *seen = build_checked(LN_PAIRING_ALL, n, &s);
-		size_t a, b;
-
-		assert_int_equal(s.nrounds, n % 2 ? n : n - 1);
-		assert_int_equal(s.npairs, n * (n - 1) / 2);
-		for (a = 0; a < n; a++)
-			for (b = a + 1; b < n; b++)
-				assert_int_equal(seen[a * n + b], 1);
-		/* even n: every node in every round; odd n: exactly one sits out */
-		for (a = 0; a < s.nrounds; a++)
-			assert_int_equal(s.rounds[a].npairs, n / 2);
-		free(seen);
-		ln_schedule_release(&s);
-	}
+	for_each_size(LN_PAIRING_ALL, 2, 33, all_pairs_circle_method);
 }
 
 static void test_pairing__tiny_and_names(void **state)

@@ -40,14 +40,19 @@ static const char spec_yaml[] =
 	"    - { node: \"gpu[001-004]\", target: nqn.2024-04.io.llmnet:gpu005.t1 }\n"
 	"    - { node: gpu006, target: nqn.2024-04.io.llmnet:gpu005.t1 }\n";
 
-static int load(void **state)
+static struct ln_spec *load_spec(const char *name, const char *yaml)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_spec *spec = NULL;
 
-	assert_int_equal(ln_spec_load_buf("waves.yaml", spec_yaml, strlen(spec_yaml), &spec, &err), 0);
+	assert_int_equal(ln_spec_load_buf(name, yaml, strlen(yaml), &spec, &err), 0);
 	ln_buf_release(&err);
-	*state = spec;
+	return spec;
+}
+
+static int load(void **state)
+{
+	*state = load_spec("waves.yaml", spec_yaml);
 	return 0;
 }
 
@@ -160,9 +165,16 @@ static void test_rollout__max_fail_is_more_than(void **state)
 	}
 }
 
-static const char *name_at(const struct ln_spec *spec, const struct ln_waves *w, size_t j)
+/* The waves' nodes in order, by name, separated by spaces. */
+static void assert_order(const struct ln_spec *spec, const struct ln_waves *w, const char *want)
 {
-	return spec->nodes[w->nodes[j]].name;
+	struct ln_buf got = LN_BUF_INIT;
+	size_t j;
+
+	for (j = 0; j < w->n; j++)
+		ln_buf_addf(&got, "%s%s", j ? " " : "", spec->nodes[w->nodes[j]].name);
+	assert_string_equal(got.buf, want);
+	ln_buf_release(&got);
 }
 
 static void test_rollout__waves_put_targets_first(void **state)
@@ -175,11 +187,7 @@ static void test_rollout__waves_put_targets_first(void **state)
 	assert_int_equal(w.n_waves, 3);
 	/* gpu005 exports the target: first, though fifth in the spec; login
 	 * (no storage) and the initiators keep spec order */
-	assert_string_equal(name_at(spec, &w, 0), "gpu005");
-	assert_string_equal(name_at(spec, &w, 1), "login");
-	assert_string_equal(name_at(spec, &w, 2), "gpu001");
-	assert_string_equal(name_at(spec, &w, 5), "gpu004");
-	assert_string_equal(name_at(spec, &w, 6), "gpu006");
+	assert_order(spec, &w, "gpu005 login gpu001 gpu002 gpu003 gpu004 gpu006");
 	assert_int_equal(w.start[0], 0);
 	assert_int_equal(w.start[1], 3);
 	assert_int_equal(w.start[2], 6);
@@ -196,9 +204,7 @@ static void test_rollout__waves_cover_only_the_selection(void **state)
 	assert_int_equal(ln_waves_build(spec, sel, 2, &w), 0);
 	assert_int_equal(w.n, 3);
 	assert_int_equal(w.n_waves, 2);
-	assert_string_equal(name_at(spec, &w, 0), "gpu005");
-	assert_string_equal(name_at(spec, &w, 1), "gpu001");
-	assert_string_equal(name_at(spec, &w, 2), "gpu003");
+	assert_order(spec, &w, "gpu005 gpu001 gpu003");
 	ln_waves_release(&w);
 	/* one wave of all when the batch is the whole selection */
 	assert_int_equal(ln_waves_build(spec, sel, 3, &w), 0);
@@ -241,22 +247,15 @@ static const char chain_yaml[] =
 
 static void test_rollout__waves_follow_chains_and_keep_cycles_in_order(void **state)
 {
-	struct ln_buf err = LN_BUF_INIT;
-	struct ln_spec *spec = NULL;
+	struct ln_spec *spec = load_spec("chain.yaml", chain_yaml);
 	struct ln_waves w;
 
 	(void)state;
-	assert_int_equal(ln_spec_load_buf("chain.yaml", chain_yaml, strlen(chain_yaml), &spec, &err), 0);
 	assert_int_equal(ln_waves_build(spec, NULL, 1, &w), 0);
 	assert_int_equal(w.n_waves, 5);
-	assert_string_equal(name_at(spec, &w, 0), "a");
-	assert_string_equal(name_at(spec, &w, 1), "b");
-	assert_string_equal(name_at(spec, &w, 2), "c");
-	assert_string_equal(name_at(spec, &w, 3), "y");
-	assert_string_equal(name_at(spec, &w, 4), "x");
+	assert_order(spec, &w, "a b c y x");
 	ln_waves_release(&w);
 	ln_spec_free(spec);
-	ln_buf_release(&err);
 }
 
 /* Mark words; returns the rc, the marked nodes' names in *got. */
@@ -275,6 +274,28 @@ static int mark(const struct ln_spec *spec, const char *const *words, size_t n, 
 	return r;
 }
 
+/* words are refused (-EINVAL) with a message that holds part. */
+static void mark_refused(const struct ln_spec *spec, const char *const *words, size_t n,
+			 const char *part)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char got[128];
+
+	assert_int_equal(mark(spec, words, n, got, sizeof(got), &err), -EINVAL);
+	if (!strstr(err.buf, part))
+		fail_msg("'%s' not in: %s", part, err.buf);
+	ln_buf_release(&err);
+}
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 static void test_rollout__limit_takes_names_ranges_and_files(void **state)
 {
 	const struct ln_spec *spec = *state;
@@ -282,45 +303,30 @@ static void test_rollout__limit_takes_names_ranges_and_files(void **state)
 	const char *w1[] = { "login", "gpu[002-003,006]" };
 	char path[] = "/tmp/ln-limit-XXXXXX", at[64], got[128];
 	const char *w2[] = { at };
-	FILE *f;
 	int fd;
 
 	assert_int_equal(mark(spec, w1, 2, got, sizeof(got), &err), 0);
 	assert_string_equal(got, "gpu002,gpu003,gpu006,login");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	fputs("# a retry file\ngpu[001,004]  gpu005 # the target\n\nlogin,gpu006\n", f);
-	fclose(f);
+	close(fd);
+	put_file(path, "# a retry file\ngpu[001,004]  gpu005 # the target\n\nlogin,gpu006\n");
 	snprintf(at, sizeof(at), "@%s", path);
 	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), 0);
 	assert_string_equal(got, "gpu001,gpu004,gpu005,gpu006,login");
 
 	/* an unknown name, also inside a range or a file, is refused by name */
 	w1[1] = "gpu[005-007]";
-	assert_int_equal(mark(spec, w1, 2, got, sizeof(got), &err), -EINVAL);
-	assert_non_null(strstr(err.buf, "--limit names 'gpu007', which is not a node of 'waves.yaml'"));
-	ln_buf_reset(&err);
-	f = fopen(path, "w");
-	fputs("gpu001 gpu099\n", f);
-	fclose(f);
-	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), -EINVAL);
-	assert_non_null(strstr(err.buf, "'gpu099' in /tmp/ln-limit-"));
-	ln_buf_reset(&err);
+	mark_refused(spec, w1, 2, "--limit names 'gpu007', which is not a node of 'waves.yaml'");
+	put_file(path, "gpu001 gpu099\n");
+	mark_refused(spec, w2, 1, "'gpu099' in /tmp/ln-limit-");
 	/* a file naming nothing, a missing file, a bad range */
-	f = fopen(path, "w");
-	fputs("# nothing\n\n", f);
-	fclose(f);
-	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), -EINVAL);
-	assert_non_null(strstr(err.buf, "names no node"));
-	ln_buf_reset(&err);
+	put_file(path, "# nothing\n\n");
+	mark_refused(spec, w2, 1, "names no node");
 	unlink(path);
-	assert_int_equal(mark(spec, w2, 1, got, sizeof(got), &err), -EINVAL);
-	assert_non_null(strstr(err.buf, "--limit @/tmp/ln-limit-"));
-	ln_buf_reset(&err);
+	mark_refused(spec, w2, 1, "--limit @/tmp/ln-limit-");
 	w1[1] = "gpu[3-1]";
-	assert_int_equal(mark(spec, w1, 2, got, sizeof(got), &err), -EINVAL);
-	assert_non_null(strstr(err.buf, "runs backwards"));
+	mark_refused(spec, w1, 2, "runs backwards");
 	ln_buf_release(&err);
 }
 

@@ -128,6 +128,28 @@ static void expect(size_t n, enum ln_pairing kind, struct sim *s, const char *wa
 	ln_results_release(&r);
 }
 
+/* The faults (written as verdicts() writes them: "node:0 link:4-5 ")
+ * planted in a fresh simulation of n nodes are found, and only they. */
+static void expect_found(size_t n, enum ln_pairing kind, const char *faults)
+{
+	struct sim s = { 0 };
+	const char *p = faults;
+	size_t a, b;
+	int used;
+
+	while (*p) {
+		used = 0;
+		if (sscanf(p, "link:%zu-%zu %n", &a, &b, &used) == 2 && used)
+			s.bad_link[a][b] = 1;
+		else if (sscanf(p, "node:%zu %n", &a, &used) == 1 && used)
+			s.bad_node[a] = 1;
+		else
+			fail_msg("bad fault list '%s'", faults);
+		p += used;
+	}
+	expect(n, kind, &s, faults);
+}
+
 static void test_validate_diagnose__bad_node_ring(void **state)
 {
 	struct sim s = { 0 };
@@ -160,46 +182,29 @@ static void test_validate_diagnose__bad_node_ring(void **state)
 
 static void test_validate_diagnose__bad_link_ring(void **state)
 {
-	struct sim s = { 0 };
-
 	(void)state;
-	s.bad_link[1][2] = 1;
-	expect(8, LN_PAIRING_RING, &s, "link:1-2 ");
+	expect_found(8, LN_PAIRING_RING, "link:1-2 ");
 }
 
 static void test_validate_diagnose__two_faults_odd_ring(void **state)
 {
-	struct sim s = { 0 };
-
 	(void)state;
-	s.bad_node[0] = 1;
-	s.bad_link[4][5] = 1;
-	expect(9, LN_PAIRING_RING, &s, "node:0 link:4-5 ");
+	expect_found(9, LN_PAIRING_RING, "node:0 link:4-5 ");
 }
 
 static void test_validate_diagnose__all_pairs(void **state)
 {
-	struct sim s = { 0 };
-
 	(void)state;
-	s.bad_node[2] = 1;
-	s.bad_link[4][6] = 1;
-	expect(7, LN_PAIRING_ALL, &s, "node:2 link:4-6 ");
-	memset(&s, 0, sizeof(s));
-	s.bad_node[0] = s.bad_node[5] = 1;
-	s.bad_link[1][3] = 1;
-	expect(10, LN_PAIRING_ALL, &s, "node:0 node:5 link:1-3 ");
+	expect_found(7, LN_PAIRING_ALL, "node:2 link:4-6 ");
+	expect_found(10, LN_PAIRING_ALL, "node:0 node:5 link:1-3 ");
 }
 
 /* Two bad links on one node make it fail with both ring partners; the
  * retest against a known-good peer clears the node and names both links. */
 static void test_validate_diagnose__two_links_one_node(void **state)
 {
-	struct sim s = { 0 };
-
 	(void)state;
-	s.bad_link[4][5] = s.bad_link[5][6] = 1;
-	expect(10, LN_PAIRING_RING, &s, "link:4-5 link:5-6 ");
+	expect_found(10, LN_PAIRING_RING, "link:4-5 link:5-6 ");
 }
 
 static void test_validate_diagnose__pass_on_retry_keeps_first_failure(void **state)

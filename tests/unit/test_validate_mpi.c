@@ -81,10 +81,13 @@ static void test_validate_mpi__launcher_skips_failed_devices(void **state)
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 }
 
-/* The run's one check. */
-static const struct ln_check *only_check(const struct ln_results *res)
+/* The run's one check, of that status and name. */
+static const struct ln_check *only_check(const struct ln_results *res, enum ln_status status,
+					 const char *name)
 {
 	assert_int_equal(res->nchecks, 1);
+	assert_int_equal(res->checks[0].status, status);
+	assert_string_equal(res->checks[0].name, name);
 	return &res->checks[0];
 }
 
@@ -95,9 +98,7 @@ static void test_validate_mpi__no_mpicc_on_launcher(void **state)
 
 	w->f.no_mpicc[0] = 1;
 	world_run(w);
-	c = only_check(&w->res);
-	assert_int_equal(c->status, LN_ST_NOT_RUN);
-	assert_string_equal(c->name, "build the mpi probe");
+	c = only_check(&w->res, LN_ST_NOT_RUN, "build the mpi probe");
 	assert_string_equal(c->reason, "no mpicc on 'n1'");
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
@@ -114,9 +115,7 @@ static void test_validate_mpi__corrupt_copy_fails_that_node(void **state)
 
 	w->f.corrupt_copy[2] = 1;
 	world_run(w);
-	c = only_check(&w->res);
-	assert_int_equal(c->status, LN_ST_FAIL);
-	assert_string_equal(c->name, "copy the mpi probe");
+	c = only_check(&w->res, LN_ST_FAIL, "copy the mpi probe");
 	assert_int_equal(c->a, 2);
 	assert_non_null(strstr(c->reason, "the mpi probe copied to 'n3' has sha256 "));
 	assert_non_null(strstr(c->reason, "the one built on 'n1' "));

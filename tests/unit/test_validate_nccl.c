@@ -244,6 +244,24 @@ static void sweep_in_reports(const struct ln_results *res)
 	ln_buf_release(&b);
 }
 
+/* A sweep of 1KiB..8KiB judged against min_busbw 100GB/s, the probe
+ * answering busbw at each size (sweep_output()): the world, run, with
+ * its one check of that status and reason (NULL: not compared). */
+static struct world *sweep_run(void **state, const double busbw[4], int wrong0,
+			       enum ln_status status, const char *reason)
+{
+	struct world *w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, "
+							     "min_busbw: 100GB/s }\n", 1));
+
+	sweep_output(w, busbw, wrong0);
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, status);
+	if (reason)
+		assert_string_equal(w->res.checks[0].reason, reason);
+	return w;
+}
+
 /* bytes: A..B reaches the probe as --min-bytes A --bytes B; each size's
  * figures are kept, and min_busbw is judged at the largest only: slow
  * small sizes pass, a slow largest fails naming its size, a wrong result
@@ -254,14 +272,9 @@ static void test_validate_nccl__sweep(void **state)
 	struct world *w;
 	const struct ln_check *c;
 
-	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, min_busbw: "
-					       "100GB/s }\n", 1));
-	sweep_output(w, slow_small, 0);
-	world_run(w);
+	w = sweep_run(state, slow_small, 0, LN_ST_PASS, NULL);
 	assert_non_null(strstr(w->f.nccl_argv, " --bytes 8192 --min-bytes 1024 "));
-	assert_int_equal(w->res.nchecks, 1);
 	c = &w->res.checks[0];
-	assert_int_equal(c->status, LN_ST_PASS);
 	assert_float_equal(c->value, 150, 1e-9);
 	assert_int_equal(c->nsizes, 4);
 	assert_int_equal(c->sizes[0].bytes, 1024);
@@ -271,26 +284,16 @@ static void test_validate_nccl__sweep(void **state)
 	world_teardown(state);
 	world_setup(state);
 
-	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, min_busbw: "
-					       "100GB/s }\n", 1));
-	sweep_output(w, slow_last, 0);
-	world_run(w);
-	c = &w->res.checks[0];
-	assert_int_equal(c->status, LN_ST_FAIL);
-	assert_string_equal(c->reason, "busbw 90.00 GB/s at 8192 bytes (the largest size) is "
-			    "below 100.00 GB/s");
-	assert_int_equal(c->nsizes, 4);
+	w = sweep_run(state, slow_last, 0, LN_ST_FAIL,
+		      "busbw 90.00 GB/s at 8192 bytes (the largest size) is below 100.00 GB/s");
+	assert_int_equal(w->res.checks[0].nsizes, 4);
 	world_teardown(state);
 	world_setup(state);
 
-	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, bytes: 1KiB..8KiB, min_busbw: "
-					       "100GB/s }\n", 1));
-	sweep_output(w, slow_small, 1);
-	world_run(w);
+	w = sweep_run(state, slow_small, 1, LN_ST_FAIL,
+		      "the all_reduce result is wrong: rank 3 on 'n1' (GPU 3) received 1 wrong "
+		      "elements at 1024 bytes, the first (7) 9 instead of 8");
 	c = &w->res.checks[0];
-	assert_int_equal(c->status, LN_ST_FAIL);
-	assert_string_equal(c->reason, "the all_reduce result is wrong: rank 3 on 'n1' (GPU 3) "
-			    "received 1 wrong elements at 1024 bytes, the first (7) 9 instead of 8");
 	assert_int_equal(c->a, 0);	/* its node is blamed */
 	assert_int_equal(c->sizes[0].wrong, 1);
 	world_teardown(state);

@@ -15,12 +15,36 @@
  * (n4/rxe1) and a bad node (n7) in rping, a slow port (n2/rxe1) in
  * latency, over 8 nodes on two rails, with or without concurrent rails;
  * rounds[] gets rping's and latency's. */
+/* The JSON report from its "culprits" key on (malloc'd). */
+static char *culprits(const struct ln_results *res)
+{
+	struct ln_buf json = LN_BUF_INIT;
+	const char *c;
+	char *out;
+
+	assert_int_equal(ln_report_json(res, 0, &json), 0);
+	c = strstr(json.buf, "\"culprits\"");
+	assert_non_null(c);
+	out = strdup(c);
+	assert_non_null(out);
+	ln_buf_release(&json);
+	return out;
+}
+
+/* The JSON report's culprits begin as want. */
+static void assert_culprits(const struct ln_results *res, const char *want)
+{
+	char *c = culprits(res);
+
+	if (strncmp(c, want, strlen(want)))
+		fail_msg("%s", c);
+	free(c);
+}
+
 static char *rail_faults(struct world *w, int concurrent, size_t rounds[2])
 {
 	char yaml[256];
-	const char *c;
 	char *out;
-	struct ln_buf json = LN_BUF_INIT;
 
 	snprintf(yaml, sizeof(yaml), "  - { stage: rping, concurrent_rails: %s }\n"
 		 "  - { stage: latency, max_typical: 50us, concurrent_rails: %s }\n",
@@ -37,11 +61,7 @@ static char *rail_faults(struct world *w, int concurrent, size_t rounds[2])
 	assert_int_equal(w->f.lanes_used, concurrent);
 	rounds[0] = w->res.stages[LN_STAGE_RPING].rounds;
 	rounds[1] = w->res.stages[LN_STAGE_LATENCY].rounds;
-	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
-	c = strstr(json.buf, "\"culprits\"");
-	assert_non_null(c);
-	out = strdup(c);
-	ln_buf_release(&json);
+	out = culprits(&w->res);
 	ln_results_release(&w->res);
 	memset(&w->res, 0, sizeof(w->res));
 	ln_spec_free(w->spec);
@@ -73,27 +93,30 @@ static void test_validate_rails__same_verdicts(void **state)
 	free(b);
 }
 
+/* A world of 4 nodes on two rails (fake_two_rails()) that runs stages. */
+static struct world *two_rails(void **state, const char *stages)
+{
+	struct world *w = world_start(state, 4, make_spec_two_rails(4, stages));
+
+	fake_two_rails(&w->f);
+	return w;
+}
+
 /* The lab's fault run (tests/e2e/scenarios/validate.sh, 4 guests) with
  * concurrent rails: n3 dead, n1-n2 bad on rail0, n4's rxe1 dead; rping
  * then bandwidth (skipped where rping failed). Exactly those three. */
 static void test_validate_rails__lab_faults(void **state)
 {
-	struct world *w = world_start(state, 4, make_spec_two_rails(4,
-		"  - { stage: rping, concurrent_rails: true }\n"
-		"  - { stage: bandwidth, concurrent_rails: true }\n"));
-	struct ln_buf json = LN_BUF_INIT;
+	struct world *w = two_rails(state, "  - { stage: rping, concurrent_rails: true }\n"
+				    "  - { stage: bandwidth, concurrent_rails: true }\n");
 
-	fake_two_rails(&w->f);
 	w->f.bad_node[2] = 1;
 	w->f.bad_rail_link[0][1] = 1;
 	w->f.dead_port[3][1] = 1;
 	w->o.attempts = 1;
 	world_run(w);
-	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
-	if (!strstr(json.buf, "\"culprits\":{\"nodes\":[\"n3\"],\"ports\":[\"n4/rxe1\"],"
-			       "\"links\":[[\"n1\",\"n2\"]],\"link_ports\":[[\"n1/rxe0\",\"n2/rxe0\"]]}"))
-		fail_msg("%s", strstr(json.buf, "\"culprits\""));
-	ln_buf_release(&json);
+	assert_culprits(&w->res, "\"culprits\":{\"nodes\":[\"n3\"],\"ports\":[\"n4/rxe1\"],"
+			"\"links\":[[\"n1\",\"n2\"]],\"link_ports\":[[\"n1/rxe0\",\"n2/rxe0\"]]}");
 }
 
 /* The lab's netem run (validate.sh, 6.12, 4 guests): a delay on n2's
@@ -102,13 +125,11 @@ static void test_validate_rails__lab_faults(void **state)
  * (its partners' rises are its loss), no node and no link. */
 static void test_validate_rails__netem(void **state)
 {
-	struct world *w = world_start(state, 4, make_spec_two_rails(4,
-		"  - { stage: latency, max_typical: 50us, max_errors: 5, concurrent_rails: true }\n"));
-	struct ln_buf json = LN_BUF_INIT;
+	struct world *w = two_rails(state, "  - { stage: latency, max_typical: 50us, max_errors: 5, "
+				    "concurrent_rails: true }\n");
 	size_t i;
 	int lat = 0, ctr = 0;
 
-	fake_two_rails(&w->f);
 	w->f.with_counters = 1;
 	w->f.slow_port[1][1] = 1;
 	w->f.lossy[3][1] = 1;
@@ -124,11 +145,8 @@ static void test_validate_rails__netem(void **state)
 	}
 	assert_int_equal(lat, 1);
 	assert_int_equal(ctr, 1);
-	assert_int_equal(ln_report_json(&w->res, 0, &json), 0);
-	if (!strstr(json.buf, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe1\",\"n4/rxe1\"],"
-			       "\"links\":[],"))
-		fail_msg("%s", strstr(json.buf, "\"culprits\""));
-	ln_buf_release(&json);
+	assert_culprits(&w->res, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe1\",\"n4/rxe1\"],"
+			"\"links\":[],");
 }
 
 /* Loss on n2's rxe1 with concurrent rails: n2's rxe0 pairs run in the
@@ -137,12 +155,11 @@ static void test_validate_rails__netem(void **state)
  * and n2/rxe0 gained nothing. */
 static void test_validate_rails__counters(void **state)
 {
-	struct world *w = world_start(state, 4, make_spec_two_rails(4,
-		"  - { stage: bandwidth, max_errors: 10, concurrent_rails: true }\n"));
+	struct world *w = two_rails(state, "  - { stage: bandwidth, max_errors: 10, "
+				    "concurrent_rails: true }\n");
 	struct ln_buf dry = LN_BUF_INIT, err = LN_BUF_INIT;
 	char *v;
 
-	fake_two_rails(&w->f);
 	w->f.with_counters = 1;
 	w->f.lossy[1][1] = 1;
 	world_run(w);
