@@ -82,6 +82,11 @@ static size_t nccl_wrong(struct vctx *c, const struct ln_nccl *n, struct ln_buf 
 		ln_buf_addf(why, "; %zu more", n->nwrong - kept);
 	if (!kept && n->reason[0])
 		ln_buf_addf(why, ": %s", n->reason);
+	/* nccl-tests names no rank: its #wrong by size */
+	for (k = 0, j = 0; !kept && n->from_nccl_tests && k < n->nsizes; k++)
+		if (n->sizes[k].wrong > 0)
+			ln_buf_addf(why, "%s %ld wrong elements at %llu bytes", j++ ? "," : ":",
+				    n->sizes[k].wrong, (unsigned long long)n->sizes[k].bytes);
 	return one ? blame : LN_NO_NODE;
 }
 
