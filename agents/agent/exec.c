@@ -330,6 +330,10 @@ static const struct opt nccl_tests_opts[] = {
 	{ NULL, V_FLAG },
 };
 
+/* its row: argv[0] and the path that runs are the request's own */
+static const struct program nccl_tests = { LN_NCCL_TESTS_ALL_REDUCE, NULL, NULL, nccl_tests_opts,
+					   V_FLAG, NULL };
+
 static int check_mpirun(const struct ln_agent *a, const struct program *pg, int argc,
 			char **argv, const char *sha256, struct run_plan *rp, struct ln_buf *err);
 static int check_mpicc(const struct ln_agent *a, const struct program *pg, int argc,
@@ -869,7 +873,9 @@ static int check_request(const struct ln_agent *a, const char *sha256, int pargc
 		if (!strcmp(programs[k].name, pargv[0]))
 			pg = &programs[k];
 	tests = !pg && ln_exec_tests_named(pargv[0]) && clean_path(pargv[0]);
-	if (!pg && !tests) {
+	if (tests)
+		pg = &nccl_tests;
+	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
 			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc; "
 			    "llmnet's io probe by its installed path %s; nccl-tests' %s by an "
@@ -892,14 +898,13 @@ static int check_request(const struct ln_agent *a, const char *sha256, int pargc
 	rp->argv[pargc] = NULL;
 	snprintf(rp->path, sizeof(rp->path), "%s", tests ? pargv[0] : pg->path);
 	rp->argv[0] = rp->path;
-	if (pg && pg->check) {
+	if (pg->check) {
 		r = pg->check(a, pg, pargc, pargv, sha256, rp, err);
 	} else if (sha256) {
 		ln_buf_addf(err, "--sha256 is for mpirun's probe, not '%s'", pargv[0]);
 		r = -LN_EREQUEST;
 	} else {
-		r = check_opts(pargv[0], tests ? nccl_tests_opts : pg->opts,
-			       tests ? V_FLAG : pg->trailing, 1, pargc, pargv, err);
+		r = check_opts(pargv[0], pg->opts, pg->trailing, 1, pargc, pargv, err);
 	}
 	if (r < 0)
 		return r;

@@ -339,7 +339,7 @@ static void test_validate_nccl__nccl_tests_per_node(void **state)
 	struct world *w = world_start(state, 4, make_spec(4, "  - { stage: nccl, tool: "
 		"all_reduce_perf, tests_dir: /opt/nccl-tests/build, bytes: 1KiB..8KiB, "
 		"min_busbw: 0.4GB/s }\n", 0));
-	const struct ln_check *c = w->res.checks;
+	const struct ln_check *c;
 	struct ln_buf dry = LN_BUF_INIT, err = LN_BUF_INIT;
 	size_t i;
 
