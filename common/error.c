@@ -56,6 +56,8 @@ const char *ln_strerror(int code)
 		return "locked by another run";
 	case LN_EFAILPOINT:
 		return "stopped at failpoint";
+	case LN_EMISSING:
+		return "not on the node";
 	default:
 		return strerror(code);
 	}

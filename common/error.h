@@ -18,6 +18,7 @@ enum ln_err {
 	LN_ECONFLICT,		/* the node holds something that forbids the change */
 	LN_ELOCKED,		/* another run holds the node's lock */
 	LN_EFAILPOINT,		/* a test failpoint stopped the run on purpose */
+	LN_EMISSING,		/* the program a run names is not on the node */
 };
 
 /* Exit codes: the table in docs/exit-codes.md, the one place they are

@@ -48,6 +48,16 @@
 #define LN_PROBE_MPI_SRC "mpi_probe.c"
 #define LN_PROBE_NCCL_SRC "nccl_mpi_probe.c"
 
+/* nccl-tests' program the nccl stage runs with tool all_reduce_perf: the
+ * run verb accepts it only by an absolute path whose last name is this,
+ * in a directory root owns (validation.nccl.tests_dir on the controller;
+ * the agent checks the file and every directory above it). An absent one
+ * is refused with LN_PROTO_CODE_MISSING, which the stage reports as "not
+ * run". */
+#define LN_NCCL_TESTS_ALL_REDUCE "all_reduce_perf"
+/* The error code of a run whose program is not on the node. */
+#define LN_PROTO_CODE_MISSING "missing"
+
 /* Agent exit codes. */
 enum ln_agent_exit {
 	LN_AGENT_EXIT_OK = 0,

@@ -36,6 +36,7 @@
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
 #include "agents/agent/exec.h"
+#include "agents/agent/exec_tests.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -322,6 +323,16 @@ static const struct opt nccl_probe_opts[] = {
 	{ "--hca", V_HCA }, { "--hca-at", V_HCA_AT }, { "--gid-index", V_UINT },
 	{ "--socket-ifname", V_IFNAME }, { "--env", V_NCCL_ENV }, { NULL, V_FLAG },
 };
+
+/* nccl-tests' all_reduce_perf, by its path (exec_tests.c): what the nccl stage passes. */
+static const struct opt nccl_tests_opts[] = {
+	{ "-b", V_UINT }, { "-e", V_UINT }, { "-f", V_UINT }, { "-g", V_UINT }, { "-c", V_UINT },
+	{ NULL, V_FLAG },
+};
+
+/* its row: argv[0] and the path that runs are the request's own */
+static const struct program nccl_tests = { LN_NCCL_TESTS_ALL_REDUCE, NULL, NULL, nccl_tests_opts,
+					   V_FLAG, NULL };
 
 static int check_mpirun(const struct ln_agent *a, const struct program *pg, int argc,
 			char **argv, const char *sha256, struct run_plan *rp, struct ln_buf *err);
@@ -856,16 +867,20 @@ static int check_request(const struct ln_agent *a, const char *sha256, int pargc
 {
 	const struct program *pg = NULL;
 	size_t k;
-	int i, r;
+	int i, r, tests;
 
 	for (k = 0; k < ARRAY_SIZE(programs); k++)
 		if (!strcmp(programs[k].name, pargv[0]))
 			pg = &programs[k];
+	tests = !pg && ln_exec_tests_named(pargv[0]) && clean_path(pargv[0]);
+	if (tests)
+		pg = &nccl_tests;
 	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
 			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc; "
-			    "llmnet's io probe by its "
-			    "installed path %s)", pargv[0], PROBE_PATH(LN_PROBE_IO));
+			    "llmnet's io probe by its installed path %s; nccl-tests' %s by an "
+			    "absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
+			    LN_NCCL_TESTS_ALL_REDUCE);
 		return -LN_EREQUEST;
 	}
 	if (pargc > 257) {
@@ -881,7 +896,7 @@ static int check_request(const struct ln_agent *a, const char *sha256, int pargc
 		rp->argv[i] = pargv[i];
 	}
 	rp->argv[pargc] = NULL;
-	snprintf(rp->path, sizeof(rp->path), "%s", pg->path);
+	snprintf(rp->path, sizeof(rp->path), "%s", tests ? pargv[0] : pg->path);
 	rp->argv[0] = rp->path;
 	if (pg->check) {
 		r = pg->check(a, pg, pargc, pargv, sha256, rp, err);
@@ -889,10 +904,12 @@ static int check_request(const struct ln_agent *a, const char *sha256, int pargc
 		ln_buf_addf(err, "--sha256 is for mpirun's probe, not '%s'", pargv[0]);
 		r = -LN_EREQUEST;
 	} else {
-		r = check_opts(pg->name, pg->opts, pg->trailing, 1, pargc, pargv, err);
+		r = check_opts(pargv[0], pg->opts, pg->trailing, 1, pargc, pargv, err);
 	}
 	if (r < 0)
 		return r;
+	if (tests)	/* run from the file that was checked */
+		return (rp->fd = ln_exec_tests_open(a, pargv[0], err)) < 0 ? rp->fd : 0;
 	if (!pg->sha256)
 		return check_tool(pg, err);
 	/* an own probe: run from the file that was checked */
@@ -956,7 +973,8 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	ln_buf_addstr(&err, "run: ");
 	rc = check_request(a, sha256, pargc, pargv, rp, &err);
 	if (rc < 0) {
-		rc = ln_agent_fail("request", err.buf, rc == -ENOENT || rc == -LN_EREQUEST ?
+		rc = ln_agent_fail(rc == -LN_EMISSING ? LN_PROTO_CODE_MISSING : "request", err.buf,
+				   rc == -ENOENT || rc == -LN_EREQUEST || rc == -LN_EMISSING ?
 				   LN_AGENT_EXIT_REQUEST : LN_AGENT_EXIT_INTERNAL);
 		goto out;
 	}

@@ -22,14 +22,9 @@ static const char *const rails_names[] = { "aligned", "all", NULL };
 static const char *const bw_tools[] = { "ib_write_bw", "ib_send_bw", NULL };
 static const char *const lat_tools[] = { "ib_write_lat", "ib_send_lat", NULL };
 /* The nccl stage runs llmnet's probe, which measures any of the five
- * collectives; nccl-tests waits (the agent's run allow-list has none of
- * its programs yet). Refused by name, so a spec does not believe it ran. */
-static const char *const nccl_tools[] = { "probe", NULL };
-static const struct refused_key nccl_tools_later[] = {
-	{ "all_reduce_perf", "llmnet cannot run nccl-tests yet (no allow-listed directory "
-			     "for its programs); remove 'tool' (llmnet's probe measures every op)" },
-	{ NULL, NULL },
-};
+ * collectives, or nccl-tests' all_reduce_perf from nccl.tests_dir (the
+ * rules that tie the two keys together are in stages.c). */
+static const char *const nccl_tools[] = { "probe", "all_reduce_perf", NULL };
 
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -362,8 +357,13 @@ static const struct field mpi_stage_fields[] = {
 static const struct field nccl_fields[] = {
 	STAGE_KEY,
 	{ .key = "tool", .type = FT_ENUM, .off = VOFF(nccl.tool), .names = nccl_tools,
-	  .later = nccl_tools_later, .def = "probe",
-	  .doc = "llmnet's probe (nccl-tests' all_reduce_perf: not supported yet)" },
+	  .def = "probe",
+	  .doc = "llmnet's probe, or nccl-tests' all_reduce_perf on each GPU node alone "
+	  "(from tests_dir; op all_reduce only)" },
+	{ .key = "tests_dir", .type = FT_STR, .off = VOFF(nccl.tests_dir), .pat = SP_PATH,
+	  .doc = "with tool all_reduce_perf, and only then: the absolute directory on every "
+	  "node that holds nccl-tests' all_reduce_perf (it and every directory above it "
+	  "root's, writable by no one else)" },
 	{ .key = "op", .type = FT_ENUM, .off = VOFF(nccl.op), .names = spec_nccl_op_names,
 	  .def = "all_reduce",
 	  .doc = "collective, every element it delivers checked" },

@@ -329,6 +329,7 @@ struct ln_validation {
 	} mpi;
 	struct {
 		enum ln_nccl_tool tool;		/* default probe */
+		const char *tests_dir;		/* nccl-tests' programs (tool all_reduce_perf) */
 		enum ln_nccl_op op;		/* default all_reduce */
 		uint64_t bytes;			/* default 1 GiB; a sweep's last size */
 		uint64_t min_bytes;		/* a sweep's first size; 0: one size */

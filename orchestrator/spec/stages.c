@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "orchestrator/spec/parser.h"
 #include "orchestrator/spec/units.h"
 
@@ -339,6 +340,56 @@ static int set_options(struct parser *p, const struct table *tables, enum ln_sta
 	return 0;
 }
 
+/* The pair of an entry named key, or NULL. */
+static const struct kv *find_kv(const struct kv *kvs, size_t n, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(kvs[i].k, key))
+			return &kvs[i];
+	return NULL;
+}
+
+/* nccl's tool and tests_dir go together: nccl-tests runs only from a
+ * declared directory, and the directory means nothing to llmnet's probe.
+ * What nccl-tests cannot be given (another op, NCCL variables: the agent
+ * passes a program no environment) is refused, not ignored. */
+static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
+{
+	static const char *const probe_only[] = { "socket_ifname", "env" };
+	const struct ln_validation *v = &p->spec->validation;
+	const struct kv *tool = find_kv(kvs, n, "tool"), *dir = find_kv(kvs, n, "tests_dir");
+	const struct kv *op = find_kv(kvs, n, "op"), *kv;
+	size_t i;
+
+	if (tool && (!tool->v || (strcmp(tool->v, "probe") && strcmp(tool->v, "all_reduce_perf"))))
+		return;	/* its own error was reported */
+	if (v->nccl.tool != LN_NCCL_ALL_REDUCE_PERF) {
+		if (dir)
+			spec_diag(p->spec, dir->km, "'tests_dir' is for tool 'all_reduce_perf' "
+				  "(nccl-tests) and llmnet's probe does not use it: remove it, or "
+				  "set tool: all_reduce_perf");
+		return;
+	}
+	if (!dir)
+		spec_diag(p->spec, tool->vm, "tool 'all_reduce_perf' needs 'tests_dir': the "
+			  "absolute directory that holds nccl-tests' all_reduce_perf on every "
+			  "node, which llmnet runs from there only");
+	else if (v->nccl.tests_dir && !strncmp(v->nccl.tests_dir, "/var/lib/llmnet/", 16))
+		spec_diag(p->spec, dir->vm, "'tests_dir' may not be under /var/lib/llmnet, "
+			  "which holds llmnet's own programs only");
+	if (op && op->v && v->nccl.op != LN_NCCL_ALL_REDUCE)
+		spec_diag(p->spec, op->vm, "tool 'all_reduce_perf' measures all_reduce only, not "
+			  "'%.100s': remove 'op', or 'tool' (llmnet's probe measures every op)",
+			  op->v);
+	for (i = 0; i < ARRAY_SIZE(probe_only); i++)
+		if ((kv = find_kv(kvs, n, probe_only[i])))
+			spec_diag(p->spec, kv->km, "'%s' is for llmnet's probe: nccl-tests' "
+				  "all_reduce_perf runs without the variables llmnet sets, so "
+				  "remove it (or 'tool')", probe_only[i]);
+}
+
 static int stage_item(struct parser *p, const struct field *f)
 {
 	struct ln_mark start = spec_ev_mark(p);
@@ -364,6 +415,8 @@ static int stage_item(struct parser *p, const struct field *f)
 		stage = pick_stage(p, kvs, n, start);
 		if (stage >= 0)
 			r = set_options(p, f->sub, (enum ln_stage)stage, kvs, n);
+		if (!r && stage == LN_STAGE_NCCL)
+			nccl_tool_rules(p, kvs, n);
 	}
 	for (i = 0; i < n; i++) {
 		free((char *)kvs[i].k);

@@ -216,6 +216,7 @@ static void nccl_json(struct json_object *o, const struct ln_validation *v, int 
 		*r = 1;
 
 	ADD(ln_json_add_str(o, "tool", nccl_tool_names[v->nccl.tool]));
+	ADD(ln_json_add_str(o, "tests_dir", v->nccl.tests_dir));	/* NULL: null */
 	ADD(ln_json_add_str(o, "op", ln_nccl_op_name(v->nccl.op)));
 	ADD(ln_json_add_i64(o, "bytes", (int64_t)v->nccl.bytes));
 	add_nonzero_or_null(o, "min_bytes", (int64_t)v->nccl.min_bytes, r);

@@ -295,6 +295,7 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 		r = code && !strcmp(code, "locked") ? -LN_ELOCKED :
 		    code && !strcmp(code, "timeout") ? -LN_ETIMEOUT :
 		    code && (!strcmp(code, "protocol") || !strcmp(code, "frame")) ? -LN_EPROTO :
+		    code && !strcmp(code, LN_PROTO_CODE_MISSING) ? -LN_EMISSING :
 		    -LN_EREQUEST;
 		/* after a frame error, or a budget that ran out before a change,
 		 * the agent has ended the session */

@@ -6,9 +6,11 @@
  * skipped for a failed device or rping).
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "orchestrator/validate/rails.h"
 #include "orchestrator/validate/results.h"
+#include "orchestrator/validate/stage_common.h"
 #include "orchestrator/validate/stages.h"
 
 static const char *const what[LN_STAGE_COUNT] = {
@@ -17,6 +19,26 @@ static const char *const what[LN_STAGE_COUNT] = {
 	[LN_STAGE_MPI] = "one MPI job over the nodes' slots",
 	[LN_STAGE_NCCL] = "one NCCL collective over the GPUs",
 };
+
+/* tool all_reduce_perf: what runs on each GPU node, its path first. */
+static void nccl_tests(const struct ln_spec *spec, struct ln_buf *out)
+{
+	size_t i;
+
+	ln_buf_addstr(out, "nccl: nccl-tests' all_reduce_perf on each GPU node alone (no pairs)\n");
+	for (i = 0; i < spec->n_nodes; i++) {
+		struct argv av = { .n = 0 };
+		char *line;
+
+		if (!spec->nodes[i].gpus)
+			continue;
+		vs_nccl_tests_argv(spec, i, &av);
+		line = vs_argv_join(&av);
+		ln_buf_addf(out, "  %s: %s\n", spec->nodes[i].name, line ? line : av.v[0]);
+		free(line);
+		vs_argv_free(&av);
+	}
+}
 
 static int pairwise(const struct ln_spec *spec, const struct ln_railmap *m, enum ln_stage st,
 		    struct ln_buf *out, struct ln_buf *err)
@@ -64,6 +86,9 @@ int ln_validate_schedule(const struct ln_spec *spec, unsigned mask, struct ln_bu
 			continue;
 		if (ln_stage_pairwise(st))
 			r = pairwise(spec, &m, st, out, err);
+		else if (st == LN_STAGE_NCCL &&
+			 spec->validation.nccl.tool == LN_NCCL_ALL_REDUCE_PERF)
+			nccl_tests(spec, out);
 		else
 			ln_buf_addf(out, "%s: %s (no pairs)\n", ln_stage_name(st), what[st]);
 	}

@@ -149,6 +149,10 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st);	/* stage_pair.c: rping,
 int vs_io_stage(struct vctx *c);			/* stage_io.c */
 int vs_mpi_stage(struct vctx *c);			/* stage_mpi.c */
 int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
+/* The command line nccl-tests' all_reduce_perf gets on node i (tool
+ * all_reduce_perf): its absolute path in tests_dir first. The stage and
+ * validate --dry-run's schedule both use it. */
+void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av);
 
 /* Whether node (port: any port, -1) is blamed in stage st: a bad node,
  * or that bad port (stage_pair.c). */

@@ -3,7 +3,8 @@
  * The nccl stage, by one of two tools: llmnet's NCCL probe, launched like
  * the MPI probe (one rank per GPU across every node, one communicator,
  * the spec's collective), or nccl-tests' all_reduce_perf on each node
- * under test alone. Both are judged alike: a correct result, and busbw
+ * under test alone, from the spec's tests_dir (a node without it is "not
+ * run", naming node and path). Both are judged alike: a correct result, and busbw
  * (or, with one rank, algbw) against the threshold. A wrong result names
  * the ranks that received it by node and GPU, and blames their node when
  * they all ran on one.
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/error.h"
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
 
@@ -80,6 +82,11 @@ static size_t nccl_wrong(struct vctx *c, const struct ln_nccl *n, struct ln_buf 
 		ln_buf_addf(why, "; %zu more", n->nwrong - kept);
 	if (!kept && n->reason[0])
 		ln_buf_addf(why, ": %s", n->reason);
+	/* nccl-tests names no rank: its #wrong by size */
+	for (k = 0, j = 0; !kept && n->from_nccl_tests && k < n->nsizes; k++)
+		if (n->sizes[k].wrong > 0)
+			ln_buf_addf(why, "%s %ld wrong elements at %llu bytes", j++ ? "," : ":",
+				    n->sizes[k].wrong, (unsigned long long)n->sizes[k].bytes);
 	return one ? blame : LN_NO_NODE;
 }
 
@@ -143,8 +150,16 @@ static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t su
 
 	if (!n)
 		return -ENOMEM;
-	if (vs_run_probe(c, LN_STAGE_NCCL, node, av, sr->timeout_s, &sr->pr, &sr->at,
-			 &sr->why) == 0) {
+	r = vs_run_probe(c, LN_STAGE_NCCL, node, av, sr->timeout_s, &sr->pr, &sr->at, &sr->why);
+	if (r == -LN_EMISSING) {
+		/* nccl-tests is not installed there: nothing was measured */
+		ln_buf_reset(&sr->why);
+		r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name(c), "'%s' is not "
+				     "installed on '%s' (nccl.tests_dir)", av->v[0], vs_nname(c, node));
+		vs_stage_drop_attempt(sr);
+		goto out;
+	}
+	if (r == 0) {
 		if (ln_parse_nccl(sr->pr.output.buf, sr->pr.output.len, n, &perr) < 0) {
 			ln_buf_addf(&sr->why, "%s", perr.buf);
 		} else if (nccl_judge(c, n, sr->want, &sr->at, &sr->why, &blame)) {
@@ -432,30 +447,41 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 	return r;
 }
 
+/* By its absolute path in tests_dir (the agent runs it from there only,
+ * after it checked that root owns it and every directory above it): the
+ * sizes doubling from the first (-f 2), node i's GPUs, every result
+ * checked (-c 1). */
+void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av)
+{
+	const struct ln_validation *v = &sp->validation;
+
+	vs_arg(av, "%s/%s", v->nccl.tests_dir, LN_NCCL_TESTS_ALL_REDUCE);
+	vs_arg(av, "-b");
+	vs_arg(av, "%llu", (unsigned long long)(v->nccl.min_bytes ? v->nccl.min_bytes :
+						  v->nccl.bytes));
+	vs_arg(av, "-e");
+	vs_arg(av, "%llu", (unsigned long long)v->nccl.bytes);
+	vs_arg(av, "-f");
+	vs_arg(av, "2");
+	vs_arg(av, "-g");
+	vs_arg(av, "%u", sp->nodes[i].gpus);
+	vs_arg(av, "-c");
+	vs_arg(av, "1");
+}
+
 /* nccl-tests' all_reduce_perf on each node under test, its GPUs only. */
 static int nccl_tests_stage(struct vctx *c, struct stage_run *sr)
 {
-	const struct ln_validation *v = &c->spec->validation;
 	size_t i;
 	int r = 0, any = 0;
 
 	for (i = 0; i < c->n && r >= 0; i++) {
 		struct argv av = { .n = 0 };
-		const struct ln_node *node = &c->spec->nodes[i];
 
-		if (!vs_under_test(c, i) || !node->gpus)
+		if (!vs_under_test(c, i) || !c->spec->nodes[i].gpus)
 			continue;
 		any = 1;
-		vs_arg(&av, "all_reduce_perf");
-		vs_arg(&av, "-b");
-		vs_arg(&av, "%llu", (unsigned long long)(v->nccl.min_bytes ? v->nccl.min_bytes :
-							   v->nccl.bytes));
-		vs_arg(&av, "-e");
-		vs_arg(&av, "%llu", (unsigned long long)v->nccl.bytes);
-		vs_arg(&av, "-g");
-		vs_arg(&av, "%u", node->gpus);
-		vs_arg(&av, "-c");
-		vs_arg(&av, "1");
+		vs_nccl_tests_argv(c->spec, i, &av);
 		r = nccl_run(c, sr, i, i, &av);
 		vs_argv_free(&av);
 	}

@@ -338,6 +338,122 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 		"--", "/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "mnt/../etc", NULL);
 }
 
+#define NT_DIR "/opt/nccl-tests/build"
+#define NT_PROG NT_DIR "/all_reduce_perf"
+
+/* Run a shell line, the node's root in $R and the scratch directory in
+ * $D, asserting it worked. */
+static void sh(const struct ex *x, const char *cmd)
+{
+	setenv("R", x->root, 1);
+	setenv("D", x->dir, 1);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* nccl-tests' program in the node's NT_DIR: the planted script, which
+ * leaves the mark when it runs; the tree's times taken again. */
+static void plant_nccl_tests(struct ex *x)
+{
+	char p[4096], script[256];
+
+	sh(x, "mkdir -p $R" NT_DIR " && chmod 0755 $R/opt $R/opt/nccl-tests $R" NT_DIR);
+	snprintf(script, sizeof(script), script_fmt, x->mark);
+	snprintf(p, sizeof(p), "%s" NT_PROG, x->root);
+	plant(p, script);
+	fx_list_mtimes(x->root, &x->before);
+}
+
+/* Refused like refused(), but as absent: code "missing", never run. */
+static void missing(struct ex *x, const char *path, const char *want)
+{
+	const char *args[] = { "run", "--timeout", "5", "--", path, "-b", "8", NULL };
+
+	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 2);
+	if (!strstr(x->out.buf, want))
+		fail_msg("want '%s' in: %s", want, x->out.buf);
+	assert_non_null(strstr(x->out.buf, "\"code\": \"missing\""));
+	assert_int_equal(access(x->mark, F_OK), -1);
+}
+
+/* nccl-tests runs by an absolute path only, its last name all_reduce_perf,
+ * with the nccl stage's options only, and only from a file that root owns
+ * and that no one else could have changed: every directory from the root
+ * down root's, none writable by group or others, no link on the way. */
+static void test_agent_exec__nccl_tests_only_from_a_root_owned_path(void **state)
+{
+	struct ex *x = *state;
+	const char *own = "llmnet runs '" NT_PROG "' only when root owns it and every "
+			  "directory above it, and no one else may write to them";
+
+	plant_nccl_tests(x);
+	/* names: not the bare name, no other program of that directory */
+	refused(x, "probe 'all_reduce_perf' is not on the allow-list", "--", "all_reduce_perf",
+		NULL);
+	refused(x, "probe '" NT_DIR "/all_gather_perf' is not on the allow-list", "--",
+		NT_DIR "/all_gather_perf", NULL);
+	refused(x, "probe '" NT_DIR "/sh' is not on the allow-list", "--", NT_DIR "/sh", NULL);
+	refused(x, "is not on the allow-list", "--", "/opt/nccl-tests/../nccl-tests/build/"
+		"all_reduce_perf", NULL);
+	refused(x, "is not on the allow-list", "--", "opt/nccl-tests/build/all_reduce_perf",
+		NULL);
+	/* arguments: the stage's options, typed */
+	refused(x, NT_PROG " option '-t' is not allowed", "--", NT_PROG, "-t", "4", NULL);
+	refused(x, NT_PROG " option '-b' takes an unsigned integer, not '1G'", "--", NT_PROG,
+		"-b", "1G", NULL);
+	refused(x, NT_PROG " option '-c' takes an unsigned integer, not 'nothing'", "--",
+		NT_PROG, "-c", NULL);
+	refused(x, "--sha256 is for mpirun's probe, not '" NT_PROG "'", "--sha256", x->sha,
+		"--", NT_PROG, NULL);
+	/* never from llmnet's own directory (the controller writes there) */
+	refused(x, "'/var/lib/llmnet/bin/all_reduce_perf' is in llmnet's own directory", "--",
+		"/var/lib/llmnet/bin/all_reduce_perf", NULL);
+	/* ownership: a directory, the file; modes */
+	sh(x, "chown 4321 $R/opt/nccl-tests");
+	refused(x, "'/opt/nccl-tests' is owned by uid 4321, not root: ", "--", NT_PROG, NULL);
+	assert_non_null(strstr(x->out.buf, own));
+	sh(x, "chown 0 $R/opt/nccl-tests && chown 4321 $R" NT_PROG);
+	refused(x, "'" NT_PROG "' is owned by uid 4321, not root", "--", NT_PROG, NULL);
+	sh(x, "chown 0 $R" NT_PROG " && chmod 0775 $R" NT_DIR);
+	refused(x, "'" NT_DIR "' (owner uid 0) is writable by group or others (mode 0775): ",
+		"--", NT_PROG, NULL);
+	sh(x, "chmod 0755 $R" NT_DIR " && chmod 0757 $R" NT_PROG);
+	refused(x, "'" NT_PROG "' (owner uid 0) is writable by group or others (mode 0757)",
+		"--", NT_PROG, NULL);
+	sh(x, "chmod 0644 $R" NT_PROG);
+	refused(x, "'" NT_PROG "' is not executable (mode 0644)", "--", NT_PROG, NULL);
+	sh(x, "chmod 0755 $R" NT_PROG " && chmod 0777 $R");
+	refused(x, "'/' (owner uid 0) is writable by group or others (mode 0777)", "--", NT_PROG,
+		NULL);
+	/* links: a directory that leads out of the root, the file itself */
+	sh(x, "chmod 0700 $R && cp $R" NT_PROG " $D/all_reduce_perf && "
+	      "ln -s $D $R/opt/elsewhere && mkdir $R/opt/linked && "
+	      "ln -s ../nccl-tests/build/all_reduce_perf $R/opt/linked/all_reduce_perf");
+	fx_list_mtimes(x->root, &x->before);
+	refused(x, "'/opt/elsewhere' is a symbolic link: llmnet runs nccl-tests only by a path "
+		   "without links", "--", "/opt/elsewhere/all_reduce_perf", NULL);
+	refused(x, "'/opt/linked/all_reduce_perf' is a symbolic link", "--",
+		"/opt/linked/all_reduce_perf", NULL);
+	/* absent: its own code, so the stage reports "not run" */
+	missing(x, "/opt/nccl-tests/other/all_reduce_perf", "'/opt/nccl-tests/other/"
+		"all_reduce_perf' is not installed ('/opt/nccl-tests/other' is missing)");
+	missing(x, NT_DIR "2/all_reduce_perf", "is not installed");
+}
+
+/* The program in a root-owned directory runs, from the file checked,
+ * with the stage's arguments. */
+static void test_agent_exec__nccl_tests_runs_by_its_path(void **state)
+{
+	struct ex *x = *state;
+	const char *args[] = { "run", "--timeout", "10", "--", NT_PROG, "-b", "1024", "-e", "4096",
+			       "-f", "2", "-g", "2", "-c", "1", NULL };
+
+	plant_nccl_tests(x);
+	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 0);
+	assert_non_null(strstr(x->out.buf, "\"path\": \"" NT_PROG "\""));
+	assert_non_null(strstr(x->out.buf, "\"exit_status\": 0"));
+	assert_int_equal(access(x->mark, F_OK), 0);
+}
+
 /* The io probe the agent shipped with runs, from its exact path: here it
  * refuses a directory that is not a mount point, which proves it ran. */
 static void test_agent_exec__shipped_io_probe_runs(void **state)
@@ -374,5 +490,9 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test_setup_teardown(
 		test_agent_exec__system_tools_by_name_and_typed_arguments, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__shipped_io_probe_runs, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_only_from_a_root_owned_path,
+					setup, teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_runs_by_its_path, setup,
 					teardown),
 )

@@ -309,6 +309,34 @@ static void test_spec__nccl_sweep(void **state)
 	}
 }
 
+/* tool all_reduce_perf with its directory: accepted, in the model and its
+ * JSON; the directory is null with llmnet's probe. */
+static void test_spec__nccl_tests_dir(void **state)
+{
+	static const char text[] = HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 } ]\n"
+		"validation: [ { stage: nccl, tool: all_reduce_perf, op: all_reduce, "
+		"tests_dir: /opt/nccl-tests/build, bytes: 1MiB..8MiB } ]\n";
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	struct ln_spec *s = expect_valid(text);
+
+	(void)state;
+	assert_int_equal(s->validation.nccl.tool, LN_NCCL_ALL_REDUCE_PERF);
+	assert_string_equal(s->validation.nccl.tests_dir, "/opt/nccl-tests/build");
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	if (!strstr(out.buf, "\"tool\":\"all_reduce_perf\",\"tests_dir\":\"/opt/nccl-tests/"
+			     "build\",\"op\":\"all_reduce\""))
+		fail_msg("%s", out.buf);
+	json_object_put(o);
+	ln_spec_free(s);
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 } ]\n"
+			 "validation: [ { stage: nccl } ]\n");
+	assert_null(s->validation.nccl.tests_dir);
+	ln_spec_free(s);
+	ln_buf_release(&out);
+}
+
 static void test_spec__stages_absent_are_not_present(void **state)
 {
 	struct ln_spec *s;
@@ -670,6 +698,7 @@ static void test_spec__too_big_refused(void **state)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__nccl_sweep),
+	cmocka_unit_test(test_spec__nccl_tests_dir),
 	cmocka_unit_test(test_spec__te_lab_model),
 	cmocka_unit_test(test_spec__ranges_expand_in_step),
 	cmocka_unit_test(test_spec__range_count_mismatch),

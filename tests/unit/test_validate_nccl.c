@@ -306,6 +306,78 @@ static void test_validate_nccl__sweep(void **state)
 	assert_int_equal(w->res.checks[0].nsizes, 4);
 }
 
+/* nccl-tests' report of one node's 8 GPUs, 1 KiB to 8 KiB: busbw at
+ * 8 KiB and the #wrong of 2 KiB (both groups). */
+static const char *tests_report(char *buf, size_t len, const char *busbw, const char *wrong)
+{
+	snprintf(buf, len,
+		 "# nThread 1 nGpus 8 minBytes 1024 maxBytes 8192 step: 2(factor) warmup iters: 5 "
+		 "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+		 "#  Rank  0 Group  0 Pid  41000 on      gpu001 device  0 [0x18] NVIDIA H100\n"
+		 "#  Rank  7 Group  0 Pid  41000 on      gpu001 device  7 [0x1f] NVIDIA H100\n"
+		 "#       size         count      type   redop    root     time   algbw   busbw "
+		 "#wrong     time   algbw   busbw #wrong\n"
+		 "        1024           256     float     sum      -1    30.08    0.03    0.06"
+		 "      0    30.38    0.03    0.06      0\n"
+		 "        2048           512     float     sum      -1    30.10    0.07    0.12"
+		 "      %s    30.40    0.07    0.12      0\n"
+		 "        4096          1024     float     sum      -1    30.20    0.14    0.24"
+		 "      0    30.50    0.14    0.24      0\n"
+		 "        8192          2048     float     sum      -1    31.00    0.26    %s"
+		 "      0    31.20    0.26    %s      0\n"
+		 "# Out of bounds values : %s\n# Avg bus bandwidth    : 0.2\n#\n",
+		 wrong, busbw, busbw, strcmp(wrong, "0") ? "1 FAILED" : "0 OK");
+	return buf;
+}
+
+/* tool all_reduce_perf: nccl-tests on each GPU node alone, by its path in
+ * tests_dir, the sweep doubling (-f 2), the node's GPUs, checked; a check
+ * per node, judged like the probe (every size correct, min_busbw at the
+ * largest): n1 passes, n2's wrong 2 KiB fails, n3 without the program is
+ * not run (naming node and path), n4 is slow at 8 KiB. No probe is built. */
+static void test_validate_nccl__nccl_tests_per_node(void **state)
+{
+	static const char *const want[] = { "pass", "fail", "not run", "fail" };
+	char good[2048], wrong[2048], slow[2048];
+	struct world *w = world_start(state, 4, make_spec(4, "  - { stage: nccl, tool: "
+		"all_reduce_perf, tests_dir: /opt/nccl-tests/build, bytes: 1KiB..8KiB, "
+		"min_busbw: 0.4GB/s }\n", 0));
+	const struct ln_check *c;
+	struct ln_buf dry = LN_BUF_INIT, err = LN_BUF_INIT;
+	size_t i;
+
+	w->f.nccl_tests_out[0] = tests_report(good, sizeof(good), "0.48", "0");
+	w->f.nccl_tests_out[1] = tests_report(wrong, sizeof(wrong), "0.48", "3");
+	w->f.nccl_tests_out[3] = tests_report(slow, sizeof(slow), "0.31", "0");
+	world_run(w);
+	c = w->res.checks;
+	assert_int_equal(w->res.nchecks, 4);
+	for (i = 0; i < 4; i++) {
+		assert_string_equal(c[i].name, "nccl all_reduce");
+		assert_int_equal(c[i].a, i);
+		assert_string_equal(ln_status_name(c[i].status), want[i]);
+		assert_string_equal(w->f.nccl_tests_argv[i], "/opt/nccl-tests/build/all_reduce_perf "
+				    "-b 1024 -e 8192 -f 2 -g 8 -c 1");
+	}
+	assert_float_equal(c[0].value, 0.48, 1e-9);
+	assert_int_equal(c[0].nsizes, 4);
+	assert_string_equal(c[1].reason, "the collective result is wrong: 3 wrong elements at "
+			    "2048 bytes");
+	assert_int_equal(c[1].sizes[1].wrong, 3);
+	assert_string_equal(c[2].reason, "'/opt/nccl-tests/build/all_reduce_perf' is not "
+			    "installed on 'n3' (nccl.tests_dir)");
+	assert_string_equal(c[3].reason, "busbw 0.31 GB/s at 8192 bytes (the largest size) is "
+			    "below 0.40 GB/s");
+	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
+	assert_int_equal(w->f.nccl_mpicc_runs[0] + w->f.nccl_mpicc_runs[1], 0);
+	/* validate --dry-run names the program each node runs */
+	assert_int_equal(ln_validate_schedule(w->spec, 0, &dry, &err), 0);
+	assert_non_null(strstr(dry.buf, "nccl: nccl-tests' all_reduce_perf on each GPU node "
+				       "alone (no pairs)\n  n1: /opt/nccl-tests/build/all_reduce_perf "
+				       "-b 1024 -e 8192 -f 2 -g 8 -c 1\n  n2: /opt/nccl-tests/build/"));
+	ln_test_release(&dry, &err);
+}
+
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl__under_mpirun),
 	WORLD_TEST(test_validate_nccl__every_op),
@@ -314,4 +386,5 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl__gpuless_node),
 	WORLD_TEST(test_validate_nccl__no_mpicc_on_launcher),
 	WORLD_TEST(test_validate_nccl__sweep),
+	WORLD_TEST(test_validate_nccl__nccl_tests_per_node),
 )

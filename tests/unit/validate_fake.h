@@ -64,6 +64,10 @@ struct fake {
 	char nccl_argv[2048];	/* the last mpirun of the NCCL probe, joined */
 	long nccl_np;		/* ranks expected by slot (uneven GPU counts); 0: 8 per node */
 	const char *nccl_hosts;	/* the --host list expected instead of the hostfile */
+	/* nccl-tests' all_reduce_perf per node: its command line (joined),
+	 * what it prints (NULL: the agent answers it is not installed) */
+	char nccl_tests_argv[MAXN][256];
+	const char *nccl_tests_out[MAXN];
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
 	 * op when with_counters; a pair through a lossy port raises both
 	 * ends' rcvd_seq_err by 40 (loss is seen at both ends) */
@@ -444,14 +448,35 @@ static inline int probe_port(const char *const *argv)
 	return -1;
 }
 
+/* nccl-tests' all_reduce_perf on node: its line kept, its output given,
+ * or absent as the agent says (code "missing"). */
+static inline int fake_nccl_tests(struct fake *f, size_t node, const char *const *argv,
+				  struct ln_probe_result *out, struct ln_buf *err)
+{
+	char *s = f->nccl_tests_argv[node];
+	int i;
+
+	s[0] = '\0';
+	for (i = 0; argv[i]; i++)
+		snprintf(s + strlen(s), sizeof(f->nccl_tests_argv[node]) - strlen(s), "%s%s",
+			 i ? " " : "", argv[i]);
+	if (!f->nccl_tests_out[node]) {
+		ln_buf_addf(err, "agent on 'n%zu' refused 'run': run: '%s' is not installed",
+			    node + 1, argv[0]);
+		return -LN_EMISSING;
+	}
+	ln_buf_addstr(&out->output, f->nccl_tests_out[node]);
+	return 0;
+}
+
 static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
 			   const char *sha256, int timeout_s, struct ln_probe_result *out,
 			   struct ln_buf *err)
 {
 	struct fake *f = ctx;
 	const char *p = argv[0];
+	int r = 0;
 
-	(void)err;
 	pthread_mutex_lock(&f->lock);
 	if (lane > 1 || f->busy[node][lane])
 		f->overlap = 1;
@@ -483,6 +508,8 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 	else if (!strcmp(p, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
 		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 					    "result pass\n");
+	else if (p[0] == '/' && strstr(p, "/" LN_NCCL_TESTS_ALL_REDUCE))
+		r = fake_nccl_tests(f, node, argv, out, err);
 	else
 		problem(f, "unexpected probe", argv);
 	if (f->with_counters && (!strcmp(p, "rping") || !strncmp(p, "ib_", 3)))
@@ -491,7 +518,7 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 	f->busy[node][lane & 1]--;
 	f->inflight[node]--;
 	pthread_mutex_unlock(&f->lock);
-	return 0;
+	return r;
 }
 
 /* `facts --counters rxeN/1`: rdma_rxe's answer, send_err not available. */
