@@ -163,17 +163,6 @@ static void test_agent_discovery__generation_change_reads_again(void **st)
 	ln_buf_release(&err);
 }
 
-static int run(const char *root, const char *const *args, const char *in, struct ln_buf *out)
-{
-	struct ln_buf err = LN_BUF_INIT;
-	int rc = fx_agent(root, args, in, out, &err, "LLMNET_NS_WAIT=2");
-
-	if (rc != 0)
-		fprintf(stderr, "%s rc %d: %s\n%s\n", args[0], rc, err.buf, out->buf);
-	ln_buf_release(&err);
-	return rc;
-}
-
 /* An initiator request with discovery; extra goes before "initiators". */
 static const char *disc_req_with(const char *nqn, int service, const char *extra)
 {
@@ -219,7 +208,7 @@ static void two_nodes(char **target, char **init)
 	*target = fx_build("node-target");
 	*init = fx_build("node-initiator");
 	assert_int_equal(ln_file_read(FIXTURES_DIR "/agent/request-target.json", &req, &e), 0);
-	assert_int_equal(run(*target, apply, req.buf, &out), 0);
+	assert_int_equal(fx_run_ini(*target, apply, req.buf, &out), 0);
 	snprintf(map, sizeof(map), "10.77.0.11 %s\n", *target);
 	assert_int_equal(fx_put(*init, "/etc/llmnet-fixture/fabric", map), 0);
 	ln_test_release(&out, &e, &req);
@@ -233,11 +222,11 @@ static void test_agent_discovery__connect_from_the_log(void **st)
 
 	(void)st;
 	two_nodes(&target, &init);
-	assert_int_equal(run(init, plan, disc_req(NQN1, 4420), &out), 0);
+	assert_int_equal(fx_run_ini(init, plan, disc_req(NQN1, 4420), &out), 0);
 	assert_non_null(strstr(out.buf, "through the discovery log"));
 	assert_int_equal(ctrls_of(init, LN_DISC_NQN), 0);
 	ln_buf_reset(&out);
-	assert_int_equal(run(init, apply, disc_req(NQN1, 4420), &out), 0);
+	assert_int_equal(fx_run_ini(init, apply, disc_req(NQN1, 4420), &out), 0);
 	assert_non_null(strstr(out.buf, "(discovery log: port 1)"));
 	assert_int_equal(ctrls_of(init, NQN1), 1);
 	/* the discovery controller was deleted again */
@@ -248,7 +237,7 @@ static void test_agent_discovery__connect_from_the_log(void **st)
 	 * with the target's tree out of reach, apply still converges */
 	assert_int_equal(fx_put(init, "/etc/llmnet-fixture/fabric", "10.77.0.11 /nonexistent\n"), 0);
 	ln_buf_reset(&out);
-	assert_int_equal(run(init, apply, disc_req(NQN1, 4420), &out), 0);
+	assert_int_equal(fx_run_ini(init, apply, disc_req(NQN1, 4420), &out), 0);
 	assert_non_null(strstr(out.buf, "\"action\": \"ok\""));
 	assert_null(strstr(out.buf, "\"action\": \"create\", \"kind\": \"nvme_connection\""));
 	ln_test_release(&out, &v);
@@ -329,17 +318,13 @@ static void test_agent_discovery__restore_discovers(void **st)
 		 "echo '#!pushed agent' > %s/var/lib/llmnet/bin/llmnet-agent",
 		 init, init, init, boot, boot, init);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(run(init, apply, disc_req_with(NQN1, 4420, "\"persist\":true,"), &out), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -a %s/var/lib/llmnet %s/var/lib/ && cp -a %s/etc/nvme %s/etc/ && "
-		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
-		 init, boot, init, boot, init, boot);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_run_ini(init, apply, disc_req_with(NQN1, 4420, "\"persist\":true,"), &out), 0);
+	fx_copy_boot(init, boot);
 	snprintf(map, sizeof(map), "10.77.0.11 %s\n", target);
 	assert_int_equal(fx_put(boot, "/etc/llmnet-fixture/fabric", map), 0);
 	assert_int_equal(ctrls_of(boot, NQN1), 0);
 	ln_buf_reset(&out);
-	assert_int_equal(run(boot, restore, NULL, &out), 0);
+	assert_int_equal(fx_run_ini(boot, restore, NULL, &out), 0);
 	assert_non_null(strstr(out.buf, "(discovery log: port 1)"));
 	assert_int_equal(ctrls_of(boot, NQN1), 1);
 	assert_int_equal(ctrls_of(boot, LN_DISC_NQN), 0);
