@@ -351,9 +351,10 @@ static struct json_object *answer_for(struct json_object *ans, size_t j, const c
 	return x;
 }
 
-/* One check per initiator of node i with discovery: true, from the
- * discovery logs node i reads (one `facts --discovery` for the node). */
-static int devices_discovery(struct vctx *c, size_t i)
+/* One check per initiator of node i with discovery: true from *from on,
+ * at most LN_FACTS_DISCOVERY_MAX of them, from the discovery logs node i
+ * reads (one `facts --discovery`); *from moves past them. */
+static int devices_discovery(struct vctx *c, size_t i, size_t *from)
 {
 	const char *places[LN_FACTS_DISCOVERY_MAX];
 	size_t ks[LN_FACTS_DISCOVERY_MAX], n = 0, k, j;
@@ -361,9 +362,10 @@ static int devices_discovery(struct vctx *c, size_t i)
 	struct json_object *ans = NULL;
 	int r = 0;
 
-	for (k = 0; k < c->spec->n_initiators && n < LN_FACTS_DISCOVERY_MAX; k++)
+	for (k = *from; k < c->spec->n_initiators && n < LN_FACTS_DISCOVERY_MAX; k++)
 		if (c->spec->initiators[k].node == i && c->spec->initiators[k].discovery)
 			ks[n++] = k;
+	*from = k;
 	if (!n)
 		return 0;
 	pl = calloc(n, sizeof(*pl));
@@ -412,7 +414,7 @@ static int devices_discovery(struct vctx *c, size_t i)
 static int devices_node(struct vctx *c, size_t i)
 {
 	struct node_info *ni = &c->ni[i];
-	size_t p;
+	size_t p, k;
 	long idx;
 	int r = 0;
 
@@ -430,8 +432,8 @@ static int devices_node(struct vctx *c, size_t i)
 		r = devices_gpus(c, i);
 	if (r == 0)
 		r = devices_namespaces(c, i);
-	if (r == 0)
-		r = devices_discovery(c, i);
+	for (k = 0; k < c->spec->n_initiators && r == 0;)
+		r = devices_discovery(c, i, &k);
 	return r;
 }
 
