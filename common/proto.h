@@ -38,6 +38,9 @@
 
 /* `facts --counters DEV/PORT`: the most ports one request may name. */
 #define LN_FACTS_COUNTER_PORTS_MAX 64
+/* `facts --discovery TRANSPORT,ADDRESS,SERVICE,NQN`: the most places one
+ * request may name. */
+#define LN_FACTS_DISCOVERY_MAX 64
 
 /* llmnet's own probes, as installed in LN_PROTO_REMOTE_DIR, and the MPI
  * sources (in LN_PROBE_SRC_DIR) the agent lets mpicc build into them. */

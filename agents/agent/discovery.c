@@ -20,6 +20,8 @@
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
 #include "agents/agent/discovery.h"
+#include "common/addr.h"
+#include "common/json.h"
 
 static uint64_t le(const unsigned char *p, size_t n)
 {
@@ -167,29 +169,6 @@ out:
 	return r;
 }
 
-/* Addresses compared as parsed IPv4/IPv6 (10.0.0.1 is 10.0.0.1 however
- * written); anything else byte for byte. */
-static int same_addr(const char *a, const char *b)
-{
-	unsigned char x[16], y[16];
-
-	if (inet_pton(AF_INET, a, x) == 1)
-		return inet_pton(AF_INET, b, y) == 1 && !memcmp(x, y, 4);
-	if (inet_pton(AF_INET6, a, x) == 1)
-		return inet_pton(AF_INET6, b, y) == 1 && !memcmp(x, y, 16);
-	return !strcmp(a, b);
-}
-
-static int same_service(const char *a, const char *b)
-{
-	char *ea, *eb;
-	unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
-
-	if (*a && *b && !*ea && !*eb)
-		return x == y;
-	return !strcmp(a, b);
-}
-
 int ln_disc_match(const struct ln_disc_log *l, const char *nqn, const char *transport,
 		  const char *address, const char *service)
 {
@@ -199,8 +178,8 @@ int ln_disc_match(const struct ln_disc_log *l, const char *nqn, const char *tran
 		const struct ln_disc_entry *e = &l->v[i];
 
 		if (e->subtype == LN_DISC_SUB_NVME && !strcmp(e->subnqn, nqn) &&
-		    !strcmp(e->transport, transport) && same_addr(e->traddr, address) &&
-		    same_service(e->trsvcid, service))
+		    !strcmp(e->transport, transport) && ln_same_addr(e->traddr, address) &&
+		    ln_same_service(e->trsvcid, service))
 			return (int)i;
 	}
 	return -ENOENT;
@@ -241,15 +220,23 @@ static int read_ops(void *ctx, uint64_t off, void *buf, size_t len, struct ln_bu
 	return c->a->ini->disc_log(c->a, c->name, off, buf, len, err);
 }
 
-int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_entry *hit,
-		 struct ln_buf *err)
+/*
+ * The log of the discovery controller at cn's transport, address and
+ * service, read with cn's host NQN and ID: connect, read, and delete the
+ * controller again, also after a failed read (never left behind). gated:
+ * the connect and the delete pass ln_agent_change (apply: the budget, the
+ * failpoint, the read-only refusal); otherwise (facts --discovery) the
+ * controller is a transient read, not a change of the node, and only a
+ * closed session or a spent budget stops it before the connect.
+ */
+static int read_log(struct ln_agent *a, const struct ln_conn *cn, int gated,
+		    struct ln_disc_log *log, struct ln_buf *err)
 {
 	struct ln_conn dc;
-	struct ln_disc_log log = { 0 };
-	struct ln_buf what = LN_BUF_INIT, scratch = LN_BUF_INIT;
+	struct ln_buf scratch = LN_BUF_INIT;
 	struct disc_ctx ctx = { .a = a };
 	char name[32] = "";
-	int r, d, i;
+	int r, d;
 
 	/* the discovery controller takes no I/O queues, secrets or TLS */
 	memset(&dc, 0, sizeof(dc));
@@ -259,21 +246,44 @@ int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_en
 	dc.trsvcid = cn->trsvcid;
 	dc.hostnqn = cn->hostnqn;
 	dc.hostid = cn->hostid;
-	r = ln_agent_change(a, "discovery connect") ?: a->ini->disc_connect(a, &dc, name, err);
+	if (gated)
+		r = ln_agent_change(a, "discovery connect");
+	else if (ln_agent_stopping)
+		r = -ECANCELED;
+	else
+		r = ln_budget_left_ms() == 0 ? -ETIMEDOUT : 0;
+	if (r < 0 && !gated)
+		ln_buf_addf(err, "not connecting: %s", r == -ECANCELED ? "the session is closed" :
+			    ln_budget_why());
+	if (r == 0)
+		r = a->ini->disc_connect(a, &dc, name, err);
 	if (r < 0) {
 		ln_buf_addf(err, " (discovery controller of '%s' at %s %s:%s)", cn->subsysnqn,
 			    cn->transport, cn->traddr, cn->trsvcid);
-		goto out;
+		return r;
 	}
 	ctx.name = name;
-	r = ln_disc_read(read_ops, &ctx, &log, err);
-	/* always deleted, also after a failed read: never left behind */
-	d = ln_agent_change(a, "discovery disconnect") ?: a->ini->disc_delete(a, name, &scratch);
+	r = ln_disc_read(read_ops, &ctx, log, err);
+	d = gated ? ln_agent_change(a, "discovery disconnect") : 0;
+	if (d == 0)
+		d = a->ini->disc_delete(a, name, &scratch);
 	if (d < 0 && r == 0) {
 		ln_buf_addf(err, "cannot delete discovery controller '%s': %s", name,
 			    scratch.len ? scratch.buf : strerror(-d));
 		r = d;
 	}
+	ln_buf_release(&scratch);
+	return r;
+}
+
+int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_entry *hit,
+		 struct ln_buf *err)
+{
+	struct ln_disc_log log = { 0 };
+	struct ln_buf what = LN_BUF_INIT;
+	int r, i;
+
+	r = read_log(a, cn, 1, &log, err);
 	if (r < 0)
 		goto out;
 	i = ln_disc_match(&log, cn->subsysnqn, cn->transport, cn->traddr, cn->trsvcid);
@@ -291,6 +301,110 @@ int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_en
 out:
 	ln_disc_log_release(&log);
 	ln_buf_release(&what);
-	ln_buf_release(&scratch);
 	return r;
+}
+
+int ln_disc_parse_place(char *s, struct ln_conn *cn)
+{
+	char *f[4], *save = NULL, *tok;
+	unsigned char ip[16];
+	unsigned long svc;
+	char *end;
+	int n = 0;
+
+	for (tok = strtok_r(s, ",", &save); tok && n < 4; tok = strtok_r(NULL, ",", &save))
+		f[n++] = tok;
+	if (n != 4 || tok)
+		return -EINVAL;
+	svc = strtoul(f[2], &end, 10);
+	if ((strcmp(f[0], "tcp") && strcmp(f[0], "rdma")) ||
+	    (inet_pton(AF_INET, f[1], ip) != 1 && inet_pton(AF_INET6, f[1], ip) != 1) ||
+	    !*f[2] || *end || f[2][0] == '0' || svc < 1 || svc > 65535 || !ln_valid_nqn(f[3]) ||
+	    !strcmp(f[3], LN_DISC_NQN))
+		return -EINVAL;
+	memset(cn, 0, sizeof(*cn));
+	cn->transport = f[0];
+	cn->traddr = f[1];
+	cn->trsvcid = f[2];
+	cn->subsysnqn = f[3];
+	return 0;
+}
+
+/* The log's entries, as the agent read them (every subtype). */
+static struct json_object *log_json(const struct ln_disc_log *log)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < log->n; i++) {
+		const struct ln_disc_entry *e = &log->v[i];
+		struct json_object *x = json_object_new_object();
+
+		ln_json_add_i64(x, "subtype", e->subtype);
+		ln_json_add_str(x, "nqn", e->subnqn);
+		ln_json_add_str(x, "transport", e->transport);
+		ln_json_add_str(x, "address", e->traddr);
+		ln_json_add_str(x, "service", e->trsvcid);
+		ln_json_add_i64(x, "port", e->portid);
+		json_object_array_add(arr, x);
+	}
+	return arr;
+}
+
+/* One place's answer: the log read there for this host, or why none was. */
+static struct json_object *place_facts(struct ln_agent *a, const struct ln_conn *cn)
+{
+	struct json_object *o = json_object_new_object();
+	struct ln_disc_log log = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	int r = -ENOENT;
+
+	ln_json_add_str(o, "nqn", cn->subsysnqn);
+	ln_json_add_str(o, "transport", cn->transport);
+	ln_json_add_str(o, "address", cn->traddr);
+	ln_json_add_str(o, "service", cn->trsvcid);
+	ln_json_add_str(o, "host_nqn", cn->hostnqn);
+	if (cn->hostnqn)
+		r = read_log(a, cn, 0, &log, &err);
+	else
+		ln_buf_addstr(&err, "no host NQN on this node (/etc/nvme/hostnqn): apply makes it");
+	if (r == 0)
+		ln_json_add(o, "log", log_json(&log));
+	else
+		ln_json_add_str(o, "error", err.buf);
+	ln_disc_log_release(&log);
+	ln_buf_release(&err);
+	return o;
+}
+
+int ln_disc_facts(struct ln_agent *a, char *const *places, size_t n, struct json_object **out)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT;
+	size_t i;
+
+	if (ln_read_attr(a, "/etc/nvme/hostnqn", &nqn) == 0)
+		ln_buf_rtrim(&nqn);
+	if (ln_read_attr(a, "/etc/nvme/hostid", &id) == 0)
+		ln_buf_rtrim(&id);
+	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
+	ln_json_add_str(o, "root", a->fixture ? a->root : "/");
+	for (i = 0; i < n; i++) {
+		char *copy = strdup(places[i]);
+		struct ln_conn cn;
+
+		if (!copy || ln_disc_parse_place(copy, &cn) < 0) {
+			free(copy);
+			continue;	/* the verb checked them all before */
+		}
+		cn.hostnqn = nqn.len ? nqn.buf : NULL;
+		cn.hostid = id.len ? id.buf : NULL;
+		json_object_array_add(arr, place_facts(a, &cn));
+		free(copy);
+	}
+	ln_json_add(o, "discovery", arr);
+	ln_json_add(o, "warnings", json_object_new_array());
+	ln_buf_release_all(&nqn, &id);
+	*out = o;
+	return 0;
 }

@@ -5,6 +5,7 @@
  * read (ln_iniops.disc_log, LID 0x70) and the controller deleted again; the
  * log's entries are parsed here, from bytes, and the declared subsystem is
  * looked up in them. The connect is then made from the matching entry.
+ * `facts --discovery` reads the same log for validation's devices stage.
  */
 #ifndef LN_AGENT_DISCOVERY_H
 #define LN_AGENT_DISCOVERY_H
@@ -77,5 +78,21 @@ void ln_disc_describe(const struct ln_disc_log *l, struct ln_buf *out);
  */
 int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_entry *hit,
 		 struct ln_buf *err);
+
+/* `facts --discovery TRANSPORT,ADDRESS,SERVICE,NQN`: split s (modified in
+ * place) into cn's transport, traddr, trsvcid and subsysnqn, pointing into
+ * s. The transport is tcp or rdma, the address numeric IPv4/IPv6, the
+ * service 1-65535, the NQN valid and not the discovery NQN; else -EINVAL. */
+int ln_disc_parse_place(char *s, struct ln_conn *cn);
+
+/*
+ * `facts --discovery`: for each of the n places (checked by
+ * ln_disc_parse_place), the log of the discovery controller there, read
+ * with this node's host NQN and ID as an initiator's apply reads it, its
+ * controller deleted again; or why none was read. Judges nothing: the
+ * answer (*out, the caller's) lists every entry (docs/agent-protocol.md).
+ */
+struct json_object;
+int ln_disc_facts(struct ln_agent *a, char *const *places, size_t n, struct json_object **out);
 
 #endif

@@ -56,13 +56,14 @@ int ln_fabrics_options(const struct ln_conn *cn, int redact, struct ln_buf *out)
 	return r ? -ENOSPC : 0;
 }
 
-int ln_fabrics_disc_connect(const struct ln_conn *cn, char *name, struct ln_buf *err)
+int ln_fabrics_connect(const struct ln_conn *cn, char *name, int *step, struct ln_buf *err)
 {
 	struct ln_buf opts = LN_BUF_INIT;
 	char answer[256];
 	ssize_t n;
 	int fd, r, inst;
 
+	*step = LN_FABRICS_OPEN;
 	r = ln_fabrics_options(cn, 0, &opts);
 	if (r < 0)
 		goto out;
@@ -72,28 +73,41 @@ int ln_fabrics_disc_connect(const struct ln_conn *cn, char *name, struct ln_buf 
 		ln_buf_addf(err, "cannot open /dev/nvme-fabrics: %s", strerror(-r));
 		goto out;
 	}
-	/* the kernel's own connect timeout bounds the write */
+	/* the kernel's own connect (and handshake) timeouts bound the write */
+	*step = LN_FABRICS_WRITE;
 	n = write(fd, opts.buf, opts.len);
 	if (n != (ssize_t)opts.len) {
 		r = n < 0 ? -errno : -EIO;
-		ln_buf_addf(err, "cannot connect to the discovery controller at %s %s:%s: %s",
-			    cn->transport, cn->traddr, cn->trsvcid, strerror(-r));
 		close(fd);
 		goto out;
 	}
+	*step = LN_FABRICS_ANSWER;
 	n = read(fd, answer, sizeof(answer) - 1);
 	close(fd);
 	answer[n > 0 ? n : 0] = '\0';
 	if (n <= 0 || sscanf(answer, "instance=%d", &inst) != 1) {
-		ln_buf_addf(err, "connected to the discovery controller at %s:%s but the kernel did "
-			    "not say which controller", cn->traddr, cn->trsvcid);
 		r = -EIO;
 		goto out;
 	}
 	snprintf(name, 32, "nvme%d", inst);
 	r = 0;
 out:
+	/* the string may hold DH-HMAC-CHAP secrets */
+	explicit_bzero(opts.buf, opts.len);
 	ln_buf_release(&opts);
+	return r;
+}
+
+int ln_fabrics_disc_connect(const struct ln_conn *cn, char *name, struct ln_buf *err)
+{
+	int step, r = ln_fabrics_connect(cn, name, &step, err);
+
+	if (r < 0 && step == LN_FABRICS_WRITE)
+		ln_buf_addf(err, "cannot connect to the discovery controller at %s %s:%s: %s",
+			    cn->transport, cn->traddr, cn->trsvcid, strerror(-r));
+	else if (r < 0 && step == LN_FABRICS_ANSWER)
+		ln_buf_addf(err, "connected to the discovery controller at %s:%s but the kernel did "
+			    "not say which controller", cn->traddr, cn->trsvcid);
 	return r;
 }
 

@@ -17,6 +17,18 @@ struct ln_conn;
  * -ENOSPC. Clear out (explicit_bzero) after use when not redacted. */
 int ln_fabrics_options(const struct ln_conn *cn, int redact, struct ln_buf *out);
 
+/* Where ln_fabrics_connect stopped. */
+enum { LN_FABRICS_OPEN, LN_FABRICS_WRITE, LN_FABRICS_ANSWER };
+
+/* Connect what cn names: its option string (secrets and all) written to
+ * /dev/nvme-fabrics, the kernel's "instance=N" read back into name
+ * ("nvmeN", size 32); the string is wiped (explicit_bzero) whatever
+ * happens. 0, or a negative errno and *step: LN_FABRICS_OPEN (the string
+ * or the device: err says why), LN_FABRICS_WRITE (the kernel refused the
+ * connect) or LN_FABRICS_ANSWER (connected, no instance read: -EIO); for
+ * the last two the caller says what it connected to. */
+int ln_fabrics_connect(const struct ln_conn *cn, char *name, int *step, struct ln_buf *err);
+
 /* Connect the discovery controller cn names by a write to /dev/nvme-fabrics;
  * the kernel's "instance=N" gives name ("nvmeN", size 32). 0 or -errno. */
 int ln_fabrics_disc_connect(const struct ln_conn *cn, char *name, struct ln_buf *err);

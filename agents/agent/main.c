@@ -16,6 +16,7 @@
 
 #include "agents/agent/agent.h"
 #include "agents/agent/budget.h"
+#include "agents/agent/discovery.h"
 #include "agents/agent/reconcile.h"
 #include "agents/agent/exec.h"
 #include "agents/agent/identity.h"
@@ -102,22 +103,38 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *o = NULL;
-	char *ports[LN_FACTS_COUNTER_PORTS_MAX], dev[64];
-	size_t np = 0;
+	char *ports[LN_FACTS_COUNTER_PORTS_MAX], *places[LN_FACTS_DISCOVERY_MAX], dev[64];
+	size_t np = 0, nd = 0;
 	unsigned port;
 	int rc, i;
 
 	for (i = 1; i < argc; i += 2) {
-		if (strcmp(argv[i], "--counters") || i + 1 >= argc ||
-		    np == LN_FACTS_COUNTER_PORTS_MAX ||
-		    ln_counters_parse_port(argv[i + 1], dev, sizeof(dev), &port) < 0)
+		char *copy = i + 1 < argc ? strdup(argv[i + 1]) : NULL;
+		struct ln_conn cn;
+		int ok = 0;
+
+		/* one kind per request: --counters or --discovery */
+		if (!strcmp(argv[i], "--counters") && copy && !nd &&
+		    np < LN_FACTS_COUNTER_PORTS_MAX)
+			ok = ln_counters_parse_port(copy, dev, sizeof(dev), &port) == 0;
+		else if (!strcmp(argv[i], "--discovery") && copy && !np &&
+			 nd < LN_FACTS_DISCOVERY_MAX)
+			ok = ln_disc_parse_place(copy, &cn) == 0;
+		free(copy);
+		if (!ok)
 			return ln_agent_fail("usage", "usage: llmnet-agent facts "
-					     "[--counters DEVICE/PORT]... (at most 64)",
-					     LN_AGENT_EXIT_USAGE);
-		ports[np++] = argv[i + 1];
+					     "[--counters DEVICE/PORT]... | "
+					     "[--discovery TRANSPORT,ADDRESS,SERVICE,NQN]... "
+					     "(at most 64)", LN_AGENT_EXIT_USAGE);
+		if (!strcmp(argv[i], "--counters"))
+			ports[np++] = argv[i + 1];
+		else
+			places[nd++] = argv[i + 1];
 	}
 	if (np)
 		rc = ln_counters_collect(a, ports, np, &o);
+	else if (nd)
+		rc = ln_disc_facts(a, places, nd, &o);
 	else
 		rc = ln_facts_collect(a, &o, &err);
 	if (rc < 0)

@@ -83,50 +83,23 @@ static int shim_scan(struct ln_agent *a, struct ln_ctrl_list *out, struct ln_buf
 /*
  * A TLS connect, which libnvme 1.3 cannot make: the option string written
  * to /dev/nvme-fabrics as libnvme does, and the kernel's answer
- * "instance=N,cntlid=M" read back. The write returns when the kernel has
+ * "instance=N,cntlid=M" read back (ln_fabrics_connect, which the discovery
+ * controller's connect shares). The write returns when the kernel has
  * connected or given up (its own connect and handshake timeouts bound it).
  * The string holds the DH-HMAC-CHAP secrets: wiped after the write.
  */
 static int tls_connect(const struct ln_conn *cn, char *name, struct ln_buf *err)
 {
-	struct ln_buf opts = LN_BUF_INIT;
-	char answer[256];
-	ssize_t n;
-	int fd, r, inst;
+	int step, r = ln_fabrics_connect(cn, name, &step, err);
 
-	r = ln_fabrics_options(cn, 0, &opts);
-	if (r < 0)
-		goto out;
-	fd = open("/dev/nvme-fabrics", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		ln_buf_addf(err, "cannot open /dev/nvme-fabrics: %s", strerror(-r));
-		goto out;
-	}
-	n = write(fd, opts.buf, opts.len);
-	if (n != (ssize_t)opts.len) {
-		r = n < 0 ? -errno : -EIO;
+	if (r < 0 && step == LN_FABRICS_WRITE)
 		ln_buf_addf(err, "cannot connect to '%s' at %s %s:%s with TLS: %s (is tlshd "
 			    "running on both ends with the .nvme keyring? its journal says why a "
 			    "handshake failed)", cn->subsysnqn, cn->transport, cn->traddr,
 			    cn->trsvcid, strerror(-r));
-		close(fd);
-		goto out;
-	}
-	n = read(fd, answer, sizeof(answer) - 1);
-	close(fd);
-	answer[n > 0 ? n : 0] = '\0';
-	if (n <= 0 || sscanf(answer, "instance=%d", &inst) != 1) {
+	else if (r < 0 && step == LN_FABRICS_ANSWER)
 		ln_buf_addf(err, "connected to '%s' with TLS but the kernel did not say which "
 			    "controller", cn->subsysnqn);
-		r = -EIO;
-		goto out;
-	}
-	snprintf(name, 32, "nvme%d", inst);
-	r = 0;
-out:
-	explicit_bzero(opts.buf, opts.len);
-	ln_buf_release(&opts);
 	return r;
 }
 

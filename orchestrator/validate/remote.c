@@ -43,28 +43,48 @@ static int ops_facts(void *ctx, size_t node, struct json_object **out, struct ln
 	return 0;
 }
 
-/* `facts --counters DEV/PORT...` on node: the agent's answer, the caller's. */
-static int ops_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
-			size_t n, struct json_object **out, struct ln_buf *err)
+/* `facts OPTION ITEM...` (one OPTION before each of the n items, at most
+ * max) on node's session lane: the agent's answer, the caller's. */
+static int facts_with(void *ctx, size_t node, unsigned lane, const char *option, size_t max,
+		      const char *const *items, size_t n, struct json_object **out,
+		      struct ln_buf *err)
 {
 	struct ln_node_run *nr = node_run(ctx, node);
 	struct ln_session *s = NULL;
-	const char *args[2 * LN_FACTS_COUNTER_PORTS_MAX + 2];
+	const char **args = NULL;
 	size_t i, k = 0;
 	int r;
 
-	if (!nr || n > LN_FACTS_COUNTER_PORTS_MAX)
+	if (!nr || n > max)
 		return -EINVAL;
 	r = ln_run_lane(ctx, nr, lane, &s, err);
 	if (r < 0)
 		return r;
+	args = calloc(2 * n + 2, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
 	args[k++] = LN_VERB_FACTS;
 	for (i = 0; i < n; i++) {
-		args[k++] = "--counters";
-		args[k++] = ports[i];
+		args[k++] = option;
+		args[k++] = items[i];
 	}
-	args[k] = NULL;
-	return ln_agent_call(s, args, NULL, 0, out, NULL, err);
+	r = ln_agent_call(s, args, NULL, 0, out, NULL, err);
+	free(args);
+	return r;
+}
+
+static int ops_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
+			size_t n, struct json_object **out, struct ln_buf *err)
+{
+	return facts_with(ctx, node, lane, "--counters", LN_FACTS_COUNTER_PORTS_MAX, ports, n,
+			  out, err);
+}
+
+static int ops_discovery(void *ctx, size_t node, const char *const *places, size_t n,
+			 struct json_object **out, struct ln_buf *err)
+{
+	return facts_with(ctx, node, 0, "--discovery", LN_FACTS_DISCOVERY_MAX, places, n, out,
+			  err);
 }
 
 /* The agent's own limits on a probe's arguments (it checks them again). */
@@ -232,7 +252,7 @@ static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 }
 
 const struct ln_probe_ops ln_validate_remote_ops = { ops_facts, ops_run, ops_put, ops_get,
-						     ops_counters };
+						     ops_counters, ops_discovery };
 
 /* $LLMNET_PROBES first: a test or a packager points at its own probes. */
 char *ln_validate_find_probe(const char *name)

@@ -14,7 +14,7 @@
 #include "orchestrator/validate/stages.h"
 
 static const char *const what[LN_STAGE_COUNT] = {
-	[LN_STAGE_DEVICES] = "every node's declared RDMA ports, GPUs and namespaces",
+	[LN_STAGE_DEVICES] = "every node's declared RDMA ports, GPUs, namespaces and discovery logs",
 	[LN_STAGE_IO] = "every initiator's namespaces",
 	[LN_STAGE_MPI] = "one MPI job over the nodes' slots",
 	[LN_STAGE_NCCL] = "one NCCL collective over the GPUs",

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The devices stage: from each node's facts alone (no probe runs), every
+ * The devices stage: from each node's facts (no probe runs), every
  * declared RDMA port (present, active, link up, rate, link layer, MTU,
  * RoCE v2 GID on the declared ip), the GPU count and a live namespace for
- * every initiator. Its findings gate the pairwise stages: a node whose
- * port failed here is skipped there with this stage's reason.
+ * every initiator; and, for every initiator with `discovery: true`, the
+ * target's discovery log as that node reads it (the agent's `facts
+ * --discovery`, one request per node): the subsystem listed at the
+ * declared transport, address and service. Its findings gate the
+ * pairwise stages: a node whose port failed here is skipped there with
+ * this stage's reason.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/addr.h"
 #include "common/json.h"
+#include "common/proto.h"
 #include "orchestrator/validate/stage_common.h"
 
 static struct json_object *find_port(struct json_object *facts, const char *dev, unsigned port)
@@ -259,10 +266,155 @@ static int devices_namespaces(struct vctx *c, size_t i)
 	return r;
 }
 
+/* "ADDR:SERVICE", an IPv6 address in brackets. */
+static void add_hostport(struct ln_buf *b, const char *addr, const char *svc)
+{
+	ln_buf_addf(b, strchr(addr, ':') ? "[%s]:%s" : "%s:%s", addr, svc);
+}
+
+/* Whether the agent's "log" lists nqn as an NVM subsystem (subtype 2) at
+ * transport, address and service; the NVM subsystems it does list, for
+ * the message, into what. */
+static int log_lists(struct json_object *log, const char *nqn, const char *transport,
+		     const char *address, const char *service, struct ln_buf *what)
+{
+	size_t j, n = json_object_array_length(log);
+	int found = 0;
+
+	for (j = 0; j < n; j++) {
+		struct json_object *e = json_object_array_get_idx(log, j);
+		const char *enqn = ln_json_str_at(e, "nqn"), *tr = ln_json_str_at(e, "transport");
+		const char *addr = ln_json_str_at(e, "address"), *svc = ln_json_str_at(e, "service");
+		int64_t sub;
+
+		if (ln_json_i64_at(e, "subtype", &sub) || sub != 2 || !enqn || !tr || !addr || !svc)
+			continue;
+		if (!strcmp(enqn, nqn) && !strcmp(tr, transport) && ln_same_addr(addr, address) &&
+		    ln_same_service(svc, service))
+			found = 1;
+		ln_buf_addf(what, "%s'%s' at %s ", what->len ? ", " : "", enqn, tr);
+		add_hostport(what, addr, svc);
+	}
+	if (!what->len)
+		ln_buf_addstr(what, "no subsystem for this host");
+	return found;
+}
+
+/* The verdict on one place from the agent's answer for it (x; NULL when
+ * none came back, why then says what went wrong): pass only when a log
+ * was read there and lists the subsystem there. */
+static int judge_place(struct ln_check *k, struct json_object *x, const char *nqn,
+		       const char *transport, const char *address, const char *service,
+		       const char *why)
+{
+	struct json_object *log = ln_json_at(x, "log");
+	struct ln_buf what = LN_BUF_INIT, at = LN_BUF_INIT;
+	const char *host = ln_json_str_at(x, "host_nqn"), *error = ln_json_str_at(x, "error");
+	int r;
+
+	add_hostport(&at, address, service);
+	if (!x)
+		r = ln_check_set(k, LN_ST_FAIL, "no discovery log was read: %s", why);
+	else if (error)
+		r = ln_check_set(k, LN_ST_FAIL, "%s", error);
+	else if (!log || !json_object_is_type(log, json_type_array))
+		r = ln_check_set(k, LN_ST_FAIL, "no discovery log was read: the agent's answer "
+				 "has none for %s %s", transport, at.buf);
+	else if (log_lists(log, nqn, transport, address, service, &what))
+		r = ln_check_set(k, LN_ST_PASS, "listed in the discovery log at %s %s for host '%s'",
+				 transport, at.buf, host ? host : "");
+	else
+		r = ln_check_set(k, LN_ST_FAIL, "'%s' is not in the discovery log at %s %s for host "
+				 "'%s': the log lists %s", nqn, transport, at.buf, host ? host : "",
+				 what.buf);
+	ln_buf_release_all(&what, &at);
+	return r;
+}
+
+/* The agent's answer for place j, when it is the place asked. */
+static struct json_object *answer_for(struct json_object *ans, size_t j, const char *nqn,
+				      const char *transport, const char *address,
+				      const char *service)
+{
+	struct json_object *arr = ln_json_at(ans, "discovery"), *x;
+	const char *v;
+
+	if (!arr || !json_object_is_type(arr, json_type_array) ||
+	    j >= json_object_array_length(arr))
+		return NULL;
+	x = json_object_array_get_idx(arr, j);
+	v = ln_json_str_at(x, "nqn");
+	if (!v || strcmp(v, nqn) || !(v = ln_json_str_at(x, "transport")) || strcmp(v, transport) ||
+	    !(v = ln_json_str_at(x, "address")) || strcmp(v, address) ||
+	    !(v = ln_json_str_at(x, "service")) || strcmp(v, service))
+		return NULL;
+	return x;
+}
+
+/* One check per initiator of node i with discovery: true from *from on,
+ * at most LN_FACTS_DISCOVERY_MAX of them, from the discovery logs node i
+ * reads (one `facts --discovery`); *from moves past them. */
+static int devices_discovery(struct vctx *c, size_t i, size_t *from)
+{
+	const char *places[LN_FACTS_DISCOVERY_MAX];
+	size_t ks[LN_FACTS_DISCOVERY_MAX], n = 0, k, j;
+	struct ln_buf err = LN_BUF_INIT, name = LN_BUF_INIT, *pl = NULL;
+	struct json_object *ans = NULL;
+	int r = 0;
+
+	for (k = *from; k < c->spec->n_initiators && n < LN_FACTS_DISCOVERY_MAX; k++)
+		if (c->spec->initiators[k].node == i && c->spec->initiators[k].discovery)
+			ks[n++] = k;
+	*from = k;
+	if (!n)
+		return 0;
+	pl = calloc(n, sizeof(*pl));
+	if (!pl)
+		return -ENOMEM;
+	for (j = 0; j < n; j++) {
+		const struct ln_target *t = &c->spec->targets[c->spec->initiators[ks[j]].target];
+
+		ln_buf_init(&pl[j], 0);
+		ln_buf_addf(&pl[j], "%s,%s,%u,%s", ln_transport_name(t->transport), t->address,
+			    t->service, t->nqn);
+		places[j] = pl[j].buf;
+	}
+	if (!c->ops->discovery)
+		ln_buf_addstr(&err, "this transport reads no discovery log");
+	else if (c->ops->discovery(c->octx, i, places, n, &ans, &err) < 0 || !ans)
+		ans = NULL;
+	for (j = 0; j < n && r == 0; j++) {
+		const struct ln_target *t = &c->spec->targets[c->spec->initiators[ks[j]].target];
+		const char *tr = ln_transport_name(t->transport);
+		char svc[8];
+		long idx;
+
+		snprintf(svc, sizeof(svc), "%u", t->service);
+		ln_buf_reset(&name);
+		ln_buf_addf(&name, "discoverable %s at ", t->nqn);
+		add_hostport(&name, t->address, svc);
+		ln_buf_addf(&name, "/%s from %s", tr, c->spec->nodes[i].name);
+		idx = vs_add_check(c, LN_STAGE_DEVICES, i, LN_NO_NODE, name.buf);
+		if (idx < 0)
+			r = -ENOMEM;
+		else
+			r = judge_place(&c->res->checks[idx],
+					answer_for(ans, j, t->nqn, tr, t->address, svc), t->nqn, tr,
+					t->address, svc, ans ? "the agent answered for other places" :
+					err.len ? err.buf : "no answer");
+	}
+	for (j = 0; j < n; j++)
+		ln_buf_release(&pl[j]);
+	free(pl);
+	json_object_put(ans);
+	ln_buf_release_all(&err, &name);
+	return r;
+}
+
 static int devices_node(struct vctx *c, size_t i)
 {
 	struct node_info *ni = &c->ni[i];
-	size_t p;
+	size_t p, k;
 	long idx;
 	int r = 0;
 
@@ -280,6 +432,8 @@ static int devices_node(struct vctx *c, size_t i)
 		r = devices_gpus(c, i);
 	if (r == 0)
 		r = devices_namespaces(c, i);
+	for (k = 0; k < c->spec->n_initiators && r == 0;)
+		r = devices_discovery(c, i, &k);
 	return r;
 }
 

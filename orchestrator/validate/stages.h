@@ -65,6 +65,14 @@ struct ln_probe_ops {
 	 * read none. */
 	int (*counters)(void *ctx, size_t node, unsigned lane, const char *const *ports, size_t n,
 			struct json_object **out, struct ln_buf *err);
+	/* The discovery logs of n places ("TRANSPORT,ADDRESS,SERVICE,NQN", at
+	 * most LN_FACTS_DISCOVERY_MAX) as node reads them with its host NQN:
+	 * the agent's `facts --discovery` answer into *out, the caller's. On
+	 * the node's own session; the devices stage calls it one node at a
+	 * time. NULL in a transport without it (some unit tests): the stage's
+	 * discovery checks then fail, never pass, for want of a read. */
+	int (*discovery)(void *ctx, size_t node, const char *const *places, size_t n,
+			 struct json_object **out, struct ln_buf *err);
 };
 
 struct ln_validate_opts {

@@ -6,11 +6,22 @@
 # Then the discovery controller n3 reaches at that address does not list the
 # subsystem for n3 (a copy of n1's tree without n3's allowed_hosts entry):
 # apply fails on n3, naming n3, the target and what the log lists, and
-# connects nothing; n2 stays connected.
+# connects nothing; n2 stays connected. validate's devices stage reads the
+# same logs (facts --discovery): it passes both initiators' discovery
+# checks first, then fails n3's, naming what n3's log lists, while n2's
+# still passes; no read leaves a discovery controller behind.
 
 DISC_NQN=nqn.2014-08.org.nvmexpress.discovery
 # node I holds a controller of the discovery subsystem
 disc_ctrl_left() { grep -qxF "$DISC_NQN" "$(root "$1")"/sys/class/nvme/*/subsysnqn 2>/dev/null; }
+# the status of node N's devices check "discoverable ..." in report R ("none": no such check)
+disc_status() {
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+c = [c for c in r["checks"] if c.get("node") == sys.argv[2] and c["stage"] == "devices"
+     and c["name"].startswith("discoverable ")]
+print(c[0]["status"] + " " + c[0]["name"] if len(c) == 1 else "none")' "$1" "$2"
+}
 
 scenario_discovery() {
 	local i n3
@@ -33,6 +44,16 @@ scenario_discovery() {
 	check_cmd "n3: no discovery controller left" not disc_ctrl_left 3
 	llmnet apply "$C/disc.yaml"
 	check_cmd "re-apply: 0 changed" out_has "apply: 0 changed on 3 nodes"
+	printf 'validation:\n  - { stage: devices }\n' >> "$C/disc.yaml"
+	llmnet validate "$C/disc.yaml" --report "$C/disc1.json"
+	check_cmd "validate: n2 is discoverable there" test "$(disc_status "$C/disc1.json" n2)" = \
+		"pass discoverable $T1 at 10.77.0.11:4420/tcp from n2"
+	check_cmd "validate: n3 is discoverable there" test "$(disc_status "$C/disc1.json" n3)" = \
+		"pass discoverable $T1 at 10.77.0.11:4420/tcp from n3"
+	check_cmd "validate: n1 (the target) has no discovery check" \
+		test "$(disc_status "$C/disc1.json" n1)" = none
+	check_cmd "validate: no discovery controller left on n2 or n3" \
+		eval '! disc_ctrl_left 2 && ! disc_ctrl_left 3'
 	# the target at n3's view of 10.77.0.11 does not let n3 in: a copy of
 	# n1's tree without n3's allowed_hosts entry serves n3's discovery
 	n3=$(hostnqn 3)
@@ -49,4 +70,13 @@ scenario_discovery() {
 	check_cmd "n3 is not connected (no direct connect)" not_connected 3
 	check_cmd "n3: no discovery controller left" not disc_ctrl_left 3
 	check_cmd "n2 is still connected" connected 2
+	llmnet validate "$C/disc.yaml" --report "$C/disc2.json"
+	check_cmd "validate fails (exit 1)" rc_is 1
+	check_cmd "validate: n3's discovery check fails" test "$(disc_status "$C/disc2.json" n3)" = \
+		"fail discoverable $T1 at 10.77.0.11:4420/tcp from n3"
+	check_cmd "it says what n3's log lists" out_has \
+		"'$T1' is not in the discovery log at tcp 10.77.0.11:4420 for host '$n3': the log lists no subsystem for this host"
+	check_cmd "validate: n2's still passes" test "$(disc_status "$C/disc2.json" n2)" = \
+		"pass discoverable $T1 at 10.77.0.11:4420/tcp from n2"
+	check_cmd "validate: no discovery controller left on n3" not disc_ctrl_left 3
 }

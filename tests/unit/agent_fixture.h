@@ -272,6 +272,34 @@ static inline void fx_list(const char *root, struct ln_buf *out, int (*skip_fn)(
 	fx_list_rec(root, "", out, skip_fn);
 }
 
+/* The agent's args on root as the initiator tests run it (a namespace
+ * block device waited for 2 s at most), its answer into out; a failure's
+ * exit code, messages and answer go to stderr. Returns the exit code. */
+static inline int fx_run_ini(const char *root, const char *const *args, const char *in,
+			     struct ln_buf *out)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = fx_agent(root, args, in, out, &err, "LLMNET_NS_WAIT=2");
+
+	if (rc != 0)
+		fprintf(stderr, "%s rc %d: %s\n%s\n", args[0], rc, err.buf, out->buf);
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* What a reboot of an initiator node keeps, from root to boot: llmnet's
+ * files (state, stored request, agent), the host identity and the units. */
+static inline void fx_copy_boot(const char *root, const char *boot)
+{
+	char cmd[16384];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a %s/var/lib/llmnet %s/var/lib/ && cp -a %s/etc/nvme %s/etc/ && "
+		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
+		 root, boot, root, boot, root, boot);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* Run the agent's apply with in on root and expect a refusal: exit code
  * want_rc, want in the answer, and the tree (less what skip_fn skips) as it
  * was. 0, or -1 with what differed on stderr. */

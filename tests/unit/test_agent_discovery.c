@@ -6,12 +6,14 @@
  * fixture trees: the log made from a target node's fake nvmet (the agent
  * itself applies the target there), a connect from its entry, no discovery
  * controller left behind, and a subsystem the log does not list at the
- * declared place failing with what it lists and nothing connected.
+ * declared place failing with what it lists and nothing connected; and
+ * `facts --discovery`, the read validation's devices stage judges.
  */
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "agents/agent/discovery.h"
 #include "common/fileio.h"
@@ -161,17 +163,6 @@ static void test_agent_discovery__generation_change_reads_again(void **st)
 	ln_buf_release(&err);
 }
 
-static int run(const char *root, const char *const *args, const char *in, struct ln_buf *out)
-{
-	struct ln_buf err = LN_BUF_INIT;
-	int rc = fx_agent(root, args, in, out, &err, "LLMNET_NS_WAIT=2");
-
-	if (rc != 0)
-		fprintf(stderr, "%s rc %d: %s\n%s\n", args[0], rc, err.buf, out->buf);
-	ln_buf_release(&err);
-	return rc;
-}
-
 /* An initiator request with discovery; extra goes before "initiators". */
 static const char *disc_req_with(const char *nqn, int service, const char *extra)
 {
@@ -217,7 +208,7 @@ static void two_nodes(char **target, char **init)
 	*target = fx_build("node-target");
 	*init = fx_build("node-initiator");
 	assert_int_equal(ln_file_read(FIXTURES_DIR "/agent/request-target.json", &req, &e), 0);
-	assert_int_equal(run(*target, apply, req.buf, &out), 0);
+	assert_int_equal(fx_run_ini(*target, apply, req.buf, &out), 0);
 	snprintf(map, sizeof(map), "10.77.0.11 %s\n", *target);
 	assert_int_equal(fx_put(*init, "/etc/llmnet-fixture/fabric", map), 0);
 	ln_test_release(&out, &e, &req);
@@ -231,11 +222,11 @@ static void test_agent_discovery__connect_from_the_log(void **st)
 
 	(void)st;
 	two_nodes(&target, &init);
-	assert_int_equal(run(init, plan, disc_req(NQN1, 4420), &out), 0);
+	assert_int_equal(fx_run_ini(init, plan, disc_req(NQN1, 4420), &out), 0);
 	assert_non_null(strstr(out.buf, "through the discovery log"));
 	assert_int_equal(ctrls_of(init, LN_DISC_NQN), 0);
 	ln_buf_reset(&out);
-	assert_int_equal(run(init, apply, disc_req(NQN1, 4420), &out), 0);
+	assert_int_equal(fx_run_ini(init, apply, disc_req(NQN1, 4420), &out), 0);
 	assert_non_null(strstr(out.buf, "(discovery log: port 1)"));
 	assert_int_equal(ctrls_of(init, NQN1), 1);
 	/* the discovery controller was deleted again */
@@ -246,7 +237,7 @@ static void test_agent_discovery__connect_from_the_log(void **st)
 	 * with the target's tree out of reach, apply still converges */
 	assert_int_equal(fx_put(init, "/etc/llmnet-fixture/fabric", "10.77.0.11 /nonexistent\n"), 0);
 	ln_buf_reset(&out);
-	assert_int_equal(run(init, apply, disc_req(NQN1, 4420), &out), 0);
+	assert_int_equal(fx_run_ini(init, apply, disc_req(NQN1, 4420), &out), 0);
 	assert_non_null(strstr(out.buf, "\"action\": \"ok\""));
 	assert_null(strstr(out.buf, "\"action\": \"create\", \"kind\": \"nvme_connection\""));
 	ln_test_release(&out, &v);
@@ -327,17 +318,13 @@ static void test_agent_discovery__restore_discovers(void **st)
 		 "echo '#!pushed agent' > %s/var/lib/llmnet/bin/llmnet-agent",
 		 init, init, init, boot, boot, init);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(run(init, apply, disc_req_with(NQN1, 4420, "\"persist\":true,"), &out), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -a %s/var/lib/llmnet %s/var/lib/ && cp -a %s/etc/nvme %s/etc/ && "
-		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
-		 init, boot, init, boot, init, boot);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_run_ini(init, apply, disc_req_with(NQN1, 4420, "\"persist\":true,"), &out), 0);
+	fx_copy_boot(init, boot);
 	snprintf(map, sizeof(map), "10.77.0.11 %s\n", target);
 	assert_int_equal(fx_put(boot, "/etc/llmnet-fixture/fabric", map), 0);
 	assert_int_equal(ctrls_of(boot, NQN1), 0);
 	ln_buf_reset(&out);
-	assert_int_equal(run(boot, restore, NULL, &out), 0);
+	assert_int_equal(fx_run_ini(boot, restore, NULL, &out), 0);
 	assert_non_null(strstr(out.buf, "(discovery log: port 1)"));
 	assert_int_equal(ctrls_of(boot, NQN1), 1);
 	assert_int_equal(ctrls_of(boot, LN_DISC_NQN), 0);
@@ -345,6 +332,126 @@ static void test_agent_discovery__restore_discovers(void **st)
 	fx_remove(target);
 	fx_remove(init);
 	fx_remove(boot);
+}
+
+/* `facts --discovery PLACE` on the initiator node: the answer's one place. */
+static struct json_object *disc_facts(const char *root, const char *place, int want_rc)
+{
+	const char *args[] = { "facts", "--discovery", place, NULL };
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct json_object *o, *d, *x;
+
+	assert_int_equal(fx_agent(root, args, NULL, &out, &err, NULL), want_rc);
+	o = json_tokener_parse(out.buf);
+	assert_non_null(o);
+	if (want_rc) {
+		ln_test_release(&out, &err);
+		return o;
+	}
+	assert_true(json_object_object_get_ex(o, "discovery", &d));
+	assert_int_equal(json_object_array_length(d), 1);
+	x = json_object_get(json_object_array_get_idx(d, 0));
+	json_object_put(o);
+	ln_test_release(&out, &err);
+	return x;
+}
+
+/* The log's entries of a place's answer, one "SUBTYPE NQN TRANSPORT ADDR:SVC"
+ * line each; "error: ..." when none was read. */
+static char *disc_lines(struct json_object *x)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	struct json_object *l, *e;
+	size_t i;
+
+	if (!json_object_object_get_ex(x, "log", &l)) {
+		assert_true(json_object_object_get_ex(x, "error", &e));
+		ln_buf_addf(&b, "error: %s", json_object_get_string(e));
+		return ln_buf_detach(&b, NULL);
+	}
+	assert_false(json_object_object_get_ex(x, "error", &e));
+	for (i = 0; i < json_object_array_length(l); i++) {
+		struct json_object *en = json_object_array_get_idx(l, i);
+
+		ln_buf_addf(&b, "%d %s %s %s:%s\n", json_object_get_int(json_object_object_get(en, "subtype")),
+			    json_object_get_string(json_object_object_get(en, "nqn")),
+			    json_object_get_string(json_object_object_get(en, "transport")),
+			    json_object_get_string(json_object_object_get(en, "address")),
+			    json_object_get_string(json_object_object_get(en, "service")));
+	}
+	return ln_buf_detach(&b, NULL);
+}
+
+/* facts --discovery reads what apply would read, with the node's host NQN,
+ * judges nothing, and leaves the node's tree as it was: the discovery
+ * controller deleted again whatever happened. */
+static void test_agent_discovery__facts_reads_the_log(void **st)
+{
+	const char *place = "tcp,10.77.0.11,4420," NQN1;
+	struct ln_buf before = LN_BUF_INIT, after = LN_BUF_INIT;
+	struct json_object *x;
+	char *target, *init, *l, p[4200];
+
+	(void)st;
+	two_nodes(&target, &init);
+	/* no host NQN yet: nothing read, said why */
+	x = disc_facts(init, place, 0);
+	l = disc_lines(x);
+	assert_string_equal(l, "error: no host NQN on this node (/etc/nvme/hostnqn): apply makes it");
+	free(l);
+	json_object_put(x);
+	snprintf(p, sizeof(p), "%s/etc/nvme", init);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(fx_put(init, "/etc/nvme/hostnqn",
+				"nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002\n"), 0);
+	fx_list(init, &before, NULL);
+	x = disc_facts(init, place, 0);
+	l = disc_lines(x);
+	assert_string_equal(l, "3 " LN_DISC_NQN " tcp 10.77.0.11:4420\n"
+			       "2 " NQN1 " tcp 10.77.0.11:4420\n"
+			       "2 " NQN3 " tcp 10.77.0.11:4420\n");
+	assert_string_equal(json_object_get_string(json_object_object_get(x, "host_nqn")),
+			    "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002");
+	fx_list(init, &after, NULL);
+	assert_string_equal(before.buf, after.buf);
+	free(l);
+	json_object_put(x);
+	/* the host taken off target1's allowed hosts: the log omits it */
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/" NQN1 "/allowed_hosts/"
+		 "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002", target);
+	assert_int_equal(unlink(p), 0);
+	x = disc_facts(init, place, 0);
+	l = disc_lines(x);
+	assert_string_equal(l, "3 " LN_DISC_NQN " tcp 10.77.0.11:4420\n"
+			       "2 " NQN3 " tcp 10.77.0.11:4420\n");
+	free(l);
+	json_object_put(x);
+	/* no port there, and a log read that fails: the error, nothing left */
+	x = disc_facts(init, "tcp,10.77.0.11,4430," NQN1, 0);
+	l = disc_lines(x);
+	assert_non_null(strstr(l, "error: cannot connect to the discovery controller at tcp "
+				  "10.77.0.11:4430: Connection refused"));
+	free(l);
+	json_object_put(x);
+	assert_int_equal(fx_put(init, "/etc/llmnet-fixture/disc-log-fails", ""), 0);
+	fx_list(init, &before, NULL);
+	x = disc_facts(init, place, 0);
+	l = disc_lines(x);
+	assert_non_null(strstr(l, "the controller refused Get Log Page"));
+	fx_list(init, &after, NULL);
+	assert_string_equal(before.buf, after.buf);
+	assert_int_equal(ctrls_of(init, LN_DISC_NQN), 0);
+	free(l);
+	json_object_put(x);
+	/* places that reach no path or option string: usage, nothing read */
+	json_object_put(disc_facts(init, "udp,10.77.0.11,4420," NQN1, 64));
+	json_object_put(disc_facts(init, "tcp,10.77.0.11,0," NQN1, 64));
+	json_object_put(disc_facts(init, "tcp,host.example,4420," NQN1, 64));
+	json_object_put(disc_facts(init, "tcp,10.77.0.11,4420," LN_DISC_NQN, 64));
+	json_object_put(disc_facts(init, "tcp,10.77.0.11,4420," NQN1 ",x", 64));
+	ln_test_release(&before, &after);
+	fx_remove(target);
+	fx_remove(init);
 }
 
 int main(void)
@@ -356,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_agent_discovery__connect_from_the_log),
 		cmocka_unit_test(test_agent_discovery__not_listed_fails_and_connects_nothing),
 		cmocka_unit_test(test_agent_discovery__restore_discovers),
+		cmocka_unit_test(test_agent_discovery__facts_reads_the_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,17 +27,6 @@ static char *slurp(const char *path)
 	return ln_buf_detach(&b, NULL);
 }
 
-static int run(const char *root, const char *const *args, const char *in, struct ln_buf *out)
-{
-	struct ln_buf err = LN_BUF_INIT;
-	int rc = fx_agent(root, args, in, out, &err, "LLMNET_NS_WAIT=2");
-
-	if (rc != 0)
-		fprintf(stderr, "%s rc %d: %s\n%s\n", args[0], rc, err.buf, out->buf);
-	ln_buf_release(&err);
-	return rc;
-}
-
 static int skip_leftovers(const char *rel)
 {
 	/* generated identity, state and lock are the documented leftovers */
@@ -94,7 +83,7 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	const char *store = "/etc/llmnet/keys/c/target-nqn.2024-04.x:t.key";
 
 	(void)st;
-	assert_int_equal(run(root, apply, dh_init(K1, K2), &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, dh_init(K1, K2), &out), 0);
 	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	fx_read(root, CTRL "dhchap_ctrl_secret", &v);
@@ -107,12 +96,12 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	assert_null(strstr(v.buf, "DHHC-1"));
 	/* rotation: plan says so and changes nothing; apply re-keys */
 	ln_buf_reset(&out);
-	assert_int_equal(run(root, plan, dh_init(K2, K2), &out), 0);
+	assert_int_equal(fx_run_ini(root, plan, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "nvme_dhchap_secret"));
 	fx_read(root, CTRL "dhchap_secret", &v);
 	assert_string_equal(v.buf, K1 "\n");
 	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, dh_init(K2, K2), &out), 0);
 	assert_non_null(strstr(out.buf, "re-authenticate the live controller"));
 	assert_null(strstr(out.buf, "QkJCQkJC"));
 	fx_read(root, CTRL "dhchap_secret", &v);
@@ -121,11 +110,11 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	assert_string_equal(v.buf, K2 "\n");
 	/* converged: nothing more */
 	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, dh_init(K2, K2), &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, dh_init(K2, K2), &out), 0);
 	assert_null(strstr(out.buf, "nvme_dhchap_secret"));
 	/* teardown disconnects and wipes the store */
 	ln_buf_reset(&out);
-	assert_int_equal(run(root, td, NULL, &out), 0);
+	assert_int_equal(fx_run_ini(root, td, NULL, &out), 0);
 	{
 		char p[4096];
 
@@ -134,7 +123,7 @@ static void test_agent_initiator__dhchap_connect_and_rekey(void **st)
 	}
 	/* connected without a secret: the kernel cannot re-key it; said */
 	ln_buf_reset(&out);
-	assert_int_equal(run(root, apply, dh_init(NULL, NULL), &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, dh_init(NULL, NULL), &out), 0);
 	ln_buf_reset(&out);
 	{
 		struct ln_buf err = LN_BUF_INIT;
@@ -159,7 +148,7 @@ static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 
 	(void)st;
 	fx_list(root, &before, skip_leftovers);
-	assert_int_equal(run(root, apply, req, &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, req, &out), 0);
 	/* identity from the DMI product UUID */
 	snprintf(p, sizeof(p), "%s/etc/nvme/hostnqn", root);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
@@ -189,24 +178,24 @@ static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 	assert_non_null(strstr(v.buf, "\nte1:2\nte2:4\n"));
 	/* converged: nothing written */
 	fx_list_mtimes(root, &m1);
-	assert_int_equal(run(root, apply, req, &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, req, &out), 0);
 	fx_list_mtimes(root, &m2);
 	assert_string_equal(m1.buf, m2.buf);
 	assert_null(strstr(out.buf, "\"action\": \"create\""));
 	assert_null(strstr(out.buf, "\"action\": \"change\""));
 	assert_non_null(strstr(out.buf, "\"action\": \"ok\""));
 	/* teardown: our controller and mount go; nvme0 (foreign) stays */
-	assert_int_equal(run(root, td, NULL, &out), 0);
+	assert_int_equal(fx_run_ini(root, td, NULL, &out), 0);
 	fx_list(root, &after, skip_leftovers);
 	assert_string_equal(before.buf, after.buf);
 	/* a second apply keeps the generated identity (never overwritten) */
-	assert_int_equal(run(root, apply, req, &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, req, &out), 0);
 	snprintf(p, sizeof(p), "%s/etc/nvme/hostid", root);
 	ln_buf_reset(&v);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
 	assert_string_equal(v.buf, "1f0f7b8a-0000-4000-8000-000000000002\n");
 	/* now the device holds ext4: it is mounted without formatting again */
-	assert_int_equal(run(root, td, NULL, &out), 0);
+	assert_int_equal(fx_run_ini(root, td, NULL, &out), 0);
 	free(req);
 	ln_test_release(&out, &before, &after, &v, &e, &m1, &m2);
 	fx_remove(root);
@@ -222,8 +211,8 @@ static void test_agent_initiator__purge_leaves_no_host_identity_record(void **st
 	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT, e = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(run(root, apply, req, &out), 0);
-	assert_int_equal(run(root, td, NULL, &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, req, &out), 0);
+	assert_int_equal(fx_run_ini(root, td, NULL, &out), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
 	if (strstr(v.buf, "/etc/nvme"))
@@ -373,7 +362,7 @@ static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st
 	struct ln_buf out = LN_BUF_INIT, state = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(run(root, apply, mount_req("/mnt/x"), &out), 0);
+	assert_int_equal(fx_run_ini(root, apply, mount_req("/mnt/x"), &out), 0);
 	read_into(root, "/var/lib/llmnet/state.json", &state);
 	assert_non_null(strstr(state.buf, "\"device\": \"259:1\""));
 	append_mount(root, "/dev/vdb /mnt/x ext4 rw,relatime 0 0\n");
@@ -430,7 +419,7 @@ static const char *ran(const char *root, const char *verb, const char *req, stru
 	const char *args[] = { verb, NULL };
 
 	ln_buf_reset(out);
-	assert_int_equal(run(root, args, req, out), 0);
+	assert_int_equal(fx_run_ini(root, args, req, out), 0);
 	return out->buf;
 }
 

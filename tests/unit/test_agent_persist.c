@@ -604,15 +604,11 @@ static void wait_ready(struct notify_sock *n)
 static char *rebooted_initiator(int refused)
 {
 	char *root = tree_of("node-initiator", 1), *boot = tree_of("node-initiator", 1);
-	char cmd[8192], n[32];
+	char n[32];
 	struct ln_buf out = LN_BUF_INIT;
 
 	assert_int_equal(apply(root, INIT_REQUEST, &out), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -a %s/var/lib/llmnet %s/var/lib/ && cp -a %s/etc/nvme %s/etc/ && "
-		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/",
-		 root, boot, root, boot, root, boot);
-	assert_int_equal(system(cmd), 0);
+	fx_copy_boot(root, boot);
 	snprintf(n, sizeof(n), "%d\n", refused);
 	write_node(boot, "/etc/llmnet-fixture/connect-refused", n);
 	ln_buf_release(&out);

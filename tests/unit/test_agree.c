@@ -374,7 +374,7 @@ static int fake_counters(void *ctx, size_t node, unsigned lane, const char *cons
 }
 
 static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get,
-					      fake_counters };
+					      fake_counters, NULL };
 
 static int line_cmp(const void *a, const void *b)
 {

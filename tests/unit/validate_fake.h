@@ -74,6 +74,12 @@ struct fake {
 	int with_counters, lossy[MAXN][2], no_counters[MAXN];
 	long long seq_err[MAXN][2];
 	size_t counter_reads;
+	/* `facts --discovery`: each node's answer (JSON text; NULL: the node
+	 * cannot be reached), the places it was asked, space-separated, and
+	 * how often */
+	const char *disc_answer[MAXN];
+	char disc_asked[MAXN][1024];
+	int disc_calls[MAXN];
 };
 
 static inline int is_mpi_bin(const char *path)
@@ -578,9 +584,30 @@ static inline void fake_loss(struct fake *f, size_t node, const char *const *arg
 	pthread_mutex_unlock(&f->lock);
 }
 
-static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get, NULL };
+/* `facts --discovery PLACE...`: disc_answer[node] as the agent's answer. */
+static inline int fake_discovery(void *ctx, size_t node, const char *const *places, size_t n,
+				 struct json_object **out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	size_t i, len = 0;
+
+	f->disc_calls[node]++;
+	f->disc_asked[node][0] = '\0';
+	for (i = 0; i < n && len < sizeof(f->disc_asked[node]); i++)
+		len += (size_t)snprintf(f->disc_asked[node] + len, sizeof(f->disc_asked[node]) - len,
+					"%s%s", i ? " " : "", places[i]);
+	if (!f->disc_answer[node]) {
+		ln_buf_addstr(err, "connection refused");
+		return -LN_EUNREACH;
+	}
+	*out = json_tokener_parse(f->disc_answer[node]);
+	return *out ? 0 : -EPROTO;
+}
+
+static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get, NULL,
+					      fake_discovery };
 static const struct ln_probe_ops fake_ops_counters = { fake_facts, fake_run, fake_put, fake_get,
-						       fake_counters };
+						       fake_counters, fake_discovery };
 
 static inline void fake_init(struct fake *f, size_t n)
 {
