@@ -187,6 +187,36 @@ for i in 2 3; do check "lab$i: no discovery controller left" 0 "$(disc_ctrls "$i
 run apply "$tmp/disc.yaml"
 check "re-apply with discovery reports 0 changed" 1 \
 	"$(grep -c '^apply: 0 changed on 3 nodes; converged' "$tmp/out")"
+# validate's devices stage reads the same logs (facts --discovery): both
+# discoverable checks pass; with lab2 taken off the tcp subsystem's allowed
+# hosts by hand (its live connection stays), lab2's check fails naming its
+# log, lab3's still passes, no discovery controller stays; apply restores.
+disc_check() { # REPORT NODE -> "STATUS NAME" of NODE's discoverable check, or none
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+c = [c for c in r["checks"] if c.get("node") == sys.argv[2] and c["name"].startswith("discoverable ")]
+print(c[0]["status"] + " " + c[0]["name"] if len(c) == 1 else "none")' "$1" "$2"
+}
+run validate "$tmp/disc.yaml" --stages devices --report "$tmp/disc-v1.json"
+check "validate devices with discovery exits 0" 0 "$rc"
+check "lab2's target is discoverable in lab1's log" \
+	"pass discoverable $TCP at 10.77.0.11:4420/tcp from lab2" "$(disc_check "$tmp/disc-v1.json" lab2)"
+check "lab3's target is discoverable in lab1's log" \
+	"pass discoverable $RDMA at 10.77.0.11:4420/rdma from lab3" "$(disc_check "$tmp/disc-v1.json" lab3)"
+for i in 2 3; do check "lab$i: no discovery controller left after validate" 0 "$(disc_ctrls "$i")"; done
+h2=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
+lab_ssh 1 "rm -f '/sys/kernel/config/nvmet/subsystems/$TCP/allowed_hosts/$h2'"
+run validate "$tmp/disc.yaml" --stages devices --report "$tmp/disc-v2.json"
+check "validate fails with lab2 not allowed (exit 1)" 1 "$rc"
+check "lab2's discoverable check fails" \
+	"fail discoverable $TCP at 10.77.0.11:4420/tcp from lab2" "$(disc_check "$tmp/disc-v2.json" lab2)"
+check "it names the place, the host and what the log lists" 1 \
+	"$(grep -cF "'$TCP' is not in the discovery log at tcp 10.77.0.11:4420 for host '$h2': the log lists" "$tmp/out")"
+check "lab3's still passes" \
+	"pass discoverable $RDMA at 10.77.0.11:4420/rdma from lab3" "$(disc_check "$tmp/disc-v2.json" lab3)"
+check "lab2: no discovery controller left after the failed check" 0 "$(disc_ctrls 2)"
+run apply "$tmp/disc.yaml"
+check "apply puts lab2's host back (exit 0)" 0 "$rc"
 # Not listed at the declared place: lab1 gets, by hand, a tcp port at
 # 10.77.0.11:4421 exporting only a subsystem that allows no host. lab2's
 # agent, asked (as apply asks it, under a cluster of its own so nothing of
@@ -198,7 +228,6 @@ lab_ssh 1 "cd /sys/kernel/config/nvmet && mkdir subsystems/$FOREIGN ports/4421 &
 	echo tcp > ports/4421/addr_trtype && echo ipv4 > ports/4421/addr_adrfam &&
 	echo 10.77.0.11 > ports/4421/addr_traddr && echo 4421 > ports/4421/addr_trsvcid &&
 	ln -s /sys/kernel/config/nvmet/subsystems/$FOREIGN ports/4421/subsystems/" 2>&1 | sed 's/^/    /'
-h2=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
 printf '{"protocol": 2, "cluster": "llmnet-lab-disc", "initiators": [{"target": "%s", "transport": "tcp", "address": "10.77.0.11", "service": 4421, "discovery": true}]}\n' \
 	"$TCP" | lab_ssh 2 "/var/lib/llmnet/bin/llmnet-agent -q --budget-ms 60000 apply" > "$tmp/disc.json"
 arc=$?
