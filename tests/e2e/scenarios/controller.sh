@@ -197,7 +197,10 @@ r = json.load(open(sys.argv[1]))
 c = [c for c in r["checks"] if c.get("node") == sys.argv[2] and c["name"].startswith("discoverable ")]
 print(c[0]["status"] + " " + c[0]["name"] if len(c) == 1 else "none")' "$1" "$2"
 }
-run validate "$tmp/disc.yaml" --stages devices --report "$tmp/disc-v1.json"
+# (the controller's spec has no validation section: the devices stage added)
+grep -q '^validation:' "$tmp/disc.yaml" && { fail "the controller's spec has a validation section now"; }
+{ cat "$tmp/disc.yaml"; printf 'validation:\n  - { stage: devices }\n'; } > "$tmp/disc-v.yaml"
+run validate "$tmp/disc-v.yaml" --report "$tmp/disc-v1.json"
 check "validate devices with discovery exits 0" 0 "$rc"
 check "lab2's target is discoverable in lab1's log" \
 	"pass discoverable $TCP at 10.77.0.11:4420/tcp from lab2" "$(disc_check "$tmp/disc-v1.json" lab2)"
@@ -206,7 +209,7 @@ check "lab3's target is discoverable in lab1's log" \
 for i in 2 3; do check "lab$i: no discovery controller left after validate" 0 "$(disc_ctrls "$i")"; done
 h2=$(lab_ssh 2 'cat /etc/nvme/hostnqn')
 lab_ssh 1 "rm -f '/sys/kernel/config/nvmet/subsystems/$TCP/allowed_hosts/$h2'"
-run validate "$tmp/disc.yaml" --stages devices --report "$tmp/disc-v2.json"
+run validate "$tmp/disc-v.yaml" --report "$tmp/disc-v2.json"
 check "validate fails with lab2 not allowed (exit 1)" 1 "$rc"
 check "lab2's discoverable check fails" \
 	"fail discoverable $TCP at 10.77.0.11:4420/tcp from lab2" "$(disc_check "$tmp/disc-v2.json" lab2)"
