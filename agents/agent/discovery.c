@@ -127,7 +127,7 @@ static int read_header(ln_disc_read_fn fn, void *ctx, uint64_t *genctr, uint64_t
 int ln_disc_read(ln_disc_read_fn fn, void *ctx, struct ln_disc_log *out, struct ln_buf *err)
 {
 	unsigned char *page = NULL;
-	uint64_t gen = 0, numrec, gen2 = 0, numrec2;
+	uint64_t gen = 0, numrec = 0, gen2 = 0, numrec2 = 0;
 	size_t len;
 	int r, tries;
 
