@@ -1010,6 +1010,7 @@ if [ "${CLUSTER_JOBS:-2}" -gt 1 ] && [ -z "${CLUSTER_HALF:-}" ] && [ ${#all[@]} 
 	halves=("" "") pids=()
 	for k in "${!all[@]}"; do halves[k % 2]+=" ${all[k]}"; done
 	for h in 0 1; do
+		rm -f "$BUILD/check/cluster.half$h.counts"	# never a stale one
 		# shellcheck disable=SC2086 # the half's scenario names, one word each
 		CLUSTER_HALF=$h CLUSTER_NET=${net%.*}.$((${net##*.} + 100 * h)) \
 			tests/cluster/run.sh "$BUILD" ${halves[h]} > "$WORK/half$h.log" 2>&1 &
@@ -1017,12 +1018,17 @@ if [ "${CLUSTER_JOBS:-2}" -gt 1 ] && [ -z "${CLUSTER_HALF:-}" ] && [ ${#all[@]} 
 	done
 	for h in 0 1; do
 		wait "${pids[h]}"
+		rc=$?
 		cat "$WORK/half$h.log"
-		p=0 f=1
+		p='' f=''
 		read -r p f < "$BUILD/check/cluster.half$h.counts" || echo "half $h wrote no counts"
 		rm -f "$BUILD/check/cluster.half$h.counts"
+		# counts that are not two numbers, or a half that exited non-zero
+		# with none failed, count as one failure more
+		[[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]] || p=0 f=1
+		[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
 		tap_count "$p" "$f"
-		[ "$f" -eq 0 ] || TAP_FAILURES+=("half $h:${halves[h]} (its failures above)")
+		[ "$f" -eq 0 ] || TAP_FAILURES+=("half $h:${halves[h]} (exit $rc; its failures above)")
 	done
 	tap_done "$BUILD/check/cluster.counts"
 	exit
