@@ -7,9 +7,11 @@
  * spec_pattern_regex[SP_OWNPATH] (pattern.c) says the same as a regex:
  * change both together.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "common/places.h"
+#include "common/proto.h"
 #include "common/util.h"
 
 struct place {
@@ -82,5 +84,21 @@ int ln_place_check(const char *key, const char *path, struct ln_buf *why)
 	for (i = 0; i < ARRAY_SIZE(system_dirs); i++)
 		if (ln_path_under(path, system_dirs[i]))
 			return refuse(key, path, system_dirs[i], why);
+	return 0;
+}
+
+int ln_tests_dir_check(const char *dir, struct ln_buf *why)
+{
+	if (ln_path_under(dir, LN_OWN_DIR)) {
+		ln_buf_addf(why, "'%s' is %sllmnet's own directory (%s), which holds its own "
+			    "programs and state only", dir, strcmp(dir, LN_OWN_DIR) ? "in " : "",
+			    LN_OWN_DIR);
+		return -1;
+	}
+	if (strlen(dir) + sizeof("/" LN_NCCL_TESTS_ALL_REDUCE) > PATH_MAX) {
+		ln_buf_addf(why, "'%.64s...' is too long: with '/%s' it would pass the %d bytes "
+			    "of a node path", dir, LN_NCCL_TESTS_ALL_REDUCE, PATH_MAX - 1);
+		return -1;
+	}
 	return 0;
 }

@@ -25,4 +25,12 @@ int ln_path_under(const char *path, const char *dir);
 
 int ln_place_check(const char *key, const char *path, struct ln_buf *why);
 
+/* nccl-tests' directory (validation.nccl.tests_dir, absolute and
+ * normalized): 0, or -1 with why when it is llmnet's own directory or
+ * below it, or when it and the program's name would pass a node path's
+ * length. Lint refuses such a spec, and the agent such a request (a name
+ * over 255 bytes: the spec's path pattern, and the agent's walk). */
+#define LN_OWN_DIR "/var/lib/llmnet"
+int ln_tests_dir_check(const char *dir, struct ln_buf *why);
+
 #endif

@@ -15,15 +15,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "agents/agent/agent.h"
 #include "agents/agent/exec_tests.h"
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/places.h"
 #include "common/proto.h"
 
 int ln_exec_tests_named(const char *path)
@@ -38,6 +41,7 @@ int ln_exec_tests_named(const char *path)
  * executable one, each directory above it a directory. */
 static int trusted(int fd, const char *shown, int last, const char *path, struct ln_buf *err)
 {
+	struct statfs fs;
 	struct stat st;
 
 	if (fstat(fd, &st) < 0) {
@@ -45,6 +49,14 @@ static int trusted(int fd, const char *shown, int last, const char *path, struct
 
 		ln_buf_addf(err, "cannot look at '%s': %s", shown, strerror(e));
 		return -e;
+	}
+	/* a FUSE file system reports whatever owner its (maybe unprivileged)
+	 * server says */
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == FUSE_SUPER_MAGIC) {
+		ln_buf_addf(err, "'%s' is on a FUSE file system, whose owners and modes its "
+			    "server decides: llmnet runs nccl-tests only from a local file system",
+			    shown);
+		return -LN_EREQUEST;
 	}
 	if (S_ISLNK(st.st_mode)) {
 		ln_buf_addf(err, "'%s' is a symbolic link: llmnet runs nccl-tests only by a path "
@@ -81,12 +93,11 @@ int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf
 	int fd, nfd, r, last;
 	size_t n;
 
-	if (!strncmp(path, LN_PROTO_REMOTE_DIR "/", strlen(LN_PROTO_REMOTE_DIR "/")) ||
-	    !strncmp(path, LN_PROBE_SRC_DIR "/", strlen(LN_PROBE_SRC_DIR "/"))) {
-		ln_buf_addf(err, "'%s' is in llmnet's own directory, which holds its own programs "
-			    "only", path);
+	/* the directory, as lint judged tests_dir (places.c) */
+	e = strrchr(path, '/');
+	snprintf(shown, sizeof(shown), "%.*s", e ? (int)(e - path) : 0, path);
+	if (ln_tests_dir_check(shown[0] ? shown : "/", err) < 0)
 		return -LN_EREQUEST;
-	}
 	fd = open(a->root[0] ? a->root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		int en = errno;

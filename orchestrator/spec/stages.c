@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/places.h"
 #include "common/util.h"
 #include "orchestrator/spec/parser.h"
 #include "orchestrator/spec/units.h"
@@ -353,14 +354,15 @@ static const struct kv *find_kv(const struct kv *kvs, size_t n, const char *key)
 
 /* nccl's tool and tests_dir go together: nccl-tests runs only from a
  * declared directory, and the directory means nothing to llmnet's probe.
- * What nccl-tests cannot be given (another op, NCCL variables: the agent
- * passes a program no environment) is refused, not ignored. */
+ * What nccl-tests cannot be given (another op; NCCL variables, which
+ * llmnet passes only to its own probe) is refused, not ignored. */
 static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
 {
 	static const char *const probe_only[] = { "socket_ifname", "env" };
 	const struct ln_validation *v = &p->spec->validation;
 	const struct kv *tool = find_kv(kvs, n, "tool"), *dir = find_kv(kvs, n, "tests_dir");
 	const struct kv *op = find_kv(kvs, n, "op"), *kv;
+	struct ln_buf why = LN_BUF_INIT;
 	size_t i;
 
 	if (tool && (!tool->v || (strcmp(tool->v, "probe") && strcmp(tool->v, "all_reduce_perf"))))
@@ -376,9 +378,10 @@ static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
 		spec_diag(p->spec, tool->vm, "tool 'all_reduce_perf' needs 'tests_dir': the "
 			  "absolute directory that holds nccl-tests' all_reduce_perf on every "
 			  "node, which llmnet runs from there only");
-	else if (v->nccl.tests_dir && !strncmp(v->nccl.tests_dir, "/var/lib/llmnet/", 16))
-		spec_diag(p->spec, dir->vm, "'tests_dir' may not be under /var/lib/llmnet, "
-			  "which holds llmnet's own programs only");
+	else if (v->nccl.tests_dir && v->nccl.tests_dir[0] == '/' &&
+		 ln_tests_dir_check(v->nccl.tests_dir, &why) < 0)
+		spec_diag(p->spec, dir->vm, "'tests_dir' %s", why.buf);
+	ln_buf_release(&why);
 	if (op && op->v && v->nccl.op != LN_NCCL_ALL_REDUCE)
 		spec_diag(p->spec, op->vm, "tool 'all_reduce_perf' measures all_reduce only, not "
 			  "'%.100s': remove 'op', or 'tool' (llmnet's probe measures every op)",

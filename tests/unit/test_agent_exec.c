@@ -404,9 +404,21 @@ static void test_agent_exec__nccl_tests_only_from_a_root_owned_path(void **state
 		NT_PROG, "-c", NULL);
 	refused(x, "--sha256 is for mpirun's probe, not '" NT_PROG "'", "--sha256", x->sha,
 		"--", NT_PROG, NULL);
-	/* never from llmnet's own directory (the controller writes there) */
-	refused(x, "'/var/lib/llmnet/bin/all_reduce_perf' is in llmnet's own directory", "--",
+	/* never from llmnet's own directory or below it (the controller writes
+	 * there), and never with a name no node path may have */
+	refused(x, "'/var/lib/llmnet/bin' is in llmnet's own directory (/var/lib/llmnet)", "--",
 		"/var/lib/llmnet/bin/all_reduce_perf", NULL);
+	refused(x, "'/var/lib/llmnet' is llmnet's own directory (/var/lib/llmnet)", "--",
+		"/var/lib/llmnet/all_reduce_perf", NULL);
+	refused(x, "'/var/lib/llmnet/restore' is in llmnet's own directory", "--",
+		"/var/lib/llmnet/restore/all_reduce_perf", NULL);
+	{
+		char longname[300] = "/opt/";
+
+		memset(longname + 5, 'n', 256);
+		strcpy(longname + 261, "/all_reduce_perf");
+		refused(x, "has a name longer than 255 bytes", "--", longname, NULL);
+	}
 	/* ownership: a directory, the file; modes */
 	sh(x, "chown 4321 $R/opt/nccl-tests");
 	refused(x, "'/opt/nccl-tests' is owned by uid 4321, not root: ", "--", NT_PROG, NULL);
