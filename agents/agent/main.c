@@ -131,6 +131,12 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 		else
 			places[nd++] = argv[i + 1];
 	}
+	/* a discovery controller is connected and must be gone within a bound,
+	 * also when the caller goes (the budget's signal handlers) */
+	if (nd && !ln_budget_active())
+		return ln_agent_fail("usage", "facts --discovery connects a discovery controller "
+				     "and needs a time budget: --budget-ms MS",
+				     LN_AGENT_EXIT_USAGE);
 	if (np)
 		rc = ln_counters_collect(a, ports, np, &o);
 	else if (nd)

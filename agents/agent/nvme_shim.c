@@ -22,7 +22,9 @@
 #include <nvme/util.h>
 
 #include "agents/agent/agent.h"
+#include "agents/agent/discovery.h"
 #include "agents/agent/fabrics.h"
+#include "common/fileio.h"
 
 static void copy(char *dst, size_t size, const char *src)
 {
@@ -215,10 +217,29 @@ static int shim_disc_log(struct ln_agent *a, const char *name, uint64_t off, voi
 	return ln_fabrics_disc_log(name, off, buf, len, err);
 }
 
+/* Only while name is still a discovery controller: if it went meanwhile
+ * (someone else's disconnect), its instance number may already be a new
+ * controller's, which is not llmnet's to delete. */
 static int shim_disc_delete(struct ln_agent *a, const char *name, struct ln_buf *err)
 {
+	struct ln_buf nqn = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[96];
+	int r;
+
 	(void)a;
-	return ln_fabrics_delete(name, err);
+	snprintf(p, sizeof(p), "/sys/class/nvme/%.32s/subsysnqn", name);
+	r = ln_file_read(p, &nqn, &e);
+	ln_buf_rtrim(&nqn);
+	if (r == 0 && strcmp(nqn.buf, LN_DISC_NQN))
+		r = -ESTALE;
+	if (r == 0)
+		r = ln_fabrics_delete(name, err);
+	else
+		ln_buf_addf(err, "not deleting controller '%s': it is no longer the discovery "
+			    "controller llmnet connected (%s)", name, r == -ESTALE ? nqn.buf : e.buf);
+	ln_buf_release(&nqn);
+	ln_buf_release(&e);
+	return r;
 }
 
 const struct ln_iniops ln_iniops_real = LN_INIOPS("libnvme", shim);

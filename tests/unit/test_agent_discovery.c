@@ -17,6 +17,7 @@
 
 #include "agents/agent/discovery.h"
 #include "common/fileio.h"
+#include "common/proto.h"
 
 #define NQN1 "nqn.2024-04.com.example:te1.target1"
 #define NQN3 "nqn.2024-04.com.example:te1.target3"
@@ -394,6 +395,19 @@ static void test_agent_discovery__facts_reads_the_log(void **st)
 
 	(void)st;
 	two_nodes(&target, &init);
+	/* without a time budget: refused, nothing connected */
+	{
+		const char *args[] = { "facts", "--discovery", place, NULL };
+		struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+
+		fx_list(init, &before, NULL);
+		assert_int_equal(fx_agent_nobudget(init, args, NULL, &out, &err, NULL),
+				 LN_AGENT_EXIT_USAGE);
+		assert_non_null(strstr(out.buf, "needs a time budget: --budget-ms MS"));
+		fx_list(init, &after, NULL);
+		assert_string_equal(before.buf, after.buf);
+		ln_test_release(&out, &err);
+	}
 	/* no host NQN yet: nothing read, said why */
 	x = disc_facts(init, place, 0);
 	l = disc_lines(x);
