@@ -120,18 +120,19 @@ static void test_validate_rails__lab_faults(void **state)
 }
 
 /* The lab's netem run (validate.sh, 6.12, 4 guests): a delay on n2's
- * rxe1 and loss on n4's in one latency stage with concurrent rails and
- * max_errors: the threshold names exactly n2/rxe1, the counters n4/rxe1
- * (its partners' rises are its loss), no node and no link. */
+ * rxe0 and loss on n4's rxe1 in one latency stage, one rail a round, with
+ * max_errors: the threshold names exactly n2/rxe0, the counters n4/rxe1
+ * (its partners' rises are its loss, one faulty partner each), no node
+ * and no link. */
 static void test_validate_rails__netem(void **state)
 {
-	struct world *w = two_rails(state, "  - { stage: latency, max_typical: 50us, max_errors: 5, "
-				    "concurrent_rails: true }\n");
+	struct world *w = two_rails(state, "  - { stage: latency, max_typical: 50us, max_errors: 15, "
+				    "concurrent_rails: false }\n");
 	size_t i;
-	int lat = 0, ctr = 0;
+	int lat = 0, ctr = 0, k;
 
 	w->f.with_counters = 1;
-	w->f.slow_port[1][1] = 1;
+	w->f.slow_port[1][0] = 1;
 	w->f.lossy[3][1] = 1;
 	world_run(w);
 	for (i = 0; i < w->res.nverdicts; i++) {
@@ -140,12 +141,19 @@ static void test_validate_rails__netem(void **state)
 
 		assert_int_equal(v->kind, LN_VERDICT_PORT);
 		assert_int_equal(v->a, counters ? 3 : 1);
-		assert_string_equal(ln_results_port(&w->res, v->a, v->pa), "rxe1");
+		assert_string_equal(ln_results_port(&w->res, v->a, v->pa), counters ? "rxe1" : "rxe0");
 		*(counters ? &ctr : &lat) += 1;
 	}
 	assert_int_equal(lat, 1);
 	assert_int_equal(ctr, 1);
-	assert_culprits(&w->res, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe1\",\"n4/rxe1\"],"
+	/* n4's rail-1 partners: over the limit with n4 alone, which is blamed */
+	for (k = 0; k < 3; k += 2) {
+		const struct ln_check *c = ctr_check(&w->res, LN_STAGE_LATENCY, k, "rxe1");
+
+		assert_int_equal(c->status, LN_ST_PASS);
+		assert_non_null(strstr(c->reason, "which is blamed"));
+	}
+	assert_culprits(&w->res, "\"culprits\":{\"nodes\":[],\"ports\":[\"n2/rxe0\",\"n4/rxe1\"],"
 			"\"links\":[],");
 }
 
