@@ -21,13 +21,14 @@
 
 #define MAX_REQUEST (16u << 20)
 
-/* The request: a session request's input, else stdin to its end. */
+/* The request: a session request's input, else stdin to its end. It may
+ * carry secrets: in is made a secret buffer. */
 static int read_request(const struct ln_agent *a, struct ln_buf *in, struct ln_buf *err)
 {
 	char chunk[65536];
 	ssize_t n;
 
-	ln_buf_init(in, MAX_REQUEST);
+	ln_buf_init_secret(in, MAX_REQUEST);
 	if (a->has_input) {
 		if (ln_buf_add(in, a->input, a->input_len) < 0) {
 			ln_buf_addf(err, "request: larger than %u bytes", MAX_REQUEST);
