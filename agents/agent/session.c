@@ -335,6 +335,7 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 
 		ln_buf_reset(&reply);
 		serve_one(a, run, &req, &reply);
+		ln_buf_reset(&req);	/* wiped now, not when the reader next reuses it */
 		request_done(&ib);
 		if (ln_agent_stopping || send_frame(&reply) < 0)
 			break;
