@@ -9,7 +9,10 @@
  * material: it never grows with realloc(), which may leave the old block's
  * copy in freed memory, but copies into a new block and wipes the old one;
  * release wipes the whole allocation, reset and setlen the bytes they drop.
- * A detached string is the caller's to wipe.
+ * A detached string is the caller's to wipe. Only the buffer's own blocks
+ * are wiped: a copy made elsewhere (a stack chunk, json-c's parser, string
+ * objects and printbuf, libssh's channel buffers) is that code's to wipe,
+ * and json-c's and libssh's are not wiped at all.
  */
 #ifndef LN_BUF_H
 #define LN_BUF_H
@@ -33,6 +36,9 @@ extern char ln_buf_empty[];
 #define LN_BUF_INIT { ln_buf_empty, 0, 0, 0, 0 }
 #define LN_BUF_INIT_SECRET { ln_buf_empty, 0, 0, 0, 1 }
 
+/* A plain (not secret) empty buffer, whatever b held: it may be called on
+ * uninitialised memory, so it never keeps a secret mark. A function handed a
+ * caller's buffer must not call it (nor memset the buffer) to set a cap. */
 void ln_buf_init(struct ln_buf *b, size_t cap);
 /* The same, for a buffer that will hold a secret: mark it at creation,
  * before anything is added. */

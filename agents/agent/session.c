@@ -76,8 +76,9 @@ static void *reader(void *arg)
 	struct ln_buf f, why = LN_BUF_INIT, tmp;
 	int r;
 
-	/* a request may carry secrets: every buffer a request frame passes
-	 * through (f, ib->frame, the server's req and input) is secret */
+	/* a request may carry secrets: every ln_buf a request frame passes
+	 * through (f, ib->frame, the server's req and input) is secret; the
+	 * copies json-c makes parsing it are freed unwiped (docs/hacking.md) */
 	ln_buf_init_secret(&f, LN_FRAME_REQUEST_MAX);
 	for (;;) {
 		r = ln_frame_read(read_stdin, NULL, LN_FRAME_REQUEST_MAX, &f, &why);

@@ -168,7 +168,9 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 	static const char *const session_args[] = { LN_VERB_SESSION, NULL };
 	static long long next_id;
 	/* the request may carry DH-HMAC-CHAP secrets and TLS PSKs: body and
-	 * frame are secret buffers, wiped as they grow and when released */
+	 * frame are secret buffers, wiped as they grow and when released;
+	 * json-c's printbuf (ln_json_write) and libssh's channel buffers keep
+	 * copies that are freed unwiped, a known limit (docs/hacking.md) */
 	struct ln_buf cmd = LN_BUF_INIT, body = LN_BUF_INIT_SECRET, frame = LN_BUF_INIT_SECRET,
 		      e = LN_BUF_INIT;
 	struct json_object *env = json_object_new_object(), *av = json_object_new_array();
