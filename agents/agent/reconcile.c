@@ -27,6 +27,7 @@ static int read_request(const struct ln_agent *a, struct ln_buf *in, struct ln_b
 {
 	char chunk[65536];
 	ssize_t n;
+	int r = 0;
 
 	ln_buf_init_secret(in, MAX_REQUEST);
 	if (a->has_input) {
@@ -41,16 +42,21 @@ static int read_request(const struct ln_agent *a, struct ln_buf *in, struct ln_b
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ln_buf_addf(err, "cannot read the request: %s", strerror(errno));
-			return -errno;
+			r = -errno;
+			ln_buf_addf(err, "cannot read the request: %s", strerror(-r));
+			break;
 		}
 		if (n == 0)
-			return 0;
+			break;
 		if (ln_buf_add(in, chunk, (size_t)n) < 0) {
 			ln_buf_addf(err, "request: larger than %u bytes", MAX_REQUEST);
-			return -E2BIG;
+			r = -E2BIG;
+			break;
 		}
 	}
+	/* the request passed through the stack too */
+	explicit_bzero(chunk, sizeof(chunk));
+	return r;
 }
 
 static int finish(struct ln_converge *cv, const char *mode)

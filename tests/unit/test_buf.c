@@ -10,10 +10,13 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/unit/cmocka.h"
 
 #include "common/buf.h"
+#include "common/fileio.h"
+#include "common/frame.h"
 
 void *__real_malloc(size_t n);
 void *__real_realloc(void *p, size_t n);
@@ -176,9 +179,149 @@ static void test_buf__secret_append_all_or_nothing(void **state)
 	ln_buf_release(&b);
 }
 
+/* Detach hands over the block as it is; the buffer stays secret. */
+static void test_buf__secret_detach(void **state)
+{
+	const char *secret = "NVMeTLSkey-1:01:c2VjcmV0LXBzay1zZWNyZXQtcHNrLXNlY3JldA==:";
+	struct ln_buf b = LN_BUF_INIT_SECRET;
+	size_t len;
+	char *s;
+
+	(void)state;
+	s = ln_buf_detach(&b, &len);	/* empty: a fresh "" */
+	assert_string_equal(s, "");
+	assert_int_equal(len, 0);
+	free(s);
+	fill(&b, secret);
+	len = 0;
+	s = ln_buf_detach(&b, &len);
+	assert_int_equal(len, strlen(s));
+	assert_int_equal(strncmp(s, secret, strlen(secret)), 0);
+	assert_non_null(strstr(s, ",opt199=199"));
+	assert_ptr_equal(b.buf, ln_buf_empty);
+	assert_int_equal(b.len + b.alloc, 0);
+	assert_int_equal(b.secret, 1);
+	explicit_bzero(s, len);
+	free(s);
+	watch_for(secret);	/* reused: still grows without realloc */
+	fill(&b, secret);
+	ln_buf_release(&b);
+	assert_int_equal(reallocs, 0);
+	assert_int_equal(leaked, 0);
+	watch_for(NULL);
+}
+
+/* Reset, setlen and release on a buffer that never allocated touch only
+ * the shared "" and leave it "". */
+static void test_buf__secret_empty_reset_release(void **state)
+{
+	struct ln_buf b = LN_BUF_INIT_SECRET;
+
+	(void)state;
+	ln_buf_reset(&b);
+	ln_buf_setlen(&b, 0);
+	ln_buf_release(&b);
+	ln_buf_reset(&b);
+	assert_ptr_equal(b.buf, ln_buf_empty);
+	assert_int_equal(ln_buf_empty[0], 0);
+	assert_int_equal(b.len + b.alloc, 0);
+	assert_int_equal(b.secret, 1);
+	assert_int_equal(ln_buf_addstr(&b, "x"), 0);
+	assert_string_equal(b.buf, "x");
+	ln_buf_release(&b);
+	assert_int_equal(ln_buf_empty[0], 0);
+}
+
+/* The stack below the caller after a read: a 64 KiB chunk a reader left
+ * there is inside it. (Reading what no one initialised: the asm tells the
+ * compiler it may have been.) */
+static __attribute__((noinline)) int stack_holds(const char *s)
+{
+	char probe[96 * 1024];
+
+	__asm__ volatile("" : : "r"(probe) : "memory");
+	return memmem(probe, sizeof(probe), s, strlen(s)) != NULL;
+}
+
+static __attribute__((noinline)) void read_pipe(const char *s, struct ln_buf *out)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int fd[2];
+
+	assert_int_equal(pipe(fd), 0);
+	assert_int_equal(write(fd[1], s, strlen(s)), (ssize_t)strlen(s));
+	close(fd[1]);
+	assert_int_equal(ln_fd_read(fd[0], "pipe", out, &err), 0);
+	close(fd[0]);
+	ln_buf_release(&err);
+}
+
+static void test_buf__fd_read_wipes_its_stack_chunk(void **state)
+{
+	const char *secret = "DHHC-1:00:ZmQtcmVhZC1zdGFjay1jaHVuay1zZWNyZXQtMQ==:";
+	const char *text = "DHHC-1:00:ZmQtcmVhZC1zdGFjay1jaHVuay1wbGFpbi10ZXh0:";
+	struct ln_buf b = LN_BUF_INIT_SECRET, p = LN_BUF_INIT;
+
+	(void)state;
+	read_pipe(secret, &b);
+	assert_string_equal(b.buf, secret);
+	assert_false(stack_holds(secret));
+	ln_buf_release(&b);
+	read_pipe(text, &p);	/* the check sees a copy where there is one */
+	assert_string_equal(p.buf, text);
+	assert_true(stack_holds(text));
+	ln_buf_release(&p);
+}
+
+struct mem_in {
+	const char *p;
+	size_t len, pos;
+};
+
+static int mem_rd(void *ctx, void *p, size_t n, struct ln_buf *err)
+{
+	struct mem_in *in = ctx;
+	size_t k = in->len - in->pos < n ? in->len - in->pos : n;
+
+	(void)err;
+	memcpy(p, in->p + in->pos, k);
+	in->pos += k;
+	return (int)k;
+}
+
+static __attribute__((noinline)) void read_frame(const char *s, struct ln_buf *out)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct mem_in in = { s, strlen(s), 0 };
+
+	assert_int_equal(ln_frame_read(mem_rd, &in, 1 << 20, out, &err), 0);
+	ln_buf_release(&err);
+}
+
+static void test_buf__frame_read_wipes_its_stack_chunk(void **state)
+{
+	const char *secret = "59\n{\"psk\":\"NVMeTLSkey-1:01:ZnJhbWUtc3RhY2stY2h1bmstc2VjcmV0:\"}";
+	const char *text = "59\n{\"psk\":\"NVMeTLSkey-1:01:ZnJhbWUtc3RhY2stY2h1bmstcGxhaW4h:\"}";
+	struct ln_buf b = LN_BUF_INIT_SECRET, p = LN_BUF_INIT;
+
+	(void)state;
+	read_frame(secret, &b);
+	assert_string_equal(b.buf, strchr(secret, '{'));
+	assert_false(stack_holds("ZnJhbWUtc3RhY2stY2h1bmstc2VjcmV0"));
+	ln_buf_release(&b);
+	read_frame(text, &p);
+	assert_string_equal(p.buf, strchr(text, '{'));
+	assert_true(stack_holds("ZnJhbWUtc3RhY2stY2h1bmstcGxhaW4h"));
+	ln_buf_release(&p);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_buf__secret_growth_leaves_no_copy),
 	cmocka_unit_test(test_buf__plain_growth_still_reallocs),
 	cmocka_unit_test(test_buf__secret_reset_and_setlen_wipe),
 	cmocka_unit_test(test_buf__secret_append_all_or_nothing),
+	cmocka_unit_test(test_buf__secret_detach),
+	cmocka_unit_test(test_buf__secret_empty_reset_release),
+	cmocka_unit_test(test_buf__fd_read_wipes_its_stack_chunk),
+	cmocka_unit_test(test_buf__frame_read_wipes_its_stack_chunk),
 )
