@@ -323,6 +323,10 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 					    LN_PROTO_VERSION, rc, req.buf);
 				send_frame(&reply);
 			}
+			/* a request not taken (the session stops) is wiped, under
+			 * the mutex, as the reader swaps frames; full stays set, so
+			 * the reader puts no other one there */
+			ln_buf_release(&ib.frame);
 			pthread_mutex_unlock(&ib.m);
 			break;
 		}
