@@ -179,7 +179,8 @@ void ln_keystore_apply(struct ln_converge *cv, int may_remove)
 			ln_buf_reset(&data);
 			ln_buf_addf(&data, "%s\n", secret);
 			rc = ln_path_write(cv->a, p, data.buf, data.len, 0600, &err);
-			explicit_bzero(data.buf, data.len);
+			/* wiped now, not at the next key or the end: data is secret */
+			ln_buf_reset(&data);
 		}
 		ln_cv_report(cv, existed ? "change" : "create", "node_key", p, NULL,
 			     rc < 0 ? err.buf : NULL);

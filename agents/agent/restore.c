@@ -185,7 +185,8 @@ static int one_try(struct ln_agent *a, const char *cluster, int *nothing)
 			    cluster);
 		rc = -LN_EREQUEST;
 	}
-	explicit_bzero(text.buf, text.len);
+	/* wiped now (text is secret), not after the converge, which may be long */
+	ln_buf_release(&text);
 	if (rc < 0)
 		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
 	else
