@@ -178,7 +178,8 @@ include $(sort $(wildcard mk/*.mk))
 # Expanded once, here, after every fragment: a target-specific flag (the
 # agent's objects add one) must not leak into .flags through whichever
 # object happens to ask for it first.
-TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE)
+TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE) \
+	$(foreach v,$(sort $(filter LDFLAGS_test_%,$(.VARIABLES))),$(v)=$($(v)))
 
 # Their recipes use $<, so the extra prerequisite changes no command.
 $(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec \
