@@ -28,7 +28,10 @@ void ln_buf_init(struct ln_buf *b, size_t cap)
 
 void ln_buf_init_secret(struct ln_buf *b, size_t cap)
 {
-	ln_buf_init(b, cap);
+	b->buf = ln_buf_empty;
+	b->len = 0;
+	b->alloc = 0;
+	b->cap = cap;
 	b->secret = 1;
 }
 
