@@ -134,10 +134,14 @@ $(BUILD)/llmnet-agent: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
 $(BUILD)/llmnet-agent-dyn: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 
+# A test's own link flags: LDFLAGS_test_NAME. test_buf wraps the allocator
+# to look into the blocks a buffer gives back.
+LDFLAGS_test_buf := -Wl,--wrap=malloc,--wrap=realloc,--wrap=free
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBLLMNET)
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' \
-		-DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ $< \
+		-DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) $(LDFLAGS_$*) -o $@ $< \
 		$(LIBAGENT) $(LIBLLMNET) $(TEST_LIBS)
 
 unit-tests: $(TESTS)
@@ -174,7 +178,8 @@ include $(sort $(wildcard mk/*.mk))
 # Expanded once, here, after every fragment: a target-specific flag (the
 # agent's objects add one) must not leak into .flags through whichever
 # object happens to ask for it first.
-TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE)
+TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE) \
+	$(foreach v,$(sort $(filter LDFLAGS_test_%,$(.VARIABLES))),$(v)=$($(v)))
 
 # Their recipes use $<, so the extra prerequisite changes no command.
 $(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec \

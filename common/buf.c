@@ -23,15 +23,30 @@ void ln_buf_init(struct ln_buf *b, size_t cap)
 	b->len = 0;
 	b->alloc = 0;
 	b->cap = cap;
+	b->secret = 0;
+}
+
+void ln_buf_init_secret(struct ln_buf *b, size_t cap)
+{
+	b->buf = ln_buf_empty;
+	b->len = 0;
+	b->alloc = 0;
+	b->cap = cap;
+	b->secret = 1;
 }
 
 void ln_buf_release(struct ln_buf *b)
 {
 	size_t cap = b->cap;
+	int secret = b->secret;
 
-	if (b->alloc)
+	if (b->alloc) {
+		if (secret)
+			explicit_bzero(b->buf, b->alloc);
 		free(b->buf);
+	}
 	ln_buf_init(b, cap);
+	b->secret = secret;
 }
 
 void ln_buf_release_list(struct ln_buf **b)
@@ -42,6 +57,8 @@ void ln_buf_release_list(struct ln_buf **b)
 
 void ln_buf_reset(struct ln_buf *b)
 {
+	if (b->secret)
+		explicit_bzero(b->buf, b->len);
 	b->len = 0;
 	b->buf[0] = '\0';
 }
@@ -59,7 +76,9 @@ char *ln_buf_detach(struct ln_buf *b, size_t *len)
 		if (!s)
 			abort(); /* a one-byte allocation failing leaves nothing sane to do */
 	}
-	ln_buf_init(b, b->cap);
+	b->buf = ln_buf_empty;
+	b->len = 0;
+	b->alloc = 0;
 	return s;
 }
 
@@ -76,9 +95,19 @@ int ln_buf_grow(struct ln_buf *b, size_t extra)
 	n = b->alloc ? b->alloc : 64;
 	while (n < want)
 		n = n / 2 * 3 + 16;
-	p = b->alloc ? realloc(b->buf, n) : malloc(n);
-	if (!p)
-		return -ENOMEM;
+	if (b->alloc && b->secret) {
+		/* realloc() might move it and leave the secret in freed memory */
+		p = malloc(n);
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, b->buf, b->len + 1);
+		explicit_bzero(b->buf, b->alloc);
+		free(b->buf);
+	} else {
+		p = b->alloc ? realloc(b->buf, n) : malloc(n);
+		if (!p)
+			return -ENOMEM;
+	}
 	if (!b->alloc)
 		p[0] = '\0';
 	b->buf = p;
@@ -142,6 +171,8 @@ void ln_buf_setlen(struct ln_buf *b, size_t len)
 {
 	if (len >= b->len)
 		return;
+	if (b->secret)
+		explicit_bzero(b->buf + len, b->len - len);
 	b->len = len;
 	b->buf[len] = '\0';
 }

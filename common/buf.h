@@ -4,6 +4,15 @@
  * cap, in the spirit of git's strbuf. Every append either succeeds whole or
  * leaves the buffer unchanged and returns -ENOMEM (allocation failure) or
  * -E2BIG (the cap would be passed), so callers never see half a message.
+ *
+ * A secret buffer (LN_BUF_INIT_SECRET, ln_buf_init_secret()) holds key
+ * material: it never grows with realloc(), which may leave the old block's
+ * copy in freed memory, but copies into a new block and wipes the old one;
+ * release wipes the whole allocation, reset and setlen the bytes they drop.
+ * A detached string is the caller's to wipe. Only the buffer's own blocks
+ * are wiped: a copy made elsewhere (a stack chunk, json-c's parser, string
+ * objects and printbuf, libssh's channel buffers) is that code's to wipe,
+ * and json-c's and libssh's are not wiped at all.
  */
 #ifndef LN_BUF_H
 #define LN_BUF_H
@@ -20,13 +29,22 @@ struct ln_buf {
 	size_t len;	/* bytes used, excluding the terminating NUL */
 	size_t alloc;	/* bytes allocated; 0 while buf points at the shared "" */
 	size_t cap;	/* maximum len; 0 means LN_BUF_DEFAULT_CAP */
+	int secret;	/* wipe what is dropped; never realloc (see above) */
 };
 
 extern char ln_buf_empty[];
-#define LN_BUF_INIT { ln_buf_empty, 0, 0, 0 }
+#define LN_BUF_INIT { ln_buf_empty, 0, 0, 0, 0 }
+#define LN_BUF_INIT_SECRET { ln_buf_empty, 0, 0, 0, 1 }
 
+/* A plain (not secret) empty buffer, whatever b held: it may be called on
+ * uninitialised memory, so it never keeps a secret mark. A function handed a
+ * caller's buffer must not call it (nor memset the buffer) to set a cap. */
 void ln_buf_init(struct ln_buf *b, size_t cap);
-/* Free the contents; the buffer is empty and reusable afterwards. */
+/* The same, for a buffer that will hold a secret: mark it at creation,
+ * before anything is added. */
+void ln_buf_init_secret(struct ln_buf *b, size_t cap);
+/* Free the contents; the buffer is empty and reusable afterwards (and
+ * still secret if it was). */
 void ln_buf_release(struct ln_buf *b);
 /* The same for every buffer named: ln_buf_release_all(&cmd, &out, &err). */
 #define ln_buf_release_all(...) ln_buf_release_list((struct ln_buf *[]){ __VA_ARGS__, NULL })

@@ -24,16 +24,21 @@ int ln_fd_read(int fd, const char *path, struct ln_buf *out, struct ln_buf *err)
 		if (n < 0) {
 			r = -errno;
 			ln_buf_addf(err, "cannot read '%s': %s", path, strerror(-r));
-			return r;
+			break;
 		}
+		r = 0;
 		if (n == 0)
-			return 0;
+			break;
 		r = ln_buf_add(out, chunk, (size_t)n);
 		if (r < 0) {
 			ln_buf_addf(err, "cannot read '%s': file too large", path);
-			return r;
+			break;
 		}
 	}
+	/* a secret read passes through the stack too */
+	if (out->secret)
+		explicit_bzero(chunk, sizeof(chunk));
+	return r;
 }
 
 int ln_file_read(const char *path, struct ln_buf *out, struct ln_buf *err)

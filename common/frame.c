@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/frame.h"
 #include "common/proto.h"
@@ -53,20 +54,26 @@ int ln_frame_read(ln_frame_read_fn rd, void *ctx, size_t max, struct ln_buf *pay
 		ln_buf_addf(err, "cannot hold a frame of %llu bytes", (unsigned long long)len);
 		return -ENOMEM;
 	}
+	n = 0;
 	while (payload->len < len) {
 		size_t want = len - payload->len;
 
 		n = rd(ctx, chunk, want < sizeof(chunk) ? want : sizeof(chunk), err);
 		if (n < 0)
-			return n;
+			break;
 		if (n == 0) {
 			ln_buf_addf(err, "truncated frame: the input ended after %zu of %llu bytes",
 				    payload->len, (unsigned long long)len);
-			return -ENODATA;
+			n = -ENODATA;
+			break;
 		}
 		ln_buf_add(payload, chunk, (size_t)n);
+		n = 0;
 	}
-	return 0;
+	/* a request's secrets pass through the stack too */
+	if (payload->secret)
+		explicit_bzero(chunk, sizeof(chunk));
+	return n;
 }
 
 int ln_frame_put(struct ln_buf *out, const void *payload, size_t len)

@@ -58,13 +58,14 @@ int ln_fabrics_options(const struct ln_conn *cn, int redact, struct ln_buf *out)
 
 int ln_fabrics_connect(const struct ln_conn *cn, char *name, int *step, struct ln_buf *err)
 {
-	struct ln_buf opts = LN_BUF_INIT;
+	/* the string may hold DH-HMAC-CHAP secrets: wiped on release */
+	struct ln_buf opts = LN_BUF_INIT_SECRET;
 	char answer[256];
 	ssize_t n;
 	int fd, r, inst;
 
 	*step = LN_FABRICS_OPEN;
-	r = ln_fabrics_options(cn, 0, &opts);
+	r = ln_buf_grow(&opts, 1024) ?: ln_fabrics_options(cn, 0, &opts);
 	if (r < 0)
 		goto out;
 	fd = open("/dev/nvme-fabrics", O_RDWR | O_CLOEXEC);
@@ -92,8 +93,6 @@ int ln_fabrics_connect(const struct ln_conn *cn, char *name, int *step, struct l
 	snprintf(name, 32, "nvme%d", inst);
 	r = 0;
 out:
-	/* the string may hold DH-HMAC-CHAP secrets */
-	explicit_bzero(opts.buf, opts.len);
 	ln_buf_release(&opts);
 	return r;
 }

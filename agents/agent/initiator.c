@@ -458,12 +458,11 @@ static int rekey_attr(struct ln_converge *cv, const char *name, const char *attr
 		return -EOPNOTSUPP;
 	}
 	{
-		struct ln_buf cur = LN_BUF_INIT;
+		struct ln_buf cur = LN_BUF_INIT_SECRET;
 		int same = ln_read_attr(cv->a, p, &cur) == 0 && !strcmp(cur.buf, want);
 		int none = !strcmp(cur.buf, "none") || !cur.len;
 
-		explicit_bzero(cur.buf, cur.len);
-		ln_buf_release(&cur);
+		ln_buf_release(&cur);	/* wiped: the kernel's secret */
 		if (same)
 			return 0;
 		if (none) {

@@ -137,15 +137,14 @@ static int open_store(struct ln_converge *cv, const char *dir, struct ln_buf *er
 /* 1 when path holds secret (and is private), 0 when not or missing. */
 static int holds(struct ln_converge *cv, const char *path, const char *secret)
 {
-	struct ln_buf cur = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf cur = LN_BUF_INIT_SECRET, err = LN_BUF_INIT;
 	struct stat st;
 	int same = ln_path_lstat(cv->a, path, &st, &err) == 0 && S_ISREG(st.st_mode) &&
 		   !(st.st_mode & 077) && ln_path_read(cv->a, path, &cur, &err) == 0;
 
 	ln_buf_rtrim(&cur);
 	same = same && !strcmp(cur.buf, secret);
-	explicit_bzero(cur.buf, cur.len);
-	ln_buf_release(&cur);
+	ln_buf_release(&cur);	/* wiped */
 	ln_buf_release(&err);
 	return same;
 }
@@ -153,7 +152,7 @@ static int holds(struct ln_converge *cv, const char *path, const char *secret)
 void ln_keystore_apply(struct ln_converge *cv, int may_remove)
 {
 	struct json_object *want = wanted(cv->rq), *have = json_object_new_array();
-	struct ln_buf err = LN_BUF_INIT, data = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, data = LN_BUF_INIT_SECRET;
 	char dir[PATH_MAX], p[PATH_MAX];
 	int rc, opened = 0;
 	size_t i;
@@ -180,7 +179,8 @@ void ln_keystore_apply(struct ln_converge *cv, int may_remove)
 			ln_buf_reset(&data);
 			ln_buf_addf(&data, "%s\n", secret);
 			rc = ln_path_write(cv->a, p, data.buf, data.len, 0600, &err);
-			explicit_bzero(data.buf, data.len);
+			/* wiped now, not at the next key or the end: data is secret */
+			ln_buf_reset(&data);
 		}
 		ln_cv_report(cv, existed ? "change" : "create", "node_key", p, NULL,
 			     rc < 0 ? err.buf : NULL);

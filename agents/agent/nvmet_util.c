@@ -21,7 +21,8 @@ void ln_nvmet_tuple(char *out, size_t size, const char *t, const char *a, const 
 
 int ln_nvmet_read_eq(struct ln_agent *a, const char *path, const char *want)
 {
-	struct ln_buf b = LN_BUF_INIT;
+	/* the attribute may be a host entry's dhchap_key: wiped on release */
+	struct ln_buf b = LN_BUF_INIT_SECRET;
 	int eq = ln_read_attr(a, path, &b) == 0 && !strcmp(b.buf, want);
 
 	ln_buf_release(&b);

@@ -351,7 +351,7 @@ const char *ln_persist_status(struct ln_agent *a, struct ln_state *st, const cha
 static int put_secret(struct ln_agent *a, const char *cluster, struct json_object *o,
 		      const char *key, const char *file, int required, struct ln_buf *err)
 {
-	struct ln_buf s = LN_BUF_INIT;
+	struct ln_buf s = LN_BUF_INIT_SECRET;
 	char path[PATH_MAX];
 	int r;
 
@@ -365,8 +365,7 @@ static int put_secret(struct ln_agent *a, const char *cluster, struct json_objec
 	} else if (r == -ENOENT) {
 		ln_buf_addf(err, "the node key store has no '%s'", path);
 	}
-	explicit_bzero(s.buf, s.len);
-	ln_buf_release(&s);
+	ln_buf_release(&s);	/* wiped */
 	return r;
 }
 

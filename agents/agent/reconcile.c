@@ -21,13 +21,15 @@
 
 #define MAX_REQUEST (16u << 20)
 
-/* The request: a session request's input, else stdin to its end. */
+/* The request: a session request's input, else stdin to its end. It may
+ * carry secrets: in is made a secret buffer. */
 static int read_request(const struct ln_agent *a, struct ln_buf *in, struct ln_buf *err)
 {
 	char chunk[65536];
 	ssize_t n;
+	int r = 0;
 
-	ln_buf_init(in, MAX_REQUEST);
+	ln_buf_init_secret(in, MAX_REQUEST);
 	if (a->has_input) {
 		if (ln_buf_add(in, a->input, a->input_len) < 0) {
 			ln_buf_addf(err, "request: larger than %u bytes", MAX_REQUEST);
@@ -40,16 +42,21 @@ static int read_request(const struct ln_agent *a, struct ln_buf *in, struct ln_b
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ln_buf_addf(err, "cannot read the request: %s", strerror(errno));
-			return -errno;
+			r = -errno;
+			ln_buf_addf(err, "cannot read the request: %s", strerror(-r));
+			break;
 		}
 		if (n == 0)
-			return 0;
+			break;
 		if (ln_buf_add(in, chunk, (size_t)n) < 0) {
 			ln_buf_addf(err, "request: larger than %u bytes", MAX_REQUEST);
-			return -E2BIG;
+			r = -E2BIG;
+			break;
 		}
 	}
+	/* the request passed through the stack too */
+	explicit_bzero(chunk, sizeof(chunk));
+	return r;
 }
 
 static int finish(struct ln_converge *cv, const char *mode)

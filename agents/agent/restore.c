@@ -160,7 +160,7 @@ static int pause_ms(long ms)
  * when the cluster stores no request (any more) on this node. */
 static int one_try(struct ln_agent *a, const char *cluster, int *nothing)
 {
-	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf text = LN_BUF_INIT_SECRET, err = LN_BUF_INIT;
 	struct ln_request rq;
 	int rc, lock;
 
@@ -185,7 +185,8 @@ static int one_try(struct ln_agent *a, const char *cluster, int *nothing)
 			    cluster);
 		rc = -LN_EREQUEST;
 	}
-	explicit_bzero(text.buf, text.len);
+	/* wiped now (text is secret), not after the converge, which may be long */
+	ln_buf_release(&text);
 	if (rc < 0)
 		rc = ln_agent_fail("request", err.buf, LN_AGENT_EXIT_REQUEST);
 	else

@@ -76,7 +76,10 @@ static void *reader(void *arg)
 	struct ln_buf f, why = LN_BUF_INIT, tmp;
 	int r;
 
-	ln_buf_init(&f, LN_FRAME_REQUEST_MAX);
+	/* a request may carry secrets: every ln_buf a request frame passes
+	 * through (f, ib->frame, the server's req and input) is secret; the
+	 * copies json-c makes parsing it are freed unwiped (docs/hacking.md) */
+	ln_buf_init_secret(&f, LN_FRAME_REQUEST_MAX);
 	for (;;) {
 		r = ln_frame_read(read_stdin, NULL, LN_FRAME_REQUEST_MAX, &f, &why);
 		pthread_mutex_lock(&ib->m);
@@ -225,7 +228,7 @@ void ln_session_abort(int rc)
 static void serve_one(struct ln_agent *a, ln_session_verb_fn run, const struct ln_buf *frame,
 		      struct ln_buf *reply)
 {
-	struct ln_buf answer = LN_BUF_INIT, input = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf answer = LN_BUF_INIT, input = LN_BUF_INIT_SECRET, err = LN_BUF_INIT;
 	struct json_object *req = NULL, *id = NULL;
 	char *argv[MAX_ARGS + 1];
 	int argc = 0, rc;
@@ -284,8 +287,8 @@ static int send_frame(const struct ln_buf *payload)
 
 int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 {
-	struct inbox ib = { .frame = LN_BUF_INIT, .why = LN_BUF_INIT };
-	struct ln_buf req = LN_BUF_INIT, reply = LN_BUF_INIT, tmp;
+	struct inbox ib = { .frame = LN_BUF_INIT_SECRET, .why = LN_BUF_INIT };
+	struct ln_buf req = LN_BUF_INIT_SECRET, reply = LN_BUF_INIT, tmp;
 	pthread_t th;
 	int rc = LN_AGENT_EXIT_OK;
 
@@ -320,6 +323,10 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 					    LN_PROTO_VERSION, rc, req.buf);
 				send_frame(&reply);
 			}
+			/* a request not taken (the session stops) is wiped, under
+			 * the mutex, as the reader swaps frames; full stays set, so
+			 * the reader puts no other one there */
+			ln_buf_release(&ib.frame);
 			pthread_mutex_unlock(&ib.m);
 			break;
 		}
@@ -333,6 +340,7 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 
 		ln_buf_reset(&reply);
 		serve_one(a, run, &req, &reply);
+		ln_buf_reset(&req);	/* wiped now, not when the reader next reuses it */
 		request_done(&ib);
 		if (ln_agent_stopping || send_frame(&reply) < 0)
 			break;

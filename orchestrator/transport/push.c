@@ -167,7 +167,11 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 {
 	static const char *const session_args[] = { LN_VERB_SESSION, NULL };
 	static long long next_id;
-	struct ln_buf cmd = LN_BUF_INIT, body = LN_BUF_INIT, frame = LN_BUF_INIT,
+	/* the request may carry DH-HMAC-CHAP secrets and TLS PSKs: body and
+	 * frame are secret buffers, wiped as they grow and when released;
+	 * json-c's printbuf (ln_json_write) and libssh's channel buffers keep
+	 * copies that are freed unwiped, a known limit (docs/hacking.md) */
+	struct ln_buf cmd = LN_BUF_INIT, body = LN_BUF_INIT_SECRET, frame = LN_BUF_INIT_SECRET,
 		      e = LN_BUF_INIT;
 	struct json_object *env = json_object_new_object(), *av = json_object_new_array();
 	struct reader rd = { s, 0, NULL };
@@ -191,6 +195,8 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 	if (in)
 		ln_json_add(env, "request", json_object_get(in));
 	r = ln_json_write(env, 0, &body);
+	if (r == 0)	/* the header's digits and newline: one allocation */
+		r = ln_buf_grow(&frame, body.len + 24);
 	if (r == 0)
 		r = ln_frame_put(&frame, body.buf, body.len);
 	if (r < 0)
@@ -246,12 +252,7 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 out:
 	json_object_put(env);
 	ln_buf_release(&cmd);
-	/* the request may carry DH-HMAC-CHAP secrets: not left in freed memory */
-	if (body.buf)
-		explicit_bzero(body.buf, body.len);
-	if (frame.buf)
-		explicit_bzero(frame.buf, frame.len);
-	ln_buf_release_all(&body, &frame, &e);
+	ln_buf_release_all(&body, &frame, &e);	/* body and frame wiped */
 	return r;
 }
 
