@@ -377,7 +377,8 @@ static struct json_object *place_facts(struct ln_agent *a, const struct ln_conn 
 	return o;
 }
 
-int ln_disc_facts(struct ln_agent *a, char *const *places, size_t n, struct json_object **out)
+int ln_disc_facts(struct ln_agent *a, const struct ln_conn *places, size_t n,
+		  struct json_object **out)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT;
@@ -389,18 +390,13 @@ int ln_disc_facts(struct ln_agent *a, char *const *places, size_t n, struct json
 		ln_buf_rtrim(&id);
 	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(o, "root", a->fixture ? a->root : "/");
+	/* the places were checked and split once, by the verb */
 	for (i = 0; i < n; i++) {
-		char *copy = strdup(places[i]);
-		struct ln_conn cn;
+		struct ln_conn cn = places[i];
 
-		if (!copy || ln_disc_parse_place(copy, &cn) < 0) {
-			free(copy);
-			continue;	/* the verb checked them all before */
-		}
 		cn.hostnqn = nqn.len ? nqn.buf : NULL;
 		cn.hostid = id.len ? id.buf : NULL;
 		json_object_array_add(arr, place_facts(a, &cn));
-		free(copy);
 	}
 	ln_json_add(o, "discovery", arr);
 	ln_json_add(o, "warnings", json_object_new_array());
