@@ -440,29 +440,41 @@ int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t
 
 /* The offset of the first byte of s an NQN may not hold (strlen(s) when
  * none): white space, control and non-ASCII bytes, what a configfs name or
- * a quoted argument cannot take, and the ',' and '=' of the kernel's
- * /dev/nvme-fabrics option string ("nqn=..,hostnqn=..") that would add
- * options of their own. */
-static size_t nqn_bad_at(const char *s)
+ * a quoted argument cannot take; strict: also the ',' and '=' of the
+ * kernel's /dev/nvme-fabrics option string ("nqn=..,hostnqn=..") that
+ * would add options of their own. */
+static size_t nqn_bad_at(const char *s, int strict)
 {
 	size_t i;
 
 	for (i = 0; s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (c <= ' ' || c >= 0x7f || strchr("/\"'\\,=", c))
+		if (c <= ' ' || c >= 0x7f || strchr(strict ? "/\"'\\,=" : "/\"'\\", c))
 			break;
 	}
 	return i;
 }
 
-/* An NQN as the kernel and the spec accept it, and safe as a configfs name
- * and in an option string. */
-int ln_valid_nqn(const char *s)
+static int valid_nqn(const char *s, int strict)
 {
 	size_t n = strlen(s);
 
-	return n >= 12 && n <= 223 && !strncmp(s, "nqn.", 4) && nqn_bad_at(s) == n;
+	return n >= 12 && n <= 223 && !strncmp(s, "nqn.", 4) && nqn_bad_at(s, strict) == n;
+}
+
+/* An NQN as the kernel and the spec accept it, and safe as a configfs name
+ * (a target's hosts[] may list one with ',' or '=': configfs takes it). */
+int ln_valid_nqn(const char *s)
+{
+	return valid_nqn(s, 0);
+}
+
+/* This node's own host NQN, which goes into the connect's option string
+ * (hostnqn=): a valid NQN without ',' or '='. */
+int ln_valid_host_nqn(const char *s)
+{
+	return valid_nqn(s, 1);
 }
 
 /* A UUID as the kernel's hostid= takes it: 8-4-4-4-12 hex digits. */
@@ -526,8 +538,9 @@ int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf
 		ln_buf_rtrim(b[i]);
 		n = strlen(b[i]->buf);
 		bad = n < b[i]->len ? n : i ? strspn(b[i]->buf, "0123456789abcdefABCDEF-")
-					     : nqn_bad_at(b[i]->buf);
-		if (bad < b[i]->len || (i ? !ln_valid_uuid(b[i]->buf) : !ln_valid_nqn(b[i]->buf))) {
+					     : nqn_bad_at(b[i]->buf, 1);
+		if (bad < b[i]->len ||
+		    (i ? !ln_valid_uuid(b[i]->buf) : !ln_valid_host_nqn(b[i]->buf))) {
 			bad_identity(path[i], b[i], bad,
 				     !b[i]->len ? "it holds only white space"
 				     : i ? "not 8-4-4-4-12 hex digits"

@@ -215,7 +215,7 @@ static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, cha
 	rc = ln_cv_mkdirs(cv, "/etc/nvme", 0, &err);
 	if (rc == 0 && !have_nqn) {
 		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
-		if (rc == 0 && !ln_valid_nqn(gen)) {
+		if (rc == 0 && !ln_valid_host_nqn(gen)) {
 			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
 			rc = -EINVAL;
 		}
