@@ -492,32 +492,23 @@ int ln_valid_uuid(const char *s)
 }
 
 /* What is wrong with the host identity file path, which holds b: the byte
- * at offset bad, or why; quoting no more than its first 32 bytes before
- * that byte (the rest may be anything, a secret too). */
+ * at offset bad (escaped unless a plain letter, digit or sign), or why.
+ * Nothing else of the file is quoted: it may be anything, a pasted key. */
 static void bad_identity(const char *path, const struct ln_buf *b, size_t bad, const char *why,
 			 struct ln_buf *err)
 {
-	size_t i;
+	unsigned char c = bad < b->len ? (unsigned char)b->buf[bad] : 0;
 
 	ln_buf_addf(err, "%s is not %s: ", path, !strcmp(path, LN_HOSTNQN_FILE) ?
 		    "a valid host NQN" : "a host ID (a UUID: 8-4-4-4-12 hex digits)");
-	if (bad < b->len && b->buf[bad] > ' ' && b->buf[bad] < 0x7f)
-		ln_buf_addf(err, "'%c' at offset %zu", b->buf[bad], bad);
+	if (bad < b->len && c > ' ' && c < 0x7f && c != '\'' && c != '\\')
+		ln_buf_addf(err, "'%c' at offset %zu", c, bad);
 	else if (bad < b->len)
-		ln_buf_addf(err, "byte 0x%02x at offset %zu", (unsigned char)b->buf[bad], bad);
+		ln_buf_addf(err, "byte 0x%02x at offset %zu", c, bad);
 	else
 		ln_buf_addstr(err, why);
-	ln_buf_addstr(err, " (it begins '");
-	for (i = 0; i < bad && i < 32; i++) {
-		unsigned char c = (unsigned char)b->buf[i];
-
-		if (c < ' ' || c >= 0x7f || c == '\'' || c == '\\')
-			ln_buf_addf(err, "\\x%02x", c);
-		else
-			ln_buf_addf(err, "%c", c);
-	}
-	ln_buf_addf(err, "'%s); llmnet never rewrites the node's host identity: correct the "
-		    "file, or remove it for apply to make one", i < b->len ? "..." : "");
+	ln_buf_addstr(err, "; llmnet never rewrites the node's host identity: correct the "
+		      "file, or remove it for apply to make one");
 }
 
 int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf *id,
@@ -536,14 +527,14 @@ int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf
 			continue;
 		}
 		ln_buf_rtrim(b[i]);
+		if (!b[i]->len)
+			continue;	/* only white space: none, as an empty file */
 		n = strlen(b[i]->buf);
 		bad = n < b[i]->len ? n : i ? strspn(b[i]->buf, "0123456789abcdefABCDEF-")
 					     : nqn_bad_at(b[i]->buf, 1);
 		if (bad < b[i]->len ||
 		    (i ? !ln_valid_uuid(b[i]->buf) : !ln_valid_host_nqn(b[i]->buf))) {
-			bad_identity(path[i], b[i], bad,
-				     !b[i]->len ? "it holds only white space"
-				     : i ? "not 8-4-4-4-12 hex digits"
+			bad_identity(path[i], b[i], bad, i ? "not 8-4-4-4-12 hex digits"
 				     : "an NQN is 'nqn.' and 8 to 219 more bytes", err);
 			ln_buf_reset(nqn);	/* neither is used, nor shown */
 			ln_buf_reset(id);

@@ -218,9 +218,10 @@ int ln_valid_host_nqn(const char *s);
 int ln_valid_uuid(const char *s);
 /* The node's host identity, not llmnet's: LN_HOSTNQN_FILE into nqn and
  * LN_HOSTID_FILE into id, trimmed; empty where the file is missing or
- * empty. One that holds anything else than a valid host NQN
- * (ln_valid_host_nqn) or a UUID: -EINVAL, err naming the file and what is wrong, quoting no more
- * than its start before the first bad byte; nqn and id empty. */
+ * holds only white space. One that holds anything else than a valid host
+ * NQN (ln_valid_host_nqn) or a UUID: -EINVAL, err naming the file, the
+ * offset and the bad byte (or what is wrong), quoting nothing of it; nqn
+ * and id empty. */
 #define LN_HOSTNQN_FILE "/etc/nvme/hostnqn"
 #define LN_HOSTID_FILE "/etc/nvme/hostid"
 int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf *id,

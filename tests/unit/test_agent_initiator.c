@@ -495,6 +495,9 @@ static void identity_refused(const char *nqn, const char *id, const char *want)
 			fail_msg("%s: want '%s' in\n%s", verbs[i], want, out.buf);
 		assert_null(strstr(out.buf, "DHHC-1"));
 		assert_null(strstr(err.buf, "DHHC-1"));
+		assert_null(strstr(out.buf, "QUFB"));
+		assert_null(strstr(err.buf, "QUFB"));
+		assert_null(strstr(out.buf, "it begins"));
 		assert_null(strstr(out.buf, "\"kind\": \"nvme_connection\""));
 	}
 	fx_list(root, &after, skip_state);
@@ -517,19 +520,25 @@ static void test_agent_initiator__host_identity_checked(void **st)
 
 	(void)st;
 	identity_refused(HOSTNQN ",dhchap_secret=" K1 "\n", HOSTID "\n",
-			 "/etc/nvme/hostnqn is not a valid host NQN: ',' at offset 68 "
-			 "(it begins 'nqn.2014-08.org.nvmexpress:uuid:'...)");
+			 "/etc/nvme/hostnqn is not a valid host NQN: ',' at offset 68; llmnet "
+			 "never rewrites");
 	identity_refused(HOSTNQN "\ntransport=rdma\n", HOSTID "\n",
-			 "/etc/nvme/hostnqn is not a valid host NQN: byte 0x0a at offset 68");
+			 "/etc/nvme/hostnqn is not a valid host NQN: byte 0x0a at offset 68;");
 	identity_refused("nqn.x\n", HOSTID "\n",
 			 "/etc/nvme/hostnqn is not a valid host NQN: an NQN is 'nqn.' and 8 to "
-			 "219 more bytes (it begins 'nqn.x')");
+			 "219 more bytes;");
+	/* a pasted key: nothing of the file is quoted, not its start either */
+	identity_refused(K1 "\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: an NQN is 'nqn.' and 8 to "
+			 "219 more bytes;");
+	identity_refused("nqn.2014-08.org.example:QUFBQUFBQUFBQUFBQUFBQUFB'x\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: byte 0x27 at offset 48;");
 	identity_refused(HOSTNQN "\n", HOSTID ",tls_key=0x1\n",
 			 "/etc/nvme/hostid is not a host ID (a UUID: 8-4-4-4-12 hex digits): "
-			 "',' at offset 36");
+			 "',' at offset 36;");
 	identity_refused(HOSTNQN "\n", "1f0f7b8a00004000800000000000000200\n",
 			 "/etc/nvme/hostid is not a host ID (a UUID: 8-4-4-4-12 hex digits): not "
-			 "8-4-4-4-12 hex digits");
+			 "8-4-4-4-12 hex digits;");
 	/* a valid pair: used as it is, nothing rewritten */
 	snprintf(p, sizeof(p), "%s/etc/nvme", root);
 	assert_int_equal(mkdir(p, 0755), 0);
@@ -539,6 +548,16 @@ static void test_agent_initiator__host_identity_checked(void **st)
 	assert_string_equal(fx_read(root, CTRL "hostnqn", &v), HOSTNQN "\n");
 	assert_string_equal(fx_read(root, "/etc/nvme/hostid", &v),
 			    "1F0F7B8A-0000-4000-8000-00000000000A\n");
+	fx_remove(root);
+	/* files holding only white space are none, as empty ones: apply makes them */
+	root = fx_build("node-initiator");
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", " \n"), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid", " \t\n"), 0);
+	assert_int_equal(fx_run_ini(root, apply, init_req(""), &out), 0);
+	assert_int_equal(strncmp(fx_read(root, "/etc/nvme/hostnqn", &v), "nqn.", 4), 0);
+	assert_int_equal(strlen(fx_read(root, "/etc/nvme/hostid", &v)), 37);
 	ln_test_release(&out, &v);
 	fx_remove(root);
 }
