@@ -3,7 +3,8 @@
 # valid. n3's /etc/nvme/hostnqn carries ",dhchap_secret=..." after a valid
 # NQN, which pasted into the connect's option string would add an option:
 # plan and apply name n3's file and what is wrong and never show the
-# secret; n3's files stay as they were and n3 connects nothing; n1 does
+# secret (the facts' warning says it too, the reason n3 is not among n1's
+# hosts); n3's files stay as they were and n3 connects nothing; n1 does
 # not allow that NQN; n2 is connected as usual.
 
 # n1's allowed_hosts and hosts are there, and none holds a ','.
@@ -22,6 +23,8 @@ scenario_host_identity() {
 	llmnet plan "$C/spec.yaml"
 	check_cmd "plan names n3's hostnqn and what is wrong" \
 		out_has "/etc/nvme/hostnqn is not a valid host NQN: ',' at offset 26"
+	check_cmd "plan says why n3 is left out of n1's hosts (facts' warning)" \
+		out_has "n3: /etc/nvme/hostnqn is not a valid host NQN: ',' at offset 26"
 	llmnet apply "$C/spec.yaml"
 	check_cmd "apply fails" not rc_is 0
 	check_cmd "apply names n3's hostnqn and what is wrong" \
