@@ -106,6 +106,25 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 	return rc;
 }
 
+/* What the agent's facts say of the node's host identity files when they
+ * are not valid (host_nqn null then: the node is left out of its targets'
+ * hosts, so the reason is said once, on stderr and in the run log). */
+static void identity_warnings(struct ln_run *r, const struct ln_node_run *nr)
+{
+	struct json_object *ws = ln_json_at(nr->facts, "warnings");
+	size_t i;
+
+	for (i = 0; ws && json_object_is_type(ws, json_type_array) &&
+		    i < json_object_array_length(ws); i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(ws, i));
+
+		if (!s || strncmp(s, "/etc/nvme/host", 14))
+			continue;
+		ln_warn("%s: %s", nr->spec->name, s);
+		ln_run_log(r, "warning %s: %s", nr->spec->name, s);
+	}
+}
+
 int ln_facts_gather(struct ln_run *r)
 {
 	struct ln_fanout f = { "facts", r->n, NULL, r->parallel, gather_one, r, 0 };
@@ -125,6 +144,8 @@ int ln_facts_gather(struct ln_run *r)
 			nr->state = LN_NODE_INTERRUPTED;
 			ln_buf_reset(&nr->reason);
 			ln_buf_addstr(&nr->reason, "not contacted: interrupted");
+		} else if (nr->state == LN_NODE_OK) {
+			identity_warnings(r, nr);
 		}
 	}
 	ln_fanout_result_release(&res);

@@ -5,6 +5,7 @@
  * validation, and the change-list answer.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -437,20 +438,110 @@ int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t
 	return scan_mounts(a, match_dir, &m) == 1;
 }
 
-/* An NQN as the kernel and the spec accept it, and safe as a configfs name. */
-int ln_valid_nqn(const char *s)
+/* The offset of the first byte of s an NQN may not hold (strlen(s) when
+ * none): white space, control and non-ASCII bytes, what a configfs name or
+ * a quoted argument cannot take; strict: also the ',' and '=' of the
+ * kernel's /dev/nvme-fabrics option string ("nqn=..,hostnqn=..") that
+ * would add options of their own. */
+static size_t nqn_bad_at(const char *s, int strict)
 {
-	size_t n = strlen(s), i;
+	size_t i;
 
-	if (n < 12 || n > 223 || strncmp(s, "nqn.", 4))
-		return 0;
-	for (i = 0; i < n; i++) {
+	for (i = 0; s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (c <= ' ' || c >= 0x7f || c == '/' || c == '"' || c == '\'' || c == '\\')
-			return 0;
+		if (c <= ' ' || c >= 0x7f || strchr(strict ? "/\"'\\,=" : "/\"'\\", c))
+			break;
 	}
+	return i;
+}
+
+static int valid_nqn(const char *s, int strict)
+{
+	size_t n = strlen(s);
+
+	return n >= 12 && n <= 223 && !strncmp(s, "nqn.", 4) && nqn_bad_at(s, strict) == n;
+}
+
+/* An NQN as the kernel and the spec accept it, and safe as a configfs name
+ * (a target's hosts[] may list one with ',' or '=': configfs takes it). */
+int ln_valid_nqn(const char *s)
+{
+	return valid_nqn(s, 0);
+}
+
+/* This node's own host NQN, which goes into the connect's option string
+ * (hostnqn=): a valid NQN without ',' or '='. */
+int ln_valid_host_nqn(const char *s)
+{
+	return valid_nqn(s, 1);
+}
+
+/* A UUID as the kernel's hostid= takes it: 8-4-4-4-12 hex digits. */
+int ln_valid_uuid(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != 36)
+		return 0;
+	for (i = 0; i < 36; i++)
+		if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != '-'
+							     : !isxdigit((unsigned char)s[i]))
+			return 0;
 	return 1;
+}
+
+/* What is wrong with the host identity file path, which holds b: the byte
+ * at offset bad (escaped unless a plain letter, digit or sign), or why.
+ * Nothing else of the file is quoted: it may be anything, a pasted key. */
+static void bad_identity(const char *path, const struct ln_buf *b, size_t bad, const char *why,
+			 struct ln_buf *err)
+{
+	unsigned char c = bad < b->len ? (unsigned char)b->buf[bad] : 0;
+
+	ln_buf_addf(err, "%s is not %s: ", path, !strcmp(path, LN_HOSTNQN_FILE) ?
+		    "a valid host NQN" : "a host ID (a UUID: 8-4-4-4-12 hex digits)");
+	if (bad < b->len && c > ' ' && c < 0x7f && c != '\'' && c != '\\')
+		ln_buf_addf(err, "'%c' at offset %zu", c, bad);
+	else if (bad < b->len)
+		ln_buf_addf(err, "byte 0x%02x at offset %zu", c, bad);
+	else
+		ln_buf_addstr(err, why);
+	ln_buf_addstr(err, "; llmnet never rewrites the node's host identity: correct the "
+		      "file, or remove it for apply to make one");
+}
+
+int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf *id,
+		     struct ln_buf *err)
+{
+	const char *path[2] = { LN_HOSTNQN_FILE, LN_HOSTID_FILE };
+	struct ln_buf *b[2] = { nqn, id };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		size_t n, bad;
+
+		ln_buf_reset(b[i]);
+		if (ln_read_attr(a, path[i], b[i]) < 0 || !b[i]->len) {
+			ln_buf_reset(b[i]);
+			continue;
+		}
+		ln_buf_rtrim(b[i]);
+		if (!b[i]->len)
+			continue;	/* only white space: none, as an empty file */
+		n = strlen(b[i]->buf);
+		bad = n < b[i]->len ? n : i ? strspn(b[i]->buf, "0123456789abcdefABCDEF-")
+					     : nqn_bad_at(b[i]->buf, 1);
+		if (bad < b[i]->len ||
+		    (i ? !ln_valid_uuid(b[i]->buf) : !ln_valid_host_nqn(b[i]->buf))) {
+			bad_identity(path[i], b[i], bad, i ? "not 8-4-4-4-12 hex digits"
+				     : "an NQN is 'nqn.' and 8 to 219 more bytes", err);
+			ln_buf_reset(nqn);	/* neither is used, nor shown */
+			ln_buf_reset(id);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 const char *ln_nqn_at(struct json_object *arr, size_t i)

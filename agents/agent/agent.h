@@ -211,6 +211,21 @@ extern const struct ln_iniops ln_iniops_fixture;
 
 /* Validation of values that reach paths, configfs names or command lines. */
 int ln_valid_nqn(const char *s);
+/* An NQN for this node's host identity, which goes into the kernel's
+ * connect option string: ln_valid_nqn and neither ',' nor '='. */
+int ln_valid_host_nqn(const char *s);
+/* A UUID, 8-4-4-4-12 hex digits (a host ID). */
+int ln_valid_uuid(const char *s);
+/* The node's host identity, not llmnet's: LN_HOSTNQN_FILE into nqn and
+ * LN_HOSTID_FILE into id, trimmed; empty where the file is missing or
+ * holds only white space. One that holds anything else than a valid host
+ * NQN (ln_valid_host_nqn) or a UUID: -EINVAL, err naming the file, the
+ * offset and the bad byte (or what is wrong), quoting nothing of it; nqn
+ * and id empty. */
+#define LN_HOSTNQN_FILE "/etc/nvme/hostnqn"
+#define LN_HOSTID_FILE "/etc/nvme/hostid"
+int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf *id,
+		     struct ln_buf *err);
 /* Element i of a JSON array when it is a string holding a valid NQN, else
  * NULL (owned by the array). */
 const char *ln_nqn_at(struct json_object *arr, size_t i);

@@ -351,8 +351,10 @@ static struct json_object *log_json(const struct ln_disc_log *log)
 	return arr;
 }
 
-/* One place's answer: the log read there for this host, or why none was. */
-static struct json_object *place_facts(struct ln_agent *a, const struct ln_conn *cn)
+/* One place's answer: the log read there for this host, or why none was
+ * (why: the host identity's error, nothing read). */
+static struct json_object *place_facts(struct ln_agent *a, const struct ln_conn *cn,
+				       const char *why)
 {
 	struct json_object *o = json_object_new_object();
 	struct ln_disc_log log = { 0 };
@@ -364,7 +366,9 @@ static struct json_object *place_facts(struct ln_agent *a, const struct ln_conn 
 	ln_json_add_str(o, "address", cn->traddr);
 	ln_json_add_str(o, "service", cn->trsvcid);
 	ln_json_add_str(o, "host_nqn", cn->hostnqn);
-	if (cn->hostnqn)
+	if (why)
+		ln_buf_addstr(&err, why);
+	else if (cn->hostnqn)
 		r = read_log(a, cn, 0, &log, &err);
 	else
 		ln_buf_addstr(&err, "no host NQN on this node (/etc/nvme/hostnqn): apply makes it");
@@ -377,34 +381,27 @@ static struct json_object *place_facts(struct ln_agent *a, const struct ln_conn 
 	return o;
 }
 
-int ln_disc_facts(struct ln_agent *a, char *const *places, size_t n, struct json_object **out)
+int ln_disc_facts(struct ln_agent *a, const struct ln_conn *places, size_t n,
+		  struct json_object **out)
 {
 	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
-	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT;
+	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, bad = LN_BUF_INIT;
 	size_t i;
 
-	if (ln_read_attr(a, "/etc/nvme/hostnqn", &nqn) == 0)
-		ln_buf_rtrim(&nqn);
-	if (ln_read_attr(a, "/etc/nvme/hostid", &id) == 0)
-		ln_buf_rtrim(&id);
+	/* the places were checked and split once, by the verb */
+	ln_host_identity(a, &nqn, &id, &bad);
 	ln_json_add_i64(o, "protocol", LN_PROTO_VERSION);
 	ln_json_add_str(o, "root", a->fixture ? a->root : "/");
 	for (i = 0; i < n; i++) {
-		char *copy = strdup(places[i]);
-		struct ln_conn cn;
+		struct ln_conn cn = places[i];
 
-		if (!copy || ln_disc_parse_place(copy, &cn) < 0) {
-			free(copy);
-			continue;	/* the verb checked them all before */
-		}
 		cn.hostnqn = nqn.len ? nqn.buf : NULL;
 		cn.hostid = id.len ? id.buf : NULL;
-		json_object_array_add(arr, place_facts(a, &cn));
-		free(copy);
+		json_object_array_add(arr, place_facts(a, &cn, bad.len ? bad.buf : NULL));
 	}
 	ln_json_add(o, "discovery", arr);
 	ln_json_add(o, "warnings", json_object_new_array());
-	ln_buf_release_all(&nqn, &id);
+	ln_buf_release_all(&nqn, &id, &bad);
 	*out = o;
 	return 0;
 }

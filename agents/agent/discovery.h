@@ -86,13 +86,15 @@ int ln_disc_find(struct ln_agent *a, const struct ln_conn *cn, struct ln_disc_en
 int ln_disc_parse_place(char *s, struct ln_conn *cn);
 
 /*
- * `facts --discovery`: for each of the n places (checked by
- * ln_disc_parse_place), the log of the discovery controller there, read
- * with this node's host NQN and ID as an initiator's apply reads it, its
- * controller deleted again; or why none was read. Judges nothing: the
- * answer (*out, the caller's) lists every entry (docs/agent-protocol.md).
+ * `facts --discovery`: for each of the n places (as ln_disc_parse_place
+ * made them), the log of the discovery controller there, read with this
+ * node's host NQN and ID as an initiator's apply reads it, its controller
+ * deleted again; or why none was read (no identity, or one that is not
+ * valid: ln_host_identity). Judges nothing: the answer (*out, the
+ * caller's) lists every entry (docs/agent-protocol.md).
  */
 struct json_object;
-int ln_disc_facts(struct ln_agent *a, char *const *places, size_t n, struct json_object **out);
+int ln_disc_facts(struct ln_agent *a, const struct ln_conn *places, size_t n,
+		  struct json_object **out);
 
 #endif

@@ -583,6 +583,20 @@ static void persistent_facts(struct ln_agent *a, struct json_object *owned)
 	ln_buf_release(&err);
 }
 
+/* host_nqn and host_id, null when absent; both null, and a warning that
+ * says why, when either file is not valid (ln_host_identity): what the
+ * controller would take for this host's NQN is never an invalid one. */
+static void identity_facts(struct ln_agent *a, struct json_object *o, struct json_object *w)
+{
+	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, bad = LN_BUF_INIT;
+
+	if (ln_host_identity(a, &nqn, &id, &bad) < 0)
+		json_object_array_add(w, json_object_new_string(bad.buf));
+	ln_json_add(o, "host_nqn", nqn.len ? json_object_new_string(nqn.buf) : NULL);
+	ln_json_add(o, "host_id", id.len ? json_object_new_string(id.buf) : NULL);
+	ln_buf_release_all(&nqn, &id, &bad);
+}
+
 int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf *err)
 {
 	struct json_object *o = json_object_new_object(), *w = json_object_new_array(), *x;
@@ -594,8 +608,7 @@ int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf
 	ln_json_add(o, "machine_id", str_or_null(a, "/etc/machine-id"));
 	ln_json_add(o, "product_uuid", str_or_null(a, "/sys/class/dmi/id/product_uuid"));
 	ln_json_add(o, "kernel", str_or_null(a, "/proc/sys/kernel/osrelease"));
-	ln_json_add(o, "host_nqn", str_or_null(a, "/etc/nvme/hostnqn"));
-	ln_json_add(o, "host_id", str_or_null(a, "/etc/nvme/hostid"));
+	identity_facts(a, o, w);
 	ln_json_add(o, "rdma", rdma_facts(a));
 	ln_json_add(o, "netdevs", netdev_facts(a));
 	ln_json_add(o, "nvme", nvme_facts(a, w));

@@ -186,17 +186,22 @@ out:
 	ln_buf_release(&err);
 }
 
-/* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan). */
+/* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan).
+ * Either file there but not a valid NQN or UUID: refused, nothing written
+ * or connected (the files are the node's, never rewritten). */
 static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
 {
 	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, err = LN_BUF_INIT, line = LN_BUF_INIT;
 	char *gen = NULL;
-	int rc = 0, have_nqn, have_id;
+	int rc, have_nqn, have_id;
 
-	have_nqn = ln_read_attr(cv->a, "/etc/nvme/hostnqn", &nqn) == 0 && nqn.len;
-	have_id = ln_read_attr(cv->a, "/etc/nvme/hostid", &id) == 0 && id.len;
-	ln_buf_rtrim(&nqn);
-	ln_buf_rtrim(&id);
+	rc = ln_host_identity(cv->a, &nqn, &id, &err);
+	if (rc < 0) {
+		ln_cv_report(cv, "change", "host_identity", "/etc/nvme/hostnqn", NULL, err.buf);
+		goto done;
+	}
+	have_nqn = nqn.len > 0;
+	have_id = id.len > 0;
 	if (have_nqn && have_id) {
 		ln_cv_report(cv, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
 		goto done;
@@ -210,7 +215,7 @@ static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, cha
 	rc = ln_cv_mkdirs(cv, "/etc/nvme", 0, &err);
 	if (rc == 0 && !have_nqn) {
 		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
-		if (rc == 0 && !ln_valid_nqn(gen)) {
+		if (rc == 0 && !ln_valid_host_nqn(gen)) {
 			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
 			rc = -EINVAL;
 		}
@@ -226,7 +231,7 @@ static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, cha
 		const char *u = strstr(nqn.buf, ":uuid:");
 
 		ln_buf_reset(&id);
-		if (u && strlen(u + 6) == 36) {
+		if (u && ln_valid_uuid(u + 6)) {
 			ln_buf_addstr(&id, u + 6);
 		} else {
 			char *g2 = NULL;

@@ -103,40 +103,43 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *o = NULL;
-	char *ports[LN_FACTS_COUNTER_PORTS_MAX], *places[LN_FACTS_DISCOVERY_MAX], dev[64];
+	char *ports[LN_FACTS_COUNTER_PORTS_MAX], *copies[LN_FACTS_DISCOVERY_MAX], dev[64];
+	struct ln_conn places[LN_FACTS_DISCOVERY_MAX];	/* pointing into copies */
 	size_t np = 0, nd = 0;
 	unsigned port;
-	int rc, i;
+	int rc = 0, i;
 
-	for (i = 1; i < argc; i += 2) {
+	for (i = 1; i < argc && !rc; i += 2) {
 		char *copy = i + 1 < argc ? strdup(argv[i + 1]) : NULL;
-		struct ln_conn cn;
 		int ok = 0;
 
 		/* one kind per request: --counters or --discovery */
 		if (!strcmp(argv[i], "--counters") && copy && !nd &&
-		    np < LN_FACTS_COUNTER_PORTS_MAX)
+		    np < LN_FACTS_COUNTER_PORTS_MAX) {
 			ok = ln_counters_parse_port(copy, dev, sizeof(dev), &port) == 0;
-		else if (!strcmp(argv[i], "--discovery") && copy && !np &&
-			 nd < LN_FACTS_DISCOVERY_MAX)
-			ok = ln_disc_parse_place(copy, &cn) == 0;
+			if (ok)
+				ports[np++] = argv[i + 1];
+		} else if (!strcmp(argv[i], "--discovery") && copy && !np &&
+			   nd < LN_FACTS_DISCOVERY_MAX &&
+			   ln_disc_parse_place(copy, &places[nd]) == 0) {
+			copies[nd++] = copy;	/* parsed once: places[] points into it */
+			continue;
+		}
 		free(copy);
 		if (!ok)
-			return ln_agent_fail("usage", "usage: llmnet-agent facts "
-					     "[--counters DEVICE/PORT]... | "
-					     "[--discovery TRANSPORT,ADDRESS,SERVICE,NQN]... "
-					     "(at most 64)", LN_AGENT_EXIT_USAGE);
-		if (!strcmp(argv[i], "--counters"))
-			ports[np++] = argv[i + 1];
-		else
-			places[nd++] = argv[i + 1];
+			rc = ln_agent_fail("usage", "usage: llmnet-agent facts "
+					   "[--counters DEVICE/PORT]... | "
+					   "[--discovery TRANSPORT,ADDRESS,SERVICE,NQN]... "
+					   "(at most 64)", LN_AGENT_EXIT_USAGE);
 	}
 	/* a discovery controller is connected and must be gone within a bound,
 	 * also when the caller goes (the budget's signal handlers) */
-	if (nd && !ln_budget_active())
-		return ln_agent_fail("usage", "facts --discovery connects a discovery controller "
-				     "and needs a time budget: --budget-ms MS",
-				     LN_AGENT_EXIT_USAGE);
+	if (!rc && nd && !ln_budget_active())
+		rc = ln_agent_fail("usage", "facts --discovery connects a discovery controller "
+				   "and needs a time budget: --budget-ms MS",
+				   LN_AGENT_EXIT_USAGE);
+	if (rc)
+		goto out;
 	if (np)
 		rc = ln_counters_collect(a, ports, np, &o);
 	else if (nd)
@@ -148,6 +151,9 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 	else
 		rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
 	json_object_put(o);
+out:
+	while (nd)
+		free(copies[--nd]);
 	ln_buf_release(&err);
 	return rc;
 }

@@ -118,24 +118,41 @@ static void want_identity(struct json_object *set, const char *psk, const char *
 		json_object_object_add(set, id, NULL);
 }
 
-void ln_tls_psk_remove(struct ln_converge *cv)
+/* The keys wanted: a target's hosts', and this node's own for each tls
+ * connect, under its host NQN as ln_host_identity reads it (what apply
+ * connects with). Without a valid host identity (apply refuses it), the
+ * own keys cannot be named: every key for a wanted connect's subsystem is
+ * kept (in keep_sub), none removed. */
+static void wanted(struct ln_converge *cv, struct json_object *want, struct json_object *keep_sub)
 {
-	struct json_object *want = json_object_new_object(), *objs, *gone = json_object_new_array();
-	struct json_object *forget = json_object_new_array();
-	struct ln_buf nqn = LN_BUF_INIT;
-	size_t i, j, n;
+	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, bad = LN_BUF_INIT;
+	int invalid = ln_host_identity(cv->a, &nqn, &id, &bad) < 0;
+	size_t i, j;
 
-	if (ln_read_attr(cv->a, "/etc/nvme/hostnqn", &nqn) < 0)
-		ln_buf_reset(&nqn);
 	for (i = 0; cv->rq && i < cv->rq->ntargets; i++) {
 		const struct ln_req_target *t = &cv->rq->targets[i];
 
 		for (j = 0; t->tls && t->keys && j < t->nhosts; j++)
 			want_identity(want, t->keys[j].psk, t->hosts[j], t->nqn);
 	}
-	for (i = 0; cv->rq && i < cv->rq->ninits; i++)
-		if (cv->rq->inits[i].tls && nqn.len)
+	for (i = 0; cv->rq && i < cv->rq->ninits; i++) {
+		if (!cv->rq->inits[i].tls)
+			continue;
+		if (invalid)
+			json_object_object_add(keep_sub, cv->rq->inits[i].target, NULL);
+		else if (nqn.len)
 			want_identity(want, cv->rq->inits[i].psk, nqn.buf, cv->rq->inits[i].target);
+	}
+	ln_buf_release_all(&nqn, &id, &bad);
+}
+
+void ln_tls_psk_remove(struct ln_converge *cv)
+{
+	struct json_object *want = json_object_new_object(), *objs, *gone = json_object_new_array();
+	struct json_object *forget = json_object_new_array(), *keep_sub = json_object_new_object();
+	size_t i, n;
+
+	wanted(cv, want, keep_sub);
 	objs = ln_state_objects(&cv->st, cv->cluster);
 	n = objs ? json_object_array_length(objs) : 0;
 	for (i = 0; i < n; i++) {
@@ -154,6 +171,8 @@ void ln_tls_psk_remove(struct ln_converge *cv)
 		}
 		/* a kept subsystem (teardown) keeps its hosts' keys */
 		if (sub && cv->kept && json_object_object_get_ex(cv->kept, sub + 1, NULL))
+			continue;
+		if (sub && json_object_object_get_ex(keep_sub, sub + 1, NULL))
 			continue;
 		json_object_array_add(gone, json_object_new_string(id));
 	}
@@ -175,5 +194,5 @@ void ln_tls_psk_remove(struct ln_converge *cv)
 	json_object_put(forget);
 	json_object_put(gone);
 	json_object_put(want);
-	ln_buf_release(&nqn);
+	json_object_put(keep_sub);
 }

@@ -18,6 +18,7 @@
 #include "agents/agent/discovery.h"
 #include "common/fileio.h"
 #include "common/proto.h"
+#include "common/util.h"
 
 #define NQN1 "nqn.2024-04.com.example:te1.target1"
 #define NQN3 "nqn.2024-04.com.example:te1.target3"
@@ -468,6 +469,52 @@ static void test_agent_discovery__facts_reads_the_log(void **st)
 	fx_remove(init);
 }
 
+/* facts --discovery with a host identity file that is not valid: the
+ * answer says which file and what is wrong, no discovery controller is
+ * connected, the node's tree (its files too) as it was. */
+static void test_agent_discovery__facts_refuses_a_bad_host_identity(void **st)
+{
+	const char *place = "tcp,10.77.0.11,4420," NQN1;
+	static const char *const files[][3] = {
+		{ "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002,"
+		  "hostid=1f0f7b8a-0000-4000-8000-000000000009\n",
+		  "1f0f7b8a-0000-4000-8000-000000000002\n",
+		  "error: /etc/nvme/hostnqn is not a valid host NQN: ',' at offset 68" },
+		{ "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002\n",
+		  "1f0f7b8a-0000-4000-8000-00000000000z\n",
+		  "error: /etc/nvme/hostid is not a host ID (a UUID: 8-4-4-4-12 hex digits): "
+		  "'z' at offset 35" },
+	};
+	struct ln_buf before = LN_BUF_INIT, after = LN_BUF_INIT;
+	char *target, *init, *l, p[4200];
+	size_t i;
+
+	(void)st;
+	two_nodes(&target, &init);
+	snprintf(p, sizeof(p), "%s/etc/nvme", init);
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		struct json_object *x;
+
+		assert_int_equal(fx_put(init, "/etc/nvme/hostnqn", files[i][0]), 0);
+		assert_int_equal(fx_put(init, "/etc/nvme/hostid", files[i][1]), 0);
+		fx_list(init, &before, NULL);
+		x = disc_facts(init, place, 0);
+		l = disc_lines(x);
+		if (strncmp(l, files[i][2], strlen(files[i][2])))
+			fail_msg("want '%s...', got '%s'", files[i][2], l);
+		assert_null(json_object_object_get(x, "host_nqn"));
+		fx_list(init, &after, NULL);
+		assert_string_equal(before.buf, after.buf);
+		assert_int_equal(ctrls_of(init, LN_DISC_NQN), 0);
+		free(l);
+		json_object_put(x);
+	}
+	ln_test_release(&before, &after);
+	fx_remove(target);
+	fx_remove(init);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_agent_discovery__not_listed_fails_and_connects_nothing),
 		cmocka_unit_test(test_agent_discovery__restore_discovers),
 		cmocka_unit_test(test_agent_discovery__facts_reads_the_log),
+		cmocka_unit_test(test_agent_discovery__facts_refuses_a_bad_host_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

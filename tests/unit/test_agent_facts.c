@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "common/util.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct json_object *run_json(const char *root, const char *const *args, int want_rc)
@@ -167,6 +168,35 @@ static void test_agent_facts__initiator_node_skips_hidden_paths(void **st)
 	fx_remove(root);
 }
 
+/* A host identity file that is not valid is no host identity: host_nqn
+ * and host_id null, a warning naming the file; a valid pair as it is. */
+static void test_agent_facts__host_identity_checked(void **st)
+{
+	const char *args[] = { "facts", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct json_object *o;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", "nqn.2014-08.org.example:h1\n"), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid",
+				"1f0f7b8a-0000-4000-8000-000000000002\n"), 0);
+	o = run_json(root, args, 0);
+	assert_string_equal(path_str(o, "host_nqn"), "nqn.2014-08.org.example:h1");
+	assert_string_equal(path_str(o, "host_id"), "1f0f7b8a-0000-4000-8000-000000000002");
+	json_object_put(o);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn",
+				"nqn.2014-08.org.example:h1,dhchap_secret=x\n"), 0);
+	o = run_json(root, args, 0);
+	assert_null(path_str(o, "host_nqn"));
+	assert_null(path_str(o, "host_id"));
+	assert_non_null(strstr(path_str(o, "warnings.0"),
+			       "/etc/nvme/hostnqn is not a valid host NQN: ',' at offset 26"));
+	json_object_put(o);
+	fx_remove(root);
+}
+
 static void test_agent_facts__gpus_from_proc(void **st)
 {
 	const char *args[] = { "facts", NULL };
@@ -311,6 +341,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_facts__sysfs_class_links_are_followed),
 	cmocka_unit_test(test_agent_facts__initiator_node_skips_hidden_paths),
 	cmocka_unit_test(test_agent_facts__gpus_from_proc),
+	cmocka_unit_test(test_agent_facts__host_identity_checked),
 	cmocka_unit_test(test_agent_facts__bad_root_and_verb),
 	cmocka_unit_test(test_agent_facts__counters_rxe),
 	cmocka_unit_test(test_agent_facts__counters_mlx5_and_unknown),

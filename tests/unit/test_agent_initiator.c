@@ -460,6 +460,108 @@ static void test_agent_initiator__queue_settings_on_a_live_connection(void **st)
 	fx_remove(root);
 }
 
+#define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:1f0f7b8a-0000-4000-8000-000000000002"
+#define HOSTID "1f0f7b8a-0000-4000-8000-000000000002"
+
+static int skip_state(const char *rel)
+{
+	return !strncmp(rel, "/var/lib/llmnet", 15) || !strcmp(rel, "/run/llmnet.lock");
+}
+
+/* A node whose host identity files hold nqn and id: plan and apply are
+ * refused with want (the path and what is wrong), the secret after the
+ * bad byte never shown; the files, the controllers and /dev/nvme-fabrics
+ * as they were: nothing connected. */
+static void identity_refused(const char *nqn, const char *id, const char *want)
+{
+	const char *verbs[] = { "plan", "apply" };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
+		      after = LN_BUF_INIT;
+	int i;
+
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", nqn), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid", id), 0);
+	fx_list(root, &before, skip_state);
+	for (i = 0; i < 2; i++) {
+		const char *args[] = { verbs[i], NULL };
+
+		ln_buf_reset(&out);
+		ln_buf_reset(&err);
+		assert_int_equal(fx_agent(root, args, init_req(""), &out, &err, NULL), 1);
+		if (!strstr(out.buf, want))
+			fail_msg("%s: want '%s' in\n%s", verbs[i], want, out.buf);
+		assert_null(strstr(out.buf, "DHHC-1"));
+		assert_null(strstr(err.buf, "DHHC-1"));
+		assert_null(strstr(out.buf, "QUFB"));
+		assert_null(strstr(err.buf, "QUFB"));
+		assert_null(strstr(out.buf, "it begins"));
+		assert_null(strstr(out.buf, "\"kind\": \"nvme_connection\""));
+	}
+	fx_list(root, &after, skip_state);
+	assert_string_equal(before.buf, after.buf);
+	snprintf(p, sizeof(p), "%s" CTRL, root);
+	assert_int_equal(access(p, F_OK), -1);
+	ln_test_release(&out, &err, &before, &after);
+	fx_remove(root);
+}
+
+/* The host identity files are the node's: one that would add options to
+ * the connect's option string (",dhchap_secret=...", a newline), or a host
+ * ID that is not a UUID, is refused, never rewritten; a valid pair is
+ * used as it is. */
+static void test_agent_initiator__host_identity_checked(void **st)
+{
+	const char *apply[] = { "apply", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	identity_refused(HOSTNQN ",dhchap_secret=" K1 "\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: ',' at offset 68; llmnet "
+			 "never rewrites");
+	identity_refused(HOSTNQN "\ntransport=rdma\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: byte 0x0a at offset 68;");
+	identity_refused("nqn.x\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: an NQN is 'nqn.' and 8 to "
+			 "219 more bytes;");
+	/* a pasted key: nothing of the file is quoted, not its start either */
+	identity_refused(K1 "\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: an NQN is 'nqn.' and 8 to "
+			 "219 more bytes;");
+	identity_refused("nqn.2014-08.org.example:QUFBQUFBQUFBQUFBQUFBQUFB'x\n", HOSTID "\n",
+			 "/etc/nvme/hostnqn is not a valid host NQN: byte 0x27 at offset 48;");
+	identity_refused(HOSTNQN "\n", HOSTID ",tls_key=0x1\n",
+			 "/etc/nvme/hostid is not a host ID (a UUID: 8-4-4-4-12 hex digits): "
+			 "',' at offset 36;");
+	identity_refused(HOSTNQN "\n", "1f0f7b8a00004000800000000000000200\n",
+			 "/etc/nvme/hostid is not a host ID (a UUID: 8-4-4-4-12 hex digits): not "
+			 "8-4-4-4-12 hex digits;");
+	/* a valid pair: used as it is, nothing rewritten */
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", HOSTNQN "\n"), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid", "1F0F7B8A-0000-4000-8000-00000000000A\n"), 0);
+	assert_int_equal(fx_run_ini(root, apply, init_req(""), &out), 0);
+	assert_string_equal(fx_read(root, CTRL "hostnqn", &v), HOSTNQN "\n");
+	assert_string_equal(fx_read(root, "/etc/nvme/hostid", &v),
+			    "1F0F7B8A-0000-4000-8000-00000000000A\n");
+	fx_remove(root);
+	/* files holding only white space are none, as empty ones: apply makes them */
+	root = fx_build("node-initiator");
+	snprintf(p, sizeof(p), "%s/etc/nvme", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", " \n"), 0);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostid", " \t\n"), 0);
+	assert_int_equal(fx_run_ini(root, apply, init_req(""), &out), 0);
+	assert_int_equal(strncmp(fx_read(root, "/etc/nvme/hostnqn", &v), "nqn.", 4), 0);
+	assert_int_equal(strlen(fx_read(root, "/etc/nvme/hostid", &v)), 37);
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__connect_mount_hostfile_teardown),
 	cmocka_unit_test(test_agent_initiator__dhchap_connect_and_rekey),
@@ -471,4 +573,5 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
 	cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
 	cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
+	cmocka_unit_test(test_agent_initiator__host_identity_checked),
 )

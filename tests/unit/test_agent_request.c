@@ -188,6 +188,26 @@ static void test_agent_request__identity_fields(void **state)
 	ln_buf_release(&err);
 }
 
+/* A target's hosts[] may list an NQN holding ',' or '=' (one already in
+ * the subsystem's allowed_hosts: configfs takes it, and the orchestrator
+ * keeps what is there): only this node's own host NQN, which goes into the
+ * connect's option string, may not. */
+static void test_agent_request__target_host_nqn_with_comma(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+			       "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.0.0.1\","
+			       "\"service\":4420,\"hosts\":[\"nqn.2014-08.org.example:a,b=c\"]}]}",
+			       &err), 0);
+	assert_int_equal(parse("{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":"
+			       "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.0.0.1\","
+			       "\"service\":4420,\"hosts\":[\"nqn.2014-08.org.example:a b\"]}]}",
+			       &err), -LN_EREQUEST);
+	ln_buf_release(&err);
+}
+
 static void test_agent_request__request_is_named_once(void **state)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -339,6 +359,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_request__dhchap_refusals_name_no_secret),
 	cmocka_unit_test(test_agent_request__nul_in_a_value_is_refused),
 	cmocka_unit_test(test_agent_request__identity_fields),
+	cmocka_unit_test(test_agent_request__target_host_nqn_with_comma),
 	cmocka_unit_test(test_agent_request__answer_to_non_utf8_is_valid_json),
 	cmocka_unit_test(test_agent_request__duplicate_checks_scale),
 )

@@ -291,6 +291,41 @@ static void test_agent_tls__initiator_connects_with_tls(void **st)
 	fx_remove(root);
 }
 
+/* The host's key is named with its host NQN as apply reads it (trimmed,
+ * checked): a hostnqn file with trailing blanks keeps its key, and one that
+ * is no longer valid (apply refuses it) removes no key of a wanted connect. */
+static void test_agent_tls__initiator_key_and_host_identity(void **st)
+{
+	char *root = fx_build("node-initiator");
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	initiator_node(root, 1);
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", LAB_H " \t\n"), 0);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 0);
+	assert_true(fx_has_change(&out, "create", "tls_psk"));
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 0);
+	assert_false(fx_has_change(&out, "remove", "tls_psk"));
+	assert_false(fx_has_change(&out, "create", "tls_psk"));
+	fx_read(root, "/proc/keys", &v);
+	assert_non_null(strstr(v.buf, LAB_ID));
+	/* not valid now: refused, the key stays */
+	assert_int_equal(fx_put(root, "/etc/nvme/hostnqn", LAB_H ",x=y\n"), 0);
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "apply", tls_init(1), &out), 1);
+	assert_false(fx_has_change(&out, "remove", "tls_psk"));
+	fx_read(root, "/proc/keys", &v);
+	assert_non_null(strstr(v.buf, LAB_ID));
+	/* teardown takes it out all the same */
+	ln_buf_reset(&out);
+	assert_int_equal(run(root, "teardown", NULL, &out), 0);
+	fx_read(root, "/proc/keys", &v);
+	assert_null(strstr(v.buf, LAB_ID));
+	ln_test_release(&out, &v);
+	fx_remove(root);
+}
+
 /* Another cluster's plain port at the target's address and service: a tls
  * target is never linked to it (it would be exported in clear). */
 static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
@@ -458,6 +493,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_tls__node_without_tls_exports_nothing),
 	cmocka_unit_test(test_agent_tls__request_refusals),
 	cmocka_unit_test(test_agent_tls__initiator_connects_with_tls),
+	cmocka_unit_test(test_agent_tls__initiator_key_and_host_identity),
 	cmocka_unit_test(test_agent_tls__foreign_plain_port_is_not_used),
 	cmocka_unit_test(test_agent_tls__foreign_optional_tls_port_is_not_used),
 	cmocka_unit_test(test_agent_tls__owned_port_keeps_others_tls),
