@@ -264,10 +264,11 @@ if [ "$LAB_KERNEL" = 6.12 ] && [ "$N" -ge 4 ]; then
 	spec netem > "$W/netem.yaml"
 	lab_ssh 2 "tc qdisc add dev fabric0 root netem delay 200ms"
 	check "netem: lab2's fabric0 delays 200ms" 0 $?
-	lab_ssh 4 "tc qdisc add dev fabric1 root handle 1: prio bands 2 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+	# band 1:1 everything else, 1:2 the loss, 1:3 QP1 (its count is checked)
+	lab_ssh 4 "tc qdisc add dev fabric1 root handle 1: prio bands 3 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
 		tc qdisc add dev fabric1 parent 1:2 handle 20: netem loss 20% &&
 		tc filter add dev fabric1 parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff \
-			match ip dport 4791 0xffff match u32 0x00000001 0x00ffffff at 32 flowid 1:1 &&
+			match ip dport 4791 0xffff match u32 0x00000001 0x00ffffff at 32 flowid 1:3 &&
 		tc filter add dev fabric1 parent 1: protocol ip prio 2 u32 match ip protocol 17 0xff \
 			match ip dport 4791 0xffff flowid 1:2"
 	check "netem: lab4's fabric1 loses 20% of its RoCE data" 0 $?
@@ -276,10 +277,14 @@ if [ "$LAB_KERNEL" = 6.12 ] && [ "$N" -ge 4 ]; then
 	rc=$?
 	cat "$W/netem.out"
 	lost=$(lab_ssh 4 "tc -s qdisc show dev fabric1 parent 1:2" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+	qp1=$(lab_ssh 4 "tc -s class show dev fabric1" | awk '/^class prio 1:3 / { getline; print $4 }')
 	lab_ssh 2 "tc qdisc del dev fabric0 root"
 	lab_ssh 4 "tc qdisc del dev fabric1 root"
-	echo "# netem: lab4's fabric1 dropped ${lost:-?} RoCE data packets"
+	echo "# netem: lab4's fabric1 dropped ${lost:-?} RoCE data packets, sent ${qp1:-?} QP1 packets around the loss"
 	check "netem: validate exits 1" 1 "$rc"
+	# the fault model itself: data was lost, the RDMA CM's QP1 went around it
+	check "netem: lab4's fabric1 dropped RoCE data and sent QP1 around the loss" "True True" \
+		"$(python3 -c "print(int('${lost:-0}' or 0) > 0, int('${qp1:-0}' or 0) > 0)")"
 	# a threshold verdict says what was measured; a counters one "gained more than"
 	check "netem: the latency threshold names exactly lab2/rxe0" "lab2/rxe0" \
 		"$(q "$W/netem.json" "' '.join(v['node'] + '/' + v['port'] for v in r['verdicts'] if v['kind']=='port' and 'gained more than' not in v['reason'])")"
