@@ -460,7 +460,10 @@ static int valid_nqn(const char *s, int strict)
 {
 	size_t n = strlen(s);
 
-	return n >= 12 && n <= 223 && !strncmp(s, "nqn.", 4) && nqn_bad_at(s, strict) == n;
+	/* the kernel's option parser takes an NQN shorter than NVMF_NQN_SIZE
+	 * (223); configfs names and the spec allow 223 */
+	return n >= 12 && n <= (strict ? 222u : 223u) && !strncmp(s, "nqn.", 4) &&
+	       nqn_bad_at(s, strict) == n;
 }
 
 /* An NQN as the kernel and the spec accept it, and safe as a configfs name
@@ -516,13 +519,22 @@ int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf
 {
 	const char *path[2] = { LN_HOSTNQN_FILE, LN_HOSTID_FILE };
 	struct ln_buf *b[2] = { nqn, id };
-	int i;
+	int i, r;
 
 	for (i = 0; i < 2; i++) {
 		size_t n, bad;
 
 		ln_buf_reset(b[i]);
-		if (ln_read_attr(a, path[i], b[i]) < 0 || !b[i]->len) {
+		r = ln_read_attr(a, path[i], b[i]);
+		if (r < 0 && r != -ENOENT) {
+			/* not "absent": apply would make one over the node's file */
+			ln_buf_addf(err, "cannot read %s: %s; llmnet never rewrites the node's host "
+				    "identity", path[i], strerror(-r));
+			ln_buf_reset(nqn);
+			ln_buf_reset(id);
+			return r;
+		}
+		if (r < 0 || !b[i]->len) {
 			ln_buf_reset(b[i]);
 			continue;
 		}
@@ -535,7 +547,7 @@ int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf
 		if (bad < b[i]->len ||
 		    (i ? !ln_valid_uuid(b[i]->buf) : !ln_valid_host_nqn(b[i]->buf))) {
 			bad_identity(path[i], b[i], bad, i ? "not 8-4-4-4-12 hex digits"
-				     : "an NQN is 'nqn.' and 8 to 219 more bytes", err);
+				     : "an NQN is 'nqn.' and 8 to 218 more bytes", err);
 			ln_buf_reset(nqn);	/* neither is used, nor shown */
 			ln_buf_reset(id);
 			return -EINVAL;
