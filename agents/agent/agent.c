@@ -528,8 +528,8 @@ int ln_host_identity(const struct ln_agent *a, struct ln_buf *nqn, struct ln_buf
 		r = ln_read_attr(a, path[i], b[i]);
 		if (r < 0 && r != -ENOENT) {
 			/* not "absent": apply would make one over the node's file */
-			ln_buf_addf(err, "cannot read %s: %s; llmnet never rewrites the node's host "
-				    "identity", path[i], strerror(-r));
+			ln_buf_addf(err, "%s cannot be read: %s; llmnet never rewrites the node's "
+				    "host identity", path[i], strerror(-r));
 			ln_buf_reset(nqn);
 			ln_buf_reset(id);
 			return r;

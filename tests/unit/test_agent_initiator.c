@@ -541,7 +541,7 @@ static void test_agent_initiator__host_identity_checked(void **st)
 			 HOSTID "\n", "/etc/nvme/hostnqn is not a valid host NQN: an NQN is 'nqn.' and 8 "
 			 "to 218 more bytes;");
 	identity_refused(NULL, HOSTID "\n",
-			 "cannot read /etc/nvme/hostnqn: Is a directory; llmnet never rewrites");
+			 "/etc/nvme/hostnqn cannot be read: Is a directory; llmnet never rewrites");
 	/* a pasted key: nothing of the file is quoted, not its start either */
 	identity_refused(K1 "\n", HOSTID "\n",
 			 "/etc/nvme/hostnqn is not a valid host NQN: an NQN is 'nqn.' and 8 to "
