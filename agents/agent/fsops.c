@@ -167,7 +167,7 @@ static int real_mount(struct ln_agent *a, const char *dev, const char *path, con
 		      struct ln_buf *err)
 {
 	(void)a;
-	if (mount(dev, path, fs, 0, NULL) < 0)
+	if (mount(dev, path, fs, LN_FABRIC_MOUNT_FLAGS, NULL) < 0)
 		return ln_fsops_fail(err, errno, "mount on", path);
 	return 0;
 }

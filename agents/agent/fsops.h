@@ -6,7 +6,14 @@
 #ifndef LN_AGENT_FSOPS_H
 #define LN_AGENT_FSOPS_H
 
+#include <sys/mount.h>
+
 struct ln_buf;
+
+/* A file system on a fabric namespace holds bytes that the target node, and
+ * any host the target allows, wrote: a setuid file or a device node there
+ * must not give root on this node. The fixture records the same options. */
+#define LN_FABRIC_MOUNT_FLAGS (MS_NOSUID | MS_NODEV)
 
 /* Append "cannot WHAT 'PATH': strerror(e)" to err; returns -e. */
 int ln_fsops_fail(struct ln_buf *err, int e, const char *what, const char *path);
