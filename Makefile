@@ -64,7 +64,7 @@ TEST_LIBS := -lcmocka $(sort $(LLMNET_LIBS) $(AGENT_LIBS))
 COMMON_SRC := $(sort $(shell find common -name '*.c'))
 ORCH_SRC := $(sort $(shell find orchestrator -name '*.c'))
 CMD_SRC := $(sort $(shell find cmd -name '*.c'))
-AGENT_MAIN := agents/agent/main.c
+AGENT_MAIN := agents/agent/core/main.c
 AGENT_SRC := $(filter-out $(AGENT_MAIN),$(sort $(shell find agents/agent -name '*.c')))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -78,14 +78,14 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # Fragments append to it.
 CHECK_TIERS := unit:600
 
+# The agent is always built: mk/20-agent.mk stops the build when its main
+# is missing. A sanitizer build cannot link statically: it builds only the
+# -dyn agent.
 PROGRAMS := $(BUILD)/llmnet
-ifneq ($(wildcard $(AGENT_MAIN)),)
-# A sanitizer build cannot link statically: it builds only the -dyn agent.
 ifdef SANITIZE
 PROGRAMS += $(BUILD)/llmnet-agent-dyn
 else
 PROGRAMS += $(BUILD)/llmnet-agent $(BUILD)/llmnet-agent-dyn
-endif
 endif
 
 .PHONY: all check check-tiers deps asan fuzz install clean tier-unit unit-tests FORCE

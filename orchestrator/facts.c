@@ -171,7 +171,7 @@ static const char *jstr(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-/* The node's "persistent" for cluster (agents/agent/persist.c): its
+/* The node's "persistent" for cluster (agents/agent/converge/persist.c): its
  * owned record's, else "no", or "unsupported" where systemd does not run. */
 static const char *persistent(const struct ln_node_run *nr, const char *cluster)
 {

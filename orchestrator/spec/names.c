@@ -10,7 +10,7 @@
 const char *const spec_stage_names[] = { "devices", "rping", "bandwidth", "latency",
 					  "io",      "mpi",   "nccl",      NULL };
 /* mkfs.<fs> is run and the mount made by the agent, which takes only
- * these (agents/agent/request.c): lint refuses what it would refuse. */
+ * these (agents/agent/core/request.c): lint refuses what it would refuse. */
 const char *const spec_fs_names[] = { "ext4", "xfs", NULL };
 /* Indexed by enum ln_link_layer. */
 const char *const spec_link_layer_names[] = { "any", "infiniband", "ethernet", NULL };

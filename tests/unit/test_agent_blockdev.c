@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Namespace devices in use are never exported (agents/agent/blockdev.c), on
+ * Namespace devices in use are never exported (agents/agent/target/blockdev.c), on
  * the disks-in-use fixture laid over node-target: a partition mounted (found
  * by major:minor only), a partition held by LVM, swap, unassembled LVM and md
  * signatures, a partition backing a foreign namespace in configfs, two
@@ -14,8 +14,8 @@
 #include <errno.h>
 #include <sys/file.h>
 
-#include "agents/agent/agent.h"
-#include "agents/agent/blockdev.h"
+#include "agents/agent/core/agent.h"
+#include "agents/agent/target/blockdev.h"
 
 static char *build(void)
 {

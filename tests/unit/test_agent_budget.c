@@ -15,8 +15,8 @@
 #include <signal.h>
 #include <sys/file.h>
 
-#include "agents/agent/agent.h"
-#include "agents/agent/budget.h"
+#include "agents/agent/core/agent.h"
+#include "agents/agent/core/budget.h"
 #include "common/util.h"
 
 #define STATE "/var/lib/llmnet/state.json"

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "agents/agent/discovery.h"
+#include "agents/agent/initiator/discovery.h"
 #include "common/fileio.h"
 #include "common/proto.h"
 #include "common/util.h"

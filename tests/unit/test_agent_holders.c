@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Teardown keeps a subsystem a host still holds (agents/agent/holders.c),
+ * Teardown keeps a subsystem a host still holds (agents/agent/target/holders.c),
  * on the target fixture tree after an apply of request-target.json:
  * nvmet's debugfs shape (ctrl<id>/hostnqn, host_traddr, as 6.10+ writes
  * them), /proc/net/tcp's shape on a kernel without it (and a port shared

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Boot-time restore (request `persist`, agents/agent/persist.c) on fixture
+ * Boot-time restore (request `persist`, agents/agent/converge/persist.c) on fixture
  * trees: the stored request (0600, no secret), the cluster's unit and its
  * enablement, owned and recorded; a converged apply that changes nothing;
  * plan's drift for a disabled, changed or missing unit; `restore` on a

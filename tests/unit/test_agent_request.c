@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The agent's request parser (agents/agent/request.c) on its own: the
+ * The agent's request parser (agents/agent/core/request.c) on its own: the
  * wording of its refusals (issue 12, point 10), values it must refuse, and
  * the cost of its duplicate checks on large requests.
  */
@@ -14,7 +14,7 @@
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
-#include "agents/agent/request.h"
+#include "agents/agent/core/request.h"
 #include "common/buf.h"
 #include "common/dhchap.h"
 #include "common/error.h"

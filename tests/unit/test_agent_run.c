@@ -17,7 +17,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "agents/agent/agent.h"
+#include "agents/agent/core/agent.h"
 #include "common/util.h"
 
 static void test_agent_run__timeout_kills_the_group(void **st)

@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "agents/agent/tlspsk.h"
+#include "agents/agent/kernel/tlspsk.h"
 #include "common/dhchap.h"
 
 /* the lab's by-hand run (docs/operating.md, TLS) */

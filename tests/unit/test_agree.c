@@ -5,7 +5,7 @@
  * 1. Every example and every valid spec under tests/ is turned into the
  *    agent requests the controller would send (ln_plan_request, for every
  *    node and both apply phases), and the agent's own request validator
- *    (agents/agent/request.c) must accept each one.
+ *    (agents/agent/core/request.c) must accept each one.
  * 2. Every key of the spec grammar (walked from the key tables, so a new
  *    key without a case here fails) has a case: one spec with the key at
  *    one value and one with another, and what llmnet does with the two
@@ -26,7 +26,7 @@
 
 #include "tests/unit/cmocka.h"
 
-#include "agents/agent/request.h"
+#include "agents/agent/core/request.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/proto.h"

@@ -7,7 +7,7 @@
 # checks after each case: lab1 exports one TCP namespace, lab2 connects and
 # mounts it. Each node's llmnet-restore-CLUSTER.service (Type=notify) runs
 # the node's own copy of the agent at boot: READY once restored or after
-# its 30 s bound, then retries in the background (agents/agent/restore.c).
+# its 30 s bound, then retries in the background (agents/agent/converge/restore.c).
 #  1. lab1 and lab2 reboot at once: lab2 ends connected and mounted by
 #     itself, the file written before reads back equal, the namespace's
 #     serial, uuid and nguid are the ones it had, `llmnet plan` finds

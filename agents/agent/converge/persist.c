@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Boot-time restore (request `persist`). On a node where systemd runs
+ * (/run/systemd/system), an apply that persists keeps four things, each
+ * recorded in the state before it is made and rewritten only when owned:
+ *
+ *  - /var/lib/llmnet/restore/<cluster>.json (0600, written atomically):
+ *    the request as applied, parsed form and all, without its secrets
+ *    (those stay in the node key store, keystore.c);
+ *  - /var/lib/llmnet/restore/<cluster>.agent (0700): a copy of the pushed
+ *    agent that applied it, so the unit runs an agent of its own cluster:
+ *    another cluster's `teardown --purge`, or its controller pushing
+ *    another agent version, never takes the boot unit's program away;
+ *  - /etc/systemd/system/llmnet-restore-<cluster>.service, one unit per
+ *    cluster, so a teardown of one cluster never touches another's; it
+ *    runs that copy's `restore --cluster NAME` after network-online.target
+ *    as Type=notify: the agent says READY once restored or after its 30 s
+ *    boot bound, whichever is first, so boot waits at most that long, and
+ *    then retries in the background itself (restore.c);
+ *  - its enablement, the link in multi-user.target.wants/ that
+ *    `systemctl enable` would make (a missing link is a disabled unit).
+ *
+ * A request without persist (or a node without systemd, which gets a
+ * warning) removes the owned ones; teardown removes them first, and stops
+ * when it cannot. `restore` reads the stored request back, puts the
+ * secrets from the key store into it and runs the same converge as apply
+ * (reconcile.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agents/agent/converge/parts.h"
+#include "agents/agent/kernel/paths.h"
+#include "common/error.h"
+#include "common/json.h"
+#include "common/log.h"
+
+#define SYSTEMD_RUN "/run/systemd/system"
+#define UNIT_DIR "/etc/systemd/system"
+#define WANTS_DIR UNIT_DIR "/multi-user.target.wants"
+#define RESTORE_DIR "/var/lib/llmnet/restore"
+
+struct persist_paths {
+	char request[PATH_MAX], agent[PATH_MAX], unit[PATH_MAX], link[PATH_MAX];
+};
+
+#define PATHS_INIT { "", "", "", "" }
+
+static void paths_of(const char *cluster, struct persist_paths *p)
+{
+	snprintf(p->request, sizeof(p->request), RESTORE_DIR "/%s.json", cluster);
+	snprintf(p->agent, sizeof(p->agent), RESTORE_DIR "/%s.agent", cluster);
+	snprintf(p->unit, sizeof(p->unit), UNIT_DIR "/llmnet-restore-%s.service", cluster);
+	snprintf(p->link, sizeof(p->link), WANTS_DIR "/llmnet-restore-%s.service", cluster);
+}
+
+int ln_persist_supported(const struct ln_agent *a)
+{
+	return ln_is_dir(a, SYSTEMD_RUN);
+}
+
+static void render_unit(const char *cluster, const char *agent, struct ln_buf *out)
+{
+	ln_buf_addf(out,
+		    "# Written by llmnet for cluster %s: `llmnet teardown` removes it, and\n"
+		    "# `persist: false` in the spec. Do not edit: llmnet rewrites it.\n"
+		    "[Unit]\n"
+		    "Description=llmnet: restore cluster %s after a boot\n"
+		    "Wants=network-online.target\n"
+		    "After=network-online.target tlshd.service\n"
+		    "\n"
+		    "[Service]\n"
+		    "# READY once restored, or after the %d s bound with the retries going\n"
+		    "# on in the background: boot never waits longer for a missing target\n"
+		    "Type=notify\n"
+		    "NotifyAccess=main\n"
+		    "RemainAfterExit=yes\n"
+		    "ExecStart=%s --budget-ms %d restore --cluster %s\n"
+		    "TimeoutStartSec=%d\n"
+		    "TimeoutStopSec=%d\n"
+		    "\n"
+		    "[Install]\n"
+		    "WantedBy=multi-user.target\n",
+		    cluster, cluster, LN_RESTORE_BOOT_MS / 1000, agent, LN_RESTORE_BOOT_MS, cluster,
+		    LN_RESTORE_BOOT_MS / 1000 + 15, LN_RESTORE_TRY_MS / 1000 + 5);
+}
+
+/* The request as stored: a copy without any secret. */
+static void strip_secrets(struct json_object *rq)
+{
+	struct json_object *arr, *d, *keys;
+	size_t i, j;
+
+	if (json_object_object_get_ex(rq, "targets", &arr))
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			d = ln_json_at(json_object_array_get_idx(arr, i), "dhchap");
+			keys = d ? ln_json_at(d, "keys") : NULL;
+			for (j = 0; keys && j < json_object_array_length(keys); j++) {
+				json_object_object_del(json_object_array_get_idx(keys, j), "key");
+				json_object_object_del(json_object_array_get_idx(keys, j),
+						       "ctrl_key");
+				json_object_object_del(json_object_array_get_idx(keys, j), "psk");
+			}
+		}
+	if (json_object_object_get_ex(rq, "initiators", &arr))
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			d = ln_json_at(json_object_array_get_idx(arr, i), "dhchap");
+			if (d) {
+				json_object_object_del(d, "secret");
+				json_object_object_del(d, "ctrl_secret");
+				json_object_object_del(d, "psk");
+			}
+		}
+}
+
+static int render_request(const struct ln_request *rq, struct ln_buf *out)
+{
+	struct json_object *copy = NULL;
+	int r = json_object_deep_copy(rq->json, &copy, NULL);
+
+	if (r < 0)
+		return -ENOMEM;
+	strip_secrets(copy);
+	r = ln_json_write(copy, 1, out);
+	json_object_put(copy);
+	return r;
+}
+
+/* Split a node path into its directory's fd (no link on the way) and its
+ * last name; the fd or negative with err. */
+static int open_parent(struct ln_agent *a, const char *path, const char **base,
+		       struct ln_buf *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	*base = slash + 1;
+	return ln_path_open_dir(a, dir, err);
+}
+
+/* What the link at path says: 0 with out, -ENOENT when missing, -EINVAL
+ * when something that is not a link is there. */
+static int read_link(struct ln_agent *a, const char *path, char *out, size_t n)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	const char *base;
+	struct stat st;
+	ssize_t len;
+	int fd = open_parent(a, path, &base, &err), r = 0;
+
+	ln_buf_release(&err);
+	if (fd < 0)
+		return fd == -ENOENT ? -ENOENT : -EIO;
+	if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	else if (!S_ISLNK(st.st_mode))
+		r = -EINVAL;
+	else if ((len = readlinkat(fd, base, out, n - 1)) < 0)
+		r = -errno;
+	else
+		out[len] = '\0';
+	close(fd);
+	return r;
+}
+
+static int make_link(struct ln_converge *cv, const char *path, const void *arg,
+		     struct ln_buf *err)
+{
+	const char *base;
+	int fd, r = ln_agent_change(cv->a, "enable the restore unit");
+
+	if (r < 0)
+		return r;
+	fd = open_parent(cv->a, path, &base, err);
+	if (fd < 0)
+		return fd;
+	if (unlinkat(fd, base, 0) < 0 && errno != ENOENT)
+		r = -errno;
+	if (r == 0 && symlinkat(arg, fd, base) < 0)
+		r = -errno;
+	if (r < 0)
+		ln_buf_addf(err, "cannot link '%s': %s", path, strerror(-r));
+	close(fd);
+	return r;
+}
+
+static int remove_link(struct ln_converge *cv, const char *path, struct ln_buf *err)
+{
+	const char *base;
+	int fd, r = ln_agent_change(cv->a, "disable the restore unit");
+
+	if (r < 0)
+		return r;
+	fd = open_parent(cv->a, path, &base, err);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (unlinkat(fd, base, 0) < 0 && errno != ENOENT) {
+		r = -errno;
+		ln_buf_addf(err, "cannot remove '%s': %s", path, strerror(errno));
+	}
+	close(fd);
+	return r;
+}
+
+static void want_link(struct ln_converge *cv, const struct persist_paths *p)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char cur[PATH_MAX];
+	int rc = read_link(cv->a, p->link, cur, sizeof(cur)), exists = rc != -ENOENT;
+
+	/* the link `systemctl enable` makes for the owned unit is this one */
+	if (rc == 0 && !strcmp(cur, p->unit)) {
+		if (!cv->plan && !ln_cv_owned(cv, "systemd_enable", p->link))
+			rc = ln_cv_own(cv, "systemd_enable", p->link);
+		/* a record that could not be saved is a change that failed */
+		ln_cv_report(cv, rc < 0 ? "change" : "ok", "systemd_enable", p->link, NULL,
+			     rc < 0 ? err.buf : NULL);
+		goto out;
+	}
+	rc = exists ? ln_cv_existing(cv, "systemd_enable", p->link, &err) : 0;
+	if (rc == 0 && !cv->plan)
+		rc = ln_cv_create(cv, "systemd_enable", p->link, make_link, p->unit, &err);
+	ln_cv_report(cv, exists ? "change" : "create", "systemd_enable", p->link,
+		     exists ? NULL : "the unit is not enabled", rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+}
+
+/* Remove what this cluster owns of kind at path (a missing one is
+ * forgotten); 0 or negative when it is still there. */
+static int drop(struct ln_converge *cv, const char *kind, const char *path)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = 0;
+
+	if (!ln_cv_owned(cv, kind, path))
+		goto out;
+	if (!cv->plan)
+		rc = strcmp(kind, "systemd_enable") ? ln_path_remove(cv->a, path, &err)
+						    : remove_link(cv, path, &err);
+	if (rc == 0 && !cv->plan)
+		ln_cv_disown(cv, kind, path);
+	ln_cv_report(cv, "remove", kind, path, NULL, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+	return rc;
+}
+
+int ln_persist_remove(struct ln_converge *cv)
+{
+	struct persist_paths p = PATHS_INIT;
+	int rc;
+
+	if (!cv->cluster[0])
+		return 0;
+	paths_of(cv->cluster, &p);
+	/* the link first: a unit half removed is never left enabled; the first
+	 * that cannot go stops the rest, so what is left still fits together */
+	rc = drop(cv, "systemd_enable", p.link);
+	if (rc == 0)
+		rc = drop(cv, "systemd_unit", p.unit);
+	if (rc == 0)
+		rc = drop(cv, "restore_agent", p.agent);
+	if (rc == 0)
+		rc = drop(cv, "restore_request", p.request);
+	return rc;
+}
+
+/* The pushed agent, copied for the unit (the agent of this cluster's last
+ * apply); 0 when the copy is (or, in a plan, would be) as wanted. */
+static int want_agent(struct ln_converge *cv, const struct persist_paths *p)
+{
+	struct ln_buf bin = LN_BUF_INIT, err = LN_BUF_INIT;
+	int rc = ln_path_read(cv->a, LN_RESTORE_SOURCE, &bin, &err);
+
+	if (rc < 0) {
+		if (rc == -ENOENT)
+			ln_buf_addf(&err, "the pushed agent '%s' is missing", LN_RESTORE_SOURCE);
+		ln_buf_addf(&err, ": nothing to copy for the boot unit");
+		ln_cv_report(cv, ln_path_exists(cv->a, p->agent) ? "change" : "create",
+			     "restore_agent", p->agent, NULL, err.buf);
+	} else {
+		rc = ln_cv_file(cv, "restore_agent", p->agent, &bin, 0700, 1,
+				"a copy of the pushed agent");
+	}
+	ln_buf_release(&bin);
+	ln_buf_release(&err);
+	return rc;
+}
+
+void ln_persist_apply(struct ln_converge *cv)
+{
+	struct ln_buf unit = LN_BUF_INIT, req = LN_BUF_INIT;
+	struct persist_paths p = PATHS_INIT;
+	const struct ln_request *rq = cv->rq;
+
+	if (!rq->persist || (!rq->ntargets && !rq->ninits)) {
+		ln_persist_remove(cv);
+		return;
+	}
+	if (!ln_persist_supported(cv->a)) {
+		ln_changes_warn(&cv->ch, "persist: this node does not run systemd (no %s): "
+				"nothing restores cluster '%s' after a reboot (persistent: "
+				"unsupported)", SYSTEMD_RUN, cv->cluster);
+		ln_persist_remove(cv);
+		return;
+	}
+	paths_of(cv->cluster, &p);
+	if (render_request(rq, &req) < 0) {
+		ln_cv_report(cv, "change", "restore_request", p.request, NULL, "out of memory");
+		goto out;
+	}
+	render_unit(cv->cluster, p.agent, &unit);
+	/* the stored request and the program first: the unit never starts
+	 * without them */
+	if (ln_cv_file(cv, "restore_request", p.request, &req, 0600, 1, NULL) == 0 &&
+	    want_agent(cv, &p) == 0 &&
+	    ln_cv_file(cv, "systemd_unit", p.unit, &unit, 0644, 1, NULL) == 0)
+		want_link(cv, &p);
+out:
+	ln_buf_release(&unit);
+	ln_buf_release(&req);
+}
+
+const char *ln_persist_status(struct ln_agent *a, struct ln_state *st, const char *cluster)
+{
+	struct persist_paths p = PATHS_INIT;
+	char cur[PATH_MAX];
+
+	paths_of(cluster, &p);
+	if (!ln_state_find(st, cluster, "systemd_unit", p.unit))
+		return ln_persist_supported(a) ? "no" : "unsupported";
+	if (!ln_path_exists(a, p.unit) || !ln_path_exists(a, p.request) ||
+	    !ln_path_exists(a, p.agent))
+		return "broken";
+	if (read_link(a, p.link, cur, sizeof(cur)) < 0 || strcmp(cur, p.unit))
+		return "disabled";
+	return "yes";
+}
+
+/* Put secret (the key store file's text) under key of o; 0 or negative. */
+static int put_secret(struct ln_agent *a, const char *cluster, struct json_object *o,
+		      const char *key, const char *file, int required, struct ln_buf *err)
+{
+	struct ln_buf s = LN_BUF_INIT_SECRET;
+	char path[PATH_MAX];
+	int r;
+
+	snprintf(path, sizeof(path), LN_KEYS_DIR "/%s/%s", cluster, file);
+	r = ln_path_read(a, path, &s, err);
+	if (r == -ENOENT && !required)
+		return 0;
+	if (r == 0) {
+		ln_buf_rtrim(&s);
+		json_object_object_add(o, key, json_object_new_string(s.buf));
+	} else if (r == -ENOENT) {
+		ln_buf_addf(err, "the node key store has no '%s'", path);
+	}
+	ln_buf_release(&s);	/* wiped */
+	return r;
+}
+
+/* One host's or connect's secrets into o under keys[0] (required), keys[1]
+ * and keys[2] (the TLS PSK), from <kind>-<name>.key, .ctrl.key and .psk. */
+static int put_secrets(struct ln_agent *a, const char *cluster, struct json_object *o,
+		       const char *const keys[3], const char *kind, const char *name,
+		       struct ln_buf *err)
+{
+	static const char *const ext[] = { "key", "ctrl.key", "psk" };
+	char f[NAME_MAX + 1];
+	int i, r = 0;
+
+	for (i = 0; r == 0 && i < 3; i++) {
+		snprintf(f, sizeof(f), "%s-%s.%s", kind, name ? name : "", ext[i]);
+		r = put_secret(a, cluster, o, keys[i], f, i == 0, err);
+	}
+	return r;
+}
+
+/* Give the stored request back its secrets, from the key store files
+ * keystore.c names: host-<host NQN>.key for a target's host, target-<NQN>.key
+ * for an initiator's connect (.ctrl.key: the controller's secret). */
+static int add_secrets(struct ln_agent *a, const char *cluster, struct json_object *rq,
+		       struct ln_buf *err)
+{
+	static const char *const host_keys[] = { "key", "ctrl_key", "psk" };
+	static const char *const connect_keys[] = { "secret", "ctrl_secret", "psk" };
+	struct json_object *arr, *d, *keys, *k;
+	size_t i, j;
+	int r = 0;
+
+	if (json_object_object_get_ex(rq, "targets", &arr))
+		for (i = 0; r == 0 && i < json_object_array_length(arr); i++) {
+			d = ln_json_at(json_object_array_get_idx(arr, i), "dhchap");
+			keys = d ? ln_json_at(d, "keys") : NULL;
+			for (j = 0; r == 0 && keys && j < json_object_array_length(keys); j++) {
+				const char *host;
+
+				k = json_object_array_get_idx(keys, j);
+				host = json_object_get_string(ln_json_at(k, "host"));
+				r = put_secrets(a, cluster, k, host_keys, "host", host, err);
+			}
+		}
+	if (json_object_object_get_ex(rq, "initiators", &arr))
+		for (i = 0; r == 0 && i < json_object_array_length(arr); i++) {
+			struct json_object *in = json_object_array_get_idx(arr, i);
+			const char *nqn = json_object_get_string(ln_json_at(in, "target"));
+
+			d = ln_json_at(in, "dhchap");
+			if (!d)
+				continue;
+			r = put_secrets(a, cluster, d, connect_keys, "target", nqn, err);
+		}
+	return r;
+}
+
+int ln_persist_load(struct ln_agent *a, const char *cluster, struct ln_buf *out,
+		    struct ln_buf *err)
+{
+	struct ln_buf text = LN_BUF_INIT;
+	struct json_object *rq = NULL;
+	struct persist_paths p = PATHS_INIT;
+	struct ln_state st;
+	int r;
+
+	paths_of(cluster, &p);
+	r = ln_state_load(a, &st, err);
+	if (r < 0)
+		return r;
+	if (!ln_state_find(&st, cluster, "restore_request", p.request)) {
+		r = -ENOENT;
+		goto out;
+	}
+	r = ln_path_read(a, p.request, &text, err);
+	if (r == -ENOENT)
+		ln_buf_addf(err, "the stored request '%s' is missing", p.request);
+	if (r == 0)
+		r = ln_json_parse(text.buf, text.len, &rq, err);
+	if (r == 0 && !json_object_is_type(rq, json_type_object)) {
+		ln_buf_addf(err, "'%s' is not a request", p.request);
+		r = -LN_EREQUEST;
+	}
+	if (r == 0)
+		r = add_secrets(a, cluster, rq, err);
+	if (r == 0)
+		r = ln_json_write(rq, 0, out);
+	if (r == -ENOENT)
+		r = -EIO;	/* owned but unreadable: not "nothing to restore" */
+out:
+	json_object_put(rq);
+	ln_buf_release(&text);
+	ln_state_release(&st);
+	return r;
+}

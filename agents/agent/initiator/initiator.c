@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Initiator reconcile: the host identity (/etc/nvme/hostnqn and hostid,
+ * generated when missing, never overwritten), idempotent connections (an
+ * existing controller with the same host NQN, subsystem NQN, transport,
+ * address and service is "connected"), a bounded wait for the namespace's
+ * block device (found by subsystem NQN, hidden multipath paths skipped),
+ * and an optional mount that formats only a device libblkid finds blank
+ * and only with format: if-blank. Only controllers and mounts the agent
+ * created are ever disconnected or unmounted.
+ *
+ * Ownership ids: nvme_connection T/A/S/NQN, mount PATH (with "device", the
+ * mounted device's major:minor: teardown unmounts only while that device
+ * is what is mounted there).
+ */
+#include <blkid/blkid.h>
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "agents/agent/target/blockdev.h"
+#include "agents/agent/core/budget.h"
+#include "agents/agent/initiator/discovery.h"
+#include "agents/agent/converge/parts.h"
+#include "agents/agent/kernel/tlspsk.h"
+#include "agents/agent/kernel/paths.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/util.h"
+
+static void conn_id(char *out, size_t size, const struct ln_req_init *in)
+{
+	snprintf(out, size, "%s/%s/%s/%s", in->transport, in->address, in->service, in->target);
+}
+
+/* The controller serving (transport, address, service, nqn) for hostnqn. */
+static const struct ln_ctrl *find_ctrl(const struct ln_ctrl_list *l, const char *transport,
+				       const char *address, const char *service, const char *nqn,
+				       const char *hostnqn)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct ln_ctrl *c = &l->v[i];
+
+		if (!strcmp(c->transport, transport) && !strcmp(c->traddr, address) &&
+		    !strcmp(c->trsvcid, service) && !strcmp(c->subsysnqn, nqn) &&
+		    (!c->hostnqn[0] || !hostnqn || !strcmp(c->hostnqn, hostnqn)) &&
+		    strcmp(c->state, "deleting") && strcmp(c->state, "dead"))
+			return c;
+	}
+	return NULL;
+}
+
+static int split_conn_id(const char *id, char *t, char *a, char *s, char *nqn)
+{
+	/* T/A/S/NQN: NQNs and addresses hold no '/' */
+	return sscanf(id, "%15[^/]/%63[^/]/%15[^/]/%255s", t, a, s, nqn) == 4 ? 0 : -1;
+}
+
+static int wanted_conn(struct ln_converge *cv, const char *id)
+{
+	size_t i;
+	char buf[512];
+
+	for (i = 0; cv->rq && i < cv->rq->ninits; i++) {
+		conn_id(buf, sizeof(buf), &cv->rq->inits[i]);
+		if (!strcmp(buf, id))
+			return 1;
+	}
+	return 0;
+}
+
+static int wanted_mount(struct ln_converge *cv, const char *path)
+{
+	size_t i;
+
+	for (i = 0; cv->rq && i < cv->rq->ninits; i++)
+		if (cv->rq->inits[i].mount_path && !strcmp(cv->rq->inits[i].mount_path, path))
+			return 1;
+	return 0;
+}
+
+static struct json_object *owned_of(struct ln_converge *cv, const char *kind)
+{
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *out;
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+
+	out = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+
+		if (!strcmp(ln_json_str_at(o, "kind"), kind))
+			json_object_array_add(out, json_object_get(o));
+	}
+	return out;
+}
+
+/* Teardown unmounts path only while the device llmnet mounted there (rec's
+ * "device", its major:minor) is what is mounted: never a mount made over
+ * it or in its place by someone else. 0, or -EBUSY with err. */
+static int mount_is_ours(struct ln_converge *cv, struct json_object *rec, const char *path,
+			 struct ln_buf *err)
+{
+	const char *want = ln_json_str_at(rec, "device");
+	struct ln_blockdev here;
+	char id[PATH_MAX] = "";
+
+	if (ln_blockdev_mounted_at(cv->a, path, &here) == 1)
+		ln_blockdev_id(&here, id, sizeof(id));
+	else
+		snprintf(here.path, sizeof(here.path), "an unknown device");
+	if (want && !strcmp(id, want))
+		return 0;
+	ln_buf_addf(err, "'%s' has %s mounted, not the device llmnet mounted there (%s); llmnet "
+		    "unmounts only its own mounts: leaving it", path, here.path,
+		    want ? want : "not recorded");
+	return -EBUSY;
+}
+
+void ln_initiator_remove(struct ln_converge *cv)
+{
+	struct json_object *l = owned_of(cv, "mount");
+	struct ln_ctrl_list ctrls = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i, n = json_object_array_length(l);
+
+	for (i = 0; i < n; i++) {
+		struct json_object *rec = json_object_array_get_idx(l, i);
+		const char *path = ln_json_str_at(rec, "id");
+		int rc = 0;
+
+		if (wanted_mount(cv, path))
+			continue;
+		ln_buf_reset(&err);
+		if (!ln_path_mounted(cv->a, path, NULL, 0)) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "mount", path);
+			continue;
+		}
+		rc = mount_is_ours(cv, rec, path, &err);
+		if (rc == 0 && !cv->plan)
+			rc = ln_agent_change(cv->a, "umount") ?: cv->a->fs->umount(cv->a, path, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "mount", path);
+		ln_cv_report(cv, "remove", "mount", path, NULL, rc < 0 ? err.buf : NULL);
+	}
+	json_object_put(l);
+	l = owned_of(cv, "nvme_connection");
+	n = json_object_array_length(l);
+	if (n && cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {
+		ln_cv_report(cv, "remove", "nvme_connection", "*", NULL, err.buf);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(l, i);
+		const char *id = ln_json_str_at(o, "id"), *host = ln_json_str_at(o, "hostnqn");
+		char t[16], a[64], s[16], nqn[256];
+		const struct ln_ctrl *c;
+		int rc = 0;
+
+		if (wanted_conn(cv, id))
+			continue;
+		ln_buf_reset(&err);
+		if (split_conn_id(id, t, a, s, nqn) < 0 ||
+		    !(c = find_ctrl(&ctrls, t, a, s, nqn, host))) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "nvme_connection", id);
+			continue;
+		}
+		if (!cv->plan)
+			rc = ln_agent_change(cv->a, "disconnect") ?:
+				cv->a->ini->disconnect(cv->a, c->name, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "nvme_connection", id);
+		ln_cv_report(cv, "remove", "nvme_connection", id, c->name, rc < 0 ? err.buf : NULL);
+	}
+out:
+	free(ctrls.v);
+	json_object_put(l);
+	ln_buf_release(&err);
+}
+
+/* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan).
+ * Either file there but not a valid NQN or UUID: refused, nothing written
+ * or connected (the files are the node's, never rewritten). */
+static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
+{
+	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, err = LN_BUF_INIT, line = LN_BUF_INIT;
+	char *gen = NULL;
+	int rc, have_nqn, have_id;
+
+	rc = ln_host_identity(cv->a, &nqn, &id, &err);
+	if (rc < 0) {
+		ln_cv_report(cv, "change", "host_identity", "/etc/nvme/hostnqn", NULL, err.buf);
+		goto done;
+	}
+	have_nqn = nqn.len > 0;
+	have_id = id.len > 0;
+	if (have_nqn && have_id) {
+		ln_cv_report(cv, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
+		goto done;
+	}
+	if (cv->plan) {
+		ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
+			     have_nqn ? "hostid" : "hostnqn and hostid", NULL);
+		goto done;
+	}
+	/* the host identity is the node's, kept by every teardown: not owned */
+	rc = ln_cv_mkdirs(cv, "/etc/nvme", 0, &err);
+	if (rc == 0 && !have_nqn) {
+		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
+		if (rc == 0 && !ln_valid_host_nqn(gen)) {
+			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
+			rc = -EINVAL;
+		}
+		if (rc == 0) {
+			ln_buf_addf(&line, "%s\n", gen);
+			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostnqn", line.buf, line.len, 0644, &err);
+			ln_buf_reset(&nqn);
+			ln_buf_addstr(&nqn, gen);
+		}
+	}
+	if (rc == 0 && !have_id) {
+		/* nvme-cli's convention: the host ID is the UUID in the host NQN */
+		const char *u = strstr(nqn.buf, ":uuid:");
+
+		ln_buf_reset(&id);
+		if (u && ln_valid_uuid(u + 6)) {
+			ln_buf_addstr(&id, u + 6);
+		} else {
+			char *g2 = NULL;
+
+			rc = ln_iniops_fixture.hostnqn_generate(cv->a, &g2, &err);
+			if (rc == 0)
+				ln_buf_addstr(&id, strstr(g2, ":uuid:") + 6);
+			free(g2);
+		}
+		ln_buf_reset(&line);
+		ln_buf_addf(&line, "%s\n", id.buf);
+		if (rc == 0)
+			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostid", line.buf, line.len, 0644, &err);
+	}
+	ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
+		     have_nqn ? "hostid" : "hostnqn and hostid", rc < 0 ? err.buf : NULL);
+done:
+	snprintf(hostnqn, nlen, "%s", nqn.buf);
+	snprintf(hostid, ilen, "%s", id.buf);
+	free(gen);
+	ln_buf_release_all(&nqn, &id, &err, &line);
+	return rc;
+}
+
+/* Wait, bounded, for the namespace head of nqn; dev gets "/dev/nvme1n1". */
+static int wait_block(struct ln_converge *cv, const char *nqn, char *dev, size_t size)
+{
+	const char *w = getenv("LLMNET_NS_WAIT");
+	long limit_ms = (w && atoi(w) > 0 ? atoi(w) : 30) * 1000L, waited = 0;
+
+	for (;;) {
+		char **names;
+		size_t n;
+
+		if (ln_nvme_blocks(cv->a, nqn, &names, &n) == 0 && n) {
+			snprintf(dev, size, "/dev/%s", names[0]);
+			ln_names_free(names, n);
+			return 0;
+		}
+		ln_names_free(names, n);
+		if (waited >= limit_ms || ln_budget_left_ms() == 0)
+			return -ETIMEDOUT;
+		poll(NULL, 0, 100);
+		waited += 100;
+	}
+}
+
+/* 1: no filesystem or partition signature; 0: one found; negative: error. */
+static int blank_device(struct ln_converge *cv, const char *dev, char *type, size_t tlen)
+{
+	char p[PATH_MAX];
+	blkid_probe pr;
+	int rc;
+
+	type[0] = '\0';
+	if (ln_agent_path(cv->a, dev, p) < 0)
+		return -ENAMETOOLONG;
+	pr = blkid_new_probe_from_filename(p);
+	if (!pr)
+		return errno ? -errno : -EIO;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	rc = blkid_do_safeprobe(pr);
+	if (rc == 0) {
+		const char *v = NULL;
+
+		if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0 && v)
+			snprintf(type, tlen, "%s", v);
+		else if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
+			snprintf(type, tlen, "partition table %s", v);
+	}
+	blkid_free_probe(pr);
+	if (rc == 1)
+		return 1;
+	if (rc == 0)
+		return 0;
+	return rc == -2 ? 0 : -EIO;	/* -2: ambivalent signatures: not blank */
+}
+
+/* A mount hides what is below it: llmnet mounts only on a missing or an
+ * empty directory, so nothing of the node's disappears under a namespace. */
+static int mount_point_free(struct ln_converge *cv, const char *path, struct ln_buf *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	struct stat st;
+	int r = ln_path_lstat(cv->a, path, &st, err);	/* refuses a link on the way */
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = ln_list_dir(cv->a, path, &names, &n);
+	ln_names_free(names, n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		ln_buf_addf(err, "cannot use mount point '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (n) {
+		ln_buf_addf(err, "mount point '%s' is not empty (%zu entr%s): llmnet mounts only "
+			    "on a missing or empty directory, so that nothing is hidden", path, n,
+			    n == 1 ? "y" : "ies");
+		return -ENOTEMPTY;
+	}
+	return 0;
+}
+
+/* An existing mount at the mount point counts only when its source is the
+ * declared namespace's device (dev, NULL while not connected); else it is
+ * refused, naming what is mounted there. 0 or -EBUSY with err. */
+static int mount_is_namespace(struct ln_converge *cv, const struct ln_req_init *in,
+			      const char *dev, struct ln_buf *err)
+{
+	struct ln_buf scratch = LN_BUF_INIT;
+	struct ln_blockdev here, want;
+	int same = 0;
+
+	if (ln_blockdev_mounted_at(cv->a, in->mount_path, &here) != 1)
+		snprintf(here.path, sizeof(here.path), "an unknown device");
+	else if (dev && ln_blockdev_resolve(cv->a, dev, &want, &scratch) == 0)
+		same = ln_blockdev_same(&here, &want);
+	ln_buf_release(&scratch);
+	if (same)
+		return 0;
+	ln_buf_addf(err, "'%s' already has %s mounted, not the namespace of '%s'%s%s%s; llmnet "
+		    "uses only a mount of the declared namespace", in->mount_path, here.path,
+		    in->target, dev ? " (" : "", dev ? dev : "", dev ? ")" : "");
+	return -EBUSY;
+}
+
+/* Record the device mounted at the mount point with its ownership record:
+ * teardown checks it (mount_is_ours). */
+static int own_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev,
+		     struct ln_buf *err)
+{
+	struct ln_blockdev bd;
+	struct json_object *rec;
+	char id[PATH_MAX];
+	int rc = ln_blockdev_resolve(cv->a, dev, &bd, err);
+
+	if (rc == 0)
+		rc = ln_cv_own(cv, "mount", in->mount_path);
+	if (rc < 0)
+		return rc;
+	ln_blockdev_id(&bd, id, sizeof(id));
+	rec = ln_state_find(&cv->st, cv->cluster, "mount", in->mount_path);
+	json_object_object_del(rec, "device");
+	ln_json_add_str(rec, "device", id);
+	cv->st.dirty = 1;
+	return ln_state_save(cv->a, &cv->st, err);
+}
+
+static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
+{
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char fs[64], type[64];
+	int rc = 0, blank;
+
+	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
+		if (mount_is_namespace(cv, in, dev, &err) < 0) {
+			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		} else if (strcmp(fs, in->mount_fs)) {
+			ln_buf_addf(&err, "'%s' is already mounted with %s, not %s", in->mount_path,
+				    fs, in->mount_fs);
+			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		} else {
+			ln_cv_report(cv, "ok", "mount", in->mount_path, NULL, NULL);
+		}
+		goto out;
+	}
+	if (mount_point_free(cv, in->mount_path, &err) < 0) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (!dev) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, "after connect", NULL);
+		goto out;
+	}
+	blank = blank_device(cv, dev, type, sizeof(type));
+	if (blank < 0) {
+		ln_buf_addf(&err, "cannot probe '%s' for signatures: %s", dev, strerror(-blank));
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (blank && !in->format_if_blank) {
+		ln_buf_addf(&err, "'%s' has no filesystem and format is 'never'", dev);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (!blank && strcmp(type, in->mount_fs)) {
+		ln_buf_addf(&err, "'%s' holds %s, not %s; llmnet never formats a device that is "
+			    "not blank", dev, type[0] ? type : "an unknown signature", in->mount_fs);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
+	if (!cv->plan) {
+		rc = ln_cv_mkdirs(cv, in->mount_path, 1, &err);
+		if (rc == 0 && blank)
+			rc = ln_agent_change(cv->a, "mkfs") ?: cv->a->fs->mkfs(cv->a, dev, in->mount_fs, &err);
+		if (rc == 0)
+			rc = own_mount(cv, in, dev, &err);
+		if (rc == 0)
+			rc = ln_agent_change(cv->a, "mount") ?:
+				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs, &err);
+	}
+	ln_cv_report(cv, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+	ln_buf_release(&det);
+}
+
+/* Set one secret attribute of the live controller name when it differs;
+ * *changed set. The kernel shows "none" for a secret it was not given. */
+static int rekey_attr(struct ln_converge *cv, const char *name, const char *attr,
+		      const char *want, int *changed, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/%s", name, attr);
+	if (!want)
+		return 0;
+	if (!ln_path_exists(cv->a, p)) {
+		ln_buf_addf(err, "controller '%s' has no '%s': this kernel's host has no "
+			    "DH-HMAC-CHAP (NVME_HOST_AUTH)", name, attr);
+		return -EOPNOTSUPP;
+	}
+	{
+		struct ln_buf cur = LN_BUF_INIT_SECRET;
+		int same = ln_read_attr(cv->a, p, &cur) == 0 && !strcmp(cur.buf, want);
+		int none = !strcmp(cur.buf, "none") || !cur.len;
+
+		ln_buf_release(&cur);	/* wiped: the kernel's secret */
+		if (same)
+			return 0;
+		if (none) {
+			ln_buf_addf(err, "controller '%s' was connected without DH-HMAC-CHAP; the "
+				    "kernel re-keys only an authenticated one: disconnect it "
+				    "(teardown) and apply again", name);
+			return -EINVAL;
+		}
+	}
+	*changed = 1;
+	return cv->plan ? 0 : ln_fs_write_attr(cv->a, p, want, err);
+}
+
+/*
+ * Rotation in place: a live controller whose secrets differ from the
+ * request's gets the new ones written to its sysfs attributes, which makes
+ * the kernel re-authenticate it; the mount stays. Reported as a change of
+ * nvme_dhchap_secret (never the secret).
+ */
+static void rekey(struct ln_converge *cv, const struct ln_req_init *in, const char *name,
+		  const char *id)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int changed = 0, rc;
+
+	if (!in->secret)
+		return;
+	rc = rekey_attr(cv, name, "dhchap_secret", in->secret, &changed, &err);
+	if (rc == 0)
+		rc = rekey_attr(cv, name, "dhchap_ctrl_secret", in->ctrl_secret, &changed, &err);
+	if (changed || rc < 0)
+		ln_cv_report(cv, "change", "nvme_dhchap_secret", id,
+			     changed ? "re-authenticate the live controller" : NULL,
+			     rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+}
+
+/*
+ * The connection's queue settings. The ones asked for are recorded with
+ * the connection, because the kernel may give fewer queues than asked (one
+ * per CPU at most, the target's limit), so the live values cannot tell
+ * whether the request changed. A changed nr_io_queues or queue_size only
+ * a new connection takes: plan shows the change, and apply fails it,
+ * saying how (a connection under a mount is never dropped on its own).
+ * ctrl_loss_tmo and reconnect_delay the kernel changes live (sysfs).
+ */
+static const struct {
+	const char *key;
+	size_t off;
+	int live;	/* 1: a sysfs attribute of the live controller */
+	int dflt;	/* the kernel's value when not asked (nvme-fabrics) */
+} queue_keys[] = {
+	{ "nr_io_queues", offsetof(struct ln_req_init, nr_io_queues), 0, 0 },
+	{ "queue_size", offsetof(struct ln_req_init, queue_size), 0, 0 },
+	{ "ctrl_loss_tmo", offsetof(struct ln_req_init, ctrl_loss_tmo), 1, 600 },
+	{ "reconnect_delay", offsetof(struct ln_req_init, reconnect_delay), 1, 10 },
+};
+
+static int queue_want(const struct ln_req_init *in, size_t k)
+{
+	return *(const int *)((const char *)in + queue_keys[k].off);
+}
+
+static void record_queues(struct json_object *rec, const struct ln_req_init *in)
+{
+	struct json_object *q = json_object_new_object();
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(queue_keys); k++)
+		ln_json_add_i64(q, queue_keys[k].key, queue_want(in, k));
+	json_object_object_del(rec, "queues");
+	json_object_object_add(rec, "queues", q);
+}
+
+/* Write a live setting of controller name; "off" is how the kernel shows
+ * a ctrl_loss_tmo of -1 (never give up). */
+static int set_live(struct ln_converge *cv, const char *name, size_t k, int want,
+		    struct ln_buf *err)
+{
+	char p[PATH_MAX], v[32];
+	struct ln_buf cur = LN_BUF_INIT;
+	int same;
+
+	if (!want)
+		want = queue_keys[k].dflt;
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/%s", name, queue_keys[k].key);
+	snprintf(v, sizeof(v), "%d", want);
+	if (ln_read_attr(cv->a, p, &cur) < 0) {
+		ln_buf_release(&cur);
+		ln_buf_addf(err, "controller '%s' has no '%s': this kernel cannot change it on a "
+			    "live connection; disconnect it (teardown) and apply again", name,
+			    queue_keys[k].key);
+		return -EOPNOTSUPP;
+	}
+	same = !strcmp(cur.buf, v) || (want == -1 && !strcmp(cur.buf, "off"));
+	ln_buf_release(&cur);
+	if (same || cv->plan)
+		return 0;
+	return ln_agent_change(cv->a, queue_keys[k].key) ?: ln_fs_write_attr(cv->a, p, v, err);
+}
+
+/*
+ * Bring an owned live connection's settings to the request's; 1 when it
+ * reported the connection (a change), 0 when it is as asked. A connection
+ * llmnet did not make is left as it is; one recorded without settings
+ * (by an older agent) gets the request's recorded.
+ */
+static int queues_converge(struct ln_converge *cv, const struct ln_req_init *in,
+			   const char *name, const char *id)
+{
+	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
+	struct json_object *had = ln_json_at(rec, "queues");
+	struct ln_buf det = LN_BUF_INIT, err = LN_BUF_INIT;
+	int rc = 0, reconnect = 0;
+	size_t k;
+
+	if (!rec || !ln_cv_owned(cv, "nvme_connection", id))
+		return 0;
+	for (k = 0; k < ARRAY_SIZE(queue_keys); k++) {
+		int want = queue_want(in, k), old;
+		struct json_object *v;
+
+		if (!had || !json_object_object_get_ex(had, queue_keys[k].key, &v))
+			continue;
+		old = json_object_get_int(v);
+		if (old == want)
+			continue;
+		ln_buf_addf(&det, "%s%s %d -> %d", det.len ? ", " : "", queue_keys[k].key, old,
+			    want);
+		if (!queue_keys[k].live)
+			reconnect = 1;
+		else if (rc == 0)
+			rc = set_live(cv, name, k, want, &err);
+	}
+	if (!det.len && had) {
+		ln_buf_release(&det);
+		return 0;
+	}
+	if (reconnect && rc == 0) {
+		ln_buf_addstr(&det, ": only a new connection takes it");
+		if (!cv->plan) {
+			ln_buf_addf(&err, "'%s' (%s) keeps the queues it was connected with; a new "
+				    "nr_io_queues or queue_size needs a new connection: disconnect it "
+				    "(llmnet teardown) and apply again", in->target, name);
+			rc = -EBUSY;
+		}
+	}
+	if (rc == 0 && !cv->plan) {
+		record_queues(rec, in);
+		cv->st.dirty = 1;
+		rc = ln_state_save(cv->a, &cv->st, &err);
+	}
+	if (!det.len) {	/* recorded now, nothing to show */
+		ln_buf_release(&det);
+		ln_buf_release(&err);
+		return 0;
+	}
+	ln_cv_report(cv, "change", "nvme_connection", id, det.buf, rc < 0 ? err.buf : NULL);
+	ln_buf_release(&det);
+	ln_buf_release(&err);
+	return 1;
+}
+
+/* A connect with tls: tlshd must run here and the host's PSK for the
+ * target be in the .nvme keyring (inserted now when it is not). A plan
+ * before the host has its NQN can only say the key will be made. */
+static int tls_key(struct ln_converge *cv, const struct ln_req_init *in, const char *hostnqn,
+		   const char *id)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = ln_tls_ready(cv->a, !cv->plan || ln_module_loaded(cv->a, "nvme_tcp"), &err);
+
+	if (rc < 0) {
+		ln_cv_report(cv, "create", "nvme_connection", id, "tls", err.buf);
+	} else if (!hostnqn[0]) {
+		ln_cv_report(cv, "create", "tls_psk", in->target, "the host NQN's key", NULL);
+	} else {
+		rc = ln_tls_psk_apply(cv, hostnqn, in->target, in->psk);
+		if (rc < 0)
+			ln_cv_report(cv, "create", "nvme_connection", id, "tls",
+				     "no TLS PSK in the .nvme keyring for this connect");
+	}
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* 1 when controller name runs over TLS: the kernel's tls_key attribute
+ * names the PSK it negotiated (6.12; absent or empty without TLS). */
+static int ctrl_uses_tls(struct ln_agent *a, const char *name)
+{
+	char p[PATH_MAX];
+	struct ln_buf b = LN_BUF_INIT;
+	int tls;
+
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/tls_key", name);
+	tls = ln_read_attr(a, p, &b) == 0 && b.len && strcmp(b.buf, "0");
+	ln_buf_release(&b);
+	return tls;
+}
+
+/*
+ * A live connection whose TLS is not what the request asks is never "ok":
+ * TLS is chosen at connect, so only a new connection changes it. Plan
+ * shows the change; apply fails it with what to do, and leaves the
+ * connection and its mount as they are. 1 when it reported.
+ */
+static int tls_differs(struct ln_converge *cv, const struct ln_req_init *in, const char *name,
+		       const char *id)
+{
+	char det[96];
+	struct ln_buf err = LN_BUF_INIT;
+
+	if (ctrl_uses_tls(cv->a, name) == !!in->tls)
+		return 0;
+	snprintf(det, sizeof(det), "%s: tls %s -> %s: only a new connection takes it", name,
+		 in->tls ? "none" : "required", in->tls ? "required" : "none");
+	if (!cv->plan)
+		ln_buf_addf(&err, "'%s' (%s) is connected %s TLS, and the request asks %s: "
+			    "disconnect it (llmnet teardown) and apply again", in->target, name,
+			    in->tls ? "without" : "with", in->tls ? "tls: required" : "none");
+	ln_cv_report(cv, "change", "nvme_connection", id, det, err.len ? err.buf : NULL);
+	ln_buf_release(&err);
+	return 1;
+}
+
+/*
+ * A new connection: recorded as this cluster's first, then made. With
+ * discovery, the target's discovery log is read first and the connect made
+ * from its entry for the subsystem; a log that does not list it at the
+ * declared transport, address and service fails the connection, and
+ * nothing is recorded or connected (never a direct connect instead).
+ */
+static int connect_new(struct ln_converge *cv, const struct ln_req_init *in, const char *id,
+		       const char *hostnqn, const char *hostid, char *name)
+{
+	struct ln_conn cn = {
+		.subsysnqn = in->target, .transport = in->transport,
+		.traddr = in->address, .trsvcid = in->service, .hostnqn = hostnqn,
+		.hostid = hostid, .nr_io_queues = in->nr_io_queues,
+		.queue_size = in->queue_size, .ctrl_loss_tmo = in->ctrl_loss_tmo,
+		.reconnect_delay = in->reconnect_delay,
+		.dhchap_secret = in->secret, .dhchap_ctrl_secret = in->ctrl_secret,
+		.tls = in->tls,
+	};
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT, shown = LN_BUF_INIT;
+	struct ln_disc_entry hit;
+	struct json_object *rec;
+	int rc = 0;
+
+	if (in->discovery) {
+		rc = ln_disc_find(cv->a, &cn, &hit, &err);
+		if (rc == 0) {
+			/* the entry matched the declared place: connect from it */
+			cn.transport = hit.transport;
+			cn.traddr = hit.traddr;
+			cn.trsvcid = hit.trsvcid;
+			ln_buf_addf(&det, " (discovery log: port %u)", hit.portid);
+		}
+	}
+	if (rc == 0)
+		rc = ln_cv_own(cv, "nvme_connection", id);
+	if (rc == 0) {
+		rec = ln_state_find(&cv->st, cv->cluster, "nvme_connection", id);
+		json_object_object_del(rec, "hostnqn");
+		ln_json_add_str(rec, "hostnqn", hostnqn);
+		record_queues(rec, in);
+		cv->st.dirty = 1;
+		rc = ln_state_save(cv->a, &cv->st, &err);
+	}
+	if (rc == 0)
+		rc = ln_agent_change(cv->a, "connect") ?: cv->a->ini->connect(cv->a, &cn, name, &err);
+	ln_buf_addf(&shown, "%s%s", name, det.buf);
+	ln_cv_report(cv, "create", "nvme_connection", id, shown.buf, rc < 0 ? err.buf : NULL);
+	ln_buf_release_all(&det, &err, &shown);
+	return rc;
+}
+
+void ln_initiator_apply(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	struct ln_ctrl_list ctrls = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	char hostnqn[256], hostid[64];
+	size_t i;
+
+	if (!rq->ninits)
+		return;
+	for (i = 0; i < rq->ninits; i++) {
+		const char *m = !strcmp(rq->inits[i].transport, "tcp") ? "nvme_tcp" : "nvme_rdma";
+
+		ln_cv_module(cv, m);
+	}
+	if (host_identity(cv, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
+		goto out;
+	ln_buf_reset(&err);
+	if (cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {
+		ln_cv_report(cv, "create", "nvme_connection", "*", NULL, err.buf);
+		goto out;
+	}
+	for (i = 0; i < rq->ninits; i++) {
+		const struct ln_req_init *in = &rq->inits[i];
+		const struct ln_ctrl *c;
+		char id[512], name[32] = "", dev[64];
+		int rc = 0;
+
+		conn_id(id, sizeof(id), in);
+		ln_buf_reset(&err);
+		if (in->tls && tls_key(cv, in, hostnqn, id) < 0)
+			continue;
+		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
+			      hostnqn[0] ? hostnqn : NULL);
+		if (c) {
+			if (!tls_differs(cv, in, c->name, id) && !queues_converge(cv, in, c->name, id))
+				ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
+			rekey(cv, in, c->name, id);
+		} else if (!cv->plan) {
+			rc = connect_new(cv, in, id, hostnqn, hostid, name);
+		} else {
+			ln_cv_report(cv, "create", "nvme_connection", id,
+				     in->discovery ? "through the discovery log" : NULL, NULL);
+			if (in->mount_path)
+				apply_mount(cv, in, NULL);
+			continue;
+		}
+		if (rc < 0)
+			continue;
+		if (wait_block(cv, in->target, dev, sizeof(dev)) < 0) {
+			ln_buf_reset(&err);
+			ln_buf_addf(&err, "no namespace block device for '%s' appeared in time "
+				    "(LLMNET_NS_WAIT)", in->target);
+			ln_cv_report(cv, "create", "nvme_namespace", id, NULL, err.buf);
+			continue;
+		}
+		if (in->mount_path)
+			apply_mount(cv, in, dev);
+	}
+out:
+	free(ctrls.v);
+	ln_buf_release(&err);
+}

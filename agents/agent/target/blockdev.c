@@ -1,0 +1,752 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Is this block device free to export? A whole disk is in use when any of
+ * its partitions is, so every check runs on the device and each partition
+ * (sysfs: a child directory with a "partition" file). Mounts are matched
+ * by major:minor in mountinfo, since a mount source may be any link to the
+ * device, and by resolved path in /proc/mounts (fixture trees and old
+ * kernels). A holder (device-mapper, md, bcache) is in use by definition.
+ * An LVM PV or md member that is not assembled has no holder, so its
+ * signature is read the way blkid finds it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "agents/agent/target/blockdev.h"
+#include "common/log.h"
+
+#define MAX_LINKS 40
+#define MAX_PARTS 128
+#define NVMET_SUBSYS "/sys/kernel/config/nvmet/subsystems"
+
+/* Drop the last component of a node path ("/" stays "/" as ""). */
+static void drop_last(char *cur)
+{
+	char *slash = strrchr(cur, '/');
+
+	if (slash)
+		*slash = '\0';
+}
+
+/* Resolve a node path through its links, each read under the root (an
+ * absolute link target starts again at the root), like realpath(3) in a
+ * chroot. 0 or negative. */
+static int resolve(const struct ln_agent *a, const char *in, char *out)
+{
+	char rest[PATH_MAX], cur[PATH_MAX] = "", p[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX];
+	const char *r;
+	int hops = 0;
+	struct stat st;
+	ssize_t n;
+
+	if (snprintf(rest, sizeof(rest), "%s", in) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	r = rest;
+	while (*r) {
+		size_t len;
+
+		while (*r == '/')
+			r++;
+		len = strcspn(r, "/");
+		if (len == 0)
+			break;
+		if (len == 1 && r[0] == '.') {
+			r += len;
+			continue;
+		}
+		if (len == 2 && r[0] == '.' && r[1] == '.') {
+			drop_last(cur);
+			r += len;
+			continue;
+		}
+		if (strlen(cur) + 1 + len >= sizeof(cur))
+			return -ENAMETOOLONG;
+		snprintf(cur + strlen(cur), sizeof(cur) - strlen(cur), "/%.*s", (int)len, r);
+		r += len;
+		if (ln_agent_path(a, cur, p) < 0)
+			return -ENAMETOOLONG;
+		if (lstat(p, &st) < 0)
+			return -errno;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (++hops > MAX_LINKS)
+			return -ELOOP;
+		n = readlink(p, link, sizeof(link) - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		if (snprintf(tmp, sizeof(tmp), "%s/%s", link, r) >= (int)sizeof(tmp))
+			return -ENAMETOOLONG;
+		memcpy(rest, tmp, sizeof(rest));
+		r = rest;
+		if (link[0] == '/')
+			cur[0] = '\0';
+		else
+			drop_last(cur);
+	}
+	snprintf(out, PATH_MAX, "%s", cur[0] ? cur : "/");
+	return 0;
+}
+
+/* major:minor of a sysfs block name, from its "dev" attribute. */
+static int sysfs_devt(const struct ln_agent *a, const char *name, unsigned int *maj,
+		      unsigned int *min)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char p[PATH_MAX];
+	int r;
+
+	snprintf(p, sizeof(p), "/sys/class/block/%s/dev", name);
+	r = ln_read_attr(a, p, &b);
+	if (r < 0) {	/* a fixture's namespace heads are only under /sys/block */
+		snprintf(p, sizeof(p), "/sys/block/%s/dev", name);
+		r = ln_read_attr(a, p, &b);
+	}
+	if (r == 0)
+		r = sscanf(b.buf, "%u:%u", maj, min) == 2 ? 0 : -EINVAL;
+	ln_buf_release(&b);
+	return r;
+}
+
+int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_blockdev *bd,
+			struct ln_buf *err)
+{
+	char p[PATH_MAX], link[PATH_MAX];
+	const char *base;
+	struct stat st = { 0 };
+	ssize_t n;
+	int r;
+
+	memset(bd, 0, sizeof(*bd));
+	bd->fd = -1;
+	r = resolve(a, given, bd->path);
+	if (r == 0 && (ln_agent_path(a, bd->path, p) < 0 || stat(p, &st) < 0))
+		r = -ENOENT;
+	if (r < 0) {
+		ln_buf_addf(err, "device '%s' does not exist", given);
+		return -ENOENT;
+	}
+	if (strncmp(bd->path, "/dev/", 5)) {
+		ln_buf_addf(err, "device '%s' resolves to '%s', outside /dev", given, bd->path);
+		return -EPERM;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		bd->major = major(st.st_rdev);
+		bd->minor = minor(st.st_rdev);
+		bd->have_devt = 1;
+	} else if (!a->fixture || !S_ISREG(st.st_mode)) {
+		ln_buf_addf(err, "'%s' is not a block device", given);
+		return -ENOTBLK;
+	}
+	/* The kernel's name for the device: /sys/dev/block/M:m links to it
+	 * (a /dev node may be named anything); else the node's basename. */
+	base = strrchr(bd->path, '/') + 1;
+	if (bd->have_devt) {
+		snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", bd->major, bd->minor);
+		if (ln_agent_path(a, p, link) == 0 && (n = readlink(link, p, sizeof(p) - 1)) > 0) {
+			p[n] = '\0';
+			base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+		}
+	}
+	snprintf(bd->name, sizeof(bd->name), "%s", base);
+	if (!bd->have_devt && sysfs_devt(a, bd->name, &bd->major, &bd->minor) == 0)
+		bd->have_devt = 1;
+	ln_debug("device '%s' is '%s' (%s)", given, bd->path, bd->name);
+	return 0;
+}
+
+/* The partitions of a sysfs block name (directories with a "partition"
+ * file under /sys/class/block/<name>, else /sys/block/<name>). */
+static size_t partitions(const struct ln_agent *a, const char *name, char (*out)[NAME_MAX + 1],
+			 size_t max)
+{
+	static const char *const dirs[] = { "/sys/class/block/", "/sys/block/" };
+	char p[PATH_MAX], q[PATH_MAX];
+	struct dirent *e;
+	size_t n = 0, i;
+	DIR *d = NULL;
+
+	for (i = 0; i < 2 && !d; i++) {
+		snprintf(q, sizeof(q), "%s%s", dirs[i], name);
+		if (ln_agent_path(a, q, p) == 0)
+			d = opendir(p);
+	}
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) > NAME_MAX)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s/partition", q, e->d_name);
+		if (ln_path_exists(a, p))
+			snprintf(out[n++], NAME_MAX + 1, "%s", e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Octal escapes of mountinfo and /proc/swaps ("\040" for a space). */
+static void unescape(char *s)
+{
+	char *q = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*q++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*q++ = *s++;
+		}
+	}
+	*q = '\0';
+}
+
+/* Does the node path src name the device at devpath? */
+static int same_node(const struct ln_agent *a, const char *src, const char *devpath)
+{
+	char res[PATH_MAX];
+
+	return src[0] == '/' && resolve(a, src, res) == 0 && !strcmp(res, devpath);
+}
+
+/* Where is /dev/<name> (major:minor, when known) mounted? 1 with at. */
+static int mounted_at(const struct ln_agent *a, const char *name, const char *devpath,
+		      const char *given, char *at, size_t atlen)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	unsigned int maj, min;
+	int have = sysfs_devt(a, name, &maj, &min) == 0, found = 0;
+	char *line, *save = NULL;
+
+	if (have && ln_read_attr(a, "/proc/self/mountinfo", &b) == 0) {
+		for (line = strtok_r(b.buf, "\n", &save); line && !found;
+		     line = strtok_r(NULL, "\n", &save)) {
+			unsigned int ma, mi;
+			char mp[PATH_MAX];
+
+			if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, mp) == 3 &&
+			    ma == maj && mi == min) {
+				unescape(mp);
+				snprintf(at, atlen, "%s", mp);
+				found = 1;
+			}
+		}
+	}
+	ln_buf_reset(&b);
+	save = NULL;
+	if (!found && ln_read_attr(a, "/proc/mounts", &b) == 0) {
+		for (line = strtok_r(b.buf, "\n", &save); line && !found;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char src[PATH_MAX], dir[PATH_MAX];
+
+			if (sscanf(line, "%4095s %4095s", src, dir) != 2)
+				continue;
+			unescape(src);
+			if ((given && !strcmp(src, given)) || same_node(a, src, devpath)) {
+				unescape(dir);
+				snprintf(at, atlen, "%s", dir);
+				found = 1;
+			}
+		}
+	}
+	ln_buf_release(&b);
+	return found;
+}
+
+static int is_swap(const struct ln_agent *a, const char *devpath)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char *line, *save = NULL;
+	int found = 0;
+
+	if (ln_read_attr(a, "/proc/swaps", &b) == 0) {
+		line = strtok_r(b.buf, "\n", &save);	/* the header */
+		while (!found && line && (line = strtok_r(NULL, "\n", &save))) {
+			char f[PATH_MAX];
+
+			if (sscanf(line, "%4095s", f) != 1)
+				continue;
+			unescape(f);
+			found = same_node(a, f, devpath);
+		}
+	}
+	ln_buf_release(&b);
+	return found;
+}
+
+/* The first holder of name, described (dm name, md array); 1 if any. */
+static int held_by(const struct ln_agent *a, const char *name, char *out, size_t outlen)
+{
+	struct ln_buf dm = LN_BUF_INIT, uuid = LN_BUF_INIT;
+	char p[PATH_MAX], q[PATH_MAX];
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	snprintf(q, sizeof(q), "/sys/class/block/%s/holders", name);
+	if (ln_agent_path(a, q, p) < 0 || !(d = opendir(p)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		found = 1;
+		snprintf(q, sizeof(q), "/sys/class/block/%s/dm/name", e->d_name);
+		if (ln_read_attr(a, q, &dm) == 0) {
+			snprintf(q, sizeof(q), "/sys/class/block/%s/dm/uuid", e->d_name);
+			ln_read_attr(a, q, &uuid);
+			snprintf(out, outlen, "%s (%s '%s')", e->d_name,
+				 !strncmp(uuid.buf, "LVM-", 4)	   ? "LVM volume"
+				 : !strncmp(uuid.buf, "CRYPT-", 6) ? "dm-crypt volume"
+								   : "device-mapper",
+				 dm.buf);
+		} else {
+			snprintf(out, outlen, "%s%s", e->d_name,
+				 !strncmp(e->d_name, "md", 2) ? " (md array)" : "");
+		}
+	}
+	closedir(d);
+	ln_buf_release(&dm);
+	ln_buf_release(&uuid);
+	return found;
+}
+
+static uint32_t le32(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static int md_magic_at(int fd, off_t off)
+{
+	unsigned char b[4];
+
+	return off >= 0 && pread(fd, b, 4, off) == 4 && le32(b) == 0xa92b4efc;
+}
+
+/* blkid's TYPE for an unassembled PV or md member, or NULL: the LVM label
+ * ("LABELONE", then "LVM2 001" at 24) in one of the first four sectors;
+ * the md superblock magic where 1.1 (0), 1.2 (4 KiB), 1.0 (end - 8 KiB,
+ * 4 KiB aligned) and 0.90 (the last 64 KiB-aligned 64 KiB) put it. */
+static const char *signature(const struct ln_agent *a, const char *devpath)
+{
+	unsigned char b[2048];
+	const char *type = NULL;
+	char p[PATH_MAX];
+	off_t size;
+	int fd, i;
+
+	if (ln_agent_path(a, devpath, p) < 0 || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b))
+		for (i = 0; i < 4 && !type; i++)
+			if (!memcmp(b + i * 512, "LABELONE", 8) &&
+			    !memcmp(b + i * 512 + 24, "LVM2 001", 8))
+				type = "LVM2_member";
+	size = lseek(fd, 0, SEEK_END);
+	if (!type && size >= 65536 &&
+	    (md_magic_at(fd, 0) || md_magic_at(fd, 4096) ||
+	     md_magic_at(fd, (size - 8192) & ~(off_t)4095) ||
+	     md_magic_at(fd, (size & ~(off_t)65535) - 65536)))
+		type = "linux_raid_member";
+	close(fd);
+	return type;
+}
+
+/* Is /dev/<name> (or devpath) in use on its own? 1 with why. */
+static int name_in_use(const struct ln_agent *a, const char *subject, const char *name,
+		       const char *devpath, const char *given, struct ln_buf *why)
+{
+	char what[PATH_MAX];
+	const char *sig;
+
+	if (mounted_at(a, name, devpath, given, what, sizeof(what))) {
+		ln_buf_addf(why, "%s is mounted at %s", subject, what);
+		return 1;
+	}
+	if (is_swap(a, devpath)) {
+		ln_buf_addf(why, "%s is in use as swap", subject);
+		return 1;
+	}
+	if (held_by(a, name, what, sizeof(what))) {
+		ln_buf_addf(why, "%s is held by %s", subject, what);
+		return 1;
+	}
+	sig = signature(a, devpath);
+	if (sig) {
+		ln_buf_addf(why, "%s is %s (%s)", subject,
+			    !strcmp(sig, "LVM2_member") ? "an LVM physical volume" : "an md member",
+			    sig);
+		return 1;
+	}
+	return 0;
+}
+
+/* Does the device at other share blocks with bd (the same device, or one
+ * is a partition of the other)? */
+static int overlaps(const struct ln_agent *a, const struct ln_blockdev *bd, const char *other,
+		    char (*parts)[NAME_MAX + 1], size_t nparts)
+{
+	char oparts[MAX_PARTS][NAME_MAX + 1];
+	struct ln_buf scratch = LN_BUF_INIT;
+	struct ln_blockdev o;
+	size_t i, n;
+	int r;
+
+	r = ln_blockdev_resolve(a, other, &o, &scratch);
+	ln_buf_release(&scratch);
+	if (r < 0)
+		return 0;
+	if (!strcmp(o.name, bd->name))
+		return 1;
+	for (i = 0; i < nparts; i++)
+		if (!strcmp(o.name, parts[i]))
+			return 1;
+	n = partitions(a, o.name, oparts, MAX_PARTS);
+	for (i = 0; i < n; i++)
+		if (!strcmp(oparts[i], bd->name))
+			return 1;
+	return 0;
+}
+
+/* Another namespace in nvmet configfs backed by bd; 1 with why. */
+static int backs_configfs(const struct ln_agent *a, const struct ln_blockdev *bd,
+			  const char *nqn, uint32_t nsid, char (*parts)[NAME_MAX + 1],
+			  size_t nparts, struct ln_buf *why)
+{
+	struct ln_buf dp = LN_BUF_INIT;
+	char p[PATH_MAX], q[PATH_MAX];
+	struct dirent *s, *n;
+	DIR *ds, *dn;
+	int found = 0;
+
+	if (ln_agent_path(a, NVMET_SUBSYS, p) < 0 || !(ds = opendir(p)))
+		return 0;
+	while (!found && (s = readdir(ds))) {
+		if (s->d_name[0] == '.')
+			continue;
+		snprintf(q, sizeof(q), NVMET_SUBSYS "/%s/namespaces", s->d_name);
+		if (ln_agent_path(a, q, p) < 0 || !(dn = opendir(p)))
+			continue;
+		while (!found && (n = readdir(dn))) {
+			if (n->d_name[0] == '.' ||
+			    (!strcmp(s->d_name, nqn) && strtoul(n->d_name, NULL, 10) == nsid))
+				continue;
+			snprintf(q, sizeof(q), NVMET_SUBSYS "/%s/namespaces/%s/device_path",
+				 s->d_name, n->d_name);
+			ln_buf_reset(&dp);
+			if (ln_read_attr(a, q, &dp) == 0 && dp.len &&
+			    overlaps(a, bd, dp.buf, parts, nparts)) {
+				ln_buf_addf(why, "'%s' backs namespace %s of '%s' in nvmet configfs",
+					    dp.buf, n->d_name, s->d_name);
+				found = 1;
+			}
+		}
+		closedir(dn);
+	}
+	closedir(ds);
+	ln_buf_release(&dp);
+	return found;
+}
+
+int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *bd,
+			   const char *given, const struct ln_request *rq,
+			   const struct ln_req_ns *self, const char *nqn, struct ln_buf *err)
+{
+	char parts[MAX_PARTS][NAME_MAX + 1];
+	struct ln_buf why = LN_BUF_INIT;
+	char at[PATH_MAX], subject[NAME_MAX + 16], devpath[PATH_MAX];
+	size_t nparts, i, j;
+	int busy = 0;
+
+	if (mounted_at(a, bd->name, bd->path, given, at, sizeof(at))) {
+		/* the wording tests and operators already know */
+		ln_buf_addf(err, "device '%s' is mounted on this node at %s; refusing to export it",
+			    given, at);
+		return -EBUSY;
+	}
+	busy = name_in_use(a, "it", bd->name, bd->path, NULL, &why);
+	nparts = partitions(a, bd->name, parts, MAX_PARTS);
+	for (i = 0; i < nparts && !busy; i++) {
+		snprintf(subject, sizeof(subject), "partition %s", parts[i]);
+		snprintf(devpath, sizeof(devpath), "/dev/%s", parts[i]);
+		busy = name_in_use(a, subject, parts[i], devpath, NULL, &why);
+	}
+	for (i = 0; rq && i < rq->ntargets && !busy; i++) {
+		const struct ln_req_target *t = &rq->targets[i];
+
+		for (j = 0; j < t->nns && !busy; j++) {
+			if (&t->ns[j] == self || !t->ns[j].device)
+				continue;
+			if (overlaps(a, bd, t->ns[j].device, parts, nparts)) {
+				ln_buf_addf(&why, "namespace %u of '%s' in this request uses '%s'",
+					    t->ns[j].nsid, t->nqn, t->ns[j].device);
+				busy = 1;
+			}
+		}
+	}
+	if (!busy)
+		busy = backs_configfs(a, bd, nqn, self ? self->nsid : 0, parts, nparts, &why);
+	if (busy) {
+		if (strcmp(given, bd->path))
+			ln_buf_addf(err, "device '%s' ('%s') is in use: %s; refusing to export it",
+				    given, bd->path, why.buf);
+		else
+			ln_buf_addf(err, "device '%s' is in use: %s; refusing to export it", given,
+				    why.buf);
+	}
+	ln_buf_release(&why);
+	return busy ? -EBUSY : 0;
+}
+
+/* The topmost mount at mp in mountinfo (field 5; the source follows " - "
+ * and the file system type). 1 with src and major:minor, 0 if none. */
+static int mountinfo_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char *line, *save = NULL;
+	int found = 0;
+
+	if (ln_read_attr(a, "/proc/self/mountinfo", &b) < 0)
+		return -ENOENT;
+	for (line = strtok_r(b.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned int ma, mi;
+		char at[PATH_MAX], dev[PATH_MAX];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, at) != 3 ||
+		    sscanf(dash, " - %*s %4095s", dev) != 1)
+			continue;
+		unescape(at);
+		if (strcmp(at, mp))
+			continue;
+		unescape(dev);
+		memset(src, 0, sizeof(*src));
+		src->fd = -1;
+		snprintf(src->path, sizeof(src->path), "%s", dev);
+		src->major = ma;
+		src->minor = mi;
+		src->have_devt = 1;
+		found = 1;	/* go on: a later line is mounted over this one */
+	}
+	ln_buf_release(&b);
+	return found;
+}
+
+int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_blockdev *src)
+{
+	struct ln_buf b = LN_BUF_INIT, scratch = LN_BUF_INIT;
+	char *line, *save = NULL, dev[PATH_MAX] = "";
+	int found = mountinfo_at(a, mp, src);
+
+	if (found == 1)
+		return 1;
+	/* not in mountinfo (a fixture root has none, or only the node's
+	 * own): the last /proc/mounts line at mp */
+	found = 0;
+	if (ln_read_attr(a, "/proc/mounts", &b) == 0)
+		for (line = strtok_r(b.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char s[PATH_MAX], at[PATH_MAX];
+
+			if (sscanf(line, "%4095s %4095s", s, at) != 2)
+				continue;
+			unescape(at);
+			if (strcmp(at, mp))
+				continue;
+			unescape(s);
+			memcpy(dev, s, sizeof(dev));
+			found = 1;
+		}
+	ln_buf_release(&b);
+	if (!found)
+		return 0;
+	if (dev[0] != '/' || ln_blockdev_resolve(a, dev, src, &scratch) < 0) {
+		memset(src, 0, sizeof(*src));
+		src->fd = -1;
+		snprintf(src->path, sizeof(src->path), "%s", dev);
+	}
+	ln_buf_release(&scratch);
+	return 1;
+}
+
+int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y)
+{
+	if (x->have_devt && y->have_devt)
+		return x->major == y->major && x->minor == y->minor;
+	return !strcmp(x->path, y->path);
+}
+
+void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen)
+{
+	if (bd->have_devt)
+		snprintf(out, outlen, "%u:%u", bd->major, bd->minor);
+	else
+		snprintf(out, outlen, "%s", bd->path);
+}
+
+/* "device 'given'" or "device 'given' ('resolved')" for messages. */
+static void name_device(struct ln_buf *err, const char *given, const struct ln_blockdev *bd)
+{
+	if (strcmp(given, bd->path))
+		ln_buf_addf(err, "device '%s' ('%s')", given, bd->path);
+	else
+		ln_buf_addf(err, "device '%s'", given);
+}
+
+int ln_blockdev_claim(const struct ln_agent *a, struct ln_blockdev *bd, const char *given,
+		      struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int fd, r;
+
+	if (ln_agent_path(a, bd->path, p) < 0)
+		return -ENAMETOOLONG;
+	/* O_EXCL on a block device is the kernel's own in-use check: it fails
+	 * with EBUSY while the device is mounted or claimed by dm, md or any
+	 * other exclusive opener. A fixture's device is a regular file (O_EXCL
+	 * has no effect there), where an exclusive flock stands for a claim. */
+	fd = open(p, O_RDONLY | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		errno = -r;
+		fd = -1;
+	}
+	if (fd >= 0 && S_ISREG(st.st_mode) && a->fixture && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		errno = errno == EWOULDBLOCK ? EBUSY : errno;
+		fd = -1;
+	}
+	if (fd < 0) {
+		r = -errno;
+		name_device(err, given, bd);
+		if (r == -EBUSY)
+			ln_buf_addstr(err, " is in use: the kernel refuses to open it exclusively "
+				      "(mounted, or held by device-mapper, md or another program); "
+				      "refusing to export it");
+		else
+			ln_buf_addf(err, " cannot be opened: %s; refusing to export it",
+				    strerror(-r));
+		return r;
+	}
+	/* the device opened is the one checked: same major:minor (a fixture's
+	 * regular file has none; its inode is what is compared later) */
+	if (S_ISBLK(st.st_mode) ? !bd->have_devt || major(st.st_rdev) != bd->major ||
+					  minor(st.st_rdev) != bd->minor
+				: !(a->fixture && S_ISREG(st.st_mode))) {
+		close(fd);
+		name_device(err, given, bd);
+		ln_buf_addstr(err, " changed while it was checked; refusing to export it");
+		return -ESTALE;
+	}
+	bd->fd = fd;
+	bd->dev = st.st_dev;
+	bd->ino = st.st_ino;
+	bd->rdev = st.st_rdev;
+	return 0;
+}
+
+int ln_blockdev_recheck(const struct ln_agent *a, const struct ln_blockdev *bd,
+			const char *given, struct ln_buf *err)
+{
+	char p[PATH_MAX];
+	struct stat now, held;
+
+	if (bd->fd < 0 || ln_agent_path(a, bd->path, p) < 0 || fstat(bd->fd, &held) < 0 ||
+	    lstat(p, &now) < 0 || (now.st_mode & S_IFMT) != (held.st_mode & S_IFMT) ||
+	    (S_ISBLK(now.st_mode) ? now.st_rdev != bd->rdev || held.st_rdev != bd->rdev
+				  : now.st_dev != bd->dev || now.st_ino != bd->ino)) {
+		name_device(err, given, bd);
+		ln_buf_addf(err, " changed between its check and its use ('%s' is no longer the "
+			    "device checked); refusing to export it", bd->path);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+void ln_blockdev_release(struct ln_blockdev *bd)
+{
+	if (bd->fd >= 0)
+		close(bd->fd);
+	bd->fd = -1;
+}
+
+/* The first line of a sysfs attribute, trimmed; 0 when it says something. */
+static int read_id_attr(const struct ln_agent *a, const char *path, struct ln_buf *out)
+{
+	size_t n;
+
+	ln_buf_reset(out);
+	if (ln_read_attr(a, path, out) < 0)
+		return -ENOENT;
+	n = strcspn(out->buf, "\n");
+	while (n && (out->buf[n - 1] == ' ' || out->buf[n - 1] == '\t'))
+		n--;
+	ln_buf_setlen(out, n);
+	return n ? 0 : -ENOENT;
+}
+
+int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, char *out,
+			  size_t outlen)
+{
+	/* tried in order on the whole disk: the kernel's WWID (NVMe, SCSI),
+	 * device-mapper's uuid, then the serial (virtio-blk, NVMe controller) */
+	static const char *const attrs[][2] = {
+		{ "wwid", "wwid" }, { "device/wwid", "wwid" }, { "dm/uuid", "dm" },
+		{ "serial", "serial" }, { "device/serial", "serial" },
+	};
+	struct ln_buf v = LN_BUF_INIT, part = LN_BUF_INIT;
+	char dir[PATH_MAX], p[PATH_MAX], **names = NULL;
+	size_t i, n = 0;
+	int r = -ENOENT;
+
+	/* a partition's own directory sits in its disk's: "..", resolved by
+	 * the kernel through /sys/class/block's link */
+	snprintf(dir, sizeof(dir), "/sys/class/block/%s", bd->name);
+	if (!ln_is_dir(a, dir) && !ln_path_exists(a, dir))
+		snprintf(dir, sizeof(dir), "/sys/block/%s", bd->name);
+	snprintf(p, sizeof(p), "%s/partition", dir);
+	if (read_id_attr(a, p, &part) == 0)
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
+	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]) && r < 0; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, attrs[i][0]);
+		if (read_id_attr(a, p, &v) == 0) {
+			snprintf(out, outlen, "%s:%s%s%s", attrs[i][1], v.buf, part.len ? "/part" : "",
+				 part.buf);
+			r = 0;
+		}
+	}
+	/* else a /dev/disk/by-id name for it (udev's, from the same sources
+	 * and the bus), the first in sorted order */
+	if (r < 0 && ln_list_dir(a, "/dev/disk/by-id", &names, &n) == 0) {
+		char best[NAME_MAX + 1] = "";
+
+		for (i = 0; i < n; i++) {
+			struct ln_blockdev o;
+			struct ln_buf e = LN_BUF_INIT;
+
+			snprintf(p, sizeof(p), "/dev/disk/by-id/%s", names[i]);
+			if (ln_blockdev_resolve(a, p, &o, &e) == 0 && ln_blockdev_same(&o, bd) &&
+			    (!best[0] || strcmp(names[i], best) < 0))
+				snprintf(best, sizeof(best), "%s", names[i]);
+			ln_buf_release(&e);
+		}
+		if (best[0]) {
+			snprintf(out, outlen, "by-id:%s", best);
+			r = 0;
+		}
+		ln_names_free(names, n);
+	}
+	ln_buf_release(&v);
+	ln_buf_release(&part);
+	return r;
+}
