@@ -11,11 +11,11 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "orchestrator/apply.h"
-#include "orchestrator/facts.h"
+#include "orchestrator/run/apply.h"
+#include "orchestrator/run/facts.h"
 #include "orchestrator/transport/fanout.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/state.h"
 
 /* What this apply leaves for the next runs: each node's applied state,
  * and when it did not converge, the nodes to retry. */

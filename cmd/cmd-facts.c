@@ -7,8 +7,8 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/state.h"
 
 static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 {

@@ -5,9 +5,9 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/state.h"
 
 static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 {

@@ -6,11 +6,11 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "orchestrator/apply.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/apply.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/state.h"
 #include "orchestrator/transport/fanout.h"
-#include "orchestrator/teardown.h"
+#include "orchestrator/run/teardown.h"
 
 static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 {

@@ -17,7 +17,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"
-#include "orchestrator/facts.h"
+#include "orchestrator/run/facts.h"
 #include "orchestrator/validate/stages.h"
 
 /* --dry-run: the spec's schedule on stdout. Under --limit the pairs

@@ -12,8 +12,8 @@
 
 #include <stddef.h>
 
-#include "cmd/parse-options.h"
-#include "orchestrator/rollout.h"
+#include "common/parse-options.h"
+#include "orchestrator/run/rollout.h"
 
 enum ln_output { LN_OUT_TEXT, LN_OUT_JSON };
 

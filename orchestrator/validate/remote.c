@@ -17,7 +17,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/proto.h"
-#include "orchestrator/facts.h"
+#include "orchestrator/run/facts.h"
 #include "orchestrator/transport/push.h"
 #include "orchestrator/transport/ssh.h"
 #include "orchestrator/validate/remote.h"

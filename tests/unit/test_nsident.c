@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the stable namespace identity (orchestrator/nsident.h):
+ * Unit tests for the stable namespace identity (orchestrator/run/nsident.h):
  * known values (computed with Python's hashlib and uuid modules from the
  * same text), the formats nvmet takes, and that every input counts.
  */
@@ -10,7 +10,7 @@
 
 #include "tests/unit/cmocka.h"
 
-#include "orchestrator/nsident.h"
+#include "orchestrator/run/nsident.h"
 
 #define NQN "nqn.2024-04.com.example:te1.target1"
 

@@ -16,12 +16,12 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/util.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/plan.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/plan.h"
 
 #define T1 "nqn.2024-04.io.llmnet:n1.t1"
 #define T3 "nqn.2024-04.io.llmnet:n3.t3"
-/* T1's stable identity in cluster "loop" (orchestrator/nsident.h), as
+/* T1's stable identity in cluster "loop" (orchestrator/run/nsident.h), as
  * Python's hashlib and uuid modules compute it from the same text */
 #define SERIAL1 "d8b65f4a04376a6b"
 #define IDENT1 "\"uuid\":\"6c557595-262a-880b-948b-0fee8df79c18\"," \

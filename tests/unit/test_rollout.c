@@ -14,8 +14,8 @@
 #include "tests/unit/cmocka.h"
 #include "common/util.h"
 
-#include "orchestrator/nodeset.h"
-#include "orchestrator/rollout.h"
+#include "orchestrator/run/nodeset.h"
+#include "orchestrator/run/rollout.h"
 #include "orchestrator/spec/spec.h"
 
 /* gpu005 exports the target every other gpu connects to; login has none. */

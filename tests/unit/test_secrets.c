@@ -18,8 +18,8 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/run.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/run.h"
 #include "orchestrator/secrets.h"
 
 #define KEY_A "DHHC-1:00:ia6zGodOr4SEG0Zzaw398rpY0wqipUWj4jWjUh4HWUz6aQ2n:"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the controller's state folder (orchestrator/state.c):
+ * Unit tests for the controller's state folder (orchestrator/run/state.c):
  * facts and applied state recorded per node (private files, merged across
  * runs, a failed node's entry dropped), the cached run facts --cached
  * prints, and a silent node's plan against its last apply.
@@ -16,10 +16,10 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/plan.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/plan.h"
 #include "orchestrator/secrets.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/state.h"
 
 #define T1 "nqn.2024-04.io.llmnet:n1.t1"
 #define OLD "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000002"

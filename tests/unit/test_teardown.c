@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for teardown's decisions (orchestrator/teardown.c): the
+ * Unit tests for teardown's decisions (orchestrator/run/teardown.c): the
  * levels target nodes go in (a node serving another's initiator after it),
  * --force's names, and which targets stay because an initiator of them
  * did not disconnect in this run, with the reason the recap prints.
@@ -12,10 +12,10 @@
 #include "tests/unit/cmocka.h"
 
 #include "common/json.h"
-#include "orchestrator/rollout.h"
-#include "orchestrator/run.h"
+#include "orchestrator/run/rollout.h"
+#include "orchestrator/run/run.h"
 #include "orchestrator/spec/spec.h"
-#include "orchestrator/teardown.h"
+#include "orchestrator/run/teardown.h"
 
 /* n1 exports t1; n2 connects to t1 and exports t2; n3 connects to t2;
  * n4 connects to t1; n5 has nothing. */

@@ -65,7 +65,7 @@ fabric_ctrls() { lab_ssh "$1" 'n=0; for c in /sys/class/nvme/nvme*; do [ -e $c/t
 mounted() { lab_ssh "$1" "findmnt -n -o FSTYPE '$2' || echo none"; }
 hostfile() { lab_ssh "$1" 'grep -v "^#" /etc/llmnet/hostfile 2>/dev/null | tr "\n" " "'; }
 HF="lab1 slots=1 lab2 slots=1 lab3 slots=1 "
-# The stable identity the plan derives (orchestrator/nsident.h), computed
+# The stable identity the plan derives (orchestrator/run/nsident.h), computed
 # here from its definition: "SERIAL UUID NGUID" of NQN's namespace 1.
 derived() {
 	python3 - "$1" <<'PY'

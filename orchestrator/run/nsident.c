@@ -6,7 +6,7 @@
 
 #include <openssl/sha.h>
 
-#include "orchestrator/nsident.h"
+#include "orchestrator/run/nsident.h"
 
 static void digest(const char *text, unsigned char md[SHA256_DIGEST_LENGTH])
 {

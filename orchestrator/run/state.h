@@ -18,7 +18,7 @@
 #define LN_STATE_H
 
 #include "common/buf.h"
-#include "orchestrator/run.h"
+#include "orchestrator/run/run.h"
 
 /* The state folder's path (malloc'd), or NULL without memory. */
 char *ln_state_dir(void);

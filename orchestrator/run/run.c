@@ -17,9 +17,9 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "orchestrator/nodeset.h"
-#include "orchestrator/run.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/nodeset.h"
+#include "orchestrator/run/run.h"
+#include "orchestrator/run/state.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128

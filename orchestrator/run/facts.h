@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The facts phase: connect, make sure the agent is current, and gather
- * facts from every node of a run (see orchestrator/run.h for the run
+ * facts from every node of a run (see orchestrator/run/run.h for the run
  * record and its session policy). Includes run.h, so a file that needs
  * struct ln_run and the facts phase includes this one header.
  */
@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "orchestrator/run.h"
+#include "orchestrator/run/run.h"
 
 /* Connect, ensure the agent, read facts from every node. Nodes that fail
  * are marked (state, reason) and the run goes on with the others. */

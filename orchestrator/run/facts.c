@@ -12,8 +12,8 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/state.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)

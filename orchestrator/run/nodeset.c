@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "orchestrator/nodeset.h"
+#include "orchestrator/run/nodeset.h"
 #include "orchestrator/spec/hostlist.h"
 
 static long find_name(const struct ln_spec *spec, const char *name)

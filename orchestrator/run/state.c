@@ -14,9 +14,9 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/nodeset.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/nodeset.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/state.h"
 
 #define FORMAT "llmnet-state/1"
 

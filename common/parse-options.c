@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/parse-options.h"
+#include "common/parse-options.h"
 #include "common/log.h"
 
 #define HELP_WIDTH 80

@@ -13,10 +13,10 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/nsident.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/state.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/nsident.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/state.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)

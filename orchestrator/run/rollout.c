@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "orchestrator/rollout.h"
+#include "orchestrator/run/rollout.h"
 
 int ln_count_parse(const char *s, long max, struct ln_count *c)
 {

@@ -14,10 +14,10 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "orchestrator/apply.h"
-#include "orchestrator/facts.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/rollout.h"
+#include "orchestrator/run/apply.h"
+#include "orchestrator/run/facts.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/rollout.h"
 #include "orchestrator/transport/fanout.h"
 
 struct phase_ctx {

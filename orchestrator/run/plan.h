@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "common/buf.h"
-#include "orchestrator/run.h"
+#include "orchestrator/run/run.h"
 
 struct ln_plan_summary {
 	int create, change, remove, ok, error;

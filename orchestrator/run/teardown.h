@@ -14,7 +14,7 @@
 #define LN_TEARDOWN_H
 
 #include "common/buf.h"
-#include "orchestrator/run.h"
+#include "orchestrator/run/run.h"
 
 /*
  * --force's names: target NQNs, or node names (each target the node

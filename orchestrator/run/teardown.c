@@ -14,10 +14,10 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/apply.h"
-#include "orchestrator/plan.h"
-#include "orchestrator/rollout.h"
-#include "orchestrator/teardown.h"
+#include "orchestrator/run/apply.h"
+#include "orchestrator/run/plan.h"
+#include "orchestrator/run/rollout.h"
+#include "orchestrator/run/teardown.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size_t n,

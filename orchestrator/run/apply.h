@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "orchestrator/run.h"
+#include "orchestrator/run/run.h"
 
 /* Which request a phase sends. */
 enum ln_phase_kind {
