@@ -18,9 +18,8 @@
 #define LN_NQN_H
 
 #include "common/buf.h"
+#include "common/nvme.h"
 
-#define LN_NQN_MAX 223
-#define LN_NQN_DISCOVERY "nqn.2014-08.org.nvmexpress.discovery"
 
 /* 0, or -EINVAL with the broken rule in err ("nqn 'x' ..."). */
 int ln_nqn_check(const char *nqn, struct ln_buf *err);

@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/mca_policy.h"
 #include "common/nccl_env.h"
+#include "common/nvme.h"
 #include "orchestrator/spec/impl.h"
 #include "orchestrator/spec/parser.h"
 
@@ -276,7 +277,7 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 		switch (f->type) {
 		case FT_STR:
 			o = str_pattern(spec_pattern_regex[f->pat]);
-			if (o && f->pat == SP_NQN && ln_json_add_i64(o, "maxLength", 223) < 0) {
+			if (o && f->pat == SP_NQN && ln_json_add_i64(o, "maxLength", LN_NQN_MAX) < 0) {
 				json_object_put(o);
 				o = NULL;
 			}

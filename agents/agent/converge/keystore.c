@@ -35,7 +35,7 @@ static void want_add(struct json_object *files, const char *kind, const char *nq
 	if (!secret)
 		return;
 	if (snprintf(name, sizeof(name), "%s-%s.%s", kind, nqn, ext) >= (int)sizeof(name))
-		return;	/* an NQN is at most 223 bytes: cannot happen */
+		return;	/* an NQN is at most LN_NQN_MAX bytes: cannot happen */
 	json_object_object_add(files, name, json_object_new_string(secret));
 }
 

@@ -25,6 +25,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/places.h"
+#include "common/nvme.h"
 
 volatile int ln_agent_stopping;
 
@@ -460,9 +461,9 @@ static int valid_nqn(const char *s, int strict)
 {
 	size_t n = strlen(s);
 
-	/* the kernel's option parser takes an NQN shorter than NVMF_NQN_SIZE
-	 * (223); configfs names and the spec allow 223 */
-	return n >= 12 && n <= (strict ? 222u : 223u) && !strncmp(s, "nqn.", 4) &&
+	/* the kernel's option parser takes an NQN shorter than NVMF_NQN_SIZE;
+	 * configfs names and the spec allow LN_NQN_MAX */
+	return n >= 12 && n <= (strict ? LN_NQN_MAX - 1u : LN_NQN_MAX) && !strncmp(s, "nqn.", 4) &&
 	       nqn_bad_at(s, strict) == n;
 }
 

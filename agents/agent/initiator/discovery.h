@@ -13,11 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/nvme.h"
+
 struct ln_agent;
 struct ln_buf;
 struct ln_conn;
 
-#define LN_DISC_NQN "nqn.2014-08.org.nvmexpress.discovery"
+#define LN_DISC_NQN LN_NQN_DISCOVERY
 #define LN_DISC_LID 0x70
 #define LN_DISC_HDR 1024	/* the log's header: genctr, numrec, recfmt */
 #define LN_DISC_REC 1024	/* one entry */

@@ -43,6 +43,7 @@
 #include "common/mca_policy.h"
 #include "common/nccl_env.h"
 #include "common/util.h"
+#include "common/nvme.h"
 #include "probe_sha256.h"
 
 /* The agent's children once a command is reaped: its orphans,
@@ -459,7 +460,7 @@ static int value_ok(enum vkind k, const char *v)
 	case V_PATH:
 		return clean_path(v);
 	case V_NQN:
-		return !strncmp(v, "nqn.", 4) && all_of(v, ALNUM "_.:-") && strlen(v) <= 223;
+		return !strncmp(v, "nqn.", 4) && all_of(v, ALNUM "_.:-") && strlen(v) <= LN_NQN_MAX;
 	case V_HCA:
 		return ln_nccl_hca_ok(v, 0);
 	case V_HCA_AT:
