@@ -2,13 +2,15 @@
 # lint and analyze: static checks kept apart from the normal build.
 #
 #   make lint         cppcheck, then a DEVELOPER=1 (-Werror) build of
-#                     everything in build/lint, and a check that every C
-#                     source is built (scripts/lint.sh); the `lint` tier of
-#                     make check, run first
+#                     everything in build/lint, a check that every C source
+#                     is built, the size limits and no call circle between
+#                     files, read from build/lint's objects (scripts/lint.sh
+#                     runs scripts/sizes.sh and scripts/callcircles.sh); the
+#                     `lint` tier of make check, run first
 #   make analyze      scan-build over a full rebuild in build/analyze; fails
 #                     on any report (slow: not part of make check)
 #
-# cppcheck and scan-build come from deps/lint.list (make deps).
+# cppcheck, scan-build and nm come from deps/lint.list (make deps).
 
 .PHONY: lint tier-lint lint-everything analyze
 

@@ -32,11 +32,11 @@
 #   scripts/callcircles.sh -a /dev/null build/lint | sed -n 's/^call circle: //p'
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-tree=$here allow=$here/scripts/callcircles.allow
+tree=$here allow=$here/scripts/callcircles.allow name=scripts/callcircles.allow
 while getopts C:a: opt; do
 	case $opt in
 	C) tree=$OPTARG ;;
-	a) allow=$OPTARG ;;
+	a) allow=$OPTARG name=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
@@ -181,7 +181,7 @@ done <<< "$circles"
 while IFS= read -r key; do
 	[ -n "$key" ] || continue
 	if ! grep -qF -- "$key	" <<< "$circles"; then
-		echo "${allow#"$here"/}: '$key' is no longer a call circle: remove it from the list"
+		echo "$name: '$key' is no longer a call circle: remove it from the list"
 		rc=1
 	fi
 done <<< "$allowed"

@@ -11,8 +11,13 @@
 #     build, so a moved or new file cannot silently drop out of it;
 #  4. the shell test library (tests/lib/tap.sh) passes its self-test;
 #  5. the programs and every probe were built;
-#  6. no file over 1,000 lines and no function over 100 (scripts/sizes.sh)
-#     but the known ones in scripts/sizes.allow, a list that only shrinks.
+#  6. no product file over 800 lines, no test (under tests/) over 1,000, and
+#     no function over 100 (scripts/sizes.sh) but the known ones in
+#     scripts/sizes.allow, a list that only shrinks;
+#  7. no call circle between product files (scripts/callcircles.sh, over
+#     the objects of the build of 2) but the known ones in
+#     scripts/callcircles.allow, a list that only shrinks;
+#  8. scripts/callcircles.sh passes its self-test (tests/lint/callcircles.sh).
 # MAKE is the make to run (make's recipe passes its own).
 set -u
 cd "$(dirname "$0")/.."
@@ -91,6 +96,24 @@ while IFS= read -r line; do
 	*) fail "size: $line"; n=$((n + 1)) ;;
 	esac
 done < <(scripts/sizes.sh)
-[ "$n" -gt 0 ] || ok "no file over 1,000 lines or function over 100 but the $(grep -cv '^#' scripts/sizes.allow) in scripts/sizes.allow"
+[ "$n" -gt 0 ] || ok "no product file over 800 lines, test over 1,000 or function over 100 but the $(grep -cv '^#' scripts/sizes.allow) in scripts/sizes.allow"
+
+# 7. the call circles
+out=$(scripts/callcircles.sh "$lb")
+rc=$? n=0
+while IFS= read -r line; do
+	case $line in
+	known:* | '') ;;
+	*) fail "$line"; n=$((n + 1)) ;;
+	esac
+done <<< "$out"
+if [ "$rc" -ne 0 ] && [ "$n" -eq 0 ]; then
+	fail "scripts/callcircles.sh exited $rc"
+elif [ "$n" -eq 0 ]; then
+	ok "no call circle between product files but the $(grep -cv '^#' scripts/callcircles.allow) in scripts/callcircles.allow"
+fi
+
+# 8. the call-circle checker finds a circle it is shown, and no other
+check_cmd "scripts/callcircles.sh passes its self-test" tests/lint/callcircles.sh
 
 tap_done "$counts"

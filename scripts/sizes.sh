@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The house's size limits (docs/hacking.md): no C file over 1,000 lines and
-# no function over 100 (the spec's grammar tables are data, not functions).
+# The house's size limits (docs/hacking.md): no product C file (any but
+# under tests/) over 800 lines, no test file over 1,000, and no function
+# over 100 (the spec's grammar tables are data, not functions).
 # Prints one line per file or function over its limit, "FILE: N lines" or
 # "FILE NAME(): N lines, from line L", and exits 1 when one of them is not in
 # scripts/sizes.allow, or when a line of that list no longer applies (the
@@ -20,7 +21,8 @@ fi
 found=$(
 	for f in "${files[@]}"; do
 		n=$(wc -l < "$f")
-		[ "$n" -le 1000 ] || echo "$f: $n lines"
+		case $f in tests/* | ./tests/*) max=1000 ;; *) max=800 ;; esac
+		[ "$n" -le "$max" ] || echo "$f: $n lines"
 	done
 	awk '
 		FNR == 1 { sig = ""; start = 0 }
