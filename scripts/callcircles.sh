@@ -44,7 +44,8 @@ shift $((OPTIND - 1))
 build=${1:-build}
 case $allow in /*) ;; *) allow=$PWD/$allow ;; esac
 export LC_ALL=C
-allowed=$(sed 's/[[:space:]]*#.*//; s/[[:space:]]*$//; /^$/d' "$allow") || exit 2
+. "$here/scripts/allowlist.sh"
+[ -r "$allow" ] || { echo "callcircles: cannot read $allow"; exit 2; }
 cd "$tree" || exit 2
 
 # The product's binaries and the folders each links, as the Makefile builds
@@ -164,25 +165,9 @@ circles=$(awk '
 		if (toomany) print "!\t2,000 call circles or more: fix the 2-cycles first"
 	}' <<< "$edges" | sort -u -t '	' -k1,1)
 
-rc=0
-while IFS='	' read -r key line; do
-	[ -n "$key" ] || continue
-	if [ "$key" = "!" ]; then
-		echo "callcircles: $line"
-		rc=1
-	elif grep -qxF -- "$key" <<< "$allowed"; then
-		echo "known: $line"
-	else
-		echo "call circle: $line"
-		rc=1
-	fi
-done <<< "$circles"
-# a listed one that is gone leaves the list
-while IFS= read -r key; do
-	[ -n "$key" ] || continue
-	if ! grep -qF -- "$key	" <<< "$circles"; then
-		echo "$name: '$key' is no longer a call circle: remove it from the list"
-		rc=1
-	fi
-done <<< "$allowed"
-exit "$rc"
+# more circles than the walk lists: say so, and stop
+if grep -q '^!' <<< "$circles"; then
+	sed -n 's/^!\t/callcircles: /p' <<< "$circles"
+	exit 1
+fi
+allow_check "$allow" "$name" "call circle" "is no longer a call circle" <<< "$circles"

@@ -37,23 +37,7 @@ found=$(
 			start = 0; sig = ""
 		}' "${files[@]}"
 )
-rc=0
-while IFS= read -r line; do
-	[ -n "$line" ] || continue
-	key=${line%%: *}
-	if grep -qxF -- "$key" <(sed 's/[[:space:]]*#.*//' "$allow"); then
-		echo "known: $line"
-	else
-		echo "over the limit: $line"
-		rc=1
-	fi
-done <<< "$found"
-# a listed one that is gone (or moved) leaves the list
-while IFS= read -r key; do
-	[ -n "$key" ] || continue
-	if ! grep -qF -- "$key: " <<< "$found"; then
-		echo "$allow: '$key' is no longer over its limit: remove it from the list"
-		rc=1
-	fi
-done < <(sed 's/[[:space:]]*#.*//' "$allow")
-exit "$rc"
+# the key is what a line says before ": N lines"
+. scripts/allowlist.sh
+awk '{ print substr($0, 1, index($0, ": ") - 1) "\t" $0 }' <<< "$found" |
+	allow_check "$allow" "$allow" "over the limit" "is no longer over its limit"
