@@ -29,7 +29,8 @@
 # default build), relative to TREE (default: this repository), whose
 # product sources are those of BINARIES; ALLOW defaults to
 # scripts/callcircles.allow. The whole list of circles, to start a list:
-#   scripts/callcircles.sh -a /dev/null build/lint | sed -n 's/^call circle: //p'
+#   scripts/callcircles.sh -a /dev/null build/lint |
+#	sed -n 's/^call circle: //p' | sed 's/ ([^)]*)//g'
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 tree=$here allow=$here/scripts/callcircles.allow name=scripts/callcircles.allow
