@@ -79,7 +79,10 @@ build=${BUILD:-build}
 logs=$build/check/e2e
 mkdir -p "$logs"
 counts=$build/check/$tier.counts
-rm -f "$counts"
+# "WHAT SECONDS" per line, for make check's time table (scripts/check.sh)
+times=$build/check/$tier.times
+rm -f "$counts" "$times"
+timed() { printf '%s %s\n' "$1" "$2" >>"$times"; }
 tap_init "$tier"
 results=()
 finish() {
@@ -91,6 +94,8 @@ finish() {
 
 t_all=$(lab_now)
 lab_lock
+# the lock also waits for make check's background image build
+timed "lab lock (and image build)" "$(lab_since "$t_all")"
 # Under the lock nobody is using the lab, so a lab left up from another lab
 # directory (another checkout's cache) may be stopped: it holds the ports.
 if [ -s "$LAB_ACTIVE" ] && [ "$(cat "$LAB_ACTIVE")" != "$LAB_DIR" ]; then
@@ -121,6 +126,7 @@ else
 	fi
 	owned=1
 	results+=("lab image and boot: $(lab_since "$t")s")
+	timed "lab image and boot" "$(lab_since "$t")"
 	# lab-up ran in a child: read what it recorded
 	LAB_N=$(cat "$LAB_RUN/nodes")
 fi
@@ -132,6 +138,7 @@ for s in "${names[@]}"; do
 		tee "$logs/$s.log"
 	rc=${PIPESTATUS[0]}
 	dt=$(lab_since "$t")
+	timed "scenario $s" "$dt"
 	if [ "$rc" = 0 ]; then
 		tap_count 1 0
 		results+=("PASS $s (${dt}s)")
@@ -146,7 +153,11 @@ for s in "${names[@]}"; do
 done
 
 if [ "$keep" = no ] || { [ "$keep" = auto ] && [ "$owned" = 1 ]; }; then
-	if ! "$LAB_SRC/lab-down"; then
+	t=$(lab_now)
+	"$LAB_SRC/lab-down"
+	rc=$?
+	timed "lab down" "$(lab_since "$t")"
+	if [ "$rc" != 0 ]; then
 		tap_count 0 1
 		results+=("FAIL lab-down did not leave a clean machine")
 	fi
