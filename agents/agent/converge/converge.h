@@ -11,6 +11,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/request.h"
+#include "agents/agent/converge/changes.h"
 #include "agents/agent/converge/state.h"
 
 struct ln_converge {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Initiator reconcile: the host identity (/etc/nvme/hostnqn and hostid,
- * generated when missing, never overwritten), idempotent connections (an
+ * Initiator reconcile: the host identity (hostid.c: /etc/nvme/hostnqn and
+ * hostid, generated when missing, never overwritten), idempotent connections (an
  * existing controller with the same host NQN, subsystem NQN, transport,
  * address and service is "connected"), a bounded wait for the namespace's
  * block device (found by subsystem NQN, hidden multipath paths skipped),
@@ -26,9 +26,13 @@
 #include "agents/agent/target/blockdev.h"
 #include "agents/agent/core/budget.h"
 #include "agents/agent/initiator/discovery.h"
+#include "agents/agent/initiator/hostid.h"
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/kernel/tlspsk.h"
 #include "agents/agent/kernel/paths.h"
+#include "agents/agent/kernel/read.h"
+#include "agents/agent/kernel/fs.h"
+#include "agents/agent/run/facts.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -184,76 +188,6 @@ out:
 	free(ctrls.v);
 	json_object_put(l);
 	ln_buf_release(&err);
-}
-
-/* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan).
- * Either file there but not a valid NQN or UUID: refused, nothing written
- * or connected (the files are the node's, never rewritten). */
-static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
-{
-	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, err = LN_BUF_INIT, line = LN_BUF_INIT;
-	char *gen = NULL;
-	int rc, have_nqn, have_id;
-
-	rc = ln_host_identity(cv->a, &nqn, &id, &err);
-	if (rc < 0) {
-		ln_cv_report(cv, "change", "host_identity", "/etc/nvme/hostnqn", NULL, err.buf);
-		goto done;
-	}
-	have_nqn = nqn.len > 0;
-	have_id = id.len > 0;
-	if (have_nqn && have_id) {
-		ln_cv_report(cv, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
-		goto done;
-	}
-	if (cv->plan) {
-		ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
-			     have_nqn ? "hostid" : "hostnqn and hostid", NULL);
-		goto done;
-	}
-	/* the host identity is the node's, kept by every teardown: not owned */
-	rc = ln_cv_mkdirs(cv, "/etc/nvme", 0, &err);
-	if (rc == 0 && !have_nqn) {
-		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
-		if (rc == 0 && !ln_valid_host_nqn(gen)) {
-			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
-			rc = -EINVAL;
-		}
-		if (rc == 0) {
-			ln_buf_addf(&line, "%s\n", gen);
-			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostnqn", line.buf, line.len, 0644, &err);
-			ln_buf_reset(&nqn);
-			ln_buf_addstr(&nqn, gen);
-		}
-	}
-	if (rc == 0 && !have_id) {
-		/* nvme-cli's convention: the host ID is the UUID in the host NQN */
-		const char *u = strstr(nqn.buf, ":uuid:");
-
-		ln_buf_reset(&id);
-		if (u && ln_valid_uuid(u + 6)) {
-			ln_buf_addstr(&id, u + 6);
-		} else {
-			char *g2 = NULL;
-
-			rc = ln_iniops_fixture.hostnqn_generate(cv->a, &g2, &err);
-			if (rc == 0)
-				ln_buf_addstr(&id, strstr(g2, ":uuid:") + 6);
-			free(g2);
-		}
-		ln_buf_reset(&line);
-		ln_buf_addf(&line, "%s\n", id.buf);
-		if (rc == 0)
-			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostid", line.buf, line.len, 0644, &err);
-	}
-	ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
-		     have_nqn ? "hostid" : "hostnqn and hostid", rc < 0 ? err.buf : NULL);
-done:
-	snprintf(hostnqn, nlen, "%s", nqn.buf);
-	snprintf(hostid, ilen, "%s", id.buf);
-	free(gen);
-	ln_buf_release_all(&nqn, &id, &err, &line);
-	return rc;
 }
 
 /* Wait, bounded, for the namespace head of nqn; dev gets "/dev/nvme1n1". */
@@ -760,7 +694,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 
 		ln_cv_module(cv, m);
 	}
-	if (host_identity(cv, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
+	if (ln_host_identity_ensure(cv, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
 		goto out;
 	ln_buf_reset(&err);
 	if (cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {

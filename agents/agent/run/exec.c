@@ -34,7 +34,10 @@
 #include <openssl/evp.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/answer.h"
 #include "agents/agent/core/budget.h"
+#include "agents/agent/kernel/read.h"
+#include "agents/agent/run/bounded.h"
 #include "agents/agent/run/exec.h"
 #include "agents/agent/run/exec_tests.h"
 #include "common/error.h"
