@@ -23,7 +23,7 @@ AGENT_OUTPUTS := $(BUILD)/llmnet-agent $(BUILD)/llmnet-agent-dyn $(BUILD)/probes
 
 # The run verb checks llmnet's own probes by SHA-256 against the build
 # the agent comes with: the io probe binary, and the MPI probes' sources
-# that mpicc may build (agents/agent/run/exec.c includes these hashes).
+# that mpicc may build (agents/agent/run/allow.c includes these hashes).
 PROBE_SHA256_H := $(BUILD)/gen/probe_sha256.h
 $(PROBE_SHA256_H): $(BUILD)/probes/io_probe agents/probes/mpi_probe.c agents/probes/nccl_mpi_probe.c
 	@mkdir -p $(dir $@)
@@ -32,8 +32,8 @@ $(PROBE_SHA256_H): $(BUILD)/probes/io_probe agents/probes/mpi_probe.c agents/pro
 	  printf '#define LN_SHA256_MPI_SRC "%s"\n' $$(sha256sum < agents/probes/mpi_probe.c | cut -c1-64); \
 	  printf '#define LN_SHA256_NCCL_SRC "%s"\n' $$(sha256sum < agents/probes/nccl_mpi_probe.c | cut -c1-64); \
 	} > $@.tmp && mv -f $@.tmp $@
-$(BUILD)/obj/agents/agent/run/exec.o: $(PROBE_SHA256_H)
-$(BUILD)/obj/agents/agent/run/exec.o: ALL_CFLAGS += -iquote $(BUILD)/gen
+$(BUILD)/obj/agents/agent/run/allow.o: $(PROBE_SHA256_H)
+$(BUILD)/obj/agents/agent/run/allow.o: ALL_CFLAGS += -iquote $(BUILD)/gen
 
 # The agent must be static, stripped under 8 MiB, and make no NSS calls.
 agent-static-check: $(BUILD)/llmnet-agent

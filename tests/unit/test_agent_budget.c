@@ -17,6 +17,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/budget.h"
+#include "agents/agent/run/bounded.h"
 #include "common/util.h"
 
 #define STATE "/var/lib/llmnet/state.json"

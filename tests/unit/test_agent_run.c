@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/run/bounded.h"
 #include "common/util.h"
 
 static void test_agent_run__timeout_kills_the_group(void **st)

@@ -14,6 +14,7 @@
 #include "agents/agent/converge/converge.h"
 #include "agents/agent/kernel/paths.h"
 #include "common/fileio.h"
+#include "common/json.h"
 #include "common/log.h"
 
 int ln_cv_own(struct ln_converge *cv, const char *kind, const char *id)
@@ -34,6 +35,21 @@ int ln_cv_own(struct ln_converge *cv, const char *kind, const char *id)
 int ln_cv_owned(struct ln_converge *cv, const char *kind, const char *id)
 {
 	return ln_state_find(&cv->st, cv->cluster, kind, id) != NULL;
+}
+
+struct json_object *ln_cv_owned_of(struct ln_converge *cv, const char *kind)
+{
+	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *out;
+	size_t i, n = objs ? json_object_array_length(objs) : 0;
+
+	out = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(objs, i);
+
+		if (!strcmp(ln_json_str_at(o, "kind"), kind))
+			json_object_array_add(out, json_object_get(o));
+	}
+	return out;
 }
 
 void ln_cv_disown(struct ln_converge *cv, const char *kind, const char *id)

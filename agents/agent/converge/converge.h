@@ -11,6 +11,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/request.h"
+#include "agents/agent/converge/changes.h"
 #include "agents/agent/converge/state.h"
 
 struct ln_converge {
@@ -31,6 +32,9 @@ struct ln_converge {
  * create forgets nothing); 0 or negative. */
 int ln_cv_own(struct ln_converge *cv, const char *kind, const char *id);
 int ln_cv_owned(struct ln_converge *cv, const char *kind, const char *id);
+/* This cluster's ownership records of kind, in a new array (the caller
+ * puts it; the records are shared with the state). */
+struct json_object *ln_cv_owned_of(struct ln_converge *cv, const char *kind);
 void ln_cv_disown(struct ln_converge *cv, const char *kind, const char *id);
 /* Report a change; err non-NULL marks it failed. */
 void ln_cv_report(struct ln_converge *cv, const char *action, const char *kind, const char *id,

@@ -25,6 +25,7 @@
 
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/kernel/paths.h"
+#include "agents/agent/kernel/read.h"
 #include "common/json.h"
 
 static void want_add(struct json_object *files, const char *kind, const char *nqn,

@@ -37,6 +37,7 @@
 
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/kernel/paths.h"
+#include "agents/agent/kernel/read.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"

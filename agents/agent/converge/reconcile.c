@@ -15,6 +15,8 @@
 #include "agents/agent/core/budget.h"
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/converge/reconcile.h"
+#include "agents/agent/core/valid.h"
+#include "agents/agent/core/answer.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"

@@ -32,6 +32,8 @@
 #include "agents/agent/core/budget.h"
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/converge/reconcile.h"
+#include "agents/agent/core/valid.h"
+#include "agents/agent/core/answer.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"

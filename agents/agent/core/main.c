@@ -15,10 +15,13 @@
 #include <sys/prctl.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/answer.h"
 #include "agents/agent/core/budget.h"
 #include "agents/agent/initiator/discovery.h"
 #include "agents/agent/converge/reconcile.h"
+#include "agents/agent/run/counters.h"
 #include "agents/agent/run/exec.h"
+#include "agents/agent/run/facts.h"
 #include "agents/agent/core/identity.h"
 #include "agents/agent/core/session.h"
 #include "agents/agent/converge/state.h"

@@ -13,6 +13,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/request.h"
+#include "agents/agent/core/valid.h"
 #include "common/dhchap.h"
 #include "common/error.h"
 #include "common/json.h"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/answer.h"
 #include "agents/agent/core/budget.h"
 #include "agents/agent/core/session.h"
 #include "common/error.h"
@@ -195,7 +196,7 @@ out:
 	return r;
 }
 
-/* The request being served, for ln_session_abort. */
+/* The request being served, for session_abort. */
 static struct json_object *cur_id;
 static struct ln_buf *cur_answer;
 static int serving;
@@ -212,7 +213,11 @@ static void add_reply(struct ln_buf *reply, struct json_object *id, int rc,
 		    rc, answer->len ? answer->buf : "null");
 }
 
-void ln_session_abort(int rc)
+/* The failpoint's abort hook (ln_agent_on_abort): a request that must end
+ * the process (its time budget ran out before a change) sends the answer
+ * captured so far with exit code rc, so the controller reads why. Nothing
+ * when no session request is being served. */
+static void session_abort(int rc)
 {
 	struct ln_buf reply = LN_BUF_INIT;
 
@@ -293,6 +298,7 @@ int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run)
 	int rc = LN_AGENT_EXIT_OK;
 
 	ln_signals_catch(on_term, SIGTERM, SIGHUP);
+	ln_agent_on_abort(session_abort);
 	pthread_mutex_init(&ib.m, NULL);
 	pthread_cond_init(&ib.cv, NULL);
 	if (pthread_create(&th, NULL, reader, &ib) != 0)

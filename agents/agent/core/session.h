@@ -16,12 +16,9 @@ struct ln_agent;
 typedef int (*ln_session_verb_fn)(struct ln_agent *a, int argc, char **argv);
 
 /* Serve requests until the input ends (exit code 0), a frame is malformed
- * (an error frame, then LN_AGENT_EXIT_REQUEST), or the peer is gone. */
+ * (an error frame, then LN_AGENT_EXIT_REQUEST), or the peer is gone.
+ * Installs the failpoint's abort hook (ln_agent_on_abort), which sends the
+ * answer captured so far when a request's budget ends the process. */
 int ln_session_serve(struct ln_agent *a, ln_session_verb_fn run);
-
-/* A request that must end the process (its time budget ran out before a
- * change): send the answer captured so far with exit code rc, so the
- * controller reads why. Nothing when no session request is being served. */
-void ln_session_abort(int rc);
 
 #endif

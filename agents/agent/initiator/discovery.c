@@ -19,7 +19,9 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/budget.h"
+#include "agents/agent/core/valid.h"
 #include "agents/agent/initiator/discovery.h"
+#include "agents/agent/initiator/hostid.h"
 #include "common/addr.h"
 #include "common/json.h"
 

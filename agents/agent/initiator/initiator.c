@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * Initiator reconcile: the host identity (/etc/nvme/hostnqn and hostid,
- * generated when missing, never overwritten), idempotent connections (an
- * existing controller with the same host NQN, subsystem NQN, transport,
- * address and service is "connected"), a bounded wait for the namespace's
- * block device (found by subsystem NQN, hidden multipath paths skipped),
- * and an optional mount that formats only a device libblkid finds blank
- * and only with format: if-blank. Only controllers and mounts the agent
- * created are ever disconnected or unmounted.
+ * Initiator reconcile: the host identity first (hostid.c: /etc/nvme/hostnqn
+ * and hostid, generated when missing, never overwritten), then idempotent
+ * connections (an existing controller with the same host NQN, subsystem
+ * NQN, transport, address and service is "connected"; its queue settings,
+ * TLS and DH-HMAC-CHAP secrets brought to the request's where the kernel
+ * can change them live), a bounded wait for the namespace's block device
+ * (found by subsystem NQN, hidden multipath paths skipped), and an
+ * optional mount (mount.c). Only controllers and mounts the agent created
+ * are ever disconnected or unmounted.
  *
- * Ownership ids: nvme_connection T/A/S/NQN, mount PATH (with "device", the
- * mounted device's major:minor: teardown unmounts only while that device
- * is what is mounted there).
+ * Ownership id: nvme_connection T/A/S/NQN (mount.h has the mount's).
  */
-#include <blkid/blkid.h>
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
@@ -23,12 +21,15 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "agents/agent/target/blockdev.h"
+#include "agents/agent/converge/parts.h"
 #include "agents/agent/core/budget.h"
 #include "agents/agent/initiator/discovery.h"
-#include "agents/agent/converge/parts.h"
+#include "agents/agent/initiator/hostid.h"
+#include "agents/agent/initiator/mount.h"
+#include "agents/agent/kernel/fs.h"
+#include "agents/agent/kernel/read.h"
 #include "agents/agent/kernel/tlspsk.h"
-#include "agents/agent/kernel/paths.h"
+#include "agents/agent/run/facts.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -76,82 +77,15 @@ static int wanted_conn(struct ln_converge *cv, const char *id)
 	return 0;
 }
 
-static int wanted_mount(struct ln_converge *cv, const char *path)
-{
-	size_t i;
-
-	for (i = 0; cv->rq && i < cv->rq->ninits; i++)
-		if (cv->rq->inits[i].mount_path && !strcmp(cv->rq->inits[i].mount_path, path))
-			return 1;
-	return 0;
-}
-
-static struct json_object *owned_of(struct ln_converge *cv, const char *kind)
-{
-	struct json_object *objs = ln_state_objects(&cv->st, cv->cluster), *out;
-	size_t i, n = objs ? json_object_array_length(objs) : 0;
-
-	out = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(objs, i);
-
-		if (!strcmp(ln_json_str_at(o, "kind"), kind))
-			json_object_array_add(out, json_object_get(o));
-	}
-	return out;
-}
-
-/* Teardown unmounts path only while the device llmnet mounted there (rec's
- * "device", its major:minor) is what is mounted: never a mount made over
- * it or in its place by someone else. 0, or -EBUSY with err. */
-static int mount_is_ours(struct ln_converge *cv, struct json_object *rec, const char *path,
-			 struct ln_buf *err)
-{
-	const char *want = ln_json_str_at(rec, "device");
-	struct ln_blockdev here;
-	char id[PATH_MAX] = "";
-
-	if (ln_blockdev_mounted_at(cv->a, path, &here) == 1)
-		ln_blockdev_id(&here, id, sizeof(id));
-	else
-		snprintf(here.path, sizeof(here.path), "an unknown device");
-	if (want && !strcmp(id, want))
-		return 0;
-	ln_buf_addf(err, "'%s' has %s mounted, not the device llmnet mounted there (%s); llmnet "
-		    "unmounts only its own mounts: leaving it", path, here.path,
-		    want ? want : "not recorded");
-	return -EBUSY;
-}
-
 void ln_initiator_remove(struct ln_converge *cv)
 {
-	struct json_object *l = owned_of(cv, "mount");
+	struct json_object *l;
 	struct ln_ctrl_list ctrls = { 0 };
 	struct ln_buf err = LN_BUF_INIT;
-	size_t i, n = json_object_array_length(l);
+	size_t i, n;
 
-	for (i = 0; i < n; i++) {
-		struct json_object *rec = json_object_array_get_idx(l, i);
-		const char *path = ln_json_str_at(rec, "id");
-		int rc = 0;
-
-		if (wanted_mount(cv, path))
-			continue;
-		ln_buf_reset(&err);
-		if (!ln_path_mounted(cv->a, path, NULL, 0)) {
-			if (!cv->plan)
-				ln_cv_disown(cv, "mount", path);
-			continue;
-		}
-		rc = mount_is_ours(cv, rec, path, &err);
-		if (rc == 0 && !cv->plan)
-			rc = ln_agent_change(cv->a, "umount") ?: cv->a->fs->umount(cv->a, path, &err);
-		if (rc == 0 && !cv->plan)
-			ln_cv_disown(cv, "mount", path);
-		ln_cv_report(cv, "remove", "mount", path, NULL, rc < 0 ? err.buf : NULL);
-	}
-	json_object_put(l);
-	l = owned_of(cv, "nvme_connection");
+	ln_mount_remove(cv);
+	l = ln_cv_owned_of(cv, "nvme_connection");
 	n = json_object_array_length(l);
 	if (n && cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {
 		ln_cv_report(cv, "remove", "nvme_connection", "*", NULL, err.buf);
@@ -186,76 +120,6 @@ out:
 	ln_buf_release(&err);
 }
 
-/* Ensure /etc/nvme/hostnqn and hostid; hostnqn gets our host NQN (or NULL in a plan).
- * Either file there but not a valid NQN or UUID: refused, nothing written
- * or connected (the files are the node's, never rewritten). */
-static int host_identity(struct ln_converge *cv, char *hostnqn, size_t nlen, char *hostid, size_t ilen)
-{
-	struct ln_buf nqn = LN_BUF_INIT, id = LN_BUF_INIT, err = LN_BUF_INIT, line = LN_BUF_INIT;
-	char *gen = NULL;
-	int rc, have_nqn, have_id;
-
-	rc = ln_host_identity(cv->a, &nqn, &id, &err);
-	if (rc < 0) {
-		ln_cv_report(cv, "change", "host_identity", "/etc/nvme/hostnqn", NULL, err.buf);
-		goto done;
-	}
-	have_nqn = nqn.len > 0;
-	have_id = id.len > 0;
-	if (have_nqn && have_id) {
-		ln_cv_report(cv, "ok", "host_identity", "/etc/nvme/hostnqn", NULL, NULL);
-		goto done;
-	}
-	if (cv->plan) {
-		ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
-			     have_nqn ? "hostid" : "hostnqn and hostid", NULL);
-		goto done;
-	}
-	/* the host identity is the node's, kept by every teardown: not owned */
-	rc = ln_cv_mkdirs(cv, "/etc/nvme", 0, &err);
-	if (rc == 0 && !have_nqn) {
-		rc = cv->a->ini->hostnqn_generate(cv->a, &gen, &err);
-		if (rc == 0 && !ln_valid_host_nqn(gen)) {
-			ln_buf_addf(&err, "generated host NQN '%s' is not valid", gen);
-			rc = -EINVAL;
-		}
-		if (rc == 0) {
-			ln_buf_addf(&line, "%s\n", gen);
-			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostnqn", line.buf, line.len, 0644, &err);
-			ln_buf_reset(&nqn);
-			ln_buf_addstr(&nqn, gen);
-		}
-	}
-	if (rc == 0 && !have_id) {
-		/* nvme-cli's convention: the host ID is the UUID in the host NQN */
-		const char *u = strstr(nqn.buf, ":uuid:");
-
-		ln_buf_reset(&id);
-		if (u && ln_valid_uuid(u + 6)) {
-			ln_buf_addstr(&id, u + 6);
-		} else {
-			char *g2 = NULL;
-
-			rc = ln_iniops_fixture.hostnqn_generate(cv->a, &g2, &err);
-			if (rc == 0)
-				ln_buf_addstr(&id, strstr(g2, ":uuid:") + 6);
-			free(g2);
-		}
-		ln_buf_reset(&line);
-		ln_buf_addf(&line, "%s\n", id.buf);
-		if (rc == 0)
-			rc = ln_fs_write_file(cv->a, "/etc/nvme/hostid", line.buf, line.len, 0644, &err);
-	}
-	ln_cv_report(cv, "create", "host_identity", "/etc/nvme/hostnqn",
-		     have_nqn ? "hostid" : "hostnqn and hostid", rc < 0 ? err.buf : NULL);
-done:
-	snprintf(hostnqn, nlen, "%s", nqn.buf);
-	snprintf(hostid, ilen, "%s", id.buf);
-	free(gen);
-	ln_buf_release_all(&nqn, &id, &err, &line);
-	return rc;
-}
-
 /* Wait, bounded, for the namespace head of nqn; dev gets "/dev/nvme1n1". */
 static int wait_block(struct ln_converge *cv, const char *nqn, char *dev, size_t size)
 {
@@ -277,174 +141,6 @@ static int wait_block(struct ln_converge *cv, const char *nqn, char *dev, size_t
 		poll(NULL, 0, 100);
 		waited += 100;
 	}
-}
-
-/* 1: no filesystem or partition signature; 0: one found; negative: error. */
-static int blank_device(struct ln_converge *cv, const char *dev, char *type, size_t tlen)
-{
-	char p[PATH_MAX];
-	blkid_probe pr;
-	int rc;
-
-	type[0] = '\0';
-	if (ln_agent_path(cv->a, dev, p) < 0)
-		return -ENAMETOOLONG;
-	pr = blkid_new_probe_from_filename(p);
-	if (!pr)
-		return errno ? -errno : -EIO;
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	blkid_probe_enable_partitions(pr, 1);
-	rc = blkid_do_safeprobe(pr);
-	if (rc == 0) {
-		const char *v = NULL;
-
-		if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0 && v)
-			snprintf(type, tlen, "%s", v);
-		else if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
-			snprintf(type, tlen, "partition table %s", v);
-	}
-	blkid_free_probe(pr);
-	if (rc == 1)
-		return 1;
-	if (rc == 0)
-		return 0;
-	return rc == -2 ? 0 : -EIO;	/* -2: ambivalent signatures: not blank */
-}
-
-/* A mount hides what is below it: llmnet mounts only on a missing or an
- * empty directory, so nothing of the node's disappears under a namespace. */
-static int mount_point_free(struct ln_converge *cv, const char *path, struct ln_buf *err)
-{
-	char **names = NULL;
-	size_t n = 0;
-	struct stat st;
-	int r = ln_path_lstat(cv->a, path, &st, err);	/* refuses a link on the way */
-
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return r;
-	r = ln_list_dir(cv->a, path, &names, &n);
-	ln_names_free(names, n);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0) {
-		ln_buf_addf(err, "cannot use mount point '%s': %s", path, strerror(-r));
-		return r;
-	}
-	if (n) {
-		ln_buf_addf(err, "mount point '%s' is not empty (%zu entr%s): llmnet mounts only "
-			    "on a missing or empty directory, so that nothing is hidden", path, n,
-			    n == 1 ? "y" : "ies");
-		return -ENOTEMPTY;
-	}
-	return 0;
-}
-
-/* An existing mount at the mount point counts only when its source is the
- * declared namespace's device (dev, NULL while not connected); else it is
- * refused, naming what is mounted there. 0 or -EBUSY with err. */
-static int mount_is_namespace(struct ln_converge *cv, const struct ln_req_init *in,
-			      const char *dev, struct ln_buf *err)
-{
-	struct ln_buf scratch = LN_BUF_INIT;
-	struct ln_blockdev here, want;
-	int same = 0;
-
-	if (ln_blockdev_mounted_at(cv->a, in->mount_path, &here) != 1)
-		snprintf(here.path, sizeof(here.path), "an unknown device");
-	else if (dev && ln_blockdev_resolve(cv->a, dev, &want, &scratch) == 0)
-		same = ln_blockdev_same(&here, &want);
-	ln_buf_release(&scratch);
-	if (same)
-		return 0;
-	ln_buf_addf(err, "'%s' already has %s mounted, not the namespace of '%s'%s%s%s; llmnet "
-		    "uses only a mount of the declared namespace", in->mount_path, here.path,
-		    in->target, dev ? " (" : "", dev ? dev : "", dev ? ")" : "");
-	return -EBUSY;
-}
-
-/* Record the device mounted at the mount point with its ownership record:
- * teardown checks it (mount_is_ours). */
-static int own_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev,
-		     struct ln_buf *err)
-{
-	struct ln_blockdev bd;
-	struct json_object *rec;
-	char id[PATH_MAX];
-	int rc = ln_blockdev_resolve(cv->a, dev, &bd, err);
-
-	if (rc == 0)
-		rc = ln_cv_own(cv, "mount", in->mount_path);
-	if (rc < 0)
-		return rc;
-	ln_blockdev_id(&bd, id, sizeof(id));
-	rec = ln_state_find(&cv->st, cv->cluster, "mount", in->mount_path);
-	json_object_object_del(rec, "device");
-	ln_json_add_str(rec, "device", id);
-	cv->st.dirty = 1;
-	return ln_state_save(cv->a, &cv->st, err);
-}
-
-static void apply_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
-{
-	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
-	char fs[64], type[64];
-	int rc = 0, blank;
-
-	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
-		if (mount_is_namespace(cv, in, dev, &err) < 0) {
-			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
-		} else if (strcmp(fs, in->mount_fs)) {
-			ln_buf_addf(&err, "'%s' is already mounted with %s, not %s", in->mount_path,
-				    fs, in->mount_fs);
-			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
-		} else {
-			ln_cv_report(cv, "ok", "mount", in->mount_path, NULL, NULL);
-		}
-		goto out;
-	}
-	if (mount_point_free(cv, in->mount_path, &err) < 0) {
-		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
-		goto out;
-	}
-	if (!dev) {
-		ln_cv_report(cv, "create", "mount", in->mount_path, "after connect", NULL);
-		goto out;
-	}
-	blank = blank_device(cv, dev, type, sizeof(type));
-	if (blank < 0) {
-		ln_buf_addf(&err, "cannot probe '%s' for signatures: %s", dev, strerror(-blank));
-		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
-		goto out;
-	}
-	if (blank && !in->format_if_blank) {
-		ln_buf_addf(&err, "'%s' has no filesystem and format is 'never'", dev);
-		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
-		goto out;
-	}
-	if (!blank && strcmp(type, in->mount_fs)) {
-		ln_buf_addf(&err, "'%s' holds %s, not %s; llmnet never formats a device that is "
-			    "not blank", dev, type[0] ? type : "an unknown signature", in->mount_fs);
-		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
-		goto out;
-	}
-	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
-	if (!cv->plan) {
-		rc = ln_cv_mkdirs(cv, in->mount_path, 1, &err);
-		if (rc == 0 && blank)
-			rc = ln_agent_change(cv->a, "mkfs") ?: cv->a->fs->mkfs(cv->a, dev, in->mount_fs, &err);
-		if (rc == 0)
-			rc = own_mount(cv, in, dev, &err);
-		if (rc == 0)
-			rc = ln_agent_change(cv->a, "mount") ?:
-				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs, &err);
-	}
-	ln_cv_report(cv, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
-out:
-	ln_buf_release(&err);
-	ln_buf_release(&det);
 }
 
 /* Set one secret attribute of the live controller name when it differs;
@@ -760,7 +456,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 
 		ln_cv_module(cv, m);
 	}
-	if (host_identity(cv, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
+	if (ln_host_identity_ensure(cv, hostnqn, sizeof(hostnqn), hostid, sizeof(hostid)) < 0)
 		goto out;
 	ln_buf_reset(&err);
 	if (cv->a->ini->scan(cv->a, &ctrls, &err) < 0) {
@@ -789,7 +485,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 			ln_cv_report(cv, "create", "nvme_connection", id,
 				     in->discovery ? "through the discovery log" : NULL, NULL);
 			if (in->mount_path)
-				apply_mount(cv, in, NULL);
+				ln_mount_apply(cv, in, NULL);
 			continue;
 		}
 		if (rc < 0)
@@ -802,7 +498,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 			continue;
 		}
 		if (in->mount_path)
-			apply_mount(cv, in, dev);
+			ln_mount_apply(cv, in, dev);
 	}
 out:
 	free(ctrls.v);

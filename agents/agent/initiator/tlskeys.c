@@ -16,6 +16,7 @@
 
 #include "agents/agent/converge/converge.h"
 #include "agents/agent/converge/parts.h"
+#include "agents/agent/initiator/hostid.h"
 #include "agents/agent/kernel/tlspsk.h"
 #include "common/json.h"
 

@@ -3,7 +3,7 @@
  * The configfs/filesystem ops table on a real node: the kernel enforces
  * configfs's rules and modules come from /sbin/modprobe under a bound.
  * The --root kernel fake, ln_fsops_fixture, is fixture/fsops_fixture.c;
- * it shares the error wording and mkfs with this file (fsops.h).
+ * the two share the error wording and mkfs (fsops.h, fsops_common.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,16 +19,13 @@
 #include <linux/keyctl.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/valid.h"
 #include "agents/agent/kernel/fsops.h"
+#include "agents/agent/kernel/read.h"
 #include "agents/agent/kernel/tlspsk.h"
+#include "agents/agent/run/bounded.h"
 #include "common/fileio.h"
 #include "common/log.h"
-
-int ln_fsops_fail(struct ln_buf *err, int e, const char *what, const char *path)
-{
-	ln_buf_addf(err, "cannot %s '%s': %s", what, path, strerror(e));
-	return -e;
-}
 
 /* 0, or what failed on path in err when rc, a libc call's, is negative
  * (errno is still that call's: nothing runs in between). */
@@ -178,40 +175,6 @@ static int real_umount(struct ln_agent *a, const char *path, struct ln_buf *err)
 	if (umount2(path, 0) < 0)
 		return ln_fsops_fail(err, errno, "unmount", path);
 	return 0;
-}
-
-int ln_fsops_mkfs(const char *dev_real, const char *fs, struct ln_buf *err)
-{
-	char prog[64];
-	const char *argv[6];
-	struct ln_exec_result res;
-	int r, i = 0;
-
-	if (strcmp(fs, "ext4") && strcmp(fs, "xfs")) {
-		ln_buf_addf(err, "unsupported filesystem '%s'", fs);
-		return -EINVAL;
-	}
-	snprintf(prog, sizeof(prog), "/sbin/mkfs.%s", fs);
-	if (access(prog, X_OK) < 0)
-		snprintf(prog, sizeof(prog), "/usr/sbin/mkfs.%s", fs);
-	argv[i++] = prog;
-	argv[i++] = "-q";
-	/* ext4 asks before formatting a regular file (fixture devices). */
-	if (!strcmp(fs, "ext4"))
-		argv[i++] = "-F";
-	argv[i++] = dev_real;
-	argv[i] = NULL;
-	r = ln_exec_bounded(argv, 300, 4096, &res, err);
-	if (r < 0)
-		return r;
-	if (res.timed_out || !res.exited || res.exit_status) {
-		ln_buf_addf(err, "cannot format '%s' as %s: %s", dev_real, fs,
-			    res.timed_out ? "timed out" : res.output.buf);
-		ln_buf_rtrim(err);
-		r = -EIO;
-	}
-	ln_exec_result_release(&res);
-	return r;
 }
 
 static int real_mkfs(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the two ln_fsops tables share (fsops.c, the real node, and
- * fixture/fsops_fixture.c, the --root fake): private to them.
+ * fixture/, the --root fake), defined in fsops_common.c: private to the
+ * kernel seam (paths.c words its failures the same way).
  */
 #ifndef LN_AGENT_FSOPS_H
 #define LN_AGENT_FSOPS_H

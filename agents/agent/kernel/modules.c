@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agents/agent/converge/parts.h"
+#include "agents/agent/kernel/read.h"
 #include "common/json.h"
 
 int ln_cv_module(struct ln_converge *cv, const char *module)

@@ -22,6 +22,7 @@
 #include <openssl/kdf.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/kernel/read.h"
 #include "agents/agent/kernel/tlspsk.h"
 #include "common/dhchap.h"
 

@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/valid.h"
+#include "agents/agent/kernel/read.h"
+#include "agents/agent/run/counters.h"
 #include "common/json.h"
 #include "common/util.h"
 

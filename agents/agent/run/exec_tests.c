@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * nccl-tests' programs for the run verb (exec.c). Unlike the system tools
+ * nccl-tests' programs for the run verb (allow.c). Unlike the system tools
  * they have no one place: the spec names their directory
  * (validation.nccl.tests_dir) and the request names the program by its
  * absolute path there. So the agent runs one only when no one but root
@@ -9,7 +9,7 @@
  * none is a symbolic link. Each component is opened without following a
  * link, from the root's fd, and the file runs from the fd that was checked
  * (fexecve), so what was checked is what runs. Its last name must be one
- * of the programs llmnet runs, and its arguments are typed by exec.c's
+ * of the programs llmnet runs, and its arguments are typed by allow.c's
  * table like every other program's.
  */
 #include <errno.h>

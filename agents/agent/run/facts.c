@@ -17,6 +17,10 @@
 #include "agents/agent/core/agent.h"
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/converge/state.h"
+#include "agents/agent/core/valid.h"
+#include "agents/agent/kernel/read.h"
+#include "agents/agent/initiator/hostid.h"
+#include "agents/agent/run/facts.h"
 #include "common/json.h"
 #include "common/util.h"
 

@@ -14,6 +14,7 @@
 
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/kernel/paths.h"
+#include "agents/agent/kernel/read.h"
 #include "common/json.h"
 
 #define P_SUB LN_NVMET "/subsystems/"

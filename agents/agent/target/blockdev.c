@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agents/agent/kernel/read.h"
 #include "agents/agent/target/blockdev.h"
 #include "common/log.h"
 

@@ -28,6 +28,7 @@
 
 #include "agents/agent/core/budget.h"
 #include "agents/agent/converge/parts.h"
+#include "agents/agent/kernel/read.h"
 #include "common/json.h"
 
 #define DEBUGFS_NVMET "/sys/kernel/debug/nvmet"

@@ -24,6 +24,7 @@
 #include "agents/agent/target/nvmet.h"
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/kernel/tlspsk.h"
+#include "agents/agent/kernel/read.h"
 
 /*
  * A target with tls needs the .nvme keyring (a kernel with NVMe/TCP TLS)

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agents/agent/kernel/fs.h"
 #include "agents/agent/kernel/paths.h"
+#include "agents/agent/kernel/read.h"
 #include "agents/agent/target/nvmet.h"
 #include "common/json.h"
 #include "common/log.h"

@@ -14,6 +14,8 @@
 #include "agents/agent/target/blockdev.h"
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/target/nvmet.h"
+#include "agents/agent/kernel/read.h"
+#include "agents/agent/kernel/fs.h"
 #include "common/json.h"
 #include "common/log.h"
 

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An initiator's mount (mount.h): the mount point checked (no link on the
+ * way, missing or empty), the device probed for signatures, formatted only
+ * when blank and asked, mounted, and recorded with the device it holds so
+ * that teardown unmounts only its own mount.
+ */
+#include <blkid/blkid.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agents/agent/converge/converge.h"
+#include "agents/agent/initiator/mount.h"
+#include "agents/agent/kernel/paths.h"
+#include "agents/agent/kernel/read.h"
+#include "agents/agent/target/blockdev.h"
+#include "common/json.h"
+
+static int wanted_mount(struct ln_converge *cv, const char *path)
+{
+	size_t i;
+
+	for (i = 0; cv->rq && i < cv->rq->ninits; i++)
+		if (cv->rq->inits[i].mount_path && !strcmp(cv->rq->inits[i].mount_path, path))
+			return 1;
+	return 0;
+}
+
+/* Teardown unmounts path only while the device llmnet mounted there (rec's
+ * "device", its major:minor) is what is mounted: never a mount made over
+ * it or in its place by someone else. 0, or -EBUSY with err. */
+static int mount_is_ours(struct ln_converge *cv, struct json_object *rec, const char *path,
+			 struct ln_buf *err)
+{
+	const char *want = ln_json_str_at(rec, "device");
+	struct ln_blockdev here;
+	char id[PATH_MAX] = "";
+
+	if (ln_blockdev_mounted_at(cv->a, path, &here) == 1)
+		ln_blockdev_id(&here, id, sizeof(id));
+	else
+		snprintf(here.path, sizeof(here.path), "an unknown device");
+	if (want && !strcmp(id, want))
+		return 0;
+	ln_buf_addf(err, "'%s' has %s mounted, not the device llmnet mounted there (%s); llmnet "
+		    "unmounts only its own mounts: leaving it", path, here.path,
+		    want ? want : "not recorded");
+	return -EBUSY;
+}
+
+void ln_mount_remove(struct ln_converge *cv)
+{
+	struct json_object *l = ln_cv_owned_of(cv, "mount");
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i, n = json_object_array_length(l);
+
+	for (i = 0; i < n; i++) {
+		struct json_object *rec = json_object_array_get_idx(l, i);
+		const char *path = ln_json_str_at(rec, "id");
+		int rc = 0;
+
+		if (wanted_mount(cv, path))
+			continue;
+		ln_buf_reset(&err);
+		if (!ln_path_mounted(cv->a, path, NULL, 0)) {
+			if (!cv->plan)
+				ln_cv_disown(cv, "mount", path);
+			continue;
+		}
+		rc = mount_is_ours(cv, rec, path, &err);
+		if (rc == 0 && !cv->plan)
+			rc = ln_agent_change(cv->a, "umount") ?: cv->a->fs->umount(cv->a, path, &err);
+		if (rc == 0 && !cv->plan)
+			ln_cv_disown(cv, "mount", path);
+		ln_cv_report(cv, "remove", "mount", path, NULL, rc < 0 ? err.buf : NULL);
+	}
+	json_object_put(l);
+	ln_buf_release(&err);
+}
+
+/* 1: no filesystem or partition signature; 0: one found; negative: error. */
+static int blank_device(struct ln_converge *cv, const char *dev, char *type, size_t tlen)
+{
+	char p[PATH_MAX];
+	blkid_probe pr;
+	int rc;
+
+	type[0] = '\0';
+	if (ln_agent_path(cv->a, dev, p) < 0)
+		return -ENAMETOOLONG;
+	pr = blkid_new_probe_from_filename(p);
+	if (!pr)
+		return errno ? -errno : -EIO;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	rc = blkid_do_safeprobe(pr);
+	if (rc == 0) {
+		const char *v = NULL;
+
+		if (blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0 && v)
+			snprintf(type, tlen, "%s", v);
+		else if (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 && v)
+			snprintf(type, tlen, "partition table %s", v);
+	}
+	blkid_free_probe(pr);
+	if (rc == 1)
+		return 1;
+	if (rc == 0)
+		return 0;
+	return rc == -2 ? 0 : -EIO;	/* -2: ambivalent signatures: not blank */
+}
+
+/* A mount hides what is below it: llmnet mounts only on a missing or an
+ * empty directory, so nothing of the node's disappears under a namespace. */
+static int mount_point_free(struct ln_converge *cv, const char *path, struct ln_buf *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	struct stat st;
+	int r = ln_path_lstat(cv->a, path, &st, err);	/* refuses a link on the way */
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = ln_list_dir(cv->a, path, &names, &n);
+	ln_names_free(names, n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		ln_buf_addf(err, "cannot use mount point '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (n) {
+		ln_buf_addf(err, "mount point '%s' is not empty (%zu entr%s): llmnet mounts only "
+			    "on a missing or empty directory, so that nothing is hidden", path, n,
+			    n == 1 ? "y" : "ies");
+		return -ENOTEMPTY;
+	}
+	return 0;
+}
+
+/* An existing mount at the mount point counts only when its source is the
+ * declared namespace's device (dev, NULL while not connected); else it is
+ * refused, naming what is mounted there. 0 or -EBUSY with err. */
+static int mount_is_namespace(struct ln_converge *cv, const struct ln_req_init *in,
+			      const char *dev, struct ln_buf *err)
+{
+	struct ln_buf scratch = LN_BUF_INIT;
+	struct ln_blockdev here, want;
+	int same = 0;
+
+	if (ln_blockdev_mounted_at(cv->a, in->mount_path, &here) != 1)
+		snprintf(here.path, sizeof(here.path), "an unknown device");
+	else if (dev && ln_blockdev_resolve(cv->a, dev, &want, &scratch) == 0)
+		same = ln_blockdev_same(&here, &want);
+	ln_buf_release(&scratch);
+	if (same)
+		return 0;
+	ln_buf_addf(err, "'%s' already has %s mounted, not the namespace of '%s'%s%s%s; llmnet "
+		    "uses only a mount of the declared namespace", in->mount_path, here.path,
+		    in->target, dev ? " (" : "", dev ? dev : "", dev ? ")" : "");
+	return -EBUSY;
+}
+
+/* Record the device mounted at the mount point with its ownership record:
+ * teardown checks it (mount_is_ours). */
+static int own_mount(struct ln_converge *cv, const struct ln_req_init *in, const char *dev,
+		     struct ln_buf *err)
+{
+	struct ln_blockdev bd;
+	struct json_object *rec;
+	char id[PATH_MAX];
+	int rc = ln_blockdev_resolve(cv->a, dev, &bd, err);
+
+	if (rc == 0)
+		rc = ln_cv_own(cv, "mount", in->mount_path);
+	if (rc < 0)
+		return rc;
+	ln_blockdev_id(&bd, id, sizeof(id));
+	rec = ln_state_find(&cv->st, cv->cluster, "mount", in->mount_path);
+	json_object_object_del(rec, "device");
+	ln_json_add_str(rec, "device", id);
+	cv->st.dirty = 1;
+	return ln_state_save(cv->a, &cv->st, err);
+}
+
+void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
+{
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char fs[64], type[64];
+	int rc = 0, blank;
+
+	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
+		if (mount_is_namespace(cv, in, dev, &err) < 0) {
+			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		} else if (strcmp(fs, in->mount_fs)) {
+			ln_buf_addf(&err, "'%s' is already mounted with %s, not %s", in->mount_path,
+				    fs, in->mount_fs);
+			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		} else {
+			ln_cv_report(cv, "ok", "mount", in->mount_path, NULL, NULL);
+		}
+		goto out;
+	}
+	if (mount_point_free(cv, in->mount_path, &err) < 0) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (!dev) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, "after connect", NULL);
+		goto out;
+	}
+	blank = blank_device(cv, dev, type, sizeof(type));
+	if (blank < 0) {
+		ln_buf_addf(&err, "cannot probe '%s' for signatures: %s", dev, strerror(-blank));
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (blank && !in->format_if_blank) {
+		ln_buf_addf(&err, "'%s' has no filesystem and format is 'never'", dev);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	if (!blank && strcmp(type, in->mount_fs)) {
+		ln_buf_addf(&err, "'%s' holds %s, not %s; llmnet never formats a device that is "
+			    "not blank", dev, type[0] ? type : "an unknown signature", in->mount_fs);
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
+	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
+	if (!cv->plan) {
+		rc = ln_cv_mkdirs(cv, in->mount_path, 1, &err);
+		if (rc == 0 && blank)
+			rc = ln_agent_change(cv->a, "mkfs") ?: cv->a->fs->mkfs(cv->a, dev, in->mount_fs, &err);
+		if (rc == 0)
+			rc = own_mount(cv, in, dev, &err);
+		if (rc == 0)
+			rc = ln_agent_change(cv->a, "mount") ?:
+				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs, &err);
+	}
+	ln_cv_report(cv, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
+out:
+	ln_buf_release(&err);
+	ln_buf_release(&det);
+}
