@@ -1,23 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What lint accepts, the agent does (issue 12, point 7).
+ * What lint accepts, the agent does (issue 12, point 7): the parts the
+ * test_agree_*.c binaries share. Header-only: each test binary is one file.
  *
  * 1. Every example and every valid spec under tests/ is turned into the
  *    agent requests the controller would send (ln_plan_request, for every
  *    node and both apply phases), and the agent's own request validator
- *    (agents/agent/core/request.c) must accept each one.
+ *    (agents/agent/core/request.c) must accept each one
+ *    (test_agree_requests.c, with the keys refused by name).
  * 2. Every key of the spec grammar (walked from the key tables, so a new
- *    key without a case here fails) has a case: one spec with the key at
- *    one value and one with another, and what llmnet does with the two
- *    must differ: the agent requests, the SSH options the controller
- *    connects with and its fan-out width, or the probes' command lines,
- *    bounds and verdicts of a validation run against a fake cluster. A
- *    key whose change makes no difference fails with its name. Keys and
- *    values refused by name ("not supported yet") must be refused.
+ *    key without a case fails) has a case: one spec with the key at one
+ *    value and one with another, and what llmnet does with the two must
+ *    differ: the agent requests, the SSH options the controller connects
+ *    with and its fan-out width, or the probes' command lines, bounds and
+ *    verdicts of a validation run against a fake cluster. A key whose
+ *    change makes no difference fails with its name. The cases are kept
+ *    by spec section: test_agree_nodes.c, test_agree_storage.c,
+ *    test_agree_validation.c (mpi and validation), and test_agree_cluster.c
+ *    for every other top-level key (version, cluster, persist, ssh).
  */
+#ifndef LN_TEST_AGREE_H
+#define LN_TEST_AGREE_H
+
 #include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +32,6 @@
 
 #include "tests/unit/cmocka.h"
 
-#include "agents/agent/core/request.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/proto.h"
@@ -47,7 +52,7 @@
 /* Node i's facts: its host NQN, two Soft-RoCE ports (rails), 8 GPUs, and
  * a live controller with every declared namespace for every target it
  * initiates to. */
-static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
+static inline struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 {
 	struct ln_buf js = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *o = NULL;
@@ -87,7 +92,7 @@ static struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 
 /* A run over spec as the controller prepares it, every node reachable
  * with its facts read (ln_run_release frees them). */
-static void run_start(struct ln_run *r, const struct ln_spec *spec)
+static inline void run_start(struct ln_run *r, const struct ln_spec *spec)
 {
 	struct ln_buf err = LN_BUF_INIT, made = LN_BUF_INIT;
 	size_t i;
@@ -107,7 +112,7 @@ static void run_start(struct ln_run *r, const struct ln_spec *spec)
 }
 
 /* Node i's request in phase, as text (ln_buf_release it). */
-static void request_text(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
+static inline void request_text(const struct ln_run *r, size_t i, enum ln_plan_phase phase,
 			 struct ln_buf *out)
 {
 	struct json_object *req = ln_plan_request(r, i, phase, NULL);
@@ -116,102 +121,6 @@ static void request_text(const struct ln_run *r, size_t i, enum ln_plan_phase ph
 	assert_int_equal(ln_json_write(req, 0, out), 0);
 	json_object_put(req);
 }
-
-/* ---- 1. lint's specs, the agent's requests ------------------------------ */
-
-/* Every request the controller derives from the spec at path passes the
- * agent's validator. Returns 1 when the spec is valid (and checked), 0
- * when lint refuses it. */
-static int check_spec_requests(const char *path)
-{
-	struct ln_spec *spec = NULL;
-	struct ln_buf err = LN_BUF_INIT, req = LN_BUF_INIT;
-	struct ln_run r;
-	size_t i;
-	int phase;
-
-	if (ln_spec_load(path, &spec, &err) < 0) {
-		ln_buf_release(&err);
-		return 0;
-	}
-	run_start(&r, spec);
-	for (i = 0; i < r.n; i++)
-		for (phase = LN_PHASE_FULL; phase <= LN_PHASE_TARGETS; phase++) {
-			struct ln_request rq;
-
-			ln_buf_reset(&req);
-			request_text(&r, i, (enum ln_plan_phase)phase, &req);
-			if (ln_request_parse(req.buf, req.len, &rq, &err) < 0)
-				fail_msg("%s: node '%s' (%s phase): the agent refuses the request "
-					 "lint's spec makes: %s\n%s", path, spec->nodes[i].name,
-					 phase == LN_PHASE_FULL ? "full" : "targets", err.buf, req.buf);
-			ln_request_release(&rq);
-		}
-	ln_run_release(&r);
-	ln_spec_free(spec);
-	ln_test_release(&req, &err);
-	return 1;
-}
-
-static void test_agree__examples_make_requests_the_agent_accepts(void **state)
-{
-	glob_t g;
-	size_t i;
-
-	(void)state;
-	assert_int_equal(glob(ROOT "/examples/*.yaml", 0, NULL, &g), 0);
-	assert_true(g.gl_pathc >= 4);
-	for (i = 0; i < g.gl_pathc; i++)
-		if (!check_spec_requests(g.gl_pathv[i]))
-			fail_msg("example '%s' does not lint", g.gl_pathv[i]);
-	globfree(&g);
-}
-
-/* Every file under dir (recursively) that lint accepts; *n counts them. */
-static void check_tree(const char *dir, size_t *n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[4096];
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (e->d_type == DT_DIR)
-			check_tree(p, n);
-		else if (len > 5 && !strcmp(e->d_name + len - 5, ".yaml"))
-			*n += (size_t)check_spec_requests(p);
-	}
-	closedir(d);
-}
-
-static void test_agree__valid_test_specs_make_requests_the_agent_accepts(void **state)
-{
-	glob_t g;
-	size_t i, n = 0;
-
-	(void)state;
-	check_tree(ROOT "/tests", &n);
-	/* the fuzz corpus holds valid specs under hash names too */
-	assert_int_equal(glob(ROOT "/tests/fuzz/corpus/*", 0, NULL, &g), 0);
-	for (i = 0; i < g.gl_pathc; i++) {
-		size_t len = strlen(g.gl_pathv[i]);
-
-		if (len <= 5 || strcmp(g.gl_pathv[i] + len - 5, ".yaml"))
-			n += (size_t)check_spec_requests(g.gl_pathv[i]);
-	}
-	globfree(&g);
-	/* the corpus copies of the examples at least: a walk that finds
-	 * nothing must not pass */
-	assert_true(n >= 4);
-}
-
-/* ---- 2. every key has an effect ----------------------------------------- */
 
 /* A fake cluster for ln_validate_run: tools answer as the real ones do
  * when healthy, every probe run is logged with its node and bound. */
@@ -225,7 +134,7 @@ struct fake {
 	struct ln_buf log;
 };
 
-static int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
+static inline int fake_facts(void *ctx, size_t node, struct json_object **out, struct ln_buf *err)
 {
 	struct fake *f = ctx;
 
@@ -235,7 +144,7 @@ static int fake_facts(void *ctx, size_t node, struct json_object **out, struct l
 }
 
 /* The file slot for path on node (a free one when create). */
-static struct ln_buf *fake_file(struct fake *f, size_t node, const char *path, int create)
+static inline struct ln_buf *fake_file(struct fake *f, size_t node, const char *path, int create)
 {
 	size_t k;
 
@@ -247,7 +156,7 @@ static struct ln_buf *fake_file(struct fake *f, size_t node, const char *path, i
 	return NULL;
 }
 
-static int fake_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
+static inline int fake_put(void *ctx, size_t node, const char *path, const void *data, size_t len,
 		    struct ln_buf *err)
 {
 	struct fake *f = ctx;
@@ -263,7 +172,7 @@ static int fake_put(void *ctx, size_t node, const char *path, const void *data, 
 	return 0;
 }
 
-static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
+static inline int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *data,
 		    struct ln_buf *err)
 {
 	struct fake *f = ctx;
@@ -284,7 +193,7 @@ static int fake_get(void *ctx, size_t node, const char *path, struct ln_buf *dat
 }
 
 /* mpirun: the NCCL probe (it takes --bytes) or the MPI probe. */
-static void fake_mpirun(const char *const *argv, struct ln_buf *out)
+static inline void fake_mpirun(const char *const *argv, struct ln_buf *out)
 {
 	long np = atol(ln_test_arg_after(argv, "-np")), r;
 
@@ -304,7 +213,7 @@ static void fake_mpirun(const char *const *argv, struct ln_buf *out)
 	ln_buf_addstr(out, "allreduce elements 262144 seconds 0.004 result ok\nresult pass\n");
 }
 
-static int fake_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
 		    const char *sha256, int timeout_s, struct ln_probe_result *out,
 		    struct ln_buf *err)
 {
@@ -357,7 +266,7 @@ static int fake_run(void *ctx, size_t node, unsigned lane, const char *const *ar
 
 
 /* Healthy rdma_rxe counters: nothing rises. */
-static int fake_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
+static inline int fake_counters(void *ctx, size_t node, unsigned lane, const char *const *ports,
 			 size_t n, struct json_object **out, struct ln_buf *err)
 {
 	char js[256];
@@ -376,13 +285,13 @@ static int fake_counters(void *ctx, size_t node, unsigned lane, const char *cons
 static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get,
 					      fake_counters, NULL };
 
-static int line_cmp(const void *a, const void *b)
+static inline int line_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Sort the lines of b in place (threads log in any order). */
-static void sort_lines(struct ln_buf *b)
+static inline void sort_lines(struct ln_buf *b)
 {
 	char **lines, *p, *nl, *copy = strdup(b->buf);
 	size_t n = 0, i;
@@ -409,7 +318,7 @@ static void sort_lines(struct ln_buf *b)
 
 /* The probes' command lines and bounds, and every check and verdict, of
  * a validation run of spec on the fake cluster. */
-static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
+static inline void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 {
 	struct fake f;
 	struct ln_validate_opts o;
@@ -468,7 +377,7 @@ static void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
 /* Everything llmnet does with a spec that a key can change: the agent
  * requests, the SSH options and fan-out width of the controller, and
  * the validation run. */
-static void effects(const char *yaml, struct ln_buf *out)
+static inline void effects(const char *yaml, struct ln_buf *out)
 {
 	struct ln_spec *spec = NULL;
 	struct ln_buf err = LN_BUF_INIT;
@@ -604,185 +513,31 @@ struct key_case {
 	const char *both_from, *both_to;
 };
 
-#define NQN1 "nqn.2024-04.io.llmnet:keys.t1"
 #define KC(key, effect, from, to) { key, effect, from, to, NULL, NULL }
-/* nccl-tests from its directory, without the probe's variables */
-#define TO_NCCL_TESTS "tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, socket_ifname" \
-	": eth0, env: { NCCL_ALGO: Ring }, ", "tool: all_reduce_perf, tests_dir: /opt/nt, "
 
-static const struct key_case key_cases[] = {
-	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
-	KC("cluster", CHANGES, "cluster: keys", "cluster: other"),
-	KC("persist", CHANGES, "persist: true", "persist: false"),
-	KC("ssh", SECTION, NULL, NULL),
-	KC("ssh.user", CHANGES, "ssh:\n  user: root", "ssh:\n  user: ops"),
-	KC("ssh.port", CHANGES, "  port: 22\n", "  port: 2222\n"),
-	KC("ssh.identity", CHANGES, "/keys/id_ed25519", "/keys/id_rsa"),
-	KC("ssh.known_hosts", CHANGES, "/keys/known_hosts", "/keys/other_hosts"),
-	KC("ssh.host_key_policy", CHANGES, "policy: strict", "policy: accept-new"),
-	KC("ssh.jump", CHANGES, "jump: bastion", "jump: ops@bastion:2200"),
-	KC("ssh.connect_timeout", CHANGES, "connect_timeout: 10s", "connect_timeout: 20s"),
-	KC("ssh.timeout", CHANGES, "timeout: 100s", "timeout: 200s"),
-	KC("ssh.parallel", CHANGES, "parallel: 4", "parallel: 2"),
-	KC("nodes", SECTION, NULL, NULL),
-	KC("nodes.name", CHANGES, "alpha", "omega"),
-	KC("nodes.address", CHANGES, "address: 127.0.1.1\n", "address: 127.0.1.9\n"),
-	KC("nodes.port", CHANGES, "port: 2200", "port: 2201"),
-	KC("nodes.user", CHANGES, "    user: root", "    user: ops"),
-	KC("nodes.gpus", CHANGES, "gpus: 8\n    slots", "gpus: 4\n    slots"),
-	KC("nodes.slots", CHANGES, "slots: 8", "slots: 2"),
-	KC("nodes.rdma", SECTION, NULL, NULL),
-	KC("nodes.rdma.device", CHANGES, "device: rxe0, port", "device: mlx5_0, port"),
-	KC("nodes.rdma.port", CHANGES, "port: 1, ip", "port: 2, ip"),
-	KC("nodes.rdma.ip", CHANGES, "ip: 10.0.0.1,", "ip: 10.0.0.9,"),
-	KC("nodes.rdma.gid_index", CHANGES, "gid_index: 1", "gid_index: 0"),
-	KC("nodes.rdma.min_rate", CHANGES, "min_rate: 100Gb/s", "min_rate: 200Gb/s"),
-	KC("nodes.rdma.link_layer", CHANGES, "link_layer: ethernet", "link_layer: infiniband"),
-	KC("nodes.rdma.mtu", CHANGES, "mtu: 1024", "mtu: 4096"),
-	/* alpha's rxe1 alone on a rail: the other nodes' r1 pairs leave it out */
-	/* alpha's two ports swap rails (a rail alone on one port does not lint) */
-	KC("nodes.rdma.rail", CHANGES, "rail: r0 }\n      - { device: rxe1, ip: 10.0.1.1, rail: r1",
-	   "rail: r1 }\n      - { device: rxe1, ip: 10.0.1.1, rail: r0"),
-	KC("storage", SECTION, NULL, NULL),
-	KC("storage.targets", SECTION, NULL, NULL),
-	KC("storage.targets.nqn", CHANGES, "keys.t1", "keys.t7"),
-	KC("storage.targets.node", CHANGES, "node: alpha\n      transport: tcp",
-	  "node: b4\n      transport: tcp"),
-	KC("storage.targets.transport", CHANGES, "transport: tcp", "transport: rdma"),
-	KC("storage.targets.address", CHANGES, "address: 10.0.0.1\n", "address: 10.0.0.8\n"),
-	KC("storage.targets.service", CHANGES, "service: 4420", "service: 4422"),
-	/* hosts: any leaves no host to key: t1 without dhchap on both sides */
-	{ "storage.targets.hosts", CHANGES, "hosts: [b2, b3, b4]", "hosts: any", DHCHAP_T1, "" },
-	KC("storage.targets.dhchap", CHANGES, DHCHAP_T1, ""),
-	KC("storage.targets.dhchap.key_dir", CHANGES, "~/llmnet-keys", "~/other-keys"),
-	KC("storage.targets.dhchap.hash", CHANGES, "hash: sha384", "hash: sha512"),
-	KC("storage.targets.dhchap.dhgroup", CHANGES, "dhgroup: ffdhe3072", "dhgroup: null"),
-	KC("storage.targets.dhchap.bidirectional", CHANGES, "bidirectional: true",
-	   "bidirectional: false"),
-	KC("storage.targets.tls", CHANGES, "      service: 4420\n",
-	   "      service: 4420\n      tls: required\n"),
-	KC("storage.targets.namespaces", SECTION, NULL, NULL),
-	KC("storage.targets.namespaces.nsid", CHANGES, "nsid: 2,", "nsid: 3,"),
-	KC("storage.targets.namespaces.file", CHANGES, "keys.img", "other.img"),
-	KC("storage.targets.namespaces.size", CHANGES, "size: 1GiB }", "size: 2GiB }"),
-	KC("storage.targets.namespaces.adopt", CHANGES, "keys.img, size: 1GiB }",
-	   "keys.img, size: 1GiB, adopt: true }"),
-	KC("storage.targets.namespaces.device", CHANGES, "/dev/nvme9n1", "/dev/nvme8n1"),
-	KC("storage.initiators", SECTION, NULL, NULL),
-	KC("storage.initiators.node", CHANGES, "- node: b3", "- node: b4"),
-	KC("storage.initiators.target", CHANGES, NQN1 " # b3's", "nqn.2024-04.io.llmnet:keys.t2"),
-	KC("storage.initiators.nr_io_queues", CHANGES, "nr_io_queues: 4", "nr_io_queues: 8"),
-	KC("storage.initiators.queue_size", CHANGES, "queue_size: 128", "queue_size: 256"),
-	KC("storage.initiators.ctrl_loss_tmo", CHANGES, "ctrl_loss_tmo: 600s", "ctrl_loss_tmo: 60s"),
-	KC("storage.initiators.reconnect_delay", CHANGES, "delay: 10s", "delay: 5s"),
-	/* discovery is for a target without dhchap: t1's taken off both sides */
-	{ "storage.initiators.discovery", CHANGES, "      nr_io_queues: 4\n",
-	  "      nr_io_queues: 4\n      discovery: true\n", DHCHAP_T1, "" },
-	KC("storage.initiators.mount", CHANGES,
-	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", ""),
-	KC("storage.initiators.mount.path", CHANGES, "/mnt/keys", "/mnt/other"),
-	KC("storage.initiators.mount.fs", CHANGES, "fs: ext4", "fs: xfs"),
-	KC("storage.initiators.mount.format", CHANGES, "format: never", "format: if-blank"),
-	KC("mpi", SECTION, NULL, NULL),
-	KC("mpi.hostfile", CHANGES, "/etc/llmnet/hostfile", "/etc/llmnet/other"),
-	/* the mpi and nccl stages run Open MPI's mpirun: lint refuses them
-	 * with mpich, so the hostfile's lines are the effect */
-	{ "mpi.format", CHANGES, "format: openmpi", "format: mpich",
-	  "  - { stage: mpi, np: 4, timeout: 150s }\n  - { stage: nccl, tool: probe, op: all_reduce, "
-	  "bytes: 1GiB, min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, "
-	  "timeout: 300s }\n", "" },
-	KC("mpi.mca", CHANGES, "pml: ob1", "pml: ucx"),
-	KC("validation", SECTION, NULL, NULL),
-	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),
-	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s, "
-	  "rails: aligned, max_errors: 5 }\n", ""),
-	KC("validation.rping.max_errors", CHANGES, "30s, rails: aligned, max_errors: 5",
-	   "30s, rails: aligned, max_errors: 0"),
-	KC("validation.rping.count", CHANGES, "count: 10", "count: 20"),
-	KC("validation.rping.pairs", CHANGES, "pairs: ring, timeout", "pairs: all, timeout"),
-	KC("validation.rping.timeout", CHANGES, "timeout: 30s", "timeout: 40s"),
-	KC("validation.rping.rails", CHANGES, "30s, rails: aligned", "30s, rails: all"),
-	/* both rails in one round: half the rounds, each port on its own lane */
-	KC("validation.rping.concurrent_rails", CHANGES, "30s, rails: aligned,",
-	   "30s, rails: aligned, concurrent_rails: true,"),
-	KC("validation.bandwidth.stage", CHANGES, "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, "
-	  "pairs: ring, min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n",
-	  ""),
-	KC("validation.bandwidth.max_errors", CHANGES, "60s, rails: aligned, max_errors: 5",
-	   "60s, rails: aligned, max_errors: 7"),
-	KC("validation.bandwidth.tool", CHANGES, "tool: ib_write_bw", "tool: ib_send_bw"),
-	KC("validation.bandwidth.size", CHANGES, "size: 1MiB", "size: 2MiB"),
-	KC("validation.bandwidth.pairs", CHANGES, "pairs: ring, min", "pairs: all, min"),
-	KC("validation.bandwidth.min", CHANGES, "min: 50Gb/s", "min: 200Gb/s"),
-	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
-	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
-	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
-	KC("validation.bandwidth.concurrent_rails", CHANGES, "60s, rails: aligned,",
-	   "60s, rails: aligned, concurrent_rails: true,"),
-	KC("validation.latency.stage", CHANGES, "  - { stage: latency, tool: ib_write_lat, size: 2B, "
-	  "iterations: 1000, pairs: ring, rails: aligned, max_typical: 20us, max_p99: 50us, "
-	  "port_base: 18615, timeout: 45s, max_errors: 5 }\n", ""),
-	KC("validation.latency.max_errors", CHANGES, "45s, max_errors: 5", "45s, max_errors: 9"),
-	KC("validation.latency.tool", CHANGES, "tool: ib_write_lat", "tool: ib_send_lat"),
-	KC("validation.latency.size", CHANGES, "size: 2B", "size: 64B"),
-	KC("validation.latency.iterations", CHANGES, "iterations: 1000", "iterations: 100"),
-	KC("validation.latency.pairs", CHANGES, "1000, pairs: ring", "1000, pairs: all"),
-	KC("validation.latency.rails", CHANGES, "ring, rails: aligned, max", "ring, rails: all, max"),
-	KC("validation.latency.concurrent_rails", CHANGES, "timeout: 45s,",
-	   "timeout: 45s, concurrent_rails: true,"),
-	KC("validation.latency.max_typical", CHANGES, "max_typical: 20us", "max_typical: 2us"),
-	KC("validation.latency.max_p99", CHANGES, "max_p99: 50us", "max_p99: 5us"),
-	KC("validation.latency.port_base", CHANGES, "port_base: 18615", "port_base: 21000"),
-	KC("validation.latency.timeout", CHANGES, "timeout: 45s", "timeout: 50s"),
-	KC("validation.io.stage", CHANGES,
-	  "  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n", ""),
-	KC("validation.io.size", CHANGES, "size: 256MiB", "size: 512MiB"),
-	KC("validation.io.min", CHANGES, "min: 500MB/s", "min: 5000MB/s"),
-	{ "validation.io.destructive", CHANGES, "destructive: false", "destructive: true",
-	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", "" },
-	KC("validation.io.timeout", CHANGES, "timeout: 120s", "timeout: 130s"),
-	KC("validation.mpi.stage", CHANGES, "  - { stage: mpi, np: 4, timeout: 150s }\n", ""),
-	KC("validation.mpi.np", CHANGES, "np: 4", "np: 3"),
-	KC("validation.mpi.timeout", CHANGES, "timeout: 150s", "timeout: 160s"),
-	KC("validation.nccl.stage", CHANGES, "  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, "
-	   "min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n",
-	   ""),
-	{ "validation.nccl.tool", CHANGES, TO_NCCL_TESTS, NULL, NULL },
-	{ "validation.nccl.tests_dir", CHANGES, "/opt/nt", "/opt/nccl/bin", TO_NCCL_TESTS },
-	KC("validation.nccl.op", CHANGES, "op: all_reduce", "op: all_gather"),
-	/* a sweep: its last size and its first (--min-bytes) both change */
-	KC("validation.nccl.bytes", CHANGES, "bytes: 1GiB", "bytes: 1MiB..2GiB"),
-	KC("validation.nccl.min_busbw", CHANGES, "min_busbw: 100GB/s", "min_busbw: 500GB/s"),
-	KC("validation.nccl.timeout", CHANGES, "timeout: 300s", "timeout: 310s"),
-	KC("validation.nccl.socket_ifname", CHANGES, "socket_ifname: eth0", "socket_ifname: eth1"),
-	KC("validation.nccl.env", CHANGES, "NCCL_ALGO: Ring", "NCCL_ALGO: Tree"),
+/* One file's cases, and its name for messages. */
+struct agree_cases {
+	const char *file;
+	const struct key_case *v;
+	size_t n;
 };
 
-/* A key refused by name (struct refused_key): where to write it. */
-struct refused_case {
-	const char *table, *key;
-	const char *from, *to;
-};
+/* The top-level keys whose cases have a file of their own; every other
+ * top-level key is test_agree_cluster.c's. */
+static const char *const agree_sections[] = { "nodes", "storage", "mpi", "validation", NULL };
 
-static const struct refused_case refused_cases[] = {
-	{ "dhchap", "key_file", "{ key_dir: ~/llmnet-keys,",
-	  "{ key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
-	{ "dhchap", "ctrl_key_file", "{ key_dir: ~/llmnet-keys,",
-	  "{ ctrl_key_file: /etc/llmnet/key, key_dir: ~/llmnet-keys," },
-};
-
-static const struct key_case *find_case(const char *key)
+static inline const struct key_case *find_case(const struct agree_cases *cs, const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(key_cases); i++)
-		if (!strcmp(key_cases[i].key, key))
-			return &key_cases[i];
+	for (i = 0; i < cs->n; i++)
+		if (!strcmp(cs->v[i].key, key))
+			return &cs->v[i];
 	return NULL;
 }
 
 /* src with every from replaced by to (malloc'd). */
-static char *edit_text(const char *src, const char *from, const char *to)
+static inline char *edit_text(const char *src, const char *from, const char *to)
 {
 	struct ln_buf b = LN_BUF_INIT;
 	const char *p = src, *hit;
@@ -800,25 +555,27 @@ static char *edit_text(const char *src, const char *from, const char *to)
 	return ln_buf_detach(&b, NULL);
 }
 
-static char *edit(const char *from, const char *to)
+static inline char *edit(const char *from, const char *to)
 {
 	return edit_text(base_spec, from, to);
 }
 
+
 /* One key's case: the two specs must differ in what llmnet does (or the
  * other value must be refused, naming the key). */
-static void check_key(const char *key, const struct ln_buf *base_effects)
+static inline void check_key(const struct agree_cases *cs, const char *key,
+			     const struct ln_buf *base_effects)
 {
-	const struct key_case *c = find_case(key);
+	const struct key_case *c = find_case(cs, key);
 	const char *leaf = strrchr(key, '.') ? strrchr(key, '.') + 1 : key;
 	struct ln_buf changed = LN_BUF_INIT, err = LN_BUF_INIT, ctx = LN_BUF_INIT;
 	struct ln_spec *spec = NULL;
 	char *yaml, *both = NULL;
 
 	if (!c)
-		fail_msg("spec key '%s' has no case in test_agree.c: show what it changes (a "
+		fail_msg("spec key '%s' has no case in %s: show what it changes (a "
 			 "request, a probe's command line, a verdict, a controller behaviour), "
-			 "or refuse it with \"not supported yet\"", key);
+			 "or refuse it with \"not supported yet\"", key, cs->file);
 	if (c->effect == SECTION)
 		return;
 	if (c->both_from) {
@@ -844,9 +601,35 @@ static void check_key(const char *key, const struct ln_buf *base_effects)
 	ln_test_release(&changed, &err, &ctx);
 }
 
+
+static inline void walk(const struct agree_cases *cs, const struct table *t, const char *prefix,
+			const struct ln_buf *base, size_t *seen);
+
+/* Field f of a table, named key, and every key below it. */
+static inline void walk_field(const struct agree_cases *cs, const struct field *f, const char *key,
+			      const struct ln_buf *base, size_t *seen)
+{
+	check_key(cs, key, base);
+	(*seen)++;
+	if (find_case(cs, key)->effect == SECTION && !f->sub)
+		fail_msg("'%s' is marked a section but holds no keys", key);
+	if (f->sub && !strcmp(key, "validation")) {
+		size_t s;
+
+		for (s = 0; s < LN_STAGE_COUNT; s++) {
+			char sp[64];
+
+			snprintf(sp, sizeof(sp), "validation.%s", ln_stage_name((enum ln_stage)s));
+			walk(cs, &spec_stage_tables[s], sp, base, seen);
+		}
+	} else if (f->sub) {
+		walk(cs, f->sub, key, base, seen);
+	}
+}
+
 /* Every key of t (and below), named prefix.key; *seen counts them. */
-static void walk(const struct table *t, const char *prefix, const struct ln_buf *base,
-		 size_t *seen)
+static inline void walk(const struct agree_cases *cs, const struct table *t, const char *prefix,
+			const struct ln_buf *base, size_t *seen)
 {
 	char key[256];
 	size_t i;
@@ -857,144 +640,81 @@ static void walk(const struct table *t, const char *prefix, const struct ln_buf 
 		/* a field still refused by name is the refused test's */
 		if (!spec_find_field(t, f->key))
 			continue;
-		snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", f->key);
-		check_key(key, base);
-		(*seen)++;
-		if (find_case(key)->effect == SECTION && !f->sub)
-			fail_msg("'%s' is marked a section but holds no keys", key);
-		if (f->sub && !strcmp(key, "validation")) {
-			size_t s;
-
-			for (s = 0; s < LN_STAGE_COUNT; s++) {
-				char sp[64];
-
-				snprintf(sp, sizeof(sp), "validation.%s", ln_stage_name((enum ln_stage)s));
-				walk(&spec_stage_tables[s], sp, base, seen);
-			}
-		} else if (f->sub) {
-			walk(f->sub, key, base, seen);
-		}
+		if (snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", f->key) >=
+		    (int)sizeof(key))
+			fail_msg("key '%s.%s' is too long for the walk", prefix, f->key);
+		walk_field(cs, f, key, base, seen);
 	}
 }
 
-static void test_agree__every_key_has_an_effect(void **state)
+static inline int agree_in(const char *const *list, const char *key)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, key))
+			return 1;
+	return 0;
+}
+
+/*
+ * The test of one file's cases: every key at or below the top-level keys
+ * of sections (NULL-terminated; NULL: every top-level key agree_sections
+ * does not name) has its case in cs, and every case of cs names a key the
+ * grammar has (a stale case fails too).
+ */
+static inline void agree_every_key(const struct agree_cases *cs, const char *const *sections)
 {
 	struct ln_buf base = LN_BUF_INIT, again = LN_BUF_INIT;
-	size_t seen = 0;
+	size_t i, seen = 0;
 
-	(void)state;
 	effects(base_spec, &base);
 	if (getenv("LLMNET_AGREE_DUMP"))
 		fputs(base.buf, stderr);
 	/* the measure itself is stable: the same spec, the same effects */
 	effects(base_spec, &again);
 	assert_string_equal(base.buf, again.buf);
-	walk(&spec_top_table, "", &base, &seen);
-	/* every case names a key the grammar has: a stale case fails too */
-	assert_int_equal(seen, ARRAY_SIZE(key_cases));
+	for (i = 0; i < spec_top_table.n_fields; i++) {
+		const struct field *f = &spec_top_table.fields[i];
+
+		if (!spec_find_field(&spec_top_table, f->key))
+			continue;
+		if (sections ? !agree_in(sections, f->key) : agree_in(agree_sections, f->key))
+			continue;
+		walk_field(cs, f, f->key, &base, &seen);
+	}
+	assert_int_equal(seen, cs->n);
 	ln_test_release(&base, &again);
 }
 
-/* Every key refused by name and every value refused as "not supported
- * yet" is refused, with its reason. */
-static void check_refused_table(const struct table *t, size_t *n)
+/* The group's set-up: ln_run_init keeps a run log (one per cluster name)
+ * and loads the agent image; the specs' ~/llmnet-keys are the test's. */
+static char agree_dir[] = "/tmp/llmnet-agree-XXXXXX";
+
+static inline int agree_setup(void **state)
 {
-	const struct refused_key *rk;
-	size_t i, k;
-
-	for (rk = t->refused; rk && rk->key; rk++) {
-		const struct refused_case *c = NULL;
-		struct ln_buf err = LN_BUF_INIT, want = LN_BUF_INIT;
-		struct ln_spec *spec = NULL;
-		char *yaml;
-
-		for (k = 0; k < ARRAY_SIZE(refused_cases); k++)
-			if (!strcmp(refused_cases[k].table, t->what) &&
-			    !strcmp(refused_cases[k].key, rk->key))
-				c = &refused_cases[k];
-		if (!c)
-			fail_msg("refused key '%s' in %s has no case in test_agree.c", rk->key,
-				 t->what);
-		yaml = edit(c->from, c->to);
-		assert_int_not_equal(ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec, &err), 0);
-		ln_buf_addf(&want, "'%s' in %s is not supported yet: %s", rk->key, t->what, rk->why);
-		if (!strstr(err.buf, want.buf))
-			fail_msg("'%s' is not refused as it says: %s", rk->key, err.buf);
-		free(yaml);
-		ln_test_release(&err, &want);
-		(*n)++;
-	}
-	for (i = 0; i < t->n_fields; i++) {
-		const struct field *f = &t->fields[i];
-
-		for (rk = f->later; rk && rk->key; rk++) {
-			struct ln_buf err = LN_BUF_INIT, from = LN_BUF_INIT, to = LN_BUF_INIT;
-			struct ln_spec *spec = NULL;
-			char *yaml;
-
-			/* an enum's refused value, or a form of value (a size range) */
-			ln_buf_addf(&from, "%s: %s", f->key, f->names ? f->names[0] : f->def);
-			ln_buf_addf(&to, "%s: %s", f->key, rk->key);
-			yaml = edit(from.buf, to.buf);
-			assert_int_not_equal(ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec,
-							      &err), 0);
-			ln_buf_reset(&from);
-			ln_buf_addf(&from, "'%s' is not supported yet: %s", to.buf, rk->why);
-			if (!strstr(err.buf, from.buf))
-				fail_msg("'%s' is not refused as it says: %s", to.buf, err.buf);
-			free(yaml);
-			ln_test_release(&err, &from, &to);
-			(*n)++;
-		}
-		if (f->sub && f->sub != spec_stage_tables)
-			check_refused_table(f->sub, n);
-	}
+	(void)state;
+	if (!mkdtemp(agree_dir))
+		return -1;
+	setenv("LLMNET_STATE_DIR", agree_dir, 1);
+	setenv("HOME", agree_dir, 1);	/* the specs' ~/llmnet-keys */
+	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
+	return 0;
 }
 
-static void test_agree__refused_keys_are_refused(void **state)
+static inline int agree_teardown(void **state)
 {
-	size_t s, n = 0;
+	DIR *d = opendir(agree_dir);
+	struct dirent *e;
+	char log[64];
 
 	(void)state;
-	check_refused_table(&spec_top_table, &n);
-	for (s = 0; s < LN_STAGE_COUNT; s++)
-		check_refused_table(&spec_stage_tables[s], &n);
-	/* dhchap's key_file and ctrl_key_file (the rest are honoured now) */
-	assert_int_equal(n, 2);
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && snprintf(log, sizeof(log), "%s/%s", agree_dir,
+						    e->d_name) < (int)sizeof(log))
+			unlink(log);
+	if (d)
+		closedir(d);
+	snprintf(log, sizeof(log), "rm -rf '%s'", agree_dir);
+	return system(log) != 0 ? -1 : 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agree__examples_make_requests_the_agent_accepts),
-		cmocka_unit_test(test_agree__valid_test_specs_make_requests_the_agent_accepts),
-		cmocka_unit_test(test_agree__every_key_has_an_effect),
-		cmocka_unit_test(test_agree__refused_keys_are_refused),
-	};
-	char dir[] = "/tmp/llmnet-agree-XXXXXX", log[64];
-	int rc;
-
-	/* ln_run_init keeps a run log (one per cluster name) and loads the
-	 * agent image */
-	if (!mkdtemp(dir))
-		return 1;
-	setenv("LLMNET_STATE_DIR", dir, 1);
-	setenv("HOME", dir, 1);	/* the specs' ~/llmnet-keys */
-	setenv("LLMNET_AGENT", BUILD_DIR "/llmnet-agent", 1);
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
-	{
-		DIR *d = opendir(dir);
-		struct dirent *e;
-
-		while (d && (e = readdir(d)))
-			if (e->d_name[0] != '.' && snprintf(log, sizeof(log), "%s/%s", dir,
-							    e->d_name) < (int)sizeof(log))
-				unlink(log);
-		if (d)
-			closedir(d);
-		snprintf(log, sizeof(log), "rm -rf '%s'", dir);
-		if (system(log) != 0)
-			rc = 1;
-	}
-	return rc;
-}
+#endif
