@@ -59,49 +59,13 @@ static int cmp_port(const void *c, uint32_t a, uint32_t b)
 	return 0;
 }
 
-/* Node i's RDMA ports, st->ports[off...] (order: scratch for their
- * sort): a device and port once, an ip once over every node (ips, whose
- * elements' nodes port_node gives). */
-static void check_node_ports(struct ln_spec *spec, size_t i, size_t off, uint32_t *order,
-			     uint32_t *port_node, struct spec_idxmap *ips)
-{
-	struct ln_spec_store *st = spec->store;
-	const struct ln_node *n = &spec->nodes[i];
-	size_t k;
-	long other;
-
-	spec_sort_idx(order, n->n_rdma, off, cmp_port, st->ports);
-	for (k = 0; k < n->n_rdma; k++) {
-		struct ln_rdma_port *p = &st->ports[off + k];
-
-		port_node[off + k] = (uint32_t)i;
-		if (k && p->device) {
-			const struct ln_rdma_port *a = &st->ports[order[k - 1]];
-			const struct ln_rdma_port *b = &st->ports[order[k]];
-
-			if (spec_streq(a->device, b->device) && a->port == b->port)
-				spec_diag(spec, b->mark,
-					  "rdma port %s/%u is listed twice on node '%s' (first on line %u)",
-					  b->device, b->port, n->name, a->mark.line);
-		}
-		if (p->ip) {
-			other = spec_idxmap_insert(ips, (uint32_t)(off + k));
-			if (other >= 0)
-				spec_diag(spec, p->mark,
-					  "rdma ip %s of node '%s' is already on node '%s' (line %u)",
-					  p->ip, n->name, spec->nodes[port_node[other]].name,
-					  st->ports[other].mark.line);
-		}
-	}
-}
-
 int spec_check_nodes(struct spec_check_ctx *x)
 {
 	struct ln_spec *spec = x->spec;
 	struct ln_spec_store *st = x->st;
 	struct spec_idxmap ep = { 0 }, ips = { 0 };
 	uint32_t *order = NULL, *port_node = NULL;
-	size_t i, off = 0, maxports = 0;
+	size_t i, k, off = 0, maxports = 0;
 	int r;
 
 	r = spec_node_index_init(spec);
@@ -147,7 +111,29 @@ int spec_check_nodes(struct spec_check_ctx *x)
 					  "nodes '%s' and '%s' have the same SSH endpoint %s port %u",
 					  spec->nodes[other].name, n->name, n->address, n->port);
 		}
-		check_node_ports(spec, i, off, order, port_node, &ips);
+		spec_sort_idx(order, n->n_rdma, off, cmp_port, st->ports);
+		for (k = 0; k < n->n_rdma; k++) {
+			struct ln_rdma_port *p = &st->ports[off + k];
+
+			port_node[off + k] = (uint32_t)i;
+			if (k && p->device) {
+				const struct ln_rdma_port *a = &st->ports[order[k - 1]];
+				const struct ln_rdma_port *b = &st->ports[order[k]];
+
+				if (spec_streq(a->device, b->device) && a->port == b->port)
+					spec_diag(spec, b->mark,
+						  "rdma port %s/%u is listed twice on node '%s' (first on line %u)",
+						  b->device, b->port, n->name, a->mark.line);
+			}
+			if (p->ip) {
+				other = spec_idxmap_insert(&ips, (uint32_t)(off + k));
+				if (other >= 0)
+					spec_diag(spec, p->mark,
+						  "rdma ip %s of node '%s' is already on node '%s' (line %u)",
+						  p->ip, n->name, spec->nodes[port_node[other]].name,
+						  st->ports[other].mark.line);
+			}
+		}
 		off += n->n_rdma;
 	}
 	r = 0;

@@ -14,10 +14,11 @@
  *    differ: the agent requests, the SSH options the controller connects
  *    with and its fan-out width, or the probes' command lines, bounds and
  *    verdicts of a validation run against a fake cluster. A key whose
- *    change makes no difference fails with its name. The cases are kept
- *    by spec section: test_agree_nodes.c, test_agree_storage.c,
- *    test_agree_validation.c (mpi and validation), and test_agree_cluster.c
- *    for every other top-level key (version, cluster, persist, ssh).
+ *    change makes no difference fails with its name. The cases are in
+ *    agree_keys.h, by spec section, and each section is a program of its
+ *    own: test_agree_nodes.c, test_agree_storage.c, test_agree_validation.c
+ *    (mpi and validation), and test_agree_cluster.c for every other
+ *    top-level key (version, cluster, persist, ssh).
  */
 #ifndef LN_TEST_AGREE_H
 #define LN_TEST_AGREE_H
@@ -515,16 +516,18 @@ struct key_case {
 
 #define KC(key, effect, from, to) { key, effect, from, to, NULL, NULL }
 
-/* One file's cases, and its name for messages. */
+/* The key cases (agree_keys.h). */
 struct agree_cases {
-	const char *file;
 	const struct key_case *v;
 	size_t n;
 };
 
-/* The top-level keys whose cases have a file of their own; every other
- * top-level key is test_agree_cluster.c's. */
-static const char *const agree_sections[] = { "nodes", "storage", "mpi", "validation", NULL };
+/* { program, top-level key }: the program (test_agree_PROGRAM.c) that
+ * walks each key; every top-level key not here is test_agree_cluster.c's. */
+static const char *const agree_owners[][2] = {
+	{ "nodes", "nodes" }, { "storage", "storage" },
+	{ "validation", "mpi" }, { "validation", "validation" },
+};
 
 static inline const struct key_case *find_case(const struct agree_cases *cs, const char *key)
 {
@@ -573,9 +576,9 @@ static inline void check_key(const struct agree_cases *cs, const char *key,
 	char *yaml, *both = NULL;
 
 	if (!c)
-		fail_msg("spec key '%s' has no case in %s: show what it changes (a "
-			 "request, a probe's command line, a verdict, a controller behaviour), "
-			 "or refuse it with \"not supported yet\"", key, cs->file);
+		fail_msg("spec key '%s' has no case in tests/unit/agree_keys.h: show what it "
+			 "changes (a request, a probe's command line, a verdict, a controller "
+			 "behaviour), or refuse it with \"not supported yet\"", key);
 	if (c->effect == SECTION)
 		return;
 	if (c->both_from) {
@@ -647,24 +650,27 @@ static inline void walk(const struct agree_cases *cs, const struct table *t, con
 	}
 }
 
-static inline int agree_in(const char *const *list, const char *key)
+/* Whether program walks key (dotted): its top-level key is the
+ * program's in agree_owners, or in none of them and program is cluster. */
+static inline int agree_mine(const char *program, const char *key)
 {
-	for (; *list; list++)
-		if (!strcmp(*list, key))
-			return 1;
-	return 0;
+	size_t i, len = strcspn(key, ".");
+
+	for (i = 0; i < ARRAY_SIZE(agree_owners); i++)
+		if (strlen(agree_owners[i][1]) == len && !strncmp(agree_owners[i][1], key, len))
+			return !strcmp(agree_owners[i][0], program);
+	return !strcmp(program, "cluster");
 }
 
 /*
- * The test of one file's cases: every key at or below the top-level keys
- * of sections (NULL-terminated; NULL: every top-level key agree_sections
- * does not name) has its case in cs, and every case of cs names a key the
- * grammar has (a stale case fails too).
+ * The test of one program: every key at or below its top-level keys has
+ * its case in cs, and every case of those keys names a key the grammar
+ * has (a stale case fails too).
  */
-static inline void agree_every_key(const struct agree_cases *cs, const char *const *sections)
+static inline void agree_every_key(const struct agree_cases *cs, const char *program)
 {
 	struct ln_buf base = LN_BUF_INIT, again = LN_BUF_INIT;
-	size_t i, seen = 0;
+	size_t i, seen = 0, mine = 0;
 
 	effects(base_spec, &base);
 	if (getenv("LLMNET_AGREE_DUMP"))
@@ -675,15 +681,30 @@ static inline void agree_every_key(const struct agree_cases *cs, const char *con
 	for (i = 0; i < spec_top_table.n_fields; i++) {
 		const struct field *f = &spec_top_table.fields[i];
 
-		if (!spec_find_field(&spec_top_table, f->key))
-			continue;
-		if (sections ? !agree_in(sections, f->key) : agree_in(agree_sections, f->key))
-			continue;
-		walk_field(cs, f, f->key, &base, &seen);
+		if (spec_find_field(&spec_top_table, f->key) && agree_mine(program, f->key))
+			walk_field(cs, f, f->key, &base, &seen);
 	}
-	assert_int_equal(seen, cs->n);
+	for (i = 0; i < cs->n; i++)
+		mine += (size_t)agree_mine(program, cs->v[i].key);
+	assert_int_equal(seen, mine);
+	assert_true(seen > 0);	/* a program that walks nothing is misnamed */
 	ln_test_release(&base, &again);
 }
+
+/*
+ * A test_agree_PROGRAM.c: its one test, agree_every_key over the cases of
+ * agree_keys.h for the top-level keys agree_owners gives PROGRAM.
+ */
+#define AGREE_KEYS_TEST(program)                                                                 \
+	static void test_agree_##program##__every_key_has_an_effect(void **state)               \
+	{                                                                                        \
+		const struct agree_cases cs = { key_cases, ARRAY_SIZE(key_cases) };              \
+                                                                                                 \
+		(void)state;                                                                     \
+		agree_every_key(&cs, #program);                                                  \
+	}                                                                                        \
+	LN_TEST_MAIN(agree_setup, agree_teardown,                                                \
+		     cmocka_unit_test(test_agree_##program##__every_key_has_an_effect), )
 
 /* The group's set-up: ln_run_init keeps a run log (one per cluster name)
  * and loads the agent image; the specs' ~/llmnet-keys are the test's. */
