@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The check pass's rules for the pairwise stages (rping, bandwidth,
- * latency): every RDMA port they pair has an 'ip' (rping and perftest
+ * The check pass's rules for rails and the pairwise stages (rping,
+ * bandwidth, latency), which pair RDMA ports rail by rail: every port
+ * names its rail or none does, a rail once on a node, no port alone on
+ * its rail; every RDMA port they pair has an 'ip' (rping and perftest
  * connect to it; a port without one could only be "not run"), and
  * 'pairs: all' stays within the pairs a schedule may hold.
  */
@@ -11,7 +13,91 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "orchestrator/spec/impl.h"
+#include "orchestrator/spec/check.h"
+
+/* ---- rails ----------------------------------------------------------- */
+
+/* Rails: every port names its rail or none does, a node has a rail once,
+ * and unnamed rails (by position) need as many ports on every node that
+ * has any when a pairwise stage pairs them. */
+void spec_check_rails(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	const struct ln_node *first = NULL;
+	const struct ln_rdma_port *named = NULL;
+	size_t i, k, j;
+
+	for (i = 0; i < spec->n_nodes && !named; i++)
+		for (k = 0; k < spec->nodes[i].n_rdma && !named; k++)
+			if (spec->nodes[i].rdma[k].rail)
+				named = &spec->nodes[i].rdma[k];
+	for (i = 0; i < spec->n_nodes; i++) {
+		const struct ln_node *n = &spec->nodes[i];
+
+		for (k = 0; k < n->n_rdma; k++) {
+			const struct ln_rdma_port *p = &n->rdma[k];
+
+			if (named && !p->rail) {
+				spec_diag(spec, p->mark,
+					  "rdma port %s/%u of node '%s' has no 'rail' but the port on "
+					  "line %u has one: name every port's rail or none", p->device,
+					  p->port, n->name, named->mark.line);
+				continue;
+			}
+			for (j = 0; p->rail && j < k; j++)
+				if (spec_streq(n->rdma[j].rail, p->rail)) {
+					spec_diag(spec, p->mark,
+						  "rail '%s' is on node '%s' twice (first on line %u)",
+						  p->rail, n->name, n->rdma[j].mark.line);
+					break;
+				}
+		}
+	}
+	if (named || (!v->present[LN_STAGE_RPING] && !v->present[LN_STAGE_BANDWIDTH] &&
+		      !v->present[LN_STAGE_LATENCY]))
+		return;
+	for (i = 0; i < spec->n_nodes; i++) {
+		const struct ln_node *n = &spec->nodes[i];
+
+		if (!n->n_rdma)
+			continue;
+		if (!first) {
+			first = n;
+		} else if (n->n_rdma != first->n_rdma) {
+			spec_diag(spec, n->mark,
+				  "node '%s' has %zu RDMA ports and node '%s' %zu: the pairwise "
+				  "stages pair ports by position only when every node has as many; "
+				  "name each port's rail with 'rail:'", n->name, n->n_rdma,
+				  first->name, first->n_rdma);
+			return;
+		}
+	}
+}
+
+/* A pairwise stage tests each port with another node's port on its rail:
+ * a port alone on its rail could never be tested, so it is refused. */
+void spec_check_lone_rails(struct ln_spec *spec, enum ln_stage st)
+{
+	size_t i, k, j, m;
+
+	for (i = 0; i < spec->n_nodes; i++)
+		for (k = 0; k < spec->nodes[i].n_rdma; k++) {
+			const struct ln_rdma_port *p = &spec->nodes[i].rdma[k];
+			int partner = 0;
+
+			for (j = 0; p->rail && j < spec->n_nodes && !partner; j++)
+				for (m = 0; j != i && m < spec->nodes[j].n_rdma && !partner; m++)
+					partner = spec_streq(spec->nodes[j].rdma[m].rail, p->rail);
+			if (p->rail && !partner)
+				spec_diag(spec, p->mark,
+					  "rdma port %s/%u of node '%s' is the only port on rail '%s': "
+					  "stage '%s' pairs ports per rail and could never test it",
+					  p->device, p->port, spec->nodes[i].name, p->rail,
+					  ln_stage_name(st));
+		}
+}
+
+/* ---- the pairwise stages --------------------------------------------- */
 
 static const enum ln_stage pair_stages[] = { LN_STAGE_RPING, LN_STAGE_BANDWIDTH,
 					     LN_STAGE_LATENCY };

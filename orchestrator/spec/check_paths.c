@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/places.h"
-#include "orchestrator/spec/impl.h"
+#include "orchestrator/spec/check.h"
 
 /* ---- one node per mounted namespace ----------------------------------- */
 
@@ -73,6 +73,21 @@ void spec_mounters_release(struct spec_mounters *m)
 	free(m->first);
 	free(m->second);
 	free(m->count);
+}
+
+/* Initiator i (resolved) mounts: its target has one namespace, so which
+ * one it means is never in doubt. */
+void spec_check_mount_ns(struct ln_spec *spec, size_t i)
+{
+	const struct ln_initiator *in = &spec->initiators[i];
+	const struct ln_target *t = &spec->targets[in->target];
+
+	if (t->n_namespaces > 1)
+		spec_diag(spec, in->mount.mark,
+			  "initiator on '%s' mounts target '%s', which has %zu namespaces: a "
+			  "mount needs a target with one namespace, so which one it means is "
+			  "never in doubt (give the mounted one a target of its own)",
+			  spec->nodes[in->node].name, t->nqn, t->n_namespaces);
 }
 
 /* ---- paths llmnet writes on a node ------------------------------------ */

@@ -1,15 +1,64 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The check pass's rules between a validation stage and the rest of the
- * spec that check.c's check_validation does not hold: what a stage
- * cannot do with the MPI, storage or port settings it is given; and
- * which namespace an initiator's mount means.
+ * The check pass's rules for the validation stages: their run order, what
+ * each needs of the spec (two RDMA nodes, an initiator, slots for its
+ * processes, GPUs, no mount under a destructive io stage), and what a
+ * stage cannot do with the MPI, storage or port settings it is given.
+ * A pairwise stage's ports and rails are check_pairs.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
-#include "orchestrator/spec/impl.h"
+#include "orchestrator/spec/check.h"
+
+void spec_check_validation(struct ln_spec *spec)
+{
+	struct ln_validation *v = &spec->validation;
+	size_t i, with_rdma = 0, slots = 0, gpus = 0;
+	int s;
+
+	for (i = 0; i < spec->n_nodes; i++) {
+		with_rdma += spec->nodes[i].n_rdma > 0;
+		slots += spec->nodes[i].slots;
+		gpus += spec->nodes[i].gpus;
+	}
+	v->n_order = 0;
+	for (s = 0; s < LN_STAGE_COUNT; s++)
+		if (v->present[s])
+			v->order[v->n_order++] = (enum ln_stage)s;
+	for (s = LN_STAGE_RPING; s <= LN_STAGE_LATENCY; s++)
+		if (v->present[s] && with_rdma < 2)
+			spec_diag(spec, v->mark[s],
+				  "stage '%s' needs two nodes with RDMA ports; the spec has %zu",
+				  ln_stage_name((enum ln_stage)s), with_rdma);
+	for (s = LN_STAGE_RPING; s <= LN_STAGE_LATENCY; s++)
+		if (v->present[s] && with_rdma >= 2) {
+			spec_check_lone_rails(spec, (enum ln_stage)s);
+			break;
+		}
+	if (v->present[LN_STAGE_IO] && !spec->n_initiators)
+		spec_diag(spec, v->mark[LN_STAGE_IO], "stage 'io' needs an initiator; the spec has none");
+	if (v->present[LN_STAGE_IO] && v->io.destructive) {
+		for (i = 0; i < spec->n_initiators; i++) {
+			const struct ln_initiator *in = &spec->initiators[i];
+
+			if (in->mount.present) {
+				spec_diag(spec, v->mark[LN_STAGE_IO],
+					  "stage 'io' is destructive but the initiator on line %u mounts its namespace at '%s'",
+					  in->mark.line, in->mount.path ? in->mount.path : "?");
+				break;
+			}
+		}
+	}
+	if (v->present[LN_STAGE_MPI] && v->mpi.np > slots)
+		spec_diag(spec, v->mark[LN_STAGE_MPI],
+			  "stage 'mpi' asks for %u processes but the nodes have %zu slots", v->mpi.np,
+			  slots);
+	if (v->present[LN_STAGE_NCCL] && !gpus)
+		spec_diag(spec, v->mark[LN_STAGE_NCCL],
+			  "stage 'nccl' needs GPUs but no node declares any ('gpus')");
+}
 
 /* The mpi and nccl stages launch Open MPI's mpirun over the hostfile,
  * which reads only "HOST slots=N" lines. */
@@ -88,17 +137,4 @@ void spec_check_stage_rules(struct ln_spec *spec)
 	check_port_base(spec);
 	check_mpi_format(spec);
 	check_destructive_adopt(spec);
-}
-
-void spec_check_mount_ns(struct ln_spec *spec, size_t i)
-{
-	const struct ln_initiator *in = &spec->initiators[i];
-	const struct ln_target *t = &spec->targets[in->target];
-
-	if (t->n_namespaces > 1)
-		spec_diag(spec, in->mount.mark,
-			  "initiator on '%s' mounts target '%s', which has %zu namespaces: a "
-			  "mount needs a target with one namespace, so which one it means is "
-			  "never in doubt (give the mounted one a target of its own)",
-			  spec->nodes[in->node].name, t->nqn, t->n_namespaces);
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "orchestrator/spec/spec.h"
 
@@ -56,6 +57,18 @@ void spec_idxmap_release(struct spec_idxmap *m);
 
 uint64_t spec_hash_str(const char *s, uint64_t h);
 #define HASH_SEED 0xcbf29ce484222325ull
+
+/* Both strings there and equal. */
+static inline int spec_streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* idx[0..n) = first .. first + n - 1, sorted by cmp (through ctx, like the
+ * index's callbacks), equal elements by index: a total order, so every
+ * sort gives the same result. */
+void spec_sort_idx(uint32_t *idx, size_t n, size_t first,
+		   int (*cmp)(const void *ctx, uint32_t a, uint32_t b), const void *ctx);
 
 /* ---- diagnostics ------------------------------------------------------ */
 
@@ -124,70 +137,14 @@ struct ln_spec_store {
 /* Record "line:col: message" (mark is 1-based; 0/0 reads as 1:1). */
 void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The messages kept; past them only a count (spec_diag). */
+#define SPEC_MAX_DIAGS 1000
+/* Whether spec_diag keeps no more messages. */
+int spec_diags_full(const struct ln_spec *spec);
 
 /* The second pass: defaults that depend on other sections, references,
  * duplicates and the semantic rules. Reports through spec_diag. */
 int spec_check(struct ln_spec *spec);
-
-/* The targets whose namespace initiators mount (check_paths.c): the first
- * two mounting initiators of each, and how many mount it. */
-struct spec_mounters {
-	uint32_t *first, *second, *count;
-	size_t n_targets;
-};
-int spec_mounters_init(struct spec_mounters *m, size_t n_targets);
-/* Initiator ii (resolved, not a duplicate) mounts target ti. */
-void spec_mounters_add(struct spec_mounters *m, size_t ti, size_t ii);
-/* A target mounted by more than one node is an error, one per target. */
-void spec_mounters_report(struct spec_mounters *m, struct ln_spec *spec);
-void spec_mounters_release(struct spec_mounters *m);
-/* The hostfile, backing files and mount points kept apart: none equal
- * to, inside or above another where both are on one node. */
-int spec_check_paths(struct ln_spec *spec);
-
-/* The most port pairs one pairwise stage may test with 'pairs: all'
- * (docs/spec.md): 4,096 nodes on one rail are 8.4 million, whose dry run
- * took 640 MB and 10 s. */
-#define SPEC_MAX_PAIRS (1u << 20)
-/* The pairwise stages: each paired RDMA port has an 'ip'; 'pairs: all'
- * within SPEC_MAX_PAIRS (check_pairs.c). */
-int spec_check_pairs(struct ln_spec *spec);
-
-/* A target's tls: tcp only, with dhchap (its key_dir holds the PSKs),
- * and the same on every target of one port (check_tls.c). */
-int spec_check_tls(struct ln_spec *spec);
-
-/* An initiator's discovery: true is refused with a target that asks TLS or
- * DH-HMAC-CHAP, at the value (check_discovery.c). */
-void spec_check_discovery(struct ln_spec *spec, const struct ln_initiator *in,
-			  const struct ln_target *t);
-
-/* Rules between a stage and the MPI, storage and port settings it runs
- * with (check_stages.c). */
-void spec_check_stage_rules(struct ln_spec *spec);
-/* Initiator i (resolved) mounts: its target has one namespace. */
-void spec_check_mount_ns(struct ln_spec *spec, size_t i);
-
-/* The messages kept; past them only a count (spec_diag). */
-#define SPEC_MAX_DIAGS 1000
-/* The most host references all targets' 'hosts' lists may name, ranges
- * expanded (docs/spec.md), like SPEC_MAX_PAIRS. */
-#define SPEC_MAX_HOST_REFS (1u << 20)
-/* Whether spec_diag keeps no more messages. */
-int spec_diags_full(const struct ln_spec *spec);
-/* A node name close to an unknown one, or NULL; NULL once the messages
- * are full (check_refs.c). */
-const char *spec_near_node(const struct ln_spec *spec, const char *name);
-/* Past SPEC_MAX_HOST_REFS: one message at the 'hosts' entry that crosses
- * it, with the total, and 1 (no list is to be expanded); else 0. */
-int spec_check_host_refs(struct ln_spec *spec);
-/* An address as compared for duplicates: a numeric one in inet_ntop's
- * spelling (fd00:0::1 is fd00::1), a host name in lower case; in buf (n
- * bytes, SPEC_ADDR_CANON will do), or addr itself when it does not fit. */
-#define SPEC_ADDR_CANON 256
-const char *spec_addr_canon(const char *addr, char *buf, size_t n);
-/* a and b are one address (both non-NULL). */
-int spec_addr_eq(const char *a, const char *b);
 
 /* ---- key tables ------------------------------------------------------- */
 

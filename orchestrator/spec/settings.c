@@ -8,13 +8,16 @@
  * every node, so a name must pass common/mca_policy.c, the policy the
  * agent applies again) and the nccl stage's env (a mapping of NCCL_*
  * variables the NCCL probe sets on every rank: common/nccl_env.c, which
- * the agent applies again).
+ * the agent applies again). The check pass holds the two mappings' rules
+ * across keys (each key once, nccl.env's size), at the end of this file.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/mca_policy.h"
 #include "common/nccl_env.h"
+#include "orchestrator/spec/check.h"
 #include "orchestrator/spec/parser.h"
 
 /* ---- version ---------------------------------------------------------- */
@@ -217,4 +220,48 @@ int spec_parse_nccl_env(struct parser *p, const struct field *f, void *obj)
 
 	return parse_settings(p, f, &rules, &p->st->nccl_env, &v->nccl.n_env,
 			      &p->st->alloc_nccl_env);
+}
+
+/* ---- each key once (the check pass) ----------------------------------- */
+
+/* Settings by key. */
+static int cmp_setting(const void *c, uint32_t a, uint32_t b)
+{
+	const struct ln_setting *m = c;
+
+	return strcmp(m[a].key ? m[a].key : "", m[b].key ? m[b].key : "");
+}
+
+/* A NAME: value mapping (mpi.mca, nccl.env) names each key once. */
+static int check_keys_once(struct ln_spec *spec, const struct ln_setting *set, size_t n,
+			   const char *what)
+{
+	uint32_t *order;
+	size_t k;
+
+	if (!n)
+		return 0;
+	order = malloc(n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	spec_sort_idx(order, n, 0, cmp_setting, set);
+	for (k = 1; k < n; k++)
+		if (spec_streq(set[order[k - 1]].key, set[order[k]].key))
+			spec_diag(spec, set[order[k]].mark, "duplicate %s key '%s' (first on line %u)",
+				  what, set[order[k]].key, set[order[k - 1]].mark.line);
+	free(order);
+	return 0;
+}
+
+int spec_check_settings(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	int r = check_keys_once(spec, spec->mpi.mca, spec->mpi.n_mca, "mca");
+
+	if (!r)
+		r = check_keys_once(spec, v->nccl.env, v->nccl.n_env, "nccl.env");
+	if (!r && v->nccl.n_env > LN_NCCL_ENV_MAX)
+		spec_diag(spec, v->nccl.env[LN_NCCL_ENV_MAX].mark,
+			  "nccl.env sets more than %d variables", LN_NCCL_ENV_MAX);
+	return r;
 }

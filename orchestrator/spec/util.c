@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Storage for the spec module: the arena that holds the model's strings,
- * the index hash set used for every duplicate check (linear in the spec's
- * size, never all-pairs), and the diagnostics list.
+ * the index hash set and the index sort used for every duplicate check
+ * (linear in the spec's size, n log n at worst, never all-pairs), and the
+ * diagnostics list.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -167,6 +168,33 @@ void spec_idxmap_release(struct spec_idxmap *m)
 	m->slot = NULL;
 }
 
+struct sort_by {
+	int (*cmp)(const void *ctx, uint32_t a, uint32_t b);
+	const void *ctx;
+};
+
+static int cmp_idx(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_by *by = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int c = by->cmp(by->ctx, a, b);
+
+	if (c)
+		return c;
+	return a < b ? -1 : 1;
+}
+
+void spec_sort_idx(uint32_t *idx, size_t n, size_t first,
+		   int (*cmp)(const void *ctx, uint32_t a, uint32_t b), const void *ctx)
+{
+	struct sort_by by = { cmp, ctx };
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		idx[i] = (uint32_t)(first + i);
+	qsort_r(idx, n, sizeof(*idx), cmp_idx, &by);
+}
+
 /* A message is one line: control bytes (from spec text it echoes: a key,
  * a value, a name) become \xNN, so none can start a fake line or drive
  * the terminal. */
@@ -228,4 +256,9 @@ void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 	st->diags[st->n_diags].seq = (uint32_t)st->n_diags;
 	st->diags[st->n_diags].msg = ln_buf_detach(&b, NULL);
 	st->n_diags++;
+}
+
+int spec_diags_full(const struct ln_spec *spec)
+{
+	return spec->store->n_diags >= SPEC_MAX_DIAGS;
 }

@@ -105,6 +105,21 @@ int vs_timeout_s(uint64_t timeout_ms)
 	return (int)((timeout_ms + 999) / 1000);
 }
 
+int vs_bad_in(struct vctx *c, enum ln_stage st, size_t node, int port)
+{
+	size_t i;
+
+	for (i = 0; i < c->res->nverdicts; i++) {
+		const struct ln_verdict *v = &c->res->verdicts[i];
+
+		if (v->stage == st && v->a == node &&
+		    (v->kind == LN_VERDICT_NODE ||
+		     (v->kind == LN_VERDICT_PORT && (port < 0 || v->pa == port))))
+			return 1;
+	}
+	return 0;
+}
+
 long vs_add_check(struct vctx *c, enum ln_stage st, size_t a, size_t b, const char *name)
 {
 	return ln_results_add_check(c->res, st, a, b, name);

@@ -155,7 +155,7 @@ int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
 void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av);
 
 /* Whether node (port: any port, -1) is blamed in stage st: a bad node,
- * or that bad port (stage_pair.c). */
+ * or that bad port. */
 int vs_bad_in(struct vctx *c, enum ln_stage st, size_t node, int port);
 
 /* Port error counters around each pair of a pairwise stage (counters.c):

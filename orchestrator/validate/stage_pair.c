@@ -476,21 +476,6 @@ static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st,
 	return NULL;
 }
 
-int vs_bad_in(struct vctx *c, enum ln_stage st, size_t node, int port)
-{
-	size_t i;
-
-	for (i = 0; i < c->res->nverdicts; i++) {
-		const struct ln_verdict *v = &c->res->verdicts[i];
-
-		if (v->stage == st && v->a == node &&
-		    (v->kind == LN_VERDICT_NODE ||
-		     (v->kind == LN_VERDICT_PORT && (port < 0 || v->pa == port))))
-			return 1;
-	}
-	return 0;
-}
-
 /* Whether pair p of stage st cannot run; the reason goes into why. */
 static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
 			struct ln_buf *why)

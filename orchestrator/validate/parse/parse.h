@@ -159,7 +159,8 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 double ln_nccl_busbw(const char *op, double algbw, long ranks);
 
 /* Copy the first line of text that looks like an error into dst (size
- * dstsz), trimmed; returns 1 if one was found. Shared by the parsers. */
+ * dstsz), trimmed; returns 1 if one was found. Shared by the parsers
+ * (lines.c). */
 int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz);
 /* Append "no WHAT result: " and the output's error line, quoted, or else
  * reason to err; returns -LN_EPROTO. */

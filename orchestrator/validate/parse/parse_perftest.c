@@ -5,7 +5,6 @@
  *   " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]"
  * (Gb/sec instead of MB/sec with --report_gbits) and one data line per
  * message size, between dashed rules. MB/sec is perftest's 2^20 bytes.
- * Also home of the shared "find the tool's error line" helper.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,58 +13,6 @@
 
 #include "common/error.h"
 #include "orchestrator/validate/parse/parse.h"
-
-/* Phrases tools print when they fail; matched case-insensitively. */
-static const char *const error_words[] = {
-	"error", "failed", "failure", "couldn't", "could not", "unable", "cannot",
-	"mismatch", "refused", "timed out", "timeout", "not found", "no such", "abort",
-	"rejected", "unreachable", "not enough", NULL,
-};
-
-static int line_is_error(const char *s, size_t n)
-{
-	char low[512];
-	size_t i;
-
-	if (n >= sizeof(low))
-		n = sizeof(low) - 1;
-	for (i = 0; i < n; i++)
-		low[i] = (char)tolower((unsigned char)s[i]);
-	low[n] = '\0';
-	for (i = 0; error_words[i]; i++)
-		if (strstr(low, error_words[i]))
-			return 1;
-	return 0;
-}
-
-int ln_parse_error_line(const char *text, size_t len, char *dst, size_t dstsz)
-{
-	struct ln_lines it;
-	const char *s, *e;
-	size_t n;
-
-	ln_lines_init(&it, text, len);
-	while (ln_lines_next(&it, &s, &n, NULL)) {
-		e = s + n;
-		while (s < e && isspace((unsigned char)*s))
-			s++;
-		while (e > s && isspace((unsigned char)e[-1]))
-			e--;
-		if (e > s && line_is_error(s, (size_t)(e - s))) {
-			n = (size_t)(e - s);
-			if (dstsz) {
-				if (n >= dstsz)
-					n = dstsz - 1;
-				memcpy(dst, s, n);
-				dst[n] = '\0';
-			}
-			return 1;
-		}
-	}
-	if (dstsz)
-		dst[0] = '\0';
-	return 0;
-}
 
 void ln_perftest_release(struct ln_perftest *p)
 {
