@@ -116,6 +116,11 @@ int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o);
 /* code merged with every node's state and with an interrupt. */
 int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code);
 
+/* What the commands print of a run (output.c); the library never prints. */
+/* Install the fan-out's progress printer for run's phases: each node's
+ * line, a live count on a terminal. */
+void ln_cmd_progress(struct ln_run *run);
+
 /* validate's own options (the reports and their destinations). */
 struct ln_cmd_vopts {
 	const char *stages, *json, *junit, *html, *metrics, *url;

@@ -112,6 +112,7 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 		goto out;
 	}
 	ln_fanout_signals();
+	ln_cmd_progress(run);
 	r = ln_run_init(run, o->spec, (unsigned)o->parallel, o->accept.v, o->accept.n, o->limit.v,
 			o->limit.n, command, &err);
 	if (r < 0) {
