@@ -22,7 +22,7 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 		if (r < 0)
 			ln_error("teardown could not run: %s", ln_strerror(r));
 	}
-	code = ln_apply_recap(run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
+	code = ln_cmd_recap(run, "teardown");
 	/* a silent node's next plan starts from nothing */
 	if (ln_state_save_applied(run, 1, &err) < 0)
 		ln_warn("cannot record the applied state: %s", err.buf);

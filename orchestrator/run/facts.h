@@ -8,8 +8,6 @@
 #ifndef LN_FACTS_H
 #define LN_FACTS_H
 
-#include <stdio.h>
-
 #include "orchestrator/run/run.h"
 
 /* Connect, ensure the agent, read facts from every node. Nodes that fail
@@ -25,9 +23,6 @@ int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
  * fan-out window; a node whose facts cannot be read is warned about and
  * unmarked. Returns 0, or a negative code when no worker could start. */
 int ln_facts_reread(struct ln_run *r, unsigned char *sel);
-
-/* Print facts: a table per node, or the whole JSON (-o json). */
-void ln_facts_print(struct ln_run *r, int json, FILE *out);
 
 /* The host NQN a node reported, or NULL. */
 const char *ln_facts_host_nqn(const struct ln_node_run *nr);
