@@ -23,8 +23,10 @@ static void record(struct ln_run *run, int code)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	char *path = NULL;
+	int r = ln_state_save_applied(run, 0, &err);
 
-	if (ln_state_save_applied(run, 0, &err) < 0)
+	ln_cmd_notes(run);
+	if (r < 0)
 		ln_warn("cannot record the applied state: %s", err.buf);
 	ln_buf_reset(&err);
 	if (code != LN_EXIT_OK) {
@@ -52,6 +54,7 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 	}
 	if (!ln_fanout_interrupted()) {
 		r = ln_apply_rollout(run, &o->batch, &o->max_fail);
+		ln_cmd_notes(run);
 		if (r < 0)
 			ln_error("apply could not run: %s", ln_strerror(r));
 	}

@@ -26,6 +26,7 @@ static int cached(struct ln_ctl_opts *o)
 	memset(&run, 0, sizeof(run));
 	code = ln_cmd_ctl_load_spec(o);
 	if (code == LN_EXIT_OK && ln_state_run_cached(&run, o->spec, &err) < 0) {
+		ln_cmd_notes(&run);
 		ln_error("cannot read the last-known facts: %s", err.buf);
 		code = LN_EXIT_FAILED;
 	} else if (code == LN_EXIT_OK) {

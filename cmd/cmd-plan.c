@@ -26,7 +26,9 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 		ln_error("plan could not run: %s", ln_strerror(r));
 		return LN_EXIT_FAILED;
 	}
-	if (ln_state_plan_silent(run, &err) < 0)
+	r = ln_state_plan_silent(run, &err);
+	ln_cmd_notes(run);
+	if (r < 0)
 		ln_warn("cannot plan the silent nodes from their last-known state: %s", err.buf);
 	ln_buf_release(&err);
 	code = ln_exit_merge(code, ln_cmd_plan(run, &sum));

@@ -12,7 +12,6 @@
 
 #include "common/error.h"
 #include "common/json.h"
-#include "common/log.h"
 #include "orchestrator/report/recap.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/state.h"
@@ -371,7 +370,8 @@ static void write_plan_json(struct sink *out, struct json_object *all, struct js
 	put_json(out, all);
 }
 
-/* The closing line, after the warnings w holds. */
+/* The closing line; the warnings w holds go to r's notes, for the
+ * command to print between the nodes and this line. */
 static void print_summary(struct ln_run *r, struct sink *out, const struct ln_buf *w,
 			  const struct ln_plan_summary *sum)
 {
@@ -380,7 +380,7 @@ static void print_summary(struct ln_run *r, struct sink *out, const struct ln_bu
 
 	for (p = w->buf; *p; p = nl + 1) {
 		nl = strchr(p, '\n');
-		ln_warn("%.*s", (int)(nl - p), p);
+		ln_notes_add(r, LN_LOG_WARN, "%.*s", (int)(nl - p), p);
 	}
 	put(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
 		sum->create, sum->change, sum->remove, sum->nodes_changing, n);

@@ -38,8 +38,8 @@ static const struct {
 	[LN_PK_TEARDOWN] = { LN_VERB_TEARDOWN, LN_PHASE_FULL },
 };
 
-/* What the agent warned about (a backing file it kept, ...), on stderr and
- * in the run log. */
+/* What the agent warned about (a backing file it kept, ...): a note for
+ * the user, and a line in the run log. */
 static void log_agent_warnings(struct ln_run *r, const struct ln_node_run *nr)
 {
 	struct ln_buf w = LN_BUF_INIT;
@@ -47,7 +47,7 @@ static void log_agent_warnings(struct ln_run *r, const struct ln_node_run *nr)
 
 	ln_plan_agent_warnings(nr, &w);
 	for (p = w.buf; (nl = strchr(p, '\n')); p = nl + 1) {
-		ln_warn("%.*s", (int)(nl - p), p);
+		ln_notes_add(r, LN_LOG_WARN, "%.*s", (int)(nl - p), p);
 		ln_run_log(r, "warning %.*s", (int)(nl - p), p);
 	}
 	ln_buf_release(&w);
@@ -295,8 +295,9 @@ static void stop_rollout(struct ln_run *r, const struct ln_waves *w, size_t k, s
 	size_t j, size = w->start[k + 1] - w->start[k];
 
 	r->rollout_stopped = 1;
-	ln_error("rollout stopped after wave %zu of %zu: %zu of %zu nodes failed (--max-fail); "
-		 "%zu nodes not run", k + 1, w->n_waves, failed, size, w->n - w->start[k + 1]);
+	ln_notes_add(r, LN_LOG_ERROR, "rollout stopped after wave %zu of %zu: %zu of %zu nodes failed "
+		    "(--max-fail); %zu nodes not run", k + 1, w->n_waves, failed, size,
+		    w->n - w->start[k + 1]);
 	ln_run_log(r, "rollout stopped after wave %zu of %zu: %zu of %zu nodes failed", k + 1,
 		   w->n_waves, failed, size);
 	for (j = w->start[k + 1]; j < w->n; j++) {
@@ -339,7 +340,8 @@ int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
 		for (j = w.start[k]; j < w.start[k + 1]; j++)
 			wave[w.nodes[j]] = 1;
 		if (w.n_waves > 1) {
-			ln_info("wave %zu of %zu: %zu nodes", k + 1, w.n_waves, w.start[k + 1] - w.start[k]);
+			ln_notes_add(r, LN_LOG_INFO, "wave %zu of %zu: %zu nodes", k + 1, w.n_waves,
+				    w.start[k + 1] - w.start[k]);
 			ln_run_log(r, "wave %zu of %zu: %zu nodes", k + 1, w.n_waves,
 				   w.start[k + 1] - w.start[k]);
 		}

@@ -38,7 +38,7 @@ struct ln_count;
  * starts. When more of a wave's nodes than max_fail (NULL: no limit) did
  * not converge, the later waves are not run: their nodes are skipped with
  * that reason and r->rollout_stopped is set (the recap's exit code is then
- * LN_EXIT_STOPPED).
+ * LN_EXIT_STOPPED); r's notes say each wave and where the rollout stopped.
  */
 int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
 		     const struct ln_count *max_fail);

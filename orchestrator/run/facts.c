@@ -42,7 +42,8 @@ static int reread_one(void *vctx, size_t i, struct ln_buf *line)
 
 	(void)line;
 	if (ln_facts_read(rc->r, &rc->r->nodes[i], &e) < 0) {
-		ln_warn("cannot re-read facts of '%s': %s", rc->r->nodes[i].spec->name, e.buf);
+		ln_notes_add(rc->r, LN_LOG_WARN, "cannot re-read facts of '%s': %s",
+			    rc->r->nodes[i].spec->name, e.buf);
 		rc->sel[i] = 0;	/* only this worker touches item i */
 	}
 	ln_buf_release(&e);
@@ -106,7 +107,7 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 
 /* What the agent's facts say of the node's host identity files when they
  * are not valid (host_nqn null then: the node is left out of its targets'
- * hosts, so the reason is said once, on stderr and in the run log). */
+ * hosts, so the reason is said once, in the run's notes and log). */
 static void identity_warnings(struct ln_run *r, const struct ln_node_run *nr)
 {
 	struct json_object *ws = ln_json_at(nr->facts, "warnings");
@@ -118,7 +119,7 @@ static void identity_warnings(struct ln_run *r, const struct ln_node_run *nr)
 
 		if (!s || strncmp(s, "/etc/nvme/host", 14))
 			continue;
-		ln_warn("%s: %s", nr->spec->name, s);
+		ln_notes_add(r, LN_LOG_WARN, "%s: %s", nr->spec->name, s);
 		ln_run_log(r, "warning %s: %s", nr->spec->name, s);
 	}
 }

@@ -2,8 +2,8 @@
 /*
  * Unit tests for the renderers of orchestrator/report/recap.c: the plan,
  * the recap and the facts of a hand-made run, byte for byte into a buffer
- * (what cmd/ writes to stdout), the plan's warnings inside the document in
- * JSON, and a full buffer said.
+ * (what cmd/ writes to stdout), the plan's warnings kept as the run's
+ * notes in text and inside the document in JSON, and a full buffer said.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -101,10 +101,21 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The notes the run kept, one "LEVEL:TEXT" line each, taken from it. */
+static void take_notes(struct ln_run *r, struct ln_buf *b)
+{
+	struct ln_note *n = NULL;
+	size_t i, k = ln_notes_take(r, &n);
+
+	for (i = 0; i < k; i++)
+		ln_buf_addf(b, "%d:%s\n", (int)n[i].level, n[i].text);
+	ln_notes_free(n, k);
+}
+
 static void test_recap__plan_text(void **state)
 {
 	struct fx *f = *state;
-	struct ln_buf out = LN_BUF_INIT, tail = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, tail = LN_BUF_INIT, notes = LN_BUF_INIT;
 	struct ln_plan_summary sum;
 
 	assert_int_equal(ln_recap_plan(&f->run, 0, &out, &tail, &sum), 0);
@@ -117,24 +128,32 @@ static void test_recap__plan_text(void **state)
 		"  (no applied state on record: cannot plan it from its last-known state)\n");
 	assert_string_equal(tail.buf,
 		"\nPlan: 1 to create, 0 to change, 1 to remove on 1 of 2 nodes; 1 unreachable.\n");
+	/* the warnings: for the command to print between the two */
+	take_notes(&f->run, &notes);
+	assert_string_equal(notes.buf,
+		"1:'nqn.h9' loses access to '" T1 "' on 'n1'; connections it already has stay "
+		"open until that host disconnects\n"
+		"1:n1: kept backing file '/srv/d.img': adopted\n");
 	assert_int_equal(sum.create, 1);
 	assert_int_equal(sum.remove, 1);
 	assert_int_equal(sum.error, 1);
 	assert_int_equal(sum.ok, 1);
 	assert_int_equal(sum.nodes_changing, 1);
 	assert_int_equal(sum.nodes_unreachable, 1);
-	ln_test_release(&out, &tail);
+	ln_test_release(&out, &tail, &notes);
 }
 
 static void test_recap__plan_json_keeps_warnings_inside(void **state)
 {
 	struct fx *f = *state;
-	struct ln_buf out = LN_BUF_INIT, tail = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf out = LN_BUF_INIT, tail = LN_BUF_INIT, notes = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct ln_plan_summary sum;
 	struct json_object *o = NULL, *w;
 
 	assert_int_equal(ln_recap_plan(&f->run, 1, &out, &tail, &sum), 0);
 	assert_int_equal(tail.len, 0);
+	take_notes(&f->run, &notes);
+	assert_int_equal(notes.len, 0);
 	assert_int_equal(ln_json_parse(out.buf, out.len, &o, &err), 0);
 	w = ln_json_at(o, "warnings");
 	assert_int_equal(json_object_array_length(w), 2);
@@ -144,7 +163,7 @@ static void test_recap__plan_json_keeps_warnings_inside(void **state)
 			    "unreachable");
 	assert_int_equal(json_object_get_int(ln_json_at(ln_json_at(o, "summary"), "create")), 1);
 	json_object_put(o);
-	ln_test_release(&out, &tail, &err);
+	ln_test_release(&out, &tail, &notes, &err);
 }
 
 static void test_recap__apply_text_and_exit_code(void **state)
@@ -201,6 +220,24 @@ static void test_recap__full_buffer_is_said(void **state)
 	ln_buf_release(&out);
 }
 
+/* Notes come back in the order they were kept, once. */
+static void test_recap__notes_are_taken_once_in_order(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf notes = LN_BUF_INIT;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		ln_notes_add(&f->run, i % 2 ? LN_LOG_WARN : LN_LOG_INFO, "note %d", i);
+	take_notes(&f->run, &notes);
+	assert_non_null(strstr(notes.buf, "2:note 0\n1:note 1\n2:note 2\n"));
+	assert_non_null(strstr(notes.buf, "1:note 19\n"));
+	ln_buf_reset(&notes);
+	take_notes(&f->run, &notes);
+	assert_int_equal(notes.len, 0);
+	ln_buf_release(&notes);
+}
+
 #define FX_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 LN_TEST_MAIN(NULL, NULL,
@@ -209,4 +246,5 @@ LN_TEST_MAIN(NULL, NULL,
 	FX_TEST(test_recap__apply_text_and_exit_code),
 	FX_TEST(test_recap__facts_text),
 	FX_TEST(test_recap__full_buffer_is_said),
+	FX_TEST(test_recap__notes_are_taken_once_in_order),
 )
