@@ -23,8 +23,10 @@ static void record(struct ln_run *run, int code)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	char *path = NULL;
+	int r = ln_state_save_applied(run, 0, &err);
 
-	if (ln_state_save_applied(run, 0, &err) < 0)
+	ln_cmd_notes(run);
+	if (r < 0)
 		ln_warn("cannot record the applied state: %s", err.buf);
 	ln_buf_reset(&err);
 	if (code != LN_EXIT_OK) {
@@ -48,15 +50,15 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 		ln_error("stopping before any change");
 		ln_run_log(run, "apply stopped: %s", err.buf);
 		ln_buf_release(&err);
-		return ln_exit_merge(ln_apply_recap(run, "apply", ln_cli.output == LN_OUT_JSON, stdout),
-				     LN_EXIT_FAILED);
+		return ln_exit_merge(ln_cmd_recap(run, "apply"), LN_EXIT_FAILED);
 	}
 	if (!ln_fanout_interrupted()) {
 		r = ln_apply_rollout(run, &o->batch, &o->max_fail);
+		ln_cmd_notes(run);
 		if (r < 0)
 			ln_error("apply could not run: %s", ln_strerror(r));
 	}
-	code = ln_apply_recap(run, "apply", ln_cli.output == LN_OUT_JSON, stdout);
+	code = ln_cmd_recap(run, "apply");
 	record(run, code);
 	if (ln_fanout_interrupted())
 		ln_error("interrupted: nodes in flight finished, no new work was started");

@@ -13,8 +13,7 @@
 static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 {
 	(void)o;
-	ln_facts_print(run, ln_cli.output == LN_OUT_JSON, stdout);
-	return ln_cmd_ctl_nodes_exit(run, LN_EXIT_OK);
+	return ln_cmd_ctl_nodes_exit(run, ln_cmd_facts(run));
 }
 
 /* facts --cached: the spec, then the state folder; no node, no agent. */
@@ -27,11 +26,11 @@ static int cached(struct ln_ctl_opts *o)
 	memset(&run, 0, sizeof(run));
 	code = ln_cmd_ctl_load_spec(o);
 	if (code == LN_EXIT_OK && ln_state_run_cached(&run, o->spec, &err) < 0) {
+		ln_cmd_notes(&run);
 		ln_error("cannot read the last-known facts: %s", err.buf);
 		code = LN_EXIT_FAILED;
 	} else if (code == LN_EXIT_OK) {
-		ln_facts_print(&run, ln_cli.output == LN_OUT_JSON, stdout);
-		code = ln_cmd_ctl_nodes_exit(&run, LN_EXIT_OK);
+		code = ln_cmd_ctl_nodes_exit(&run, ln_cmd_facts(&run));
 	}
 	ln_run_release(&run);
 	ln_cmd_ctl_release(o);

@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "orchestrator/report/recap.h"
 #include "orchestrator/run/facts.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/state.h"
@@ -25,10 +26,12 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 		ln_error("plan could not run: %s", ln_strerror(r));
 		return LN_EXIT_FAILED;
 	}
-	if (ln_state_plan_silent(run, &err) < 0)
+	r = ln_state_plan_silent(run, &err);
+	ln_cmd_notes(run);
+	if (r < 0)
 		ln_warn("cannot plan the silent nodes from their last-known state: %s", err.buf);
 	ln_buf_release(&err);
-	ln_plan_print(run, ln_cli.output == LN_OUT_JSON, stdout, &sum);
+	code = ln_exit_merge(code, ln_cmd_plan(run, &sum));
 	code = ln_cmd_ctl_nodes_exit(run, code);
 	if (o->detailed && sum.create + sum.change + sum.remove + sum.error > 0)
 		code = ln_exit_merge(code, LN_EXIT_CHANGES);

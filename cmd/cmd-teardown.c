@@ -19,12 +19,15 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 
 	if (!ln_fanout_interrupted()) {
 		r = ln_teardown_run(run, (const char *const *)o->force.v, o->force.n);
+		ln_cmd_notes(run);
 		if (r < 0)
 			ln_error("teardown could not run: %s", ln_strerror(r));
 	}
-	code = ln_apply_recap(run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
+	code = ln_cmd_recap(run, "teardown");
 	/* a silent node's next plan starts from nothing */
-	if (ln_state_save_applied(run, 1, &err) < 0)
+	r = ln_state_save_applied(run, 1, &err);
+	ln_cmd_notes(run);
+	if (r < 0)
 		ln_warn("cannot record the applied state: %s", err.buf);
 	ln_buf_release(&err);
 	return code;

@@ -110,6 +110,7 @@ int cmd_validate(int argc, char **argv)
 	code = ln_cmd_ctl_start(&o, "validate", &run);
 	if (code == LN_EXIT_OK)
 		code = ln_cmd_ctl_validate(&o, &run, &v, stages);
+	ln_cmd_notes(&run);
 	ln_run_release(&run);
 out:
 	ln_cmd_ctl_release(&o);

@@ -116,6 +116,22 @@ int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o);
 /* code merged with every node's state and with an interrupt. */
 int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code);
 
+/* What the commands print of a run (output.c); the library never prints. */
+struct ln_plan_summary;
+/* Print the notes the library kept in run (its warnings, a rollout's
+ * waves) since the last call, each at its level on stderr. Called after
+ * each library call on the run, before the command prints anything. */
+void ln_cmd_notes(struct ln_run *run);
+/* Install the fan-out's progress printer for run's phases: each node's
+ * line, a live count on a terminal, run's notes before them. */
+void ln_cmd_progress(struct ln_run *run);
+/* Render to stdout the facts, the plan (sum filled) or the recap of verb
+ * (apply, teardown). An exit code: LN_EXIT_FAILED when the output is
+ * incomplete, merged into the recap's own for ln_cmd_recap. */
+int ln_cmd_facts(struct ln_run *run);
+int ln_cmd_plan(struct ln_run *run, struct ln_plan_summary *sum);
+int ln_cmd_recap(struct ln_run *run, const char *verb);
+
 /* validate's own options (the reports and their destinations). */
 struct ln_cmd_vopts {
 	const char *stages, *json, *junit, *html, *metrics, *url;

@@ -112,6 +112,7 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 		goto out;
 	}
 	ln_fanout_signals();
+	ln_cmd_progress(run);
 	r = ln_run_init(run, o->spec, (unsigned)o->parallel, o->accept.v, o->accept.n, o->limit.v,
 			o->limit.n, command, &err);
 	if (r < 0) {
@@ -124,13 +125,16 @@ int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *
 	run->secrets = secrets;
 	secrets = NULL;
 	r = ln_facts_gather(run);
+	ln_cmd_notes(run);
 	if (r < 0) {
 		ln_error("cannot start workers: %s", ln_strerror(r));
 		code = LN_EXIT_FAILED;
 		goto out;
 	}
 	/* the last-known facts (facts --cached, a silent node's plan) */
-	if (ln_state_save_facts(run, &err) < 0)
+	r = ln_state_save_facts(run, &err);
+	ln_cmd_notes(run);
+	if (r < 0)
 		ln_warn("cannot record the facts: %s", err.buf);
 	code = LN_EXIT_OK;
 out:
@@ -149,6 +153,7 @@ int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
 	code = ln_cmd_ctl_start(o, command, &run);
 	if (code == LN_EXIT_OK)
 		code = body(o, &run);
+	ln_cmd_notes(&run);
 	ln_run_release(&run);
 	ln_cmd_ctl_release(o);
 	return code;
@@ -302,6 +307,7 @@ int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run)
 	 * no mounts yet): validation judges the converged node, so read them
 	 * again over the sessions apply kept open. */
 	r = ln_facts_gather(run);
+	ln_cmd_notes(run);
 	if (r < 0) {
 		ln_error("cannot read facts again after apply: %s", ln_strerror(r));
 		return LN_EXIT_FAILED;

@@ -38,8 +38,8 @@ static const struct {
 	[LN_PK_TEARDOWN] = { LN_VERB_TEARDOWN, LN_PHASE_FULL },
 };
 
-/* What the agent warned about (a backing file it kept, ...), on stderr and
- * in the run log. */
+/* What the agent warned about (a backing file it kept, ...): a note for
+ * the user, and a line in the run log. */
 static void log_agent_warnings(struct ln_run *r, const struct ln_node_run *nr)
 {
 	struct ln_buf w = LN_BUF_INIT;
@@ -47,7 +47,7 @@ static void log_agent_warnings(struct ln_run *r, const struct ln_node_run *nr)
 
 	ln_plan_agent_warnings(nr, &w);
 	for (p = w.buf; (nl = strchr(p, '\n')); p = nl + 1) {
-		ln_warn("%.*s", (int)(nl - p), p);
+		ln_notes_add(r, LN_LOG_WARN, "%.*s", (int)(nl - p), p);
 		ln_run_log(r, "warning %.*s", (int)(nl - p), p);
 	}
 	ln_buf_release(&w);
@@ -171,14 +171,6 @@ static int node_blocked(const struct ln_node_run *nr)
 	return nr->state != LN_NODE_OK || nr->n_failed > 0 || nr->skip.len > 0;
 }
 
-static int answer_pending(const struct ln_node_run *nr)
-{
-	int c, ch, rm, ok, e;
-
-	ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
-	return c + ch + rm + e > 0;
-}
-
 /* Skip initiator nodes whose targets cannot be relied on; say why. wave:
  * the nodes of the wave being applied (a target node of this rollout that
  * has not been applied yet comes later, which only a cycle allows). */
@@ -201,7 +193,7 @@ static void skip_blocked_initiators(struct ln_run *r, unsigned char *sel,
 				ln_buf_addf(&nr->skip, "skipped: target node '%s' of '%s' is %s",
 					    tn->spec->name, tg->nqn,
 					    tn->state != LN_NODE_OK ? ln_node_state_name(tn->state) : "failed");
-		} else if (!tn->limited && answer_pending(tn)) {
+		} else if (!tn->limited && ln_plan_pending(tn)) {
 			sel[in->node] = 0;
 			if (!nr->skip.len)
 				ln_buf_addf(&nr->skip, "skipped: target node '%s' has changes pending (outside --limit)",
@@ -303,8 +295,9 @@ static void stop_rollout(struct ln_run *r, const struct ln_waves *w, size_t k, s
 	size_t j, size = w->start[k + 1] - w->start[k];
 
 	r->rollout_stopped = 1;
-	ln_error("rollout stopped after wave %zu of %zu: %zu of %zu nodes failed (--max-fail); "
-		 "%zu nodes not run", k + 1, w->n_waves, failed, size, w->n - w->start[k + 1]);
+	ln_notes_add(r, LN_LOG_ERROR, "rollout stopped after wave %zu of %zu: %zu of %zu nodes failed "
+		    "(--max-fail); %zu nodes not run", k + 1, w->n_waves, failed, size,
+		    w->n - w->start[k + 1]);
 	ln_run_log(r, "rollout stopped after wave %zu of %zu: %zu of %zu nodes failed", k + 1,
 		   w->n_waves, failed, size);
 	for (j = w->start[k + 1]; j < w->n; j++) {
@@ -347,7 +340,8 @@ int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
 		for (j = w.start[k]; j < w.start[k + 1]; j++)
 			wave[w.nodes[j]] = 1;
 		if (w.n_waves > 1) {
-			ln_info("wave %zu of %zu: %zu nodes", k + 1, w.n_waves, w.start[k + 1] - w.start[k]);
+			ln_notes_add(r, LN_LOG_INFO, "wave %zu of %zu: %zu nodes", k + 1, w.n_waves,
+				    w.start[k + 1] - w.start[k]);
 			ln_run_log(r, "wave %zu of %zu: %zu nodes", k + 1, w.n_waves,
 				   w.start[k + 1] - w.start[k]);
 		}
@@ -372,169 +366,4 @@ out:
 int ln_apply_run(struct ln_run *r)
 {
 	return ln_apply_rollout(r, NULL, NULL);
-}
-
-/* The recap's totals over all nodes. */
-struct recap {
-	int code, changed, failed, pending, unreachable, skipped, stopped, kept;
-};
-
-/* A node's recap entry in JSON. */
-static struct json_object *recap_node_json(const struct ln_node_run *nr, int fl, int sk, int unr,
-					   int pend, int kept, const char *why)
-{
-	struct json_object *o = json_object_new_object();
-
-	ln_json_add_str(o, "state", ln_node_state_name(nr->state));
-	ln_json_add_i64(o, "ok", nr->n_ok);
-	ln_json_add_i64(o, "changed", nr->n_changed);
-	ln_json_add_i64(o, "failed", fl);
-	ln_json_add_i64(o, "skipped", sk);
-	ln_json_add_i64(o, "unreachable", unr);
-	ln_json_add_bool(o, "pending_outside_limit", pend);
-	ln_json_add_i64(o, "kept", kept);
-	ln_json_add_double(o, "seconds", nr->seconds);
-	if (why)
-		ln_json_add_str(o, "reason", why);
-	if (nr->answer)
-		ln_json_add(o, "last_answer", json_object_get(nr->answer));
-	return o;
-}
-
-/* The changes that failed in a node's last answer, one line each. */
-static void print_failed_changes(FILE *out, const struct ln_node_run *nr, int w)
-{
-	struct json_object *chs = NULL;
-	size_t j;
-
-	json_object_object_get_ex(nr->answer, "changes", &chs);
-	for (j = 0; chs && j < json_object_array_length(chs); j++) {
-		struct json_object *c = json_object_array_get_idx(chs, j), *e = NULL, *id = NULL;
-
-		if (json_object_object_get_ex(c, "error", &e)) {
-			json_object_object_get_ex(c, "id", &id);
-			fprintf(out, "%*s   ! %s: %s\n", w, "", json_object_get_string(id),
-				json_object_get_string(e));
-		}
-	}
-}
-
-/* The targets a teardown kept on a node (its answer's "kept"): their
- * count, and with out, one line each. */
-static int kept_targets(FILE *out, const struct ln_node_run *nr, int w)
-{
-	struct json_object *kept = nr->answer ? ln_json_at(nr->answer, "kept") : NULL;
-	size_t j, n = kept && json_object_is_type(kept, json_type_array) ?
-			      json_object_array_length(kept) : 0;
-
-	for (j = 0; out && j < n; j++) {
-		struct json_object *e = json_object_array_get_idx(kept, j);
-
-		fprintf(out, "%*s   kept: %s; target '%s' stays (--force removes it)\n", w, "",
-			ln_json_str_at(e, "reason"), ln_json_str_at(e, "nqn"));
-	}
-	return (int)n;
-}
-
-static void print_totals(FILE *out, const char *verb, size_t n, const struct recap *t)
-{
-	fprintf(out, "\n%s: %d changed on %zu nodes", verb, t->changed, n);
-	ln_print_count(out, t->failed, ", %d failed", t->failed);
-	ln_print_count(out, t->unreachable, ", %d unreachable", t->unreachable);
-	ln_print_count(out, t->skipped, ", %d skipped", t->skipped);
-	ln_print_count(out, t->pending, ", %d pending (outside --limit)", t->pending);
-	ln_print_count(out, t->kept, ", %d target%s kept", t->kept, t->kept == 1 ? "" : "s");
-	if (ln_fanout_interrupted())
-		fprintf(out, "; interrupted");
-	if (t->stopped)
-		fprintf(out, "; rollout stopped");
-	fprintf(out, "; %s.\n", t->code == LN_EXIT_OK ? "converged" : "not converged");
-}
-
-static void write_totals_json(FILE *out, struct json_object *all, struct json_object *nodes,
-			      const struct recap *t)
-{
-	struct ln_buf b = LN_BUF_INIT;
-
-	ln_json_add(all, "nodes", nodes);
-	ln_json_add_i64(all, "changed", t->changed);
-	ln_json_add_i64(all, "kept", t->kept);
-	ln_json_add_bool(all, "converged", t->code == LN_EXIT_OK);
-	ln_json_add_bool(all, "interrupted", ln_fanout_interrupted());
-	ln_json_add_bool(all, "rollout_stopped", t->stopped);
-	ln_json_add_i64(all, "exit", t->code);
-	ln_json_write(all, 1, &b);
-	fputs(b.buf, out);
-	json_object_put(all);
-	ln_buf_release(&b);
-}
-
-int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out)
-{
-	struct json_object *all = NULL, *nodes = NULL;
-	struct recap t = { LN_EXIT_OK, 0, 0, 0, 0, 0, r->rollout_stopped, 0 };
-	size_t i, w = 4;
-
-	for (i = 0; i < r->n; i++)
-		if (strlen(r->nodes[i].spec->name) > w)
-			w = strlen(r->nodes[i].spec->name);
-	if (json) {
-		all = json_object_new_object();
-		nodes = json_object_new_object();
-		ln_json_add_str(all, "cluster", r->spec->cluster);
-		ln_json_add_str(all, "command", verb);
-	} else {
-		fprintf(out, "\nRECAP\n");
-	}
-	for (i = 0; i < r->n; i++) {
-		struct ln_node_run *nr = &r->nodes[i];
-		int unr = nr->state == LN_NODE_UNREACHABLE || nr->state == LN_NODE_REFUSED;
-		int sk, fl, pend, kept = kept_targets(NULL, nr, 0);
-		const char *why;
-
-		if (ln_fanout_interrupted() && nr->state == LN_NODE_OK && !nr->applied &&
-		    !nr->skip.len && nr->limited)
-			ln_buf_addstr(&nr->skip, "not started: interrupted");
-		sk = nr->skip.len > 0 || nr->state == LN_NODE_INTERRUPTED;
-		fl = nr->n_failed + (nr->state == LN_NODE_FAILED);
-		pend = nr->state == LN_NODE_OK && !nr->limited && answer_pending(nr);
-		why = nr->state != LN_NODE_OK ? nr->reason.buf : sk ? nr->skip.buf :
-		      pend ? "pending (outside --limit)" : NULL;
-
-		t.code = ln_exit_merge(t.code, ln_node_state_exit(nr->state));
-		if (fl || sk || pend)
-			t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
-		/* storage kept under an initiator: as for a node not reached */
-		if (kept)
-			t.code = ln_exit_merge(t.code, LN_EXIT_UNREACHABLE);
-		t.kept += kept;
-		t.changed += nr->n_changed;
-		t.failed += fl;
-		t.pending += pend;
-		t.unreachable += unr;
-		t.skipped += sk;
-		if (json) {
-			ln_json_add(nodes, nr->spec->name, recap_node_json(nr, fl, sk, unr, pend, kept, why));
-			continue;
-		}
-		fprintf(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s%s\n",
-			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "",
-			why ? why : "");
-		if (nr->n_failed)
-			print_failed_changes(out, nr, (int)w);
-		kept_targets(out, nr, (int)w);
-	}
-	if (ln_fanout_interrupted())
-		t.code = ln_exit_merge(t.code, LN_EXIT_FAILED);
-	if (t.stopped)
-		t.code = ln_exit_merge(t.code, LN_EXIT_STOPPED);
-	if (json)
-		write_totals_json(out, all, nodes, &t);
-	else
-		print_totals(out, verb, r->n, &t);
-	ln_run_log(r, "%s finished: %d changed, %d failed, %d unreachable, %d skipped, %d pending, "
-		   "%d kept, exit %d%s", verb, t.changed, t.failed, t.unreachable, t.skipped, t.pending,
-		   t.kept, t.code,
-		   ln_fanout_interrupted() ? " (interrupted)" : "");
-	return t.code;
 }

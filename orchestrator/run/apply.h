@@ -3,14 +3,13 @@
  * apply: drive the agents in dependency order, targets, then initiators,
  * then hostfiles, nodes in parallel within a phase; one agent call per node
  * per phase carrying the node's whole desired state. An initiator whose
- * target node failed or is unreachable is skipped with that reason. Ends
- * with a recap per node and an exit code that says whether the cluster
- * converged. Also the phase runner teardown shares.
+ * target node failed or is unreachable is skipped with that reason. The
+ * recap per node, and the exit code that says whether the cluster
+ * converged, are orchestrator/report/recap.h's. Also the phase runner
+ * teardown shares.
  */
 #ifndef LN_APPLY_H
 #define LN_APPLY_H
-
-#include <stdio.h>
 
 #include "orchestrator/run/run.h"
 
@@ -39,12 +38,9 @@ struct ln_count;
  * starts. When more of a wave's nodes than max_fail (NULL: no limit) did
  * not converge, the later waves are not run: their nodes are skipped with
  * that reason and r->rollout_stopped is set (the recap's exit code is then
- * LN_EXIT_STOPPED).
+ * LN_EXIT_STOPPED); r's notes say each wave and where the rollout stopped.
  */
 int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
 		     const struct ln_count *max_fail);
-
-/* Print the recap (text or JSON) and return the exit code it implies. */
-int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out);
 
 #endif

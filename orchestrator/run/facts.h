@@ -8,12 +8,11 @@
 #ifndef LN_FACTS_H
 #define LN_FACTS_H
 
-#include <stdio.h>
-
 #include "orchestrator/run/run.h"
 
 /* Connect, ensure the agent, read facts from every node. Nodes that fail
- * are marked (state, reason) and the run goes on with the others. */
+ * are marked (state, reason) and the run goes on with the others; a host
+ * identity the agent found not valid is a warning in r's notes. */
 int ln_facts_gather(struct ln_run *r);
 
 /* Read node nr's facts again over its session (reopened if it was
@@ -22,12 +21,10 @@ int ln_facts_gather(struct ln_run *r);
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
 
 /* Read the facts of the nodes sel marks again, all at once through the
- * fan-out window; a node whose facts cannot be read is warned about and
- * unmarked. Returns 0, or a negative code when no worker could start. */
+ * fan-out window; a node whose facts cannot be read is unmarked, with a
+ * warning in r's notes. Returns 0, or a negative code when no worker
+ * could start. */
 int ln_facts_reread(struct ln_run *r, unsigned char *sel);
-
-/* Print facts: a table per node, or the whole JSON (-o json). */
-void ln_facts_print(struct ln_run *r, int json, FILE *out);
 
 /* The host NQN a node reported, or NULL. */
 const char *ln_facts_host_nqn(const struct ln_node_run *nr);

@@ -5,10 +5,8 @@
  * agent gets only its own node's slice and works out the delta itself.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/error.h"
 #include "common/json.h"
@@ -16,7 +14,6 @@
 #include "orchestrator/run/facts.h"
 #include "orchestrator/run/nsident.h"
 #include "orchestrator/run/plan.h"
-#include "orchestrator/run/state.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
@@ -456,6 +453,14 @@ void ln_plan_count(struct json_object *answer, int *create, int *change, int *re
 	}
 }
 
+int ln_plan_pending(const struct ln_node_run *nr)
+{
+	int c, ch, rm, ok, e;
+
+	ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
+	return c + ch + rm + e > 0;
+}
+
 void ln_plan_agent_warnings(const struct ln_node_run *nr, struct ln_buf *w)
 {
 	struct json_object *ws = ln_json_at(nr->answer, "warnings");
@@ -532,251 +537,4 @@ int ln_plan_run(struct ln_run *r)
 	free(sel);
 	ln_run_phase_done(r);
 	return rc;
-}
-
-static char sign_of(const char *action)
-{
-	if (!strcmp(action, "create"))
-		return '+';
-	if (!strcmp(action, "change"))
-		return '~';
-	if (!strcmp(action, "remove"))
-		return '-';
-	return ' ';
-}
-
-static void print_changes(FILE *out, struct json_object *answer, const char *indent)
-{
-	struct json_object *ch = ln_json_at(answer, "changes");
-	size_t i;
-
-	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
-		struct json_object *c = json_object_array_get_idx(ch, i);
-		const char *a = ln_json_str_at(c, "action"), *d = ln_json_str_at(c, "detail"), *e = ln_json_str_at(c, "error");
-
-		if (!a || (!strcmp(a, "ok") && !e))
-			continue;
-		fprintf(out, "%s%c %-22s %s%s%s%s%s%s\n", indent, e ? '!' : sign_of(a), ln_json_str_at(c, "kind"),
-			ln_json_str_at(c, "id"), d ? "  (" : "", d ? d : "", d ? ")" : "", e ? "  error: " : "",
-			e ? e : "");
-	}
-}
-
-/* Allowed hosts a plan removes: connections from them stay until they go. */
-static void removed_host_warnings(struct ln_node_run *nr, struct ln_buf *w)
-{
-	struct json_object *ch = ln_json_at(nr->answer, "changes");
-	size_t i;
-
-	for (i = 0; ch && json_object_is_type(ch, json_type_array) && i < json_object_array_length(ch); i++) {
-		struct json_object *c = json_object_array_get_idx(ch, i);
-		const char *a = ln_json_str_at(c, "action"), *k = ln_json_str_at(c, "kind"), *id = ln_json_str_at(c, "id");
-		const char *slash;
-
-		if (!a || !k || !id || strcmp(a, "remove") || strcmp(k, "nvmet_allowed_host"))
-			continue;
-		slash = strchr(id, '/');
-		ln_buf_addf(w, "'%s' loses access to '%.*s' on '%s'; connections it already has stay "
-			    "open until that host disconnects\n", slash ? slash + 1 : id,
-			    slash ? (int)(slash - id) : (int)strlen(id), id, nr->spec->name);
-	}
-}
-
-/* Count node i's planned changes into sum; fill its notes (allowed hosts
- * kept for silent initiators) and add its warnings to w. Returns 1 when
- * the node has changes pending. */
-static int count_node(struct ln_run *r, size_t i, struct ln_buf *notes, struct ln_buf *w,
-		      struct ln_plan_summary *sum)
-{
-	struct ln_node_run *nr = &r->nodes[i];
-	int c = 0, ch = 0, rm = 0, ok = 0, e = 0, pending;
-
-	ln_buf_reset(notes);
-	if (nr->state == LN_NODE_OK) {
-		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
-		/* regenerate the notes of allowed hosts kept for silent initiators */
-		json_object_put(ln_plan_request(r, i, LN_PHASE_FULL, notes));
-		removed_host_warnings(nr, w);
-		ln_plan_agent_warnings(nr, w);
-	}
-	pending = c + ch + rm + e > 0;
-	if (nr->state == LN_NODE_OK) {
-		sum->create += c;
-		sum->change += ch;
-		sum->remove += rm;
-		sum->ok += ok;
-		sum->error += e;
-		if (pending)
-			sum->nodes_changing++;
-		if (pending && !nr->limited)
-			sum->nodes_pending_limit++;
-	} else if (nr->state == LN_NODE_FAILED) {
-		sum->nodes_failed++;
-	} else {
-		sum->nodes_unreachable++;
-		ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
-		sum->nodes_last_known += nr->cached_at && c + ch + rm > 0;
-	}
-	return pending;
-}
-
-static struct json_object *node_json(const struct ln_node_run *nr, int pending,
-				     const struct ln_buf *notes)
-{
-	struct json_object *o = json_object_new_object();
-
-	ln_json_add_str(o, "state", ln_node_state_name(nr->state));
-	ln_json_add_bool(o, "limited", nr->limited);
-	if (nr->state == LN_NODE_OK) {
-		struct json_object *chs = ln_json_at(nr->answer, "changes");
-
-		ln_json_add(o, "changes", chs ? json_object_get(chs) : json_object_new_array());
-		if (pending && !nr->limited)
-			ln_json_add_str(o, "note", "pending (outside --limit)");
-		if (notes->len)
-			ln_json_add_str(o, "blocked", notes->buf);
-	} else {
-		ln_json_add_str(o, "error", nr->reason.buf);
-		if (nr->cached_at && nr->answer) {
-			struct json_object *lk = json_object_new_object();
-
-			ln_json_add_i64(lk, "applied_at", (int64_t)nr->cached_at);
-			ln_json_add(lk, "changes", json_object_get(ln_json_at(nr->answer, "changes")));
-			ln_json_add(o, "last_known", lk);
-		}
-	}
-	return o;
-}
-
-/* A silent node: what it would get against its last-known state (from
- * the state folder, state.h), marked as such. */
-static void print_last_known(FILE *out, const struct ln_node_run *nr)
-{
-	int c, ch, rm, ok, e;
-	char when[64];
-
-	if (nr->state != LN_NODE_UNREACHABLE && nr->state != LN_NODE_REFUSED)
-		return;
-	if (!nr->cached_at || !nr->answer) {
-		fprintf(out, "  (no applied state on record: cannot plan it from its last-known state)\n");
-		return;
-	}
-	ln_state_when(nr->cached_at, when, sizeof(when));
-	ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
-	if (c + ch + rm == 0) {
-		fprintf(out, "  last-known state (applied %s): no changes\n", when);
-		return;
-	}
-	fprintf(out, "  last-known state (applied %s), not read now:\n", when);
-	print_changes(out, nr->answer, "  ");
-}
-
-static void print_node(FILE *out, const struct ln_node_run *nr, int pending,
-		       const struct ln_buf *notes)
-{
-	char *p, *nl;
-
-	if (nr->state != LN_NODE_OK) {
-		fprintf(out, "%s: %s: %s\n", nr->spec->name, ln_node_state_name(nr->state), nr->reason.buf);
-		print_last_known(out, nr);
-		return;
-	}
-	if (!pending && !notes->len) {
-		fprintf(out, "%s: no changes\n", nr->spec->name);
-		return;
-	}
-	fprintf(out, "%s:%s\n", nr->spec->name,
-		pending && !nr->limited ? " pending (outside --limit)" : "");
-	print_changes(out, nr->answer, "  ");
-	for (p = notes->buf; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		fprintf(out, "  %.*s\n", (int)(nl - p), p);
-	}
-}
-
-static void write_plan_json(FILE *out, struct json_object *all, struct json_object *nodes,
-			    struct json_object *warn, const struct ln_buf *w,
-			    const struct ln_plan_summary *sum)
-{
-	struct json_object *s = json_object_new_object();
-	struct ln_buf b = LN_BUF_INIT;
-	char *p, *nl;
-
-	for (p = w->buf; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		json_object_array_add(warn, json_object_new_string_len(p, (int)(nl - p)));
-	}
-	ln_json_add_counts(s, sum->create, sum->change, sum->remove, sum->ok, sum->error);
-	ln_json_add_i64(s, "nodes_changing", sum->nodes_changing);
-	ln_json_add_i64(s, "nodes_pending_outside_limit", sum->nodes_pending_limit);
-	ln_json_add_i64(s, "nodes_unreachable", sum->nodes_unreachable);
-	ln_json_add_i64(s, "nodes_failed", sum->nodes_failed);
-	ln_json_add_i64(s, "nodes_last_known_changing", sum->nodes_last_known);
-	ln_json_add(all, "nodes", nodes);
-	ln_json_add(all, "warnings", warn);
-	ln_json_add(all, "summary", s);
-	ln_json_write(all, 1, &b);
-	fputs(b.buf, out);
-	json_object_put(all);
-	ln_buf_release(&b);
-}
-
-void ln_print_count(FILE *out, int n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!n)
-		return;
-	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
-	va_end(ap);
-}
-
-static void print_summary(FILE *out, const struct ln_buf *w, const struct ln_plan_summary *sum,
-			 size_t n)
-{
-	char *p, *nl;
-
-	for (p = w->buf; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		ln_warn("%.*s", (int)(nl - p), p);
-	}
-	fprintf(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
-		sum->create, sum->change, sum->remove, sum->nodes_changing, n);
-	ln_print_count(out, sum->nodes_pending_limit, "; %d pending (outside --limit)",
-		       sum->nodes_pending_limit);
-	ln_print_count(out, sum->nodes_unreachable, "; %d unreachable", sum->nodes_unreachable);
-	ln_print_count(out, sum->nodes_last_known, " (%d with changes against their last-known state)",
-		       sum->nodes_last_known);
-	ln_print_count(out, sum->nodes_failed, "; %d failed", sum->nodes_failed);
-	fputs(".\n", out);
-}
-
-void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum)
-{
-	struct json_object *all = NULL, *nodes = NULL, *warn = NULL;
-	struct ln_buf w = LN_BUF_INIT, notes = LN_BUF_INIT;
-	size_t i;
-
-	memset(sum, 0, sizeof(*sum));
-	if (json) {
-		all = json_object_new_object();
-		nodes = json_object_new_object();
-		warn = json_object_new_array();
-		ln_json_add_str(all, "cluster", r->spec->cluster);
-	}
-	for (i = 0; i < r->n; i++) {
-		int pending = count_node(r, i, &notes, &w, sum);
-
-		if (json)
-			ln_json_add(nodes, r->nodes[i].spec->name, node_json(&r->nodes[i], pending, &notes));
-		else
-			print_node(out, &r->nodes[i], pending, &notes);
-	}
-	if (json)
-		write_plan_json(out, all, nodes, warn, &w, sum);
-	else
-		print_summary(out, &w, sum, r->n);
-	ln_buf_release(&w);
-	ln_buf_release(&notes);
 }

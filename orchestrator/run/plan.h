@@ -4,22 +4,13 @@
  * allowed hosts are the host NQNs its initiators report (an unreachable
  * initiator keeps the NQN the target has on record, "blocked: unreachable",
  * never revoked), every node gets the hostfile. Then the read-only `plan`
- * of each agent, printed the way Terraform does (+ create, ~ change,
- * - remove) with a summary line, or as JSON.
+ * of each agent (orchestrator/report/recap.h renders it).
  */
 #ifndef LN_PLAN_H
 #define LN_PLAN_H
 
-#include <stdio.h>
-
 #include "common/buf.h"
 #include "orchestrator/run/run.h"
-
-struct ln_plan_summary {
-	int create, change, remove, ok, error;
-	int nodes_changing, nodes_pending_limit, nodes_unreachable, nodes_failed;
-	int nodes_last_known;	/* silent nodes with changes against their last-known state */
-};
 
 /* Two reachable nodes reporting one host NQN (a cloned image): -LN_ECONFLICT
  * naming both; nothing may change then. */
@@ -56,12 +47,8 @@ void ln_plan_agent_warnings(const struct ln_node_run *nr, struct ln_buf *w);
 /* Count actions in an answer's change list. */
 void ln_plan_count(struct json_object *answer, int *create, int *change, int *remove, int *ok,
 		   int *error);
-
-/* Print the plan (text or JSON) and fill sum. */
-void ln_plan_print(struct ln_run *r, int json, FILE *out, struct ln_plan_summary *sum);
-
-/* The optional counts of a closing line (plan's, apply's): fmt and its
- * arguments to out when n is not 0. */
-void ln_print_count(FILE *out, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1 when node nr's last answer has a change (or a failed one) left to
+ * make, else 0. */
+int ln_plan_pending(const struct ln_node_run *nr);
 
 #endif

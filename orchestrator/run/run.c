@@ -2,7 +2,8 @@
 /*
  * The run record: its nodes, their sessions (opened on demand, kept or
  * closed between phases by the budget ln_run_init() works out) and the
- * run log every phase appends to.
+ * run log every phase appends to; the notes it keeps for the user are
+ * notes.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -116,10 +117,11 @@ static int open_log(struct ln_run *r)
 	    asprintf(&r->log_path, "%s/%s.log", dir, r->spec->cluster) >= 0) {
 		r->log = fopen(r->log_path, "ae");
 		if (!r->log)
-			ln_warn("cannot open run log '%s': %s", r->log_path, strerror(errno));
+			ln_notes_add(r, LN_LOG_WARN, "cannot open run log '%s': %s", r->log_path,
+				    strerror(errno));
 	} else {
 		r->log_path = NULL;	/* asprintf leaves it undefined on failure */
-		ln_warn("cannot create state directory '%s': %s", dir, e.buf);
+		ln_notes_add(r, LN_LOG_WARN, "cannot create state directory '%s': %s", dir, e.buf);
 	}
 	free(dir);
 	ln_buf_release(&e);
@@ -212,6 +214,7 @@ void ln_run_release(struct ln_run *r)
 		fclose(r->log);
 	free(r->log_path);
 	ln_secrets_free(r->secrets);
+	ln_notes_free(r->notes, r->n_notes);
 	pthread_mutex_destroy(&r->log_lock);
 	memset(r, 0, sizeof(*r));
 }
@@ -275,7 +278,7 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 	rc = ln_ssh_connect(&o, &nr->s, &note, err);
 	if (note.len) {
 		ln_run_log(r, "%s", note.buf);
-		ln_warn("%s", note.buf);
+		ln_notes_add(r, LN_LOG_WARN, "%s", note.buf);
 	}
 	ln_buf_release(&note);
 	return rc;

@@ -2,8 +2,9 @@
 /*
  * One controller run over a cluster: the per-node record every phase
  * shares (session, facts, desired state, last answer, recap counts), the
- * nodes' sessions and the run log. The phases that work on it follow in
- * data-flow order: facts.h, plan.h, apply.h, teardown.h.
+ * nodes' sessions, the run log, and the notes the user must see (notes.h:
+ * the library never prints, the command does). The phases that work on it
+ * follow in data-flow order: facts.h, plan.h, apply.h, teardown.h.
  *
  * Session policy: a node's SSH session is opened once, during the facts
  * phase, and kept for every later phase of the run (plan, targets,
@@ -22,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "common/buf.h"
+#include "orchestrator/run/notes.h"
 #include "orchestrator/transport/push.h"
 #include "orchestrator/secrets.h"
 #include "orchestrator/spec/spec.h"
@@ -84,6 +86,10 @@ struct ln_run {
 	/* DH-HMAC-CHAP secrets the requests carry (secrets.h); NULL when no
 	 * target has dhchap or the command sends no request. Owned. */
 	struct ln_secrets *secrets;
+	/* notes not yet taken by the command (notes.h), oldest first;
+	 * under log_lock */
+	struct ln_note *notes;
+	size_t n_notes, alloc_notes;
 };
 
 /* Prepare a run for spec. accept: node names whose changed host key the

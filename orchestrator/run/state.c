@@ -68,8 +68,9 @@ static char *state_path(const char *cluster, const char *what, int create, struc
 }
 
 /* The file's "nodes" object (a new empty one when there is no file). A
- * file that cannot be parsed is reported and treated as empty. */
-static struct json_object *load_nodes(const char *path)
+ * file that cannot be parsed is a warning in r's notes, and treated as
+ * empty. */
+static struct json_object *load_nodes(struct ln_run *r, const char *path)
 {
 	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *all = NULL, *nodes = NULL;
@@ -82,9 +83,9 @@ static struct json_object *load_nodes(const char *path)
 		else
 			nodes = NULL;
 		if (!nodes)
-			ln_warn("ignoring '%s': not a state file", path);
+			ln_notes_add(r, LN_LOG_WARN, "ignoring '%s': not a state file", path);
 	} else if (text.len) {
-		ln_warn("ignoring '%s': %s", path, err.buf);
+		ln_notes_add(r, LN_LOG_WARN, "ignoring '%s': %s", path, err.buf);
 	}
 	json_object_put(all);
 	ln_buf_release(&text);
@@ -109,7 +110,7 @@ static int save_nodes(const char *path, struct json_object *nodes, struct ln_buf
 }
 
 /* Load CLUSTER.what, let fill change it, write it back. */
-static int update(const struct ln_run *r, const char *what,
+static int update(struct ln_run *r, const char *what,
 		  void (*fill)(const struct ln_run *r, struct json_object *nodes, int arg), int arg,
 		  struct ln_buf *err)
 {
@@ -119,7 +120,7 @@ static int update(const struct ln_run *r, const char *what,
 
 	if (!path)
 		return -ENOMEM;
-	nodes = load_nodes(path);
+	nodes = load_nodes(r, path);
 	fill(r, nodes, arg);
 	rc = save_nodes(path, nodes, err);
 	json_object_put(nodes);
@@ -147,7 +148,7 @@ static void fill_facts(const struct ln_run *r, struct json_object *nodes, int ar
 	}
 }
 
-int ln_state_save_facts(const struct ln_run *r, struct ln_buf *err)
+int ln_state_save_facts(struct ln_run *r, struct ln_buf *err)
 {
 	return update(r, "facts.json", fill_facts, 0, err);
 }
@@ -199,7 +200,7 @@ static void fill_applied(const struct ln_run *r, struct json_object *nodes, int 
 	}
 }
 
-int ln_state_save_applied(const struct ln_run *r, int torn_down, struct ln_buf *err)
+int ln_state_save_applied(struct ln_run *r, int torn_down, struct ln_buf *err)
 {
 	return update(r, "applied.json", fill_applied, torn_down, err);
 }
@@ -220,7 +221,7 @@ int ln_state_run_cached(struct ln_run *r, const struct ln_spec *spec, struct ln_
 		free(path);
 		return -ENOMEM;
 	}
-	nodes = load_nodes(path);
+	nodes = load_nodes(r, path);
 	for (i = 0; i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];
 		struct json_object *e = ln_json_at(nodes, spec->nodes[i].name);
@@ -465,8 +466,8 @@ int ln_state_plan_silent(struct ln_run *r, struct ln_buf *err)
 		rc = -ENOMEM;
 		goto out;
 	}
-	applied = load_nodes(apath);
-	facts = load_nodes(fpath);
+	applied = load_nodes(r, apath);
+	facts = load_nodes(r, fpath);
 	/* A silent target node keeps the hosts its last-known facts allow
 	 * (plan.c keeps a silent initiator's access the same way). */
 	for (i = 0; i < r->n; i++) {

@@ -24,15 +24,17 @@
 char *ln_state_dir(void);
 
 /* Merge the facts of every node that answered this run into
- * CLUSTER.facts.json; the other nodes keep their last entry. */
-int ln_state_save_facts(const struct ln_run *r, struct ln_buf *err);
+ * CLUSTER.facts.json; the other nodes keep their last entry. (Here and
+ * below, a state file that cannot be parsed is read as empty, with a
+ * warning in r's notes.) */
+int ln_state_save_facts(struct ln_run *r, struct ln_buf *err);
 
 /*
  * After apply (torn_down 0) or teardown (1): record, for every node inside
  * --limit, the desired state it converged to (teardown: nothing); a node
  * that did not converge loses its entry, since what it holds is unknown.
  */
-int ln_state_save_applied(const struct ln_run *r, int torn_down, struct ln_buf *err);
+int ln_state_save_applied(struct ln_run *r, int torn_down, struct ln_buf *err);
 
 /*
  * Set up r for spec from CLUSTER.facts.json alone, contacting nothing

@@ -145,8 +145,8 @@ static int targets_round(struct ln_run *r, const char *name, const unsigned char
 		if (!ln_teardown_target_kept(r, t, &why[t]))
 			continue;
 		if (r->td_targets[t] == LN_TD_FORCE) {
-			ln_warn("removing '%s' on '%s' (--force) though %s", tg->nqn,
-				spec->nodes[tg->node].name, why[t].buf);
+			ln_notes_add(r, LN_LOG_WARN, "removing '%s' on '%s' (--force) though %s",
+				    tg->nqn, spec->nodes[tg->node].name, why[t].buf);
 			ln_run_log(r, "force %s: %s", tg->nqn, why[t].buf);
 		} else {
 			r->td_targets[t] = LN_TD_KEEP;

@@ -37,7 +37,8 @@ int ln_teardown_target_kept(const struct ln_run *r, size_t t, struct ln_buf *why
 /* After ln_facts_gather(). force: --force's names (ln_teardown_force()).
  * Returns 0 or a negative code when a phase could not run at all (-EINVAL:
  * a name in force is unknown); per-node outcomes are in the nodes (see
- * ln_apply_recap), a kept target in its node's answer ("kept"). */
+ * ln_recap_apply, report/recap.h), a kept target in its node's answer
+ * ("kept"). */
 int ln_teardown_run(struct ln_run *r, const char *const *force, size_t n_force);
 
 #endif

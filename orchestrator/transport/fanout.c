@@ -3,21 +3,21 @@
  * The sliding window. A fixed set of min(parallel, n) worker threads pulls
  * the next item from a shared cursor, so at most `parallel` items are in
  * flight and a slow node never holds back the ones behind it. Signals only
- * set a flag; workers check it before taking the next item.
+ * set a flag; workers check it before taking the next item. Progress goes
+ * to the callback the command installed, under the pool's lock.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/log.h"
 #include "common/signals.h"
 #include "orchestrator/transport/fanout.h"
 
 static volatile sig_atomic_t stop_flag;
+static ln_fanout_progress_fn progress_fn;
+static void *progress_ctx;
 
 static void on_signal(int sig)
 {
@@ -41,21 +41,27 @@ void ln_fanout_set_stop(int stop)
 	stop_flag = stop;
 }
 
+void ln_fanout_set_progress(ln_fanout_progress_fn fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
 struct pool {
 	const struct ln_fanout *f;
 	struct ln_fanout_result *res;
 	pthread_mutex_t lock;
 	size_t next, done, in_flight, total;
-	int live;
 };
 
-static void live_count(struct pool *p)
+/* Tell the callback, if any, where the pool stands (under p->lock, or
+ * after the workers are gone). */
+static void report(const struct pool *p, const char *line, int end)
 {
-	if (!p->live)
-		return;
-	fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu in flight", p->f->phase, p->done, p->total,
-		p->in_flight);
-	fflush(stderr);
+	struct ln_fanout_event ev = { p->f->phase, p->done, p->total, p->in_flight, line, end };
+
+	if (progress_fn)
+		progress_fn(progress_ctx, &ev);
 }
 
 static void *worker(void *arg)
@@ -88,11 +94,7 @@ static void *worker(void *arg)
 		p->res->rc[i] = rc;
 		p->in_flight--;
 		p->done++;
-		if (p->live)
-			fputs("\r\033[K", stderr);
-		if (!f->quiet && line.len)
-			ln_info("%s", line.buf);
-		live_count(p);
+		report(p, !f->quiet && line.len ? line.buf : NULL, 0);
 		pthread_mutex_unlock(&p->lock);
 	}
 	ln_buf_release(&line);
@@ -122,7 +124,6 @@ int ln_fanout_run(const struct ln_fanout *f, struct ln_fanout_result *res)
 	for (i = 0; i < f->n; i++)
 		if (!f->select || f->select[i])
 			p.total++;
-	p.live = isatty(STDERR_FILENO) && ln_log_threshold >= LN_LOG_INFO && p.total > 1;
 	nthreads = p.total < parallel ? p.total : parallel;
 	if (!nthreads)
 		goto out;
@@ -147,8 +148,7 @@ int ln_fanout_run(const struct ln_fanout *f, struct ln_fanout_result *res)
 	}
 	for (i = 0; i < created; i++)
 		pthread_join(th[i], NULL);
-	if (p.live)
-		fputs("\r\033[K", stderr);
+	report(&p, NULL, 1);
 out:
 	for (i = 0; i < f->n; i++)
 		if ((!f->select || f->select[i]) && !res->started[i])

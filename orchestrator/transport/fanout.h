@@ -2,8 +2,9 @@
 /*
  * Fan-out: run one function per node with at most `parallel` nodes in
  * flight (a sliding window: a node starts as soon as any other finishes),
- * print one progress line per node as it finishes, and on a terminal keep
- * a live count on stderr. SIGINT or SIGTERM (after ln_fanout_signals())
+ * and tell the progress callback the command installed of each node as it
+ * finishes (its one-line outcome, the counts a live display shows); the
+ * fan-out itself never prints. SIGINT or SIGTERM (after ln_fanout_signals())
  * stops new work: nodes in flight finish within their own bounds, nodes
  * not started are reported as such, and ln_fanout_interrupted() says so.
  *
@@ -30,6 +31,23 @@ struct ln_fanout {
 	void *ctx;
 	int quiet;			/* no per-item lines */
 };
+
+/* What a fan-out tells the progress callback: after each item, and once
+ * more (end) when all its workers have finished. */
+struct ln_fanout_event {
+	const char *phase;		/* the fan-out's phase */
+	size_t done, total, in_flight;	/* items finished, selected, running */
+	const char *line;		/* the item's outcome line; NULL when it
+					 * wrote none, when quiet, and at the end */
+	int end;			/* 1: the last event of this fan-out */
+};
+typedef void (*ln_fanout_progress_fn)(void *ctx, const struct ln_fanout_event *ev);
+
+/* Install fn (NULL: none, the default) and its ctx for every later
+ * fan-out: the command's printer (cmd/ prints the lines and, on a
+ * terminal, a live count). Calls are serialised: one at a time, from the
+ * worker whose item finished, or from ln_fanout_run() for the end. */
+void ln_fanout_set_progress(ln_fanout_progress_fn fn, void *ctx);
 
 /* Per item after a run: 1 when it ran, 0 when it was never started. */
 struct ln_fanout_result {

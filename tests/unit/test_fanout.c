@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the fan-out window: bound, completeness, stop on signal. */
+/* Unit tests for the fan-out window: bound, completeness, stop on signal,
+ * the progress events the command's callback gets. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -114,6 +115,60 @@ static void test_fanout__sigint_stops_new_work(void **state)
 	ln_fanout_result_release(&res);
 }
 
+/* What the progress callback saw. It runs in the workers, one call at a
+ * time, so it only counts; the test asserts afterwards. */
+struct seen {
+	size_t items, lines, ends, last_done, total;
+	int bad;		/* an event that was not as documented */
+};
+
+static void on_progress(void *ctx, const struct ln_fanout_event *ev)
+{
+	struct seen *s = ctx;
+
+	s->bad |= strcmp(ev->phase, "test") != 0;
+	s->total = ev->total;
+	if (ev->end) {
+		s->ends++;
+		s->bad |= ev->line != NULL;
+		return;
+	}
+	s->items++;
+	s->lines += ev->line != NULL;
+	s->bad |= ev->line && strncmp(ev->line, "item ", 5);
+	s->bad |= ev->done != s->last_done + 1;	/* done grows by one an item */
+	s->last_done = ev->done;
+}
+
+/* One event per item with its line (none when quiet), then one end; the
+ * library prints nothing itself. */
+static void test_fanout__progress_reaches_the_callback(void **state)
+{
+	struct probe *p = *state;
+	unsigned char sel[12] = { 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1 };
+	struct ln_fanout f = { "test", ARRAY_SIZE(sel), sel, 3, work, p, 0 };
+	struct ln_fanout_result res;
+	struct seen s = { 0, 0, 0, 0, 0, 0 };
+
+	ln_fanout_set_progress(on_progress, &s);
+	assert_int_equal(ln_fanout_run(&f, &res), 0);
+	ln_fanout_result_release(&res);
+	assert_int_equal(s.items, 10);
+	assert_int_equal(s.lines, 10);
+	assert_int_equal(s.ends, 1);
+	assert_int_equal(s.total, 10);
+	assert_false(s.bad);
+	memset(&s, 0, sizeof(s));
+	f.quiet = 1;
+	assert_int_equal(ln_fanout_run(&f, &res), 0);
+	ln_fanout_set_progress(NULL, NULL);
+	ln_fanout_result_release(&res);
+	assert_int_equal(s.items, 10);
+	assert_int_equal(s.lines, 0);
+	assert_int_equal(s.ends, 1);
+	assert_false(s.bad);
+}
+
 /* A test with a fresh probe, freed even when it fails. */
 #define PROBE_TEST(t) cmocka_unit_test_setup_teardown(t, probe_setup, probe_teardown)
 
@@ -121,4 +176,5 @@ LN_TEST_MAIN(NULL, NULL,
 	PROBE_TEST(test_fanout__window_bounds_in_flight),
 	PROBE_TEST(test_fanout__select_runs_only_chosen),
 	PROBE_TEST(test_fanout__sigint_stops_new_work),
+	PROBE_TEST(test_fanout__progress_reaches_the_callback),
 )
