@@ -5,7 +5,7 @@
  * per phase carrying the node's whole desired state. An initiator whose
  * target node failed or is unreachable is skipped with that reason. Ends
  * with a recap per node and an exit code that says whether the cluster
- * converged. Also the phase runner teardown shares.
+ * converged. The phases themselves run through phase.h.
  */
 #ifndef LN_APPLY_H
 #define LN_APPLY_H
@@ -13,19 +13,6 @@
 #include <stdio.h>
 
 #include "orchestrator/run/run.h"
-
-/* Which request a phase sends. */
-enum ln_phase_kind {
-	LN_PK_APPLY_TARGETS,	/* apply, targets-phase request */
-	LN_PK_APPLY_FULL,	/* apply, the full desired state */
-	LN_PK_PLAN,		/* plan (read-only), full desired state */
-	LN_PK_TEARDOWN,		/* teardown --cluster C [--purge] */
-};
-
-/* Run one phase over the selected nodes; answers are counted into the
- * nodes' recap. Returns 0 or a negative code when the phase could not run. */
-int ln_apply_phase(struct ln_run *r, const char *name, const unsigned char *sel,
-		   enum ln_phase_kind kind);
 
 /* The whole apply after facts: checks, phases, a second round for
  * initiators whose host identity was created in this run. Returns 0 or a

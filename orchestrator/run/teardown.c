@@ -14,7 +14,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/run/apply.h"
+#include "orchestrator/run/phase.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/rollout.h"
 #include "orchestrator/run/teardown.h"
@@ -152,7 +152,7 @@ static int targets_round(struct ln_run *r, const char *name, const unsigned char
 			r->td_targets[t] = LN_TD_KEEP;
 		}
 	}
-	rc = ln_apply_phase(r, name, sel, LN_PK_TEARDOWN);
+	rc = ln_phase_run(r, name, sel, LN_PK_TEARDOWN);
 	for (t = 0; t < spec->n_targets; t++) {
 		const struct ln_target *tg = &spec->targets[t];
 
@@ -229,7 +229,7 @@ int ln_teardown_run(struct ln_run *r, const char *const *names, size_t n_names)
 	for (i = 0, any = 0; i < r->n; i++)
 		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
 				!(ln_plan_roles(spec, i) & LN_ROLE_TARGET);
-	if (any && (rc = ln_apply_phase(r, "teardown initiators", sel, LN_PK_TEARDOWN)) < 0)
+	if (any && (rc = ln_phase_run(r, "teardown initiators", sel, LN_PK_TEARDOWN)) < 0)
 		goto out;
 	/*
 	 * Then target nodes, in rounds from the highest level down: a node
