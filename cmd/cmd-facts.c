@@ -14,7 +14,7 @@ static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 {
 	(void)o;
 	ln_facts_print(run, ln_cli.output == LN_OUT_JSON, stdout);
-	return ln_cmd_ctl_nodes_exit(run, LN_EXIT_OK);
+	return ln_run_exit(run, LN_EXIT_OK);
 }
 
 /* facts --cached: the spec, then the state folder; no node, no agent. */
@@ -31,7 +31,7 @@ static int cached(struct ln_ctl_opts *o)
 		code = LN_EXIT_FAILED;
 	} else if (code == LN_EXIT_OK) {
 		ln_facts_print(&run, ln_cli.output == LN_OUT_JSON, stdout);
-		code = ln_cmd_ctl_nodes_exit(&run, LN_EXIT_OK);
+		code = ln_run_exit(&run, LN_EXIT_OK);
 	}
 	ln_run_release(&run);
 	ln_cmd_ctl_release(o);
@@ -53,5 +53,5 @@ int cmd_facts(int argc, char **argv)
 		ln_cmd_ctl_release(&o);
 		return ln_cmd_usage(&t.cmd);
 	}
-	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, "facts", facts);
+	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, facts);
 }

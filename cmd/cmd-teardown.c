@@ -7,14 +7,12 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/run/apply.h"
-#include "orchestrator/run/facts.h"
-#include "orchestrator/run/state.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/run/teardown.h"
 
 static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 {
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_notes notes = LN_NOTES_INIT;
 	int r, code;
 
 	if (!ln_fanout_interrupted()) {
@@ -23,10 +21,8 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 			ln_error("teardown could not run: %s", ln_strerror(r));
 	}
 	code = ln_apply_recap(run, "teardown", ln_cli.output == LN_OUT_JSON, stdout);
-	/* a silent node's next plan starts from nothing */
-	if (ln_state_save_applied(run, 1, &err) < 0)
-		ln_warn("cannot record the applied state: %s", err.buf);
-	ln_buf_release(&err);
+	ln_teardown_record(run, &notes);
+	ln_cmd_say(&notes);
 	return code;
 }
 
@@ -58,5 +54,5 @@ int cmd_teardown(int argc, char **argv)
 		ln_cmd_ctl_release(&o);
 		return r;
 	}
-	return ln_cmd_ctl_run(&o, "teardown", teardown);
+	return ln_cmd_ctl_run(&o, teardown);
 }

@@ -17,17 +17,24 @@
 
 enum ln_output { LN_OUT_TEXT, LN_OUT_JSON };
 
+struct ln_command;
 struct ln_cli {
 	enum ln_output output;
 	int verbosity;		/* -1 quiet, 0 normal, 1 -v, 2 -vv */
 	int color;		/* resolved: stdout and stderr may use colour */
+	const struct ln_command *command;	/* the one running (main.c sets it) */
 };
 
 extern struct ln_cli ln_cli;
 
+/* A row of the command table. needs: what the library sets up before a
+ * controller command's body (LN_NEED_*, orchestrator/run/start.h), as
+ * git's builtins declare RUN_SETUP; 0 for a command that contacts no
+ * node. */
 struct ln_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	unsigned needs;
 	const char *summary;
 };
 
@@ -95,42 +102,35 @@ int ln_cmd_ctl_options(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o, struct ln_ctl
  */
 int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o);
 /* Load the spec (exit 3 on error, nothing contacted; kept when o->spec is
- * already loaded), set up the run and gather facts. Returns an exit code;
- * LN_EXIT_OK to go on. */
-int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
+ * already loaded), then start the run with what the running command's
+ * row needs (ln_run_start()). Returns an exit code; LN_EXIT_OK to go on. */
+int ln_cmd_ctl_start(struct ln_ctl_opts *o, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
 /*
  * A controller command's whole course: parse argv by cmd's options, start
- * the run (spec, sessions, facts), then body over it, then release the run
- * and the options. Returns the exit code: body's, or the parse's or the
- * start's when they stop first.
+ * the run, then body over it, then release the run and the options.
+ * Returns the exit code: body's, or the parse's or the start's when they
+ * stop first.
  */
-int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv, const char *command,
+int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv,
 		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
 /* Its second half, after ln_cmd_ctl_parse(): start the run, body, release. */
-int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
-		   int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
+int ln_cmd_ctl_run(struct ln_ctl_opts *o, int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
 /* Load and check o->spec_path into o->spec; on failure print the problems
  * and return LN_EXIT_SPEC ("no node was contacted"), else LN_EXIT_OK. */
 int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o);
-/* code merged with every node's state and with an interrupt. */
-int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code);
 
-/* validate's own options (the reports and their destinations). */
-struct ln_cmd_vopts {
-	const char *stages, *json, *junit, *html, *metrics, *url;
-	long url_timeout_s, attempts;	/* attempts 0: the runner's default */
-};
-#define LN_CMD_VOPTS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, 10, 0 }
+/* Say the notes a library call handed back (stderr, by their levels),
+ * then release them. */
+struct ln_notes;
+void ln_cmd_say(struct ln_notes *notes);
 
-/* Run the given stages (0: the spec's) over a run whose facts are
- * gathered, print the recap, write the reports v asks for. Returns an
- * exit code. */
-int ln_cmd_ctl_validate(struct ln_ctl_opts *o, struct ln_run *run, const struct ln_cmd_vopts *v,
-			unsigned stages);
-/* apply --validate: read the facts again over apply's sessions, then the
- * spec's stages with validate's defaults. */
-int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run);
+/* validate over a started run (validate, and apply --validate with
+ * after_apply set, over apply's own sessions): the recap on stdout, then
+ * the reports and after-validate actions vc asks for. The recap's form
+ * and the progress lines are set here. Returns the exit code. */
+struct ln_validate_cmd;
+int ln_cmd_validate_run(struct ln_run *run, struct ln_validate_cmd *vc, int after_apply);
 
 int cmd_version(int argc, char **argv);
 int cmd_lint(int argc, char **argv);

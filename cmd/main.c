@@ -12,20 +12,25 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "orchestrator/run/start.h"
 
 struct ln_cli ln_cli;
 
+#define FACTS (LN_NEED_SESSIONS | LN_NEED_FACTS)
+#define REQUESTS (LN_NEED_SECRETS | FACTS)
+
 const struct ln_command ln_commands[] = {
-	{ "help", cmd_help, "show help for llmnet or a command" },
-	{ "version", cmd_version, "print llmnet's version" },
-	{ "lint", cmd_lint, "check a spec without contacting any node" },
-	{ "keys", cmd_keys, "create the missing DH-HMAC-CHAP secrets of a spec" },
-	{ "facts", cmd_facts, "show what every node is and holds" },
-	{ "plan", cmd_plan, "show what apply would change" },
-	{ "apply", cmd_apply, "converge every node to the spec" },
-	{ "validate", cmd_validate, "check the fabric stage by stage and name bad nodes and links" },
-	{ "teardown", cmd_teardown, "remove what llmnet created for this cluster" },
-	{ NULL, NULL, NULL },
+	{ "help", cmd_help, 0, "show help for llmnet or a command" },
+	{ "version", cmd_version, 0, "print llmnet's version" },
+	{ "lint", cmd_lint, 0, "check a spec without contacting any node" },
+	{ "keys", cmd_keys, 0, "create the missing DH-HMAC-CHAP secrets of a spec" },
+	{ "facts", cmd_facts, FACTS, "show what every node is and holds" },
+	{ "plan", cmd_plan, REQUESTS, "show what apply would change" },
+	{ "apply", cmd_apply, REQUESTS, "converge every node to the spec" },
+	{ "validate", cmd_validate, FACTS,
+	  "check the fabric stage by stage and name bad nodes and links" },
+	{ "teardown", cmd_teardown, FACTS, "remove what llmnet created for this cluster" },
+	{ NULL, NULL, 0, NULL },
 };
 
 static int set_verbose(const struct ln_option *opt, const char *v)
@@ -168,6 +173,7 @@ int cmd_help(int argc, char **argv)
 	args[0] = argv[1];
 	args[1] = help;
 	args[2] = NULL;
+	ln_cli.command = c;
 	return c->fn(2, args);
 }
 
@@ -232,5 +238,6 @@ int main(int argc, char **argv)
 		ln_error("unknown command '%s' (see 'llmnet help')", argv[1]);
 		return LN_EXIT_USAGE;
 	}
+	ln_cli.command = c;
 	return c->fn(argc - 1, argv + 1);
 }

@@ -19,6 +19,7 @@
 #include "orchestrator/run/facts.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/rollout.h"
+#include "orchestrator/run/state.h"
 #include "orchestrator/transport/fanout.h"
 
 /* A node applied in phase 1 that came back broken blocks its initiators. */
@@ -228,6 +229,44 @@ out:
 int ln_apply_run(struct ln_run *r)
 {
 	return ln_apply_rollout(r, NULL, NULL);
+}
+
+int ln_apply_save_applied(const struct ln_run *r, struct ln_buf *err)
+{
+	struct json_object **req = calloc(r->n ? r->n : 1, sizeof(*req));
+	size_t i;
+	int rc;
+
+	if (!req)
+		return -ENOMEM;
+	/* only a node that applied can have converged (state.c judges) */
+	for (i = 0; i < r->n; i++)
+		if (r->nodes[i].limited && r->nodes[i].state == LN_NODE_OK && r->nodes[i].applied)
+			req[i] = ln_plan_request(r, i, LN_PHASE_FULL, NULL);
+	rc = ln_state_save_applied(r, req, err);
+	for (i = 0; i < r->n; i++)
+		json_object_put(req[i]);
+	free(req);
+	return rc;
+}
+
+void ln_apply_record(struct ln_run *r, int code, struct ln_notes *notes)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char *path = NULL;
+
+	if (ln_apply_save_applied(r, &err) < 0)
+		ln_notes_add(notes, LN_LOG_WARN, "cannot record the applied state: %s", err.buf);
+	ln_buf_reset(&err);
+	if (code != LN_EXIT_OK) {
+		if (ln_state_write_retry(r, &path, &err) < 0)
+			ln_notes_add(notes, LN_LOG_WARN, "cannot write the retry file: %s", err.buf);
+		else
+			ln_notes_add(notes, LN_LOG_INFO, "to retry the nodes that did not converge: "
+				     "llmnet apply %s --limit @%s", r->spec->path, path);
+	}
+	free(path);
+	ln_buf_release(&err);
 }
 
 /* The recap's totals over all nodes. */

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include "orchestrator/run/notes.h"
 #include "orchestrator/run/run.h"
 
 /* The whole apply after facts: checks, phases, a second round for
@@ -30,6 +31,16 @@ struct ln_count;
  */
 int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
 		     const struct ln_count *max_fail);
+
+/* Record each node's desired state as converged to in the state folder
+ * (ln_state_save_applied(), the requests built here). Returns 0 or a
+ * negative code with err set. */
+int ln_apply_save_applied(const struct ln_run *r, struct ln_buf *err);
+
+/* What an apply that ended with exit code code leaves for the next runs:
+ * each node's applied state and, when it did not converge, the retry
+ * file (its path, or why not, in notes). */
+void ln_apply_record(struct ln_run *r, int code, struct ln_notes *notes);
 
 /* Print the recap (text or JSON) and return the exit code it implies. */
 int ln_apply_recap(struct ln_run *r, const char *verb, int json, FILE *out);

@@ -20,6 +20,7 @@
 #include "orchestrator/run/nodeset.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/run/state.h"
+#include "orchestrator/transport/fanout.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128
@@ -46,6 +47,17 @@ int ln_node_state_exit(enum ln_node_state st)
 	case LN_NODE_FAILED: return LN_EXIT_AGENT;
 	default: return LN_EXIT_FAILED;
 	}
+}
+
+int ln_run_exit(const struct ln_run *r, int code)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		code = ln_exit_merge(code, ln_node_state_exit(r->nodes[i].state));
+	if (ln_fanout_interrupted())
+		code = ln_exit_merge(code, LN_EXIT_FAILED);
+	return code;
 }
 
 enum ln_node_state ln_node_state_of(int code)
@@ -139,6 +151,7 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 	r->n = spec->n_nodes;
 	r->parallel = parallel ? parallel : (spec->ssh.parallel ? spec->ssh.parallel : 64);
 	r->exit = LN_EXIT_OK;
+	r->has_limit = n_limit > 0;
 	r->nodes = calloc(r->n ? r->n : 1, sizeof(*r->nodes));
 	if (!r->nodes) {
 		rc = -ENOMEM;

@@ -17,6 +17,7 @@
 #include "orchestrator/run/phase.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/rollout.h"
+#include "orchestrator/run/state.h"
 #include "orchestrator/run/teardown.h"
 #include "orchestrator/transport/fanout.h"
 
@@ -277,4 +278,14 @@ out:
 	ln_buf_release(&err);
 	ln_run_phase_done(r);
 	return rc;
+}
+
+void ln_teardown_record(struct ln_run *r, struct ln_notes *notes)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	/* a silent node's next plan starts from nothing */
+	if (ln_state_save_applied(r, NULL, &err) < 0)
+		ln_notes_add(notes, LN_LOG_WARN, "cannot record the applied state: %s", err.buf);
+	ln_buf_release(&err);
 }

@@ -14,6 +14,7 @@
 #define LN_TEARDOWN_H
 
 #include "common/buf.h"
+#include "orchestrator/run/notes.h"
 #include "orchestrator/run/run.h"
 
 /*
@@ -39,5 +40,9 @@ int ln_teardown_target_kept(const struct ln_run *r, size_t t, struct ln_buf *why
  * a name in force is unknown); per-node outcomes are in the nodes (see
  * ln_apply_recap), a kept target in its node's answer ("kept"). */
 int ln_teardown_run(struct ln_run *r, const char *const *force, size_t n_force);
+
+/* What a teardown leaves for the next runs: each node that converged is
+ * recorded holding nothing (ln_state_save_applied()); why not, in notes. */
+void ln_teardown_record(struct ln_run *r, struct ln_notes *notes);
 
 #endif
