@@ -11,6 +11,7 @@
 #define LN_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "common/parse-options.h"
 #include "orchestrator/run/rollout.h"
@@ -40,6 +41,13 @@ struct ln_command {
 
 /* NULL-terminated; defined in main.c. */
 extern const struct ln_command ln_commands[];
+/* The global options and llmnet's usage line (main.c). */
+extern const struct ln_opt_cmd ln_cli_globals;
+
+/* The command named name exactly, or NULL (cmd-help.c). */
+const struct ln_command *ln_cmd_find(const char *name);
+/* llmnet's usage, the commands and the global options, to f. */
+void ln_cmd_list(FILE *f);
 
 /* Print c's "usage: ..." to stderr and return LN_EXIT_USAGE. */
 int ln_cmd_usage(const struct ln_opt_cmd *c);
