@@ -14,6 +14,7 @@
 
 #include "tests/unit/cmocka.h"
 
+#include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "orchestrator/run/apply.h"
@@ -294,6 +295,31 @@ static void test_state__secrets_kept_as_fingerprints(void **state)
 	ln_test_release(&err, &made, &text);
 }
 
+/* What an apply leaves: the applied state, and when it did not converge
+ * the retry file, whose path comes back as a note, not printed. */
+static void test_state__apply_record_says_the_retry_file(void **state)
+{
+	struct fx *f = *state;
+	struct ln_notes notes = LN_NOTES_INIT;
+	struct json_object *o;
+	char want[256];
+
+	ln_apply_record(&f->run, LN_EXIT_OK, &notes);
+	assert_int_equal(notes.n, 0);
+	f->run.nodes[1].n_failed = 1;
+	ln_apply_record(&f->run, LN_EXIT_FAILED, &notes);
+	assert_int_equal(notes.n, 1);
+	assert_int_equal(notes.v[0].level, LN_LOG_INFO);
+	snprintf(want, sizeof(want), "to retry the nodes that did not converge: llmnet apply "
+		 "st.yaml --limit @%s/st.retry", f->dir);
+	assert_string_equal(notes.v[0].text, want);
+	o = load(f, "applied.json");
+	assert_null(ln_json_at(ln_json_at(o, "nodes"), "n2"));
+	assert_non_null(ln_json_at(ln_json_at(o, "nodes"), "n3"));
+	json_object_put(o);
+	ln_notes_release(&notes);
+}
+
 static void test_state__silent_node_without_record_has_no_plan(void **state)
 {
 	struct fx *f = *state;
@@ -330,6 +356,7 @@ LN_TEST_MAIN(NULL, NULL,
 	STATE_TEST(test_state__cached_run_contacts_nothing),
 	STATE_TEST(test_state__silent_node_is_planned_against_its_last_apply),
 	STATE_TEST(test_state__secrets_kept_as_fingerprints),
+	STATE_TEST(test_state__apply_record_says_the_retry_file),
 	STATE_TEST(test_state__silent_node_without_record_has_no_plan),
 	STATE_TEST(test_state__retry_file_names_failed_nodes_and_their_targets),
 )
