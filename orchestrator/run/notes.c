@@ -10,36 +10,32 @@
 
 void ln_notes_add(struct ln_notes *n, int level, const char *fmt, ...)
 {
+	struct ln_note *v;
 	char *text = NULL;
 	va_list ap;
 	int r;
 
-	if (n->n == n->alloc) {
-		size_t alloc = n->alloc ? n->alloc * 2 : 4;
-		struct ln_note *v = realloc(n->v, alloc * sizeof(*v));
-
-		if (!v)
-			return;
-		n->v = v;
-		n->alloc = alloc;
-	}
 	va_start(ap, fmt);
 	r = vasprintf(&text, fmt, ap);
 	va_end(ap);
 	if (r < 0)
 		return;
-	n->v[n->n].level = level;
-	n->v[n->n].text = text;
+	/* a command's notes are a handful: one more slot each time */
+	v = reallocarray(n->v, n->n + 1, sizeof(*v));
+	if (!v) {
+		free(text);
+		return;
+	}
+	v[n->n].level = level;
+	v[n->n].text = text;
+	n->v = v;
 	n->n++;
 }
 
 void ln_notes_release(struct ln_notes *n)
 {
-	size_t i;
-
-	for (i = 0; i < n->n; i++)
-		free(n->v[i].text);
+	while (n->n)
+		free(n->v[--n->n].text);
 	free(n->v);
 	n->v = NULL;
-	n->n = n->alloc = 0;
 }

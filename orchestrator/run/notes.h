@@ -22,10 +22,10 @@ struct ln_note {
 
 struct ln_notes {
 	struct ln_note *v;
-	size_t n, alloc;
+	size_t n;
 };
 
-#define LN_NOTES_INIT { NULL, 0, 0 }
+#define LN_NOTES_INIT { NULL, 0 }
 
 /* Append a note; out of memory drops it (a note is never worth failing
  * the run for). */

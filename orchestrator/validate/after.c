@@ -46,7 +46,13 @@ int ln_validate_after(const struct ln_results *res, const struct ln_after_opts *
 			continue;
 		ln_buf_reset(&err);
 		if (actions[i].act(res, o, &err) < 0) {
-			ln_notes_add(notes, LN_LOG_ERROR, "%s", err.buf);
+			/* an action says why; one that could not (out of
+			 * memory) is still named */
+			if (err.len)
+				ln_notes_add(notes, LN_LOG_ERROR, "%s", err.buf);
+			else
+				ln_notes_add(notes, LN_LOG_ERROR, "the %s action failed",
+					     actions[i].name);
 			code = LN_EXIT_FAILED;
 		}
 	}
