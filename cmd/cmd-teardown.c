@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* llmnet teardown SPEC: remove what llmnet owns for this cluster. */
 #include <stdio.h>
-#include <stdlib.h>
+#include <errno.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
@@ -31,7 +31,6 @@ int cmd_teardown(int argc, char **argv)
 	struct ln_ctl_opts o = { 0 };
 	struct ln_ctl_table t;
 	struct ln_buf err = LN_BUF_INIT;
-	unsigned char *force = NULL;
 	int r;
 
 	if (ln_cmd_ctl_options(LN_CTL_TEARDOWN, &o, &t, argc, argv, &r) < 0)
@@ -39,16 +38,14 @@ int cmd_teardown(int argc, char **argv)
 	/* --force's names are checked against the spec before any node */
 	r = ln_cmd_ctl_load_spec(&o);
 	if (r == LN_EXIT_OK) {
-		force = calloc(o.spec->n_targets ? o.spec->n_targets : 1, 1);
-		if (!force)
-			r = LN_EXIT_FAILED;
-		else if (ln_teardown_force(o.spec, (const char *const *)o.force.v, o.force.n, force,
-					   &err) < 0)
-			r = LN_EXIT_USAGE;
-		if (r == LN_EXIT_USAGE)
+		int rc = ln_teardown_check_force(o.spec, (const char *const *)o.force.v, o.force.n,
+						 &err);
+
+		if (rc == -EINVAL)
 			ln_error("%s", err.buf);
+		if (rc < 0)
+			r = rc == -EINVAL ? LN_EXIT_USAGE : LN_EXIT_FAILED;
 	}
-	free(force);
 	ln_buf_release(&err);
 	if (r != LN_EXIT_OK) {
 		ln_cmd_ctl_release(&o);

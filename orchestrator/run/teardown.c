@@ -52,6 +52,16 @@ int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size
 	return 0;
 }
 
+int ln_teardown_check_force(const struct ln_spec *spec, const char *const *names, size_t n,
+			    struct ln_buf *err)
+{
+	unsigned char *force = calloc(spec->n_targets ? spec->n_targets : 1, 1);
+	int r = force ? ln_teardown_force(spec, names, n, force, err) : -ENOMEM;
+
+	free(force);
+	return r;
+}
+
 /* 1 when a teardown answer says the disconnect from nqn failed (or the
  * node's controllers could not even be listed: id "*"). */
 static int disconnect_failed(struct json_object *answer, const char *nqn)

@@ -26,6 +26,11 @@
 int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size_t n,
 		      unsigned char *force, struct ln_buf *err);
 
+/* The same check alone, before any node is contacted: 0, -EINVAL with
+ * the message in err, or -ENOMEM. */
+int ln_teardown_check_force(const struct ln_spec *spec, const char *const *names, size_t n,
+			    struct ln_buf *err);
+
 /*
  * Why target t may not be removed yet: the first initiator of it in the
  * spec, on another node, that did not disconnect in this run (its node
