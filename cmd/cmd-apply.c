@@ -6,42 +6,20 @@
  * --validate, then the spec's stages.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/run/apply.h"
-#include "orchestrator/run/facts.h"
-#include "orchestrator/transport/fanout.h"
 #include "orchestrator/run/plan.h"
-#include "orchestrator/run/state.h"
-
-/* What this apply leaves for the next runs: each node's applied state,
- * and when it did not converge, the nodes to retry. */
-static void record(struct ln_run *run, int code)
-{
-	struct ln_buf err = LN_BUF_INIT;
-	char *path = NULL;
-	int r = ln_state_save_applied(run, 0, &err);
-
-	ln_cmd_notes(run);
-	if (r < 0)
-		ln_warn("cannot record the applied state: %s", err.buf);
-	ln_buf_reset(&err);
-	if (code != LN_EXIT_OK) {
-		if (ln_state_write_retry(run, &path, &err) < 0)
-			ln_warn("cannot write the retry file: %s", err.buf);
-		else
-			ln_info("to retry the nodes that did not converge: llmnet apply %s --limit @%s",
-				run->spec->path, path);
-	}
-	free(path);
-	ln_buf_release(&err);
-}
+#include "orchestrator/transport/fanout.h"
+#include "orchestrator/validate/command.h"
+#include "orchestrator/validate/stages.h"
 
 static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 {
+	struct ln_validate_cmd vc = LN_VALIDATE_CMD_INIT;
+	struct ln_notes notes = LN_NOTES_INIT;
 	struct ln_buf err = LN_BUF_INIT;
 	int code, r;
 
@@ -54,16 +32,17 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 	}
 	if (!ln_fanout_interrupted()) {
 		r = ln_apply_rollout(run, &o->batch, &o->max_fail);
-		ln_cmd_notes(run);
+		ln_cmd_notes(run, NULL);
 		if (r < 0)
 			ln_error("apply could not run: %s", ln_strerror(r));
 	}
 	code = ln_cmd_recap(run, "apply");
-	record(run, code);
+	ln_apply_record(run, code, &notes);
+	ln_cmd_notes(run, &notes);
 	if (ln_fanout_interrupted())
 		ln_error("interrupted: nodes in flight finished, no new work was started");
 	else if (o->validate && code == LN_EXIT_OK)
-		code = ln_cmd_validate_after_apply(o, run);
+		code = ln_cmd_validate_run(run, &vc, 1);
 	else if (o->validate)
 		ln_error("validation not run: the cluster did not converge");
 	return code;
@@ -71,5 +50,23 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_apply(int argc, char **argv)
 {
-	return ln_cmd_ctl_main(LN_CTL_APPLY, argc, argv, "apply", apply);
+	struct ln_ctl_opts o = { 0 };
+	struct ln_ctl_table t;
+	struct ln_buf err = LN_BUF_INIT;
+	int code;
+
+	if (ln_cmd_ctl_options(LN_CTL_APPLY, &o, &t, argc, argv, &code) < 0)
+		return code;
+	code = ln_cmd_ctl_load_spec(&o);
+	/* --validate with nothing to validate is refused before any change */
+	if (code == LN_EXIT_OK && o.validate && ln_validate_check_stages(o.spec, 0, &err) < 0) {
+		ln_error("--validate: %s; no node was contacted", err.buf);
+		code = LN_EXIT_USAGE;
+	}
+	ln_buf_release(&err);
+	if (code != LN_EXIT_OK) {
+		ln_cmd_ctl_release(&o);
+		return code;
+	}
+	return ln_cmd_ctl_run(&o, apply);
 }

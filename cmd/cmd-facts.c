@@ -13,7 +13,7 @@
 static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 {
 	(void)o;
-	return ln_cmd_ctl_nodes_exit(run, ln_cmd_facts(run));
+	return ln_run_exit(run, ln_cmd_facts(run));
 }
 
 /* facts --cached: the spec, then the state folder; no node, no agent. */
@@ -26,11 +26,11 @@ static int cached(struct ln_ctl_opts *o)
 	memset(&run, 0, sizeof(run));
 	code = ln_cmd_ctl_load_spec(o);
 	if (code == LN_EXIT_OK && ln_state_run_cached(&run, o->spec, &err) < 0) {
-		ln_cmd_notes(&run);
+		ln_cmd_notes(&run, NULL);
 		ln_error("cannot read the last-known facts: %s", err.buf);
 		code = LN_EXIT_FAILED;
 	} else if (code == LN_EXIT_OK) {
-		code = ln_cmd_ctl_nodes_exit(&run, ln_cmd_facts(&run));
+		code = ln_run_exit(&run, ln_cmd_facts(&run));
 	}
 	ln_run_release(&run);
 	ln_cmd_ctl_release(o);
@@ -52,5 +52,5 @@ int cmd_facts(int argc, char **argv)
 		ln_cmd_ctl_release(&o);
 		return ln_cmd_usage(&t.cmd);
 	}
-	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, "facts", facts);
+	return o.cached ? cached(&o) : ln_cmd_ctl_run(&o, facts);
 }

@@ -8,72 +8,14 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "orchestrator/report/lint.h"
 #include "orchestrator/spec/spec.h"
-
-/* Turn "path:line:col: message\n" lines into JSON error objects. */
-static int errors_json(const char *path, const char *text, struct json_object **out)
-{
-	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
-	size_t plen = strlen(path);
-	const char *p = text;
-	int r = 0;
-
-	if (!o || !a) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	while (*p) {
-		const char *eol = strchr(p, '\n'), *q;
-		struct json_object *e;
-		unsigned long line = 0, col = 0;
-		char *end;
-
-		if (!eol)
-			eol = p + strlen(p);
-		q = p;
-		if (!strncmp(q, path, plen) && q[plen] == ':') {
-			q += plen + 1;
-			line = strtoul(q, &end, 10);
-			if (*end == ':') {
-				col = strtoul(end + 1, &end, 10);
-				if (*end == ':' && end[1] == ' ')
-					q = end + 2;
-			} else {
-				line = 0;
-			}
-		}
-		e = json_object_new_object();
-		if (!e || json_object_array_add(a, e) < 0) {
-			json_object_put(e);
-			r = -ENOMEM;
-			goto fail;
-		}
-		if (ln_json_add_str(e, "file", path) < 0 || ln_json_add_i64(e, "line", (int64_t)line) < 0 ||
-		    ln_json_add_i64(e, "col", (int64_t)col) < 0 ||
-		    ln_json_add(e, "message", json_object_new_string_len(q, (int)(eol - q))) < 0) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		p = *eol ? eol + 1 : eol;
-	}
-	r = ln_json_add(o, "errors", a);
-	a = NULL;
-	if (r < 0)
-		goto fail;
-	*out = o;
-	return 0;
-fail:
-	json_object_put(a);
-	json_object_put(o);
-	return r;
-}
 
 static int print_json(struct json_object *o)
 {
@@ -81,6 +23,18 @@ static int print_json(struct json_object *o)
 	int r;
 
 	r = ln_json_write(o, 1, &b);
+	if (r == 0 && fwrite(b.buf, 1, b.len, stdout) != b.len)
+		r = -EIO;
+	ln_buf_release(&b);
+	return r;
+}
+
+/* The problems in text as {"errors": [...]} on stdout. */
+static int print_errors(const char *path, const char *text)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	int r = ln_report_lint_errors(path, text, &b);
+
 	if (r == 0 && fwrite(b.buf, 1, b.len, stdout) != b.len)
 		r = -EIO;
 	ln_buf_release(&b);
@@ -103,25 +57,6 @@ static int dump_schema(void)
 	return LN_EXIT_OK;
 }
 
-static void summary(const struct ln_spec *s)
-{
-	size_t i, gpus = 0, ports = 0, ns = 0;
-
-	for (i = 0; i < s->n_nodes; i++) {
-		gpus += s->nodes[i].gpus;
-		ports += s->nodes[i].n_rdma;
-	}
-	for (i = 0; i < s->n_targets; i++)
-		ns += s->targets[i].n_namespaces;
-	printf("%s: ok: cluster '%s', %zu node%s, %zu GPU%s, %zu RDMA port%s, %zu target%s, "
-	       "%zu namespace%s, %zu initiator%s, %zu stage%s\n",
-	       s->path, s->cluster, s->n_nodes, s->n_nodes == 1 ? "" : "s", gpus,
-	       gpus == 1 ? "" : "s", ports, ports == 1 ? "" : "s", s->n_targets,
-	       s->n_targets == 1 ? "" : "s", ns, ns == 1 ? "" : "s", s->n_initiators,
-	       s->n_initiators == 1 ? "" : "s", s->validation.n_order,
-	       s->validation.n_order == 1 ? "" : "s");
-}
-
 int cmd_lint(int argc, char **argv)
 {
 	int dump = 0;
@@ -141,7 +76,7 @@ int cmd_lint(int argc, char **argv)
 		"exit status: 0 valid, 3 invalid, 64 usage",
 		options,
 	};
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, out = LN_BUF_INIT;
 	struct json_object *o = NULL;
 	struct ln_spec *spec = NULL;
 	const char *path;
@@ -160,7 +95,7 @@ int cmd_lint(int argc, char **argv)
 	if (r == -LN_ESPEC) {
 		rc = LN_EXIT_SPEC;
 		if (ln_cli.output == LN_OUT_JSON) {
-			if (errors_json(path, err.buf, &o) < 0 || print_json(o) < 0)
+			if (print_errors(path, err.buf) < 0)
 				fputs(err.buf, stderr);
 		} else {
 			fputs(err.buf, stderr);
@@ -173,8 +108,7 @@ int cmd_lint(int argc, char **argv)
 		ln_buf_rtrim(&err);
 		ln_error("%s", err.buf);
 		rc = LN_EXIT_SPEC;
-		if (ln_cli.output == LN_OUT_JSON && (errors_json(path, err.buf, &o) < 0 ||
-						     print_json(o) < 0))
+		if (ln_cli.output == LN_OUT_JSON && print_errors(path, err.buf) < 0)
 			ln_error("cannot print the error as JSON: out of memory");
 		goto out;
 	}
@@ -185,11 +119,12 @@ int cmd_lint(int argc, char **argv)
 			rc = LN_EXIT_FAILED;
 		}
 	} else if (ln_cli.verbosity >= 0) {
-		summary(spec);
+		ln_report_lint_summary(spec, &out);
+		fputs(out.buf, stdout);
 	}
 out:
 	json_object_put(o);
 	ln_spec_free(spec);
-	ln_buf_release(&err);
+	ln_buf_release_all(&err, &out);
 	return rc;
 }

@@ -7,8 +7,8 @@
 #include "common/log.h"
 #include "orchestrator/report/recap.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/run/lastknown.h"
 #include "orchestrator/run/plan.h"
-#include "orchestrator/run/state.h"
 
 static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 {
@@ -26,13 +26,13 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 		ln_error("plan could not run: %s", ln_strerror(r));
 		return LN_EXIT_FAILED;
 	}
-	r = ln_state_plan_silent(run, &err);
-	ln_cmd_notes(run);
+	r = ln_lastknown_plan(run, &err);
+	ln_cmd_notes(run, NULL);
 	if (r < 0)
 		ln_warn("cannot plan the silent nodes from their last-known state: %s", err.buf);
 	ln_buf_release(&err);
 	code = ln_exit_merge(code, ln_cmd_plan(run, &sum));
-	code = ln_cmd_ctl_nodes_exit(run, code);
+	code = ln_run_exit(run, code);
 	if (o->detailed && sum.create + sum.change + sum.remove + sum.error > 0)
 		code = ln_exit_merge(code, LN_EXIT_CHANGES);
 	return code;
@@ -40,5 +40,5 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_plan(int argc, char **argv)
 {
-	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, "plan", plan);
+	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, plan);
 }

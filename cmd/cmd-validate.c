@@ -6,7 +6,8 @@
  * every probe goes through the agent's bounded `run` verb
  * (orchestrator/validate/remote.c). The recap goes to stdout (JSON with
  * -o json), progress to stderr, and the reports to the files and URL
- * asked for (ln_cmd_ctl_validate, shared with apply --validate). With
+ * asked for (orchestrator/validate/command.h; ln_cmd_validate_run, shared
+ * with apply --validate). With
  * --dry-run it prints the schedule (stages, rails, pairs, rounds) from the
  * spec alone and contacts no node.
  */
@@ -18,6 +19,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/validate/command.h"
 #include "orchestrator/validate/stages.h"
 
 /* --dry-run: the spec's schedule on stdout. Under --limit the pairs
@@ -48,24 +50,26 @@ static int dry_run_schedule(const struct ln_opt_cmd *c, struct ln_ctl_opts *o, u
 int cmd_validate(int argc, char **argv)
 {
 	struct ln_ctl_opts o = { 0 };
-	struct ln_cmd_vopts v = LN_CMD_VOPTS_INIT;
+	struct ln_validate_cmd v = LN_VALIDATE_CMD_INIT;
+	const char *stage_list = NULL;
+	long attempts = 0;
 	int dry_run = 0;
 	const struct ln_option options[] = {
 		LN_OPT_BOOL(0, "dry-run", &dry_run,
 			    "print the schedule (stages, rails, pairs, rounds); contact no node"),
-		LN_OPT_STRING("stages", &v.stages, "LIST",
+		LN_OPT_STRING("stages", &stage_list, "LIST",
 			      "run only these of the spec's stages (comma-separated)"),
 		LN_CTL_OPT_LIMIT(&o),
 		LN_CTL_OPT_PARALLEL(&o),
 		LN_CTL_OPT_ACCEPT(&o),
-		LN_OPT_NUMBER("attempts", &v.attempts, "N",
+		LN_OPT_NUMBER("attempts", &attempts, "N",
 			      "attempts per pair before a probe counts as failed (default 3)", 1, 8),
-		LN_OPT_STRING("report", &v.json, "FILE.json", "also write the results as JSON"),
-		LN_OPT_STRING("junit", &v.junit, "FILE.xml", "also write them as JUnit XML"),
-		LN_OPT_STRING("html", &v.html, "FILE.html", "also write an HTML page with heatmaps"),
-		LN_OPT_STRING("metrics", &v.metrics, "FILE.prom", "also write Prometheus metrics"),
-		LN_OPT_STRING("report-url", &v.url, "URL", "POST the JSON report to URL"),
-		LN_OPT_NUMBER("report-timeout", &v.url_timeout_s, "S",
+		LN_OPT_STRING("report", &v.files.json, "FILE.json", "also write the results as JSON"),
+		LN_OPT_STRING("junit", &v.files.junit, "FILE.xml", "also write them as JUnit XML"),
+		LN_OPT_STRING("html", &v.files.html, "FILE.html", "also write an HTML page with heatmaps"),
+		LN_OPT_STRING("metrics", &v.files.metrics, "FILE.prom", "also write Prometheus metrics"),
+		LN_OPT_STRING("report-url", &v.after.url, "URL", "POST the JSON report to URL"),
+		LN_OPT_NUMBER("report-timeout", &v.after.url_timeout_s, "S",
 			      "bound the POST by S seconds (default 10)", 1, 600),
 		LN_OPT_END(),
 	};
@@ -77,14 +81,14 @@ int cmd_validate(int argc, char **argv)
 	};
 	struct ln_run run;
 	struct ln_buf err = LN_BUF_INIT;
-	unsigned stages = 0;
 	int code, r;
 
 	memset(&run, 0, sizeof(run));
 	r = ln_cmd_ctl_parse(&c, argc, argv, &o);
 	if (r)
 		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
-	if (v.stages && ln_validate_parse_stages(v.stages, &stages, &err) < 0) {
+	v.attempts = (int)attempts;
+	if (stage_list && ln_validate_parse_stages(stage_list, &v.stages, &err) < 0) {
 		ln_error("%s", err.buf);
 		code = ln_cmd_usage(&c);
 		goto out;
@@ -93,24 +97,25 @@ int cmd_validate(int argc, char **argv)
 	code = ln_cmd_ctl_load_spec(&o);
 	if (code != LN_EXIT_OK)
 		goto out;
-	if (ln_validate_check_stages(o.spec, stages, &err) < 0) {
+	if (ln_validate_check_stages(o.spec, v.stages, &err) < 0) {
 		ln_error("%s; no node was contacted", err.buf);
 		code = LN_EXIT_USAGE;
 		goto out;
 	}
 	if (dry_run) {
-		code = dry_run_schedule(&c, &o, stages);
+		code = dry_run_schedule(&c, &o, v.stages);
 		goto out;
 	}
-	if (v.url && strncmp(v.url, "http://", 7) && strncmp(v.url, "https://", 8)) {
+	if (v.after.url && strncmp(v.after.url, "http://", 7) &&
+	    strncmp(v.after.url, "https://", 8)) {
 		ln_error("--report-url takes an http:// or https:// URL");
 		code = ln_cmd_usage(&c);
 		goto out;
 	}
-	code = ln_cmd_ctl_start(&o, "validate", &run);
+	code = ln_cmd_ctl_start(&o, &run);
 	if (code == LN_EXIT_OK)
-		code = ln_cmd_ctl_validate(&o, &run, &v, stages);
-	ln_cmd_notes(&run);
+		code = ln_cmd_validate_run(&run, &v, 0);
+	ln_cmd_notes(&run, NULL);
 	ln_run_release(&run);
 out:
 	ln_cmd_ctl_release(&o);

@@ -11,28 +11,43 @@
 #define LN_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "common/parse-options.h"
 #include "orchestrator/run/rollout.h"
 
 enum ln_output { LN_OUT_TEXT, LN_OUT_JSON };
 
+struct ln_command;
 struct ln_cli {
 	enum ln_output output;
 	int verbosity;		/* -1 quiet, 0 normal, 1 -v, 2 -vv */
 	int color;		/* resolved: stdout and stderr may use colour */
+	const struct ln_command *command;	/* the one running (main.c sets it) */
 };
 
 extern struct ln_cli ln_cli;
 
+/* A row of the command table. needs: what the library sets up before a
+ * controller command's body (LN_NEED_*, orchestrator/run/start.h), as
+ * git's builtins declare RUN_SETUP; 0 for a command that contacts no
+ * node. */
 struct ln_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	unsigned needs;
 	const char *summary;
 };
 
 /* NULL-terminated; defined in main.c. */
 extern const struct ln_command ln_commands[];
+/* The global options and llmnet's usage line (main.c). */
+extern const struct ln_opt_cmd ln_cli_globals;
+
+/* The command named name exactly, or NULL (cmd-help.c). */
+const struct ln_command *ln_cmd_find(const char *name);
+/* llmnet's usage, the commands and the global options, to f. */
+void ln_cmd_list(FILE *f);
 
 /* Print c's "usage: ..." to stderr and return LN_EXIT_USAGE. */
 int ln_cmd_usage(const struct ln_opt_cmd *c);
@@ -95,33 +110,32 @@ int ln_cmd_ctl_options(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o, struct ln_ctl
  */
 int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct ln_ctl_opts *o);
 /* Load the spec (exit 3 on error, nothing contacted; kept when o->spec is
- * already loaded), set up the run and gather facts. Returns an exit code;
- * LN_EXIT_OK to go on. */
-int ln_cmd_ctl_start(struct ln_ctl_opts *o, const char *command, struct ln_run *run);
+ * already loaded), then start the run with what the running command's
+ * row needs (ln_run_start()). Returns an exit code; LN_EXIT_OK to go on. */
+int ln_cmd_ctl_start(struct ln_ctl_opts *o, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
 /*
  * A controller command's whole course: parse argv by cmd's options, start
- * the run (spec, sessions, facts), then body over it, then release the run
- * and the options. Returns the exit code: body's, or the parse's or the
- * start's when they stop first.
+ * the run, then body over it, then release the run and the options.
+ * Returns the exit code: body's, or the parse's or the start's when they
+ * stop first.
  */
-int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv, const char *command,
+int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv,
 		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
 /* Its second half, after ln_cmd_ctl_parse(): start the run, body, release. */
-int ln_cmd_ctl_run(struct ln_ctl_opts *o, const char *command,
-		   int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
+int ln_cmd_ctl_run(struct ln_ctl_opts *o, int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
 /* Load and check o->spec_path into o->spec; on failure print the problems
  * and return LN_EXIT_SPEC ("no node was contacted"), else LN_EXIT_OK. */
 int ln_cmd_ctl_load_spec(struct ln_ctl_opts *o);
-/* code merged with every node's state and with an interrupt. */
-int ln_cmd_ctl_nodes_exit(const struct ln_run *run, int code);
 
 /* What the commands print of a run (output.c); the library never prints. */
+struct ln_notes;
 struct ln_plan_summary;
-/* Print the notes the library kept in run (its warnings, a rollout's
- * waves) since the last call, each at its level on stderr. Called after
- * each library call on the run, before the command prints anything. */
-void ln_cmd_notes(struct ln_run *run);
+/* Say on stderr, each at its level (LN_NOTE_PLAIN as it is), the notes
+ * run kept since the last call (run NULL or not set up: none), then those
+ * a library call handed back in notes (NULL: none), and release them.
+ * Called after each library call, before the command prints anything. */
+void ln_cmd_notes(struct ln_run *run, struct ln_notes *notes);
 /* Install the fan-out's progress printer for run's phases: each node's
  * line, a live count on a terminal, run's notes before them. */
 void ln_cmd_progress(struct ln_run *run);
@@ -132,21 +146,13 @@ int ln_cmd_facts(struct ln_run *run);
 int ln_cmd_plan(struct ln_run *run, struct ln_plan_summary *sum);
 int ln_cmd_recap(struct ln_run *run, const char *verb);
 
-/* validate's own options (the reports and their destinations). */
-struct ln_cmd_vopts {
-	const char *stages, *json, *junit, *html, *metrics, *url;
-	long url_timeout_s, attempts;	/* attempts 0: the runner's default */
-};
-#define LN_CMD_VOPTS_INIT { NULL, NULL, NULL, NULL, NULL, NULL, 10, 0 }
 
-/* Run the given stages (0: the spec's) over a run whose facts are
- * gathered, print the recap, write the reports v asks for. Returns an
- * exit code. */
-int ln_cmd_ctl_validate(struct ln_ctl_opts *o, struct ln_run *run, const struct ln_cmd_vopts *v,
-			unsigned stages);
-/* apply --validate: read the facts again over apply's sessions, then the
- * spec's stages with validate's defaults. */
-int ln_cmd_validate_after_apply(struct ln_ctl_opts *o, struct ln_run *run);
+/* validate over a started run (validate, and apply --validate with
+ * after_apply set, over apply's own sessions): the recap on stdout, then
+ * the reports and after-validate actions vc asks for. The recap's form
+ * and the progress lines are set here. Returns the exit code. */
+struct ln_validate_cmd;
+int ln_cmd_validate_run(struct ln_run *run, struct ln_validate_cmd *vc, int after_apply);
 
 int cmd_version(int argc, char **argv);
 int cmd_lint(int argc, char **argv);

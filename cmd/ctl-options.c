@@ -106,7 +106,7 @@ int ln_cmd_ctl_options(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o, struct ln_ctl
 	return r ? -1 : 0;
 }
 
-int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv, const char *command,
+int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv,
 		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
 {
 	struct ln_ctl_opts o = { 0 };
@@ -115,5 +115,5 @@ int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv, const char *comm
 
 	if (ln_cmd_ctl_options(cmd, &o, &t, argc, argv, &code) < 0)
 		return code;
-	return ln_cmd_ctl_run(&o, command, body);
+	return ln_cmd_ctl_run(&o, body);
 }

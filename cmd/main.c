@@ -2,7 +2,8 @@
 /*
  * llmnet: global options and the command table. Commands match exactly,
  * never by prefix, so a typo can never run a different command. Every
- * command parses its options with the same parser (parse-options.c).
+ * command parses its options with the same parser (parse-options.c);
+ * help and version are cmd-help.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,20 +13,26 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "orchestrator/run/start.h"
 
 struct ln_cli ln_cli;
 
+/* A row's needs: what ln_run_start() sets up before the command's body. */
+#define FACTS (LN_NEED_SESSIONS | LN_NEED_FACTS)
+#define REQUESTS (LN_NEED_SECRETS | FACTS)
+
 const struct ln_command ln_commands[] = {
-	{ "help", cmd_help, "show help for llmnet or a command" },
-	{ "version", cmd_version, "print llmnet's version" },
-	{ "lint", cmd_lint, "check a spec without contacting any node" },
-	{ "keys", cmd_keys, "create the missing DH-HMAC-CHAP secrets of a spec" },
-	{ "facts", cmd_facts, "show what every node is and holds" },
-	{ "plan", cmd_plan, "show what apply would change" },
-	{ "apply", cmd_apply, "converge every node to the spec" },
-	{ "validate", cmd_validate, "check the fabric stage by stage and name bad nodes and links" },
-	{ "teardown", cmd_teardown, "remove what llmnet created for this cluster" },
-	{ NULL, NULL, NULL },
+	{ "help", cmd_help, 0, "show help for llmnet or a command" },
+	{ "version", cmd_version, 0, "print llmnet's version" },
+	{ "lint", cmd_lint, 0, "check a spec without contacting any node" },
+	{ "keys", cmd_keys, 0, "create the missing DH-HMAC-CHAP secrets of a spec" },
+	{ "facts", cmd_facts, FACTS, "show what every node is and holds" },
+	{ "plan", cmd_plan, REQUESTS, "show what apply would change" },
+	{ "apply", cmd_apply, REQUESTS, "converge every node to the spec" },
+	{ "validate", cmd_validate, FACTS,
+	  "check the fabric stage by stage and name bad nodes and links" },
+	{ "teardown", cmd_teardown, FACTS, "remove what llmnet created for this cluster" },
+	{ NULL, NULL, 0, NULL },
 };
 
 static int set_verbose(const struct ln_option *opt, const char *v)
@@ -92,109 +99,16 @@ static const struct ln_option global_options[] = {
 	LN_OPT_END(),
 };
 
-static const struct ln_opt_cmd global_cmd = {
+const struct ln_opt_cmd ln_cli_globals = {
 	"llmnet [-q] [-v...] [--no-color] [-o text|json] [--trace=AREAS] <command> [args]",
 	NULL,
 	global_options,
 };
 
-int ln_cmd_usage(const struct ln_opt_cmd *c)
-{
-	ln_parse_usage(c, 0, stderr);
-	return LN_EXIT_USAGE;
-}
-
-int ln_cmd_parse(const struct ln_opt_cmd *c, int argc, char **argv, int *code)
-{
-	int n = ln_parse_options(c, argc, argv, 0);
-
-	if (n == LN_PARSE_HELP)
-		*code = LN_EXIT_OK;
-	else if (n < 0)
-		*code = LN_EXIT_USAGE;
-	return n;
-}
-
-static void print_commands(FILE *f)
-{
-	const struct ln_command *c;
-
-	fprintf(f, "usage: %s\n", global_cmd.usage);
-	fputs("\ncommands:\n", f);
-	for (c = ln_commands; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
-	fputs("\nglobal options (anywhere before \"--\"):\n", f);
-	ln_parse_option_lines(global_options, f);
-	fputs("\n'llmnet <command> --help' describes a command; 'man llmnet' has the rest.\n", f);
-}
-
-static const struct ln_command *find_command(const char *name)
-{
-	const struct ln_command *c;
-
-	for (c = ln_commands; c->name; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	return NULL;
-}
-
-int cmd_help(int argc, char **argv)
-{
-	static const struct ln_option options[] = { LN_OPT_END() };
-	static const struct ln_opt_cmd cmd = {
-		"llmnet help [COMMAND]", "lists the commands, or shows a command's help", options
-	};
-	const struct ln_command *c;
-	char help[] = "--help";
-	char *args[3];
-	int code;
-
-	argc = ln_cmd_parse(&cmd, argc, argv, &code);
-	if (argc < 0)
-		return code;
-	if (argc < 2) {
-		print_commands(stdout);
-		return LN_EXIT_OK;
-	}
-	c = find_command(argv[1]);
-	if (!c) {
-		ln_error("unknown command '%s'", argv[1]);
-		return LN_EXIT_USAGE;
-	}
-	if (c->fn == cmd_help) {
-		print_commands(stdout);
-		return LN_EXIT_OK;
-	}
-	args[0] = argv[1];
-	args[1] = help;
-	args[2] = NULL;
-	return c->fn(2, args);
-}
-
-int cmd_version(int argc, char **argv)
-{
-	static const struct ln_option options[] = { LN_OPT_END() };
-	static const struct ln_opt_cmd cmd = {
-		"llmnet version", "prints llmnet's version and agent protocol", options
-	};
-	int code;
-
-	argc = ln_cmd_parse(&cmd, argc, argv, &code);
-	if (argc < 0)
-		return code;
-	if (argc > 1)
-		return ln_cmd_usage(&cmd);
-	if (ln_cli.output == LN_OUT_JSON)
-		printf("{\"version\":\"%s\"}\n", LN_VERSION);
-	else
-		printf("llmnet %s\n", LN_VERSION);
-	return LN_EXIT_OK;
-}
-
 /* Strip global options anywhere before "--"; returns 0 or LN_EXIT_USAGE. */
 static int parse_globals(int *argc, char **argv)
 {
-	int n = ln_parse_options(&global_cmd, *argc, argv, LN_PARSE_KEEP_UNKNOWN);
+	int n = ln_parse_options(&ln_cli_globals, *argc, argv, LN_PARSE_KEEP_UNKNOWN);
 
 	if (n < 0)
 		return LN_EXIT_USAGE;
@@ -220,17 +134,18 @@ int main(int argc, char **argv)
 	if (r)
 		return r;
 	if (argc < 2) {
-		print_commands(stderr);
+		ln_cmd_list(stderr);
 		return LN_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(1, argv);
 	if (!strcmp(argv[1], "--version"))
 		return cmd_version(1, argv);
-	c = find_command(argv[1]);
+	c = ln_cmd_find(argv[1]);
 	if (!c) {
 		ln_error("unknown command '%s' (see 'llmnet help')", argv[1]);
 		return LN_EXIT_USAGE;
 	}
+	ln_cli.command = c;
 	return c->fn(argc - 1, argv + 1);
 }

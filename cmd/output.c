@@ -12,18 +12,34 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/report/recap.h"
+#include "orchestrator/run/notes.h"
 #include "orchestrator/transport/fanout.h"
 
 static int stderr_tty;
 
-void ln_cmd_notes(struct ln_run *run)
+/* Say each of n, oldest first, and release them. */
+static void say(struct ln_notes *n)
 {
-	struct ln_note *n = NULL;
-	size_t i, k = ln_notes_take(run, &n);
+	size_t i;
 
-	for (i = 0; i < k; i++)
-		ln_log(n[i].level, "%s", n[i].text);
-	ln_notes_free(n, k);
+	for (i = 0; i < n->n; i++) {
+		if (n->v[i].level == LN_NOTE_PLAIN)
+			fprintf(stderr, "%s\n", n->v[i].text);
+		else
+			ln_log((enum ln_log_level)n->v[i].level, "%s", n->v[i].text);
+	}
+	ln_notes_release(n);
+}
+
+void ln_cmd_notes(struct ln_run *run, struct ln_notes *notes)
+{
+	if (run) {
+		struct ln_notes kept = ln_run_notes_take(run);
+
+		say(&kept);
+	}
+	if (notes)
+		say(notes);
 }
 
 /* A fan-out event: the notes kept since the last one, the node's line,
@@ -35,7 +51,7 @@ static void progress(void *ctx, const struct ln_fanout_event *ev)
 
 	if (live)
 		fputs("\r\033[K", stderr);
-	ln_cmd_notes(ctx);
+	ln_cmd_notes(ctx, NULL);
 	if (ev->line)
 		ln_info("%s", ev->line);
 	if (live && !ev->end) {
@@ -67,7 +83,7 @@ int ln_cmd_facts(struct ln_run *run)
 {
 	struct ln_buf out = LN_BUF_INIT;
 
-	ln_cmd_notes(run);
+	ln_cmd_notes(run, NULL);
 	return emit(ln_recap_facts(run, ln_cli.output == LN_OUT_JSON, &out), &out);
 }
 
@@ -76,12 +92,12 @@ int ln_cmd_plan(struct ln_run *run, struct ln_plan_summary *sum)
 	struct ln_buf out = LN_BUF_INIT, tail = LN_BUF_INIT;
 	int r;
 
-	ln_cmd_notes(run);
+	ln_cmd_notes(run, NULL);
 	r = ln_recap_plan(run, ln_cli.output == LN_OUT_JSON, &out, &tail, sum);
 	fputs(out.buf, stdout);
 	ln_buf_release(&out);
 	/* the plan's warnings: after the nodes, before the closing line */
-	ln_cmd_notes(run);
+	ln_cmd_notes(run, NULL);
 	return emit(r, &tail);
 }
 
@@ -90,7 +106,7 @@ int ln_cmd_recap(struct ln_run *run, const char *verb)
 	struct ln_buf out = LN_BUF_INIT;
 	int code, r;
 
-	ln_cmd_notes(run);
+	ln_cmd_notes(run, NULL);
 	r = ln_recap_apply(run, verb, ln_cli.output == LN_OUT_JSON, &out, &code);
 	return ln_exit_merge(code, emit(r, &out));
 }

@@ -380,7 +380,7 @@ static void print_summary(struct ln_run *r, struct sink *out, const struct ln_bu
 
 	for (p = w->buf; *p; p = nl + 1) {
 		nl = strchr(p, '\n');
-		ln_notes_add(r, LN_LOG_WARN, "%.*s", (int)(nl - p), p);
+		ln_run_note(r, LN_LOG_WARN, "%.*s", (int)(nl - p), p);
 	}
 	put(out, "\nPlan: %d to create, %d to change, %d to remove on %d of %zu nodes",
 		sum->create, sum->change, sum->remove, sum->nodes_changing, n);

@@ -27,7 +27,7 @@ int ln_recap_facts(const struct ln_run *r, int json, struct ln_buf *out);
 
 /*
  * The plan of a run whose agents answered ln_plan_run() (and whose silent
- * nodes ln_state_plan_silent() planned). In text: a section per node into
+ * nodes ln_lastknown_plan() planned). In text: a section per node into
  * out and the closing "Plan: ..." line into tail, the warnings the user
  * must see (an allowed host removed, the agents' own) kept as r's notes
  * (notes.h), for the command to print between the two. In JSON (json): the

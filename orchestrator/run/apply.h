@@ -5,26 +5,14 @@
  * per phase carrying the node's whole desired state. An initiator whose
  * target node failed or is unreachable is skipped with that reason. The
  * recap per node, and the exit code that says whether the cluster
- * converged, are orchestrator/report/recap.h's. Also the phase runner
- * teardown shares.
+ * converged, are orchestrator/report/recap.h's. The phases themselves
+ * run through phase.h.
  */
 #ifndef LN_APPLY_H
 #define LN_APPLY_H
 
+#include "orchestrator/run/notes.h"
 #include "orchestrator/run/run.h"
-
-/* Which request a phase sends. */
-enum ln_phase_kind {
-	LN_PK_APPLY_TARGETS,	/* apply, targets-phase request */
-	LN_PK_APPLY_FULL,	/* apply, the full desired state */
-	LN_PK_PLAN,		/* plan (read-only), full desired state */
-	LN_PK_TEARDOWN,		/* teardown --cluster C [--purge] */
-};
-
-/* Run one phase over the selected nodes; answers are counted into the
- * nodes' recap. Returns 0 or a negative code when the phase could not run. */
-int ln_apply_phase(struct ln_run *r, const char *name, const unsigned char *sel,
-		   enum ln_phase_kind kind);
 
 /* The whole apply after facts: checks, phases, a second round for
  * initiators whose host identity was created in this run. Returns 0 or a
@@ -42,5 +30,15 @@ struct ln_count;
  */
 int ln_apply_rollout(struct ln_run *r, const struct ln_count *batch,
 		     const struct ln_count *max_fail);
+
+/* Record each node's desired state as converged to in the state folder
+ * (ln_state_save_applied(), the requests built here). Returns 0 or a
+ * negative code with err set. */
+int ln_apply_save_applied(struct ln_run *r, struct ln_buf *err);
+
+/* What an apply that ended with exit code code leaves for the next runs:
+ * each node's applied state and, when it did not converge, the retry
+ * file (its path, or why not, in notes). */
+void ln_apply_record(struct ln_run *r, int code, struct ln_notes *notes);
 
 #endif

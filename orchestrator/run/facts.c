@@ -42,8 +42,8 @@ static int reread_one(void *vctx, size_t i, struct ln_buf *line)
 
 	(void)line;
 	if (ln_facts_read(rc->r, &rc->r->nodes[i], &e) < 0) {
-		ln_notes_add(rc->r, LN_LOG_WARN, "cannot re-read facts of '%s': %s",
-			    rc->r->nodes[i].spec->name, e.buf);
+		ln_run_note(rc->r, LN_LOG_WARN, "cannot re-read facts of '%s': %s",
+			   rc->r->nodes[i].spec->name, e.buf);
 		rc->sel[i] = 0;	/* only this worker touches item i */
 	}
 	ln_buf_release(&e);
@@ -119,7 +119,7 @@ static void identity_warnings(struct ln_run *r, const struct ln_node_run *nr)
 
 		if (!s || strncmp(s, "/etc/nvme/host", 14))
 			continue;
-		ln_notes_add(r, LN_LOG_WARN, "%s: %s", nr->spec->name, s);
+		ln_run_note(r, LN_LOG_WARN, "%s: %s", nr->spec->name, s);
 		ln_run_log(r, "warning %s: %s", nr->spec->name, s);
 	}
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The run's notes (notes.h): a growing array in the run record, appended
- * to by any worker under the run log's lock, taken whole by the command.
+ * The notes a library call hands back for the command to say (notes.h):
+ * a caller's struct ln_notes, or the run's own, appended to by any worker
+ * under the run log's lock and taken whole by the command.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,65 +12,77 @@
 #include "orchestrator/run/notes.h"
 #include "orchestrator/run/run.h"
 
-/* Append text (malloc'd) to r's notes; -ENOMEM leaves it the caller's. */
-static int keep(struct ln_run *r, enum ln_log_level level, char *text)
+/* Append text (malloc'd, now n's); out of memory frees it. */
+static void append(struct ln_notes *n, int level, char *text)
 {
-	int rc = 0;
+	/* a command's notes are a handful: one more slot each time */
+	struct ln_note *v = reallocarray(n->v, n->n + 1, sizeof(*v));
 
-	pthread_mutex_lock(&r->log_lock);
-	if (r->n_notes == r->alloc_notes) {
-		size_t n = r->alloc_notes ? 2 * r->alloc_notes : 8;
-		struct ln_note *v = realloc(r->notes, n * sizeof(*v));
-
-		if (v) {
-			r->notes = v;
-			r->alloc_notes = n;
-		}
+	if (!v) {
+		free(text);
+		return;
 	}
-	if (r->n_notes < r->alloc_notes) {
-		r->notes[r->n_notes].level = level;
-		r->notes[r->n_notes++].text = text;
-	} else {
-		rc = -ENOMEM;
-	}
-	pthread_mutex_unlock(&r->log_lock);
-	return rc;
+	v[n->n].level = level;
+	v[n->n].text = text;
+	n->v = v;
+	n->n++;
 }
 
-void ln_notes_add(struct ln_run *r, enum ln_log_level level, const char *fmt, ...)
+/* The formatted text, malloc'd; NULL without memory. */
+static char *format(const char *fmt, va_list ap)
 {
 	char *text = NULL;
+
+	if (vasprintf(&text, fmt, ap) < 0)
+		return NULL;	/* text is undefined after a failure */
+	return text;
+}
+
+void ln_notes_add(struct ln_notes *n, int level, const char *fmt, ...)
+{
 	va_list ap;
+	char *text;
 
 	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		text = NULL;	/* undefined after a failure */
+	text = format(fmt, ap);
 	va_end(ap);
-	if (text && keep(r, level, text) < 0)
-		free(text);
+	if (text)
+		append(n, level, text);
 }
 
-size_t ln_notes_take(struct ln_run *r, struct ln_note **notes)
+void ln_notes_release(struct ln_notes *n)
 {
-	size_t n;
+	while (n->n)
+		free(n->v[--n->n].text);
+	free(n->v);
+	n->v = NULL;
+}
 
-	*notes = NULL;
-	if (!r->spec)
-		return 0;
+void ln_run_note(struct ln_run *r, int level, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	text = format(fmt, ap);
+	va_end(ap);
+	if (!text)
+		return;
 	pthread_mutex_lock(&r->log_lock);
-	*notes = r->notes;
-	n = r->n_notes;
-	r->notes = NULL;
-	r->n_notes = r->alloc_notes = 0;
+	append(&r->notes, level, text);
 	pthread_mutex_unlock(&r->log_lock);
-	return n;
 }
 
-void ln_notes_free(struct ln_note *notes, size_t n)
+struct ln_notes ln_run_notes_take(struct ln_run *r)
 {
-	size_t i;
+	struct ln_notes taken = LN_NOTES_INIT;
 
-	for (i = 0; i < n; i++)
-		free(notes[i].text);
-	free(notes);
+	if (!r->spec)
+		return taken;
+	pthread_mutex_lock(&r->log_lock);
+	taken = r->notes;
+	r->notes.v = NULL;
+	r->notes.n = 0;
+	pthread_mutex_unlock(&r->log_lock);
+	return taken;
 }

@@ -21,6 +21,7 @@
 #include "orchestrator/run/nodeset.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/run/state.h"
+#include "orchestrator/transport/fanout.h"
 
 /* File descriptors kept free for everything that is not a session. */
 #define FD_RESERVE 128
@@ -47,6 +48,17 @@ int ln_node_state_exit(enum ln_node_state st)
 	case LN_NODE_FAILED: return LN_EXIT_AGENT;
 	default: return LN_EXIT_FAILED;
 	}
+}
+
+int ln_run_exit(const struct ln_run *r, int code)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		code = ln_exit_merge(code, ln_node_state_exit(r->nodes[i].state));
+	if (ln_fanout_interrupted())
+		code = ln_exit_merge(code, LN_EXIT_FAILED);
+	return code;
 }
 
 enum ln_node_state ln_node_state_of(int code)
@@ -117,11 +129,11 @@ static int open_log(struct ln_run *r)
 	    asprintf(&r->log_path, "%s/%s.log", dir, r->spec->cluster) >= 0) {
 		r->log = fopen(r->log_path, "ae");
 		if (!r->log)
-			ln_notes_add(r, LN_LOG_WARN, "cannot open run log '%s': %s", r->log_path,
-				    strerror(errno));
+			ln_run_note(r, LN_LOG_WARN, "cannot open run log '%s': %s", r->log_path,
+				   strerror(errno));
 	} else {
 		r->log_path = NULL;	/* asprintf leaves it undefined on failure */
-		ln_notes_add(r, LN_LOG_WARN, "cannot create state directory '%s': %s", dir, e.buf);
+		ln_run_note(r, LN_LOG_WARN, "cannot create state directory '%s': %s", dir, e.buf);
 	}
 	free(dir);
 	ln_buf_release(&e);
@@ -141,6 +153,7 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 	r->n = spec->n_nodes;
 	r->parallel = parallel ? parallel : (spec->ssh.parallel ? spec->ssh.parallel : 64);
 	r->exit = LN_EXIT_OK;
+	r->has_limit = n_limit > 0;
 	r->nodes = calloc(r->n ? r->n : 1, sizeof(*r->nodes));
 	if (!r->nodes) {
 		rc = -ENOMEM;
@@ -214,7 +227,7 @@ void ln_run_release(struct ln_run *r)
 		fclose(r->log);
 	free(r->log_path);
 	ln_secrets_free(r->secrets);
-	ln_notes_free(r->notes, r->n_notes);
+	ln_notes_release(&r->notes);
 	pthread_mutex_destroy(&r->log_lock);
 	memset(r, 0, sizeof(*r));
 }
@@ -278,7 +291,7 @@ int ln_run_session(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 	rc = ln_ssh_connect(&o, &nr->s, &note, err);
 	if (note.len) {
 		ln_run_log(r, "%s", note.buf);
-		ln_notes_add(r, LN_LOG_WARN, "%s", note.buf);
+		ln_run_note(r, LN_LOG_WARN, "%s", note.buf);
 	}
 	ln_buf_release(&note);
 	return rc;

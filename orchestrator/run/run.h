@@ -83,13 +83,13 @@ struct ln_run {
 	 * disconnect) or LN_TD_FORCE (named by --force); NULL otherwise */
 	unsigned char *td_targets;
 	int rollout_stopped;			/* apply --max-fail stopped the waves */
+	int has_limit;				/* --limit given (nodes' limited say which) */
 	/* DH-HMAC-CHAP secrets the requests carry (secrets.h); NULL when no
 	 * target has dhchap or the command sends no request. Owned. */
 	struct ln_secrets *secrets;
 	/* notes not yet taken by the command (notes.h), oldest first;
 	 * under log_lock */
-	struct ln_note *notes;
-	size_t n_notes, alloc_notes;
+	struct ln_notes notes;
 };
 
 /* Prepare a run for spec. accept: node names whose changed host key the
@@ -125,6 +125,10 @@ void ln_run_phase_done(struct ln_run *r);
  * connection and phase is not NULL); line receives the phase's progress line for the node. */
 void ln_run_node_failed(struct ln_node_run *nr, enum ln_node_state st, int code,
 			const char *why, const char *phase, struct ln_buf *line);
+
+/* code merged with every node's state (ln_node_state_exit()) and with an
+ * interrupt: the exit code of a command over the run. */
+int ln_run_exit(const struct ln_run *r, int code);
 
 /* Exit code for a node state (0 for OK). */
 int ln_node_state_exit(enum ln_node_state st);

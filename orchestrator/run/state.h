@@ -30,11 +30,15 @@ char *ln_state_dir(void);
 int ln_state_save_facts(struct ln_run *r, struct ln_buf *err);
 
 /*
- * After apply (torn_down 0) or teardown (1): record, for every node inside
- * --limit, the desired state it converged to (teardown: nothing); a node
- * that did not converge loses its entry, since what it holds is unknown.
+ * After apply or teardown: record, for every node inside --limit, the
+ * desired state it converged to; a node that did not converge loses its
+ * entry, since what it holds is unknown. requests[i] is node i's desired
+ * state (the caller's, built by plan.c; its secrets are made fingerprints
+ * here, in place), NULL for a node to leave as recorded; requests NULL
+ * after a teardown: each converged node is recorded holding nothing.
  */
-int ln_state_save_applied(struct ln_run *r, int torn_down, struct ln_buf *err);
+int ln_state_save_applied(struct ln_run *r, struct json_object *const *requests,
+			  struct ln_buf *err);
 
 /*
  * Set up r for spec from CLUSTER.facts.json alone, contacting nothing
@@ -44,15 +48,12 @@ int ln_state_save_applied(struct ln_run *r, int torn_down, struct ln_buf *err);
  */
 int ln_state_run_cached(struct ln_run *r, const struct ln_spec *spec, struct ln_buf *err);
 
-/*
- * For every node that could not be reached (or refused us) in a plan:
- * what apply would change against its last-known state, from the desired
- * state now and the one recorded at its last apply, as an agent-style
- * change list in nr->answer with nr->cached_at the time of that apply
- * (nr->answer stays NULL when nothing is on record). The node's state and
- * exit code stay what they are.
- */
-int ln_state_plan_silent(struct ln_run *r, struct ln_buf *err);
+/* The "nodes" object of CLUSTER.what in the state folder ("facts.json",
+ * "applied.json") into *nodes, the caller's to put: a new empty one when
+ * there is no file; a file that cannot be parsed is a note in r and read
+ * as empty. Returns 0 or -ENOMEM. */
+int ln_state_load(struct ln_run *r, const char *what, struct json_object **nodes,
+		  struct ln_buf *err);
 
 /* "2026-11-30T21:04:05Z, 3m ago" for a recorded time, into buf. */
 void ln_state_when(time_t at, char *buf, size_t size);

@@ -14,9 +14,10 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "orchestrator/run/apply.h"
+#include "orchestrator/run/phase.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/rollout.h"
+#include "orchestrator/run/state.h"
 #include "orchestrator/run/teardown.h"
 #include "orchestrator/transport/fanout.h"
 
@@ -49,6 +50,16 @@ int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size
 		}
 	}
 	return 0;
+}
+
+int ln_teardown_check_force(const struct ln_spec *spec, const char *const *names, size_t n,
+			    struct ln_buf *err)
+{
+	unsigned char *force = calloc(spec->n_targets ? spec->n_targets : 1, 1);
+	int r = force ? ln_teardown_force(spec, names, n, force, err) : -ENOMEM;
+
+	free(force);
+	return r;
 }
 
 /* 1 when a teardown answer says the disconnect from nqn failed (or the
@@ -145,14 +156,14 @@ static int targets_round(struct ln_run *r, const char *name, const unsigned char
 		if (!ln_teardown_target_kept(r, t, &why[t]))
 			continue;
 		if (r->td_targets[t] == LN_TD_FORCE) {
-			ln_notes_add(r, LN_LOG_WARN, "removing '%s' on '%s' (--force) though %s",
-				    tg->nqn, spec->nodes[tg->node].name, why[t].buf);
+			ln_run_note(r, LN_LOG_WARN, "removing '%s' on '%s' (--force) though %s",
+				   tg->nqn, spec->nodes[tg->node].name, why[t].buf);
 			ln_run_log(r, "force %s: %s", tg->nqn, why[t].buf);
 		} else {
 			r->td_targets[t] = LN_TD_KEEP;
 		}
 	}
-	rc = ln_apply_phase(r, name, sel, LN_PK_TEARDOWN);
+	rc = ln_phase_run(r, name, sel, LN_PK_TEARDOWN);
 	for (t = 0; t < spec->n_targets; t++) {
 		const struct ln_target *tg = &spec->targets[t];
 
@@ -229,7 +240,7 @@ int ln_teardown_run(struct ln_run *r, const char *const *names, size_t n_names)
 	for (i = 0, any = 0; i < r->n; i++)
 		any |= sel[i] = r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
 				!(ln_plan_roles(spec, i) & LN_ROLE_TARGET);
-	if (any && (rc = ln_apply_phase(r, "teardown initiators", sel, LN_PK_TEARDOWN)) < 0)
+	if (any && (rc = ln_phase_run(r, "teardown initiators", sel, LN_PK_TEARDOWN)) < 0)
 		goto out;
 	/*
 	 * Then target nodes, in rounds from the highest level down: a node
@@ -277,4 +288,14 @@ out:
 	ln_buf_release(&err);
 	ln_run_phase_done(r);
 	return rc;
+}
+
+void ln_teardown_record(struct ln_run *r, struct ln_notes *notes)
+{
+	struct ln_buf err = LN_BUF_INIT;
+
+	/* a silent node's next plan starts from nothing */
+	if (ln_state_save_applied(r, NULL, &err) < 0)
+		ln_notes_add(notes, LN_LOG_WARN, "cannot record the applied state: %s", err.buf);
+	ln_buf_release(&err);
 }

@@ -14,6 +14,7 @@
 #define LN_TEARDOWN_H
 
 #include "common/buf.h"
+#include "orchestrator/run/notes.h"
 #include "orchestrator/run/run.h"
 
 /*
@@ -24,6 +25,11 @@
  */
 int ln_teardown_force(const struct ln_spec *spec, const char *const *names, size_t n,
 		      unsigned char *force, struct ln_buf *err);
+
+/* The same check alone, before any node is contacted: 0, -EINVAL with
+ * the message in err, or -ENOMEM. */
+int ln_teardown_check_force(const struct ln_spec *spec, const char *const *names, size_t n,
+			    struct ln_buf *err);
 
 /*
  * Why target t may not be removed yet: the first initiator of it in the
@@ -40,5 +46,9 @@ int ln_teardown_target_kept(const struct ln_run *r, size_t t, struct ln_buf *why
  * ln_recap_apply, report/recap.h), a kept target in its node's answer
  * ("kept"). */
 int ln_teardown_run(struct ln_run *r, const char *const *force, size_t n_force);
+
+/* What a teardown leaves for the next runs: each node that converged is
+ * recorded holding nothing (ln_state_save_applied()); why not, in notes. */
+void ln_teardown_record(struct ln_run *r, struct ln_notes *notes);
 
 #endif

@@ -104,12 +104,12 @@ static int teardown(void **state)
 /* The notes the run kept, one "LEVEL:TEXT" line each, taken from it. */
 static void take_notes(struct ln_run *r, struct ln_buf *b)
 {
-	struct ln_note *n = NULL;
-	size_t i, k = ln_notes_take(r, &n);
+	struct ln_notes n = ln_run_notes_take(r);
+	size_t i;
 
-	for (i = 0; i < k; i++)
-		ln_buf_addf(b, "%d:%s\n", (int)n[i].level, n[i].text);
-	ln_notes_free(n, k);
+	for (i = 0; i < n.n; i++)
+		ln_buf_addf(b, "%d:%s\n", n.v[i].level, n.v[i].text);
+	ln_notes_release(&n);
 }
 
 static void test_recap__plan_text(void **state)
@@ -228,7 +228,7 @@ static void test_recap__notes_are_taken_once_in_order(void **state)
 	int i;
 
 	for (i = 0; i < 20; i++)
-		ln_notes_add(&f->run, i % 2 ? LN_LOG_WARN : LN_LOG_INFO, "note %d", i);
+		ln_run_note(&f->run, i % 2 ? LN_LOG_WARN : LN_LOG_INFO, "note %d", i);
 	take_notes(&f->run, &notes);
 	assert_non_null(strstr(notes.buf, "2:note 0\n1:note 1\n2:note 2\n"));
 	assert_non_null(strstr(notes.buf, "1:note 19\n"));

@@ -4,7 +4,9 @@
  * 127.0.0.1 (a few lines of python3 started by the test, since
  * http.server's default handler cannot take a POST): the body arrives
  * whole with its content type; an HTTP 500, a server that never answers,
- * a closed port and a non-HTTP scheme each give their own clear error.
+ * a closed port and a non-HTTP scheme each give their own clear error;
+ * and the webhook as the first row of the after-validate actions
+ * (orchestrator/validate/after.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/validate/after.h"
 #include "tests/unit/validate_sample.h"
 
 static const char server_py[] =
@@ -166,8 +169,45 @@ static void test_report_webhook__errors_are_clear(void **state)
 	ln_buf_release(&err);
 }
 
+/* The after-validate table: no URL, no post and nothing said; a URL gets
+ * the compact JSON report; a failed post is an error note and exit 1. */
+static void test_report_webhook__after_validate_row(void **state)
+{
+	struct srv *s = *state;
+	struct ln_buf json = LN_BUF_INIT, got = LN_BUF_INIT, err = LN_BUF_INIT, want = LN_BUF_INIT;
+	struct ln_notes notes = LN_NOTES_INIT;
+	struct ln_after_opts o = { NULL, 5 };
+	struct ln_results r;
+	char url[128];
+
+	sample_results(&r);
+	unlink(s->body);
+	assert_int_equal(ln_validate_after(&r, &o, &notes), LN_EXIT_OK);
+	assert_int_equal(notes.n, 0);
+	assert_int_not_equal(access(s->body, F_OK), 0);
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", s->port);
+	o.url = url;
+	assert_int_equal(ln_validate_after(&r, &o, &notes), LN_EXIT_OK);
+	assert_int_equal(notes.n, 0);
+	assert_int_equal(ln_report_json(&r, 0, &json), 0);
+	assert_int_equal(ln_file_read(s->body, &got, &err), 0);
+	ln_buf_addf(&want, "application/json\n%s", json.buf);
+	assert_string_equal(got.buf, want.buf);
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/fail", s->port);
+	assert_int_equal(ln_validate_after(&r, &o, &notes), LN_EXIT_FAILED);
+	assert_int_equal(notes.n, 1);
+	assert_int_equal(notes.v[0].level, LN_LOG_ERROR);
+	assert_non_null(strstr(notes.v[0].text, "/fail': the server answered HTTP 500"));
+	ln_notes_release(&notes);
+	ln_results_release(&r);
+	ln_test_release(&json, &got, &want, &err);
+}
+
 LN_TEST_MAIN(start, stop,
 	cmocka_unit_test(test_report_webhook__missing_libcurl_is_clear),
 	cmocka_unit_test(test_report_webhook__posts_json),
 	cmocka_unit_test(test_report_webhook__errors_are_clear),
+	cmocka_unit_test(test_report_webhook__after_validate_row),
 )

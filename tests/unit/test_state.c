@@ -3,7 +3,7 @@
  * Unit tests for the controller's state folder (orchestrator/run/state.c):
  * facts and applied state recorded per node (private files, merged across
  * runs, a failed node's entry dropped), the cached run facts --cached
- * prints, and a silent node's plan against its last apply.
+ * prints, and a silent node's plan against its last apply (lastknown.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,9 +14,12 @@
 
 #include "tests/unit/cmocka.h"
 
+#include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "orchestrator/run/apply.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/run/lastknown.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/secrets.h"
 #include "orchestrator/run/state.h"
@@ -158,9 +161,9 @@ static void test_state__records_are_private_and_merged(void **state)
 	/* applied: every converged node; then n2's apply fails: its entry
 	 * goes (what it holds is unknown), n1's stays */
 	f->run.nodes[2].state = LN_NODE_OK;
-	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	assert_int_equal(ln_apply_save_applied(&f->run, &err), 0);
 	f->run.nodes[1].n_failed = 1;
-	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	assert_int_equal(ln_apply_save_applied(&f->run, &err), 0);
 	o = load(f, "applied.json");
 	assert_null(ln_json_at(ln_json_at(o, "nodes"), "n2"));
 	assert_non_null(ln_json_at(ln_json_at(ln_json_at(o, "nodes"), "n1"), "request"));
@@ -209,7 +212,7 @@ static void test_state__silent_node_is_planned_against_its_last_apply(void **sta
 	char text[1024];
 
 	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);
-	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	assert_int_equal(ln_apply_save_applied(&f->run, &err), 0);
 	/* n1 (the target) goes silent; n2 was reinstalled with a new host
 	 * NQN: n1 would allow the new one and drop the old one */
 	f->run.nodes[0].state = LN_NODE_UNREACHABLE;
@@ -217,7 +220,7 @@ static void test_state__silent_node_is_planned_against_its_last_apply(void **sta
 	f->run.nodes[0].facts = NULL;
 	json_object_put(f->run.nodes[1].facts);
 	f->run.nodes[1].facts = facts_of(NEW);
-	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_int_equal(ln_lastknown_plan(&f->run, &err), 0);
 	assert_true(f->run.nodes[0].cached_at > 0);
 	changes_text(f->run.nodes[0].answer, text, sizeof(text));
 	assert_string_equal(text, "create nvmet_allowed_host " T1 "/" NEW "\n"
@@ -228,15 +231,15 @@ static void test_state__silent_node_is_planned_against_its_last_apply(void **sta
 	/* nothing new for it: an empty list, still marked as last-known */
 	json_object_put(f->run.nodes[1].facts);
 	f->run.nodes[1].facts = facts_of(OLD);
-	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_int_equal(ln_lastknown_plan(&f->run, &err), 0);
 	changes_text(f->run.nodes[0].answer, text, sizeof(text));
 	assert_string_equal(text, "");
 
 	/* after a teardown, the silent node would get everything again */
 	f->run.nodes[0].state = LN_NODE_OK;
-	assert_int_equal(ln_state_save_applied(&f->run, 1, &err), 0);
+	assert_int_equal(ln_state_save_applied(&f->run, NULL, &err), 0);
 	f->run.nodes[0].state = LN_NODE_REFUSED;
-	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_int_equal(ln_lastknown_plan(&f->run, &err), 0);
 	changes_text(f->run.nodes[0].answer, text, sizeof(text));
 	assert_non_null(strstr(text, "create nvmet_subsystem " T1 "\n"));
 	assert_non_null(strstr(text, "create hostfile /etc/llmnet/hostfile\n"));
@@ -268,7 +271,7 @@ static void test_state__secrets_kept_as_fingerprints(void **state)
 	assert_int_equal(ln_secrets_make(spec, &made, &err), 0);
 	assert_int_equal(ln_secrets_load(spec, &f->run.secrets, &err), 0);
 	snprintf(key, sizeof(key), "%s", ln_secrets_find(f->run.secrets, 0, 1)->key);
-	assert_int_equal(ln_state_save_applied(&f->run, 0, &err), 0);
+	assert_int_equal(ln_apply_save_applied(&f->run, &err), 0);
 	snprintf(changes, sizeof(changes), "%s/st.applied.json", f->dir);
 	assert_int_equal(ln_file_read(changes, &text, &err), 0);
 	assert_null(strstr(text.buf, key));
@@ -276,7 +279,7 @@ static void test_state__secrets_kept_as_fingerprints(void **state)
 	assert_non_null(strstr(text.buf, "\"key\":\"redacted:"));
 	/* n1 goes silent: the same secrets, no change */
 	f->run.nodes[0].state = LN_NODE_UNREACHABLE;
-	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_int_equal(ln_lastknown_plan(&f->run, &err), 0);
 	changes_text(f->run.nodes[0].answer, changes, sizeof(changes));
 	assert_string_equal(changes, "");
 	/* n2's secret is rotated: its host entry changes, named by its NQN */
@@ -286,10 +289,35 @@ static void test_state__secrets_kept_as_fingerprints(void **state)
 	ln_secrets_free(f->run.secrets);
 	assert_int_equal(ln_secrets_load(spec, &f->run.secrets, &err), 0);
 	assert_string_not_equal(ln_secrets_find(f->run.secrets, 0, 1)->key, key);
-	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_int_equal(ln_lastknown_plan(&f->run, &err), 0);
 	changes_text(f->run.nodes[0].answer, changes, sizeof(changes));
 	assert_string_equal(changes, "change nvmet_host_key " OLD "\n");
 	ln_test_release(&err, &made, &text);
+}
+
+/* What an apply leaves: the applied state, and when it did not converge
+ * the retry file, whose path comes back as a note, not printed. */
+static void test_state__apply_record_says_the_retry_file(void **state)
+{
+	struct fx *f = *state;
+	struct ln_notes notes = LN_NOTES_INIT;
+	struct json_object *o;
+	char want[256];
+
+	ln_apply_record(&f->run, LN_EXIT_OK, &notes);
+	assert_int_equal(notes.n, 0);
+	f->run.nodes[1].n_failed = 1;
+	ln_apply_record(&f->run, LN_EXIT_FAILED, &notes);
+	assert_int_equal(notes.n, 1);
+	assert_int_equal(notes.v[0].level, LN_LOG_INFO);
+	snprintf(want, sizeof(want), "to retry the nodes that did not converge: llmnet apply "
+		 "st.yaml --limit @%s/st.retry", f->dir);
+	assert_string_equal(notes.v[0].text, want);
+	o = load(f, "applied.json");
+	assert_null(ln_json_at(ln_json_at(o, "nodes"), "n2"));
+	assert_non_null(ln_json_at(ln_json_at(o, "nodes"), "n3"));
+	json_object_put(o);
+	ln_notes_release(&notes);
 }
 
 static void test_state__silent_node_without_record_has_no_plan(void **state)
@@ -298,7 +326,7 @@ static void test_state__silent_node_without_record_has_no_plan(void **state)
 	struct ln_buf err = LN_BUF_INIT;
 
 	f->run.nodes[2].state = LN_NODE_UNREACHABLE;
-	assert_int_equal(ln_state_plan_silent(&f->run, &err), 0);
+	assert_int_equal(ln_lastknown_plan(&f->run, &err), 0);
 	assert_null(f->run.nodes[2].answer);
 	assert_int_equal(f->run.nodes[2].cached_at, 0);
 	ln_buf_release(&err);
@@ -328,6 +356,7 @@ LN_TEST_MAIN(NULL, NULL,
 	STATE_TEST(test_state__cached_run_contacts_nothing),
 	STATE_TEST(test_state__silent_node_is_planned_against_its_last_apply),
 	STATE_TEST(test_state__secrets_kept_as_fingerprints),
+	STATE_TEST(test_state__apply_record_says_the_retry_file),
 	STATE_TEST(test_state__silent_node_without_record_has_no_plan),
 	STATE_TEST(test_state__retry_file_names_failed_nodes_and_their_targets),
 )

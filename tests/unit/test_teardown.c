@@ -116,6 +116,11 @@ static void test_teardown__force_takes_nqns_and_nodes(void **state)
 	assert_int_equal(ln_teardown_force(f->spec, bad, 1, force, &err), -EINVAL);
 	assert_string_equal(err.buf, "--force: 'nqn.2024-04.io.llmnet:n9.t9' is neither a target "
 			    "NQN nor a node of the spec");
+	/* the check alone, as teardown makes it before any node */
+	ln_buf_reset(&err);
+	assert_int_equal(ln_teardown_check_force(f->spec, nqn, 1, &err), 0);
+	assert_int_equal(ln_teardown_check_force(f->spec, none, 1, &err), -EINVAL);
+	assert_string_equal(err.buf, "--force: node 'n3' exports no target");
 	ln_buf_release(&err);
 }
 
