@@ -48,25 +48,21 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 	return code;
 }
 
-int cmd_apply(int argc, char **argv)
+/* --validate with nothing to validate is refused before any change. */
+static int check(struct ln_ctl_opts *o)
 {
-	struct ln_ctl_opts o = { 0 };
-	struct ln_ctl_table t;
 	struct ln_buf err = LN_BUF_INIT;
-	int code;
+	int code = LN_EXIT_OK;
 
-	if (ln_cmd_ctl_options(LN_CTL_APPLY, &o, &t, argc, argv, &code) < 0)
-		return code;
-	code = ln_cmd_ctl_load_spec(&o);
-	/* --validate with nothing to validate is refused before any change */
-	if (code == LN_EXIT_OK && o.validate && ln_validate_check_stages(o.spec, 0, &err) < 0) {
+	if (o->validate && ln_validate_check_stages(o->spec, 0, &err) < 0) {
 		ln_error("--validate: %s; no node was contacted", err.buf);
 		code = LN_EXIT_USAGE;
 	}
 	ln_buf_release(&err);
-	if (code != LN_EXIT_OK) {
-		ln_cmd_ctl_release(&o);
-		return code;
-	}
-	return ln_cmd_ctl_run(&o, apply);
+	return code;
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	return ln_cmd_ctl_main(LN_CTL_APPLY, argc, argv, check, apply);
 }

@@ -40,5 +40,5 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 
 int cmd_plan(int argc, char **argv)
 {
-	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, plan);
+	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, NULL, plan);
 }

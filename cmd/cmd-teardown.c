@@ -27,30 +27,22 @@ static int teardown(struct ln_ctl_opts *o, struct ln_run *run)
 	return code;
 }
 
+/* --force's names are checked against the spec before any node. */
+static int check(struct ln_ctl_opts *o)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc = ln_teardown_check_force(o->spec, (const char *const *)o->force.v, o->force.n,
+					 &err);
+
+	if (rc == -EINVAL)
+		ln_error("%s", err.buf);
+	ln_buf_release(&err);
+	if (rc < 0)
+		return rc == -EINVAL ? LN_EXIT_USAGE : LN_EXIT_FAILED;
+	return LN_EXIT_OK;
+}
+
 int cmd_teardown(int argc, char **argv)
 {
-	struct ln_ctl_opts o = { 0 };
-	struct ln_ctl_table t;
-	struct ln_buf err = LN_BUF_INIT;
-	int r;
-
-	if (ln_cmd_ctl_options(LN_CTL_TEARDOWN, &o, &t, argc, argv, &r) < 0)
-		return r;
-	/* --force's names are checked against the spec before any node */
-	r = ln_cmd_ctl_load_spec(&o);
-	if (r == LN_EXIT_OK) {
-		int rc = ln_teardown_check_force(o.spec, (const char *const *)o.force.v, o.force.n,
-						 &err);
-
-		if (rc == -EINVAL)
-			ln_error("%s", err.buf);
-		if (rc < 0)
-			r = rc == -EINVAL ? LN_EXIT_USAGE : LN_EXIT_FAILED;
-	}
-	ln_buf_release(&err);
-	if (r != LN_EXIT_OK) {
-		ln_cmd_ctl_release(&o);
-		return r;
-	}
-	return ln_cmd_ctl_run(&o, teardown);
+	return ln_cmd_ctl_main(LN_CTL_TEARDOWN, argc, argv, check, teardown);
 }

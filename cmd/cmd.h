@@ -115,12 +115,15 @@ int ln_cmd_ctl_parse(const struct ln_opt_cmd *c, int argc, char **argv, struct l
 int ln_cmd_ctl_start(struct ln_ctl_opts *o, struct ln_run *run);
 void ln_cmd_ctl_release(struct ln_ctl_opts *o);
 /*
- * A controller command's whole course: parse argv by cmd's options, start
- * the run, then body over it, then release the run and the options.
- * Returns the exit code: body's, or the parse's or the start's when they
- * stop first.
+ * A controller command's whole course: parse argv by cmd's options; with
+ * check, load the spec and let check (an exit code: LN_EXIT_OK to go on)
+ * refuse the options against it before any node; start the run, then
+ * body over it, then release the run and the options. Returns the exit
+ * code: body's, or the parse's, the check's or the start's when they stop
+ * first.
  */
 int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv,
+		    int (*check)(struct ln_ctl_opts *o),
 		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run));
 /* Its second half, after ln_cmd_ctl_parse(): start the run, body, release. */
 int ln_cmd_ctl_run(struct ln_ctl_opts *o, int (*body)(struct ln_ctl_opts *o, struct ln_run *run));

@@ -107,6 +107,7 @@ int ln_cmd_ctl_options(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o, struct ln_ctl
 }
 
 int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv,
+		    int (*check)(struct ln_ctl_opts *o),
 		    int (*body)(struct ln_ctl_opts *o, struct ln_run *run))
 {
 	struct ln_ctl_opts o = { 0 };
@@ -115,5 +116,14 @@ int ln_cmd_ctl_main(enum ln_ctl_cmd cmd, int argc, char **argv,
 
 	if (ln_cmd_ctl_options(cmd, &o, &t, argc, argv, &code) < 0)
 		return code;
+	if (check) {
+		code = ln_cmd_ctl_load_spec(&o);
+		if (code == LN_EXIT_OK)
+			code = check(&o);
+		if (code != LN_EXIT_OK) {
+			ln_cmd_ctl_release(&o);
+			return code;
+		}
+	}
 	return ln_cmd_ctl_run(&o, body);
 }

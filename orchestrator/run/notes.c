@@ -28,26 +28,23 @@ static void append(struct ln_notes *n, int level, char *text)
 	n->n++;
 }
 
-/* The formatted text, malloc'd; NULL without memory. */
-static char *format(const char *fmt, va_list ap)
+/* Append the formatted note to n; out of memory drops it. */
+static void vadd(struct ln_notes *n, int level, const char *fmt, va_list ap)
 {
 	char *text = NULL;
 
-	if (vasprintf(&text, fmt, ap) < 0)
-		return NULL;	/* text is undefined after a failure */
-	return text;
+	if (vasprintf(&text, fmt, ap) >= 0)
+		append(n, level, text);
+	/* else text is undefined: nothing to free */
 }
 
 void ln_notes_add(struct ln_notes *n, int level, const char *fmt, ...)
 {
 	va_list ap;
-	char *text;
 
 	va_start(ap, fmt);
-	text = format(fmt, ap);
+	vadd(n, level, fmt, ap);
 	va_end(ap);
-	if (text)
-		append(n, level, text);
 }
 
 void ln_notes_release(struct ln_notes *n)
@@ -61,16 +58,12 @@ void ln_notes_release(struct ln_notes *n)
 void ln_run_note(struct ln_run *r, int level, const char *fmt, ...)
 {
 	va_list ap;
-	char *text;
 
 	va_start(ap, fmt);
-	text = format(fmt, ap);
-	va_end(ap);
-	if (!text)
-		return;
 	pthread_mutex_lock(&r->log_lock);
-	append(&r->notes, level, text);
+	vadd(&r->notes, level, fmt, ap);
 	pthread_mutex_unlock(&r->log_lock);
+	va_end(ap);
 }
 
 struct ln_notes ln_run_notes_take(struct ln_run *r)
