@@ -222,7 +222,8 @@ static int is_help(const char *a)
 
 int ln_parse_options(const struct ln_opt_cmd *c, int argc, char **argv, unsigned flags)
 {
-	int keep = flags & LN_PARSE_KEEP_UNKNOWN, i, n = 1, r;
+	int keep = flags & (LN_PARSE_KEEP_UNKNOWN | LN_PARSE_STOP_AT_ARG), i, n = 1, r;
+	int stop = flags & LN_PARSE_STOP_AT_ARG;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -238,6 +239,8 @@ int ln_parse_options(const struct ln_opt_cmd *c, int argc, char **argv, unsigned
 			break;
 		}
 		if (a[0] != '-' || !a[1]) {
+			if (stop)
+				break;
 			argv[n++] = argv[i];
 			continue;
 		}
@@ -250,12 +253,16 @@ int ln_parse_options(const struct ln_opt_cmd *c, int argc, char **argv, unsigned
 			goto fail;
 		if (r > 0)
 			continue;
+		if (stop)
+			break;
 		if (!keep) {
 			ln_error("unknown option '%s'", a);
 			goto fail;
 		}
 		argv[n++] = argv[i];
 	}
+	while (stop && i < argc)
+		argv[n++] = argv[i++];
 	argv[n] = NULL;
 	return n;
 fail:
