@@ -63,3 +63,22 @@ int ln_secret_fields_walk(struct json_object *req, ln_secret_fn *fn, void *arg)
 	}
 	return r < 0 ? r : 0;
 }
+
+static int each_field(struct json_object *holder, const struct ln_secret_holder *h, size_t item,
+		      const char *name, void *arg)
+{
+	void (**fn)(struct json_object *, const char *) = arg;
+	int k;
+
+	(void)item;
+	(void)name;
+	for (k = 0; k < LN_SECRET_SLOTS; k++)
+		(*fn)(holder, h->field[k]);
+	return 0;
+}
+
+void ln_secret_fields_each(struct json_object *req,
+			   void (*fn)(struct json_object *holder, const char *key))
+{
+	ln_secret_fields_walk(req, each_field, &fn);
+}

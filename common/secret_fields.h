@@ -69,4 +69,10 @@ typedef int ln_secret_fn(struct json_object *holder, const struct ln_secret_hold
  */
 int ln_secret_fields_walk(struct json_object *req, ln_secret_fn *fn, void *arg);
 
+/* fn(holder, key) for every secret field of every holder in req (present
+ * or not), in the walk's order: what redaction and the persist strip do
+ * to each. */
+void ln_secret_fields_each(struct json_object *req,
+			   void (*fn)(struct json_object *holder, const char *key));
+
 #endif

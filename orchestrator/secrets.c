@@ -452,20 +452,7 @@ static void redact_field(struct json_object *o, const char *key)
 	ln_json_add_str(o, key, fp);
 }
 
-static int redact_holder(struct json_object *o, const struct ln_secret_holder *h, size_t item,
-			 const char *name, void *arg)
-{
-	int k;
-
-	(void)item;
-	(void)name;
-	(void)arg;
-	for (k = 0; k < LN_SECRET_SLOTS; k++)
-		redact_field(o, h->field[k]);
-	return 0;
-}
-
 void ln_secrets_redact(struct json_object *req)
 {
-	ln_secret_fields_walk(req, redact_holder, NULL);
+	ln_secret_fields_each(req, redact_field);
 }

@@ -131,11 +131,13 @@ static int agent(const char *const *args, struct ln_buf *what)
 
 static void test_agent_main__options_before_the_verb(void **st)
 {
-	char *root = fx_build("node-target"), opt[512];
-	struct ln_buf what = LN_BUF_INIT;
+	struct ln_buf what = LN_BUF_INIT, root_eq = LN_BUF_INIT;
+	char *root = fx_build("node-target");
+	const char *opt;
 
 	(void)st;
-	snprintf(opt, sizeof(opt), "--root=%s", root);
+	ln_buf_addf(&root_eq, "--root=%s", root);
+	opt = root_eq.buf;
 	/* bundled flags and --root=DIR: the version answer names that root */
 	assert_int_equal(agent((const char *[]){ opt, "-qvv", "--trace=all", "version", NULL },
 			       &what), 0);
@@ -165,7 +167,7 @@ static void test_agent_main__options_before_the_verb(void **st)
 	assert_int_equal(agent((const char *[]){ opt, "--root", NULL }, &what),
 			 LN_AGENT_EXIT_USAGE);
 	assert_string_equal(what.buf, USAGE);
-	ln_test_release(&what);
+	ln_test_release(&what, &root_eq);
 	fx_remove(root);
 }
 

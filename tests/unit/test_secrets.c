@@ -348,6 +348,20 @@ static void test_secrets__request_fields_and_redaction(void **state)
 	ln_test_release(&err, &b, &notes);
 }
 
+/* After a tls test: the run and the spec released, the PSKs removed (the
+ * tests before it expect none). */
+static void end_tls_run(struct ln_run *r, struct ln_spec *spec)
+{
+	char p[512];
+
+	ln_run_release(r);
+	path_of(p, sizeof(p), "t1/h2.psk");
+	unlink(p);
+	path_of(p, sizeof(p), "t1/h3.psk");
+	unlink(p);
+	ln_spec_free(spec);
+}
+
 /* tls: required: one PSK per (target node, host) next to the secrets,
  * NVMeTLSkey-1 checked as the DHHC-1 ones are (missing, malformed, loose:
  * refused by name), made by `llmnet keys`, carried in the request with
@@ -406,12 +420,7 @@ static void test_secrets__tls_psk(void **state)
 	assert_string_equal(ln_json_str_at(t, "tls"), "required");
 	assert_string_equal(ln_json_str_at(ln_json_at(t, "dhchap"), "psk"), s2->psk);
 	json_object_put(req);
-	ln_run_release(&r);
-	path_of(p, sizeof(p), "t1/h2.psk");
-	unlink(p);
-	path_of(p, sizeof(p), "t1/h3.psk");
-	unlink(p);
-	ln_spec_free(spec);
+	end_tls_run(&r, spec);
 	ln_test_release(&err, &made, &b);
 }
 
@@ -488,7 +497,6 @@ static void test_secrets__every_secret_at_a_listed_field(void **state)
 	struct listed all = { { NULL }, 0, { { 0 } } };
 	struct ln_request rq;
 	struct ln_run r;
-	char p[512];
 	size_t i, node;
 	int h, k;
 
@@ -535,12 +543,7 @@ static void test_secrets__every_secret_at_a_listed_field(void **state)
 	for (h = 0; h < LN_SECRET_HOLDERS; h++)
 		for (k = 0; k < LN_SECRET_SLOTS; k++)
 			assert_true(all.seen[h][k] > 0);
-	ln_run_release(&r);
-	path_of(p, sizeof(p), "t1/h2.psk");
-	unlink(p);
-	path_of(p, sizeof(p), "t1/h3.psk");
-	unlink(p);
-	ln_spec_free(spec);
+	end_tls_run(&r, spec);
 	ln_test_release(&err, &made, &text);
 }
 

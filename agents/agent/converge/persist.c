@@ -92,19 +92,9 @@ static void render_unit(const char *cluster, const char *agent, struct ln_buf *o
 		    LN_RESTORE_BOOT_MS / 1000 + 15, LN_RESTORE_TRY_MS / 1000 + 5);
 }
 
-/* The request as stored: a copy without any secret (every field of
- * common/secret_fields.h). */
-static int strip_holder(struct json_object *o, const struct ln_secret_holder *h, size_t item,
-			const char *name, void *arg)
+static void strip_field(struct json_object *holder, const char *key)
 {
-	int k;
-
-	(void)item;
-	(void)name;
-	(void)arg;
-	for (k = 0; k < LN_SECRET_SLOTS; k++)
-		json_object_object_del(o, h->field[k]);
-	return 0;
+	json_object_object_del(holder, key);
 }
 
 static int render_request(const struct ln_request *rq, struct ln_buf *out)
@@ -114,7 +104,8 @@ static int render_request(const struct ln_request *rq, struct ln_buf *out)
 
 	if (r < 0)
 		return -ENOMEM;
-	ln_secret_fields_walk(copy, strip_holder, NULL);
+	/* the request as stored: no secret (no field of common/secret_fields.h) */
+	ln_secret_fields_each(copy, strip_field);
 	r = ln_json_write(copy, 1, out);
 	json_object_put(copy);
 	return r;
