@@ -34,7 +34,7 @@ static const struct ln_option options[] = {
 	LN_OPT_END(),
 };
 
-static const struct ln_opt_cmd cmd = { "test", NULL, options };
+static const struct ln_opt_cmd test_cmd = { "test", NULL, options };
 
 /* The words of the last parse, as made (argv is rearranged in place, and
  * a value points into its word). */
@@ -65,7 +65,7 @@ static int parse(const char *const *words, struct ln_buf *left)
 		argc++;
 	}
 	argv[argc] = NULL;
-	n = ln_parse_options(&cmd, argc, argv, LN_PARSE_STOP_AT_ARG);
+	n = ln_parse_options(&test_cmd, argc, argv, LN_PARSE_STOP_AT_ARG);
 	ln_buf_reset(left);
 	for (i = 1; i < n; i++)
 		ln_buf_addf(left, "%s%s", i > 1 ? " " : "", argv[i]);
