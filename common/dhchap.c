@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * DH-HMAC-CHAP secrets: the format check both binaries run and the
- * generator `llmnet keys` uses. The decoded key lives only in stack
- * buffers that are wiped before return.
+ * generator `llmnet keys` uses, and the hash and group names both ends
+ * speak. The decoded key lives only in stack buffers that are wiped before
+ * return.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,22 @@
 #define PSK_PREFIX "NVMeTLSkey-1:"
 #define KEY_MAX 64
 #define CRC_LEN 4
+
+const char *const ln_dhchap_hash_names[] = { "sha256", "sha384", "sha512", NULL };
+const char *const ln_dhchap_hash_kernel[] = { "hmac(sha256)", "hmac(sha384)", "hmac(sha512)",
+					      NULL };
+const char *const ln_dhchap_group_names[] = { "ffdhe2048", "ffdhe3072", "ffdhe4096",
+					      "ffdhe6144", "ffdhe8192", "null", NULL };
+
+int ln_dhchap_name_index(const char *const *names, const char *name)
+{
+	int i;
+
+	for (i = 0; name && names[i]; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
 
 static const char b64[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

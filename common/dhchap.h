@@ -20,6 +20,23 @@
  * of this size holds a secret and its NUL. */
 #define LN_DHCHAP_MAX 256
 
+/*
+ * The DH-HMAC-CHAP hashes and DH groups, defined once for both ends, each
+ * list NULL-terminated and in the order of the spec's enum ln_dhchap_hash
+ * and enum ln_dhchap_group (orchestrator/spec/spec.h): the names the spec,
+ * lint -o json and the request write. The agent takes a hash by either
+ * name and writes the kernel's "hmac(NAME)" to a host entry's dhchap_hash;
+ * "null" (no DH exchange, the HMAC alone) is the kernel's own group name.
+ */
+#define LN_DHCHAP_HASHES 3
+#define LN_DHCHAP_GROUPS 6
+extern const char *const ln_dhchap_hash_names[];	/* "sha256", "sha384", "sha512" */
+extern const char *const ln_dhchap_hash_kernel[];	/* "hmac(sha256)" .. */
+extern const char *const ln_dhchap_group_names[];	/* "ffdhe2048" .. "ffdhe8192", "null" */
+
+/* The index of name in names (a NULL-terminated list above), or -1. */
+int ln_dhchap_name_index(const char *const *names, const char *name);
+
 /* 0 when s is a well-formed secret; -EINVAL otherwise, with why in err
  * (the rule broken, never any part of s). */
 int ln_dhchap_check(const char *s, struct ln_buf *err);

@@ -220,17 +220,25 @@ static int is_help(const char *a)
 	return !strcmp(a, "--help") || !strcmp(a, "-h");
 }
 
+/* argv[i..argc-1] kept in place after the n words kept so far; the new n. */
+static int keep_rest(char **argv, int n, int i, int argc)
+{
+	while (i < argc)
+		argv[n++] = argv[i++];
+	return n;
+}
+
 int ln_parse_options(const struct ln_opt_cmd *c, int argc, char **argv, unsigned flags)
 {
-	int keep = flags & LN_PARSE_KEEP_UNKNOWN, i, n = 1, r;
+	int keep = flags & (LN_PARSE_KEEP_UNKNOWN | LN_PARSE_STOP_AT_ARG), i, n = 1, r;
+	int stop = flags & LN_PARSE_STOP_AT_ARG;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--")) {
 			if (keep) {
-				while (i < argc)
-					argv[n++] = argv[i++];
+				n = keep_rest(argv, n, i, argc);
 				break;
 			}
 			for (i++; i < argc; i++)
@@ -238,6 +246,10 @@ int ln_parse_options(const struct ln_opt_cmd *c, int argc, char **argv, unsigned
 			break;
 		}
 		if (a[0] != '-' || !a[1]) {
+			if (stop) {
+				n = keep_rest(argv, n, i, argc);
+				break;
+			}
 			argv[n++] = argv[i];
 			continue;
 		}
@@ -250,6 +262,10 @@ int ln_parse_options(const struct ln_opt_cmd *c, int argc, char **argv, unsigned
 			goto fail;
 		if (r > 0)
 			continue;
+		if (stop) {
+			n = keep_rest(argv, n, i, argc);
+			break;
+		}
 		if (!keep) {
 			ln_error("unknown option '%s'", a);
 			goto fail;

@@ -78,6 +78,11 @@ enum {
 	/* Keep unknown options and arguments in place, and stop (keeping it)
 	 * at "--": main.c's pass over the global options. */
 	LN_PARSE_KEEP_UNKNOWN = 1,
+	/* Stop at the first word that is not an option of the table (an
+	 * argument, an unknown option, "-" or "--"), keeping it and every
+	 * word after it in place, and report nothing but a bad value: the
+	 * agent's options, which come before its verb and the verb's own. */
+	LN_PARSE_STOP_AT_ARG = 2,
 };
 
 #define LN_PARSE_HELP (-2)
@@ -85,7 +90,7 @@ enum {
 
 /*
  * Parse argv[1..argc-1] by c's table; -h and --help are built in (unless
- * LN_PARSE_KEEP_UNKNOWN). Returns the new argc: argv[0], then the
+ * LN_PARSE_KEEP_UNKNOWN or LN_PARSE_STOP_AT_ARG). Returns the new argc: argv[0], then the
  * arguments that are not options (and, with LN_PARSE_KEEP_UNKNOWN, the
  * unknown options), in their order, NULL-terminated. LN_PARSE_HELP after
  * printing the help on stdout, LN_PARSE_ERROR after reporting the problem

@@ -3,7 +3,7 @@
  * Places a spec may not name (places.h). These two tables are the one list:
  * docs/spec.md ("Places a spec may not name") documents it, lint
  * (orchestrator/spec/pattern.c) and the agent's request parser
- * (agents/agent/core/request.c) both call ln_place_check(). The schema's
+ * (agents/agent/core/request_fields.c) both call ln_place_check(). The schema's
  * spec_pattern_regex[SP_OWNPATH] (pattern.c) says the same as a regex:
  * change both together.
  */

@@ -14,7 +14,8 @@ FUZZ_DIR := $(BUILD)/fuzz
 # instrumentation (the gcc objects of libllmnet.a cannot be reused): the
 # whole of orchestrator/spec/ by a glob, so a new spec file cannot drop
 # out of the fuzzer, and the common files it uses.
-SPEC_FUZZ_SRC := common/buf.c common/error.c common/json.c common/log.c common/mca_policy.c \
+SPEC_FUZZ_SRC := common/buf.c common/dhchap.c common/error.c common/json.c common/log.c \
+	common/mca_policy.c \
 	common/nccl_env.c \
 	common/places.c \
 	$(sort $(wildcard orchestrator/spec/*.c))

@@ -19,15 +19,17 @@
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/secret_fields.h"
 #include "common/util.h"
 #include "orchestrator/secrets.h"
 
 /* ---- paths ------------------------------------------------------------ */
 
 /* KEY_DIR (with "~/" expanded), KEY_DIR/<tnode>, and the file for
- * (tnode, hnode) with suffix ".key" or ".ctrl.key", into p (PATH_MAX). */
+ * (tnode, hnode) of a slot, "<hnode>.<ext>" with ext "key", "ctrl.key" or
+ * "psk" (ln_secret_ext), into p (PATH_MAX). */
 static int key_path(char *p, const char *key_dir, const char *tnode, const char *hnode,
-		    const char *suffix)
+		    const char *ext)
 {
 	const char *home = getenv("HOME");
 	int n;
@@ -42,7 +44,7 @@ static int key_path(char *p, const char *key_dir, const char *tnode, const char 
 	if (n > 0 && (size_t)n < PATH_MAX && tnode)
 		n += snprintf(p + n, PATH_MAX - (size_t)n, "/%s", tnode);
 	if (n > 0 && (size_t)n < PATH_MAX && hnode)
-		n += snprintf(p + n, PATH_MAX - (size_t)n, "/%s%s", hnode, suffix);
+		n += snprintf(p + n, PATH_MAX - (size_t)n, "/%s.%s", hnode, ext);
 	return n > 0 && (size_t)n < PATH_MAX ? 0 : -ENAMETOOLONG;
 }
 
@@ -138,6 +140,19 @@ struct need {
 	int tls;		/* some target of the pair has tls: a .psk too */
 };
 
+/* Does the pair need the secret of slot (common/secret_fields.h)? */
+static int slot_needed(const struct need *nd, int slot)
+{
+	return slot == LN_SECRET_KEY || (slot == LN_SECRET_CTRL_KEY && nd->d->bidirectional) ||
+	       (slot == LN_SECRET_PSK && nd->tls);
+}
+
+/* Where the secret of slot goes (LN_DHCHAP_MAX bytes). */
+static char *slot_buf(struct ln_secret *s, int slot)
+{
+	return slot == LN_SECRET_KEY ? s->key : slot == LN_SECRET_CTRL_KEY ? s->ctrl_key : s->psk;
+}
+
 static int cmp_need(const void *a, const void *b)
 {
 	const struct need *x = a, *y = b;
@@ -189,25 +204,20 @@ static int load_pair(const struct ln_spec *spec, const struct need *nd, struct l
 {
 	const char *tn = spec->nodes[nd->tnode].name, *hn = spec->nodes[nd->hnode].name;
 	char p[PATH_MAX];
-	int r = 0;
+	int r = 0, k;
 
 	s->target_node = nd->tnode;
 	s->host_node = nd->hnode;
-	if (key_path(p, nd->d->key_dir, tn, hn, ".key") < 0) {
-		ln_buf_addf(err, "key directory '%s': cannot make the path of '%s/%s.key'\n",
-			    nd->d->key_dir, tn, hn);
+	if (key_path(p, nd->d->key_dir, tn, hn, ln_secret_ext[LN_SECRET_KEY]) < 0) {
+		ln_buf_addf(err, "key directory '%s': cannot make the path of '%s/%s.%s'\n",
+			    nd->d->key_dir, tn, hn, ln_secret_ext[LN_SECRET_KEY]);
 		return -LN_ESPEC;
 	}
-	if (read_secret(p, s->key, 0, err) < 0)
-		r = -LN_ESPEC;
-	if (nd->d->bidirectional) {
-		key_path(p, nd->d->key_dir, tn, hn, ".ctrl.key");
-		if (read_secret(p, s->ctrl_key, 0, err) < 0)
-			r = -LN_ESPEC;
-	}
-	if (nd->tls) {
-		key_path(p, nd->d->key_dir, tn, hn, ".psk");
-		if (read_secret(p, s->psk, 1, err) < 0)
+	for (k = 0; k < LN_SECRET_SLOTS; k++) {
+		if (!slot_needed(nd, k))
+			continue;
+		key_path(p, nd->d->key_dir, tn, hn, ln_secret_ext[k]);
+		if (read_secret(p, slot_buf(s, k), k == LN_SECRET_PSK, err) < 0)
 			r = -LN_ESPEC;
 	}
 	return r;
@@ -392,7 +402,7 @@ int ln_secrets_make(const struct ln_spec *spec, struct ln_buf *made, struct ln_b
 	struct need *v = NULL;
 	char p[PATH_MAX];
 	size_t n = 0, i;
-	int r;
+	int r, k;
 
 	r = needs(spec, &v, &n);
 	for (i = 0; r == 0 && i < n; i++) {
@@ -405,17 +415,12 @@ int ln_secrets_make(const struct ln_spec *spec, struct ln_buf *made, struct ln_b
 			r = key_path(p, v[i].d->key_dir, tn, NULL, NULL);
 		if (r == 0)
 			r = make_dir(p, err);
-		if (r == 0)
-			r = key_path(p, v[i].d->key_dir, tn, hn, ".key");
-		if (r == 0)
-			r = make_secret(p, 0, made, err);
-		if (r == 0 && v[i].d->bidirectional) {
-			key_path(p, v[i].d->key_dir, tn, hn, ".ctrl.key");
-			r = make_secret(p, 0, made, err);
-		}
-		if (r == 0 && v[i].tls) {
-			key_path(p, v[i].d->key_dir, tn, hn, ".psk");
-			r = make_secret(p, 1, made, err);
+		for (k = 0; r == 0 && k < LN_SECRET_SLOTS; k++) {
+			if (!slot_needed(&v[i], k))
+				continue;
+			r = key_path(p, v[i].d->key_dir, tn, hn, ln_secret_ext[k]);
+			if (r == 0)
+				r = make_secret(p, k == LN_SECRET_PSK, made, err);
 		}
 		if (r == -ENAMETOOLONG || r == -ENOENT)
 			ln_buf_addf(err, "key directory '%s': %s", v[i].d->key_dir,
@@ -449,27 +454,5 @@ static void redact_field(struct json_object *o, const char *key)
 
 void ln_secrets_redact(struct json_object *req)
 {
-	struct json_object *ts = ln_json_at(req, "targets"), *is = ln_json_at(req, "initiators");
-	size_t i, k;
-
-	for (i = 0; ts && json_object_is_type(ts, json_type_array) &&
-		    i < json_object_array_length(ts); i++) {
-		struct json_object *keys =
-			ln_json_at(ln_json_at(json_object_array_get_idx(ts, i), "dhchap"), "keys");
-
-		for (k = 0; keys && json_object_is_type(keys, json_type_array) &&
-			    k < json_object_array_length(keys); k++) {
-			redact_field(json_object_array_get_idx(keys, k), "key");
-			redact_field(json_object_array_get_idx(keys, k), "ctrl_key");
-			redact_field(json_object_array_get_idx(keys, k), "psk");
-		}
-	}
-	for (i = 0; is && json_object_is_type(is, json_type_array) &&
-		    i < json_object_array_length(is); i++) {
-		struct json_object *d = ln_json_at(json_object_array_get_idx(is, i), "dhchap");
-
-		redact_field(d, "secret");
-		redact_field(d, "ctrl_secret");
-		redact_field(d, "psk");
-	}
+	ln_secret_fields_each(req, redact_field);
 }

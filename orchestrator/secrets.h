@@ -57,8 +57,9 @@ void ln_secrets_free(struct ln_secrets *s);
  */
 int ln_secrets_make(const struct ln_spec *spec, struct ln_buf *made, struct ln_buf *err);
 
-/* Replace every secret in an agent request (targets[].dhchap.keys[].key,
- * .ctrl_key, .psk, initiators[].dhchap.secret, .ctrl_secret, .psk) with a fingerprint
+/* Replace every secret in an agent request (each field of
+ * common/secret_fields.h: targets[].dhchap.keys[].key, .ctrl_key, .psk,
+ * initiators[].dhchap.secret, .ctrl_secret, .psk) with a fingerprint
  * ("redacted:" and 16 hex digits of its SHA-256), so a kept or printed
  * copy still shows that a secret changed, never the secret. */
 void ln_secrets_redact(struct json_object *req);

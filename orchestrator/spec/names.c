@@ -10,7 +10,7 @@
 const char *const spec_stage_names[] = { "devices", "rping", "bandwidth", "latency",
 					  "io",      "mpi",   "nccl",      NULL };
 /* mkfs.<fs> is run and the mount made by the agent, which takes only
- * these (agents/agent/core/request.c): lint refuses what it would refuse. */
+ * these (agents/agent/core/request_init.c): lint refuses what it would refuse. */
 const char *const spec_fs_names[] = { "ext4", "xfs", NULL };
 /* Indexed by enum ln_link_layer. */
 const char *const spec_link_layer_names[] = { "any", "infiniband", "ethernet", NULL };
@@ -40,11 +40,11 @@ const char *ln_link_layer_name(enum ln_link_layer l)
 	return spec_link_layer_names[l <= LN_LINK_ETHERNET ? l : 0];
 }
 
-/* Indexed by enum ln_dhchap_hash: the spec's names; the agent writes
- * "hmac(NAME)" to the host entry's dhchap_hash. */
+/* "none", "required": a target's tls. The DH-HMAC-CHAP hash and group
+ * names are the agent's too: common/dhchap.h, indexed by the enums. */
 const char *const ln_tls_names[] = { "none", "required", NULL };
-const char *const ln_dhchap_hash_names[] = { "sha256", "sha384", "sha512", NULL };
-/* Indexed by enum ln_dhchap_group; "null" (no DH exchange) is the
- * kernel's own name for it. */
-const char *const ln_dhchap_group_names[] = { "ffdhe2048", "ffdhe3072", "ffdhe4096",
-					      "ffdhe6144", "ffdhe8192", "null", NULL };
+
+_Static_assert(LN_DHCHAP_SHA512 + 1 == LN_DHCHAP_HASHES,
+	       "ln_dhchap_hash_names (common/dhchap.c) follows enum ln_dhchap_hash");
+_Static_assert(LN_DHGROUP_NULL + 1 == LN_DHCHAP_GROUPS,
+	       "ln_dhchap_group_names (common/dhchap.c) follows enum ln_dhchap_group");

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "common/dhchap.h"
 
 struct json_object;
 
@@ -137,9 +138,8 @@ struct ln_dhchap {
 };
 
 /* Names of the enums above, as the spec, lint -o json and the request
- * write them (names.c). */
-extern const char *const ln_dhchap_hash_names[];
-extern const char *const ln_dhchap_group_names[];
+ * write them: ln_dhchap_hash_names and ln_dhchap_group_names, defined once
+ * for both binaries in common/dhchap.h. */
 /* "none", "required": a target's tls */
 extern const char *const ln_tls_names[];
 

@@ -1,7 +1,5 @@
-#!/bin/bash
 # SPDX-License-Identifier: MIT
-# The docs tier: tests/docs/exit-codes.sh [BUILD]
-# docs/exit-codes.md is the one place exit codes are documented (issue 12,
+# Sourced by tests/docs/run.sh. docs/exit-codes.md is the one place exit codes are documented (issue 12,
 # point 8). Checks, for llmnet (enum ln_exit, common/error.h) and for
 # llmnet-agent (enum ln_agent_exit, common/proto.h):
 #  1. every code the enum defines is a row of the page's table, and every
@@ -13,11 +11,6 @@
 #     program's: the agent's exec child exits 127 when execve fails);
 #  4. no other page carries its own exit-code table; the man page's EXIT
 #     STATUS lists exactly llmnet's codes.
-set -u
-build=${1:-build}
-cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/tap.sh
-tap_init docs
 page=docs/exit-codes.md
 
 # "NAME VALUE" lines of an enum's NAME = VALUE members.
@@ -67,4 +60,3 @@ man=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' docs/llmnet.1 | sed -n 's/^\.B \([0
 	sort -n | tr '\n' ' ')
 check "docs/llmnet.1 EXIT STATUS lists llmnet's codes" "$(doc_codes llmnet | tr '\n' ' ')" "$man"
 
-tap_done "$build/check/docs.counts"

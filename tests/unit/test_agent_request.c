@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The agent's request parser (agents/agent/core/request.c) on its own: the
+ * The agent's request parser (agents/agent/core/request*.c) on its own: the
  * wording of its refusals (issue 12, point 10), values it must refuse, and
  * the cost of its duplicate checks on large requests.
  */

@@ -4,7 +4,8 @@
  * the key store's layout and permission rules (a missing, malformed,
  * loosely permitted, foreign or linked file is refused by name, never by
  * content), `llmnet keys` making only what is missing, the exact dhchap
- * fields of the agent's requests, and their redaction in kept copies.
+ * fields of the agent's requests, their redaction in kept copies, and
+ * that every secret in a request is a field of common/secret_fields.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,9 +16,12 @@
 
 #include "tests/unit/cmocka.h"
 
+#include "agents/agent/core/request.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/secret_fields.h"
+#include "common/util.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/run.h"
 #include "orchestrator/secrets.h"
@@ -47,17 +51,29 @@ static const char spec_fmt[] =
 	"    - { node: h2, target: nqn.2024-04.io.llmnet:t1.a }\n"
 	"    - { node: h3, target: nqn.2024-04.io.llmnet:t1.a }\n";
 
-static struct ln_spec *load(int bidirectional)
+/* The spec, its target bidirectional or not, with tls: required or not. */
+static struct ln_spec *load_tls(int bidirectional, int tls)
 {
-	char yaml[2048];
+	static const char line[] = "      tls: required\n";
+	char yaml[2048], *at;
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_spec *spec = NULL;
 
 	snprintf(yaml, sizeof(yaml), spec_fmt, dir, bidirectional ? "true" : "false");
-	if (ln_spec_load_buf("sec.yaml", yaml, strlen(yaml), &spec, &err) < 0)
+	if (tls) {
+		at = strstr(yaml, "transport: tcp\n") + strlen("transport: tcp\n");
+		memmove(at + strlen(line), at, strlen(at) + 1);
+		memcpy(at, line, strlen(line));
+	}
+	if (ln_spec_load_buf(tls ? "tls.yaml" : "sec.yaml", yaml, strlen(yaml), &spec, &err) < 0)
 		fail_msg("%s", err.buf);
 	ln_buf_release(&err);
 	return spec;
+}
+
+static struct ln_spec *load(int bidirectional)
+{
+	return load_tls(bidirectional, 0);
 }
 
 static void path_of(char *p, size_t n, const char *rel)
@@ -332,15 +348,29 @@ static void test_secrets__request_fields_and_redaction(void **state)
 	ln_test_release(&err, &b, &notes);
 }
 
+/* After a tls test: the run and the spec released, the PSKs removed (the
+ * tests before it expect none). */
+static void end_tls_run(struct ln_run *r, struct ln_spec *spec)
+{
+	char p[512];
+
+	ln_run_release(r);
+	path_of(p, sizeof(p), "t1/h2.psk");
+	unlink(p);
+	path_of(p, sizeof(p), "t1/h3.psk");
+	unlink(p);
+	ln_spec_free(spec);
+}
+
 /* tls: required: one PSK per (target node, host) next to the secrets,
  * NVMeTLSkey-1 checked as the DHHC-1 ones are (missing, malformed, loose:
  * refused by name), made by `llmnet keys`, carried in the request with
  * tls "required" on both sides, and redacted. */
 static void test_secrets__tls_psk(void **state)
 {
-	char yaml[2048], p[512], *at;
+	char p[512];
 	struct ln_buf err = LN_BUF_INIT, made = LN_BUF_INIT, b = LN_BUF_INIT;
-	struct ln_spec *spec = NULL;
+	struct ln_spec *spec = load_tls(0, 1);
 	struct ln_secrets *sec = NULL;
 	struct json_object *req, *d, *t;
 	const struct ln_secret *s2;
@@ -348,12 +378,6 @@ static void test_secrets__tls_psk(void **state)
 	size_t i;
 
 	(void)state;
-	snprintf(yaml, sizeof(yaml), spec_fmt, dir, "false");
-	at = strstr(yaml, "transport: tcp\n") + strlen("transport: tcp\n");
-	memmove(at + strlen("      tls: required\n"), at, strlen(at) + 1);
-	memcpy(at, "      tls: required\n", strlen("      tls: required\n"));
-	if (ln_spec_load_buf("tls.yaml", yaml, strlen(yaml), &spec, &err) < 0)
-		fail_msg("%s", err.buf);
 	expect_refused(spec, "t1/h2.psk", "is missing ('llmnet keys SPEC' makes it)");
 	put("t1/h2.psk", KEY_A "\n", 0600);
 	expect_refused(spec, "t1/h2.psk", "is malformed: PSK does not start with 'NVMeTLSkey-1:'");
@@ -396,13 +420,131 @@ static void test_secrets__tls_psk(void **state)
 	assert_string_equal(ln_json_str_at(t, "tls"), "required");
 	assert_string_equal(ln_json_str_at(ln_json_at(t, "dhchap"), "psk"), s2->psk);
 	json_object_put(req);
-	ln_run_release(&r);
-	path_of(p, sizeof(p), "t1/h2.psk");
-	unlink(p);
-	path_of(p, sizeof(p), "t1/h3.psk");
-	unlink(p);
-	ln_spec_free(spec);
+	end_tls_run(&r, spec);
 	ln_test_release(&err, &made, &b);
+}
+
+/* The fields of common/secret_fields.h that hold something in a request,
+ * and how often each (holder, slot) was seen. */
+struct listed {
+	struct json_object *v[16];
+	size_t n;
+	int seen[LN_SECRET_HOLDERS][LN_SECRET_SLOTS];
+};
+
+static int collect(struct json_object *holder, const struct ln_secret_holder *h, size_t item,
+		   const char *name, void *arg)
+{
+	struct listed *l = arg;
+	int k;
+
+	(void)item;
+	assert_non_null(name);
+	for (k = 0; k < LN_SECRET_SLOTS; k++) {
+		struct json_object *v = ln_json_at(holder, h->field[k]);
+
+		if (!v)
+			continue;
+		assert_true(l->n < ARRAY_SIZE(l->v));
+		l->v[l->n++] = v;
+		l->seen[h - ln_secret_holders][k]++;
+	}
+	return 0;
+}
+
+/* The strings in o (under key) that hold a secret, DHHC-1 or NVMeTLSkey-1;
+ * each must sit at a listed field. */
+static size_t count_secrets(struct json_object *o, const char *key, const struct listed *l)
+{
+	const char *s;
+	size_t n = 0, i;
+
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		s = json_object_get_string(o);
+		if (!strstr(s, "DHHC-1") && !strstr(s, "NVMeTLSkey-1"))
+			return 0;
+		for (i = 0; i < l->n && l->v[i] != o; i++)
+			;
+		if (i == l->n)
+			fail_msg("'%s' holds a secret but is not a field of common/secret_fields.h, "
+				 "so it is neither redacted nor stripped", key);
+		return 1;
+	case json_type_array:
+		for (i = 0; i < json_object_array_length(o); i++)
+			n += count_secrets(json_object_array_get_idx(o, i), key, l);
+		return n;
+	case json_type_object: {
+		json_object_object_foreach(o, k, v)
+			n += count_secrets(v, k, l);
+		return n;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Every secret the controller puts in a request (a target's and an
+ * initiator's, bidirectional and with tls: every field there is) sits at
+ * a field of the one list, so redaction, the agent's persist strip and its
+ * key store, all driven by it, cover it; the agent reads each back, and a
+ * redacted copy holds none. A secret field added to the request without
+ * adding it to common/secret_fields.h fails here. */
+static void test_secrets__every_secret_at_a_listed_field(void **state)
+{
+	struct ln_buf err = LN_BUF_INIT, made = LN_BUF_INIT, text = LN_BUF_INIT;
+	struct ln_spec *spec = load_tls(1, 1);
+	struct listed all = { { NULL }, 0, { { 0 } } };
+	struct ln_request rq;
+	struct ln_run r;
+	size_t i, node;
+	int h, k;
+
+	(void)state;
+	assert_int_equal(ln_secrets_make(spec, &made, &err), 0);
+	assert_int_equal(ln_run_init(&r, spec, 0, NULL, 0, NULL, 0, "test", &err), 0);
+	assert_int_equal(ln_secrets_load(spec, &r.secrets, &err), 0);
+	for (i = 0; i < r.n; i++) {
+		r.nodes[i].state = LN_NODE_OK;
+		r.nodes[i].facts = facts_of((int)i + 1);
+	}
+	for (node = 0; node < 2; node++) {
+		struct json_object *req = ln_plan_request(&r, node, LN_PHASE_FULL, NULL);
+		struct listed l = { { NULL }, 0, { { 0 } } };
+
+		assert_non_null(req);
+		assert_int_equal(ln_secret_fields_walk(req, collect, &l), 0);
+		assert_int_equal(count_secrets(req, "request", &l), l.n);
+		for (h = 0; h < LN_SECRET_HOLDERS; h++)
+			for (k = 0; k < LN_SECRET_SLOTS; k++)
+				all.seen[h][k] += l.seen[h][k];
+		/* the agent takes the request, and every listed secret with it */
+		ln_buf_reset(&text);
+		assert_int_equal(ln_json_write(req, 0, &text), 0);
+		if (ln_request_parse(text.buf, text.len, &rq, &err) < 0)
+			fail_msg("%s", err.buf);
+		for (i = 0; i < rq.ntargets; i++)
+			for (k = 0; k < LN_SECRET_SLOTS; k++)
+				assert_non_null(rq.targets[i].keys[0].v[k]);
+		for (i = 0; i < rq.ninits; i++)
+			for (k = 0; k < LN_SECRET_SLOTS; k++)
+				assert_non_null(rq.inits[i].secrets[k]);
+		ln_request_release(&rq);
+		/* redacted: a fingerprint at each listed field, no secret anywhere */
+		ln_secrets_redact(req);
+		l.n = 0;
+		assert_int_equal(ln_secret_fields_walk(req, collect, &l), 0);
+		assert_int_equal(count_secrets(req, "request", &l), 0);
+		for (i = 0; i < l.n; i++)
+			assert_memory_equal(json_object_get_string(l.v[i]), "redacted:", 9);
+		json_object_put(req);
+	}
+	/* the fixture is full: each holder had each of its slots */
+	for (h = 0; h < LN_SECRET_HOLDERS; h++)
+		for (k = 0; k < LN_SECRET_SLOTS; k++)
+			assert_true(all.seen[h][k] > 0);
+	end_tls_run(&r, spec);
+	ln_test_release(&err, &made, &text);
 }
 
 LN_TEST_MAIN(store_setup, store_teardown,
@@ -411,4 +553,5 @@ LN_TEST_MAIN(store_setup, store_teardown,
 	cmocka_unit_test(test_secrets__make_fills_only_the_gaps),
 	cmocka_unit_test(test_secrets__request_fields_and_redaction),
 	cmocka_unit_test(test_secrets__tls_psk),
+	cmocka_unit_test(test_secrets__every_secret_at_a_listed_field),
 )

@@ -4,7 +4,8 @@
  * node needs, kept in
  * /etc/llmnet/keys/<cluster>/ (0700, files 0600, written atomically) so
  * that what configfs and the live controllers lose at a reboot can be set
- * again. Only this node's secrets are kept: host-<host NQN>.key (and
+ * again. Only this node's secrets are kept, one file per secret field of
+ * the request (common/secret_fields.h): host-<host NQN>.key (and
  * .ctrl.key, .psk) for the host entries its targets key, target-<subsystem
  * NQN>.key (and .ctrl.key, .psk) for its initiators' connects. Files the request
  * no longer needs are removed by apply, never by a boot-time restore (a
@@ -27,17 +28,24 @@
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/kernel/read.h"
 #include "common/json.h"
+#include "common/secret_fields.h"
 
-static void want_add(struct json_object *files, const char *kind, const char *nqn,
-		     const char *ext, const char *secret)
+/* The files of one holder (common/secret_fields.h), name -> secret:
+ * <store>-<nqn>.<ext> for each secret it has. */
+static void want_add(struct json_object *files, enum ln_secret_holder_kind kind, const char *nqn,
+		     const char *const secret[LN_SECRET_SLOTS])
 {
 	char name[NAME_MAX + 1];
+	int k;
 
-	if (!secret)
-		return;
-	if (snprintf(name, sizeof(name), "%s-%s.%s", kind, nqn, ext) >= (int)sizeof(name))
-		return;	/* an NQN is at most LN_NQN_MAX bytes: cannot happen */
-	json_object_object_add(files, name, json_object_new_string(secret));
+	for (k = 0; k < LN_SECRET_SLOTS; k++) {
+		if (!secret[k])
+			continue;
+		if (snprintf(name, sizeof(name), "%s-%s.%s", ln_secret_holders[kind].store, nqn,
+			     ln_secret_ext[k]) >= (int)sizeof(name))
+			continue;	/* an NQN is at most LN_NQN_MAX bytes: cannot happen */
+		json_object_object_add(files, name, json_object_new_string(secret[k]));
+	}
 }
 
 /* Every file the request needs on this node, name -> secret. */
@@ -50,18 +58,11 @@ static struct json_object *wanted(const struct ln_request *rq)
 		const struct ln_req_target *t = &rq->targets[i];
 
 		/* a target that is not exported needs no secret here */
-		for (j = 0; t->keys && !t->failed && j < t->nhosts; j++) {
-			want_add(files, "host", t->hosts[j], "key", t->keys[j].key);
-			want_add(files, "host", t->hosts[j], "ctrl.key", t->keys[j].ctrl_key);
-			want_add(files, "host", t->hosts[j], "psk", t->keys[j].psk);
-		}
+		for (j = 0; t->keys && !t->failed && j < t->nhosts; j++)
+			want_add(files, LN_SECRET_HOST, t->hosts[j], t->keys[j].v);
 	}
-	for (i = 0; rq && i < rq->ninits; i++) {
-		want_add(files, "target", rq->inits[i].target, "key", rq->inits[i].secret);
-		want_add(files, "target", rq->inits[i].target, "ctrl.key",
-			 rq->inits[i].ctrl_secret);
-		want_add(files, "target", rq->inits[i].target, "psk", rq->inits[i].psk);
-	}
+	for (i = 0; rq && i < rq->ninits; i++)
+		want_add(files, LN_SECRET_CONNECT, rq->inits[i].target, rq->inits[i].secrets);
 	return files;
 }
 
@@ -203,19 +204,29 @@ out:
 	ln_buf_release(&err);
 }
 
-/* host-H.key, host-H.ctrl.key or host-H.psk of a host entry a kept
- * target still keys (the cluster still owns nvmet_host_key H after the
- * removals). */
+/* host-H.key, host-H.ctrl.key or host-H.psk (a host holder's files,
+ * common/secret_fields.h) of a host entry a kept target still keys (the
+ * cluster still owns nvmet_host_key H after the removals). */
 static int kept_host_key(struct ln_converge *cv, const char *name)
 {
-	size_t len = strlen(name);
+	const char *store = ln_secret_holders[LN_SECRET_HOST].store;
+	size_t len = strlen(name), pre = strlen(store) + 1, dot = 0, n;
 	char h[NAME_MAX + 1];
+	int k;
 
-	if (!cv->kept || strncmp(name, "host-", 5) || len < 10 ||
-	    (strcmp(name + len - 4, ".key") && strcmp(name + len - 4, ".psk")))
+	if (!cv->kept || strncmp(name, store, pre - 1) || name[pre - 1] != '-')
 		return 0;
-	len -= len > 14 && !strcmp(name + len - 9, ".ctrl.key") ? 9 : 4;
-	snprintf(h, sizeof(h), "%.*s", (int)(len - 5), name + 5);
+	/* H is what the longest extension leaves, when it leaves one:
+	 * host-H.ctrl.key is H's, not H.ctrl's */
+	for (k = 0; k < LN_SECRET_SLOTS; k++) {
+		n = strlen(ln_secret_ext[k]) + 1;	/* with its '.' */
+		if (len > pre + n && name[len - n] == '.' &&
+		    !strcmp(name + len - n + 1, ln_secret_ext[k]) && (!dot || len - n < dot))
+			dot = len - n;
+	}
+	if (!dot)
+		return 0;
+	snprintf(h, sizeof(h), "%.*s", (int)(dot - pre), name + pre);
 	return ln_cv_owned(cv, "nvmet_host_key", h);
 }
 

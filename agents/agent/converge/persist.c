@@ -41,6 +41,7 @@
 #include "common/error.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/secret_fields.h"
 
 #define SYSTEMD_RUN "/run/systemd/system"
 #define UNIT_DIR "/etc/systemd/system"
@@ -92,32 +93,9 @@ static void render_unit(const char *cluster, const char *agent, struct ln_buf *o
 		    LN_RESTORE_BOOT_MS / 1000 + 15, LN_RESTORE_TRY_MS / 1000 + 5);
 }
 
-/* The request as stored: a copy without any secret. */
-static void strip_secrets(struct json_object *rq)
+static void strip_field(struct json_object *holder, const char *key)
 {
-	struct json_object *arr, *d, *keys;
-	size_t i, j;
-
-	if (json_object_object_get_ex(rq, "targets", &arr))
-		for (i = 0; i < json_object_array_length(arr); i++) {
-			d = ln_json_at(json_object_array_get_idx(arr, i), "dhchap");
-			keys = d ? ln_json_at(d, "keys") : NULL;
-			for (j = 0; keys && j < json_object_array_length(keys); j++) {
-				json_object_object_del(json_object_array_get_idx(keys, j), "key");
-				json_object_object_del(json_object_array_get_idx(keys, j),
-						       "ctrl_key");
-				json_object_object_del(json_object_array_get_idx(keys, j), "psk");
-			}
-		}
-	if (json_object_object_get_ex(rq, "initiators", &arr))
-		for (i = 0; i < json_object_array_length(arr); i++) {
-			d = ln_json_at(json_object_array_get_idx(arr, i), "dhchap");
-			if (d) {
-				json_object_object_del(d, "secret");
-				json_object_object_del(d, "ctrl_secret");
-				json_object_object_del(d, "psk");
-			}
-		}
+	json_object_object_del(holder, key);
 }
 
 static int render_request(const struct ln_request *rq, struct ln_buf *out)
@@ -127,7 +105,8 @@ static int render_request(const struct ln_request *rq, struct ln_buf *out)
 
 	if (r < 0)
 		return -ENOMEM;
-	strip_secrets(copy);
+	/* the request as stored: no secret (no field of common/secret_fields.h) */
+	ln_secret_fields_each(copy, strip_field);
 	r = ln_json_write(copy, 1, out);
 	json_object_put(copy);
 	return r;
@@ -370,57 +349,27 @@ static int put_secret(struct ln_agent *a, const char *cluster, struct json_objec
 	return r;
 }
 
-/* One host's or connect's secrets into o under keys[0] (required), keys[1]
- * and keys[2] (the TLS PSK), from <kind>-<name>.key, .ctrl.key and .psk. */
-static int put_secrets(struct ln_agent *a, const char *cluster, struct json_object *o,
-		       const char *const keys[3], const char *kind, const char *name,
-		       struct ln_buf *err)
+struct refill {
+	struct ln_agent *a;
+	const char *cluster;
+	struct ln_buf *err;
+};
+
+/* One holder's secrets back under its fields, from the key store files
+ * keystore.c names: <store>-<name>.key (required), .ctrl.key and .psk
+ * (host-<host NQN> for a target's host, target-<NQN> for a connect). */
+static int refill_holder(struct json_object *o, const struct ln_secret_holder *h, size_t item,
+			 const char *name, void *arg)
 {
-	static const char *const ext[] = { "key", "ctrl.key", "psk" };
+	const struct refill *rf = arg;
 	char f[NAME_MAX + 1];
-	int i, r = 0;
+	int k, r = 0;
 
-	for (i = 0; r == 0 && i < 3; i++) {
-		snprintf(f, sizeof(f), "%s-%s.%s", kind, name ? name : "", ext[i]);
-		r = put_secret(a, cluster, o, keys[i], f, i == 0, err);
+	(void)item;
+	for (k = 0; r == 0 && k < LN_SECRET_SLOTS; k++) {
+		snprintf(f, sizeof(f), "%s-%s.%s", h->store, name ? name : "", ln_secret_ext[k]);
+		r = put_secret(rf->a, rf->cluster, o, h->field[k], f, k == LN_SECRET_KEY, rf->err);
 	}
-	return r;
-}
-
-/* Give the stored request back its secrets, from the key store files
- * keystore.c names: host-<host NQN>.key for a target's host, target-<NQN>.key
- * for an initiator's connect (.ctrl.key: the controller's secret). */
-static int add_secrets(struct ln_agent *a, const char *cluster, struct json_object *rq,
-		       struct ln_buf *err)
-{
-	static const char *const host_keys[] = { "key", "ctrl_key", "psk" };
-	static const char *const connect_keys[] = { "secret", "ctrl_secret", "psk" };
-	struct json_object *arr, *d, *keys, *k;
-	size_t i, j;
-	int r = 0;
-
-	if (json_object_object_get_ex(rq, "targets", &arr))
-		for (i = 0; r == 0 && i < json_object_array_length(arr); i++) {
-			d = ln_json_at(json_object_array_get_idx(arr, i), "dhchap");
-			keys = d ? ln_json_at(d, "keys") : NULL;
-			for (j = 0; r == 0 && keys && j < json_object_array_length(keys); j++) {
-				const char *host;
-
-				k = json_object_array_get_idx(keys, j);
-				host = json_object_get_string(ln_json_at(k, "host"));
-				r = put_secrets(a, cluster, k, host_keys, "host", host, err);
-			}
-		}
-	if (json_object_object_get_ex(rq, "initiators", &arr))
-		for (i = 0; r == 0 && i < json_object_array_length(arr); i++) {
-			struct json_object *in = json_object_array_get_idx(arr, i);
-			const char *nqn = json_object_get_string(ln_json_at(in, "target"));
-
-			d = ln_json_at(in, "dhchap");
-			if (!d)
-				continue;
-			r = put_secrets(a, cluster, d, connect_keys, "target", nqn, err);
-		}
 	return r;
 }
 
@@ -450,8 +399,11 @@ int ln_persist_load(struct ln_agent *a, const char *cluster, struct ln_buf *out,
 		ln_buf_addf(err, "'%s' is not a request", p.request);
 		r = -LN_EREQUEST;
 	}
-	if (r == 0)
-		r = add_secrets(a, cluster, rq, err);
+	if (r == 0) {
+		struct refill rf = { a, cluster, err };
+
+		r = ln_secret_fields_walk(rq, refill_holder, &rf);
+	}
 	if (r == 0)
 		r = ln_json_write(rq, 0, out);
 	if (r == -ENOENT)

@@ -29,6 +29,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/parse-options.h"
 #include "common/util.h"
 
 struct verb {
@@ -161,12 +162,79 @@ out:
 	return rc;
 }
 
+/* The agent's own options, before the verb (parse-options.h: the table
+ * cmd/ uses too). A bad --budget-ms is answered by its callback. */
+static const char *opt_root;
+static int opt_verbose, opt_answered;
+
+static int set_budget(const struct ln_option *opt, const char *v)
+{
+	char *end;
+	long ms;
+
+	(void)opt;
+	errno = 0;
+	ms = strtol(v, &end, 10);
+	if (errno || *end || ms < 1 || ms > LN_BUDGET_MAX_MS) {
+		opt_answered = ln_agent_fail("usage", "--budget-ms must be 1-86400000 milliseconds",
+					     LN_AGENT_EXIT_USAGE);
+		return -1;
+	}
+	/* the budget is measured from here, before the request is read */
+	ln_budget_start(ms);
+	return 0;
+}
+
+static int set_quiet(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	(void)v;
+	opt_verbose = 0;
+	ln_log_threshold = LN_LOG_ERROR;
+	return 0;
+}
+
+/* -v: verbose; -vv (or -v -v): debug. */
+static int set_verbose(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	(void)v;
+	ln_log_threshold = opt_verbose++ ? LN_LOG_DEBUG : LN_LOG_VERBOSE;
+	return 0;
+}
+
+static int set_trace(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	return ln_log_set_trace(v) < 0 ? -1 : 0;
+}
+
+static const struct ln_option agent_options[] = {
+	LN_OPT_STRING("root", &opt_root, "DIR", "the fixture tree to act on, not the node"),
+	LN_OPT_CALLBACK(0, "budget-ms", "MS", "the request's time budget", 0, NULL, set_budget),
+	LN_OPT_CALLBACK('q', NULL, NULL, "errors only", LN_OPT_NOARG, NULL, set_quiet),
+	LN_OPT_CALLBACK('v', NULL, NULL, "more detail (-vv: debug)", LN_OPT_NOARG, NULL,
+			set_verbose),
+	LN_OPT_CALLBACK(0, "trace", "AREAS", "trace areas", LN_OPT_EQ_ONLY, NULL, set_trace),
+	LN_OPT_END(),
+};
+
+static const struct ln_opt_cmd agent_cmd = {
+	"llmnet-agent [--root DIR] [--budget-ms MS] [-q|-v|-vv] [--trace=AREAS] "
+	"session|version|facts|plan|apply|teardown|run|restore ...",
+	NULL,
+	agent_options,
+};
+
 static int usage(void)
 {
-	return ln_agent_fail("usage",
-			     "usage: llmnet-agent [--root DIR] [--budget-ms MS] [-q|-v|-vv] "
-			     "[--trace=AREAS] session|version|facts|plan|apply|teardown|run|restore ...",
-			     LN_AGENT_EXIT_USAGE);
+	struct ln_buf msg = LN_BUF_INIT;
+	int rc;
+
+	ln_buf_addf(&msg, "usage: %s", agent_cmd.usage);
+	rc = ln_agent_fail("usage", msg.buf, LN_AGENT_EXIT_USAGE);
+	ln_buf_release(&msg);
+	return rc;
 }
 
 /* One verb, one-shot or a session's request: read-only verbs run with the
@@ -233,53 +301,27 @@ int main(int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_agent a;
-	const char *root = NULL;
-	long budget = -1;
-	int i, rc;
+	int rc;
 
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--budget-ms") && i + 1 < argc) {
-			char *end;
-
-			errno = 0;
-			budget = strtol(argv[++i], &end, 10);
-			if (errno || *end || budget < 1 || budget > LN_BUDGET_MAX_MS)
-				return ln_agent_fail("usage", "--budget-ms must be 1-86400000 milliseconds",
-						     LN_AGENT_EXIT_USAGE);
-			/* the budget is measured from here, before the request is read */
-			ln_budget_start(budget);
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			root = argv[++i];
-		} else if (!strncmp(argv[i], "--root=", 7)) {
-			root = argv[i] + 7;
-		} else if (!strcmp(argv[i], "-q")) {
-			ln_log_threshold = LN_LOG_ERROR;
-		} else if (!strcmp(argv[i], "-v")) {
-			ln_log_threshold = LN_LOG_VERBOSE;
-		} else if (!strcmp(argv[i], "-vv")) {
-			ln_log_threshold = LN_LOG_DEBUG;
-		} else if (!strncmp(argv[i], "--trace=", 8)) {
-			if (ln_log_set_trace(argv[i] + 8) < 0)
-				return usage();
-		} else {
-			return usage();
-		}
-	}
-	if (i >= argc)
+	/* the options stop at the verb: what follows is the verb's */
+	argc = ln_parse_options(&agent_cmd, argc, argv, LN_PARSE_STOP_AT_ARG);
+	if (argc < 0)
+		return opt_answered ? opt_answered : usage();
+	if (argc < 2 || argv[1][0] == '-')
 		return usage();
 	/* what a command leaves behind comes back to the agent (exec.c) */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (!strcmp(argv[i], LN_VERB_SEAL))
-		return seal(argc - i, argv + i);
-	if (ln_agent_init(&a, root, &err) < 0) {
+	if (!strcmp(argv[1], LN_VERB_SEAL))
+		return seal(argc - 1, argv + 1);
+	if (ln_agent_init(&a, opt_root, &err) < 0) {
 		rc = ln_agent_fail("usage", err.buf, LN_AGENT_EXIT_USAGE);
 		goto out;
 	}
-	if (!strcmp(argv[i], LN_VERB_SESSION))
+	if (!strcmp(argv[1], LN_VERB_SESSION))
 		/* each request carries its own budget (budget_ms), not the session */
-		rc = argc - i == 1 && !ln_budget_active() ? ln_session_serve(&a, run_verb) : usage();
+		rc = argc == 2 && !ln_budget_active() ? ln_session_serve(&a, run_verb) : usage();
 	else
-		rc = run_verb(&a, argc - i, argv + i);
+		rc = run_verb(&a, argc - 1, argv + 1);
 out:
 	ln_buf_release(&err);
 	return rc;

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The plan/apply request as the agent reads it (request.c parses and
- * validates it; nothing on the node is read). Its strings point into
- * the parsed JSON, which the request owns.
+ * validates it, with its parts: request_impl.h; nothing on the node is
+ * read). Its strings point into the parsed JSON, which the request owns.
  */
 #ifndef LN_AGENT_REQUEST_H
 #define LN_AGENT_REQUEST_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/secret_fields.h"
 
 struct json_object;
 struct ln_buf;
@@ -27,11 +29,17 @@ struct ln_req_ns {
 	char device_id[256];
 };
 
-/* One host's DH-HMAC-CHAP secrets on a target (never printed or logged). */
+/* One host's DH-HMAC-CHAP secrets on a target (never printed or logged),
+ * by name or by slot (v[LN_SECRET_KEY] is key: common/secret_fields.h). */
 struct ln_req_key {
-	const char *key;	/* DHHC-1 host secret */
-	const char *ctrl_key;	/* DHHC-1 controller secret, or NULL (one-way) */
-	const char *psk;	/* NVMeTLSkey-1 configured PSK, or NULL (no tls) */
+	union {
+		struct {
+			const char *key;	/* DHHC-1 host secret */
+			const char *ctrl_key;	/* DHHC-1 controller secret, or NULL (one-way) */
+			const char *psk;	/* NVMeTLSkey-1 configured PSK, or NULL (no tls) */
+		};
+		const char *v[LN_SECRET_SLOTS];
+	};
 };
 
 struct ln_req_target {
@@ -59,10 +67,15 @@ struct ln_req_init {
 	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay;
 	const char *mount_path, *mount_fs;
 	int format_if_blank;
-	/* DH-HMAC-CHAP secrets for the connect, or NULL */
-	const char *secret, *ctrl_secret;
-	int tls;		/* connect with TLS 1.3 ... */
-	const char *psk;	/* ... with this configured PSK (dhchap.psk) */
+	/* DH-HMAC-CHAP secrets for the connect, or NULL, by name or by slot
+	 * (common/secret_fields.h); psk: the configured PSK of a tls connect */
+	union {
+		struct {
+			const char *secret, *ctrl_secret, *psk;
+		};
+		const char *secrets[LN_SECRET_SLOTS];
+	};
+	int tls;		/* connect with TLS 1.3, with dhchap.psk */
 	int discovery;		/* connect from the target's discovery log (discovery.c) */
 };
 
