@@ -72,13 +72,17 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 {
 	struct ln_run *r = ctx;
 	struct ln_node_run *nr = &r->nodes[i];
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, why = LN_BUF_INIT;
 	double t0 = ln_now_s();
 	int rc;
 
 	rc = ln_run_session(r, nr, &err);
-	if (rc == 0)
-		rc = ln_agent_ensure(nr->s, &r->img, &nr->pushed, &err);
+	if (rc == 0) {
+		rc = ln_agent_ensure(nr->s, &r->img, &nr->pushed, &why, &err);
+		if (nr->pushed)
+			ln_run_note(r, LN_LOG_VERBOSE, "pushed agent to '%s': %s", nr->spec->name,
+				    why.buf);
+	}
 	if (rc == 0) {
 		json_object_put(nr->facts);
 		nr->facts = NULL;
@@ -101,6 +105,7 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 		if (nr->pushed)
 			ln_run_log(r, "%s: agent %.12s pushed", nr->spec->name, r->img.sha256);
 	}
+	ln_buf_release(&why);
 	ln_buf_release(&err);
 	return rc;
 }

@@ -181,7 +181,7 @@ out:
 }
 
 int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int *pushed,
-		    struct ln_buf *err)
+		    struct ln_buf *why_pushed, struct ln_buf *err)
 {
 	struct ln_buf why = LN_BUF_INIT;
 	int r;
@@ -196,7 +196,8 @@ int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int 
 		r = 0;
 		goto out;
 	}
-	ln_verbose("pushing agent to '%s': %s", ln_ssh_node(s), why.buf);
+	if (why_pushed)
+		ln_buf_addstr(why_pushed, why.buf);
 	/* the old agent's session ends before its binary is replaced */
 	ln_ssh_stream_close(s, 0, NULL);
 	r = install(s, img, err);

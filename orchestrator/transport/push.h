@@ -39,9 +39,11 @@ void ln_sha256_hex(const void *data, size_t len, char out[65]);
  * Make sure the node runs img: one `version` request on the node's agent
  * session when it already does; otherwise the session is ended, img
  * uploaded, renamed into place and sealed, and a new session's `version`
- * confirms it. *pushed is set to 1 when an upload happened.
+ * confirms it. *pushed is set to 1 when an upload happened, and why (the
+ * caller's, may be NULL) then says what made it push; the library never
+ * prints, so the caller says it.
  */
 int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int *pushed,
-		    struct ln_buf *err);
+		    struct ln_buf *why_pushed, struct ln_buf *err);
 
 #endif

@@ -87,7 +87,7 @@ void vs_progress(struct vctx *c, const char *fmt, ...)
 	if (c->o->progress)
 		c->o->progress(c->o->progress_ctx, line);
 	else
-		ln_verbose("%s", line);
+		ln_debug("%s", line);
 }
 
 const char *vs_nname(struct vctx *c, size_t i)
