@@ -633,9 +633,10 @@ int ln_recap_apply(struct ln_run *r, const char *verb, int json, struct ln_buf *
 			ln_json_add(nodes, nr->spec->name, recap_node_json(nr, fl, sk, unr, pend, kept, why));
 			continue;
 		}
-		put(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s%s\n",
-			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "",
-			why ? why : "");
+		put(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s",
+			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "");
+		put_esc(out, why, 0);
+		put(out, "\n");
 		if (nr->n_failed)
 			print_failed_changes(out, nr, (int)w);
 		kept_targets(out, nr, (int)w);

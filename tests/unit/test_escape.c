@@ -84,15 +84,10 @@ static void test_escape__full_buffer_unchanged(void **state)
 	ln_buf_release(&out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape__c0_and_del),
-		cmocka_unit_test(test_escape__backslash),
-		cmocka_unit_test(test_escape__utf8_kept_c1_escaped),
-		cmocka_unit_test(test_escape__str_and_null),
-		cmocka_unit_test(test_escape__full_buffer_unchanged),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_escape__c0_and_del),
+	cmocka_unit_test(test_escape__backslash),
+	cmocka_unit_test(test_escape__utf8_kept_c1_escaped),
+	cmocka_unit_test(test_escape__str_and_null),
+	cmocka_unit_test(test_escape__full_buffer_unchanged),
+)
