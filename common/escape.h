@@ -24,6 +24,10 @@
  */
 int ln_escape(struct ln_buf *out, const char *s, size_t n);
 
+/* Length of the well-formed UTF-8 sequence at s (n > 0 bytes left): 1 for
+ * ASCII, 0 for none (overlong, a surrogate, above U+10FFFF, truncated). */
+size_t ln_utf8_seq(const unsigned char *s, size_t n);
+
 /* ln_escape() of a NUL-terminated string; NULL appends nothing. */
 int ln_escape_str(struct ln_buf *out, const char *s);
 

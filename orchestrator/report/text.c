@@ -202,9 +202,10 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 		ln_buf_addf(out, "  %-10s %s%-8s%s", ln_stage_name(s), paint(color, st->status),
 			    st->status == LN_ST_PASS ? "pass" : st->status == LN_ST_SKIPPED ?
 			    "skipped" : st->status == LN_ST_NOT_RUN ? "NOT RUN" : "FAIL", off);
-		if (!st->ran && st->reason)
-			ln_buf_addf(out, " %s", st->reason);
-		else
+		if (!st->ran && st->reason) {
+			ln_buf_addch(out, ' ');
+			ln_escape_str(out, st->reason);
+		} else
 			ln_buf_addf(out, " %zu passed, %zu failed, %zu skipped, %zu not run",
 				    st->passed, st->failed, st->skipped, st->not_run);
 		if (st->rounds)
