@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/log.h"
 #include "orchestrator/report/recap.h"
 #include "orchestrator/run/notes.h"
@@ -17,17 +18,28 @@
 
 static int stderr_tty;
 
+/* Say one line at level (LN_NOTE_PLAIN: bare), escaped whole: a note or
+ * a node's progress line may quote what a node sent (escape.h), and the
+ * controller's own text in them holds no control byte. */
+static void say_line(int level, const char *text)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	const char *shown = ln_escape_str(&e, text) < 0 ? "(out of memory)" : e.buf;
+
+	if (level == LN_NOTE_PLAIN)
+		fprintf(stderr, "%s\n", shown);
+	else
+		ln_log((enum ln_log_level)level, "%s", shown);
+	ln_buf_release(&e);
+}
+
 /* Say each of n, oldest first, and release them. */
 static void say(struct ln_notes *n)
 {
 	size_t i;
 
-	for (i = 0; i < n->n; i++) {
-		if (n->v[i].level == LN_NOTE_PLAIN)
-			fprintf(stderr, "%s\n", n->v[i].text);
-		else
-			ln_log((enum ln_log_level)n->v[i].level, "%s", n->v[i].text);
-	}
+	for (i = 0; i < n->n; i++)
+		say_line(n->v[i].level, n->v[i].text);
 	ln_notes_release(n);
 }
 
@@ -53,7 +65,7 @@ static void progress(void *ctx, const struct ln_fanout_event *ev)
 		fputs("\r\033[K", stderr);
 	ln_cmd_notes(ctx, NULL);
 	if (ev->line)
-		ln_info("%s", ev->line);
+		say_line(LN_LOG_INFO, ev->line);
 	if (live && !ev->end) {
 		fprintf(stderr, "\r\033[K%s: %zu/%zu done, %zu in flight", ev->phase, ev->done,
 			ev->total, ev->in_flight);

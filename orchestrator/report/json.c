@@ -13,7 +13,8 @@
 
 static struct json_object *num(double v)
 {
-	return isnan(v) ? NULL : json_object_new_double(v);
+	/* NaN, inf: not JSON; written as null */
+	return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
 static struct json_object *str_or_null(const char *s)
@@ -126,7 +127,7 @@ static struct json_object *attempt_json(const struct ln_check *c, const struct l
 	json_object_object_add(o, "value", num(at->value));
 	if (c->stage == LN_STAGE_LATENCY)
 		json_object_object_add(o, "latency", latency_json(&at->lat, 0));
-	json_object_object_add(o, "seconds", json_object_new_double(at->seconds));
+	json_object_object_add(o, "seconds", num(at->seconds));
 	json_object_object_add(o, "timed_out", json_object_new_boolean(at->timed_out));
 	json_object_object_add(o, "retest", json_object_new_boolean(at->retest));
 	json_object_object_add(o, "detail", str_or_null(at->detail));

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/json.h"
 #include "orchestrator/report/recap.h"
 #include "orchestrator/run/plan.h"
@@ -53,6 +54,43 @@ static void put_count(struct sink *out, int n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vput(out, fmt, ap);
 	va_end(ap);
+}
+
+/* A string a node sent, escaped (escape.h), then padded with spaces to
+ * width columns (0: none). A node's strings never reach the terminal raw:
+ * a forged newline, a window title or an erased line stay text. */
+static void put_esc(struct sink *out, const char *s, int width)
+{
+	size_t start = out->b->len;
+	int r = ln_escape_str(out->b, s);
+
+	while (r >= 0 && out->b->len - start < (size_t)width)
+		r = ln_buf_addch(out->b, ' ');
+	if (r < 0 && !out->rc)
+		out->rc = r;
+}
+
+/* put_esc() of s[0..n), unpadded. */
+static void put_escn(struct sink *out, const char *s, size_t n)
+{
+	int r = ln_escape(out->b, s, n);
+
+	if (r < 0 && !out->rc)
+		out->rc = r;
+}
+
+/* A row of facts: lead, then each of n columns escaped and padded to its
+ * width (0: none), one space apart, then a newline. */
+static void put_row(struct sink *out, const char *lead, const char *const *col, const int *width,
+		    size_t n)
+{
+	size_t k;
+
+	put(out, "%s", lead);
+	for (k = 0; k < n; k++) {
+		put_esc(out, col[k], width[k]);
+		put(out, k + 1 < n ? " " : "\n");
+	}
 }
 
 /* A whole JSON document, pretty, which is then dropped. */
@@ -98,7 +136,9 @@ static void print_node_facts(const struct ln_node_run *nr, const char *cluster,
 
 	put(out, "%s (%s)\n", nr->spec->name, nr->spec->address);
 	if (nr->state != LN_NODE_OK) {
-		put(out, "  %s: %s\n\n", ln_node_state_name(nr->state), nr->reason.buf);
+		put(out, "  %s: ", ln_node_state_name(nr->state));
+		put_esc(out, nr->reason.buf, 0);
+		put(out, "\n\n");
 		return;
 	}
 	if (nr->cached_at) {
@@ -107,13 +147,19 @@ static void print_node_facts(const struct ln_node_run *nr, const char *cluster,
 		ln_state_when(nr->cached_at, when, sizeof(when));
 		put(out, "  cached     read %s (not contacted now)\n", when);
 	}
-	put(out, "  host nqn   %s\n", jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)");
+	put(out, "  host nqn   ");
+	put_esc(out, jstr(nr->facts, "host_nqn") ? jstr(nr->facts, "host_nqn") : "(none)", 0);
+	put(out, "\n");
 	gpus = ln_json_at(nr->facts, "gpus");
 	models = ln_json_at(gpus, "models");
 	put(out, "  persistent %s\n", persistent(nr, cluster));
-	put(out, "  gpus       %s", jstr(gpus, "count") ? jstr(gpus, "count") : "unknown");
-	if (models && json_object_array_length(models))
-		put(out, " (%s)", json_object_get_string(json_object_array_get_idx(models, 0)));
+	put(out, "  gpus       ");
+	put_esc(out, jstr(gpus, "count") ? jstr(gpus, "count") : "unknown", 0);
+	if (models && json_object_array_length(models)) {
+		put(out, " (");
+		put_esc(out, json_object_get_string(json_object_array_get_idx(models, 0)), 0);
+		put(out, ")");
+	}
 	put(out, ", spec expects %u\n", nr->spec->gpus);
 	rdma = ln_json_at(nr->facts, "rdma");
 	put(out, "  rdma       %-12s %-5s %-8s %-10s %-6s\n", "DEVICE", "PORT", "STATE", "RATE", "MTU");
@@ -122,12 +168,14 @@ static void print_node_facts(const struct ln_node_run *nr, const char *cluster,
 
 		for (j = 0; ports && j < json_object_array_length(ports); j++) {
 			struct json_object *p = json_object_array_get_idx(ports, j);
+			static const int width[] = { 12, 5, 8, 10, 6 };
+			const char *col[] = { jstr(d, "device") ? jstr(d, "device") : "?",
+					      jstr(p, "port") ? jstr(p, "port") : "?",
+					      jstr(p, "state") ? jstr(p, "state") : "?",
+					      jstr(p, "rate_gbps") ? jstr(p, "rate_gbps") : "?",
+					      jstr(p, "active_mtu") ? jstr(p, "active_mtu") : "?" };
 
-			put(out, "             %-12s %-5s %-8s %-10s %-6s\n", jstr(d, "device"),
-				jstr(p, "port") ? jstr(p, "port") : "?",
-				jstr(p, "state") ? jstr(p, "state") : "?",
-				jstr(p, "rate_gbps") ? jstr(p, "rate_gbps") : "?",
-				jstr(p, "active_mtu") ? jstr(p, "active_mtu") : "?");
+			put_row(out, "             ", col, width, 5);
 		}
 	}
 	if (!rdma || !json_object_array_length(rdma))
@@ -143,9 +191,10 @@ static void print_node_facts(const struct ln_node_run *nr, const char *cluster,
 			continue;
 		snprintf(addr, sizeof(addr), "%s:%s", jstr(c, "address") ? jstr(c, "address") : "?",
 			 jstr(c, "service") ? jstr(c, "service") : "?");
-		put(out, "             %-8s %-6s %-22s %-8s %s\n", jstr(c, "name"), tr ? tr : "?",
-			addr, jstr(c, "state") ? jstr(c, "state") : "?",
-			jstr(c, "subsysnqn") ? jstr(c, "subsysnqn") : "?");
+		put_row(out, "             ", (const char *const[]){ jstr(c, "name") ? jstr(c, "name") : "(null)",
+			tr ? tr : "?", addr, jstr(c, "state") ? jstr(c, "state") : "?",
+			jstr(c, "subsysnqn") ? jstr(c, "subsysnqn") : "?" },
+			(const int[]){ 8, 6, 22, 8, 0 }, 5);
 	}
 	put(out, "\n");
 }
@@ -209,9 +258,20 @@ static void print_changes(struct sink *out, struct json_object *answer, const ch
 
 		if (!a || (!strcmp(a, "ok") && !e))
 			continue;
-		put(out, "%s%c %-22s %s%s%s%s%s%s\n", indent, e ? '!' : sign_of(a), ln_json_str_at(c, "kind"),
-			ln_json_str_at(c, "id"), d ? "  (" : "", d ? d : "", d ? ")" : "", e ? "  error: " : "",
-			e ? e : "");
+		put(out, "%s%c ", indent, e ? '!' : sign_of(a));
+		put_esc(out, ln_json_str_at(c, "kind") ? ln_json_str_at(c, "kind") : "(null)", 22);
+		put(out, " ");
+		put_esc(out, ln_json_str_at(c, "id") ? ln_json_str_at(c, "id") : "(null)", 0);
+		if (d) {
+			put(out, "  (");
+			put_esc(out, d, 0);
+			put(out, ")");
+		}
+		if (e) {
+			put(out, "  error: ");
+			put_esc(out, e, 0);
+		}
+		put(out, "\n");
 	}
 }
 
@@ -330,7 +390,9 @@ static void print_node(struct sink *out, const struct ln_node_run *nr, int pendi
 	char *p, *nl;
 
 	if (nr->state != LN_NODE_OK) {
-		put(out, "%s: %s: %s\n", nr->spec->name, ln_node_state_name(nr->state), nr->reason.buf);
+		put(out, "%s: %s: ", nr->spec->name, ln_node_state_name(nr->state));
+		put_esc(out, nr->reason.buf, 0);
+		put(out, "\n");
 		print_last_known(out, nr);
 		return;
 	}
@@ -343,7 +405,9 @@ static void print_node(struct sink *out, const struct ln_node_run *nr, int pendi
 	print_changes(out, nr->answer, "  ");
 	for (p = blocked->buf; *p; p = nl + 1) {
 		nl = strchr(p, '\n');
-		put(out, "  %.*s\n", (int)(nl - p), p);
+		put(out, "  ");
+		put_escn(out, p, (size_t)(nl - p));
+		put(out, "\n");
 	}
 }
 
@@ -466,8 +530,11 @@ static void print_failed_changes(struct sink *out, const struct ln_node_run *nr,
 
 		if (json_object_object_get_ex(c, "error", &e)) {
 			json_object_object_get_ex(c, "id", &id);
-			put(out, "%*s   ! %s: %s\n", w, "", json_object_get_string(id),
-				json_object_get_string(e));
+			put(out, "%*s   ! ", w, "");
+			put_esc(out, json_object_get_string(id), 0);
+			put(out, ": ");
+			put_esc(out, json_object_get_string(e), 0);
+			put(out, "\n");
 		}
 	}
 }
@@ -566,9 +633,10 @@ int ln_recap_apply(struct ln_run *r, const char *verb, int json, struct ln_buf *
 			ln_json_add(nodes, nr->spec->name, recap_node_json(nr, fl, sk, unr, pend, kept, why));
 			continue;
 		}
-		put(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s%s\n",
-			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "",
-			why ? why : "");
+		put(out, "%-*s : ok=%-4d changed=%-4d failed=%-3d skipped=%-2d unreachable=%d%s",
+			(int)w, nr->spec->name, nr->n_ok, nr->n_changed, fl, sk, unr, why ? "  " : "");
+		put_esc(out, why, 0);
+		put(out, "\n");
 		if (nr->n_failed)
 			print_failed_changes(out, nr, (int)w);
 		kept_targets(out, nr, (int)w);

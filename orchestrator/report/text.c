@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "common/escape.h"
 #include "common/fileio.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/spec/units.h"
@@ -201,9 +202,10 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 		ln_buf_addf(out, "  %-10s %s%-8s%s", ln_stage_name(s), paint(color, st->status),
 			    st->status == LN_ST_PASS ? "pass" : st->status == LN_ST_SKIPPED ?
 			    "skipped" : st->status == LN_ST_NOT_RUN ? "NOT RUN" : "FAIL", off);
-		if (!st->ran && st->reason)
-			ln_buf_addf(out, " %s", st->reason);
-		else
+		if (!st->ran && st->reason) {
+			ln_buf_addch(out, ' ');
+			ln_escape_str(out, st->reason);
+		} else
 			ln_buf_addf(out, " %zu passed, %zu failed, %zu skipped, %zu not run",
 				    st->passed, st->failed, st->skipped, st->not_run);
 		if (st->rounds)
@@ -221,10 +223,11 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 			ln_buf_addstr(out, "details:\n");
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
-		ln_buf_addf(out, "  %-9s %s %s%s%s%s: %s", ln_stage_name(c->stage), subj.buf,
+		ln_buf_addf(out, "  %-9s %s %s%s%s%s: ", ln_stage_name(c->stage), subj.buf,
 			    paint(color, c->status), ln_status_name(c->status), off,
-			    c->retest ? " (retest)" : "",
-			    c->reason ? c->reason : c->name);
+			    c->retest ? " (retest)" : "");
+		/* a reason may quote a node's output: escaped (escape.h) */
+		ln_escape_str(out, c->reason ? c->reason : c->name);
 		add_value(out, c);
 		if (c->nattempts > 1)
 			ln_buf_addf(out, " [%zu attempts]", c->nattempts);
@@ -237,12 +240,14 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, v->a, v->pa, v->b, v->pb, &subj);
-		ln_buf_addf(out, "  %s%s%s %s (%s): %s\n", color ? "\033[31;1m" : "",
+		ln_buf_addf(out, "  %s%s%s %s (%s): ", color ? "\033[31;1m" : "",
 			    v->kind == LN_VERDICT_NODE ? "bad node" :
 			    v->kind == LN_VERDICT_PORT ? "bad port" :
 			    v->kind == LN_VERDICT_LINK ? "bad link" :
 			    v->kind == LN_VERDICT_CLUSTER ? "failed" : "undetermined",
-			    off, subj.buf, ln_stage_name(v->stage), v->reason ? v->reason : "");
+			    off, subj.buf, ln_stage_name(v->stage));
+		ln_escape_str(out, v->reason);
+		ln_buf_addch(out, '\n');
 	}
 	ln_buf_addf(out, "result: %s%s%s (exit %d)\n", paint(color, code ? LN_ST_FAIL : LN_ST_PASS),
 		    code ? "FAIL" : "PASS", off, code);

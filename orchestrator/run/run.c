@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -237,20 +238,28 @@ void ln_run_log(struct ln_run *r, const char *fmt, ...)
 	char stamp[32];
 	struct tm tm;
 	time_t t = time(NULL);
+	struct ln_buf e = LN_BUF_INIT;
+	char *line = NULL;
 	va_list ap;
+	int n;
 
 	if (!r->log)
 		return;
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	pthread_mutex_lock(&r->log_lock);
-	fprintf(r->log, "%s [%ld] ", stamp, (long)getpid());
 	va_start(ap, fmt);
-	vfprintf(r->log, fmt, ap);
+	n = vasprintf(&line, fmt, ap);
 	va_end(ap);
-	fputc('\n', r->log);
+	/* one entry, one line: what a node sent is escaped (escape.h) */
+	if (n < 0 || ln_escape(&e, line, (size_t)n) < 0)
+		ln_buf_addstr(&e, "(out of memory)");
+	pthread_mutex_lock(&r->log_lock);
+	fprintf(r->log, "%s [%ld] %s\n", stamp, (long)getpid(), e.buf);
 	fflush(r->log);
 	pthread_mutex_unlock(&r->log_lock);
+	if (n >= 0)
+		free(line);
+	ln_buf_release(&e);
 }
 
 void ln_run_ssh_opts(const struct ln_run *r, const struct ln_node_run *nr, struct ln_ssh_opts *o,

@@ -238,6 +238,50 @@ static void test_recap__notes_are_taken_once_in_order(void **state)
 	ln_buf_release(&notes);
 }
 
+/* No byte a terminal acts on but the renderer's own newlines. */
+static void assert_inert(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 && *s != '\n')
+			fail_msg("raw control byte 0x%02x in the rendering", (unsigned char)*s);
+}
+
+/* A hostile node's strings (a window title, an erased line, a forged
+ * RECAP line) come out as \xNN text in facts, plan and recap; the honest
+ * control is the goldens above. */
+static void test_recap__node_strings_escaped(void **state)
+{
+	struct fx *f = *state;
+	struct ln_node_run *n1 = &f->run.nodes[0];
+	struct ln_buf out = LN_BUF_INIT, tail = LN_BUF_INIT;
+	struct ln_plan_summary sum;
+	int code;
+
+	json_object_put(n1->facts);
+	n1->facts = js("{\"host_nqn\":\"\\u001b]0;owned\\u0007nqn.h1\",\"gpus\":{\"count\":2},"
+		       "\"rdma\":[{\"device\":\"\\r\\u001b[2Kmlx\",\"ports\":[{\"port\":1}]}]}");
+	json_object_put(n1->answer);
+	n1->answer = js("{\"changes\":[{\"action\":\"create\",\"kind\":\"nvmet_port\",\"id\":\"p1\","
+			"\"error\":\"x\\n\\nRECAP\\nn1 : ok=9; converged.\"}]}");
+	ln_buf_reset(&f->run.nodes[1].reason);
+	ln_buf_addstr(&f->run.nodes[1].reason, "\033[32mPASS\033[0m");
+	assert_int_equal(ln_recap_facts(&f->run, 0, &out), 0);
+	assert_inert(out.buf);
+	assert_non_null(strstr(out.buf, "  host nqn   \\x1b]0;owned\\x07nqn.h1\n"));
+	assert_non_null(strstr(out.buf, "\\x0d\\x1b[2Kmlx"));
+	assert_non_null(strstr(out.buf, "unreachable: \\x1b[32mPASS\\x1b[0m\n"));
+	ln_buf_reset(&out);
+	assert_int_equal(ln_recap_plan(&f->run, 0, &out, &tail, &sum), 0);
+	assert_inert(out.buf);
+	assert_non_null(strstr(out.buf, "error: x\\x0a\\x0aRECAP\\x0an1 : ok=9; converged.\n"));
+	ln_buf_reset(&out);
+	assert_int_equal(ln_recap_apply(&f->run, "apply", 0, &out, &code), 0);
+	assert_inert(out.buf);
+	assert_null(strstr(strstr(out.buf, "\nRECAP\n") + 1, "\nRECAP"));
+	assert_non_null(strstr(out.buf, "! p1: x\\x0a\\x0aRECAP"));
+	ln_test_release(&out, &tail);
+}
+
 #define FX_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 LN_TEST_MAIN(NULL, NULL,
@@ -245,6 +289,7 @@ LN_TEST_MAIN(NULL, NULL,
 	FX_TEST(test_recap__plan_json_keeps_warnings_inside),
 	FX_TEST(test_recap__apply_text_and_exit_code),
 	FX_TEST(test_recap__facts_text),
+	FX_TEST(test_recap__node_strings_escaped),
 	FX_TEST(test_recap__full_buffer_is_said),
 	FX_TEST(test_recap__notes_are_taken_once_in_order),
 )

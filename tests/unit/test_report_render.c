@@ -4,6 +4,7 @@
  * back and checked field by field), JUnit XML (checked well-formed by
  * python3's XML parser), Prometheus text and the HTML page's markup.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,9 +277,40 @@ static void test_report_render__unreachable_node_exit_in_report(void **state)
 	ln_buf_release(&err);
 }
 
+/* A node's words in a check's reason are escaped in the text report (the
+ * controller's colours stay), and a non-finite value is null in JSON. */
+static void test_report_render__hostile_reason_and_value(void **state)
+{
+	struct render *w = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *root = NULL, *v, *c;
+	size_t i;
+
+	for (i = 0; i < w->r.nchecks; i++)
+		w->r.checks[i].value = i % 2 ? INFINITY : NAN;
+	ln_check_set(&w->r.checks[0], LN_ST_FAIL, "rate\r\033[2K\nresult: PASS (exit 0)");
+	assert_int_equal(ln_report_text(&w->r, 1, &w->out), 0);
+	has(&w->out, "rate\\x0d\\x1b[2K\\x0aresult: PASS (exit 0)");
+	assert_null(strstr(w->out.buf, "\r"));
+	assert_null(strstr(w->out.buf, "\033[2K"));
+	has(&w->out, "\033[31m");
+	ln_buf_reset(&w->out);
+	assert_int_equal(ln_report_json(&w->r, 1, &w->out), 0);
+	assert_null(strstr(w->out.buf, "Infinity"));
+	assert_null(strstr(w->out.buf, "NaN"));
+	assert_int_equal(ln_json_parse(w->out.buf, w->out.len, &root, &err), 0);
+	assert_true(json_object_object_get_ex(root, "checks", &v));
+	c = json_object_array_get_idx(v, 1);
+	assert_true(json_object_object_get_ex(c, "value", &v));
+	assert_null(v);
+	json_object_put(root);
+	ln_buf_release(&err);
+}
+
 #define RENDER_TEST(t) cmocka_unit_test_setup_teardown(t, render_setup, render_teardown)
 
 LN_TEST_MAIN(NULL, NULL,
+	RENDER_TEST(test_report_render__hostile_reason_and_value),
 	RENDER_TEST(test_report_render__text),
 	RENDER_TEST(test_report_render__json),
 	RENDER_TEST(test_report_render__junit),

@@ -474,6 +474,72 @@ static void test_validate_parse__perftest_lat_odd(void **state)
 	ln_test_release(&t, &err);
 }
 
+/* s with the first "from" replaced by "to", into t (the case's input). */
+static void with(struct ln_buf *t, const char *s, const char *from, const char *to)
+{
+	const char *at = strstr(s, from);
+
+	assert_non_null(at);
+	ln_buf_reset(t);
+	ln_buf_add(t, s, (size_t)(at - s));
+	ln_buf_addstr(t, to);
+	ln_buf_addstr(t, at + strlen(from));
+}
+
+/* inf, -inf, nan and an overflow (strtod's inf) are no result in every
+ * parser: NaN passes any threshold (its comparisons are false) and
+ * neither is JSON. Each input parses with the finite control value. */
+static void test_validate_parse__non_finite_refused(void **state)
+{
+	static const char *const bad[] = { "inf", "-inf", "nan", "1e999", "INF", "NaN" };
+	static const char bw[] = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   "
+				 "MsgRate[Mpps]\n 65536      1000             9.50               VALUE  "
+				 "             0.018000\n";
+	static const char lat[] = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+				  "t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile"
+				  "[usec] \n 2 1000 1.10 9.00 VALUE 1.60 0.10 2.00 3.00\n";
+	static const char probe[] = "llmnet-nccl-probe 2\nop all_reduce ranks 1 bytes 268435456\n"
+				    "size 268435456 time_us 1200.00 algbw 223.6962 busbw VALUE wrong 0\n"
+				    "result pass\n";
+	static const char mpi[] = "llmnet-mpi-probe 1\nranks 1\nrank 0 host node1\n"
+				  "allreduce elements 262144 seconds VALUE result ok\nresult pass\n";
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT, big = LN_BUF_INIT, row = LN_BUF_INIT;
+	struct ln_perftest p = { 0 };
+	struct ln_perftest_lat l;
+	struct ln_nccl n;
+	struct ln_mpi_probe m;
+	size_t i;
+
+	(void)state;
+	load("nccl", "all_reduce_perf_16gpu.txt", &big);
+	for (i = 0; i <= ARRAY_SIZE(bad); i++) {
+		const char *v = i < ARRAY_SIZE(bad) ? bad[i] : NULL;	/* NULL: the control */
+		int want = v ? -LN_EPROTO : 0;
+
+		with(&t, bw, "VALUE", v ? v : "9.41");
+		assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), want);
+		with(&t, lat, "VALUE", v ? v : "1.50");
+		assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), want);
+		with(&t, probe, "VALUE", v ? v : "0.0000");
+		assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), want);
+		if (!v)
+			assert_float_equal(n.busbw, 0.0, 0);
+		with(&t, mpi, "VALUE", v ? v : "0.004210");
+		assert_int_equal(ln_parse_mpi(t.buf, t.len, &m, &err), want);
+		if (!v)
+			ln_mpi_probe_release(&m);
+		/* nccl-tests: the largest size's row is no result, the next is judged */
+		ln_buf_reset(&row);
+		ln_buf_addf(&row, "12.80 %8s", v ? v : "23.99");
+		with(&t, big.buf, "12.80   23.99", row.buf);
+		assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
+		assert_true(isfinite(n.busbw));
+		assert_int_equal(n.bytes, v ? 134217728ull : 1073741824ull);
+	}
+	ln_perftest_release(&p);
+	ln_test_release(&t, &err, &big, &row);
+}
+
 static void test_validate_parse__lab_captures_6_1(void **state)
 {
 	(void)state;
@@ -513,6 +579,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_parse__nccl_tests),
 	cmocka_unit_test(test_validate_parse__nccl_probe),
 	cmocka_unit_test(test_validate_parse__perftest_lat_odd),
+	cmocka_unit_test(test_validate_parse__non_finite_refused),
 	cmocka_unit_test(test_validate_parse__lab_captures_6_1),
 	cmocka_unit_test(test_validate_parse__lab_latency_6_1),
 	cmocka_unit_test(test_validate_parse__lab_captures_6_12),

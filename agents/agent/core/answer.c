@@ -8,6 +8,7 @@
 
 #include "agents/agent/core/answer.h"
 #include "common/buf.h"
+#include "common/escape.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/proto.h"
@@ -18,35 +19,6 @@ static struct ln_buf *capture;
 void ln_agent_capture(struct ln_buf *b)
 {
 	capture = b;
-}
-
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if none. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	unsigned int c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
 }
 
 /*
@@ -60,8 +32,8 @@ static int write_utf8(const struct ln_buf *in, struct ln_buf *out)
 	size_t i = 0, k;
 
 	while (i < in->len) {
-		for (k = i; k < in->len; k += utf8_seq(s + k, in->len - k))
-			if (!utf8_seq(s + k, in->len - k))
+		for (k = i; k < in->len; k += ln_utf8_seq(s + k, in->len - k))
+			if (!ln_utf8_seq(s + k, in->len - k))
 				break;
 		if (k > i && ln_buf_add(out, s + i, k - i) < 0)
 			return -ENOMEM;

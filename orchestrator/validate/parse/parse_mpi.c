@@ -12,6 +12,7 @@
  * reason when the probe's result is missing.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,8 @@ int ln_parse_mpi(const char *text, size_t len, struct ln_mpi_probe *out, struct 
 			}
 		} else if (sscanf(line, "allreduce elements %ld seconds %lf result %15s", &a, &s,
 				  word) == 3) {
+			if (!isfinite(s) || s < 0)
+				continue;
 			seen_allreduce = 1;
 			out->elements = a;
 			out->seconds = s;

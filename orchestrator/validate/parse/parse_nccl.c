@@ -20,6 +20,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,9 @@ static void parse_probe_line(const char *line, struct ln_nccl *out, int *seen_re
 		out->bytes = bytes;
 	} else if (sscanf(line, "size %llu time_us %lf algbw %lf busbw %lf wrong %ld", &bytes,
 			  &sz.time_us, &sz.algbw, &sz.busbw, &sz.wrong) == 5) {
+		/* inf/nan: not a result (no threshold judges it, not JSON) */
+		if (!isfinite(sz.time_us) || !isfinite(sz.algbw) || !isfinite(sz.busbw))
+			return;
 		sz.bytes = bytes;
 		add_size(out, &sz);
 		out->bytes = bytes;
@@ -110,6 +114,8 @@ static int parse_tests_row(const char *line, struct ln_nccl *row)
 		return -1;
 	row->busbw = strtod(tok[n - 6], &end);
 	if (*end)
+		return -1;
+	if (!isfinite(row->time_us) || !isfinite(row->algbw) || !isfinite(row->busbw))
 		return -1;
 	if (!strcmp(tok[n - 5], "N/A") || !strcmp(tok[n - 1], "N/A")) {
 		row->wrong = -1;

@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,10 @@ static int parse_row(const char *s, size_t n, struct ln_perftest_row *row)
 	while (*end && isspace((unsigned char)*end))
 		end++;
 	if (*end)
+		return -1;
+	/* inf/nan would pass every threshold (NaN compares false) and are
+	 * not JSON: a non-finite figure is no result */
+	if (!isfinite(row->bw_peak) || !isfinite(row->bw_avg) || !isfinite(row->msg_rate))
 		return -1;
 	if (row->bw_peak < 0 || row->bw_avg < 0 || row->msg_rate < 0)
 		return -1;
