@@ -28,6 +28,7 @@ struct unit_state {
 	int bad;		/* confirmed bad node */
 	int unknown;		/* suspect that could not be retested */
 	size_t peer;		/* the known-good peer of its retest */
+	int own_fault;		/* its own tool did not run in some pair */
 };
 
 static int counts_as_tested(const struct ln_check *c, enum ln_stage stage, size_t n)
@@ -197,6 +198,8 @@ static void count_nodes(struct diag *d)
 			continue;
 		ns[ua].tested++;
 		ns[ub].tested++;
+		ns[ua].own_fault |= (c->own_fault & LN_END_A) != 0;
+		ns[ub].own_fault |= (c->own_fault & LN_END_B) != 0;
 		if (c->status == LN_ST_FAIL) {
 			ns[ua].failed++;
 			ns[ub].failed++;
@@ -208,7 +211,9 @@ static void count_nodes(struct diag *d)
 	for (i = 0; i < d->nu; i++) {
 		ns[i].retest = -1;
 		ns[i].peer = LN_NO_NODE;
-		if (ns[i].passed)
+		/* a unit whose own tool did not run passed only on its
+		 * peers' word: never a witness for another's verdict */
+		if (ns[i].passed && !ns[i].own_fault)
 			d->good[d->ngood++] = i;
 		if (ns[i].tested && ns[i].failed == ns[i].tested) {
 			ns[i].suspect = 1;
@@ -337,7 +342,9 @@ static int suspect_link(const struct diag *d, const struct ln_check *c)
 		return 0;
 	ua = unit(d->r, c->a, c->pa);
 	ub = unit(d->r, c->b, c->pb);
-	return !ns[ua].bad && !ns[ub].bad && !ns[ua].unknown && !ns[ub].unknown;
+	return !ns[ua].bad && !ns[ub].bad && !ns[ua].unknown && !ns[ub].unknown &&
+	       !(c->own_fault & LN_END_A && ns[ua].own_fault) &&
+	       !(c->own_fault & LN_END_B && ns[ub].own_fault);
 }
 
 /* Second pass, links: every suspect link among the first nchecks checks
@@ -429,6 +436,18 @@ static int bad_node_verdict(struct diag *d, size_t node, size_t nunits)
 				      r->nodes[node], ln_stage_name(d->stage), tested);
 }
 
+/* Whether a unit of unit i's node before i has its own fault (one
+ * verdict per node). */
+static int own_fault_before(const struct diag *d, size_t i)
+{
+	size_t stride = d->nu / (d->n ? d->n : 1), p;
+
+	for (p = unit_node(d->r, i) * stride; p < i; p++)
+		if (d->ns[p].own_fault)
+			return 1;
+	return 0;
+}
+
 /* Verdicts on nodes and ports, in node order. */
 static int node_verdicts(struct diag *d)
 {
@@ -466,6 +485,10 @@ static int node_verdicts(struct diag *d)
 							  " and with known-good peer '" : "",
 							  ns[i].peer != LN_NO_NODE ? peer.buf : "",
 							  ns[i].peer != LN_NO_NODE ? "'" : "");
+		} else if (ns[i].own_fault && !own_fault_before(d, i)) {
+			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, node, LN_NO_NODE,
+						     "'%s' could not run its own end of %s",
+						     r->nodes[node], stage);
 		} else if (ns[i].unknown) {
 			ret = ln_results_add_port_verdict(r, LN_VERDICT_UNDETERMINED, d->stage, node,
 							  port, LN_NO_NODE, -1,

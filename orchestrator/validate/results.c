@@ -251,6 +251,7 @@ int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
 		return -ENOMEM;
 	}
 	c->nattempts++;
+	c->own_fault |= at->own_fault;
 	c->value = at->value;
 	if (c->stage == LN_STAGE_LATENCY) {
 		c->lat.typical = at->lat.typical;

@@ -69,7 +69,12 @@ struct ln_attempt {
 	char *detail;		/* why it failed (or a note) */
 	char *command;		/* what ran, for the report */
 	struct ln_latency lat;	/* latency stage: the figures (value is the typical) */
+	int own_fault;		/* pair: whose own tool did not run, LN_END_* bits */
 };
+
+/* The ends of a pair check (server a, client b), as own_fault bits. */
+#define LN_END_A 1
+#define LN_END_B 2
 
 struct ln_check {
 	enum ln_stage stage;
@@ -84,6 +89,8 @@ struct ln_check {
 	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "us", "" */
 	struct ln_latency lat;	/* latency stage: the last attempt's figures, the thresholds */
 	int retest;		/* a diagnosis retest against a known-good peer */
+	int own_fault;		/* pair: LN_END_* bits of an end whose own tool did
+				 * not run in some attempt; never a known-good peer */
 	struct ln_port_counters *ctr;	/* a port's error counters check; else NULL */
 	struct ln_size_bw *sizes;	/* nccl: each size measured, smallest first; else NULL */
 	size_t nsizes;

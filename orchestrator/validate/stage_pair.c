@@ -189,6 +189,76 @@ static double pair_line_rate(const struct vctx *c, size_t a, unsigned pa, size_t
 	return fmin(c->ni[a].ports[pa].rate_gbps, c->ni[b].ports[pb].rate_gbps);
 }
 
+/* Both ends are judged (issue 32): a node that could not run its end
+ * must not pass on its peer's word. perftest's server prints the same
+ * report row as its client (ib_write_bw's server the client's figures,
+ * ib_send_bw's its own receive rate, the latency tools the round trips
+ * both ends timed; tests/fixtures/probes/ib_*.server.txt), so the two
+ * values must agree within these fractions of the larger: they agree
+ * to a few per cent in the lab, a wider gap is one end lying or a
+ * broken run. */
+#define BW_AGREE 0.25
+#define LAT_AGREE 0.5
+
+/* Whether the server's end ran: started, in time, exit status 0; the
+ * reason into why when not. Judged only after its client measured, so a
+ * failure here is the server node's own. */
+static int server_ran(const struct pair_try *t, struct ln_buf *why)
+{
+	struct vctx *c = t->c;
+	const struct server_job *job = t->job;
+
+	if (job->rc < 0)
+		ln_buf_addf(why, "cannot run the %s server on '%s': %s", job->argv->v[0],
+			    vs_nname(c, t->a), job->err.buf);
+	else if (job->res.timed_out)
+		ln_buf_addf(why, "%s server on '%s' (stage %s, pair %s-%s) timed out after %ds",
+			    job->argv->v[0], vs_nname(c, t->a), ln_stage_name(t->st),
+			    vs_nname(c, t->a), vs_nname(c, t->b), t->timeout_s);
+	else if (job->res.exit_status != 0)
+		ln_buf_addf(why, "%s server on '%s' failed (exit status %d)", job->argv->v[0],
+			    vs_nname(c, t->a), job->res.exit_status);
+	else
+		return 1;
+	return 0;
+}
+
+/* Whether the server's value sv agrees with the client's cv within the
+ * fraction tol; the reason into why when not. */
+static int ends_agree(const struct pair_try *t, double cv, double sv, double tol,
+		      const char *unit, struct ln_buf *why)
+{
+	if (fabs(sv - cv) <= tol * fmax(fabs(sv), fabs(cv)))
+		return 1;
+	ln_buf_addf(why, "the ends disagree: client on '%s' reports %.3g %s, server on '%s' "
+		    "%.3g %s (more than %.0f%% apart)", vs_nname(t->c, t->b), cv, unit,
+		    vs_nname(t->c, t->a), sv, unit, tol * 100);
+	return 0;
+}
+
+/* The server's bandwidth report agrees with the client's gbps. */
+static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt *at,
+			struct ln_buf *why)
+{
+	const struct server_job *job = t->job;
+	struct ln_perftest pt = { 0 };
+	struct ln_buf perr = LN_BUF_INIT;
+	int ok = 0;
+
+	if (!server_ran(t, why) ||
+	    ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0) {
+		if (perr.len)
+			ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr.buf);
+		at->own_fault |= LN_END_A;
+	} else {
+		ok = ends_agree(t, gbps, ln_perftest_gbps(&pt, ln_perftest_large(&pt)), BW_AGREE,
+				"Gb/s", why);
+	}
+	ln_perftest_release(&pt);
+	ln_buf_release(&perr);
+	return ok;
+}
+
 static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
 {
 	struct vctx *c = t->c;
@@ -204,7 +274,9 @@ static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_
 		gbps = ln_perftest_gbps(&pt, ln_perftest_large(&pt));
 		at->value = gbps;
 		want = bw_threshold(v, pair_line_rate(c, t->a, t->pa, t->b, t->pb));
-		if (v->bandwidth.min_kind == LN_MIN_FRACTION && isnan(want))
+		if (!bw_server_ok(t, gbps, at, why))
+			at->ok = 0;	/* why names the end */
+		else if (v->bandwidth.min_kind == LN_MIN_FRACTION && isnan(want))
 			ln_buf_addf(why, "%.3g Gb/s measured, but the line rate of '%s' or '%s' is "
 				    "unknown", gbps, vs_nname(c, t->a), vs_nname(c, t->b));
 		else if (!isnan(want) && gbps < want)
@@ -254,9 +326,31 @@ static void lat_thresholds(const struct ln_validation *v, struct ln_latency *l)
 	l->max_p99 = v->latency.max_p99_us ? (double)v->latency.max_p99_us : NAN;
 }
 
+/* The server's latency report agrees with the client's typical. */
+static int lat_server_ok(const struct pair_try *t, double typical, struct ln_attempt *at,
+			 struct ln_buf *why)
+{
+	const struct server_job *job = t->job;
+	struct ln_perftest_lat sl;
+	struct ln_buf perr = LN_BUF_INIT;
+	int ok = 0;
+
+	if (!server_ran(t, why) ||
+	    ln_parse_perftest_lat(job->res.output.buf, job->res.output.len, &sl, &perr) < 0) {
+		if (perr.len)
+			ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr.buf);
+		at->own_fault |= LN_END_A;
+	} else {
+		ok = ends_agree(t, typical, sl.typical, LAT_AGREE, "us", why);
+	}
+	ln_buf_release(&perr);
+	return ok;
+}
+
 /* Judged on the client's report (the end that timed the round trips):
  * the typical latency against max_typical, the 99th percentile against
- * max_p99; both are named when both are over. */
+ * max_p99; both are named when both are over. The server must have run
+ * and agree (lat_server_ok). */
 static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
 {
 	struct vctx *c = t->c;
@@ -275,6 +369,10 @@ static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln
 	at->lat.avg = pl.avg;
 	at->lat.p99 = pl.p99;
 	lat_thresholds(&c->spec->validation, &th);
+	if (!lat_server_ok(t, pl.typical, at, why)) {
+		ln_buf_release(&perr);
+		return;
+	}
 	if (!isnan(th.max_typical) && pl.typical > th.max_typical)
 		ln_buf_addf(why, "typical latency %.2f us is above %.0f us", pl.typical,
 			    th.max_typical);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
@@ -43,6 +44,17 @@ struct fake {
 	 * on one rail only (bad_rail_link: the rail + 1) */
 	int dead_port[MAXN][2], bad_rail_link[MAXN][MAXN];
 	pthread_mutex_t lock;
+	/* perftest's server prints its client's row, as the real tools do:
+	 * the client leaves its figure (-1: it failed) by the server's node
+	 * and TCP port (-p, mod 64) and the server waits for it; srv_fail: a
+	 * node whose server end cannot run (exit 1, no report); srv_mute: one
+	 * whose server exits 0 with no report; srv_skew: one whose server
+	 * reports this factor of its client's figure */
+	pthread_cond_t served_cv;
+	int served[MAXN][64];
+	double served_val[MAXN][64];
+	int srv_fail[MAXN], srv_mute[MAXN];
+	double srv_skew[MAXN];
 	/* a node never serves two probes at once on one session lane; lane
 	 * k > 0 only for its port k (concurrent rails); peak: the most
 	 * probes a node ran at once */
@@ -254,8 +266,61 @@ static inline void fake_rping(struct fake *f, size_t node, const char *const *ar
 	}
 }
 
-/* perftest: the server prints only its header; the client its result
- * row, or an error on a bad link. */
+static inline unsigned perf_slot(const char *const *argv)
+{
+	const char *p = ln_test_arg_after(argv, "-p");
+
+	return p ? (unsigned)strtoul(p, NULL, 10) % 64 : 0;
+}
+
+/* A client leaves its figure v (-1: failed) for the server on node srv. */
+static inline void perf_publish(struct fake *f, size_t srv, const char *const *argv, double v)
+{
+	pthread_mutex_lock(&f->lock);
+	f->served[srv][perf_slot(argv)] = 1;
+	f->served_val[srv][perf_slot(argv)] = v;
+	pthread_cond_broadcast(&f->served_cv);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* The server on node waits for its client's figure (a client that never
+ * comes: -1 after 5 s, the server's own bound in spirit); srv_fail and
+ * srv_skew apply. Returns the figure to print, -1 none. */
+static inline double perf_serve(struct fake *f, size_t node, const char *const *argv,
+				struct ln_probe_result *out)
+{
+	struct timespec until;
+	unsigned k = perf_slot(argv);
+	double v = -1;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	pthread_mutex_lock(&f->lock);
+	while (!f->served[node][k] &&
+	       pthread_cond_timedwait(&f->served_cv, &f->lock, &until) == 0)
+		;
+	if (f->served[node][k])
+		v = f->served_val[node][k];
+	f->served[node][k] = 0;
+	pthread_mutex_unlock(&f->lock);
+	if (f->srv_fail[node]) {
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Couldn't allocate MR\n");
+		return -1;
+	}
+	if (f->srv_mute[node])
+		return -1;
+	return v >= 0 && f->srv_skew[node] ? v * f->srv_skew[node] : v;
+}
+
+static inline void perf_row(struct ln_buf *o, const char *const *argv, double g)
+{
+	ln_buf_addf(o, " %-7lu    %d           %-7.2f            %-7.2f\t\t   %-7.6f\n",
+		    strtoul(ln_test_arg_after(argv, "-s"), NULL, 10), 1000, g + 1, g, 0.011);
+}
+
+/* perftest: the server prints its header and its client's row; the
+ * client its result row, or an error on a bad link. */
 static inline void fake_perftest(struct fake *f, size_t node, const char *const *argv,
 			  struct ln_probe_result *out)
 {
@@ -264,18 +329,23 @@ static inline void fake_perftest(struct fake *f, size_t node, const char *const 
 	if (!ln_test_arg_after(argv, "-p"))
 		problem(f, "no port", argv);
 	if (!last_is_ip(argv, &peer)) {
-		ln_buf_addstr(&out->output, perf_head);
+		double v = perf_serve(f, node, argv, out);
+
+		if (!out->exit_status)
+			ln_buf_addstr(&out->output, perf_head);
+		if (v >= 0)
+			perf_row(&out->output, argv, v);
 	} else if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
 			    !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
+		perf_publish(f, peer, argv, -1);
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
 	} else {
 		double g = f->gbps[peer][node] ? f->gbps[peer][node] : 95.0;
 
+		perf_publish(f, peer, argv, g);
 		ln_buf_addstr(&out->output, perf_head);
-		ln_buf_addf(&out->output, " %-7lu    %d           %-7.2f            %-7.2f\t\t   "
-			    "%-7.6f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10), 1000, g + 1, g,
-			    0.011);
+		perf_row(&out->output, argv, g);
 	}
 }
 
@@ -284,6 +354,14 @@ static inline void fake_perftest(struct fake *f, size_t node, const char *const 
 static const char lat_head[] =
 	" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
 	"t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+
+static inline void lat_row(struct ln_buf *o, const char *const *argv, double t)
+{
+	ln_buf_addf(o, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
+		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
+		    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25,
+		    t * 0.2, t * 2, t * 2.5);
+}
 
 /* ib_write_lat / ib_send_lat: both ends print the round trips' figures,
  * the typical 3 us, or 80 us through a slow node or link; the 99th
@@ -297,11 +375,16 @@ static inline void fake_perftest_lat(struct fake *f, size_t node, const char *co
 	if (!ln_test_arg_after(argv, "-p") || !ln_test_arg_after(argv, "-n") || ln_test_arg_after(argv, "--report_gbits"))
 		problem(f, "latency argv", argv);
 	if (!last_is_ip(argv, &peer)) {
-		ln_buf_addstr(&out->output, lat_head);
+		t = perf_serve(f, node, argv, out);
+		if (!out->exit_status)
+			ln_buf_addstr(&out->output, lat_head);
+		if (t >= 0)
+			lat_row(&out->output, argv, t);
 		return;
 	}
 	if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
 		     !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
+		perf_publish(f, peer, argv, -1);
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Unable to perform rdma_client function\n");
 		return;
@@ -313,11 +396,9 @@ static inline void fake_perftest_lat(struct fake *f, size_t node, const char *co
 	if (f->slow_port[node][!strcmp(ln_test_arg_after(argv, "-d"), "rxe1")] ||
 	    f->slow_port[peer][!strncmp(argv[last_arg(argv)], "10.0.1.", 7)])
 		t = 80.0;
+	perf_publish(f, peer, argv, t);
 	ln_buf_addstr(&out->output, lat_head);
-	ln_buf_addf(&out->output, " %-7lu %-10lu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
-		    "\t%-7.2f\t\t%-7.2f \t\t%-7.2f\n", strtoul(ln_test_arg_after(argv, "-s"), NULL, 10),
-		    strtoul(ln_test_arg_after(argv, "-n"), NULL, 10), t * 0.8, t * 3, t, t * 1.25, t * 0.2,
-		    t * 2, t * 2.5);
+	lat_row(&out->output, argv, t);
 }
 
 /* mpicc building the MPI or the NCCL probe from its uploaded source. */
@@ -615,6 +696,7 @@ static inline void fake_init(struct fake *f, size_t n)
 
 	memset(f, 0, sizeof(*f));
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->served_cv, NULL);
 	f->n = n;
 	for (i = 0; i < n; i++) {
 		char js[1024];
