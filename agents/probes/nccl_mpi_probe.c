@@ -462,7 +462,8 @@ static long report_size(struct run *x)
 	factor = factor_num[x->op] ? factor_num[x->op] * (x->n - 1) / x->n : 1.0;
 	algbw = x->t_us > 0 ? (double)x->size / x->t_us / 1e3 : 0;
 	busbw = algbw * factor;
-	printf("size %llu time_us %.2f algbw %.4f busbw %.4f wrong %ld\n", x->size, x->t_us, algbw,
+	/* %g: a slow run's small figure never prints as 0 */
+	printf("size %llu time_us %.2f algbw %.6g busbw %.6g wrong %ld\n", x->size, x->t_us, algbw,
 	       busbw, total);
 	for (r = 0; r < x->n && lines < MAX_WRONG_LINES; r++)
 		if (all[r].elements > 0 && ++lines)
