@@ -176,11 +176,13 @@ void vs_ctr_close(struct vctx *c);
 
 /* The MPI launch both MPI-launched probes share (stage_mpi.c). */
 size_t vs_pick_launcher(struct vctx *c);
-/* Build the probe from local's source on launcher l with its mpicc, copy
- * the build to bin on every other node and check each copy's sha256
- * (which sha256 receives: every mpirun that starts the probe names it to
- * the agent). A step that fails is "not run" (or failed) on its node and
- * counts in *blocked; returns < 0 only when results cannot be recorded. */
+/* Build the probe from local's source at bin on every node that answered
+ * (and on l, the launcher), each with its own mpicc, and compare the
+ * builds' sha256: the majority's goes to sha256 (every mpirun that starts
+ * the probe names it to the agent); no build is copied between nodes. A
+ * build that fails is "not run", one that differs (or no majority) fails,
+ * on its node, and counts in *blocked; returns < 0 only when results
+ * cannot be recorded. */
 int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
 		   const char *src, const char *bin, char sha256[65], int *blocked);
 

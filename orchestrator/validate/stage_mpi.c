@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The mpi stage, and the MPI launch it shares with the nccl stage: the
- * probe is built on a launcher, copied to every node (all at once, through
- * the fan-out window) and checked by sha256; a one-rank mpirun preflight
+ * The mpi stage, and the MPI launch it shares with the nccl stage: every
+ * node builds the probe itself (all at once, through the fan-out window)
+ * and the builds' sha256 must agree; a one-rank mpirun preflight
  * between nodes names a pair that cannot launch; then one mpirun over the
  * hostfile runs an allreduce that must place a rank on every node.
  */
@@ -34,199 +34,170 @@ size_t vs_pick_launcher(struct vctx *c)
 	return LN_NO_NODE;
 }
 
-/* The MPI probe is built once, by the launcher's own mpicc, as operators
- * do by hand: mpirun starts the same binary at the same path on every
- * node, so the ranks must agree on the MPI ABI the launcher was built
- * against. image receives the built binary, read back from the launcher.
- * A build that cannot happen is "not run" on the launcher; returns < 0
- * only when results cannot be recorded. */
-static int mpi_build(struct vctx *c, enum ln_stage st, size_t l, const char *local,
-		     const char *src, const char *bin, struct ln_buf *image, int *blocked)
+/* One node's own build of the probe, done in a fan-out worker. */
+struct build_one {
+	int built;		/* 1: built and hashed; 0: why says what stopped it */
+	struct ln_buf why;
+	char sha256[65];
+};
+
+struct build_ctx {
+	struct vctx *c;
+	enum ln_stage st;
+	const char *local, *src, *bin;
+	struct build_one *one;
+};
+
+/* Node i builds the probe with its own mpicc from the source shipped
+ * with the agent (the agent's run verb builds nothing else); the
+ * controller reads that build back only to hash it, and never carries it
+ * to another node. */
+static int build_on(void *vctx, size_t i, struct ln_buf *line)
 {
-	const char *name = st == LN_STAGE_MPI ? "build the mpi probe" : "build the nccl probe";
-	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
+	struct build_ctx *bc = vctx;
+	struct build_one *o = &bc->one[i];
 	struct ln_probe_result pr;
 	struct ln_attempt at;
-	struct ln_buf why = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_buf why = LN_BUF_INIT, image;
 	struct argv av = { .n = 0 };
-	int r = 0, rr;
+	const char *who = vs_nname(bc->c, i);
 
+	(void)line;
 	memset(&at, 0, sizeof(at));
 	ln_buf_init(&pr.output, 1u << 20);
-	if (vs_push_file(c, l, local, src, &why) < 0) {
-		r = vs_not_run_check(c, st, l, name, "%s", why.buf);
-		goto fail;
-	}
+	ln_buf_init(&image, 64u << 20);
 	vs_arg(&av, "mpicc");
 	vs_arg(&av, "-O2");
 	vs_arg(&av, "-o");
-	vs_arg(&av, "%s", bin);
-	vs_arg(&av, "%s", src);
-	rr = vs_run_probe(c, st, l, &av, 120, &pr, &at, &why);
-	if (rr < 0) {
-		r = vs_not_run_check(c, st, l, name, "no usable mpicc on '%s': %s", vs_nname(c, l),
-				     why.buf);
-		goto fail;
+	vs_arg(&av, "%s", bc->bin);
+	vs_arg(&av, "%s", bc->src);
+	if (vs_push_file(bc->c, i, bc->local, bc->src, &why) < 0)
+		ln_buf_addf(&o->why, "%s", why.buf);
+	else if (vs_run_probe(bc->c, bc->st, i, &av, 120, &pr, &at, &why) < 0)
+		ln_buf_addf(&o->why, "no usable mpicc on '%s': %s", who, why.buf);
+	else if (pr.exit_status == 127)
+		ln_buf_addf(&o->why, "no mpicc on '%s'", who);
+	else if (pr.exit_status)
+		ln_buf_addf(&o->why, "mpicc on '%s' failed (exit status %d): %.300s", who,
+			    pr.exit_status, pr.output.buf);
+	else if (bc->c->ops->get(bc->c->octx, i, bc->bin, &image, &why) < 0 || !image.len)
+		ln_buf_addf(&o->why, "cannot hash the %s probe built on '%s': %s",
+			    bc->st == LN_STAGE_MPI ? "mpi" : "nccl", who,
+			    why.len ? why.buf : "empty file");
+	else {
+		ln_sha256_hex(image.buf, image.len, o->sha256);
+		o->built = 1;
 	}
-	if (pr.exit_status == 127) {
-		r = vs_not_run_check(c, st, l, name, "no mpicc on '%s'", vs_nname(c, l));
-		goto fail;
-	}
-	if (pr.exit_status) {
-		r = vs_not_run_check(c, st, l, name,
-				     "mpicc on '%s' failed (exit status %d): %.300s",
-				     vs_nname(c, l), pr.exit_status, pr.output.buf);
-		goto fail;
-	}
-	ln_buf_reset(image);
-	if (c->ops->get(c->octx, l, bin, image, &err) < 0 || !image->len) {
-		r = vs_not_run_check(c, st, l, name,
-				     "cannot read back the %s probe built on '%s': %s", what,
-				     vs_nname(c, l), err.len ? err.buf : "empty file");
-		goto fail;
-	}
-	goto out;
-fail:
-	(*blocked)++;
-out:
 	free(at.command);
 	vs_argv_free(&av);
 	ln_buf_release(&pr.output);
+	ln_buf_release(&image);
 	ln_buf_release(&why);
-	ln_buf_release(&err);
-	return r;
-}
-
-/* One node's copy, done in a fan-out worker; recorded afterwards. */
-struct copy_one {
-	enum { COPY_OK, COPY_PUT_FAILED, COPY_GET_FAILED, COPY_DIFFERS } outcome;
-	struct ln_buf err;
-	char got[65];
-	size_t got_len;
-	double seconds;
-};
-
-struct copy_ctx {
-	struct vctx *c;
-	const char *bin;
-	const struct ln_buf *image;
-	struct copy_one *one;
-};
-
-/* Install the image on node i (put goes by temporary name and rename),
- * then read the copy back and take its sha256. */
-static int copy_to(void *vctx, size_t i, struct ln_buf *line)
-{
-	struct copy_ctx *cc = vctx;
-	struct copy_one *o = &cc->one[i];
-	struct ln_buf back;
-	double t0 = ln_now_s();
-
-	(void)line;
-	ln_buf_init(&back, 64u << 20);
-	if (cc->c->ops->put(cc->c->octx, i, cc->bin, cc->image->buf, cc->image->len, &o->err) < 0)
-		o->outcome = COPY_PUT_FAILED;
-	else if (cc->c->ops->get(cc->c->octx, i, cc->bin, &back, &o->err) < 0)
-		o->outcome = COPY_GET_FAILED;
-	else
-		ln_sha256_hex(back.buf, back.len, o->got);
-	o->got_len = back.len;
-	o->seconds = ln_now_s() - t0;
-	ln_buf_release(&back);
 	return 0;
 }
 
-/* Copy the launcher's build to every other node at the same path, all
- * nodes at once through the fan-out window, and compare each copy's
- * sha256 with the launcher's: a rank must never run a stale or truncated
- * probe. Outcomes are recorded in node order once every copy is done. */
-static int mpi_copy(struct vctx *c, enum ln_stage st, size_t l, const char *bin,
-		    const struct ln_buf *image, int *blocked)
+/* The hash more than half of the built nodes agree on; NULL when none. */
+static const char *majority_sha256(const struct build_one *one, size_t n)
 {
-	const char *name = st == LN_STAGE_MPI ? "copy the mpi probe" : "copy the nccl probe";
-	const char *what = st == LN_STAGE_MPI ? "mpi" : "nccl";
-	struct copy_ctx cc = { c, bin, image, NULL };
-	struct ln_fanout f = { name, c->n, NULL, c->parallel, copy_to, &cc, 1 };
-	struct ln_fanout_result fr;
+	size_t i, j, built = 0, same;
+
+	for (i = 0; i < n; i++)
+		built += one[i].built;
+	for (i = 0; i < n; i++) {
+		if (!one[i].built)
+			continue;
+		for (same = 0, j = 0; j < n; j++)
+			same += one[j].built && !strcmp(one[j].sha256, one[i].sha256);
+		if (2 * same > built)
+			return one[i].sha256;
+	}
+	return NULL;
+}
+
+/* Record every node's build in node order: one that could not build is
+ * "not run"; one whose hash is not the cluster's majority fails, named,
+ * and keeps mpirun from starting (a rank must never run a binary the
+ * other nodes did not build); with no majority every build fails. */
+static int judge_builds(struct vctx *c, enum ln_stage st, const struct build_one *one,
+			const unsigned char *sel, const struct ln_fanout_result *fr,
+			char sha256[65], int *blocked)
+{
+	const char *name = st == LN_STAGE_MPI ? "build the mpi probe" : "build the nccl probe";
+	const char *what = st == LN_STAGE_MPI ? "MPI" : "NCCL";
+	const char *want = majority_sha256(one, c->n);
 	struct ln_buf why = LN_BUF_INIT;
-	unsigned char *sel = calloc(c->n ? c->n : 1, 1);
 	struct ln_attempt at;
-	char want[65];
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < c->n && r >= 0; i++) {
+		if (!sel[i])
+			continue;
+		if (!fr->started[i] || !one[i].built) {
+			r = vs_not_run_check(c, st, i, name, "%s", fr->started[i] ? one[i].why.buf :
+								 "not built: interrupted");
+			(*blocked)++;
+			continue;
+		}
+		if (want && !strcmp(one[i].sha256, want))
+			continue;
+		memset(&at, 0, sizeof(at));
+		at.value = NAN;
+		ln_buf_reset(&why);
+		if (want)
+			ln_buf_addf(&why, "%s probe built on '%s' differs from the cluster's (sha256 "
+				    "%.16s, the cluster's %.16s); %s excluded from the stage", what,
+				    vs_nname(c, i), one[i].sha256, want, vs_nname(c, i));
+		else
+			ln_buf_addf(&why, "%s probe built on '%s' (sha256 %.16s): the nodes' builds "
+				    "disagree, no hash is built by a majority", what, vs_nname(c, i),
+				    one[i].sha256);
+		r = vs_record(c, st, i, LN_NO_NODE, name, &at, &why, "", NAN);
+		(*blocked)++;
+	}
+	if (want)
+		snprintf(sha256, 65, "%s", want);
+	ln_buf_release(&why);
+	return r;
+}
+
+/* Every node that answered builds its own probe at the same path, all
+ * at once through the fan-out window; the builds' hashes are compared
+ * (judge_builds). No node's file is ever installed on another: a node
+ * that fakes mpicc can only fail its own build. l, the launcher, has
+ * answered; sha256 receives the cluster's hash. */
+int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
+		   const char *src, const char *bin, char sha256[65], int *blocked)
+{
+	struct build_ctx bc = { c, st, local, src, bin, NULL };
+	struct ln_fanout f = { st == LN_STAGE_MPI ? "build the mpi probe" : "build the nccl probe",
+			       c->n, NULL, c->parallel, build_on, &bc, 1 };
+	struct ln_fanout_result fr;
+	unsigned char *sel = calloc(c->n ? c->n : 1, 1);
 	size_t i;
 	int r;
 
-	cc.one = calloc(c->n ? c->n : 1, sizeof(*cc.one));
-	if (!sel || !cc.one) {
+	sha256[0] = '\0';
+	bc.one = calloc(c->n ? c->n : 1, sizeof(*bc.one));
+	if (!sel || !bc.one) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < c->n; i++) {
-		sel[i] = i != l;
-		ln_buf_init(&cc.one[i].err, 0);
+		sel[i] = i == l || c->ni[i].facts;
+		ln_buf_init(&bc.one[i].why, 0);
 	}
 	f.select = sel;
-	ln_sha256_hex(image->buf, image->len, want);
 	r = ln_fanout_run(&f, &fr);
 	if (r < 0)
 		goto out;
-	for (i = 0; i < c->n && r >= 0; i++) {
-		struct copy_one *o = &cc.one[i];
-
-		if (i == l)
-			continue;
-		if (!fr.started[i]) {
-			r = vs_not_run_check(c, st, i, name, "not copied: interrupted");
-			(*blocked)++;
-			continue;
-		}
-		if (o->outcome == COPY_PUT_FAILED || o->outcome == COPY_GET_FAILED) {
-			r = o->outcome == COPY_PUT_FAILED ?
-				    vs_not_run_check(c, st, i, name, "cannot copy the %s probe from "
-						     "'%s' to '%s': %s", what, vs_nname(c, l),
-						     vs_nname(c, i), o->err.buf) :
-				    vs_not_run_check(c, st, i, name, "cannot read back the %s probe "
-						     "copied to '%s': %s", what, vs_nname(c, i),
-						     o->err.buf);
-			(*blocked)++;
-			continue;
-		}
-		if (!strcmp(o->got, want))
-			continue;
-		memset(&at, 0, sizeof(at));
-		at.value = NAN;
-		at.seconds = o->seconds;
-		if (asprintf(&at.command, "sha256 of %s", bin) < 0)
-			at.command = NULL;
-		ln_buf_addf(&why, "the %s probe copied to '%s' has sha256 %.16s (%zu bytes), "
-			    "the one built on '%s' %.16s (%zu bytes)", what, vs_nname(c, i), o->got,
-			    o->got_len, vs_nname(c, l), want, image->len);
-		r = vs_record(c, st, i, LN_NO_NODE, name, &at, &why, "", NAN);
-		(*blocked)++;
-	}
+	r = judge_builds(c, st, bc.one, sel, &fr, sha256, blocked);
 	ln_fanout_result_release(&fr);
 out:
-	for (i = 0; cc.one && i < c->n; i++)
-		ln_buf_release(&cc.one[i].err);
-	free(cc.one);
+	for (i = 0; bc.one && i < c->n; i++)
+		ln_buf_release(&bc.one[i].why);
+	free(bc.one);
 	free(sel);
-	ln_buf_release(&why);
-	return r;
-}
-
-int vs_mpi_install(struct vctx *c, enum ln_stage st, size_t l, const char *local,
-		   const char *src, const char *bin, char sha256[65], int *blocked)
-{
-	struct ln_buf image;
-	int r;
-
-	sha256[0] = '\0';
-	ln_buf_init(&image, 64u << 20);
-	r = mpi_build(c, st, l, local, src, bin, &image, blocked);
-	if (r >= 0 && !*blocked) {
-		ln_sha256_hex(image.buf, image.len, sha256);
-		r = mpi_copy(c, st, l, bin, &image, blocked);
-	}
-	ln_buf_release(&image);
 	return r;
 }
 

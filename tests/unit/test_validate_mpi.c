@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The mpi stage against the fake cluster (validate_fake.h): preflight,
- * the probe built once on the launcher and copied, a launcher without
- * mpicc, a corrupt copy.
+ * the probe built on every node and its hashes compared, a node without
+ * mpicc, a node whose build differs, two that disagree.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,22 +27,19 @@ static void test_validate_mpi__preflight_names_the_pair(void **state)
 	assert_int_equal(ln_results_exit(&w->res), 1);
 }
 
-static void test_validate_mpi__probe_built_once_and_copied(void **state)
+static void test_validate_mpi__probe_built_on_every_node(void **state)
 {
 	struct world *w = world_start(state, 4, make_spec(4, "  - { stage: mpi }\n", 1));
 	size_t i;
 
 	world_run(w);
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
-	/* source and mpicc on the launcher (n1) only ... */
-	assert_int_equal(w->f.src_puts[0], 1);
-	assert_int_equal(w->f.mpicc_runs[0], 1);
-	for (i = 1; i < 4; i++) {
-		assert_int_equal(w->f.src_puts[i], 0);
-		assert_int_equal(w->f.mpicc_runs[i], 0);
+	/* source and mpicc on every node, and no binary carried anywhere */
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(w->f.src_puts[i], 1);
+		assert_int_equal(w->f.mpicc_runs[i], 1);
 	}
-	/* ... and its build, byte for byte, on every other node */
-	assert_non_null(strstr(w->f.mpi_bin[0].buf, "built by mpicc on n1"));
+	assert_int_equal(w->f.bin_puts, 0);
 	assert_true(same_bin_everywhere(&w->f, 0, 0));
 	assert_int_equal(ln_results_exit(&w->res), 0);
 }
@@ -59,7 +56,7 @@ static void test_validate_mpi__and_nccl_without_mpi_section(void **state)
 	world_run(w);
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_PASS);
-	assert_int_equal(w->f.mpicc_runs[0] + w->f.mpicc_runs[1], 1);
+	assert_int_equal(w->f.mpicc_runs[0] + w->f.mpicc_runs[1], 2);
 	assert_int_equal(ln_results_exit(&w->res), 0);
 }
 
@@ -74,9 +71,9 @@ static void test_validate_mpi__launcher_skips_failed_devices(void **state)
 					"{\"count\":8},\"nvme\":[]}");
 	assert_non_null(w->f.facts[0]);
 	world_run(w);
-	assert_int_equal(w->f.mpicc_runs[0], 0);
+	assert_int_equal(w->f.mpicc_runs[0], 1);
 	assert_int_equal(w->f.mpicc_runs[1], 1);
-	assert_int_equal(w->f.mpicc_runs[2], 0);
+	assert_int_equal(w->f.mpicc_runs[2], 1);
 	assert_true(same_bin_everywhere(&w->f, 0, 1));
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_PASS);
 }
@@ -91,7 +88,7 @@ static const struct ln_check *only_check(const struct ln_results *res, enum ln_s
 	return &res->checks[0];
 }
 
-static void test_validate_mpi__no_mpicc_on_launcher(void **state)
+static void test_validate_mpi__no_mpicc_on_a_node(void **state)
 {
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
 	const struct ln_check *c;
@@ -102,26 +99,49 @@ static void test_validate_mpi__no_mpicc_on_launcher(void **state)
 	assert_string_equal(c->reason, "no mpicc on 'n1'");
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
-	/* mpicc was tried once, nothing was copied, mpirun never ran */
-	assert_int_equal(w->f.mpicc_runs[0] + w->f.mpicc_runs[1] + w->f.mpicc_runs[2], 1);
-	assert_false(w->f.has_mpi_bin[1] || w->f.has_mpi_bin[2]);
-	assert_int_equal(w->f.runs, 1);
+	/* every node tried its own build; mpirun never ran */
+	assert_int_equal(w->f.mpicc_runs[0] + w->f.mpicc_runs[1] + w->f.mpicc_runs[2], 3);
+	assert_false(w->f.has_mpi_bin[0]);
+	assert_int_equal(w->f.runs, 3);
 }
 
-static void test_validate_mpi__corrupt_copy_fails_that_node(void **state)
+/* n2's mpicc is faked and writes its own file: n2 is named and nothing
+ * is copied to anyone; mpirun never starts. */
+static void test_validate_mpi__odd_build_names_that_node(void **state)
 {
 	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: mpi }\n", 1));
 	const struct ln_check *c;
 
-	w->f.corrupt_copy[2] = 1;
+	w->f.odd_build[1] = 1;
 	world_run(w);
-	c = only_check(&w->res, LN_ST_FAIL, "copy the mpi probe");
-	assert_int_equal(c->a, 2);
-	assert_non_null(strstr(c->reason, "the mpi probe copied to 'n3' has sha256 "));
-	assert_non_null(strstr(c->reason, "the one built on 'n1' "));
+	c = only_check(&w->res, LN_ST_FAIL, "build the mpi probe");
+	assert_int_equal(c->a, 1);
+	assert_non_null(strstr(c->reason, "MPI probe built on 'n2' differs from the cluster's "
+					  "(sha256 "));
+	assert_non_null(strstr(c->reason, "; n2 excluded from the stage"));
 	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
-	assert_int_equal(w->f.mpicc_runs[0], 1);
-	assert_int_equal(w->f.runs, 1);	/* no preflight, no mpirun on a bad copy */
+	assert_int_equal(w->f.bin_puts, 0);
+	assert_null(strstr(w->f.mpi_bin[0].buf, "payload"));
+	assert_null(strstr(w->f.mpi_bin[2].buf, "payload"));
+	assert_int_equal(w->f.runs, 3);	/* the builds; no preflight, no mpirun */
+}
+
+/* Two nodes whose builds differ: no majority, both are named. */
+static void test_validate_mpi__two_nodes_disagree_both_named(void **state)
+{
+	struct world *w = world_start(state, 2, make_spec(2, "  - { stage: mpi }\n", 1));
+
+	w->f.odd_build[1] = 1;
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 2);
+	assert_int_equal(w->res.checks[0].status, LN_ST_FAIL);
+	assert_int_equal(w->res.checks[1].status, LN_ST_FAIL);
+	assert_non_null(strstr(w->res.checks[0].reason, "MPI probe built on 'n1' (sha256 "));
+	assert_non_null(strstr(w->res.checks[1].reason, "MPI probe built on 'n2' (sha256 "));
+	assert_non_null(strstr(w->res.checks[1].reason, "no hash is built by a majority"));
+	assert_int_equal(w->res.stages[LN_STAGE_MPI].status, LN_ST_FAIL);
+	assert_int_equal(w->f.bin_puts, 0);
+	assert_int_equal(w->f.runs, 2);
 }
 
 /* The NCCL stage: built once on the launcher, copied, one mpirun with a
@@ -129,9 +149,10 @@ static void test_validate_mpi__corrupt_copy_fails_that_node(void **state)
 
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_mpi__preflight_names_the_pair),
-	WORLD_TEST(test_validate_mpi__probe_built_once_and_copied),
+	WORLD_TEST(test_validate_mpi__probe_built_on_every_node),
 	WORLD_TEST(test_validate_mpi__and_nccl_without_mpi_section),
 	WORLD_TEST(test_validate_mpi__launcher_skips_failed_devices),
-	WORLD_TEST(test_validate_mpi__no_mpicc_on_launcher),
-	WORLD_TEST(test_validate_mpi__corrupt_copy_fails_that_node),
+	WORLD_TEST(test_validate_mpi__no_mpicc_on_a_node),
+	WORLD_TEST(test_validate_mpi__odd_build_names_that_node),
+	WORLD_TEST(test_validate_mpi__two_nodes_disagree_both_named),
 )

@@ -65,7 +65,7 @@ static void test_validate_nccl__under_mpirun(void **state)
 		}
 		assert_int_equal(seen, 1);
 		assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
-		assert_int_equal(w->f.nccl_mpicc_runs[0] + w->f.nccl_mpicc_runs[1], 1);
+		assert_int_equal(w->f.nccl_mpicc_runs[0] + w->f.nccl_mpicc_runs[1], 2);
 		world_teardown(state);
 		world_setup(state);
 	}
@@ -167,7 +167,24 @@ static void test_validate_nccl__no_mpicc_on_launcher(void **state)
 	assert_string_equal(w->res.checks[0].reason, "no mpicc on 'n1'");
 	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
 	assert_int_equal(ln_results_exit(&w->res), 1);
-	assert_int_equal(w->f.runs, 1);	/* mpicc once, no mpirun */
+	assert_int_equal(w->f.runs, 3);	/* mpicc on each node, no mpirun */
+}
+
+/* n3's mpicc writes its own NCCL probe: n3 is named, nothing is copied
+ * to anyone and mpirun never starts. */
+static void test_validate_nccl__odd_build_names_that_node(void **state)
+{
+	struct world *w = world_start(state, 3, make_spec(3, "  - { stage: nccl }\n", 1));
+
+	w->f.odd_build[2] = 1;
+	world_run(w);
+	assert_int_equal(w->res.nchecks, 1);
+	assert_int_equal(w->res.checks[0].status, LN_ST_FAIL);
+	assert_int_equal(w->res.checks[0].a, 2);
+	assert_non_null(strstr(w->res.checks[0].reason, "NCCL probe built on 'n3' differs from "
+							 "the cluster's (sha256 "));
+	assert_int_equal(w->f.bin_puts, 0);
+	assert_int_equal(w->f.runs, 3);
 }
 
 /* The io stage's world: n1 exports, n2 (mounted) and n4 (raw) hold a live
@@ -385,6 +402,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl__uneven_gpus),
 	WORLD_TEST(test_validate_nccl__gpuless_node),
 	WORLD_TEST(test_validate_nccl__no_mpicc_on_launcher),
+	WORLD_TEST(test_validate_nccl__odd_build_names_that_node),
 	WORLD_TEST(test_validate_nccl__sweep),
 	WORLD_TEST(test_validate_nccl__nccl_tests_per_node),
 )

@@ -63,9 +63,11 @@ struct fake {
 	char problem[256];		/* set from worker threads, checked after the run */
 	size_t runs, puts;
 	/* the MPI probe binary at its path on each node, mpicc runs per node,
-	 * source uploads per node, and a transfer that flips a byte */
+	 * source uploads per node */
 	struct ln_buf mpi_bin[MAXN];
-	int has_mpi_bin[MAXN], mpicc_runs[MAXN], src_puts[MAXN], corrupt_copy[MAXN];
+	int has_mpi_bin[MAXN], mpicc_runs[MAXN], src_puts[MAXN];
+	int odd_build[MAXN];	/* that node's mpicc writes its own binary */
+	int bin_puts;		/* probe binaries the controller wrote to any node */
 	/* io probe copies per node, and nodes whose copies fail */
 	int io_puts[MAXN], put_fails[MAXN];
 	/* the same for the NCCL probe */
@@ -177,10 +179,9 @@ static inline int fake_put(void *ctx, size_t node, const char *path, const void 
 	if (is_mpi_bin(path) || is_nccl_bin(path)) {
 		struct ln_buf *b = is_mpi_bin(path) ? &f->mpi_bin[node] : &f->nccl_bin[node];
 
+		f->bin_puts++;
 		ln_buf_reset(b);
 		ln_buf_add(b, data, len);
-		if (f->corrupt_copy[node])
-			b->buf[len / 2] ^= 0x20;
 		*(is_mpi_bin(path) ? &f->has_mpi_bin[node] : &f->has_nccl_bin[node]) = 1;
 	}
 	pthread_mutex_unlock(&f->lock);
@@ -421,11 +422,12 @@ static inline void fake_mpicc(struct fake *f, size_t node, int nccl, const char 
 		ln_buf_addf(&out->output, "gcc: error: %s: No such file\n",
 			    nccl ? "nccl_mpi_probe.c" : "mpi_probe.c");
 	} else {
-		/* a "binary" that differs per node, as builds against
-		 * different MPI installs do */
+		/* the same "binary" on every node, unless that node's
+		 * mpicc is faked (odd_build) */
 		ln_buf_reset(bin);
-		ln_buf_addf(bin, "\177ELF %s probe built by mpicc on n%zu\n", nccl ? "nccl" : "mpi",
-			    node + 1);
+		ln_buf_addf(bin, "\177ELF %s probe built by mpicc\n", nccl ? "nccl" : "mpi");
+		if (f->odd_build[node])
+			ln_buf_addf(bin, "and n%zu's own payload\n", node + 1);
 		*(nccl ? &f->has_nccl_bin[node] : &f->has_mpi_bin[node]) = 1;
 	}
 	pthread_mutex_unlock(&f->lock);
