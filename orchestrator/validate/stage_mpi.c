@@ -146,8 +146,8 @@ static int judge_builds(struct vctx *c, enum ln_stage st, const struct build_one
 		ln_buf_reset(&why);
 		if (want)
 			ln_buf_addf(&why, "%s probe built on '%s' differs from the cluster's (sha256 "
-				    "%.16s, the cluster's %.16s); %s excluded from the stage", what,
-				    vs_nname(c, i), one[i].sha256, want, vs_nname(c, i));
+				    "%.16s, the cluster's %.16s); mpirun does not start", what,
+				    vs_nname(c, i), one[i].sha256, want);
 		else
 			ln_buf_addf(&why, "%s probe built on '%s' (sha256 %.16s): the nodes' builds "
 				    "disagree, no hash is built by a majority", what, vs_nname(c, i),
