@@ -999,6 +999,8 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/discovery.sh && all+=(discovery)	# discovery: true (issue 15, point 3)
 . tests/cluster/nccl_tests.sh && all+=(nccl_tests)	# tool: all_reduce_perf (issue 14, point 6)
 . tests/cluster/identity.sh && all+=(host_identity)	# a node's host identity that is not valid
+. tests/cluster/relay.sh
+. tests/cluster/hostile.sh && all+=(hostile_upload)	# a hung upload cannot hold a run (issue 32)
 [ $# -gt 0 ] && all=("$@")
 
 # Two halves side by side (CLUSTER_JOBS=1: one after the other): each is
