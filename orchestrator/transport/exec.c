@@ -69,6 +69,16 @@ int ln_ssh_exec(struct ln_session *s, const char *cmd, const void *in, size_t in
 		goto out;
 	}
 	while (inlen) {
+		long long left = deadline - ln_now_ms();
+
+		/* a write blocks while the remote window is full (a command that
+		 * reads nothing): bound each by what is left of the step */
+		if (left <= 0 || ln_ssh_set_timeout(s->ssh, (int)left) < 0) {
+			ln_buf_addf(err, "timed out after %d.%03ds on '%s' sending input to '%s'",
+				    timeout_ms / 1000, timeout_ms % 1000, s->node, cmd);
+			r = -LN_ETIMEOUT;
+			goto out;
+		}
 		n = ssh_channel_write(ch, p, inlen > 65536 ? 65536 : (uint32_t)inlen);
 		if (n <= 0) {
 			ln_buf_addf(err, "cannot send input to '%s': %s", s->node, ssh_get_error(s->ssh));

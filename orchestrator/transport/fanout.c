@@ -2,8 +2,9 @@
 /*
  * The sliding window. A fixed set of min(parallel, n) worker threads pulls
  * the next item from a shared cursor, so at most `parallel` items are in
- * flight and a slow node never holds back the ones behind it. Signals only
- * set a flag; workers check it before taking the next item. Progress goes
+ * flight and a slow node never holds back the ones behind it. A signal
+ * sets a flag; workers check it before taking the next item; a second
+ * signal ends the process at once. Progress goes
  * to the callback the command installed, under the pool's lock.
  */
 #include <errno.h>
@@ -11,7 +12,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/error.h"
 #include "common/signals.h"
 #include "orchestrator/transport/fanout.h"
 
@@ -19,8 +22,21 @@ static volatile sig_atomic_t stop_flag;
 static ln_fanout_progress_fn progress_fn;
 static void *progress_ctx;
 
+/* The first signal only stops new work; a second one ends the run at
+ * once. _exit closes every socket, so each node's sshd sees its connection
+ * end and closes the channels, and an agent in a request stops (its input
+ * ends, its output loses its reader); a jump host's `ssh -W` sees its input
+ * end the same way. Only async-signal-safe calls here. */
 static void on_signal(int sig)
 {
+	static const char msg[] = "llmnet: interrupted again: ending now, connections closed\n";
+
+	if (stop_flag) {
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+			/* nothing more can be said */
+		}
+		_exit(LN_EXIT_FAILED);
+	}
 	stop_flag = sig;
 }
 

@@ -7,6 +7,7 @@
  * fan-out itself never prints. SIGINT or SIGTERM (after ln_fanout_signals())
  * stops new work: nodes in flight finish within their own bounds, nodes
  * not started are reported as such, and ln_fanout_interrupted() says so.
+ * A second one ends the process at once (exit 1), closing its connections.
  *
  * Workers are threads, one per in-flight node; a node's SSH session is
  * only ever used by the one thread working on that node at the time.

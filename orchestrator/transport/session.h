@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to the SSH transport's files (ssh.c: connect, sign-in, SFTP;
+ * Private to the SSH transport's files (ssh.c: connect, sign-in, upload;
  * known_hosts.c: host keys; exec.c: the step bound and one bounded
  * command; stream.c: the session's long-lived stream): the session and
  * its stream, and the helpers more than one of them uses. Nothing outside
@@ -10,7 +10,6 @@
 #define LN_TRANSPORT_SESSION_H
 
 #include <libssh/libssh.h>
-#include <libssh/sftp.h>
 
 #include "common/buf.h"
 #include "orchestrator/transport/ssh.h"
@@ -23,7 +22,6 @@ struct ln_stream {
 
 struct ln_session {
 	ssh_session ssh;
-	sftp_session sftp;
 	struct ln_stream *stream;	/* NULL: none open */
 	char *node;
 	char *fingerprint;		/* the server's key, "SHA256:..." */

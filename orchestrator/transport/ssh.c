@@ -2,15 +2,14 @@
 /*
  * libssh sessions for the controller: connect with a bound, have the host
  * key verified (known_hosts.c), sign in with ssh-agent or an identity
- * file, close, and upload files over SFTP in small chunks (libssh 0.10
- * misbehaves on very large single writes). A session's bounded commands
- * are exec.c's, its long-lived stream stream.c's.
+ * file, close, and upload a file as a bounded command's stdin. A
+ * session's bounded commands are exec.c's, its long-lived stream
+ * stream.c's.
  *
  * libssh 0.10.6 has no ProxyJump option before 0.11, so a jump host goes
  * through a ProxyCommand running OpenSSH's `ssh -W`.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +20,6 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/transport/session.h"
-
-/* SFTP write size: well under the 32 KiB packets every server accepts. */
-#define SFTP_CHUNK (32u * 1024)
 
 int ln_ssh_global_init(void)
 {
@@ -273,8 +269,6 @@ void ln_ssh_close(struct ln_session *s)
 		return;
 	/* EOF ends an idle agent session; the channel's close ends a busy one */
 	ln_ssh_stream_close(s, 0, NULL);
-	if (s->sftp)
-		sftp_free(s->sftp);
 	if (s->ssh) {
 		if (ssh_is_connected(s->ssh))
 			ssh_disconnect(s->ssh);
@@ -288,55 +282,27 @@ void ln_ssh_close(struct ln_session *s)
 int ln_ssh_put(struct ln_session *s, const char *path, const void *data, size_t len,
 	       mode_t mode, struct ln_buf *err)
 {
-	const char *p = data;
-	sftp_file f = NULL;
-	int r;
+	struct ln_buf cmd = LN_BUF_INIT, out = LN_BUF_INIT, errout = LN_BUF_INIT;
+	int r, status = -1;
 
-	if (!s->sftp) {
-		s->sftp = sftp_new(s->ssh);
-		if (!s->sftp || sftp_init(s->sftp) != SSH_OK) {
-			ln_buf_addf(err, "cannot start sftp on '%s': %s", s->node,
-				    ssh_get_error(s->ssh));
-			if (s->sftp)
-				sftp_free(s->sftp);
-			s->sftp = NULL;
-			return -LN_EUNREACH;
-		}
+	if (!ln_ssh_safe_word(path) || path[0] == '/') {
+		ln_buf_addf(err, "cannot upload to '%s' on '%s': not a plain relative name",
+			    path ? path : "", s->node);
+		return -EINVAL;
 	}
-	f = sftp_open(s->sftp, path, O_WRONLY | O_CREAT | O_EXCL, mode);
-	if (!f) {
-		ln_buf_addf(err, "cannot create '%s' on '%s': sftp error %d", path, s->node,
-			    sftp_get_error(s->sftp));
-		return -EIO;
-	}
-	while (len) {
-		size_t n = len > SFTP_CHUNK ? SFTP_CHUNK : len;
-		ssize_t w = sftp_write(f, p, n);
-
-		if (w <= 0) {
-			ln_buf_addf(err, "cannot write '%s' on '%s': %s", path, s->node,
-				    ssh_get_error(s->ssh));
-			r = -EIO;
-			goto fail;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	if (sftp_extension_supported(s->sftp, "fsync@openssh.com", "1") && sftp_fsync(f) < 0) {
-		ln_buf_addf(err, "cannot sync '%s' on '%s'", path, s->node);
+	/* The data is the command's stdin, on an exec channel like any other:
+	 * ln_ssh_exec bounds every write and the wait for the exit status by
+	 * the step timeout, which SFTP's blocking calls were not. set -C
+	 * refuses an existing file, as O_EXCL did; umask gives the mode. */
+	ln_buf_addf(&cmd, "umask %03o && set -C && cat > \"$HOME/%s\"",
+		    (unsigned)(~mode & 0777), path);
+	r = ln_ssh_exec(s, cmd.buf, data, len, 0, &out, &errout, &status, err);
+	if (r == 0 && status != 0) {
+		ln_buf_rtrim(&errout);
+		ln_buf_addf(err, "cannot write '%s' on '%s' (exit %d): %s", path, s->node, status,
+			    errout.buf);
 		r = -EIO;
-		goto fail;
 	}
-	if (sftp_close(f) != SSH_NO_ERROR) {
-		f = NULL;
-		ln_buf_addf(err, "cannot close '%s' on '%s'", path, s->node);
-		r = -EIO;
-		goto fail;
-	}
-	return 0;
-fail:
-	if (f)
-		sftp_close(f);
-	sftp_unlink(s->sftp, path);
+	ln_buf_release_all(&cmd, &out, &errout);
 	return r;
 }

@@ -111,9 +111,11 @@ void ln_ssh_stream_close(struct ln_session *s, int abort, int *status);
 
 
 /*
- * Upload data to path over SFTP in bounded chunks, as a new file of the
- * given mode (O_EXCL: path must not exist; callers pass a temporary name
- * and rename it into place with ln_ssh_exec).
+ * Upload data to path (a safe word, relative to the login user's home) as
+ * a new file of the given mode: the data is the stdin of `cat` on an exec
+ * channel, so the whole upload is bounded by the step timeout like any
+ * command (ln_ssh_exec). The file must not exist (set -C); callers pass a
+ * temporary name and rename it into place with ln_ssh_exec.
  */
 int ln_ssh_put(struct ln_session *s, const char *path, const void *data, size_t len,
 	       mode_t mode, struct ln_buf *err);

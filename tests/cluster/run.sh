@@ -1000,6 +1000,8 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/nccl_tests.sh && all+=(nccl_tests)	# tool: all_reduce_perf (issue 14, point 6)
 . tests/cluster/identity.sh && all+=(host_identity)	# a node's host identity that is not valid
 . tests/cluster/escape.sh && all+=(escape)	# node strings escaped (issue 32, point 4)
+. tests/cluster/relay.sh
+. tests/cluster/hostile.sh && all+=(hostile_upload hostile_second_signal)	# a hung upload or session cannot hold a run (issue 32)
 [ $# -gt 0 ] && all=("$@")
 
 # Two halves side by side (CLUSTER_JOBS=1: one after the other): each is
