@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "common/hostnqn.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -127,6 +128,13 @@ static void identity_warnings(struct ln_run *r, const struct ln_node_run *nr)
 		ln_run_note(r, LN_LOG_WARN, "%s: %s", nr->spec->name, s);
 		ln_run_log(r, "warning %s: %s", nr->spec->name, s);
 	}
+	if (json_object_is_type(ln_json_at(nr->facts, "host_nqn"), json_type_string) &&
+	    !ln_facts_host_nqn(nr)) {
+		ln_run_note(r, LN_LOG_WARN, "%s: reported host NQN '%s' is not valid; the node has "
+			    "no host identity this run", nr->spec->name,
+			    ln_json_str_at(nr->facts, "host_nqn"));
+		ln_run_log(r, "warning %s: invalid host NQN", nr->spec->name);
+	}
 }
 
 int ln_facts_gather(struct ln_run *r)
@@ -156,12 +164,26 @@ int ln_facts_gather(struct ln_run *r)
 	return 0;
 }
 
-const char *ln_facts_host_nqn(const struct ln_node_run *nr)
+/* A string field of the facts that passes ok(), else NULL: a value the
+ * agent would refuse in a request is no identity at all, so it never
+ * reaches another node's request (one bad node fails no other). */
+static const char *checked_str(const struct ln_node_run *nr, const char *key,
+			       int (*ok)(const char *))
 {
 	struct json_object *v = NULL;
 
-	if (!nr->facts || !json_object_object_get_ex(nr->facts, "host_nqn", &v) ||
-	    !json_object_is_type(v, json_type_string))
+	if (!nr->facts || !json_object_object_get_ex(nr->facts, key, &v) ||
+	    !json_object_is_type(v, json_type_string) || !ok(json_object_get_string(v)))
 		return NULL;
 	return json_object_get_string(v);
+}
+
+const char *ln_facts_host_nqn(const struct ln_node_run *nr)
+{
+	return checked_str(nr, "host_nqn", ln_valid_host_nqn);
+}
+
+const char *ln_facts_host_id(const struct ln_node_run *nr)
+{
+	return checked_str(nr, "host_id", ln_valid_uuid);
 }
