@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/run/hostident.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
@@ -141,6 +142,7 @@ int ln_facts_gather(struct ln_run *r)
 {
 	struct ln_fanout f = { "facts", r->n, NULL, r->parallel, gather_one, r, 0 };
 	struct ln_fanout_result res;
+	struct ln_buf err = LN_BUF_INIT;
 	size_t i;
 	int rc;
 
@@ -161,6 +163,12 @@ int ln_facts_gather(struct ln_run *r)
 		}
 	}
 	ln_fanout_result_release(&res);
+	/* a node claiming an identity not its own is excluded here, before
+	 * any plan is built on it (hostident.h) */
+	rc = ln_hostident_check(r, &err);
+	if (rc < 0)
+		ln_run_note(r, LN_LOG_WARN, "cannot record the host identities: %s", err.buf);
+	ln_buf_release(&err);
 	return 0;
 }
 

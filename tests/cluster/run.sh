@@ -482,9 +482,11 @@ scenario_duplicate_nqn() {
 	cp "$(root 2)/etc/nvme/hostnqn" "$(root 3)/etc/nvme/hostnqn"
 	touch "$C/marker"
 	llmnet apply "$C/spec.yaml"
-	check_cmd "duplicate host NQN stops the run (exit 1)" rc_is 1
+	check_cmd "duplicate host NQN excludes both (exit 4)" rc_is 4
 	check_cmd "the message names both nodes" out_has "nodes 'n2' and 'n3' report the same host NQN"
-	check_cmd "nothing changed on n1" test ! -e "$(cfg 1)/subsystems/$T1"
+	check_cmd "the rest goes on: n1 has its target" test -e "$(cfg 1)/subsystems/$T1"
+	check_cmd "n1 allows neither claimant" not_allowed "$(hostnqn 2)"
+	check_cmd "recap does not say converged" not out_has "converged."
 }
 
 scenario_removed_node() {
@@ -999,6 +1001,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/discovery.sh && all+=(discovery)	# discovery: true (issue 15, point 3)
 . tests/cluster/nccl_tests.sh && all+=(nccl_tests)	# tool: all_reduce_perf (issue 14, point 6)
 . tests/cluster/identity.sh && all+=(host_identity)	# a node's host identity that is not valid
+. tests/cluster/hostident.sh && all+=(hostident)	# host identity pinning (issue 32)
 [ $# -gt 0 ] && all=("$@")
 
 # Two halves side by side (CLUSTER_JOBS=1: one after the other): each is
