@@ -57,6 +57,7 @@ int ln_facts_reread(struct ln_run *r, unsigned char *sel)
 	struct reread_ctx rc = { r, sel };
 	struct ln_fanout f = { "facts", r->n, sel, r->parallel, reread_one, &rc, 1 };
 	struct ln_fanout_result res;
+	struct ln_buf err = LN_BUF_INIT;
 	size_t i;
 	int e;
 
@@ -67,6 +68,15 @@ int ln_facts_reread(struct ln_run *r, unsigned char *sel)
 		if (sel[i] && !res.started[i])
 			sel[i] = 0;
 	ln_fanout_result_release(&res);
+	/* an identity made in this apply is pinned now, before a target is
+	 * keyed for it: one that is another node's pin is refused here */
+	e = ln_hostident_check(r, &err);
+	if (e < 0)
+		ln_run_note(r, LN_LOG_WARN, "cannot record the host identities: %s", err.buf);
+	ln_buf_release(&err);
+	for (i = 0; i < r->n; i++)
+		if (r->nodes[i].state != LN_NODE_OK)
+			sel[i] = 0;
 	return 0;
 }
 

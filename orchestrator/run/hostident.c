@@ -66,6 +66,17 @@ static int refused(struct ln_run *r, size_t i, struct json_object *pins, struct 
 	return 0;
 }
 
+/* Node nr's facts key set to its pin, or dropped when it has none. */
+static void pin_for(struct ln_node_run *nr, struct json_object *pins, const char *key)
+{
+	const char *p = ln_json_str_at(ln_json_at(pins, nr->spec->name), key);
+
+	if (p)
+		ln_json_add_str(nr->facts, key, p);
+	else
+		json_object_object_del(nr->facts, key);
+}
+
 static int save_pins(struct ln_run *r, struct json_object *pins, struct ln_buf *err)
 {
 	struct json_object *all = json_object_new_object();
@@ -128,8 +139,10 @@ int ln_hostident_check(struct ln_run *r, struct ln_buf *err)
 			ln_buf_addstr(&why, "host identity refused (see the warning)");
 			ln_run_node_failed(nr, LN_NODE_REFUSED, -LN_ECONFLICT, why.buf, NULL, &line);
 			ln_buf_reset(&line);
-			json_object_object_del(nr->facts, "host_nqn");
-			json_object_object_del(nr->facts, "host_id");
+			/* its pin stands for it, as for a silent node: its own
+			 * entries stay as they are, keyed with its own secret */
+			pin_for(nr, pins, "host_nqn");
+			pin_for(nr, pins, "host_id");
 			ln_ssh_close(nr->s);
 			nr->s = NULL;
 			n_out++;
