@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "common/hostnqn.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -180,28 +179,4 @@ int ln_facts_gather(struct ln_run *r)
 		ln_run_note(r, LN_LOG_WARN, "cannot record the host identities: %s", err.buf);
 	ln_buf_release(&err);
 	return 0;
-}
-
-/* A string field of the facts that passes ok(), else NULL: a value the
- * agent would refuse in a request is no identity at all, so it never
- * reaches another node's request (one bad node fails no other). */
-static const char *checked_str(const struct ln_node_run *nr, const char *key,
-			       int (*ok)(const char *))
-{
-	struct json_object *v = NULL;
-
-	if (!nr->facts || !json_object_object_get_ex(nr->facts, key, &v) ||
-	    !json_object_is_type(v, json_type_string) || !ok(json_object_get_string(v)))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-const char *ln_facts_host_nqn(const struct ln_node_run *nr)
-{
-	return checked_str(nr, "host_nqn", ln_valid_host_nqn);
-}
-
-const char *ln_facts_host_id(const struct ln_node_run *nr)
-{
-	return checked_str(nr, "host_id", ln_valid_uuid);
 }
