@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/run/hostident.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
@@ -55,6 +56,7 @@ int ln_facts_reread(struct ln_run *r, unsigned char *sel)
 	struct reread_ctx rc = { r, sel };
 	struct ln_fanout f = { "facts", r->n, sel, r->parallel, reread_one, &rc, 1 };
 	struct ln_fanout_result res;
+	struct ln_buf err = LN_BUF_INIT;
 	size_t i;
 	int e;
 
@@ -65,6 +67,15 @@ int ln_facts_reread(struct ln_run *r, unsigned char *sel)
 		if (sel[i] && !res.started[i])
 			sel[i] = 0;
 	ln_fanout_result_release(&res);
+	/* an identity made in this apply is pinned now, before a target is
+	 * keyed for it: one that is another node's pin is refused here */
+	e = ln_hostident_check(r, &err);
+	if (e < 0)
+		ln_run_note(r, LN_LOG_WARN, "cannot record the host identities: %s", err.buf);
+	ln_buf_release(&err);
+	for (i = 0; i < r->n; i++)
+		if (r->nodes[i].state != LN_NODE_OK)
+			sel[i] = 0;
 	return 0;
 }
 
@@ -127,12 +138,20 @@ static void identity_warnings(struct ln_run *r, const struct ln_node_run *nr)
 		ln_run_note(r, LN_LOG_WARN, "%s: %s", nr->spec->name, s);
 		ln_run_log(r, "warning %s: %s", nr->spec->name, s);
 	}
+	if (json_object_is_type(ln_json_at(nr->facts, "host_nqn"), json_type_string) &&
+	    !ln_facts_host_nqn(nr)) {
+		ln_run_note(r, LN_LOG_WARN, "%s: reported host NQN '%s' is not valid; the node has "
+			    "no host identity this run", nr->spec->name,
+			    ln_json_str_at(nr->facts, "host_nqn"));
+		ln_run_log(r, "warning %s: invalid host NQN", nr->spec->name);
+	}
 }
 
 int ln_facts_gather(struct ln_run *r)
 {
 	struct ln_fanout f = { "facts", r->n, NULL, r->parallel, gather_one, r, 0 };
 	struct ln_fanout_result res;
+	struct ln_buf err = LN_BUF_INIT;
 	size_t i;
 	int rc;
 
@@ -153,15 +172,11 @@ int ln_facts_gather(struct ln_run *r)
 		}
 	}
 	ln_fanout_result_release(&res);
+	/* a node claiming an identity not its own is excluded here, before
+	 * any plan is built on it (hostident.h) */
+	rc = ln_hostident_check(r, &err);
+	if (rc < 0)
+		ln_run_note(r, LN_LOG_WARN, "cannot record the host identities: %s", err.buf);
+	ln_buf_release(&err);
 	return 0;
-}
-
-const char *ln_facts_host_nqn(const struct ln_node_run *nr)
-{
-	struct json_object *v = NULL;
-
-	if (!nr->facts || !json_object_object_get_ex(nr->facts, "host_nqn", &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
 }

@@ -26,7 +26,10 @@ int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err);
  * could start. */
 int ln_facts_reread(struct ln_run *r, unsigned char *sel);
 
-/* The host NQN a node reported, or NULL. */
+/* The host NQN a node reported, or NULL when none or when the agent's
+ * rules (ln_valid_host_nqn) refuse it. */
 const char *ln_facts_host_nqn(const struct ln_node_run *nr);
+/* The host ID a node reported, or NULL when none or not a UUID. */
+const char *ln_facts_host_id(const struct ln_node_run *nr);
 
 #endif

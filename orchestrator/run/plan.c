@@ -148,7 +148,7 @@ static long key_owner(const struct ln_run *r, const struct ln_target *t, const c
 
 		if (q && !strcmp(q, nqn))
 			return (long)t->hosts[h];
-		if (hn->state != LN_NODE_OK) {
+		if (hn->state != LN_NODE_OK && !q) {	/* known NQN: not this one's */
 			silent = (long)t->hosts[h];
 			n_silent++;
 		}

@@ -69,6 +69,7 @@ agent_waits_for_lock() {
 	return 1
 }
 out_has() { grep -qF -- "$1" "$C/out"; }
+says_converged() { grep -qE '; converged\.$' "$C/out"; }	# the recap's last word
 not() { ! "$@"; }
 running() { pgrep -f "$1" >/dev/null; }
 not_out_has() { ! out_has "$1"; }
@@ -88,6 +89,9 @@ new_cluster() {
 	[ -n "${C:-}" ] && cluster_down "$C"
 	C=$WORK/$1
 	mkdir -p "$C"
+	# a new cluster's nodes are met for the first time, as its known_hosts
+	# is new: the last cluster's host identity pins (issue 32) are not theirs
+	rm -f "$LLMNET_STATE_DIR/loop.hostident.json"
 	clusters+=("$C")
 	cluster_up "$C" "$n" || return 1
 	for i in $(seq "$n"); do cluster_build_tree "$C" "$i" || return 1; done
@@ -482,9 +486,12 @@ scenario_duplicate_nqn() {
 	cp "$(root 2)/etc/nvme/hostnqn" "$(root 3)/etc/nvme/hostnqn"
 	touch "$C/marker"
 	llmnet apply "$C/spec.yaml"
-	check_cmd "duplicate host NQN stops the run (exit 1)" rc_is 1
+	check_cmd "duplicate host NQN excludes both (exit 4)" rc_is 4
 	check_cmd "the message names both nodes" out_has "nodes 'n2' and 'n3' report the same host NQN"
-	check_cmd "nothing changed on n1" test ! -e "$(cfg 1)/subsystems/$T1"
+	check_cmd "the rest goes on: n1 has its target" test -e "$(cfg 1)/subsystems/$T1"
+	check_cmd "n1 allows neither claimant" not_allowed "$(hostnqn 2)"
+	check_cmd "recap does not say converged" not says_converged
+	check_cmd "... it says not converged" out_has "; not converged."
 }
 
 scenario_removed_node() {
@@ -1002,6 +1009,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/escape.sh && all+=(escape)	# node strings escaped (issue 32, point 4)
 . tests/cluster/relay.sh
 . tests/cluster/hostile.sh && all+=(hostile_upload hostile_second_signal)	# a hung upload or session cannot hold a run (issue 32)
+. tests/cluster/hostident.sh && all+=(hostident)	# host identity pinning (issue 32)
 [ $# -gt 0 ] && all=("$@")
 
 # Two halves side by side (CLUSTER_JOBS=1: one after the other): each is

@@ -251,6 +251,29 @@ static void test_plan__targets_phase_defers_new_connections(void **state)
 	json_object_put(req);
 }
 
+/* Issue 32, reproduction 4: a host NQN the agent would refuse is no
+ * identity for that node alone; the target's request carries the other
+ * host, so the target node is not failed for it. */
+static void test_plan__invalid_host_nqn_is_no_identity(void **state)
+{
+	struct world *w = *state;
+	struct ln_buf b = LN_BUF_INIT;
+	struct json_object *req, *t;
+
+	json_object_put(w->nr[2].facts);
+	w->nr[2].facts = facts("nqn.2014-08.org.nvmexpress:uuid:evil/../x", NULL, NULL);
+	assert_null(ln_facts_host_nqn(&w->nr[2]));
+	assert_string_equal(ln_facts_host_nqn(&w->nr[1]), H(2));	/* control */
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+	t = json_object_array_get_idx(json_object_object_get(req, "targets"), 0);
+	assert_string_equal(req_str(json_object_object_get(t, "hosts"), &b), "[\"" H(2) "\"]");
+	json_object_put(req);
+	json_object_put(w->nr[2].facts);
+	w->nr[2].facts = facts("nqn.2014-08.org.nvmexpress:uuid:a,hostnqn=b", NULL, NULL);
+	assert_null(ln_facts_host_nqn(&w->nr[2]));
+	ln_buf_release(&b);
+}
+
 static void test_plan__duplicate_host_nqn_names_both(void **state)
 {
 	struct world *w = *state;
@@ -313,6 +336,7 @@ LN_TEST_MAIN(NULL, NULL,
 	WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
 	WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),
 	WORLD_TEST(test_plan__targets_phase_defers_new_connections),
+	WORLD_TEST(test_plan__invalid_host_nqn_is_no_identity),
 	WORLD_TEST(test_plan__duplicate_host_nqn_names_both),
 	cmocka_unit_test(test_plan__count_change_list),
 	cmocka_unit_test(test_plan__failed_call_exit_is_the_same_in_every_phase),

@@ -19,6 +19,7 @@
 #include "common/json.h"
 #include "orchestrator/run/apply.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/run/hostident.h"
 #include "orchestrator/run/lastknown.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/secrets.h"
@@ -348,6 +349,47 @@ static void test_state__retry_file_names_failed_nodes_and_their_targets(void **s
 	ln_test_release(&text, &err);
 }
 
+/* Host identity pinning (hostident.c, issue 32): the first contact pins
+ * each node; a claim of another node's pin excludes the claimant alone
+ * (its own pin stands for it, as for a silent node: nothing is keyed or
+ * allowed for the NQN it claims) while the owner is silent; a changed identity needs --accept-replaced, which re-pins it. */
+static void test_state__host_identity_is_pinned(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	struct stat st;
+	char path[128];
+
+	assert_int_equal(ln_hostident_check(&f->run, &err), 0);	/* control: honest */
+	snprintf(path, sizeof(path), "%s/st.hostident.json", f->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* n2 silent, n3 reports n2's NQN */
+	f->run.nodes[1].state = LN_NODE_UNREACHABLE;
+	json_object_put(f->run.nodes[2].facts);
+	f->run.nodes[2].facts = facts_of(OLD);
+	assert_int_equal(ln_hostident_check(&f->run, &err), 1);
+	assert_int_equal(f->run.nodes[2].state, LN_NODE_REFUSED);
+	assert_string_equal(ln_facts_host_nqn(&f->run.nodes[2]),
+			    "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000003");
+	assert_int_equal(f->run.nodes[0].state, LN_NODE_OK);
+	/* n2 back with a new NQN: refused, then re-pinned by --accept-replaced */
+	f->run.nodes[1].state = LN_NODE_OK;
+	json_object_put(f->run.nodes[1].facts);
+	f->run.nodes[1].facts = facts_of(NEW);
+	assert_int_equal(ln_hostident_check(&f->run, &err), 1);
+	assert_int_equal(f->run.nodes[1].state, LN_NODE_REFUSED);
+	f->run.nodes[1].state = LN_NODE_OK;
+	json_object_put(f->run.nodes[1].facts);
+	f->run.nodes[1].facts = facts_of(NEW);
+	f->run.nodes[1].accept_replaced = 1;
+	assert_int_equal(ln_hostident_check(&f->run, &err), 0);
+	f->run.nodes[1].accept_replaced = 0;
+	assert_int_equal(ln_hostident_check(&f->run, &err), 0);
+	assert_string_equal(ln_facts_host_nqn(&f->run.nodes[1]), NEW);
+	ln_buf_release(&err);
+}
+
 /* Each test on a fresh run of its own (setup). */
 #define STATE_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
@@ -359,4 +401,5 @@ LN_TEST_MAIN(NULL, NULL,
 	STATE_TEST(test_state__apply_record_says_the_retry_file),
 	STATE_TEST(test_state__silent_node_without_record_has_no_plan),
 	STATE_TEST(test_state__retry_file_names_failed_nodes_and_their_targets),
+	STATE_TEST(test_state__host_identity_is_pinned),
 )

@@ -11,17 +11,8 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
-/* An NQN as the kernel and the spec accept it, and safe as a configfs name. */
-int ln_valid_nqn(const char *s);
-/* An NQN for this node's host identity, which goes into the kernel's
- * connect option string: ln_valid_nqn and neither ',' nor '='. */
-int ln_valid_host_nqn(const char *s);
-/* The offset of the first byte of s an NQN may not hold, strlen(s) when
- * none; strict: also ',' and '=' (ln_valid_host_nqn). For messages that
- * name the bad byte without quoting the rest. */
-size_t ln_valid_nqn_bad_at(const char *s, int strict);
-/* A UUID, 8-4-4-4-12 hex digits (a host ID). */
-int ln_valid_uuid(const char *s);
+#include "common/hostnqn.h"
+
 /* Element i of a JSON array when it is a string holding a valid NQN, else
  * NULL (owned by the array). */
 const char *ln_nqn_at(struct json_object *arr, size_t i);
