@@ -5,7 +5,9 @@
  * file is refused, by identity (a hard link under another name is the
  * same file), naming the path and the holder; a file that merely shares
  * a name's prefix, or sits beside them on the same file system, is
- * accepted (the control).
+ * accepted (the control). NVMe namespaces (fabric-disks.tree): one
+ * imported over tcp, a multipath head whose controllers are tcp, a head
+ * with a controller of unreadable transport are refused; pcie is accepted.
  */
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
@@ -119,9 +121,56 @@ static void test_agent_inuse__no_swap_no_loop_is_accepted(void **state)
 	assert_int_equal(g->err.len, 0);
 }
 
+/* ln_inuse_fabric on the fabric-disks overlay for the sysfs block name. */
+static int fabric(struct gate *g, const char *name)
+{
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "%s/agent/build-tree.sh %s/agent/fabric-disks.tree %s",
+		 FIXTURES_DIR, FIXTURES_DIR, g->root);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_reset(&g->err);
+	return ln_inuse_fabric(&g->a, name, "/dev/x", &g->err);
+}
+
+static void test_agent_inuse__fabric_namespace_is_refused(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(fabric(g, "nvme1n1"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "controller nvme1 over transport tcp, subsystem "
+				"nqn.2024-04.com.example:remote.disk"));
+	assert_int_equal(fabric(g, "nvme0n1"), 0);
+	assert_int_equal(g->err.len, 0);
+	/* rdma, fc, loop: every transport but pcie */
+	assert_int_equal(fx_put(g->root, "/sys/class/nvme/nvme1/transport", "loop\n"), 0);
+	assert_int_equal(ln_inuse_fabric(&g->a, "nvme1n1", "/dev/x", &g->err), -EBUSY);
+	/* not an NVMe namespace: not this gate's */
+	assert_int_equal(fabric(g, "sda"), 0);
+}
+
+static void test_agent_inuse__multipath_head_checks_every_controller(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(fabric(g, "nvme2n1"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "controller nvme2 of nvme-subsys2 over transport "
+				"tcp, subsystem nqn.2024-04.com.example:remote.mp"));
+	/* the first pcie, the second unreadable: unknown counts as a fabric */
+	assert_int_equal(fabric(g, "nvme4n1"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "controller nvme5 of nvme-subsys4 over transport "
+				"unknown"));
+	/* both pcie: accepted */
+	assert_int_equal(fx_put(g->root, "/sys/class/nvme/nvme5/transport", "pcie\n"), 0);
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_inuse_fabric(&g->a, "nvme4n1", "/dev/x", &g->err), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 LN_TEST_MAIN(NULL, NULL,
 	T(test_agent_inuse__swap_file_is_refused_by_identity),
 	T(test_agent_inuse__escaped_swap_name_is_read),
 	T(test_agent_inuse__loop_backing_file_is_refused),
-	T(test_agent_inuse__no_swap_no_loop_is_accepted))
+	T(test_agent_inuse__no_swap_no_loop_is_accepted),
+	T(test_agent_inuse__fabric_namespace_is_refused),
+	T(test_agent_inuse__multipath_head_checks_every_controller))

@@ -451,6 +451,8 @@ int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *b
 	size_t nparts, i, j;
 	int busy = 0;
 
+	if (ln_inuse_fabric(a, bd->name, given, err) < 0)
+		return -EBUSY;
 	if (mounted_at(a, bd->name, bd->path, given, at, sizeof(at))) {
 		/* the wording tests and operators already know */
 		ln_buf_addf(err, "device '%s' is mounted on this node at %s; refusing to export it",

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/target/inuse.h"
@@ -107,4 +108,92 @@ int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat 
 		return -EBUSY;
 	}
 	return 0;
+}
+
+/* The controller dir's transport into tr ("pcie", "tcp"...); "" when unreadable. */
+static void transport_of(const struct ln_agent *a, const char *dir, char *tr, size_t n)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/transport", dir);
+	tr[0] = '\0';
+	if (ln_read_attr(a, p, &b) == 0 && b.len)
+		snprintf(tr, n, "%s", b.buf);
+	ln_buf_release(&b);
+}
+
+/* 1 when s is a controller's name, "nvme" and digits (not a head, "nvme2n1"). */
+static int ctrl_name(const char *s)
+{
+	return !strncmp(s, "nvme", 4) && s[4] && strspn(s + 4, "0123456789") == strlen(s + 4);
+}
+
+/* The first controller of the multipath subsystem subsys whose transport is
+ * not pcie, into ctrl and tr (tr "" when unreadable); 1 when one is, or
+ * when the subsystem lists no controller at all (ctrl ""). */
+static int subsys_fabric(const struct ln_agent *a, const char *subsys, char *ctrl, size_t cn,
+			 char *tr, size_t tn)
+{
+	char **names = NULL, dir[PATH_MAX], p[PATH_MAX];
+	size_t nn = 0, i, seen = 0;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "/sys/class/nvme-subsystem/%s", subsys);
+	ln_list_dir(a, dir, &names, &nn);
+	for (i = 0; !found && i < nn; i++) {
+		if (!ctrl_name(names[i]))
+			continue;
+		seen++;
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		transport_of(a, p, tr, tn);
+		if ((found = strcmp(tr, "pcie") != 0))
+			snprintf(ctrl, cn, "%s", names[i]);
+	}
+	ln_names_free(names, nn);
+	if (!found && !seen) {
+		ctrl[0] = tr[0] = '\0';
+		found = 1;
+	}
+	return found;
+}
+
+int ln_inuse_fabric(const struct ln_agent *a, const char *name, const char *given,
+		    struct ln_buf *err)
+{
+	struct ln_buf nqn = LN_BUF_INIT;
+	char dev[PATH_MAX], full[PATH_MAX], link[PATH_MAX], ctrl[NAME_MAX + 1] = "";
+	char tr[64], sub[NAME_MAX + 1] = "";
+	const char *base;
+	ssize_t r;
+	int fabric;
+
+	if (strncmp(name, "nvme", 4))
+		return 0;
+	snprintf(dev, sizeof(dev), "/sys/block/%s/device", name);
+	r = ln_agent_path(a, dev, full) == 0 ? readlink(full, link, sizeof(link) - 1) : -1;
+	link[r > 0 ? r : 0] = '\0';
+	base = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	transport_of(a, dev, tr, sizeof(tr));
+	if (tr[0]) {	/* a controller: one path, its own transport */
+		snprintf(ctrl, sizeof(ctrl), "%s", base);
+		fabric = strcmp(tr, "pcie") != 0;
+	} else if (base[0]) {	/* a multipath head: every controller of its subsystem */
+		snprintf(sub, sizeof(sub), "%s", base);
+		fabric = subsys_fabric(a, sub, ctrl, sizeof(ctrl), tr, sizeof(tr));
+	} else {
+		fabric = 1;
+	}
+	if (!fabric)
+		return 0;
+	snprintf(full, sizeof(full), "%s/subsysnqn", dev);
+	if (ln_read_attr(a, full, &nqn) < 0 || !nqn.len)
+		ln_buf_addf(&nqn, "unknown");
+	ln_buf_addf(err, "device '%s' (%s) is a namespace of NVMe controller %s%s%s over "
+		    "transport %s, subsystem %s; llmnet exports only local (pcie) NVMe "
+		    "namespaces, never one imported from a fabric (an unknown transport counts "
+		    "as one): name a local disk", given, name, ctrl[0] ? ctrl : "(none found)",
+		    sub[0] ? " of " : "", sub, tr[0] ? tr : "unknown (unreadable)", nqn.buf);
+	ln_buf_release(&nqn);
+	return -EBUSY;
 }

@@ -19,6 +19,13 @@ struct ln_buf;
  * -EBUSY with err naming path and what holds it. */
 int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat *st,
 		  struct ln_buf *err);
+/* 0 unless the block device name (sysfs: "nvme1n1") is an NVMe namespace
+ * whose controller, or any controller of its multipath subsystem, has a
+ * transport other than pcie (tcp, rdma, fc, loop) or none readable: then
+ * -EBUSY with err naming given, the controller, transport and subsystem NQN.
+ * A namespace imported from a fabric is never exported again. */
+int ln_inuse_fabric(const struct ln_agent *a, const char *name, const char *given,
+		    struct ln_buf *err);
 /* Octal escapes of mountinfo and /proc/swaps ("\040" for a space), in place. */
 void ln_inuse_unescape(char *s);
 
