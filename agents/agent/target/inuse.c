@@ -147,7 +147,8 @@ static int subsys_fabric(const struct ln_agent *a, const char *subsys, char *ctr
 		seen++;
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
 		transport_of(a, p, tr, tn);
-		if ((found = strcmp(tr, "pcie") != 0))
+		found = strcmp(tr, "pcie") != 0;
+		if (found)
 			snprintf(ctrl, cn, "%s", names[i]);
 	}
 	ln_names_free(names, nn);
