@@ -15,7 +15,10 @@
 # another run or cluster left), verb (apply|plan|teardown|run), request
 # (stdin for apply/plan/teardown), args (run: the command after --),
 # want_exit (accepted codes), want (a string the answer must hold), never
-# (a string neither the answer nor the agent's log may hold: a secret).
+# (a string neither the answer nor the agent's log may hold: a secret),
+# control=1 (a control beside a refusal: the request must be accepted,
+# want_exit 0, and the tree may change; a gate that refuses everything
+# fails it).
 # Cases are named spec/CASE and request/CASE (also on the command line).
 # xfail.list also holds the lab scenario's checks (e2e/NAME,
 # tests/e2e/scenarios/safety.sh reads it); this tier checks they exist.
@@ -72,6 +75,7 @@ spec_case() {
 # Run one request case; prints why it failed, returns 1 then.
 request_case() {
 	local c=$1 tree='' extra='' pre='' verb='' request='' args='' want_exit='' want='' never=''
+	local control=''
 	local root t out rc before after
 	# shellcheck disable=SC1090
 	. "$c"
@@ -103,7 +107,9 @@ request_case() {
 		echo "the answer does not name '$want': $out"
 	elif [ -n "$never" ] && [[ "$out" == *"$never"* ]]; then
 		echo "the answer or the log holds '$never': $out"
-	elif [ "$before" != "$after" ]; then
+	elif [ -n "$control" ] && [ "$want_exit" != 0 ]; then
+		echo "a control case must want exit 0, not '$want_exit'"
+	elif [ -z "$control" ] && [ "$before" != "$after" ]; then
 		echo "the node's tree changed:"
 		diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | head -20
 	else

@@ -15,6 +15,7 @@
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/kernel/read.h"
+#include "agents/agent/target/inuse.h"
 #include "common/json.h"
 
 #define P_SUB LN_NVMET "/subsystems/"
@@ -126,6 +127,9 @@ static int refusals(struct ln_converge *cv, const struct ln_req_ns *ns, int *exi
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
 	if (rc == 0 && (rc = file_fits(ns, &st, err)) < 0)
+		return rc;
+	/* swap or a loop device's backing file: never exported, ours or not */
+	if (rc == 0 && (rc = ln_inuse_file(cv->a, ns->file, &st, err)) < 0)
 		return rc;
 	if (!owned && ln_state_other_owner(&cv->st, cv->cluster, "backing_file", ns->file))
 		return ln_cv_existing(cv, "backing_file", ns->file, err);

@@ -23,6 +23,7 @@
 
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/target/blockdev.h"
+#include "agents/agent/target/inuse.h"
 #include "common/log.h"
 
 #define MAX_LINKS 40
@@ -194,23 +195,6 @@ static size_t partitions(const struct ln_agent *a, const char *name, char (*out)
 	return n;
 }
 
-/* Octal escapes of mountinfo and /proc/swaps ("\040" for a space). */
-static void unescape(char *s)
-{
-	char *q = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*q++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 4;
-		} else {
-			*q++ = *s++;
-		}
-	}
-	*q = '\0';
-}
-
 /* Does the node path src name the device at devpath? */
 static int same_node(const struct ln_agent *a, const char *src, const char *devpath)
 {
@@ -236,7 +220,7 @@ static int mounted_at(const struct ln_agent *a, const char *name, const char *de
 
 			if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, mp) == 3 &&
 			    ma == maj && mi == min) {
-				unescape(mp);
+				ln_inuse_unescape(mp);
 				snprintf(at, atlen, "%s", mp);
 				found = 1;
 			}
@@ -251,9 +235,9 @@ static int mounted_at(const struct ln_agent *a, const char *name, const char *de
 
 			if (sscanf(line, "%4095s %4095s", src, dir) != 2)
 				continue;
-			unescape(src);
+			ln_inuse_unescape(src);
 			if ((given && !strcmp(src, given)) || same_node(a, src, devpath)) {
-				unescape(dir);
+				ln_inuse_unescape(dir);
 				snprintf(at, atlen, "%s", dir);
 				found = 1;
 			}
@@ -276,7 +260,7 @@ static int is_swap(const struct ln_agent *a, const char *devpath)
 
 			if (sscanf(line, "%4095s", f) != 1)
 				continue;
-			unescape(f);
+			ln_inuse_unescape(f);
 			found = same_node(a, f, devpath);
 		}
 	}
@@ -467,6 +451,8 @@ int ln_blockdev_check_free(const struct ln_agent *a, const struct ln_blockdev *b
 	size_t nparts, i, j;
 	int busy = 0;
 
+	if (ln_inuse_fabric(a, bd->name, given, err) < 0)
+		return -EBUSY;
 	if (mounted_at(a, bd->name, bd->path, given, at, sizeof(at))) {
 		/* the wording tests and operators already know */
 		ln_buf_addf(err, "device '%s' is mounted on this node at %s; refusing to export it",
@@ -525,10 +511,10 @@ static int mountinfo_at(const struct ln_agent *a, const char *mp, struct ln_bloc
 		if (!dash || sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, at) != 3 ||
 		    sscanf(dash, " - %*s %4095s", dev) != 1)
 			continue;
-		unescape(at);
+		ln_inuse_unescape(at);
 		if (strcmp(at, mp))
 			continue;
-		unescape(dev);
+		ln_inuse_unescape(dev);
 		memset(src, 0, sizeof(*src));
 		src->fd = -1;
 		snprintf(src->path, sizeof(src->path), "%s", dev);
@@ -559,10 +545,10 @@ int ln_blockdev_mounted_at(const struct ln_agent *a, const char *mp, struct ln_b
 
 			if (sscanf(line, "%4095s %4095s", s, at) != 2)
 				continue;
-			unescape(at);
+			ln_inuse_unescape(at);
 			if (strcmp(at, mp))
 				continue;
-			unescape(s);
+			ln_inuse_unescape(s);
 			memcpy(dev, s, sizeof(dev));
 			found = 1;
 		}

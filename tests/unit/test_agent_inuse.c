@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The in-use gate for files (agents/agent/target/inuse.c) on node-target
+ * fixture roots: a file that is active swap or a loop device's backing
+ * file is refused, by identity (a hard link under another name is the
+ * same file), naming the path and the holder; a file that merely shares
+ * a name's prefix, or sits beside them on the same file system, is
+ * accepted (the control). NVMe namespaces (fabric-disks.tree): one
+ * imported over tcp, a multipath head whose controllers are tcp, a head
+ * with a controller of unreadable transport are refused; pcie is accepted.
+ */
+#include "tests/unit/cmocka.h"
+#include "tests/unit/agent_fixture.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "agents/agent/core/agent.h"
+#include "agents/agent/kernel/paths.h"
+#include "agents/agent/target/inuse.h"
+
+#define SWAPS_HEAD "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+
+struct gate {
+	char *root;
+	struct ln_agent a;
+	struct ln_buf err;
+};
+
+static int setup(void **state)
+{
+	struct gate *g = calloc(1, sizeof(*g));
+	char p[4096];
+
+	assert_non_null(g);
+	g->root = fx_build("node-target");
+	assert_non_null(g->root);
+	snprintf(g->a.root, sizeof(g->a.root), "%s", g->root);
+	g->a.fixture = 1;
+	g->err = (struct ln_buf)LN_BUF_INIT;
+	snprintf(p, sizeof(p), "%s/srv", g->root);
+	assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+	assert_int_equal(fx_put(g->root, "/srv/data.img", "d"), 0);
+	assert_int_equal(fx_put(g->root, "/srv/data.img.old", "o"), 0);
+	*state = g;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct gate *g = *state;
+
+	ln_buf_release(&g->err);
+	fx_remove(g->root);
+	free(g);
+	return 0;
+}
+
+/* ln_inuse_file on the node path p, as the gate's callers call it. */
+static int check(struct gate *g, const char *p)
+{
+	struct stat st;
+
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_path_lstat(&g->a, p, &st, &g->err), 0);
+	return ln_inuse_file(&g->a, p, &st, &g->err);
+}
+
+static void test_agent_inuse__swap_file_is_refused_by_identity(void **state)
+{
+	struct gate *g = *state;
+	char from[4096], to[4096];
+
+	snprintf(from, sizeof(from), "%s/srv/data.img", g->root);
+	snprintf(to, sizeof(to), "%s/srv/swap.link", g->root);
+	assert_int_equal(link(from, to), 0);
+	assert_int_equal(fx_put(g->root, "/proc/swaps", SWAPS_HEAD
+				"/srv/swap.link   file\t\t1020\t\t0\t\t-2\n"), 0);
+	assert_int_equal(check(g, "/srv/data.img"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "'/srv/data.img' is in use as swap"));
+	assert_non_null(strstr(g->err.buf, "/srv/swap.link"));
+	/* the control: another file beside it on the same file system */
+	assert_int_equal(check(g, "/srv/data.img.old"), 0);
+}
+
+static void test_agent_inuse__escaped_swap_name_is_read(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(fx_put(g->root, "/srv/my swap", "s"), 0);
+	assert_int_equal(fx_put(g->root, "/proc/swaps", SWAPS_HEAD
+				"/srv/my\\040swap   file\t\t1020\t\t0\t\t-2\n"), 0);
+	assert_int_equal(check(g, "/srv/my swap"), -EBUSY);
+	assert_int_equal(check(g, "/srv/data.img"), 0);
+}
+
+static void test_agent_inuse__loop_backing_file_is_refused(void **state)
+{
+	struct gate *g = *state;
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/block/loop7/loop", g->root);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fx_put(g->root, "/sys/block/loop7/loop/backing_file",
+				"/srv/data.img\n"), 0);
+	assert_int_equal(check(g, "/srv/data.img"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "'/srv/data.img' is the backing file of loop "
+				"device /dev/loop7"));
+	assert_int_equal(check(g, "/srv/data.img.old"), 0);
+	/* a detached-then-deleted file reads "PATH (deleted)": no file is it */
+	assert_int_equal(fx_put(g->root, "/sys/block/loop7/loop/backing_file",
+				"/srv/data.img (deleted)\n"), 0);
+	assert_int_equal(check(g, "/srv/data.img"), 0);
+}
+
+static void test_agent_inuse__no_swap_no_loop_is_accepted(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(check(g, "/srv/data.img"), 0);
+	assert_int_equal(g->err.len, 0);
+}
+
+/* ln_inuse_fabric on the fabric-disks overlay for the sysfs block name. */
+static int fabric(struct gate *g, const char *name)
+{
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "%s/agent/build-tree.sh %s/agent/fabric-disks.tree %s",
+		 FIXTURES_DIR, FIXTURES_DIR, g->root);
+	assert_int_equal(system(cmd), 0);
+	ln_buf_reset(&g->err);
+	return ln_inuse_fabric(&g->a, name, "/dev/x", &g->err);
+}
+
+static void test_agent_inuse__fabric_namespace_is_refused(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(fabric(g, "nvme1n1"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "controller nvme1 over transport tcp, subsystem "
+				"nqn.2024-04.com.example:remote.disk"));
+	assert_int_equal(fabric(g, "nvme0n1"), 0);
+	assert_int_equal(g->err.len, 0);
+	/* rdma, fc, loop: every transport but pcie */
+	assert_int_equal(fx_put(g->root, "/sys/class/nvme/nvme1/transport", "loop\n"), 0);
+	assert_int_equal(ln_inuse_fabric(&g->a, "nvme1n1", "/dev/x", &g->err), -EBUSY);
+	/* not an NVMe namespace: not this gate's */
+	assert_int_equal(fabric(g, "sda"), 0);
+}
+
+static void test_agent_inuse__multipath_head_checks_every_controller(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(fabric(g, "nvme2n1"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "controller nvme2 of nvme-subsys2 over transport "
+				"tcp, subsystem nqn.2024-04.com.example:remote.mp"));
+	/* the first pcie, the second unreadable: unknown counts as a fabric */
+	assert_int_equal(fabric(g, "nvme4n1"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "controller nvme5 of nvme-subsys4 over transport "
+				"unknown"));
+	/* both pcie: accepted */
+	assert_int_equal(fx_put(g->root, "/sys/class/nvme/nvme5/transport", "pcie\n"), 0);
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_inuse_fabric(&g->a, "nvme4n1", "/dev/x", &g->err), 0);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+LN_TEST_MAIN(NULL, NULL,
+	T(test_agent_inuse__swap_file_is_refused_by_identity),
+	T(test_agent_inuse__escaped_swap_name_is_read),
+	T(test_agent_inuse__loop_backing_file_is_refused),
+	T(test_agent_inuse__no_swap_no_loop_is_accepted),
+	T(test_agent_inuse__fabric_namespace_is_refused),
+	T(test_agent_inuse__multipath_head_checks_every_controller))
