@@ -6,8 +6,10 @@
  * notes.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -118,24 +120,29 @@ static int session_policy(struct ln_run *r, struct ln_buf *err)
 	return 0;
 }
 
-/* The run log, appended to across runs; a run goes on without one. */
-static int open_log(struct ln_run *r)
+/* The run log, appended to across runs. A state folder open to others is
+ * refused (the run with it); a log that cannot be opened (a planted link)
+ * is a warning, and the run goes on without one. */
+static int open_log(struct ln_run *r, struct ln_buf *err)
 {
 	struct ln_buf e = LN_BUF_INIT;
-	char *dir = ln_state_dir();
+	char *dir = ln_state_open_dir(err);
+	int fd;
 
 	if (!dir)
-		return -ENOMEM;
-	if (ln_mkdir_p(dir, 0700, &e) == 0 &&
-	    asprintf(&r->log_path, "%s/%s.log", dir, r->spec->cluster) >= 0) {
-		r->log = fopen(r->log_path, "ae");
-		if (!r->log)
-			ln_run_note(r, LN_LOG_WARN, "cannot open run log '%s': %s", r->log_path,
-				   strerror(errno));
-	} else {
+		return -EPERM;
+	if (asprintf(&r->log_path, "%s/%s.log", dir, r->spec->cluster) < 0) {
 		r->log_path = NULL;	/* asprintf leaves it undefined on failure */
-		ln_run_note(r, LN_LOG_WARN, "cannot create state directory '%s': %s", dir, e.buf);
+		free(dir);
+		return -ENOMEM;
 	}
+	fd = ln_state_open(r->log_path, O_WRONLY | O_APPEND | O_CREAT, &e);
+	if (fd >= 0)
+		r->log = fdopen(fd, "a");
+	if (fd >= 0 && !r->log)
+		close(fd);
+	if (!r->log)
+		ln_run_note(r, LN_LOG_WARN, "cannot open run log: %s", e.len ? e.buf : "out of memory");
 	free(dir);
 	ln_buf_release(&e);
 	return 0;
@@ -185,7 +192,7 @@ int ln_run_init(struct ln_run *r, const struct ln_spec *spec, unsigned parallel,
 	if (rc == 0)
 		rc = ln_agent_image_load(&r->img, err);
 	if (rc == 0)
-		rc = open_log(r);
+		rc = open_log(r, err);
 	if (rc < 0)
 		goto out;
 	ln_run_log(r, "%s '%s' (%zu nodes, parallel %u, agent %.12s)", command, spec->path, r->n,

@@ -8,9 +8,13 @@
  * run, not one per node: a 1,000-node run pays once).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/json.h"
@@ -31,6 +35,62 @@ char *ln_state_dir(void)
 	if (xdg && *xdg)
 		return asprintf(&p, "%s/llmnet", xdg) < 0 ? NULL : p;
 	return asprintf(&p, "%s/.local/state/llmnet", home ? home : "/root") < 0 ? NULL : p;
+}
+
+int ln_state_dir_check(const char *dir, struct ln_buf *err)
+{
+	struct passwd *pw;
+	struct stat st;
+
+	if (lstat(dir, &st) < 0) {
+		ln_buf_addf(err, "cannot use state directory '%s': %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ln_buf_addf(err, "state directory '%s' is not a directory%s; make it one: "
+			    "mkdir -m 700 DIR, or set LLMNET_STATE_DIR", dir,
+			    S_ISLNK(st.st_mode) ? " (a symbolic link)" : "");
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		pw = getpwuid(geteuid());
+		ln_buf_addf(err, "state directory '%s' is owned by uid %u, not by this user; fix: "
+			    "chown %s '%s'", dir, (unsigned)st.st_uid,
+			    pw ? pw->pw_name : "$(id -un)", dir);
+		return -EPERM;
+	}
+	if (st.st_mode & 077) {
+		ln_buf_addf(err, "state directory '%s' has mode %04o, open to others; fix: "
+			    "chmod 700 '%s'", dir, (unsigned)(st.st_mode & 07777), dir);
+		return -EPERM;
+	}
+	return 0;
+}
+
+char *ln_state_open_dir(struct ln_buf *err)
+{
+	char *dir = ln_state_dir();
+
+	if (!dir) {
+		ln_buf_addstr(err, "out of memory");
+		return NULL;
+	}
+	if (ln_mkdir_p(dir, 0700, err) < 0 || ln_state_dir_check(dir, err) < 0) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+int ln_state_open(const char *path, int flags, struct ln_buf *err)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		ln_buf_addf(err, "cannot open '%s': %s%s", path, strerror(errno),
+			    errno == ELOOP ? " (a symbolic link: llmnet does not follow "
+					     "links in its state directory)" : "");
+	return fd < 0 ? -errno : fd;
 }
 
 void ln_state_when(time_t at, char *buf, size_t size)
@@ -56,10 +116,9 @@ void ln_state_when(time_t at, char *buf, size_t size)
 /* DIR/CLUSTER.what, the folder created (0700) when create is set. */
 static char *state_path(const char *cluster, const char *what, int create, struct ln_buf *err)
 {
-	char *dir = ln_state_dir(), *p = NULL;
+	char *dir = create ? ln_state_open_dir(err) : ln_state_dir(), *p = NULL;
 
-	if (!dir || (create && ln_mkdir_p(dir, 0700, err) < 0) ||
-	    asprintf(&p, "%s/%s.%s", dir, cluster, what) < 0)
+	if (!dir || asprintf(&p, "%s/%s.%s", dir, cluster, what) < 0)
 		p = NULL;
 	if (!p && !err->len)
 		ln_buf_addstr(err, "out of memory");
@@ -74,8 +133,11 @@ static struct json_object *load_nodes(struct ln_run *r, const char *path)
 {
 	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *all = NULL, *nodes = NULL;
+	int fd = ln_state_open(path, O_RDONLY, &err);
 
-	if (ln_file_read(path, &text, &err) == 0 &&
+	if (fd == -ENOENT)
+		ln_buf_reset(&err);
+	if (fd >= 0 && ln_fd_read(fd, path, &text, &err) == 0 &&
 	    ln_json_parse(text.buf, text.len, &all, &err) == 0) {
 		nodes = ln_json_at(all, "nodes");
 		if (nodes && json_object_is_type(nodes, json_type_object))
@@ -84,9 +146,11 @@ static struct json_object *load_nodes(struct ln_run *r, const char *path)
 			nodes = NULL;
 		if (!nodes)
 			ln_run_note(r, LN_LOG_WARN, "ignoring '%s': not a state file", path);
-	} else if (text.len) {
+	} else if (text.len || err.len) {
 		ln_run_note(r, LN_LOG_WARN, "ignoring '%s': %s", path, err.buf);
 	}
+	if (fd >= 0)
+		close(fd);
 	json_object_put(all);
 	ln_buf_release(&text);
 	ln_buf_release(&err);

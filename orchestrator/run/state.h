@@ -23,6 +23,20 @@
 /* The state folder's path (malloc'd), or NULL without memory. */
 char *ln_state_dir(void);
 
+/* 0 when dir is a real directory (no link) owned by this user with no
+ * group or other access; else the refusal, with the command that fixes
+ * it, in err. */
+int ln_state_dir_check(const char *dir, struct ln_buf *err);
+
+/* The state folder, created 0700 when missing and then checked
+ * (ln_state_dir_check); malloc'd, or NULL with the reason in err. */
+char *ln_state_open_dir(struct ln_buf *err);
+
+/* open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600) for a file in the
+ * state folder: a planted symbolic link is refused, not followed. The fd,
+ * or -errno with the reason in err. */
+int ln_state_open(const char *path, int flags, struct ln_buf *err);
+
 /* Merge the facts of every node that answered this run into
  * CLUSTER.facts.json; the other nodes keep their last entry. (Here and
  * below, a state file that cannot be parsed is read as empty, with a

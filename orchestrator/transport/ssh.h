@@ -56,6 +56,12 @@ int ln_ssh_connect(const struct ln_ssh_opts *o, struct ln_session **out,
 
 void ln_ssh_close(struct ln_session *s);
 
+/* The ProxyCommand for o->jump into cmd[0..size): /usr/bin/ssh -F none,
+ * known_hosts kh only (GlobalKnownHostsFile=/dev/null), host keys under
+ * o->policy. 0, or -EINVAL with the reason in err. */
+int ln_ssh_jump_command(const struct ln_ssh_opts *o, const char *kh, char *cmd, size_t size,
+			struct ln_buf *err);
+
 const char *ln_ssh_node(const struct ln_session *s);
 /* The session's default bound of one remote command, in milliseconds. */
 int ln_ssh_step_timeout_ms(const struct ln_session *s);

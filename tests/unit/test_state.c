@@ -6,6 +6,7 @@
  * prints, and a silent node's plan against its last apply (lastknown.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,70 @@ static void test_state__host_identity_is_pinned(void **state)
 	ln_buf_release(&err);
 }
 
+/* A state folder open to others is refused with the command that fixes
+ * it, and no record is written into it; the same folder at 0700 is used. */
+static void test_state__open_folder_refused_with_fix(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT, want = LN_BUF_INIT;
+	char *path = NULL, retry[128];
+
+	assert_int_equal(mkdir(f->dir, 0700), 0);
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	assert_int_equal(ln_state_dir_check(f->dir, &err), -EPERM);
+	ln_buf_addf(&want, "fix: chmod 700 '%s'", f->dir);
+	assert_non_null(strstr(err.buf, want.buf));
+	ln_buf_reset(&err);
+	assert_int_not_equal(ln_state_write_retry(&f->run, &path, &err), 0);
+	assert_non_null(strstr(err.buf, want.buf));
+	free(path);
+	path = NULL;
+	snprintf(retry, sizeof(retry), "%s/st.retry", f->dir);
+	assert_int_equal(access(retry, F_OK), -1);
+	/* the control: the fix given, the folder is used */
+	assert_int_equal(chmod(f->dir, 0700), 0);
+	ln_buf_reset(&err);
+	assert_int_equal(ln_state_dir_check(f->dir, &err), 0);
+	assert_int_equal(ln_state_write_retry(&f->run, &path, &err), 0);
+	assert_int_equal(mode_of(path), 0600);
+	free(path);
+	ln_test_release(&err, &want);
+}
+
+/* A symbolic link planted as a state file (the run log) is refused, and
+ * its target is left as it was; a new file is created 0600 whatever the
+ * umask. */
+static void test_state__planted_link_not_followed(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT, text = LN_BUF_INIT;
+	char log[128], target[128];
+	mode_t old = umask(0);
+	int fd;
+
+	assert_int_equal(mkdir(f->dir, 0700), 0);
+	snprintf(target, sizeof(target), "%s/../victim", f->dir);
+	snprintf(log, sizeof(log), "%s/st.log", f->dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "kept\n", 5), 5);
+	close(fd);
+	assert_int_equal(symlink(target, log), 0);
+	fd = ln_state_open(log, O_WRONLY | O_APPEND | O_CREAT, &err);
+	assert_int_equal(fd, -ELOOP);
+	assert_non_null(strstr(err.buf, "does not follow links"));
+	assert_int_equal(ln_file_read(target, &text, &err), 0);
+	assert_string_equal(text.buf, "kept\n");
+	/* the control: a plain new file is made, 0600 under umask 0 */
+	assert_int_equal(unlink(log), 0);
+	fd = ln_state_open(log, O_WRONLY | O_APPEND | O_CREAT, &err);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mode_of(log), 0600);
+	umask(old);
+	ln_test_release(&err, &text);
+}
+
 /* Each test on a fresh run of its own (setup). */
 #define STATE_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
@@ -402,4 +467,6 @@ LN_TEST_MAIN(NULL, NULL,
 	STATE_TEST(test_state__silent_node_without_record_has_no_plan),
 	STATE_TEST(test_state__retry_file_names_failed_nodes_and_their_targets),
 	STATE_TEST(test_state__host_identity_is_pinned),
+	STATE_TEST(test_state__open_folder_refused_with_fix),
+	STATE_TEST(test_state__planted_link_not_followed),
 )

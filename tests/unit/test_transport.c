@@ -219,7 +219,35 @@ static void test_transport__sha256(void **state)
 	assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+/* The jump hop's command: OpenSSH by absolute path, no ssh_config, the
+ * spec's known_hosts only, under the spec's host-key policy. */
+static void test_transport__jump_command(void **state)
+{
+	struct ln_ssh_opts o = { .node = "n1", .jump = "ops@bastion:2222",
+				 .connect_timeout_ms = 5000 };
+	struct ln_buf err = LN_BUF_INIT;
+	char cmd[2048];
+
+	(void)state;
+	assert_int_equal(ln_ssh_jump_command(&o, "/kh", cmd, sizeof(cmd), &err), 0);
+	assert_string_equal(cmd, "/usr/bin/ssh -F none -o BatchMode=yes "
+				 "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/kh "
+				 "-o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=5 "
+				 "-p 2222 -W [%h]:%p ops@bastion");
+	o.policy = LN_HOSTKEY_ACCEPT_NEW;
+	o.jump = "bastion";
+	assert_int_equal(ln_ssh_jump_command(&o, "/kh", cmd, sizeof(cmd), &err), 0);
+	assert_non_null(strstr(cmd, " -o StrictHostKeyChecking=accept-new "));
+	assert_non_null(strstr(cmd, " -p 22 -W [%h]:%p bastion"));
+	/* a word the shell would split is refused, not passed on */
+	o.jump = "bastion;id";
+	assert_int_equal(ln_ssh_jump_command(&o, "/kh", cmd, sizeof(cmd), &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "invalid jump host"));
+	ln_buf_release(&err);
+}
+
 LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test(test_transport__jump_command),
 	cmocka_unit_test(test_transport__replace_drops_only_that_host),
 	cmocka_unit_test(test_transport__replace_matches_bracketed_port),
 	cmocka_unit_test(test_transport__replace_creates_missing_file),
