@@ -342,6 +342,9 @@ static const struct field io_fields[] = {
 	  .doc = "threshold on throughput" },
 	{ .key = "destructive", .type = FT_BOOL, .off = VOFF(io.destructive), .def = "false",
 	  .doc = "allow raw writes to the device (destroys its data)" },
+	{ .key = "destructive_device", .type = FT_BOOL, .off = VOFF(io.destructive_device),
+	  .def = "false",
+	  .doc = "also destroy the data of a device: namespace's disk (with destructive)" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(io.timeout_ms), .min = 1000,
 	  .max = 86400000, .def = "120s", .doc = "bound on each probe" },
 };
