@@ -178,6 +178,9 @@ static const struct field mount_fields[] = {
 	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mount, format),
 	  .names = formats, .def = "never",
 	  .doc = "never, or if-blank: make the file system only on a device with no signature" },
+	{ .key = "exec", .type = FT_BOOL, .off = offsetof(struct ln_mount, exec),
+	  .doc = "true: programs may run from the mount (default: mounted noexec, as always "
+		 "nosuid,nodev)" },
 };
 
 static const struct table mount_table = {

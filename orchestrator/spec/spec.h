@@ -177,6 +177,7 @@ struct ln_mount {
 	const char *path;		/* absolute mount point */
 	const char *fs;			/* ext4 | xfs | btrfs */
 	enum ln_mount_format format;
+	int exec;			/* 1: programs may run from it (no noexec) */
 	struct ln_mark mark;
 };
 

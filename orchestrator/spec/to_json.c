@@ -181,6 +181,7 @@ static void initiator_json(struct json_object *o, const struct ln_spec *spec,
 			ADD(ln_json_add_str(m, "path", in->mount.path));
 			ADD(ln_json_add_str(m, "fs", in->mount.fs));
 			ADD(ln_json_add_str(m, "format", format_names[in->mount.format]));
+			ADD(ln_json_add_bool(m, "exec", in->mount.exec));
 		}
 	} else {
 		ADD(ln_json_add(o, "mount", NULL));

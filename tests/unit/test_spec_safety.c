@@ -58,6 +58,26 @@ static void expect_clean(const char *name, const char *from, const char *to)
 
 /* A device: namespace under a destructive io stage is accepted once
  * io.destructive_device names the risk, and the model carries it. */
+/* mount.exec: true is accepted and reaches the model; without it, the
+ * mount is noexec (exec 0). */
+static void test_spec_safety__mount_exec_boolean(void **state)
+{
+	struct ln_spec *s = NULL;
+	char *msgs = NULL;
+
+	(void)state;
+	assert_int_equal(load_edited("mount-exec-not-bool", "exec: sometimes", "exec: true", &s,
+				     &msgs),
+			 0);
+	assert_true(s->initiators[0].mount.exec);
+	ln_spec_free(s);
+	free(msgs);
+	assert_int_equal(load_edited("mount-exec-not-bool", ", exec: sometimes", "", &s, &msgs), 0);
+	assert_false(s->initiators[0].mount.exec);
+	ln_spec_free(s);
+	free(msgs);
+}
+
 static void test_spec_safety__destructive_device_named(void **state)
 {
 	struct ln_spec *s = NULL;
@@ -95,6 +115,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spec_safety__destructive_device_named),
 		cmocka_unit_test(test_spec_safety__tests_dir_off_mount),
+		cmocka_unit_test(test_spec_safety__mount_exec_boolean),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
