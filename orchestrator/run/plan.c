@@ -347,6 +347,9 @@ static struct json_object *initiator_request(const struct ln_run *r, const struc
 		ln_json_add_str(m, "fs", in->mount.fs);
 		ln_json_add_str(m, "format",
 				in->mount.format == LN_FORMAT_IF_BLANK ? "if-blank" : "never");
+		/* sent only when asked: an older agent refuses the key */
+		if (in->mount.exec)
+			ln_json_add_bool(m, "exec", 1);
 		ln_json_add(o, "mount", m);
 	}
 	return o;

@@ -9,8 +9,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/places.h"
 #include "common/util.h"
 #include "orchestrator/spec/check.h"
+
+/* A program folder llmnet runs as root from (nccl.tests_dir) must not be
+ * on a file system an initiator mounts: its bytes, uid 0 and setuid bits
+ * included, are written by the target node and every host it allows. */
+static void check_program_dirs(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	const struct {
+		const char *key, *dir;
+		struct ln_mark mark;
+	} dirs[] = {
+		{ "tests_dir", v->nccl.tests_dir, v->nccl.tests_dir_mark },
+	};
+	size_t i, k;
+
+	for (k = 0; k < ARRAY_SIZE(dirs); k++) {
+		if (!dirs[k].dir || dirs[k].dir[0] != '/')
+			continue;
+		for (i = 0; i < spec->n_initiators; i++) {
+			const struct ln_initiator *in = &spec->initiators[i];
+			const char *m = in->mount.path;
+
+			if (!in->mount.present || !m || m[0] != '/' ||
+			    !ln_path_under(dirs[k].dir, m))
+				continue;
+			spec_diag(spec, dirs[k].mark,
+				  "'%s' '%s' is on the NVMe-oF file system that the initiator on "
+				  "line %u mounts at '%s' on node '%s', whose files the target "
+				  "writes: keep programs llmnet runs on a local disk",
+				  dirs[k].key, dirs[k].dir, in->mark.line, m,
+				  in->node < spec->n_nodes ? spec->nodes[in->node].name : "?");
+			break;
+		}
+	}
+}
 
 void spec_check_validation(struct ln_spec *spec)
 {
@@ -55,6 +91,8 @@ void spec_check_validation(struct ln_spec *spec)
 		spec_diag(spec, v->mark[LN_STAGE_MPI],
 			  "stage 'mpi' asks for %u processes but the nodes have %zu slots", v->mpi.np,
 			  slots);
+	if (v->present[LN_STAGE_NCCL])
+		check_program_dirs(spec);
 	if (v->present[LN_STAGE_NCCL] && !gpus)
 		spec_diag(spec, v->mark[LN_STAGE_NCCL],
 			  "stage 'nccl' needs GPUs but no node declares any ('gpus')");
@@ -109,6 +147,36 @@ static void check_destructive_adopt(struct ln_spec *spec)
 	}
 }
 
+/* A device: namespace is a disk llmnet did not create either: a
+ * destructive io stage overwrites it only when io.destructive_device
+ * names that risk. The first one found is reported. */
+static void check_destructive_device(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	size_t i, k;
+
+	if (!v->present[LN_STAGE_IO] || !v->io.destructive || v->io.destructive_device)
+		return;
+	for (i = 0; i < spec->n_initiators; i++) {
+		const struct ln_target *t;
+
+		if (spec->initiators[i].target >= spec->n_targets)
+			continue;
+		t = &spec->targets[spec->initiators[i].target];
+		for (k = 0; k < t->n_namespaces; k++)
+			if (t->namespaces[k].device) {
+				spec_diag(spec, v->mark[LN_STAGE_IO],
+					  "stage 'io' is destructive but namespace %u of '%s' exports "
+					  "the disk '%s' (line %u), whose data it would overwrite; "
+					  "write 'destructive_device: true' to allow that, or remove "
+					  "'destructive'",
+					  t->namespaces[k].nsid, t->nqn, t->namespaces[k].device,
+					  t->namespaces[k].mark.line);
+				return;
+			}
+	}
+}
+
 /* bandwidth and latency run pair k of a round on TCP port port_base + k;
  * a round's pairs share no RDMA port, so it holds at most half the
  * ports: the last port used stays within 65535. */
@@ -137,4 +205,5 @@ void spec_check_stage_rules(struct ln_spec *spec)
 	check_port_base(spec);
 	check_mpi_format(spec);
 	check_destructive_adopt(spec);
+	check_destructive_device(spec);
 }

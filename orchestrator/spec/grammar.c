@@ -178,6 +178,9 @@ static const struct field mount_fields[] = {
 	{ .key = "format", .type = FT_ENUM, .off = offsetof(struct ln_mount, format),
 	  .names = formats, .def = "never",
 	  .doc = "never, or if-blank: make the file system only on a device with no signature" },
+	{ .key = "exec", .type = FT_BOOL, .off = offsetof(struct ln_mount, exec),
+	  .doc = "true: programs may run from the mount (default: mounted noexec, as always "
+		 "nosuid,nodev)" },
 };
 
 static const struct table mount_table = {
@@ -342,6 +345,9 @@ static const struct field io_fields[] = {
 	  .doc = "threshold on throughput" },
 	{ .key = "destructive", .type = FT_BOOL, .off = VOFF(io.destructive), .def = "false",
 	  .doc = "allow raw writes to the device (destroys its data)" },
+	{ .key = "destructive_device", .type = FT_BOOL, .off = VOFF(io.destructive_device),
+	  .def = "false",
+	  .doc = "also destroy the data of a device: namespace's disk (with destructive)" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(io.timeout_ms), .min = 1000,
 	  .max = 86400000, .def = "120s", .doc = "bound on each probe" },
 };

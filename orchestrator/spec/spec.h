@@ -177,6 +177,7 @@ struct ln_mount {
 	const char *path;		/* absolute mount point */
 	const char *fs;			/* ext4 | xfs | btrfs */
 	enum ln_mount_format format;
+	int exec;			/* 1: programs may run from it (no noexec) */
 	struct ln_mark mark;
 };
 
@@ -321,6 +322,7 @@ struct ln_validation {
 		uint64_t size;			/* bytes per initiator; default 256 MiB */
 		uint64_t min_bps;		/* 0: no threshold */
 		int destructive;		/* raw writes to the device; default 0 */
+		int destructive_device;		/* destructive also on device: namespaces; default 0 */
 		uint64_t timeout_ms;		/* default 120 s */
 	} io;
 	struct {
@@ -330,6 +332,7 @@ struct ln_validation {
 	struct {
 		enum ln_nccl_tool tool;		/* default probe */
 		const char *tests_dir;		/* nccl-tests' programs (tool all_reduce_perf) */
+		struct ln_mark tests_dir_mark;	/* its value, for messages */
 		enum ln_nccl_op op;		/* default all_reduce */
 		uint64_t bytes;			/* default 1 GiB; a sweep's last size */
 		uint64_t min_bytes;		/* a sweep's first size; 0: one size */

@@ -374,6 +374,8 @@ static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
 				  "set tool: all_reduce_perf");
 		return;
 	}
+	if (dir)
+		p->spec->validation.nccl.tests_dir_mark = dir->vm;
 	if (!dir)
 		spec_diag(p->spec, tool->vm, "tool 'all_reduce_perf' needs 'tests_dir': the "
 			  "absolute directory that holds nccl-tests' all_reduce_perf on every "

@@ -181,6 +181,7 @@ static void initiator_json(struct json_object *o, const struct ln_spec *spec,
 			ADD(ln_json_add_str(m, "path", in->mount.path));
 			ADD(ln_json_add_str(m, "fs", in->mount.fs));
 			ADD(ln_json_add_str(m, "format", format_names[in->mount.format]));
+			ADD(ln_json_add_bool(m, "exec", in->mount.exec));
 		}
 	} else {
 		ADD(ln_json_add(o, "mount", NULL));
@@ -290,6 +291,7 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->io.size));
 		add_nonzero_or_null(o, "min_bps", (int64_t)v->io.min_bps, r);
 		ADD(ln_json_add_bool(o, "destructive", v->io.destructive));
+		ADD(ln_json_add_bool(o, "destructive_device", v->io.destructive_device));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->io.timeout_ms));
 		break;
 	case LN_STAGE_MPI:

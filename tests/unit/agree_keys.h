@@ -91,6 +91,7 @@ static const struct key_case key_cases[] = {
 	KC("storage.initiators.mount.path", CHANGES, "/mnt/keys", "/mnt/other"),
 	KC("storage.initiators.mount.fs", CHANGES, "fs: ext4", "fs: xfs"),
 	KC("storage.initiators.mount.format", CHANGES, "format: never", "format: if-blank"),
+	KC("storage.initiators.mount.exec", CHANGES, "format: never", "format: never, exec: true"),
 	/* ---- mpi and validation (test_agree_validation.c) ---- */
 	KC("mpi", SECTION, NULL, NULL),
 	KC("mpi.hostfile", CHANGES, "/etc/llmnet/hostfile", "/etc/llmnet/other"),

@@ -170,7 +170,8 @@ static void test_agent_initiator__connect_mount_hostfile_teardown(void **st)
 	snprintf(p, sizeof(p), "%s/proc/mounts", root);
 	ln_buf_reset(&v);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
-	assert_non_null(strstr(v.buf, "/dev/nvme1n1 /mnt/ckpt ext4"));
+	/* a fabric file system: no setuid, no device nodes, no programs */
+	assert_non_null(strstr(v.buf, "/dev/nvme1n1 /mnt/ckpt ext4 rw,nosuid,nodev,noexec,relatime"));
 	/* MPICH hostfile */
 	snprintf(p, sizeof(p), "%s/etc/llmnet/hostfile", root);
 	ln_buf_reset(&v);
@@ -370,6 +371,32 @@ static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st
 			    "'/mnt/x' has /dev/vdb mounted, not the device llmnet mounted there "
 			    "(259:1)");
 	ln_test_release(&out, &state);
+	fx_remove(root);
+}
+
+/* mount.exec: true drops noexec (never nosuid,nodev); a non-boolean exec
+ * is refused and nothing is mounted. */
+static void test_agent_initiator__mount_exec_option(void **st)
+{
+	const char *apply[] = { "apply", NULL };
+	const char *head = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
+			   "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+			   "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
+			   "\"format\":\"if-blank\",\"exec\":";
+	char *root = fx_build("node-initiator"), req[512];
+	struct ln_buf out = LN_BUF_INIT, m = LN_BUF_INIT;
+
+	(void)st;
+	snprintf(req, sizeof(req), "%s\"yes\"}}]}", head);
+	assert_int_not_equal(fx_run_ini(root, apply, req, &out), 0);
+	assert_non_null(strstr(out.buf, "field 'exec' must be boolean"));
+	read_into(root, "/proc/mounts", &m);
+	assert_null(strstr(m.buf, "/mnt/x"));
+	snprintf(req, sizeof(req), "%strue}}]}", head);
+	assert_int_equal(fx_run_ini(root, apply, req, &out), 0);
+	read_into(root, "/proc/mounts", &m);
+	assert_non_null(strstr(m.buf, "/dev/nvme1n1 /mnt/x ext4 rw,nosuid,nodev,relatime 0 0"));
+	ln_test_release(&out, &m);
 	fx_remove(root);
 }
 
@@ -587,6 +614,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__foreign_mount_at_mount_point_refused),
 	cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
 	cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
+	cmocka_unit_test(test_agent_initiator__mount_exec_option),
 	cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
 	cmocka_unit_test(test_agent_initiator__host_identity_checked),
 )

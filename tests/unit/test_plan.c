@@ -176,6 +176,29 @@ static void test_plan__adopt_reaches_the_request(void **state)
 	ln_buf_release(&b);
 }
 
+/* mount.exec reaches the request only as true (an older agent refuses the
+ * key); without it the agent mounts noexec. */
+static void test_plan__mount_exec_reaches_the_request(void **state)
+{
+	struct world *w = *state;
+	struct ln_buf b = LN_BUF_INIT;
+	struct json_object *req;
+
+	w->inits[2].mount = (struct ln_mount){ .present = 1, .path = "/mnt/ckpt", .fs = "ext4" };
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+	assert_non_null(req);
+	assert_non_null(strstr(req_str(req, &b), "\"mount\":{\"path\":\"/mnt/ckpt\",\"fs\":"
+				"\"ext4\",\"format\":\"never\"}"));
+	json_object_put(req);
+	w->inits[2].mount.exec = 1;
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+	assert_non_null(req);
+	assert_non_null(strstr(req_str(req, &b), "\"mount\":{\"path\":\"/mnt/ckpt\",\"fs\":"
+				"\"ext4\",\"format\":\"never\",\"exec\":true}"));
+	json_object_put(req);
+	ln_buf_release(&b);
+}
+
 /* The agent's warnings reach the operator, one line per warning with the
  * node's name (teardown's "kept backing file ... adopted" above all). */
 static void test_plan__agent_warnings_are_kept(void **state)
@@ -332,6 +355,7 @@ static void test_plan__failed_call_exit_is_the_same_in_every_phase(void **state)
 LN_TEST_MAIN(NULL, NULL,
 	WORLD_TEST(test_plan__target_allows_its_initiators),
 	WORLD_TEST(test_plan__adopt_reaches_the_request),
+	WORLD_TEST(test_plan__mount_exec_reaches_the_request),
 	WORLD_TEST(test_plan__agent_warnings_are_kept),
 	WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
 	WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),

@@ -50,9 +50,10 @@ struct ln_fsops {
 	int (*mount_configfs)(struct ln_agent *a, struct ln_buf *err);
 	/* 1 when the filesystem holding path opens files with O_DIRECT, 0 if not */
 	int (*odirect_ok)(struct ln_agent *a, const char *path);
-	/* mount / unmount a filesystem */
+	/* mount / unmount a filesystem; a fabric one always nosuid,nodev, and
+	 * noexec unless exec is 1 (the spec's mount.exec) */
 	int (*mount)(struct ln_agent *a, const char *dev, const char *path, const char *fs,
-		     struct ln_buf *err);
+		     int exec, struct ln_buf *err);
 	int (*umount)(struct ln_agent *a, const char *path, struct ln_buf *err);
 	/* make a filesystem on dev (bounded) */
 	int (*mkfs)(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err);

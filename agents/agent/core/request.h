@@ -67,6 +67,7 @@ struct ln_req_init {
 	int nr_io_queues, queue_size, ctrl_loss_tmo, reconnect_delay;
 	const char *mount_path, *mount_fs;
 	int format_if_blank;
+	int mount_exec;		/* "exec": true: mounted without noexec */
 	/* DH-HMAC-CHAP secrets for the connect, or NULL, by name or by slot
 	 * (common/secret_fields.h); psk: the configured PSK of a tls connect */
 	union {

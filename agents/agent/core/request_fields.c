@@ -17,6 +17,7 @@
 #include "common/dhchap.h"
 #include "common/error.h"
 #include "common/json.h"
+#include "common/nvme.h"
 #include "common/places.h"
 #include "common/secret_fields.h"
 
@@ -295,7 +296,8 @@ int rq_get_tls(struct json_object *o, const char *transport, int *tls, const cha
 }
 
 /* What a target and an initiator open with: only known keys, then the
- * NQN under key (said before it when invalid), then the endpoint. */
+ * NQN under key (said before it when invalid or the discovery NQN), then
+ * the endpoint. */
 int rq_parse_head(struct json_object *o, const char *const *keys, const char *key,
 		  const char *said, const char **nqn, const char **transport,
 		  const char **address, const char **family, char *service, const char *where,
@@ -309,6 +311,11 @@ int rq_parse_head(struct json_object *o, const char *const *keys, const char *ke
 		return r;
 	if (!ln_valid_nqn(*nqn))
 		return rq_bad(err, where, "%s'%s' is not a valid NQN", said, *nqn);
+	/* The well-known discovery subsystem is the kernel's own: a target
+	 * made with that name would shadow it on the port, as lint says. */
+	if (!strcmp(*nqn, LN_NQN_DISCOVERY))
+		return rq_bad(err, where, "%s'%s' is the discovery NQN, not a subsystem's", said,
+			      *nqn);
 	return parse_endpoint(o, transport, address, family, service, where, err);
 }
 

@@ -33,6 +33,19 @@ static int parse_discovery(struct json_object *o, struct ln_req_init *in, const 
 	return 0;
 }
 
+/* "exec": true in a mount: programs may run from it; the default is noexec. */
+static int parse_exec(struct json_object *m, struct ln_req_init *in, const char *where,
+		      struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	int r = ln_json_get_bool(m, "exec", 0, &in->mount_exec, &e);
+
+	if (r < 0 && r != -ENOENT)
+		r = rq_bad(err, where, "%s", e.buf);
+	ln_buf_release(&e);
+	return r == -ENOENT ? 0 : r;
+}
+
 int rq_parse_init(struct json_object *o, struct ln_req_init *in, const char *where,
 		  struct ln_buf *err)
 {
@@ -43,7 +56,7 @@ int rq_parse_init(struct json_object *o, struct ln_req_init *in, const char *whe
 				      h->field[LN_SECRET_PSK], NULL };
 	static const char *const qkeys[] = { "nr_io_queues", "queue_size", "ctrl_loss_tmo",
 					     "reconnect_delay", NULL };
-	static const char *const mkeys[] = { "path", "fs", "format", NULL };
+	static const char *const mkeys[] = { "path", "fs", "format", "exec", NULL };
 	struct json_object *q, *m, *d;
 	const char *family, *format = "never";
 	char w[128];
@@ -88,6 +101,8 @@ int rq_parse_init(struct json_object *o, struct ln_req_init *in, const char *whe
 		if (strcmp(format, "never") && strcmp(format, "if-blank"))
 			return rq_bad(err, w, "format '%s' must be never or if-blank", format);
 		in->format_if_blank = !strcmp(format, "if-blank");
+		if ((r = parse_exec(m, in, w, err)) < 0)
+			return r;
 	}
 	r = rq_section(o, "dhchap", dkeys, where, w, sizeof(w), &d, err);
 	if (r < 0)

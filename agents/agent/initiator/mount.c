@@ -240,7 +240,8 @@ void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const 
 			rc = own_mount(cv, in, dev, &err);
 		if (rc == 0)
 			rc = ln_agent_change(cv->a, "mount") ?:
-				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs, &err);
+				cv->a->fs->mount(cv->a, dev, in->mount_path, in->mount_fs,
+						 in->mount_exec, &err);
 	}
 	ln_cv_report(cv, "create", "mount", in->mount_path, det.buf, rc < 0 ? err.buf : NULL);
 out:

@@ -161,10 +161,10 @@ static int real_odirect_ok(struct ln_agent *a, const char *path)
 }
 
 static int real_mount(struct ln_agent *a, const char *dev, const char *path, const char *fs,
-		      struct ln_buf *err)
+		      int exec, struct ln_buf *err)
 {
 	(void)a;
-	if (mount(dev, path, fs, LN_FABRIC_MOUNT_FLAGS, NULL) < 0)
+	if (mount(dev, path, fs, LN_FABRIC_MOUNT_FLAGS_FOR(exec), NULL) < 0)
 		return ln_fsops_fail(err, errno, "mount on", path);
 	return 0;
 }

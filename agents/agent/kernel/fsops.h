@@ -15,6 +15,8 @@ struct ln_buf;
  * any host the target allows, wrote: a setuid file or a device node there
  * must not give root on this node. The fixture records the same options. */
 #define LN_FABRIC_MOUNT_FLAGS (MS_NOSUID | MS_NODEV)
+/* ... and no program runs from it unless the spec's mount.exec says so. */
+#define LN_FABRIC_MOUNT_FLAGS_FOR(exec) (LN_FABRIC_MOUNT_FLAGS | ((exec) ? 0 : MS_NOEXEC))
 
 /* Append "cannot WHAT 'PATH': strerror(e)" to err; returns -e. */
 int ln_fsops_fail(struct ln_buf *err, int e, const char *what, const char *path);

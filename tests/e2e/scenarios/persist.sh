@@ -82,7 +82,7 @@ mounted2() { [ "$(lab_ssh 2 "findmnt -n -o FSTYPE $MNT")" = ext4 ]; }
 # the live options of lab2's mount that keep a remote file system from
 # handing out root, in a fixed order
 mount_opts2() {
-	lab_ssh 2 "findmnt -n -o OPTIONS $MNT" | tr ',' '\n' | grep -xE 'nosuid|nodev' | sort -r | tr '\n' ' ' | sed 's/ $//'
+	lab_ssh 2 "findmnt -n -o OPTIONS $MNT" | tr ',' '\n' | grep -xE 'nosuid|nodev|noexec' | sort -r | tr '\n' ' ' | sed 's/ $//'
 }
 # "ACTIVESTATE SUBSTATE EXITSTATUS" of the unit on guest I: "active exited 0"
 # once restored (the agent exited, RemainAfterExit), "active running" while
@@ -160,7 +160,7 @@ rc=$?
 sed 's/^/    /' "$tmp/apply.out"
 check "apply exits 0" 0 "$rc"
 check "lab2 mounted $MNT" ext4 "$(lab_ssh 2 "findmnt -n -o FSTYPE $MNT || echo none")"
-check "lab2's fabric mount is nosuid,nodev" "nosuid nodev" "$(mount_opts2)"
+check "lab2's fabric mount is nosuid,nodev,noexec" "nosuid noexec nodev" "$(mount_opts2)"
 for i in 1 2; do
 	check "lab$i: $UNIT is enabled" enabled "$(lab_ssh "$i" "systemctl is-enabled $UNIT")"
 	check "lab$i: the stored request is root's, 600" "600 root" "$(lab_ssh "$i" "stat -c '%a %U' $STORED")"
@@ -192,7 +192,7 @@ check "lab1: the target is back" "$NQN" \
 check "the file written before reads back equal" "$(cat "$tmp/sum")" \
 	"$(lab_ssh 2 "sha256sum <$MNT/before")"
 check "the namespace's serial, uuid and nguid are unchanged" "$id_before" "$(identity2)"
-check "the restored mount is nosuid,nodev" "nosuid nodev" "$(mount_opts2)"
+check "the restored mount is nosuid,nodev,noexec" "nosuid noexec nodev" "$(mount_opts2)"
 for i in 1 2; do
 	check_cmd "lab$i: the unit ended restored: active, exited 0 (waited up to 60 s)" \
 		wait_for 60 restored_unit "$i"
