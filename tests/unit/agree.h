@@ -503,6 +503,8 @@ enum effect {
 	CHANGES,	/* replacing from by to changes what llmnet does */
 	SECTION,	/* a mapping or list: its effect is its keys' */
 	ONLY_VALUE,	/* one value accepted; to is refused, naming the key */
+	ACCEPTS,	/* a key that lifts a refusal: the spec made by pre and
+			 * both is refused, naming the key; from->to makes it lint */
 };
 
 struct key_case {
@@ -512,6 +514,9 @@ struct key_case {
 	/* a change made to both sides first (a key that another key rules
 	 * out: destructive io needs an unmounted namespace) */
 	const char *both_from, *both_to;
+	/* more such changes, made first: pairs of from, to (a refusal that
+	 * takes several edits to reach) */
+	const char *pre[4];
 };
 
 #define KC(key, effect, from, to) { key, effect, from, to, NULL, NULL }
@@ -582,12 +587,29 @@ static inline void check_key(const struct agree_cases *cs, const char *key,
 	if (c->effect == SECTION)
 		return;
 	if (c->both_from) {
-		both = edit(c->both_from, c->both_to);
-		effects(both, &ctx);
-		base_effects = &ctx;
+		char *pre = NULL, *t;
+		size_t k;
+
+		for (k = 0; k + 1 < 4 && c->pre[k]; k += 2) {
+			t = edit_text(pre ? pre : base_spec, c->pre[k], c->pre[k + 1]);
+			free(pre);
+			pre = t;
+		}
+		both = edit_text(pre ? pre : base_spec, c->both_from, c->both_to);
+		free(pre);
+		if (c->effect != ACCEPTS) {
+			effects(both, &ctx);
+			base_effects = &ctx;
+		}
 	}
 	yaml = edit_text(both ? both : base_spec, c->from, c->to);
-	if (c->effect == ONLY_VALUE) {
+	if (c->effect == ACCEPTS) {
+		if (ln_spec_load_buf("keys.yaml", both, strlen(both), &spec, &err) == 0)
+			fail_msg("'%s': lint accepts the spec the key is for without it", key);
+		if (!strstr(err.buf, leaf))
+			fail_msg("'%s': the refusal does not name the key: %s", key, err.buf);
+		effects(yaml, &changed);	/* fails unless it lints */
+	} else if (c->effect == ONLY_VALUE) {
 		if (ln_spec_load_buf("keys.yaml", yaml, strlen(yaml), &spec, &err) == 0)
 			fail_msg("'%s': lint accepts '%s', which nothing honours", key, c->to);
 		if (!strstr(err.buf, leaf))

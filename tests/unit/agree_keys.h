@@ -15,6 +15,9 @@
 #define TO_NCCL_TESTS "tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, socket_ifname" \
 	": eth0, env: { NCCL_ALGO: Ring }, ", "tool: all_reduce_perf, tests_dir: /opt/nt, "
 
+/* A case's trailing fields (both_*, pre) are NULL where not written. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct key_case key_cases[] = {
 	/* ---- version, cluster, persist, ssh (test_agree_cluster.c) ---- */
 	KC("version", ONLY_VALUE, "version: 1", "version: 2"),
@@ -150,6 +153,11 @@ static const struct key_case key_cases[] = {
 	KC("validation.io.min", CHANGES, "min: 500MB/s", "min: 5000MB/s"),
 	{ "validation.io.destructive", CHANGES, "destructive: false", "destructive: true",
 	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", "" },
+	/* t1's namespace a disk, unmounted, under a destructive io stage */
+	{ "validation.io.destructive_device", ACCEPTS, "destructive: true",
+	  "destructive: true, destructive_device: true", "destructive: false", "destructive: true",
+	  { "file: /var/lib/nvmet/keys.img, size: 1GiB", "device: /dev/nvme8n1",
+	    "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", "" } },
 	KC("validation.io.timeout", CHANGES, "timeout: 120s", "timeout: 130s"),
 	KC("validation.mpi.stage", CHANGES, "  - { stage: mpi, np: 4, timeout: 150s }\n", ""),
 	KC("validation.mpi.np", CHANGES, "np: 4", "np: 3"),
@@ -167,5 +175,6 @@ static const struct key_case key_cases[] = {
 	KC("validation.nccl.socket_ifname", CHANGES, "socket_ifname: eth0", "socket_ifname: eth1"),
 	KC("validation.nccl.env", CHANGES, "NCCL_ALGO: Ring", "NCCL_ALGO: Tree"),
 };
+#pragma GCC diagnostic pop
 
 #endif
