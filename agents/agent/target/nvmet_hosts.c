@@ -16,6 +16,82 @@
 #include "common/json.h"
 #include "common/log.h"
 
+/* Whether subsystem nqn is one the request converges (its own target). */
+static int in_request(const struct ln_converge *cv, const char *nqn)
+{
+	size_t i;
+
+	for (i = 0; i < cv->rq->ntargets; i++)
+		if (!strcmp(cv->rq->targets[i].nqn, nqn))
+			return 1;
+	return 0;
+}
+
+/* Whether host entry dir holds exactly these settings: the secret (""
+ * for none), and for a keyed entry the hash, group and controller secret. */
+static int entry_is(struct ln_converge *cv, const char *dir, const char *key, const char *hash,
+		    const char *group, const char *ctrl)
+{
+	char p[PATH_MAX];
+	const char *attr[] = { "dhchap_key", "dhchap_hash", "dhchap_dhgroup", "dhchap_ctrl_key" };
+	const char *want[] = { key, hash, group, ctrl ? ctrl : "" };
+	size_t i, n = *key ? 4 : 1;
+
+	if (!*key) {
+		snprintf(p, sizeof(p), "%s/dhchap_key", dir);
+		if (!ln_path_exists(cv->a, p))
+			return 1;	/* no authentication in this kernel: unkeyed */
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, attr[i]);
+		if (!ln_nvmet_read_eq(cv->a, p, want[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * nvmet authenticates per host entry, shared by every subsystem of the
+ * node: an entry another cluster's subsystem (or one llmnet did not make)
+ * allows is used only when it already holds the settings this target
+ * wants, so neither side's initiators are locked out or let in unkeyed.
+ * 0, or -EEXIST naming that subsystem and who made it (never a secret).
+ */
+static int shared_entry_check(struct ln_converge *cv, const char *h, const char *key,
+			      const char *hash, const char *group, const char *ctrl,
+			      struct ln_buf *err)
+{
+	char dir[PATH_MAX], p[PATH_MAX], who[200];
+	char **subs = NULL;
+	const char *other;
+	size_t n = 0, i;
+	int rc = 0;
+
+	snprintf(dir, sizeof(dir), P_HOST "%s", h);
+	if (!ln_is_dir(cv->a, dir) || entry_is(cv, dir, key, hash, group, ctrl))
+		return 0;
+	ln_list_dir(cv->a, P_SUB, &subs, &n);
+	for (i = 0; rc == 0 && i < n; i++) {
+		snprintf(p, sizeof(p), P_SUB "%s/allowed_hosts/%s", subs[i], h);
+		if (in_request(cv, subs[i]) || ln_cv_owned(cv, "nvmet_subsystem", subs[i]) ||
+		    !ln_is_link(cv->a, p))
+			continue;
+		other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_subsystem", subs[i]);
+		if (other)
+			snprintf(who, sizeof(who), "cluster '%s'", other);
+		else
+			snprintf(who, sizeof(who), "a subsystem llmnet did not make");
+		ln_buf_addf(err, "host entry '%s' is allowed by %s ('%s') with other DH-HMAC-CHAP "
+			    "settings (%s there); nvmet keeps one entry per host and node, shared "
+			    "by every subsystem: give both the same settings or use another host",
+			    h, who, subs[i], entry_is(cv, dir, "", NULL, NULL, NULL) ? "unkeyed" :
+			    "keyed");
+		rc = -EEXIST;
+	}
+	ln_names_free(subs, n);
+	return rc;
+}
+
 /* Set one attribute of a host entry when it differs; *changed is set. */
 static int set_host_attr(struct ln_converge *cv, const char *dir, const char *attr,
 			 const char *want, int *changed, struct ln_buf *err)
@@ -67,6 +143,11 @@ static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_
 		ln_cv_report(cv, "create", "nvmet_host_key", h, NULL, err->buf);
 		return -EEXIST;
 	}
+	rc = shared_entry_check(cv, h, k->key, t->dh_hash, t->dh_group, k->ctrl_key, err);
+	if (rc < 0) {
+		ln_cv_report(cv, "create", "nvmet_host_key", h, NULL, err->buf);
+		return rc;
+	}
 	if (!cv->plan && !ln_cv_owned(cv, "nvmet_host_key", h))
 		rc = ln_cv_own(cv, "nvmet_host_key", h);
 	if (rc == 0)
@@ -90,17 +171,20 @@ static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_
 	return rc;
 }
 
-/* Key the hosts of target t; marks t failed when that is impossible. */
+/* Key the hosts of target t, or check that an unkeyed one's shared entries
+ * are unkeyed; marks t failed when that is impossible. */
 void ln_nvmet_apply_dhchap(struct ln_converge *cv, struct ln_req_target *t)
 {
 	struct ln_buf err = LN_BUF_INIT;
 	size_t j;
 	int rc = 0;
 
-	if (!t->dh_hash)
-		return;
-	for (j = 0; rc == 0 && j < t->nhosts; j++)
-		rc = key_host(cv, t, j, &err);
+	for (j = 0; rc == 0 && j < t->nhosts; j++) {
+		if (t->dh_hash)
+			rc = key_host(cv, t, j, &err);
+		else if ((rc = shared_entry_check(cv, t->hosts[j], "", NULL, NULL, NULL, &err)) < 0)
+			ln_cv_report(cv, "create", "nvmet_host", t->hosts[j], NULL, err.buf);
+	}
 	if (rc < 0) {
 		t->failed = 1;
 		if (rc == -EOPNOTSUPP)
