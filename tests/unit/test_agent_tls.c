@@ -327,7 +327,10 @@ static void test_agent_tls__initiator_key_and_host_identity(void **st)
 }
 
 /* Another cluster's plain port at the target's address and service: a tls
- * target is never linked to it (it would be exported in clear). */
+ * target is never linked to it (it would be exported in clear). The other
+ * cluster allows another host: one host entry under two clusters' unlike
+ * settings is refused before any port is looked at (nvmet_hosts.c). */
+#define OTHER_H "nqn.2014-08.org.nvmexpress:uuid:66666666-2222-3333-4444-555555555555"
 static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
 {
 	char *root = fx_build("node-target-6.12"), p[4096];
@@ -336,7 +339,7 @@ static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
 	static const char plain[] =
 		"{\"protocol\":2,\"cluster\":\"other\",\"targets\":[{\"nqn\":"
 		"\"nqn.2026-12.io.llmnet:plain\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
-		"\"service\":4430,\"hosts\":[\"" LAB_H "\"],\"namespaces\":[{\"nsid\":1,"
+		"\"service\":4430,\"hosts\":[\"" OTHER_H "\"],\"namespaces\":[{\"nsid\":1,"
 		"\"file\":\"/var/lib/nvmet/p.img\",\"size\":4096}]}]}";
 
 	(void)st;
