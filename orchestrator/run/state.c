@@ -39,7 +39,8 @@ char *ln_state_dir(void)
 
 int ln_state_dir_check(const char *dir, struct ln_buf *err)
 {
-	struct passwd *pw;
+	struct passwd pwd, *pw;
+	char pwbuf[1024];
 	struct stat st;
 
 	if (lstat(dir, &st) < 0) {
@@ -53,7 +54,8 @@ int ln_state_dir_check(const char *dir, struct ln_buf *err)
 		return -ENOTDIR;
 	}
 	if (st.st_uid != geteuid()) {
-		pw = getpwuid(geteuid());
+		if (getpwuid_r(geteuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) != 0)
+			pw = NULL;
 		ln_buf_addf(err, "state directory '%s' is owned by uid %u, not by this user; fix: "
 			    "chown %s '%s'", dir, (unsigned)st.st_uid,
 			    pw ? pw->pw_name : "$(id -un)", dir);
@@ -84,13 +86,14 @@ char *ln_state_open_dir(struct ln_buf *err)
 
 int ln_state_open(const char *path, int flags, struct ln_buf *err)
 {
-	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600), e = errno;
 
-	if (fd < 0)
-		ln_buf_addf(err, "cannot open '%s': %s%s", path, strerror(errno),
-			    errno == ELOOP ? " (a symbolic link: llmnet does not follow "
-					     "links in its state directory)" : "");
-	return fd < 0 ? -errno : fd;
+	if (fd >= 0)
+		return fd;
+	ln_buf_addf(err, "cannot open '%s': %s%s", path, strerror(e),
+		    e == ELOOP ? " (a symbolic link: llmnet does not follow "
+				 "links in its state directory)" : "");
+	return -e;
 }
 
 void ln_state_when(time_t at, char *buf, size_t size)
