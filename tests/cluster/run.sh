@@ -90,8 +90,9 @@ new_cluster() {
 	C=$WORK/$1
 	mkdir -p "$C"
 	# a new cluster's nodes are met for the first time, as its known_hosts
-	# is new: the last cluster's host identity pins (issue 32) are not theirs
-	rm -f "$LLMNET_STATE_DIR/loop.hostident.json"
+	# is new: the last cluster's host identity pins (issue 32) are not
+	# theirs, nor its last-known facts, which stand in for pins not yet made
+	rm -f "$LLMNET_STATE_DIR/loop.hostident.json" "$LLMNET_STATE_DIR/loop.facts.json"
 	clusters+=("$C")
 	cluster_up "$C" "$n" || return 1
 	for i in $(seq "$n"); do cluster_build_tree "$C" "$i" || return 1; done
