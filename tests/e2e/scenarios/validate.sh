@@ -53,6 +53,10 @@ mkdir -p "${BUILD:-build}/check/e2e"
 W=$(cd "${BUILD:-build}/check/e2e" && pwd)/validate.run
 rm -rf "$W" && mkdir -p "$W" || { fail "cannot make '$W'"; exit 1; }
 [ "$N" -ge 3 ] || { fail "the validate scenario needs 3 or more guests, the lab has $N"; exit 1; }
+# A state folder of its own: host identities are pinned per cluster name,
+# and a llmnet-lab applied elsewhere (another lab, another kernel) must not
+# stand for these guests.
+export LLMNET_STATE_DIR=$W/state
 
 # The lab spec for N guests: examples/lab.yaml (3 guests) pointed at this
 # lab folder's key and known_hosts, a lab4 added for 4; rping bounded at
