@@ -117,64 +117,65 @@ static void check_mpi_format(struct ln_spec *spec)
 				  ln_stage_name(mpi_stages[k]));
 }
 
-/* A destructive io stage writes the raw namespaces initiators reach; an
- * adopted file is the user's data, which llmnet never destroys. The first
- * one found is reported. */
-static void check_destructive_adopt(struct ln_spec *spec)
+static int ns_adopts(const struct ln_namespace *ns)
+{
+	return ns->adopt;
+}
+
+static int ns_is_device(const struct ln_namespace *ns)
+{
+	return ns->device != NULL;
+}
+
+/* The first namespace that an initiator reaches and that matches
+ * (NULL when none), its target into *tp: what a destructive io stage
+ * would overwrite. */
+static const struct ln_namespace *reached_ns(const struct ln_spec *spec,
+					     int (*matches)(const struct ln_namespace *),
+					     const struct ln_target **tp)
+{
+	size_t i, k;
+
+	for (i = 0; i < spec->n_initiators; i++) {
+		const struct ln_target *t;
+
+		if (spec->initiators[i].target >= spec->n_targets)
+			continue;
+		t = &spec->targets[spec->initiators[i].target];
+		for (k = 0; k < t->n_namespaces; k++)
+			if (matches(&t->namespaces[k])) {
+				*tp = t;
+				return &t->namespaces[k];
+			}
+	}
+	return NULL;
+}
+
+/* A destructive io stage overwrites the raw namespaces initiators reach.
+ * An adopted file is the user's data, which llmnet never destroys; a
+ * device: namespace is a disk llmnet did not create either, overwritten
+ * only when io.destructive_device names that risk. The first of each is
+ * reported. */
+static void check_destructive_foreign(struct ln_spec *spec)
 {
 	const struct ln_validation *v = &spec->validation;
-	size_t i, k;
+	const struct ln_target *t = NULL;
+	const struct ln_namespace *ns;
 
 	if (!v->present[LN_STAGE_IO] || !v->io.destructive)
 		return;
-	for (i = 0; i < spec->n_initiators; i++) {
-		const struct ln_target *t;
-
-		if (spec->initiators[i].target >= spec->n_targets)
-			continue;
-		t = &spec->targets[spec->initiators[i].target];
-		for (k = 0; k < t->n_namespaces; k++)
-			if (t->namespaces[k].adopt) {
-				spec_diag(spec, v->mark[LN_STAGE_IO],
-					  "stage 'io' is destructive but namespace %u of '%s' adopts "
-					  "'%s' (line %u): llmnet never destroys an adopted file; "
-					  "remove 'destructive' or 'adopt'",
-					  t->namespaces[k].nsid, t->nqn,
-					  t->namespaces[k].file ? t->namespaces[k].file : "?",
-					  t->namespaces[k].mark.line);
-				return;
-			}
-	}
-}
-
-/* A device: namespace is a disk llmnet did not create either: a
- * destructive io stage overwrites it only when io.destructive_device
- * names that risk. The first one found is reported. */
-static void check_destructive_device(struct ln_spec *spec)
-{
-	const struct ln_validation *v = &spec->validation;
-	size_t i, k;
-
-	if (!v->present[LN_STAGE_IO] || !v->io.destructive || v->io.destructive_device)
-		return;
-	for (i = 0; i < spec->n_initiators; i++) {
-		const struct ln_target *t;
-
-		if (spec->initiators[i].target >= spec->n_targets)
-			continue;
-		t = &spec->targets[spec->initiators[i].target];
-		for (k = 0; k < t->n_namespaces; k++)
-			if (t->namespaces[k].device) {
-				spec_diag(spec, v->mark[LN_STAGE_IO],
-					  "stage 'io' is destructive but namespace %u of '%s' exports "
-					  "the disk '%s' (line %u), whose data it would overwrite; "
-					  "write 'destructive_device: true' to allow that, or remove "
-					  "'destructive'",
-					  t->namespaces[k].nsid, t->nqn, t->namespaces[k].device,
-					  t->namespaces[k].mark.line);
-				return;
-			}
-	}
+	if ((ns = reached_ns(spec, ns_adopts, &t)))
+		spec_diag(spec, v->mark[LN_STAGE_IO],
+			  "stage 'io' is destructive but namespace %u of '%s' adopts '%s' "
+			  "(line %u): llmnet never destroys an adopted file; remove "
+			  "'destructive' or 'adopt'",
+			  ns->nsid, t->nqn, ns->file ? ns->file : "?", ns->mark.line);
+	if (!v->io.destructive_device && (ns = reached_ns(spec, ns_is_device, &t)))
+		spec_diag(spec, v->mark[LN_STAGE_IO],
+			  "stage 'io' is destructive but namespace %u of '%s' exports the "
+			  "disk '%s' (line %u), whose data it would overwrite; write "
+			  "'destructive_device: true' to allow that, or remove 'destructive'",
+			  ns->nsid, t->nqn, ns->device, ns->mark.line);
 }
 
 /* bandwidth and latency run pair k of a round on TCP port port_base + k;
@@ -204,6 +205,5 @@ void spec_check_stage_rules(struct ln_spec *spec)
 {
 	check_port_base(spec);
 	check_mpi_format(spec);
-	check_destructive_adopt(spec);
-	check_destructive_device(spec);
+	check_destructive_foreign(spec);
 }
