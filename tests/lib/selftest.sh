@@ -26,6 +26,10 @@ out=$(bash -c 'set -u; . "$1"; TAP_QUIET=1; ok quiet; tap_done' _ "$lib")
 expect "exit status when all passed" 0 "$?"
 expect "quiet, no name" "1 passed, 0 failed" "$out"
 
+out=$(bash -c 'set -u; . "$1"; tap_init clock; TAP_CLOCK=1; ok first; fail second
+	TAP_CLOCK=0; ok third' _ "$lib")
+expect "TAP_CLOCK: seconds since the last line" "yes yes no" \
+	"$(for n in 1 2 3; do sed -n "${n}p" <<<"$out" | grep -qE ' \[\+[0-9]+\.[0-9] s\]$' && echo yes || echo no; done | paste -sd' ')"
 bash -c '. "$1"; tap_init none; tap_done' _ "$lib" > /dev/null
 expect "exit status when nothing ran" 1 "$?"
 exit "$bad"

@@ -20,7 +20,9 @@
 # cluster tier sets it to the scenario's name). TAP_QUIET=1 prints no line
 # for a passed assertion (failures are always printed). The lines follow
 # TAP (https://testanything.org) without its plan line: the number of
-# assertions is known only at the end.
+# assertions is known only at the end. TAP_CLOCK=1 (the e2e runner sets it)
+# ends each line with the seconds since the one before ("[+12.3 s]"), so
+# every CI log shows where a scenario's time goes.
 
 tap_init() {
 	TAP_NAME=${1:-}
@@ -28,19 +30,34 @@ tap_init() {
 	TAP_FAIL=0
 	TAP_STEP=0
 	TAP_FAILURES=()
+	TAP_LAST=${EPOCHREALTIME:-0}
+}
+
+# TAP_SINCE: " [+N.N s]" since the last assertion when TAP_CLOCK=1, else
+# "" (set in this shell, not printed from a subshell, so the clock moves)
+tap_clock() {
+	local now=${EPOCHREALTIME:-0} us
+
+	TAP_SINCE=
+	[ "${TAP_CLOCK:-0}" = 1 ] || return 0
+	us=$(( 10#${now/./} - 10#${TAP_LAST/./} ))
+	TAP_LAST=$now
+	TAP_SINCE=$(printf ' [+%d.%d s]' $((us / 1000000)) $((us % 1000000 / 100000)))
 }
 
 ok() {
 	TAP_STEP=$((TAP_STEP + 1))
 	TAP_PASS=$((TAP_PASS + 1))
-	[ "${TAP_QUIET:-0}" = 1 ] || echo "ok $TAP_STEP - $*"
+	tap_clock
+	[ "${TAP_QUIET:-0}" = 1 ] || echo "ok $TAP_STEP - $*$TAP_SINCE"
 }
 
 fail() {
 	TAP_STEP=$((TAP_STEP + 1))
 	TAP_FAIL=$((TAP_FAIL + 1))
 	TAP_FAILURES+=("${TAP_GROUP:+$TAP_GROUP: }$*")
-	echo "not ok $TAP_STEP - $*"
+	tap_clock
+	echo "not ok $TAP_STEP - $*$TAP_SINCE"
 }
 
 check() {
