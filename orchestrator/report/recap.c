@@ -152,7 +152,9 @@ static void print_node_facts(const struct ln_node_run *nr, const char *cluster,
 	put(out, "\n");
 	gpus = ln_json_at(nr->facts, "gpus");
 	models = ln_json_at(gpus, "models");
-	put(out, "  persistent %s\n", persistent(nr, cluster));
+	put(out, "  persistent ");
+	put_esc(out, persistent(nr, cluster), 0);
+	put(out, "\n");
 	put(out, "  gpus       ");
 	put_esc(out, jstr(gpus, "count") ? jstr(gpus, "count") : "unknown", 0);
 	if (models && json_object_array_length(models)) {
@@ -550,8 +552,11 @@ static int kept_targets(struct sink *out, const struct ln_node_run *nr, int w)
 	for (j = 0; out && j < n; j++) {
 		struct json_object *e = json_object_array_get_idx(kept, j);
 
-		put(out, "%*s   kept: %s; target '%s' stays (--force removes it)\n", w, "",
-			ln_json_str_at(e, "reason"), ln_json_str_at(e, "nqn"));
+		put(out, "%*s   kept: ", w, "");
+		put_esc(out, ln_json_str_at(e, "reason"), 0);
+		put(out, "; target '");
+		put_esc(out, ln_json_str_at(e, "nqn"), 0);
+		put(out, "' stays (--force removes it)\n");
 	}
 	return (int)n;
 }

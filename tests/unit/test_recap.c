@@ -259,10 +259,12 @@ static void test_recap__node_strings_escaped(void **state)
 
 	json_object_put(n1->facts);
 	n1->facts = js("{\"host_nqn\":\"\\u001b]0;owned\\u0007nqn.h1\",\"gpus\":{\"count\":2},"
+		       "\"owned\":{\"rc\":{\"persistent\":\"\\u001b]0;t\\u0007\\rRECAP yes\"}},"
 		       "\"rdma\":[{\"device\":\"\\r\\u001b[2Kmlx\",\"ports\":[{\"port\":1}]}]}");
 	json_object_put(n1->answer);
 	n1->answer = js("{\"changes\":[{\"action\":\"create\",\"kind\":\"nvmet_port\",\"id\":\"p1\","
-			"\"error\":\"x\\n\\nRECAP\\nn1 : ok=9; converged.\"}]}");
+			"\"error\":\"x\\n\\nRECAP\\nn1 : ok=9; converged.\"}],"
+			"\"kept\":[{\"nqn\":\"nqn.t\\u001b[2K\",\"reason\":\"in use\\nRECAP\"}]}");
 	ln_buf_reset(&f->run.nodes[1].reason);
 	ln_buf_addstr(&f->run.nodes[1].reason, "\033[32mPASS\033[0m");
 	assert_int_equal(ln_recap_facts(&f->run, 0, &out), 0);
@@ -270,6 +272,7 @@ static void test_recap__node_strings_escaped(void **state)
 	assert_non_null(strstr(out.buf, "  host nqn   \\x1b]0;owned\\x07nqn.h1\n"));
 	assert_non_null(strstr(out.buf, "\\x0d\\x1b[2Kmlx"));
 	assert_non_null(strstr(out.buf, "unreachable: \\x1b[32mPASS\\x1b[0m\n"));
+	assert_non_null(strstr(out.buf, "  persistent \\x1b]0;t\\x07\\x0dRECAP yes\n"));
 	ln_buf_reset(&out);
 	assert_int_equal(ln_recap_plan(&f->run, 0, &out, &tail, &sum), 0);
 	assert_inert(out.buf);
@@ -279,6 +282,10 @@ static void test_recap__node_strings_escaped(void **state)
 	assert_inert(out.buf);
 	assert_null(strstr(strstr(out.buf, "\nRECAP\n") + 1, "\nRECAP"));
 	assert_non_null(strstr(out.buf, "! p1: x\\x0a\\x0aRECAP"));
+	ln_buf_reset(&out);
+	assert_int_equal(ln_recap_apply(&f->run, "teardown", 0, &out, &code), 0);
+	assert_inert(out.buf);
+	assert_non_null(strstr(out.buf, "kept: in use\\x0aRECAP; target 'nqn.t\\x1b[2K' stays"));
 	ln_test_release(&out, &tail);
 }
 
