@@ -7,6 +7,7 @@
  * runner, kept out of cmd/ so that commands stay argv to library calls.
  */
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,8 +155,11 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 			   json_object_is_type(v, json_type_int) ? json_object_get_int(v) : -1;
 	out->timed_out = json_object_object_get_ex(ans, "timed_out", &v) &&
 			 json_object_get_boolean(v);
+	/* the node's figure: a non-finite or negative one is none */
 	out->seconds = json_object_object_get_ex(ans, "duration_ms", &v) ?
 		       json_object_get_double(v) / 1000.0 : 0;
+	if (!isfinite(out->seconds) || out->seconds < 0)
+		out->seconds = 0;
 	s = json_object_object_get_ex(ans, "output", &v) ? json_object_get_string(v) : NULL;
 	ln_buf_reset(&out->output);
 	if (s)

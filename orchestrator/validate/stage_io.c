@@ -14,20 +14,29 @@
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
 
-/* Value of "key V" on a line of the io probe's output, or NAN. */
-static double kv(const char *text, const char *key)
+/* The figure of "key V" on a line of the io probe's output into *v: 1,
+ * 0 when no line has the key, -1 when V is not a finite number >= 0. The
+ * node writes that output, and "inf" would pass any threshold (and is not
+ * JSON in the report). */
+static int kv(const char *text, const char *key, double *v)
 {
 	const char *p = text;
 	size_t kl = strlen(key);
 
 	while (p && *p) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ')
-			return strtod(p + kl + 1, NULL);
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			char *end;
+
+			errno = 0;
+			*v = strtod(p + kl + 1, &end);
+			return end == p + kl + 1 || errno || !isfinite(*v) || *v < 0 ||
+					       (*end && *end != '\n') ? -1 : 1;
+		}
 		p = strchr(p, '\n');
 		if (p)
 			p++;
 	}
-	return NAN;
+	return 0;
 }
 
 /* The devices stage's check of namespace nsid of nqn on node, or NULL. */
@@ -74,9 +83,14 @@ static void io_argv(const struct ln_validation *v, const struct ln_initiator *in
 static void io_judge(struct stage_run *sr)
 {
 	const char *out = sr->pr.output.buf;
-	double w = kv(out, "write_mbps"), rd = kv(out, "read_mbps");
-	double judged = !isnan(w) ? fmin(w, rd) : rd;
+	double w = NAN, rd = NAN, judged = NAN;
+	int has_w = kv(out, "write_mbps", &w), has_rd = kv(out, "read_mbps", &rd);
 	char line[256];
+
+	/* the lower of the two when the probe wrote, else the read figure;
+	 * one figure that is not a number makes none (fmin would drop it) */
+	if (has_rd == 1 && has_w >= 0)
+		judged = has_w ? fmin(w, rd) : rd;
 
 	sr->at.value = judged;
 	if (!strstr(out, "result pass")) {

@@ -112,7 +112,62 @@ static void test_validate_io__run(void **state)
 	ln_test_release(&y, &err);
 }
 
+/* The node writes the probe's output: "inf" or "nan" would pass any
+ * threshold (NaN compares false), so a non-finite figure is no figure and
+ * the check fails; a finite one on the other node is still judged (the
+ * control). */
+static void test_validate_io__non_finite_is_no_figure(void **state)
+{
+	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct world *w = io_world(state, &y);
+	size_t i, seen = 0;
+
+	w->f.io_out[1] = "llmnet-io-probe 1\nwrite_mbps inf\nread_mbps inf\nresult pass\n";
+	w->f.io_out[3] = "llmnet-io-probe 1\nwrite_mbps 700.5\nread_mbps nan\nresult pass\n";
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
+
+		if (c->stage != LN_STAGE_IO || c->a == 2)
+			continue;
+		seen++;
+		assert_int_equal(c->status, LN_ST_FAIL);
+		assert_string_equal(c->reason, "the io probe gave no figure");
+		assert_true(isnan(c->value));
+	}
+	assert_int_equal(seen, 2);
+	ln_test_release(&y, &err);
+}
+
+/* An overflowing figure (1e999: strtod's HUGE_VAL) is no figure either;
+ * beside it a finite one passes (the control). */
+static void test_validate_io__overflow_is_no_figure(void **state)
+{
+	struct ln_buf y = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct world *w = io_world(state, &y);
+	size_t i;
+
+	w->f.io_out[1] = "llmnet-io-probe 1\nwrite_mbps 1e999\nread_mbps 600\nresult pass\n";
+	w->f.io_out[3] = "llmnet-io-probe 1\nwrite_mbps 650.0\nread_mbps 600\nresult pass\n";
+	world_run(w);
+	for (i = 0; i < w->res.nchecks; i++) {
+		const struct ln_check *c = &w->res.checks[i];
+
+		if (c->stage == LN_STAGE_IO && c->a == 1) {
+			assert_int_equal(c->status, LN_ST_FAIL);
+			assert_string_equal(c->reason, "the io probe gave no figure");
+		}
+		if (c->stage == LN_STAGE_IO && c->a == 3) {
+			assert_int_equal(c->status, LN_ST_PASS);
+			assert_float_equal(c->value, 600.0, 1e-9);
+		}
+	}
+	ln_test_release(&y, &err);
+}
+
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_io__probe_copies),
 	WORLD_TEST(test_validate_io__run),
+	WORLD_TEST(test_validate_io__non_finite_is_no_figure),
+	WORLD_TEST(test_validate_io__overflow_is_no_figure),
 )

@@ -82,6 +82,8 @@ struct fake {
 	 * what it prints (NULL: the agent answers it is not installed) */
 	char nccl_tests_argv[MAXN][256];
 	const char *nccl_tests_out[MAXN];
+	/* what the io probe prints per node (NULL: a passing run) */
+	const char *io_out[MAXN];
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
 	 * op when with_counters; a pair through a lossy port raises both
 	 * ends' rcvd_seq_err by 40 (loss is seen at both ends) */
@@ -595,7 +597,8 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 	else if (!strcmp(p, "mpirun"))
 		fake_mpirun(f, node, argv, out);
 	else if (!strcmp(p, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
-		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
+		ln_buf_addstr(&out->output, f->io_out[node] ? f->io_out[node] :
+					    "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 					    "result pass\n");
 	else if (p[0] == '/' && strstr(p, "/" LN_NCCL_TESTS_ALL_REDUCE))
 		r = fake_nccl_tests(f, node, argv, out, err);
