@@ -14,9 +14,17 @@
 #   - two clusters naming one backing file: the second is refused, and its
 #     teardown --purge leaves the first cluster's file;
 #   - a whole disk (a loop device) whose partition is mounted, and one that
-#     is swap: neither is exported.
+#     is swap: neither is exported;
+#   - the in-use gate (issue 31): an adopted file that is active swap, and
+#     one that backs a loop device, are refused; an ordinary adopted file
+#     is exported (the control) and kept by teardown; one host entry
+#     allowed by cluster a unkeyed is not keyed by cluster b (6.12: nvmet
+#     has DH-HMAC-CHAP there), while b allowing it unkeyed too converges.
 #  lab2 (initiator side, connecting to a target on lab1):
-#   - a mount over /etc, a mount without fs, a mount with fs btrfs.
+#   - a mount over /etc, a mount without fs, a mount with fs btrfs;
+#   - a namespace lab2 imports from lab1 over TCP, exported again as a
+#     device (its multipath head): refused, a fabric namespace; lab2's own
+#     PCIe NVMe disk is exported (the control).
 # Checks that wait on another branch's fix are listed in
 # tests/adversarial/xfail.list as e2e/NAME and reported XFAIL, never as a
 # pass (an XPASS fails). Run through tests/e2e/run.sh (it takes the lab lock).
@@ -28,6 +36,9 @@ cd "$LAB_REPO" || exit 1
 
 AGENT=/usr/local/lib/llmnet/llmnet-agent
 W=/tmp/e2e-safety		# the scenario's scratch folder on the guests
+D=/var/lib/nvmet/e2e-safety	# and one on the root file system, where
+				# backing files may be (nvmet's file backend
+				# needs O_DIRECT, which tmpfs lacks)
 build=${BUILD:-build}
 [ -x "$build/llmnet-agent" ] || { fail "no $build/llmnet-agent: run make first"; exit 1; }
 tmp=$(mktemp -d)
@@ -41,7 +52,7 @@ snap='sha256sum /etc/passwd /var/lib/llmnet/state.json 2>/dev/null
 find /sys/kernel/config/nvmet -mindepth 1 2>/dev/null | sort
 cut -d" " -f5,10 /proc/self/mountinfo | sort
 cat /proc/swaps
-find /etc/llmnet /var/lib/nvmet '"$W"' -printf "%y %m %s %p %l\n" 2>/dev/null | sort
+find /etc/llmnet /var/lib/nvmet '"$W"' '"$D"' -printf "%y %m %s %p %l\n" 2>/dev/null | sort
 cat /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | sort'
 
 # xcheck NAME DESC EXPECTED ACTUAL: check, unless e2e/NAME is in
@@ -73,7 +84,22 @@ refused() {
 	xcheck "$name" "$desc: lab$i is unchanged" "$before" "$after"
 }
 
+# accepted DESC I REQUEST-JSON: the agent on guest I applies the request
+# (exit 0, converged): the control beside a refusal, so that a gate that
+# refuses everything fails
+accepted() {
+	local out rc
+	out=$(agent "$2" apply <<<"$3" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && [[ $out == *'"converged": true'* ]]; then
+		ok "$1: converged (the control)"
+	else
+		fail "$1: exit $rc, not converged: $out"
+	fi
+}
+
 restore() {
+	lab_ssh 2 "for c in /sys/class/nvme/nvme*; do grep -qs e2e.safety.mnt \$c/subsysnqn && nvme disconnect -d \${c##*/}; done" >/dev/null 2>&1
 	for i in 2 1; do	# initiators go before their target
 		lab_ssh "$i" "$AGENT -q --budget-ms 600000 teardown --cluster e2e-safety --purge >/dev/null 2>&1
 			for c in e2e-safety-a e2e-safety-b; do $AGENT -q --budget-ms 600000 teardown --cluster \$c --purge >/dev/null 2>&1; done
@@ -81,7 +107,9 @@ restore() {
 			[ -L /var/lib/nvmet ] && rm /var/lib/nvmet; [ -d /var/lib/nvmet.e2e-saved ] && mv /var/lib/nvmet.e2e-saved /var/lib/nvmet
 			umount $W/mnt 2>/dev/null
 			for l in \$(losetup -l -n -O NAME -j $W/swap.img 2>/dev/null); do swapoff \$l; done
-			for l in \$(losetup -l -n -O NAME -j $W/disk.img 2>/dev/null) \$(losetup -l -n -O NAME -j $W/swap.img 2>/dev/null); do losetup -d \$l; done
+			swapoff $D/swap.file 2>/dev/null
+			for f in $W/disk $W/swap $D/back; do for l in \$(losetup -l -n -O NAME -j \$f.img 2>/dev/null); do losetup -d \$l; done; done
+			rm -rf $D
 			rm -rf $W" >/dev/null 2>&1
 	done
 	rm -rf "$tmp"
@@ -166,6 +194,56 @@ case $swap in
 *) fail "cannot make a swap loop disk on lab1: $swap" ;;
 esac
 
+# --- the in-use gate for adopted files on lab1 (issue 31) ----------------
+adopt_ns() { echo '{"nsid": 1, "file": "'"$1"'", "size": '"$2"', "adopt": true}'; } # FILE SIZE
+# on the root file system (swap cannot live on the scratch folder's tmpfs),
+# with a hard link beside it: the same file under another name
+SWAPF=$D/swap.file
+lab_ssh 1 "mkdir -p $D && truncate -s 0 $SWAPF && chmod 600 $SWAPF && fallocate -l 32M $SWAPF &&
+	mkswap -q $SWAPF >/dev/null && swapon $SWAPF && ln -f $SWAPF $SWAPF.link" >/dev/null 2>&1
+if lab_ssh 1 "grep -q $SWAPF /proc/swaps"; then
+	refused gate-swap-file 1 "an adopted file that is active swap" "in use as swap" \
+		"$(target_req e2e-safety swapfile "$(adopt_ns $SWAPF 33554432)")"
+	refused gate-swap-file-link 1 "a hard link to the active swap file" "in use as swap" \
+		"$(target_req e2e-safety swaplink "$(adopt_ns $SWAPF.link 33554432)")"
+else
+	fail "cannot make an active swap file on lab1"
+fi
+lab_ssh 1 "swapoff $SWAPF; rm -f $SWAPF $SWAPF.link" >/dev/null 2>&1
+back=$(lab_ssh 1 "mkdir -p $D && truncate -s 16M $D/back.img && losetup -f --show $D/back.img")
+case $back in
+/dev/loop*)
+	refused gate-loop-backing 1 "an adopted file that backs a loop device" "backing file of loop device $back" \
+		"$(target_req e2e-safety back "$(adopt_ns $D/back.img 16777216)")"
+	;;
+*) fail "cannot make a loop device on lab1: $back" ;;
+esac
+lab_ssh 1 "truncate -s 16M $D/plain.img"
+sum=$(lab_ssh 1 "sha256sum $D/plain.img")
+accepted "an ordinary adopted file" 1 "$(target_req e2e-safety plain "$(adopt_ns $D/plain.img 16777216)")"
+agent 1 teardown --cluster e2e-safety --purge </dev/null >/dev/null
+check "teardown --purge keeps the adopted file as it was" "$sum" "$(lab_ssh 1 "sha256sum $D/plain.img")"
+
+# one host entry, two clusters: a keyed entry would lock out a's unkeyed
+# initiators (nvmet authenticates per host entry, not per subsystem)
+if [ "${LAB_KERNEL:-6.12}" = 6.12 ]; then
+	plainns='{"nsid": 1, "file": "/var/lib/nvmet/e2e-safety-a.img", "size": 16777216}'
+	agent 1 apply <<<"$(target_req e2e-safety-a a "$plainns")" >/dev/null
+	check "cluster a allows lab2 without a key" 0 "$?"
+	keyed=$(target_req e2e-safety-b b '{"nsid": 1, "file": "/var/lib/nvmet/e2e-safety-b.img", "size": 16777216}' |
+		python3 -c 'import base64,json,os,struct,sys,zlib; r=json.load(sys.stdin); t=r["targets"][0]
+k=os.urandom(32); key="DHHC-1:00:" + base64.b64encode(k + struct.pack("<I", zlib.crc32(k))).decode() + ":"
+t["dhchap"]={"hash": "sha256", "dhgroup": "ffdhe2048", "keys": [{"host": t["hosts"][0], "key": key}]}
+print(json.dumps(r))')
+	refused hosts-key-shared-unkeyed 1 "cluster b keys the host entry cluster a allows unkeyed" e2e-safety-a "$keyed"
+	accepted "cluster b allows the same host unkeyed too" 1 \
+		"$(target_req e2e-safety-b b '{"nsid": 1, "file": "/var/lib/nvmet/e2e-safety-b.img", "size": 16777216}')"
+	agent 1 teardown --cluster e2e-safety-b --purge </dev/null >/dev/null
+	check "cluster b's teardown keeps the host entry a allows" yes \
+		"$(lab_ssh 1 "[ -L /sys/kernel/config/nvmet/subsystems/nqn.2024-04.io.llmnet:e2e.safety.a/allowed_hosts/$hostnqn2 ] && echo yes")"
+	agent 1 teardown --cluster e2e-safety-a --purge </dev/null >/dev/null
+fi
+
 # --- mounts: reproductions 4 and 8 on lab2, a target on lab1 --------------
 agent 1 apply <<<"$(target_req e2e-safety mnt '{"nsid": 1, "file": "/var/lib/nvmet/e2e-safety-mnt.img", "size": 67108864}')" >/dev/null
 check "lab1 exports a namespace for lab2's mounts" 0 "$?"
@@ -174,6 +252,30 @@ check "/etc is not a mount point" no "$(lab_ssh 2 'if mountpoint -q /etc; then e
 refused mount-without-fs 2 "a mount without fs" "missing field 'fs'" "$(mount_req '{"path": "/mnt/e2e-safety"}')"
 refused mount-fs-btrfs 2 "a mount with fs btrfs" btrfs \
 	"$(mount_req '{"path": "/mnt/e2e-safety", "fs": "btrfs"}')"
+
+# --- a fabric namespace exported again (issue 31): lab2 imports lab1's ---
+lab_ssh 2 "modprobe nvme-tcp 2>/dev/null; nvme connect -t tcp -a $tip -s 4420 -n nqn.2024-04.io.llmnet:e2e.safety.mnt -q $hostnqn2 >/dev/null"
+fabric=$(lab_ssh 2 "for i in \$(seq 1 20); do for c in /sys/class/nvme/nvme*; do grep -qs e2e.safety.mnt \$c/subsysnqn || continue
+	for n in /sys/block/nvme*n*; do [[ \${n##*/} =~ ^nvme[0-9]+n[0-9]+\$ ]] && grep -qs e2e.safety.mnt \$n/device/subsysnqn && { echo /dev/\${n##*/}; exit 0; }; done; done; sleep 0.5; done")
+case $fabric in
+/dev/nvme*)
+	refused gate-fabric-device 2 "a namespace imported over TCP (its multipath head), exported again" "over transport tcp" \
+		"$(target_req e2e-safety fabric '{"nsid": 1, "device": "'"$fabric"'"}' | sed "s/$tip/$(lab_fabric_ip 2)/")"
+	;;
+*) fail "lab2 did not import lab1's namespace: '$fabric'" ;;
+esac
+lab_ssh 2 "for c in /sys/class/nvme/nvme*; do grep -qs e2e.safety.mnt \$c/subsysnqn && nvme disconnect -d \${c##*/}; done" >/dev/null 2>&1
+# the control: lab2's own NVMe disk (QEMU's, on PCIe, with a serial)
+local=$(lab_ssh 2 "for n in /sys/block/nvme*n*; do [[ \${n##*/} =~ ^nvme[0-9]+n[0-9]+\$ ]] || continue
+	for c in \$n/device \$n/device/nvme*; do [ \"\$(cat \$c/transport 2>/dev/null)\" = pcie ] && { echo /dev/\${n##*/}; exit 0; }; done; done")
+case $local in
+/dev/nvme*)
+	accepted "lab2's local PCIe NVMe disk" 2 \
+		"$(target_req e2e-safety local '{"nsid": 1, "device": "'"$local"'"}' | sed "s/$tip/$(lab_fabric_ip 2)/")"
+	agent 2 teardown --cluster e2e-safety --purge </dev/null >/dev/null
+	;;
+*) fail "lab2 has no local PCIe NVMe disk: '$local'" ;;
+esac
 
 if [ ${#xfails[@]} -gt 0 ]; then
 	echo "XFAIL: ${#xfails[@]} check(s) NOT passing, expected to fail until their branch is merged:"
