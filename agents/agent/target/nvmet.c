@@ -84,6 +84,7 @@ void ln_nvmet_apply(struct ln_converge *cv)
 		return;
 	}
 	check_tls(cv);
+	ln_nvmet_check_hosts(cv);
 	ln_nvmet_apply_hosts(cv);
 	for (i = 0; i < rq->ntargets; i++)
 		ln_nvmet_apply_dhchap(cv, &rq->targets[i]);

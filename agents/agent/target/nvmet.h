@@ -37,6 +37,7 @@ int ln_nvmet_ident_settable(struct ln_converge *cv, const char *kind, const char
 
 /* nvmet_hosts.c: the host entries the targets allow; target t's
  * DH-HMAC-CHAP keys (t failed when impossible); the allowed_hosts links. */
+void ln_nvmet_check_hosts(struct ln_converge *cv);
 void ln_nvmet_apply_hosts(struct ln_converge *cv);
 void ln_nvmet_apply_dhchap(struct ln_converge *cv, struct ln_req_target *t);
 void ln_nvmet_apply_allowed_hosts(struct ln_converge *cv);

@@ -171,6 +171,51 @@ static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_
 	return rc;
 }
 
+/* 0 when host j of target t may be used as t wants it, else negative with
+ * err: its existing entry is keyed by another cluster with another secret,
+ * or shared with a subsystem under other DH-HMAC-CHAP settings. Reads only. */
+static int host_refused(struct ln_converge *cv, const struct ln_req_target *t, size_t j,
+			struct ln_buf *err)
+{
+	const char *h = t->hosts[j], *other;
+	char p[PATH_MAX];
+
+	if (!t->dh_hash)
+		return shared_entry_check(cv, h, "", NULL, NULL, NULL, err);
+	snprintf(p, sizeof(p), P_HOST "%s/dhchap_key", h);
+	other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_host_key", h);
+	if (other && ln_path_exists(cv->a, p) && !ln_nvmet_read_eq(cv->a, p, t->keys[j].key)) {
+		ln_buf_addf(err, "host entry '%s' is keyed by cluster '%s' with another secret; "
+			    "nvmet keeps one per host and node", h, other);
+		return -EEXIST;
+	}
+	return shared_entry_check(cv, h, t->keys[j].key, t->dh_hash, t->dh_group,
+				  t->keys[j].ctrl_key, err);
+}
+
+/* Before any host entry is created or keyed: a target one of whose hosts
+ * is refused (host_refused) fails now, so that its refusal leaves no new
+ * entry, and no key, of its other hosts behind. */
+void ln_nvmet_check_hosts(struct ln_converge *cv)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i, j;
+
+	for (i = 0; i < cv->rq->ntargets; i++) {
+		struct ln_req_target *t = &cv->rq->targets[i];
+
+		for (j = 0; !t->failed && j < t->nhosts; j++) {
+			ln_buf_reset(&err);
+			if (host_refused(cv, t, j, &err) < 0) {
+				ln_cv_report(cv, "create", t->dh_hash ? "nvmet_host_key" : "nvmet_host",
+					     t->hosts[j], NULL, err.buf);
+				t->failed = 1;
+			}
+		}
+	}
+	ln_buf_release(&err);
+}
+
 /* Key the hosts of target t, or check that an unkeyed one's shared entries
  * are unkeyed; marks t failed when that is impossible. */
 void ln_nvmet_apply_dhchap(struct ln_converge *cv, struct ln_req_target *t)
@@ -179,6 +224,8 @@ void ln_nvmet_apply_dhchap(struct ln_converge *cv, struct ln_req_target *t)
 	size_t j;
 	int rc = 0;
 
+	if (t->failed)
+		return;
 	for (j = 0; rc == 0 && j < t->nhosts; j++) {
 		if (t->dh_hash)
 			rc = key_host(cv, t, j, &err);
