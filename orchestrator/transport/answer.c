@@ -7,6 +7,7 @@
  * facts answer that decides what the controller keeps of it.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -266,6 +267,9 @@ static const struct field facts[] = {
 
 static int of_type(struct json_object *v, unsigned types)
 {
+	/* json-c reads NaN and Infinity, which are not JSON: never kept */
+	if (json_object_is_type(v, json_type_double) && !isfinite(json_object_get_double(v)))
+		return 0;
 	return v && (types & (1u << json_object_get_type(v)));
 }
 

@@ -6,6 +6,14 @@
 # ends anyway, names n2 and the upload that timed out, and n1 and n3
 # answer. The honest relay beside it is the control: n2 answers as usual.
 # Every run is under `timeout 60`, so a regression fails instead of hanging.
+#
+# hostile_answers: n2's facts answer is 6 MiB (then 3 MiB) of [{},{},...],
+# the issue's reproduction (1.65 GB, then 2.5 GB resident before the
+# answer limits; about 15 MB after): refused for n2 alone, on its size then
+# on its structure, with the controller's peak memory bounded; the cache
+# keeps n2's last good facts, so `facts --cached` with n2 silent pays
+# nothing; an answer with unknown fields, at the top and nested, and a
+# mistyped one, is cached without them. The honest relay is the control.
 
 # llmnet under a hard bound; rc 124 or 137 means the bound ended it
 llmnet_bounded() {
@@ -98,5 +106,108 @@ scenario_hostile_second_signal() {
 	check_cmd "twice: the second SIGTERM ended it, saying so" \
 		out_has "llmnet: interrupted again: ending now"
 	check_cmd "twice: exit code 1: interrupted" rc_is 1
+	relay_clear "$C" 2
+}
+
+# ---- answers are untrusted input (issue 32, point 2) ----
+
+# llmnet under a hard bound, as llmnet_bounded; its peak resident memory
+# (the kernel's VmHWM, as wait4's ru_maxrss gives it, in KiB) in $hwm
+llmnet_hwm() {
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(rc)' "$C/hwm" timeout -k 5 60 "$LLMNET" --no-color "$@" > "$C/out" 2>&1
+	rc=$?
+	hwm=$(cat "$C/hwm")
+	cat "$C/out" >> "$C/all.out"
+}
+hwm_below() { [ "$hwm" -lt "$1" ]; }	# KiB
+FACTS_JSON() { echo "$LLMNET_STATE_DIR/loop.facts.json"; }
+# python over n2's cached facts: cached_n2 'EXPR' [ARG] (f: n2's facts,
+# n1: n1's; ARG is sys.argv[3])
+cached_n2() {
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["nodes"]
+f, n1 = d["n2"]["facts"], d["n1"]["facts"]
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$(FACTS_JSON)" "$@"
+}
+# A facts answer of [{},{},...] of about $2 bytes into file $1: the
+# issue's reproduction (json-c made a hash table per {}: 1.6 GB for 6 MiB)
+empty_objects() {
+	python3 -c 'import sys
+n = int(sys.argv[2]) // 3
+open(sys.argv[1], "w").write("{\"protocol\":2,\"hostname\":\"n2\",\"rdma\":[" + "{}," * n + "{}]}")' "$1" "$2"
+}
+
+scenario_hostile_answers() {
+	local honest
+	new_cluster hostans || { fail "cluster up"; return; }
+	relay_node "$C" 2
+	llmnet_hwm facts "$C/spec.yaml"
+	honest=$hwm
+	check_cmd "honest relay: facts exits 0" rc_is 0
+	check_cmd "honest relay: n2 answers" answered n2
+	check_cmd "honest relay: n2's facts cached whole (its fields are n1's)" \
+		cached_n2 'sorted(f) == sorted(n1) and f["nvmet"] is not None and len(f["netdevs"]) > 0'
+	check_cmd "honest relay: the cache is small" test "$(stat -c %s "$(FACTS_JSON)")" -lt 65536
+	cp "$(FACTS_JSON)" "$C/facts.before"
+
+	# the issue's 6 MiB: refused on the frame's header, n2 alone
+	empty_objects "$C/bomb6.json" $((6 << 20))
+	relay_rules "$C" 2 "facts $C/bomb6.json"
+	llmnet_hwm facts "$C/spec.yaml"
+	check_cmd "6 MiB of {}: facts ends by itself" ended_by_itself
+	check_cmd "6 MiB of {}: exits non-zero" not rc_is 0
+	check_cmd "6 MiB of {}: n2 is named over the facts limit" \
+		grep -qE "agent on 'n2' sent an answer of 629[0-9]{4} bytes over the facts limit of 4194304" "$C/out"
+	check_cmd "6 MiB of {}: n1 answers" answered n1
+	check_cmd "6 MiB of {}: n3 answers" answered n3
+	check_cmd "6 MiB of {}: peak memory under 64 MiB (was 1.6 GB)" hwm_below 65536
+	check_cmd "6 MiB of {}: peak memory within 16 MiB of the honest run's" hwm_below $((honest + 16384))
+
+	# under the size limit: refused on its structure, before json-c builds it
+	empty_objects "$C/bomb3.json" $((3 << 20))
+	relay_rules "$C" 2 "facts $C/bomb3.json"
+	llmnet_hwm facts "$C/spec.yaml"
+	check_cmd "3 MiB of {}: exits non-zero" not rc_is 0
+	check_cmd "3 MiB of {}: n2 is named over the containers limit" \
+		out_has "agent on 'n2' sent an answer over the facts limit of 8192 objects and arrays"
+	check_cmd "3 MiB of {}: n1 and n3 answer" answered n1
+	check_cmd "3 MiB of {}: n3 answers" answered n3
+	check_cmd "3 MiB of {}: peak memory within 16 MiB of the honest run's" hwm_below $((honest + 16384))
+	check_cmd "neither hostile answer reached the cache: n2's entry as it was" \
+		cached_n2 'd["n2"] == json.load(open(sys.argv[3]))["nodes"]["n2"]' "$C/facts.before"
+
+	# --cached with n2 silent pays nothing of it
+	cluster_stop_node "$C" 2
+	llmnet_hwm facts --cached "$C/spec.yaml"
+	check_cmd "--cached, n2 silent: exits 0" rc_is 0
+	check_cmd "--cached: n2 shows its last good facts" node_says n2 "cached"
+	check_cmd "--cached: peak memory within 16 MiB of the honest run's" hwm_below $((honest + 16384))
+	cluster_start_node "$C" 2
+
+	# unknown fields, at the top and nested, and a mistyped one: dropped
+	python3 -c 'import json, sys
+f = json.load(open(sys.argv[1]))["nodes"]["n2"]["facts"]
+f["implant"] = {"payload": "x" * 4000}
+f["netdevs"][0]["implant_nested"] = [1, 2, 3]
+f["nvmet"]["hosts_extra"] = ["nqn.evil"]
+f["kernel"] = {"not": "a string"}
+json.dump(f, open(sys.argv[2], "w"))' "$C/facts.before" "$C/unknown.json"
+	relay_rules "$C" 2 "facts $C/unknown.json"
+	llmnet facts "$C/spec.yaml"
+	check_cmd "unknown fields: facts exits 0" rc_is 0
+	check_cmd "unknown fields: n2 answers" answered n2
+	check_cmd "unknown fields: n2's cache is what it sent, less those, kernel null" \
+		cached_n2 'f == dict(json.load(open(sys.argv[3]))["nodes"]["n2"]["facts"], kernel=None)' \
+		"$C/facts.before"
+	check_cmd "unknown fields: none in the cache" \
+		not grep -qE 'implant|hosts_extra' "$(FACTS_JSON)"
+	check_cmd "unknown fields: the mistyped one is null" cached_n2 'f["kernel"] is None'
+	check_cmd "unknown fields: the rest of n2's facts kept" \
+		cached_n2 'sorted(f) == sorted(n1) and sorted(f["netdevs"][0]) == sorted(n1["netdevs"][0])'
+	llmnet -o json facts "$C/spec.yaml"
+	check_cmd "unknown fields: none in -o json" not_out_has implant
 	relay_clear "$C" 2
 }
