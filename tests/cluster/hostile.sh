@@ -14,6 +14,11 @@
 # keeps n2's last good facts, so `facts --cached` with n2 silent pays
 # nothing; an answer with unknown fields, at the top and nested, and a
 # mistyped one, is cached without them. The honest relay is the control.
+#
+# hostile_cut_upload: 1 MiB of n2's agent upload reaches the node, then its
+# input ends and the link stops: n2 times out, and the node's shell has
+# removed the partial staging file from the login home (the old `cat >`
+# left it there). The first, honest push is the control.
 
 # llmnet under a hard bound; rc 124 or 137 means the bound ended it
 llmnet_bounded() {
@@ -36,12 +41,12 @@ scenario_hostile_upload() {
 	check_cmd "honest relay: n2 answers" answered n2
 	check_cmd "honest relay: the agent was pushed to n2" \
 		test -x "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
-	relay_rules "$C" 2 "version $zeros" 'hang cat > "\$HOME/\.llmnet-agent\.upload\.'
+	relay_rules "$C" 2 "version $zeros" 'hang : > "\$HOME/\.llmnet-agent\.upload\.'
 	llmnet_bounded facts "$C/spec.yaml"
 	check_cmd "hung upload: facts ends by itself" ended_by_itself
 	check_cmd "hung upload: facts exits non-zero" not rc_is 0
 	check_cmd "hung upload: n2 failed on the upload's timeout" \
-		grep -qE "timed out after 5\.000s on 'n2' (running|sending input to) 'umask 177 && set -C && cat > " "$C/out"
+		grep -qE "timed out after 5\.000s on 'n2' (running|sending input to) 'umask 177 && set -C && : > " "$C/out"
 	check_cmd "hung upload: n1 answers" answered n1
 	check_cmd "hung upload: n3 answers" answered n3
 	check_cmd "the relay ran the hung upload" test "$(relay_count "$C" 2)" -gt 0
@@ -209,5 +214,44 @@ json.dump(f, open(sys.argv[2], "w"))' "$C/facts.before" "$C/unknown.json"
 		cached_n2 'sorted(f) == sorted(n1) and sorted(f["netdevs"][0]) == sorted(n1["netdevs"][0])'
 	llmnet -o json facts "$C/spec.yaml"
 	check_cmd "unknown fields: none in -o json" not_out_has implant
+	relay_clear "$C" 2
+}
+
+# ---- an upload cut short leaves no partial file (issue 32) ----
+
+# the staging files of llmnet run PID for node NODE in the login home
+# (the cluster's nodes share it: the name holds the run's PID and node)
+staged() { compgen -G "$HOME/.llmnet-agent.upload.$1.$2.*" > /dev/null; }
+
+# llmnet facts in the background, its own PID in $pid (the staging file's
+# name holds it), waited for (60 s at most, then killed)
+facts_pid() {
+	"$LLMNET" --no-color facts "$C/spec.yaml" > "$C/out" 2>&1 &
+	pid=$!
+	wait_ended
+}
+
+scenario_hostile_cut_upload() {
+	local zeros pid
+	zeros=$(printf '0%.0s' {1..64})
+	new_cluster hostcut || { fail "cluster up"; return; }
+	sed -i 's/ timeout: 30s/ timeout: 5s/' "$C/spec.yaml"
+	# the control: the first push (no agent on a new cluster's nodes)
+	# through the honest relay
+	relay_node "$C" 2
+	facts_pid
+	check_cmd "honest upload: n2 answers" answered n2
+	check_cmd "honest upload: the agent was pushed to n2" \
+		test -x "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "honest upload: no staging file left" not staged "$pid" n2
+	# 1 MiB of the agent's upload reaches the node, then its input ends
+	relay_rules "$C" 2 "version $zeros" 'cut 1048576 : > "\$HOME/\.llmnet-agent\.upload\.'
+	facts_pid
+	check_cmd "cut upload: facts ends by itself, not 0" test "$rc" -ne 0 -a "$rc" -ne 137
+	check_cmd "cut upload: n2 failed on the upload's timeout" \
+		grep -qE "timed out after 5\.000s on 'n2' (running|sending input to) 'umask 177" "$C/out"
+	check_cmd "cut upload: n1 answers" answered n1
+	check_cmd "cut upload: n3 answers" answered n3
+	check_cmd "cut upload: no partial file left in the home" not staged "$pid" n2
 	relay_clear "$C" 2
 }
