@@ -73,6 +73,21 @@ static int read_stream(void *ctx, void *p, size_t n, struct ln_buf *err)
 	return ln_ssh_stream_read(rd->s, p, n, rd->deadline, rd->what, err);
 }
 
+/* An answer frame over the verb's own limit, far below the frame cap:
+ * its payload is not read, so the stream is out of step and closed. */
+static int oversized(struct ln_session *s, const struct ln_answer_limits *lim, const char *why,
+		     struct ln_buf *err)
+{
+	unsigned long long len;
+
+	if (sscanf(why, "oversized frame: %llu", &len) != 1)
+		len = 0;
+	ln_buf_addf(err, "agent on '%s' sent an answer of %llu bytes over the %s limit of %zu",
+		    ln_ssh_node(s), len, lim->name, lim->bytes);
+	ln_ssh_stream_close(s, 1, NULL);
+	return -LN_EPROTO;
+}
+
 /* One request on the node's agent session (opened on first use): the
  * envelope's frame out, the answer's frame back. *payload gets the
  * answer envelope; the stream is closed on any failure, so the next call
@@ -92,7 +107,6 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 	struct json_object *env = json_object_new_object(), *av = json_object_new_array();
 	struct reader rd = { s, 0, NULL };
 	char what[96];
-	unsigned long long len;
 	size_t i;
 	int r, status;
 
@@ -137,14 +151,7 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 	if (r == 0)
 		goto out;
 	if (r == -EMSGSIZE) {
-		/* the verb's own limit, far below the frame cap: the payload
-		 * is not read, so the stream is out of step and closed */
-		if (sscanf(e.buf, "oversized frame: %llu", &len) != 1)
-			len = 0;
-		ln_buf_addf(err, "agent on '%s' sent an answer of %llu bytes over the %s limit of %zu",
-			    ln_ssh_node(s), len, lim->name, lim->bytes);
-		ln_ssh_stream_close(s, 1, NULL);
-		r = -LN_EPROTO;
+		r = oversized(s, lim, e.buf, err);
 		goto out;
 	}
 	if (r == -LN_ETIMEOUT || r == -LN_EUNREACH) {
