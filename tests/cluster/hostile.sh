@@ -19,6 +19,12 @@
 # input ends and the link stops: n2 times out, and the node's shell has
 # removed the partial staging file from the login home (the old `cat >`
 # left it there). The first, honest push is the control.
+#
+# hostile_probe_end (reproduction 7b): stand-in rping and ib_write_bw on
+# three nodes; n2's ib_write_bw server cannot run while its client still
+# reports a good figure. The pair n2 serves fails though its client
+# measured, naming n2's server; n2 is named as a node that could not run
+# its own end; the pair without n2 passes. All ends running is the control.
 
 # llmnet under a hard bound; rc 124 or 137 means the bound ended it
 llmnet_bounded() {
@@ -254,4 +260,110 @@ scenario_hostile_cut_upload() {
 	check_cmd "cut upload: n3 answers" answered n3
 	check_cmd "cut upload: no partial file left in the home" not staged "$pid" n2
 	relay_clear "$C" 2
+}
+
+# ---- a probe end that did not run (issue 32, reproduction 7b) ----
+
+# Stand-in rping and ib_write_bw of node I into DIR, laid over /usr/bin in
+# that node's sshd's mount namespace (as tests/cluster/rails.sh does; this
+# machine has neither tool). The server waits (15 s at most) for its
+# client to be done, then prints perftest's server report; the client
+# prints its own; both are the recorded perftest 4.5 reports
+# (tests/fixtures/probes). $C/ends/broken.I present: node I's
+# ib_write_bw server cannot run (exit 1, nothing measured), its client
+# still reports a good figure: the node would pass on its peer's word.
+ends_standin() {
+	local dir=$1 i=$2 st=$C/ends fx=$PWD/tests/fixtures/probes
+	mkdir -p "$dir" "$st"
+	cat > "$dir/rping" <<SH
+#!/bin/bash
+# stand-in rping of node n$i (tests/cluster/hostile.sh)
+[ "\$1" = -s ] && { sleep 0.5; exit 0; }
+echo "ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+SH
+	cat > "$dir/ib_write_bw" <<SH
+#!/bin/bash
+# stand-in ib_write_bw of node n$i (tests/cluster/hostile.sh)
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+me=$i st=$st fx=$fx
+SH
+	cat >> "$dir/ib_write_bw" <<'SH'
+last=${!#}
+while [ $# -gt 0 ]; do
+	case $1 in -p) port=$2; shift ;; esac
+	shift
+done
+key=$st/done.$port
+if [[ $last =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+	echo "$me client" >> "$st/ran"
+	touch "$key"
+	cat "$fx/ib_write_bw-gbits.client.txt"
+	exit 0
+fi
+if [ -e "$st/broken.$me" ]; then
+	echo " Couldn't listen to port $port" >&2
+	exit 1
+fi
+echo "$me server" >> "$st/ran"
+for _ in $(seq 150); do [ -e "$key" ] && break; sleep 0.1; done
+rm -f "$key"
+cat "$fx/ib_write_bw-gbits.server.txt"
+SH
+	chmod 0755 "$dir/rping" "$dir/ib_write_bw"
+}
+
+ends_spec() {
+	local i
+	printf 'version: 1\ncluster: loop\nssh: { user: root, identity: %s/id_ed25519, known_hosts: %s/known_hosts, connect_timeout: 5s, timeout: 30s }\nnodes:\n' "$C" "$C"
+	for i in 1 2 3; do
+		printf '  - { name: n%d, address: %s, rdma: [ { device: rxe0, ip: 10.77.0.%d } ] }\n' \
+			"$i" "$(cluster_addr "$i")" $((10 + i))
+	done
+	printf 'validation:\n  - { stage: rping, count: 1, timeout: 30s }\n'
+	printf '  - { stage: bandwidth, tool: ib_write_bw, min: 0.1Gb/s, timeout: 30s }\n'
+}
+
+# node I's checks in the JSON report: "STAGE PAIR STATUS" lines
+ends_checks() {
+	python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["checks"]:
+    if c["stage"] == "bandwidth":
+        print(c.get("pair") and "-".join(c["pair"]), c["status"], c.get("value"), c.get("reason") or "")' "$1"
+}
+
+scenario_hostile_probe_end() {
+	local i ib
+	new_cluster hostend || { fail "cluster up"; return; }
+	for i in 1 2 3; do
+		ib=$(root "$i")/sys/class/infiniband
+		mkdir -p "$ib"
+		[ "$i" = 1 ] || cp -a "$(root 1)/sys/class/infiniband/rxe0" "$ib/"
+		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) > "$ib/rxe0/ports/1/gids/1"
+		ends_standin "$C/node$i/usrbin" "$i"
+		cluster_stop_node "$C" "$i"
+		cluster_start_node "$C" "$i" "$C/node$i/usrbin" || { fail "node $i with its stand-in"; return; }
+	done
+	ends_spec > "$C/ends.yaml"
+	llmnet validate "$C/ends.yaml" --attempts 1 --report "$C/honest.json"
+	check_cmd "both ends ran on every pair: validate exits 0" rc_is 0
+	ends_checks "$C/honest.json" > "$C/honest.checks"
+	check "the stand-ins ran: on 3 nodes, both ends each" \
+		"1 client,1 server,2 client,2 server,3 client,3 server" \
+		"$(sort -u "$C/ends/ran" | paste -sd,)"
+	check "both ends ran: the 3 bandwidth pairs pass" 3 "$(grep -cE '^n[0-9]-n[0-9] pass 0.21' "$C/honest.checks")"
+	touch "$C/ends/broken.2"
+	llmnet validate "$C/ends.yaml" --attempts 1 --report "$C/broken.json"
+	ends_checks "$C/broken.json" > "$C/broken.checks"
+	check_cmd "n2's server cannot run: validate exits 1" rc_is 1
+	check_cmd "the pair n2 serves fails, naming n2's server" \
+		grep -qE "ib_write_bw server on 'n2' failed" "$C/out"
+	check_cmd "n2 is named: it could not run its own end" \
+		out_has "'n2' could not run its own end of bandwidth"
+	# the pair whose server is n2 (its client n3 measured 0.21 Gb/s, over
+	# min) does not pass on n3's word
+	check_cmd "the pair n2 serves fails, though its client measured" \
+		grep -qxF "n2-n3 fail 0.21 ib_write_bw server on 'n2' failed (exit status 1)" "$C/broken.checks"
+	check "only that pair fails" 1 "$(grep -cE '^n[0-9]-n[0-9] fail' "$C/broken.checks")"
+	check_cmd "the pair without n2 still passes" grep -qE '^n3-n1 pass 0.21' "$C/broken.checks"
+	rm -f "$C/ends/broken.2"
 }
