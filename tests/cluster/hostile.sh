@@ -25,6 +25,12 @@
 # reports a good figure. The pair n2 serves fails though its client
 # measured, naming n2's server; n2 is named as a node that could not run
 # its own end; the pair without n2 passes. All ends running is the control.
+#
+# hostile_mpicc (reproduction 8): n2's mpicc leaves its own file in place
+# of the MPI probe; n1 and n3 build it with the real mpicc. n2's build is
+# named as differing from the cluster's, mpirun (a stand-in that records
+# its start) never starts, and n2's file reaches no other node. The
+# control: every node's real mpicc, whose builds agree, and mpirun starts.
 
 # llmnet under a hard bound; rc 124 or 137 means the bound ended it
 llmnet_bounded() {
@@ -366,4 +372,69 @@ scenario_hostile_probe_end() {
 	check "only that pair fails" 1 "$(grep -cE '^n[0-9]-n[0-9] fail' "$C/broken.checks")"
 	check_cmd "the pair without n2 still passes" grep -qE '^n3-n1 pass 0.21' "$C/broken.checks"
 	rm -f "$C/ends/broken.2"
+}
+
+# ---- a faked mpicc on one node (issue 32, reproduction 8) ----
+
+# Node I's /usr/bin overlay for the mpi stage: a stand-in mpirun that
+# records that it started (and runs nothing), and, with FAKE, an mpicc that
+# leaves its own file in place of the probe (what a compromised node's
+# mpicc can do); without FAKE the node's real mpicc builds the probe.
+mpi_standin() {
+	local dir=$1 i=$2 fake=${3:-}
+	mkdir -p "$dir" "$C/mpi"
+	cat > "$dir/mpirun" <<SH
+#!/bin/bash
+# stand-in mpirun of node n$i (tests/cluster/hostile.sh)
+echo "n$i \$*" >> "$C/mpi/started"
+exit 1
+SH
+	if [ -n "$fake" ]; then
+		cat > "$dir/mpicc" <<SH
+#!/bin/bash
+# faked mpicc of node n$i (tests/cluster/hostile.sh): its own file
+echo "n$i \$*" >> "$C/mpi/faked"
+while [ \$# -gt 0 ]; do [ "\$1" = -o ] && out=\$2; shift; done
+printf '#!/bin/sh\necho owned by n$i\n' > "\$out" && chmod 0755 "\$out"
+SH
+	fi
+	chmod 0755 "$dir"/*
+}
+
+mpi_nodes() {	# FAKE_NODE (0: none)
+	local i
+	for i in 1 2 3; do
+		rm -rf "$C/node$i/usrbin" "$C/node$i/usrbin.work"
+		mpi_standin "$C/node$i/usrbin" "$i" "$([ "$i" = "$1" ] && echo fake)"
+		cluster_stop_node "$C" "$i"
+		cluster_start_node "$C" "$i" "$C/node$i/usrbin" || return 1
+	done
+}
+
+scenario_hostile_mpicc() {
+	new_cluster hostmpi || { fail "cluster up"; return; }
+	llmnet apply "$C/spec.yaml"
+	check_cmd "apply exits 0 (the hostfile installed)" rc_is 0
+	printf 'validation:\n  - { stage: mpi, timeout: 60s }\n' >> "$C/spec.yaml"
+	mpi_nodes 0 || { fail "nodes with their stand-ins"; return; }
+	llmnet validate "$C/spec.yaml" --stages mpi --attempts 1 --report "$C/honest.json"
+	cp "$C/out" "$C/honest.out"
+	check_cmd "honest mpicc: no build differs" not out_has "differs from the cluster's"
+	check_cmd "honest mpicc: mpirun started" test -s "$C/mpi/started"
+	# the builds agreed, so the one-rank preflights ran (the stand-in
+	# mpirun runs nothing: they fail, which is not what is tested here)
+	check "honest mpicc: all 6 preflights started" 6 "$(python3 -c 'import json, sys
+print(sum(1 for c in json.load(open(sys.argv[1]))["checks"] if c["name"] == "mpirun preflight"))' "$C/honest.json")"
+	rm -f "$C/mpi/started"
+	mpi_nodes 2 || { fail "nodes with their stand-ins"; return; }
+	llmnet validate "$C/spec.yaml" --stages mpi --attempts 1 --report "$C/faked.json"
+	check_cmd "faked mpicc: it ran on n2" grep -q "^n2 " "$C/mpi/faked"
+	check_cmd "faked mpicc: validate exits 1" rc_is 1
+	check_cmd "faked mpicc: n2's build is named, mpirun does not start" \
+		grep -qE "MPI probe built on 'n2' differs from the cluster's \(sha256 [0-9a-f]{12}.*mpirun does not start" "$C/out"
+	check_cmd "faked mpicc: n1's and n3's builds are not blamed" \
+		not grep -qE "built on 'n[13]' differs" "$C/out"
+	check_cmd "faked mpicc: mpirun never started, on any node" test ! -e "$C/mpi/started"
+	check_cmd "faked mpicc: n2's file reached no other node" \
+		not grep -rqs "owned by n2" "$(root 1)/var/lib/llmnet" "$(root 3)/var/lib/llmnet"
 }
