@@ -4,7 +4,8 @@
 #
 #   make tier-spec    every example lints; each tests/spec/*.yaml gives
 #                     exactly its .err; schema checks; fuzz corpus replay
-#   make fuzz         build/fuzz/fuzz_spec (clang, libFuzzer, ASan+UBSan)
+#   make fuzz         build/fuzz/fuzz_spec and fuzz_answers (clang, libFuzzer,
+#                     ASan+UBSan); tier-spec replays both corpora
 #   make bench-lint   4,096-node spec: llmnet lint vs a bare libyaml parse
 
 .PHONY: tier-spec bench-lint
@@ -25,7 +26,15 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 	-Wno-format-nonliteral \
 	-fno-omit-frame-pointer
 
-fuzz: $(FUZZ_DIR)/fuzz_spec
+# The answer parsers (answer.h): the same flags, only what they use.
+ANSWER_FUZZ_SRC := common/buf.c common/error.c orchestrator/transport/answer.c
+
+fuzz: $(FUZZ_DIR)/fuzz_spec $(FUZZ_DIR)/fuzz_answers
+
+$(FUZZ_DIR)/fuzz_answers: tests/fuzz/fuzz_answers.c $(ANSWER_FUZZ_SRC) orchestrator/transport/answer.h $(wildcard common/*.h)
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)clang $(WARNINGS) $(FUZZ_FLAGS) -I. -D_GNU_SOURCE -o $@ \
+		tests/fuzz/fuzz_answers.c $(ANSWER_FUZZ_SRC) -ljson-c -lm
 
 $(FUZZ_DIR)/fuzz_spec: tests/fuzz/fuzz_spec.c $(SPEC_FUZZ_SRC) $(wildcard orchestrator/spec/*.h common/*.h)
 	@mkdir -p $(dir $@)
@@ -36,8 +45,10 @@ $(BUILD)/bench/yaml_events: bench/lint/yaml_events.c
 	@mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -o $@ $< -lyaml
 
-tier-spec: all $(FUZZ_DIR)/fuzz_spec
+tier-spec: all $(FUZZ_DIR)/fuzz_spec $(FUZZ_DIR)/fuzz_answers
 	$(Q)tests/spec/run.sh $(BUILD) $(FUZZ_DIR)/fuzz_spec
+	$(Q)$(FUZZ_DIR)/fuzz_answers tests/fuzz/answers/* > $(FUZZ_DIR)/answers-replay.log 2>&1 || \
+		{ cat $(FUZZ_DIR)/answers-replay.log; exit 1; }
 
 $(BUILD)/bench/runstat: bench/lint/runstat.c
 	@mkdir -p $(dir $@)

@@ -5,6 +5,7 @@
  * its facts, all through the fan-out window. Also the facts' readers
  * (host NQN); orchestrator/report/recap.c renders `llmnet facts`.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -13,19 +14,26 @@
 #include "common/util.h"
 #include "orchestrator/run/facts.h"
 #include "orchestrator/run/hostident.h"
+#include "orchestrator/transport/answer.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_facts_read(struct ln_run *r, struct ln_node_run *nr, struct ln_buf *err)
 {
 	static const char *const args[] = { LN_VERB_FACTS, NULL };
-	struct json_object *facts = NULL;
+	struct json_object *ans = NULL, *facts;
 	int rc;
 
 	rc = ln_run_session(r, nr, err);
 	if (rc == 0)
-		rc = ln_agent_call(nr->s, args, NULL, 0, &facts, NULL, err);
+		rc = ln_agent_call(nr->s, args, NULL, 0, &ans, NULL, err);
 	if (rc < 0)
 		return rc;
+	/* only the known fields, of their known types, are kept (and cached
+	 * in facts.json): an unknown one is never paid for again */
+	facts = ln_answer_known_facts(ans);
+	json_object_put(ans);
+	if (!facts)
+		return -ENOMEM;
 	json_object_put(nr->facts);
 	nr->facts = facts;
 	return 0;

@@ -14,6 +14,7 @@
 #include "orchestrator/run/lastknown.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/run/state.h"
+#include "orchestrator/transport/answer.h"
 
 static void change(struct json_object *chs, const char *action, const char *kind,
 		   const char *id, const char *detail)
@@ -241,8 +242,9 @@ int ln_lastknown_plan(struct ln_run *r, struct ln_buf *err)
 	for (i = 0; i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];
 
-		if (silent(nr) && !nr->facts)
-			nr->facts = json_object_get(ln_json_at(ln_json_at(facts, nr->spec->name), "facts"));
+		if (silent(nr) && !nr->facts)	/* the known fields only, as cached */
+			nr->facts = ln_answer_known_facts(
+				ln_json_at(ln_json_at(facts, nr->spec->name), "facts"));
 	}
 	for (i = 0; i < r->n; i++) {
 		struct ln_node_run *nr = &r->nodes[i];

@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "orchestrator/run/nodeset.h"
 #include "orchestrator/run/state.h"
+#include "orchestrator/transport/answer.h"
 
 #define FORMAT "llmnet-state/1"
 
@@ -223,7 +224,8 @@ static void fill_facts(const struct ln_run *r, struct json_object *nodes, const 
 		e = json_object_new_object();
 		ln_json_add_i64(e, "read_at", (int64_t)now);
 		ln_json_add_str(e, "address", nr->spec->address);
-		ln_json_add(e, "facts", json_object_get(nr->facts));
+		/* only the known fields of the facts answer (answer.h) */
+		ln_json_add(e, "facts", ln_answer_known_facts(nr->facts));
 		ln_json_add(nodes, nr->spec->name, e);
 	}
 }

@@ -14,6 +14,7 @@
 #include "common/frame.h"
 #include "common/json.h"
 #include "common/util.h"
+#include "orchestrator/transport/answer.h"
 #include "orchestrator/transport/rpc.h"
 
 int ln_agent_budget_ms(int step_ms)
@@ -72,12 +73,28 @@ static int read_stream(void *ctx, void *p, size_t n, struct ln_buf *err)
 	return ln_ssh_stream_read(rd->s, p, n, rd->deadline, rd->what, err);
 }
 
+/* An answer frame over the verb's own limit, far below the frame cap:
+ * its payload is not read, so the stream is out of step and closed. */
+static int oversized(struct ln_session *s, const struct ln_answer_limits *lim, const char *why,
+		     struct ln_buf *err)
+{
+	unsigned long long len;
+
+	if (sscanf(why, "oversized frame: %llu", &len) != 1)
+		len = 0;
+	ln_buf_addf(err, "agent on '%s' sent an answer of %llu bytes over the %s limit of %zu",
+		    ln_ssh_node(s), len, lim->name, lim->bytes);
+	ln_ssh_stream_close(s, 1, NULL);
+	return -LN_EPROTO;
+}
+
 /* One request on the node's agent session (opened on first use): the
  * envelope's frame out, the answer's frame back. *payload gets the
  * answer envelope; the stream is closed on any failure, so the next call
  * starts a fresh agent. */
 static int exchange(struct ln_session *s, const char *const *args, struct json_object *in,
-		    int timeout_ms, struct ln_buf *payload, struct ln_buf *err)
+		    int timeout_ms, const struct ln_answer_limits *lim, struct ln_buf *payload,
+		    struct ln_buf *err)
 {
 	static const char *const session_args[] = { LN_VERB_SESSION, NULL };
 	static long long next_id;
@@ -130,9 +147,13 @@ static int exchange(struct ln_session *s, const char *const *args, struct json_o
 		r = 1;
 	}
 	if (r == 0)
-		r = ln_frame_read(read_stream, &rd, LN_FRAME_ANSWER_MAX, payload, &e);
+		r = ln_frame_read(read_stream, &rd, lim->bytes, payload, &e);
 	if (r == 0)
 		goto out;
+	if (r == -EMSGSIZE) {
+		r = oversized(s, lim, e.buf, err);
+		goto out;
+	}
 	if (r == -LN_ETIMEOUT || r == -LN_EUNREACH) {
 		/* the agent is signalled and its session closed: it stops */
 		if (r == -LN_ETIMEOUT)
@@ -175,6 +196,7 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 		  struct ln_buf *err)
 {
 	struct ln_buf payload = LN_BUF_INIT, e = LN_BUF_INIT;
+	const struct ln_answer_limits *lim = ln_answer_limits_for(args);
 	struct json_object *env = NULL, *ans = NULL;
 	const char *msg, *code;
 	int64_t proto = 0, status = -1;
@@ -183,11 +205,18 @@ int ln_agent_call(struct ln_session *s, const char *const *args, struct json_obj
 	*answer = NULL;
 	if (exit_status)
 		*exit_status = -1;
-	ln_buf_init(&payload, LN_FRAME_ANSWER_MAX);
-	r = exchange(s, args, in, timeout_ms, &payload, err);
+	ln_buf_init(&payload, lim->bytes);
+	r = exchange(s, args, in, timeout_ms, lim, &payload, err);
 	if (r < 0)
 		goto out;
-	if (ln_json_parse(payload.buf, payload.len, &env, &e) < 0 ||
+	/* bounded before json-c builds it: a node over a limit fails alone */
+	r = ln_answer_parse(lim, payload.buf, payload.len, &env, &e);
+	if (r == -EMSGSIZE) {
+		ln_buf_addf(err, "agent on '%s' sent an %s", ln_ssh_node(s), e.buf);
+		r = -LN_EPROTO;
+		goto out;
+	}
+	if (r < 0 ||
 	    ln_json_get_i64(env, "exit", 1, &status, &e) < 0 ||
 	    !json_object_object_get_ex(env, "answer", &ans) ||
 	    !json_object_is_type(ans, json_type_object)) {

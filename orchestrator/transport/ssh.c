@@ -311,9 +311,16 @@ int ln_ssh_put(struct ln_session *s, const char *path, const void *data, size_t 
 	/* The data is the command's stdin, on an exec channel like any other:
 	 * ln_ssh_exec bounds every write and the wait for the exit status by
 	 * the step timeout, which SFTP's blocking calls were not. set -C
-	 * refuses an existing file, as O_EXCL did; umask gives the mode. */
-	ln_buf_addf(&cmd, "umask %03o && set -C && cat > \"$HOME/%s\"",
-		    (unsigned)(~mode & 0777), path);
+	 * refuses an existing file, as O_EXCL did; umask gives the mode.
+	 * An upload cut short (the link or the controller gone: cat sees the
+	 * end of its input early, or the shell a signal) removes the file it
+	 * made, so no partial upload stays in the home: kept only when all
+	 * len bytes arrived. */
+	ln_buf_addf(&cmd, "umask %03o && set -C && : > \"$HOME/%s\" && "
+		    "trap 'rm -f -- \"$HOME/%s\"; exit 1' HUP INT TERM PIPE && "
+		    "{ cat >> \"$HOME/%s\" && [ \"$(wc -c < \"$HOME/%s\")\" -eq %zu ] || "
+		    "{ rm -f -- \"$HOME/%s\"; echo 'upload cut short' >&2; exit 1; }; }",
+		    (unsigned)(~mode & 0777), path, path, path, path, len, path);
 	r = ln_ssh_exec(s, cmd.buf, data, len, 0, &out, &errout, &status, err);
 	if (r == 0 && status != 0) {
 		ln_buf_rtrim(&errout);

@@ -121,7 +121,8 @@ void ln_ssh_stream_close(struct ln_session *s, int abort, int *status);
  * a new file of the given mode: the data is the stdin of `cat` on an exec
  * channel, so the whole upload is bounded by the step timeout like any
  * command (ln_ssh_exec). The file must not exist (set -C); callers pass a
- * temporary name and rename it into place with ln_ssh_exec.
+ * temporary name and rename it into place with ln_ssh_exec. An upload cut
+ * short is removed by the node's shell (fewer than len bytes, or a signal).
  */
 int ln_ssh_put(struct ln_session *s, const char *path, const void *data, size_t len,
 	       mode_t mode, struct ln_buf *err);

@@ -9,6 +9,9 @@
 #   hang REGEX      a command (SSH_ORIGINAL_COMMAND; "internal-sftp" for the
 #                   SFTP subsystem) matching REGEX reads its input and never
 #                   answers nor exits, until the controller closes the channel
+#   cut N REGEX     a command matching REGEX runs for real but gets only the
+#                   first N bytes of its input, then its input ends (an upload
+#                   cut short); the relay then answers nothing, as hang does
 #   version HASH    the agent session's `version` answers report sha256 HASH
 #   facts FILE      the agent session's `facts` answer is FILE's bytes, as
 #                   they are (the frame's "answer" value; may be any size,
@@ -54,6 +57,22 @@ def hang():
     while time.monotonic() < end and not p.poll(1000):
         pass
     os._exit(0)
+
+
+def cut(cmd, n):
+    """Run cmd with only the first n bytes of our input, end its input,
+    wait for it, then hang (the controller sees a link that stopped)."""
+    child = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.PIPE)
+    left = n
+    while left > 0:
+        b = os.read(0, min(65536, left))
+        if not b:
+            break
+        child.stdin.write(b)
+        left -= len(b)
+    child.stdin.close()
+    child.wait()
+    hang()
 
 
 def read_frame(f):
@@ -145,6 +164,8 @@ def main():
     for name, arg in rules:
         if name == "hang" and re.search(arg, cmd):
             hang()
+        if name == "cut" and re.search(arg.split(" ", 1)[1], cmd):
+            cut(cmd, int(arg.split(" ", 1)[0]))
     if cmd == "internal-sftp":
         os.execv(SFTP_SERVER, [SFTP_SERVER])
     if SESSION.search(cmd) and any(n in ("version", "facts") for n, _ in rules):

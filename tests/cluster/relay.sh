@@ -11,6 +11,8 @@
 #                                is one line of NODE/relay.rules:
 #       'hang REGEX'     a command matching REGEX (the SFTP subsystem is
 #                        "internal-sftp") reads its input and never answers
+#       'cut N REGEX'    a command matching REGEX gets only N bytes of its
+#                        input, then the end of it; the relay answers nothing
 #       'version HASH'   the agent's `version` answers report sha256 HASH
 #       'facts FILE'     the agent's `facts` answer is FILE's bytes, raw
 #   relay_rules DIR I [RULE...]  change the rules; no restart (each new SSH

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Answers are untrusted input (answer.h): the per-verb limits, the scan
+ * that checks them on the raw bytes before json-c allocates (json-c
+ * makes a hash table for every object: 6 MiB of `[{},{},...]` cost
+ * 1.6 GB resident before this), the bounded parse, and the schema of the
+ * facts answer that decides what the controller keeps of it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "orchestrator/transport/answer.h"
+
+#define KiB (1u << 10)
+#define MiB (1u << 20)
+
+/*
+ * Measured on the agent's answers for the fixture nodes (tests/fixtures/
+ * agent) and sized for a 1,000-node cluster with a margin:
+ *   facts       2.9 KB, 185 elements, depth 8 on the fixture target; a
+ *               target node allowing 1,000 hosts on 8 subsystems holds
+ *               about 10,000 host NQN strings (about 700 KB)
+ *   plan/apply  4.1 KB for 20 changes; 10,000 changes for that target
+ *               node (about 2 MB, 90,000 elements)
+ *   run         validate asks for at most 4 MiB of output, which JSON
+ *               may escape to 6 bytes a byte (\u00XX)
+ * The envelope ({"protocol","id","exit","answer"}) counts in each.
+ * docs/agent-protocol.md, "Answer limits", shows this table.
+ */
+static const struct ln_answer_limits table[] = {
+	/* name               bytes      depth elements  containers string */
+	{ "version",          64 * KiB,  8,    1024,     64,        4 * KiB },
+	{ "facts",            4 * MiB,   16,   65536,    8192,      8 * KiB },
+	{ "facts --counters", 1 * MiB,   16,   16384,    1024,      8 * KiB },
+	{ "facts --discovery", 8 * MiB,  16,   262144,   32768,     8 * KiB },
+	{ "plan",             16 * MiB,  16,   262144,   32768,     64 * KiB },
+	{ "apply",            16 * MiB,  16,   262144,   32768,     64 * KiB },
+	{ "teardown",         16 * MiB,  16,   262144,   32768,     64 * KiB },
+	{ "run",              25 * MiB,  8,    1024,     64,        24 * MiB + 64 },
+	/* any other verb (seal, restore): as small as version */
+	{ "other",            64 * KiB,  8,    1024,     64,        4 * KiB },
+};
+#define N_LIMITS (sizeof(table) / sizeof(table[0]))
+
+const struct ln_answer_limits *ln_answer_limits_table(size_t *n)
+{
+	*n = N_LIMITS;
+	return table;
+}
+
+const struct ln_answer_limits *ln_answer_limits_for(const char *const *args)
+{
+	size_t i, vl;
+
+	if (!args || !args[0])
+		return &table[N_LIMITS - 1];
+	vl = strlen(args[0]);
+	/* "facts --counters": the verb and its first option; else the verb */
+	for (i = 0; i < N_LIMITS - 1; i++)
+		if (args[1] && !strncmp(table[i].name, args[0], vl) && table[i].name[vl] == ' ' &&
+		    !strcmp(table[i].name + vl + 1, args[1]))
+			return &table[i];
+	for (i = 0; i < N_LIMITS - 1; i++)
+		if (!strcmp(table[i].name, args[0]))
+			return &table[i];
+	return &table[N_LIMITS - 1];
+}
+
+static int over(const struct ln_answer_limits *l, size_t limit, const char *what,
+		struct ln_buf *err)
+{
+	ln_buf_addf(err, "answer over the %s limit of %zu %s", l->name, limit, what);
+	return -EMSGSIZE;
+}
+
+int ln_answer_scan(const struct ln_answer_limits *l, const char *s, size_t n,
+		   struct ln_buf *err)
+{
+	size_t i, elements = 0, containers = 0, run = 0;
+	unsigned depth = 0;
+	int in_str = 0, esc = 0, in_scalar = 0;
+
+	/* Not a validator (json-c is, afterwards): it counts what json-c
+	 * would build from these bytes, so nothing over the limits is. */
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (in_str) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"') {
+				in_str = 0;
+				continue;
+			}
+			if (++run > l->string)
+				return over(l, l->string, "bytes in a string", err);
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_str = 1;
+			in_scalar = 0;
+			run = 0;
+			elements++;
+			break;
+		case '{':
+		case '[':
+			in_scalar = 0;
+			elements++;
+			if (++containers > l->containers)
+				return over(l, l->containers, "objects and arrays", err);
+			if (++depth > l->depth)
+				return over(l, l->depth, "levels of nesting", err);
+			break;
+		case '}':
+		case ']':
+			in_scalar = 0;
+			if (depth)
+				depth--;
+			break;
+		case ',':
+		case ':':
+		case ' ':
+		case '\t':
+		case '\r':
+		case '\n':
+			in_scalar = 0;
+			break;
+		default:
+			/* a number or a literal: one element per run of bytes */
+			if (!in_scalar) {
+				in_scalar = 1;
+				run = 0;
+				elements++;
+			}
+			if (++run > l->string)
+				return over(l, l->string, "bytes in a number or literal", err);
+			break;
+		}
+		if (elements > l->elements)
+			return over(l, l->elements, "elements", err);
+	}
+	return 0;
+}
+
+int ln_answer_parse(const struct ln_answer_limits *l, const char *s, size_t n,
+		    struct json_object **out, struct ln_buf *err)
+{
+	struct json_tokener *tok = NULL;
+	struct json_object *o = NULL;
+	enum json_tokener_error jerr;
+	size_t used;
+	int r;
+
+	*out = NULL;
+	if (n > l->bytes) {
+		ln_buf_addf(err, "answer of %zu bytes over the %s limit of %zu", n, l->name,
+			    l->bytes);
+		return -EMSGSIZE;
+	}
+	r = ln_answer_scan(l, s, n, err);
+	if (r < 0)
+		return r;
+	/* json-c's own bound too, one level above ours (its count starts at 1) */
+	tok = json_tokener_new_ex((int)l->depth + 1);
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, s, (int)n);
+	jerr = json_tokener_get_error(tok);
+	used = (size_t)json_tokener_get_parse_end(tok);
+	r = -LN_EPROTO;
+	if (!o || jerr != json_tokener_success) {
+		ln_buf_addf(err, "invalid JSON at offset %zu: %s", used,
+			    jerr == json_tokener_continue ? "unexpected end of input"
+							  : json_tokener_error_desc(jerr));
+		goto out;
+	}
+	while (used < n && strchr(" \t\r\n", s[used]))
+		used++;
+	if (used < n) {
+		ln_buf_addf(err, "invalid JSON at offset %zu: trailing bytes", used);
+		goto out;
+	}
+	if (!json_object_is_type(o, json_type_object)) {
+		ln_buf_addstr(err, "the answer is not a JSON object");
+		goto out;
+	}
+	*out = o;
+	o = NULL;
+	r = 0;
+out:
+	json_object_put(o);
+	json_tokener_free(tok);
+	return r;
+}
+
+/*
+ * The facts answer's schema (docs/agent-protocol.md, "facts"): each
+ * member's types; an array's element type and, for objects, their
+ * members. Every member may also be null (a section the agent could not
+ * read), which is what a wrong type becomes.
+ */
+enum {
+	T_STR = 1 << json_type_string,
+	T_INT = 1 << json_type_int,
+	T_NUM = 1 << json_type_int | 1 << json_type_double,
+	T_BOOL = 1 << json_type_boolean,
+	T_OBJ = 1 << json_type_object,
+	T_ARR = 1 << json_type_array,
+};
+
+struct field {
+	const char *name;	/* NULL ends a list; "*" any member name (a map) */
+	unsigned types;
+	unsigned elem;		/* an array's element type */
+	const struct field *sub; /* the members of an object, or of an array's objects */
+};
+
+#define END { NULL, 0, 0, NULL }
+#define STR(n) { n, T_STR, 0, NULL }
+#define INT(n) { n, T_INT, 0, NULL }
+#define BOOL(n) { n, T_BOOL, 0, NULL }
+#define STRS(n) { n, T_ARR, T_STR, NULL }
+#define OBJS(n, s) { n, T_ARR, T_OBJ, s }
+
+static const struct field gid[] = { INT("index"), STR("gid"), STR("type"), STR("netdev"), END };
+static const struct field rdma_port[] = {
+	INT("port"), STR("state"), STR("phys_state"), STR("rate"),
+	{ "rate_gbps", T_NUM, 0, NULL }, STR("link_layer"), INT("active_mtu"),
+	OBJS("gids", gid), END
+};
+static const struct field rdma[] = { STR("device"), STR("node_guid"), OBJS("ports", rdma_port),
+				     END };
+static const struct field netdev[] = { STR("name"), STR("mac"), INT("mtu"), STR("operstate"),
+				       STRS("addresses"), END };
+static const struct field nvme_ns[] = { INT("nsid"), STR("block"), INT("size_bytes"), END };
+static const struct field nvme[] = {
+	STR("name"), STR("transport"), STR("address"), STR("service"), STR("subsysnqn"),
+	STR("host_nqn"), STR("state"), OBJS("namespaces", nvme_ns), END
+};
+static const struct field gpus[] = { INT("count"), STRS("models"), STR("source"), END };
+static const struct field nvmet_ns[] = { INT("nsid"), STR("device_path"), BOOL("enable"),
+					 BOOL("buffered_io"), END };
+static const struct field nvmet_sub[] = { STR("nqn"), BOOL("allow_any_host"),
+					  STRS("allowed_hosts"), OBJS("namespaces", nvmet_ns), END };
+static const struct field nvmet_port[] = { INT("id"), STR("transport"), STR("address"),
+					   STR("service"), STR("family"), STRS("subsystems"),
+					   END };
+static const struct field nvmet[] = {
+	BOOL("configfs"), BOOL("auth"), OBJS("subsystems", nvmet_sub), OBJS("ports", nvmet_port),
+	STRS("hosts"), END
+};
+static const struct field owned_cluster[] = { INT("objects"), STR("updated"), STR("persistent"),
+					      END };
+static const struct field owned[] = { { "*", T_OBJ, 0, owned_cluster }, END };
+static const struct field facts[] = {
+	INT("protocol"), STR("root"), STR("hostname"), STR("machine_id"), STR("product_uuid"),
+	STR("kernel"), STR("host_nqn"), STR("host_id"),
+	OBJS("rdma", rdma), OBJS("netdevs", netdev), OBJS("nvme", nvme),
+	{ "gpus", T_OBJ, 0, gpus }, STRS("modules"), { "nvmet", T_OBJ, 0, nvmet },
+	BOOL("systemd"), { "owned", T_OBJ, 0, owned }, STRS("warnings"), END
+};
+
+static int of_type(struct json_object *v, unsigned types)
+{
+	/* json-c reads NaN and Infinity, which are not JSON: never kept */
+	if (json_object_is_type(v, json_type_double) && !isfinite(json_object_get_double(v)))
+		return 0;
+	return v && (types & (1u << json_object_get_type(v)));
+}
+
+static struct json_object *known(struct json_object *o, const struct field *fields);
+
+/* v as the schema's f allows it: a copy of what is known, or NULL. */
+static struct json_object *keep(struct json_object *v, const struct field *f)
+{
+	struct json_object *a;
+	size_t i, n;
+
+	if (!of_type(v, f->types))
+		return NULL;
+	if (json_object_is_type(v, json_type_object))
+		return known(v, f->sub);
+	if (!json_object_is_type(v, json_type_array))
+		return json_object_get(v);	/* scalars are immutable: shared */
+	a = json_object_new_array();
+	n = json_object_array_length(v);
+	for (i = 0; a && i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(v, i), *k;
+
+		if (!of_type(e, f->elem))
+			continue;
+		k = f->sub ? known(e, f->sub) : json_object_get(e);
+		if (k && json_object_array_add(a, k) < 0)
+			json_object_put(k);
+	}
+	return a;
+}
+
+static struct json_object *known(struct json_object *o, const struct field *fields)
+{
+	struct json_object *out = json_object_new_object();
+	const struct field *f;
+
+	if (!out)
+		return NULL;
+	json_object_object_foreach(o, key, val) {
+		for (f = fields; f->name; f++)
+			if (!strcmp(f->name, "*") || !strcmp(f->name, key))
+				break;
+		if (!f->name)
+			continue;	/* unknown: dropped */
+		/* null stays null; a wrong type becomes null */
+		json_object_object_add(out, key, keep(val, f));
+	}
+	return out;
+}
+
+struct json_object *ln_answer_known_facts(struct json_object *o)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return NULL;
+	return known(o, facts);
+}

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for orchestrator/transport/answer.c: an agent's answer is
+ * untrusted input. Real answers (the agent's, on the fixture nodes:
+ * tests/fuzz/answers/, also the fuzzer's seeds) pass every limit and keep
+ * every field; hostile ones are refused on their bytes, before json-c
+ * builds them (memory measured), and unknown or mistyped facts are
+ * dropped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "tests/unit/cmocka.h"
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/proto.h"
+#include "orchestrator/transport/answer.h"
+
+#define SEEDS FIXTURES_DIR "/../fuzz/answers/"
+
+/* A seed file: its first line names the limits row, the rest is the
+ * answer frame's payload (the fuzzer's input format). */
+static void load_seed(const char *name, struct ln_buf *payload, const struct ln_answer_limits **l)
+{
+	struct ln_buf b = LN_BUF_INIT, err = LN_BUF_INIT;
+	const char *nl;
+	size_t i, n;
+	const struct ln_answer_limits *t = ln_answer_limits_table(&n);
+	char path[512];
+
+	snprintf(path, sizeof(path), SEEDS "%s", name);
+	assert_int_equal(ln_file_read(path, &b, &err), 0);
+	nl = strchr(b.buf, '\n');
+	assert_non_null(nl);
+	*l = NULL;
+	for (i = 0; i < n; i++)
+		if (strlen(t[i].name) == (size_t)(nl - b.buf) && !strncmp(t[i].name, b.buf, nl - b.buf))
+			*l = &t[i];
+	assert_non_null(*l);
+	ln_buf_reset(payload);
+	ln_buf_add(payload, nl + 1, b.len - (size_t)(nl + 1 - b.buf));
+	ln_buf_release_all(&b, &err);
+}
+
+static struct json_object *answer_of(struct json_object *env)
+{
+	struct json_object *a = NULL;
+
+	assert_true(json_object_object_get_ex(env, "answer", &a));
+	return a;
+}
+
+static void test_answer__real_answers_pass(void **state)
+{
+	static const char *const seeds[] = { "version", "facts-target", "facts-initiator",
+					     "plan-target", "apply-initiator", "counters",
+					     "teardown", "run-refused", NULL };
+	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
+	const struct ln_answer_limits *l;
+	struct json_object *env = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; seeds[i]; i++) {
+		load_seed(seeds[i], &p, &l);
+		assert_int_equal(ln_answer_parse(l, p.buf, p.len, &env, &err), 0);
+		assert_int_equal(err.len, 0);
+		/* the margin the table promises: 16 times the real answer */
+		assert_true(p.len * 16 < l->bytes);
+		json_object_put(env);
+	}
+	ln_buf_release_all(&p, &err);
+}
+
+/* The schema keeps every field the agent sends: the filter of a real
+ * facts answer is the answer, member for member. */
+static void test_answer__real_facts_kept_whole(void **state)
+{
+	static const char *const seeds[] = { "facts-target", "facts-initiator", NULL };
+	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
+	const struct ln_answer_limits *l;
+	struct json_object *env = NULL, *k;
+	size_t i;
+
+	(void)state;
+	for (i = 0; seeds[i]; i++) {
+		load_seed(seeds[i], &p, &l);
+		assert_int_equal(ln_answer_parse(l, p.buf, p.len, &env, &err), 0);
+		k = ln_answer_known_facts(answer_of(env));
+		assert_non_null(k);
+		assert_true(json_object_equal(k, answer_of(env)));
+		assert_non_null(ln_json_at(k, "nvmet"));
+		json_object_put(k);
+		json_object_put(env);
+	}
+	ln_buf_release_all(&p, &err);
+}
+
+static void test_answer__unknown_and_mistyped_facts_dropped(void **state)
+{
+	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
+	const struct ln_answer_limits *l;
+	struct json_object *env = NULL, *k, *rdma;
+	const char *s;
+
+	(void)state;
+	load_seed("facts-hostile", &p, &l);
+	assert_int_equal(ln_answer_parse(l, p.buf, p.len, &env, &err), 0);
+	k = ln_answer_known_facts(answer_of(env));
+	s = json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN);
+	/* known and well typed: kept */
+	assert_string_equal(ln_json_str_at(k, "hostname"), "n2");
+	rdma = ln_json_at(k, "rdma");
+	assert_int_equal(json_object_array_length(rdma), 3);
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(rdma, 2), "device"), "x");
+	/* unknown members, at the top and nested: gone */
+	assert_null(strstr(s, "junk"));
+	assert_null(strstr(s, "extra"));
+	/* ports' elements must be objects: the arrays in it are dropped */
+	assert_int_equal(json_object_array_length(ln_json_at(json_object_array_get_idx(rdma, 2),
+							     "ports")), 0);
+	/* a wrong type becomes null, the key stays */
+	assert_true(json_object_object_get_ex(ln_json_at(ln_json_at(k, "owned"), "c"), "objects",
+					      NULL));
+	assert_null(ln_json_at(ln_json_at(ln_json_at(k, "owned"), "c"), "objects"));
+	/* not an object at all: nothing */
+	assert_null(ln_answer_known_facts(rdma));
+	json_object_put(k);
+	json_object_put(env);
+	ln_buf_release_all(&p, &err);
+}
+
+static long maxrss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* The issue's reproduction: 6 MiB of [{},{},...] as the facts answer. It
+ * is over the facts size limit (the frame reader's bound); under a size
+ * limit as large as the frame cap it is still refused on its structure,
+ * with no more memory than the bytes themselves. */
+static void test_answer__empty_objects_refused_bounded(void **state)
+{
+	const struct ln_answer_limits *facts = ln_answer_limits_for((const char *[]){ "facts", NULL });
+	struct ln_answer_limits wide = *facts;
+	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct json_object *env = NULL;
+	static const char head[] = "{\"exit\":0,\"answer\":{\"protocol\":2,\"rdma\":[";
+	size_t n = 6u << 20, pre = sizeof(head) - 1, i;
+	long before, after;
+	char *s = malloc(n + 64);
+
+	(void)state;
+	assert_non_null(s);
+	memcpy(s, head, pre);
+	for (i = pre; i + 3 + 5 <= n; i += 3)
+		memcpy(s + i, "{},", 3);
+	memset(s + i, ' ', n - 5 - i);
+	memcpy(s + n - 5, "{}]}}", 6);
+	before = maxrss_kb();
+	assert_int_equal(ln_answer_parse(facts, s, n, &env, &err), -EMSGSIZE);
+	assert_string_equal(err.buf, "answer of 6291456 bytes over the facts limit of 4194304");
+	ln_buf_reset(&err);
+	wide.bytes = LN_FRAME_ANSWER_MAX;
+	assert_int_equal(ln_answer_parse(&wide, s, n, &env, &err), -EMSGSIZE);
+	assert_string_equal(err.buf, "answer over the facts limit of 8192 objects and arrays");
+	assert_null(env);
+	after = maxrss_kb();
+	/* json-c would have taken 1.6 GB; nothing was built */
+	assert_true(after - before < 16 * 1024);
+	/* the control: the same shape within the limits parses */
+	ln_buf_reset(&err);
+	memcpy(s + pre + 3 * 100, "{}]}}", 6);
+	assert_int_equal(ln_answer_parse(facts, s, strlen(s), &env, &err), 0);
+	assert_int_equal(json_object_array_length(ln_json_at(answer_of(env), "rdma")), 101);
+	json_object_put(env);
+	free(s);
+	ln_buf_release_all(&p, &err);
+}
+
+/* Each structure limit refuses one past it and accepts it exactly. */
+static void test_answer__structure_limits_exact(void **state)
+{
+	struct ln_answer_limits l = { "test", 1024, 3, 8, 3, 5 };
+	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	static const struct {
+		const char *json;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ "{\"a\":[[1]]}", 0, NULL },
+		{ "{\"a\":[[[1]]]}", -EMSGSIZE, "answer over the test limit of 3 objects and arrays" },
+		{ "[[[]]]", -LN_EPROTO, NULL },	/* within limits; not an object */
+		{ "{\"abcde\":1}", 0, NULL },
+		{ "{\"abcdef\":1}", -EMSGSIZE, "answer over the test limit of 5 bytes in a string" },
+		{ "{\"a\":12345}", 0, NULL },
+		{ "{\"a\":123456}", -EMSGSIZE,
+		  "answer over the test limit of 5 bytes in a number or literal" },
+		{ "{\"a\":1,\"b\":2,\"c\":3}", 0, NULL },
+		{ "{\"a\":1,\"b\":2,\"c\":3,\"d\":4}", -EMSGSIZE,
+		  "answer over the test limit of 8 elements" },
+		/* escapes and brackets inside strings are not structure */
+		{ "{\"a\":\"[\\\"{\"}", 0, NULL },
+		{ NULL, 0, NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; cases[i].json; i++) {
+		ln_buf_reset(&err);
+		assert_int_equal(ln_answer_parse(&l, cases[i].json, strlen(cases[i].json), &o, &err),
+				 cases[i].rc);
+		if (cases[i].msg)
+			assert_string_equal(err.buf, cases[i].msg);
+		json_object_put(o);
+	}
+	l.containers = 100;
+	ln_buf_reset(&err);
+	assert_int_equal(ln_answer_parse(&l, "{\"a\":[[[]]]}", 12, &o, &err), -EMSGSIZE);
+	assert_string_equal(err.buf, "answer over the test limit of 3 levels of nesting");
+	ln_buf_release(&err);
+}
+
+static void test_answer__limits_by_verb(void **state)
+{
+	const char *const facts[] = { "facts", NULL }, *const counters[] = { "facts", "--counters",
+									      "rxe0/1", NULL };
+	const char *const disc[] = { "facts", "--discovery", "x", NULL };
+	const char *const run[] = { "run", "--timeout", "5", NULL }, *const seal[] = { "seal", NULL };
+	const char *const apply[] = { "apply", NULL };
+	size_t i, n;
+	const struct ln_answer_limits *t = ln_answer_limits_table(&n);
+
+	(void)state;
+	assert_string_equal(ln_answer_limits_for(facts)->name, "facts");
+	assert_string_equal(ln_answer_limits_for(counters)->name, "facts --counters");
+	assert_string_equal(ln_answer_limits_for(disc)->name, "facts --discovery");
+	assert_string_equal(ln_answer_limits_for(run)->name, "run");
+	assert_string_equal(ln_answer_limits_for(apply)->name, "apply");
+	assert_string_equal(ln_answer_limits_for(seal)->name, "other");
+	/* facts far below the frame cap; no row above it */
+	assert_true(ln_answer_limits_for(facts)->bytes * 16 <= LN_FRAME_ANSWER_MAX);
+	for (i = 0; i < n; i++)
+		assert_true(t[i].bytes <= LN_FRAME_ANSWER_MAX);
+	/* run: the 4 MiB of output validate asks for, escaped at worst */
+	assert_true(ln_answer_limits_for(run)->string >= 6 * (4u << 20));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_answer__real_answers_pass),
+		cmocka_unit_test(test_answer__real_facts_kept_whole),
+		cmocka_unit_test(test_answer__unknown_and_mistyped_facts_dropped),
+		cmocka_unit_test(test_answer__empty_objects_refused_bounded),
+		cmocka_unit_test(test_answer__structure_limits_exact),
+		cmocka_unit_test(test_answer__limits_by_verb),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
