@@ -259,9 +259,13 @@ static void test_agent_devident__accept_replaced(void **st)
 	snprintf(p, sizeof(p), "/sys/kernel/config/nvmet/subsystems/" NQN "/namespaces/1/enable");
 	fx_read(root, p, &v);
 	assert_string_equal(v.buf, "1\n");
-	/* the new disk is the pin now: converged without the flag */
+	/* the new disk is the pin now: converged without the flag, and with
+	 * it (the same disk: nothing to accept) */
 	assert_int_equal(apply(root, request(0, NULL), &out), 0);
 	assert_non_null(strstr(out.buf, "\"converged\": true"));
+	assert_int_equal(apply(root, request(0, ",\"accept_device\":true"), &out), 0);
+	assert_non_null(strstr(out.buf, "\"converged\": true"));
+	assert_null(strstr(out.buf, "accepted as a replaced disk"));
 	/* after a reboot, accepted: the create line says what it replaced */
 	reboot(root);
 	assert_int_equal(fx_put(root, "/sys/block/nvme0n1/wwid", WWID2 "\n"), 0);

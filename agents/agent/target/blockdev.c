@@ -695,7 +695,7 @@ int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd
 	struct ln_buf v = LN_BUF_INIT, part = LN_BUF_INIT;
 	char dir[PATH_MAX], p[PATH_MAX], **names = NULL, tr[64];
 	size_t i, n = 0, at;
-	int r = -ENOENT;
+	int r;
 
 	/* a partition's own directory sits in its disk's: "..", resolved by
 	 * the kernel through /sys/class/block's link */
