@@ -3,7 +3,8 @@
  * llmnet apply SPEC: converge every node (targets, then initiators, then
  * hostfiles) and print a recap; with --batch, in waves, stopped by
  * --max-fail; a run that did not converge leaves a retry file; with
- * --validate, then the spec's stages.
+ * --validate, then the spec's stages; --accept-device lets a replaced
+ * disk be pinned.
  */
 #include <stdio.h>
 
@@ -11,6 +12,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "orchestrator/run/apply.h"
+#include "orchestrator/run/nsident.h"
 #include "orchestrator/run/plan.h"
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/validate/command.h"
@@ -23,6 +25,9 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 	struct ln_buf err = LN_BUF_INIT;
 	int code, r;
 
+	/* the namespaces whose replaced disk the requests accept */
+	run->accept_device = o->accept_device.v;
+	run->n_accept_device = o->accept_device.n;
 	if (ln_plan_check_duplicates(run, &err) < 0) {
 		ln_error("%s", err.buf);
 		ln_error("stopping before any change");
@@ -48,7 +53,8 @@ static int apply(struct ln_ctl_opts *o, struct ln_run *run)
 	return code;
 }
 
-/* --validate with nothing to validate is refused before any change. */
+/* --validate with nothing to validate, and an --accept-device word that
+ * names no device: namespace of the spec, are refused before any change. */
 static int check(struct ln_ctl_opts *o)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -56,6 +62,11 @@ static int check(struct ln_ctl_opts *o)
 
 	if (o->validate && ln_validate_check_stages(o->spec, 0, &err) < 0) {
 		ln_error("--validate: %s; no node was contacted", err.buf);
+		code = LN_EXIT_USAGE;
+	}
+	if (code == LN_EXIT_OK &&
+	    ln_nsident_accept_check(o->spec, o->accept_device.v, o->accept_device.n, &err) < 0) {
+		ln_error("%s: %s; no node was contacted", o->spec_path, err.buf);
 		code = LN_EXIT_USAGE;
 	}
 	ln_buf_release(&err);

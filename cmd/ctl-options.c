@@ -33,6 +33,8 @@ static const char *const usage[][2] = {
 		"converges every node: targets, then initiators, then hostfiles; prints a recap;\n"
 		"--batch applies the nodes in waves, --max-fail stops before the next wave;\n"
 		"a run that did not converge writes the nodes to retry (--limit @FILE takes them);\n"
+		"a device: namespace whose disk is not the one first exported there is refused\n"
+		"unless --accept-device NODE:PATH names it;\n"
 		"with --validate, a converged cluster then runs the spec's validation stages" },
 	[LN_CTL_TEARDOWN] = {
 		"llmnet teardown SPEC",
@@ -76,6 +78,9 @@ static const struct ln_opt_cmd *table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o
 		{ APPLY, { LN_OPT_CALLBACK, 0, "max-fail", &o->max_fail, "N|N%",
 			   "stop the rollout when more than N (N%) of a wave's nodes fail (exit 6)",
 			   0, 0, 0, NULL, parse_count } },
+		{ APPLY, LN_OPT_LIST("accept-device", &o->accept_device, "NODE:PATH",
+				     "NODE's disk at PATH was really replaced: pin the new one",
+				     "takes NODE:PATH words, comma-separated") },
 		{ TEARDOWN, LN_OPT_BOOL(0, "purge", &o->purge,
 					"also delete the backing files llmnet created and the agent") },
 		{ TEARDOWN, LN_OPT_LIST("force", &o->force, "NAMES",

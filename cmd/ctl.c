@@ -44,6 +44,7 @@ void ln_cmd_ctl_release(struct ln_ctl_opts *o)
 	ln_strv_release(&o->limit);
 	ln_strv_release(&o->accept);
 	ln_strv_release(&o->force);
+	ln_strv_release(&o->accept_device);
 	ln_spec_free(o->spec);
 	memset(o, 0, sizeof(*o));
 }

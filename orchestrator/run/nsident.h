@@ -17,7 +17,11 @@
 #ifndef LN_NSIDENT_H
 #define LN_NSIDENT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct ln_buf;
+struct ln_spec;
 
 #define LN_SERIAL_LEN 16	/* nvmet's attr_serial takes at most 20 ASCII bytes */
 #define LN_UUID_LEN 36
@@ -25,5 +29,18 @@
 void ln_nsident_serial(const char *cluster, const char *nqn, char out[LN_SERIAL_LEN + 1]);
 void ln_nsident_ns(const char *cluster, const char *nqn, uint32_t nsid, char uuid[LN_UUID_LEN + 1],
 		   char nguid[LN_UUID_LEN + 1]);
+
+/*
+ * `apply --accept-device NODE:PATH`: a device: namespace's disk was really
+ * replaced, and the agent may pin the disk now at PATH in place of the one
+ * first exported there (agents/agent/target/diskid.h). Each word must name
+ * a node of spec and the device of a namespace of a target that node
+ * exports, as the spec writes it. 0, or -EINVAL with err naming the first
+ * word that does not (before any node is contacted).
+ */
+int ln_nsident_accept_check(const struct ln_spec *spec, char *const *words, size_t n,
+			    struct ln_buf *err);
+/* 1 when words (checked) name node's device. */
+int ln_nsident_accepted(char *const *words, size_t n, const char *node, const char *device);
 
 #endif

@@ -294,7 +294,17 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 			if (ns->adopt)
 				ln_json_add_bool(n, "adopt", 1);
 		} else {
+			const char *node = r->spec->nodes[tg->node].name;
+			struct ln_buf ref = LN_BUF_INIT;
+
 			ln_json_add_str(n, "device", ns->device);
+			/* how --accept-device names it, for the agent's refusal */
+			if (ln_buf_addf(&ref, "%s:%s", node, ns->device) == 0)
+				ln_json_add_str(n, "device_ref", ref.buf);
+			ln_buf_release(&ref);
+			if (ln_nsident_accepted(r->accept_device, r->n_accept_device, node,
+						ns->device))
+				ln_json_add_bool(n, "accept_device", 1);
 		}
 		json_object_array_add(nss, n);
 	}

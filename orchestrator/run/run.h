@@ -84,6 +84,10 @@ struct ln_run {
 	unsigned char *td_targets;
 	int rollout_stopped;			/* apply --max-fail stopped the waves */
 	int has_limit;				/* --limit given (nodes' limited say which) */
+	/* apply --accept-device: NODE:PATH words (nsident.h), checked; the
+	 * command's, NULL when none */
+	char *const *accept_device;
+	size_t n_accept_device;
 	/* DH-HMAC-CHAP secrets the requests carry (secrets.h); NULL when no
 	 * target has dhchap or the command sends no request. Owned. */
 	struct ln_secrets *secrets;

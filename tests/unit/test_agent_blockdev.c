@@ -253,11 +253,11 @@ static void test_agent_blockdev__stable_ids(void **st)
 	struct ln_blockdev bd;
 	struct ln_agent a;
 	static const char *const cases[][2] = {
-		{ "/dev/sde", "wwid:naa.5000c500a1b2c3d5" },
-		{ "/dev/sdd", "by-id:wwn-0x5000c500a1b2c3d4" },
-		{ "/dev/sda2", "by-id:ata-QEMU_HARDDISK_QM00001-part2" },
-		{ "/dev/mapper/vg0-data", "dm:LVM-Xq4bYc9dLkV3mN2pR7sT1uW5xZ8aB0cDeF6gH2iJ4kL9mN1oP3qR5sT7uV9wX1yZ" },
-		{ "/dev/nvme0n1", "wwid:nvme.1b36-6465616462656566-51454d55204e564d65204374726c-00000001" },
+		{ "/dev/sde", "scsi:wwid:naa.5000c500a1b2c3d5" },
+		{ "/dev/sdd", "scsi:by-id:wwn-0x5000c500a1b2c3d4" },
+		{ "/dev/sda2", "scsi:by-id:ata-QEMU_HARDDISK_QM00001-part2" },
+		{ "/dev/mapper/vg0-data", "virtual:dm:LVM-Xq4bYc9dLkV3mN2pR7sT1uW5xZ8aB0cDeF6gH2iJ4kL9mN1oP3qR5sT7uV9wX1yZ" },
+		{ "/dev/nvme0n1", "pcie:wwid:nvme.1b36-6465616462656566-51454d55204e564d65204374726c-00000001" },
 	};
 	size_t i;
 
@@ -265,19 +265,19 @@ static void test_agent_blockdev__stable_ids(void **st)
 	assert_int_equal(ln_agent_init(&a, root, &err), 0);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_int_equal(ln_blockdev_resolve(&a, cases[i][0], &bd, &err), 0);
-		assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), 0);
+		assert_int_equal(ln_blockdev_stable_id(&a, &bd, cases[i][0], id, sizeof(id), &err),
+				 0);
 		assert_string_equal(id, cases[i][1]);
 	}
 	/* a partition of a disk with a WWID: the disk's, and its number */
-	snprintf(id, sizeof(id), "%s/sys/class/block/sda/device", root);
-	assert_int_equal(mkdir(id, 0755), 0);
 	assert_int_equal(fx_put(root, "/sys/class/block/sda/device/wwid", "naa.5000c500a1b2c3d0\n"), 0);
 	assert_int_equal(ln_blockdev_resolve(&a, "/dev/sda2", &bd, &err), 0);
-	assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), 0);
-	assert_string_equal(id, "wwid:naa.5000c500a1b2c3d0/part2");
+	assert_int_equal(ln_blockdev_stable_id(&a, &bd, "/dev/sda2", id, sizeof(id), &err), 0);
+	assert_string_equal(id, "scsi:wwid:naa.5000c500a1b2c3d0/part2");
 	/* nothing to know it by */
 	assert_int_equal(ln_blockdev_resolve(&a, "/dev/sdc", &bd, &err), 0);
-	assert_int_equal(ln_blockdev_stable_id(&a, &bd, id, sizeof(id)), -ENOENT);
+	assert_int_equal(ln_blockdev_stable_id(&a, &bd, "/dev/sdc", id, sizeof(id), &err), -ENOENT);
+	assert_string_equal(err.buf, "");
 	ln_buf_release(&err);
 	fx_remove(root);
 }
@@ -313,7 +313,7 @@ static void test_agent_blockdev__changed_device_refused(void **st)
 	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 0);
 	snprintf(p, sizeof(p), "%s/var/lib/llmnet/state.json", root);
 	assert_int_equal(ln_file_read(p, &v, &e), 0);
-	assert_non_null(strstr(v.buf, "\"device_id\": \"wwid:naa.5000c500a1b2c3d5\""));
+	assert_non_null(strstr(v.buf, "\"device_id\": \"scsi:wwid:naa.5000c500a1b2c3d5\""));
 	/* the same disk: converged */
 	assert_int_equal(fx_agent(root, args, request(ns), &out, &err, NULL), 0);
 	assert_non_null(strstr(out.buf, "\"converged\": true"));
@@ -326,8 +326,8 @@ static void test_agent_blockdev__changed_device_refused(void **st)
 	assert_int_equal(fx_apply_refused(root, request(ns), 1,
 					  "device '/dev/sde' (/dev/sde) is not the device first "
 					  "exported as 'nqn.2024-04.com.example:t/1': that was "
-					  "wwid:naa.5000c500a1b2c3d5, this is wwid:naa.5000c500ffffffff; "
-					  "refusing to export it", skip_agent_files), 0);
+					  "scsi:wwid:naa.5000c500a1b2c3d5, this is "
+					  "scsi:wwid:naa.5000c500ffffffff; refusing to export it", skip_agent_files), 0);
 	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/nqn.2024-04.com.example:t",
 		 root);
 	assert_int_equal(access(p, F_OK), -1);

@@ -2,15 +2,19 @@
 /*
  * Unit tests for the stable namespace identity (orchestrator/run/nsident.h):
  * known values (computed with Python's hashlib and uuid modules from the
- * same text), the formats nvmet takes, and that every input counts.
+ * same text), the formats nvmet takes, and that every input counts; the
+ * apply --accept-device words checked against the spec before any node.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "tests/unit/cmocka.h"
 
+#include "common/buf.h"
 #include "orchestrator/run/nsident.h"
+#include "orchestrator/spec/spec.h"
 
 #define NQN "nqn.2024-04.com.example:te1.target1"
 
@@ -100,7 +104,77 @@ static void test_nsident__every_input_counts(void **st)
 	assert_string_not_equal(g1, g2);
 }
 
+static const char spec_text[] =
+	"version: 1\n"
+	"cluster: c\n"
+	"nodes:\n"
+	"  - { name: n1, address: 127.0.0.1 }\n"
+	"  - { name: n2, address: 127.0.0.2 }\n"
+	"storage:\n"
+	"  targets:\n"
+	"    - nqn: nqn.2024-04.io.llmnet:n1.t1\n"
+	"      node: n1\n"
+	"      transport: tcp\n"
+	"      address: 10.77.0.11\n"
+	"      namespaces:\n"
+	"        - { nsid: 1, device: /dev/nvme0n1 }\n"
+	"        - { nsid: 2, file: /var/lib/nvmet/d.img, size: 1MiB }\n"
+	"  initiators:\n"
+	"    - { node: n2, target: nqn.2024-04.io.llmnet:n1.t1 }\n";
+
+/* One --accept-device word against the spec: 0, or -EINVAL with want in
+ * the message. */
+static void accept_word(const struct ln_spec *spec, const char *word, const char *want)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	char *w[] = { (char *)word };
+
+	assert_int_equal(ln_nsident_accept_check(spec, w, 1, &err), want ? -EINVAL : 0);
+	if (want)
+		assert_non_null(strstr(err.buf, want));
+	else
+		assert_string_equal(err.buf, "");
+	ln_buf_release(&err);
+}
+
+static void test_nsident__accept_device_words(void **st)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *spec = NULL;
+	char w1[] = "n1:/dev/nvme0n1", w2[] = "n9:/dev/nvme0n1";
+	char *two[] = { w1, w2 };
+
+	(void)st;
+	if (ln_spec_load_buf("t.yaml", spec_text, strlen(spec_text), &spec, &err) < 0)
+		fail_msg("%s", err.buf);
+	accept_word(spec, "n1:/dev/nvme0n1", NULL);
+	accept_word(spec, "n9:/dev/nvme0n1", "--accept-device 'n9:/dev/nvme0n1': the spec has no "
+					     "node 'n9'");
+	accept_word(spec, "n2:/dev/nvme0n1", "no target on node 'n2' has a namespace with device "
+					     "'/dev/nvme0n1'");
+	accept_word(spec, "n1:/dev/nvme1n1", "no target on node 'n1'");
+	/* a file namespace is no device; the path as the spec writes it */
+	accept_word(spec, "n1:/var/lib/nvmet/d.img", "no target on node 'n1'");
+	accept_word(spec, "n1:/dev//nvme0n1", "no target on node 'n1'");
+	accept_word(spec, "/dev/nvme0n1", "takes NODE:PATH");
+	accept_word(spec, "n1:", "takes NODE:PATH");
+	accept_word(spec, ":/dev/nvme0n1", "takes NODE:PATH");
+	/* every word is checked */
+	assert_int_equal(ln_nsident_accept_check(spec, two, 1, &err), 0);
+	assert_int_equal(ln_nsident_accept_check(spec, two, 2, &err), -EINVAL);
+	/* what the requests carry */
+	assert_true(ln_nsident_accepted(two, 1, "n1", "/dev/nvme0n1"));
+	assert_false(ln_nsident_accepted(two, 1, "n2", "/dev/nvme0n1"));
+	assert_false(ln_nsident_accepted(two, 1, "n1", "/dev/nvme0n"));
+	assert_false(ln_nsident_accepted(two, 1, "n", "/dev/nvme0n1"));
+	assert_false(ln_nsident_accepted(two, 1, "n1", NULL));
+	assert_false(ln_nsident_accepted(NULL, 0, "n1", "/dev/nvme0n1"));
+	ln_spec_free(spec);
+	ln_buf_release(&err);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_nsident__known_values),
 	cmocka_unit_test(test_nsident__formats),
-	cmocka_unit_test(test_nsident__every_input_counts))
+	cmocka_unit_test(test_nsident__every_input_counts),
+	cmocka_unit_test(test_nsident__accept_device_words))

@@ -157,6 +157,19 @@ static int pause_ms(long ms)
 	return ln_budget_cancelled() ? -ECANCELED : 0;
 }
 
+/* A boot never accepts another disk: `apply --accept-device` was an
+ * operator's word for the apply it came with, and the stored request is
+ * that apply's. A disk found at a pinned path after a reboot must be the
+ * one pinned (that apply pinned the new one), or the target stays down. */
+static void no_accepted_devices(struct ln_request *rq)
+{
+	size_t i, j;
+
+	for (i = 0; i < rq->ntargets; i++)
+		for (j = 0; j < rq->targets[i].nns; j++)
+			rq->targets[i].ns[j].accept_device = 0;
+}
+
 /* One try under the node lock: the stored request, read again, with its
  * secrets, converged as apply does. The agent's exit code; *nothing set
  * when the cluster stores no request (any more) on this node. */
@@ -187,6 +200,8 @@ static int one_try(struct ln_agent *a, const char *cluster, int *nothing)
 			    cluster);
 		rc = -LN_EREQUEST;
 	}
+	if (rc == 0)
+		no_accepted_devices(&rq);
 	/* wiped now (text is secret), not after the converge, which may be long */
 	ln_buf_release(&text);
 	if (rc < 0)

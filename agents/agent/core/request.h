@@ -27,6 +27,15 @@ struct ln_req_ns {
 	/* device: its stable identity (blockdev.h), filled by the agent's
 	 * device check, recorded at first export and compared after */
 	char device_id[256];
+	/* device: how the operator names it to `apply --accept-device`
+	 * ("NODE:PATH", for messages; or NULL), and whether that flag named it:
+	 * a disk other than the pinned one is then pinned and exported (never
+	 * in a boot-time restore: restore.c clears it) */
+	const char *device_ref;
+	int accept_device;
+	/* the pin that accept_device replaced ("" when none was), set by the
+	 * device check for the namespace's change line */
+	char device_was[256];
 };
 
 /* One host's DH-HMAC-CHAP secrets on a target (never printed or logged),

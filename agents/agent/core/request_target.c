@@ -14,15 +14,48 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/request_impl.h"
+#include "agents/agent/core/valid.h"
 #include "common/dhchap.h"
 #include "common/json.h"
 #include "common/secret_fields.h"
+
+/* device_ref ("NODE:PATH", PATH the namespace's device) and accept_device,
+ * both with 'device' only. */
+static int parse_accept(struct json_object *o, struct ln_req_ns *ns, const char *where,
+			struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	const char *colon;
+	char node[64] = "";
+	int r;
+
+	if ((r = rq_get_str(o, "device_ref", 0, &ns->device_ref, where, err)) < 0 && r != -ENOENT)
+		return r;
+	if (r == -ENOENT)
+		ns->device_ref = NULL;
+	colon = ns->device_ref ? strchr(ns->device_ref, ':') : NULL;
+	if (colon && (size_t)(colon - ns->device_ref) < sizeof(node)) {
+		memcpy(node, ns->device_ref, (size_t)(colon - ns->device_ref));
+		node[colon - ns->device_ref] = '\0';
+	}
+	if (ns->device_ref && (!ns->device || !colon || !ln_valid_name(node, 63) ||
+			       strcmp(colon + 1, ns->device)))
+		return rq_bad(err, where, "device_ref must be NODE:PATH, a node name and the "
+			      "namespace's device%s", "");
+	r = ln_json_get_bool(o, "accept_device", 0, &ns->accept_device, &e);
+	if (r == 0 && !ns->device)
+		r = rq_bad(err, where, "'accept_device' goes with 'device', not 'file'%s", "");
+	else if (r < 0 && r != -ENOENT)
+		r = rq_bad(err, where, "%s", e.buf);
+	ln_buf_release(&e);
+	return r == -ENOENT ? 0 : r;
+}
 
 static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *where,
 		    struct ln_buf *err)
 {
 	static const char *const keys[] = { "nsid", "file", "size", "device", "adopt", "uuid",
-					    "nguid", NULL };
+					    "nguid", "device_ref", "accept_device", NULL };
 	struct ln_buf e = LN_BUF_INIT;
 	int64_t v;
 	int r;
@@ -67,6 +100,8 @@ static int parse_ns(struct json_object *o, struct ln_req_ns *ns, const char *whe
 		if (json_object_object_get_ex(o, "size", NULL))
 			return rq_bad(err, where, "'size' goes with 'file', not 'device'%s", "");
 	}
+	if ((r = parse_accept(o, ns, where, err)) < 0)
+		return r;
 	/* adopt: use an existing file llmnet did not create, and never delete it */
 	r = ln_json_get_bool(o, "adopt", 0, &ns->adopt, &e);
 	if (r == 0 && ns->device)

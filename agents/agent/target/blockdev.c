@@ -23,6 +23,7 @@
 
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/target/blockdev.h"
+#include "agents/agent/target/diskid.h"
 #include "agents/agent/target/inuse.h"
 #include "common/log.h"
 
@@ -682,8 +683,8 @@ static int read_id_attr(const struct ln_agent *a, const char *path, struct ln_bu
 	return n ? 0 : -ENOENT;
 }
 
-int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, char *out,
-			  size_t outlen)
+int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, const char *given,
+			  char *out, size_t outlen, struct ln_buf *err)
 {
 	/* tried in order on the whole disk: the kernel's WWID (NVMe, SCSI),
 	 * device-mapper's uuid, then the serial (virtio-blk, NVMe controller) */
@@ -692,9 +693,9 @@ int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd
 		{ "serial", "serial" }, { "device/serial", "serial" },
 	};
 	struct ln_buf v = LN_BUF_INIT, part = LN_BUF_INIT;
-	char dir[PATH_MAX], p[PATH_MAX], **names = NULL;
-	size_t i, n = 0;
-	int r = -ENOENT;
+	char dir[PATH_MAX], p[PATH_MAX], **names = NULL, tr[64];
+	size_t i, n = 0, at;
+	int r;
 
 	/* a partition's own directory sits in its disk's: "..", resolved by
 	 * the kernel through /sys/class/block's link */
@@ -704,11 +705,18 @@ int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd
 	snprintf(p, sizeof(p), "%s/partition", dir);
 	if (read_id_attr(a, p, &part) == 0)
 		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/..");
+	/* the pin starts with the disk's transport (diskid.h): never a fabric's */
+	r = ln_diskid_transport(a, dir, given, tr, sizeof(tr), err);
+	if (r < 0)
+		goto out;
+	snprintf(out, outlen, "%s:", tr);
+	at = strlen(out);
+	r = -ENOENT;
 	for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]) && r < 0; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, attrs[i][0]);
 		if (read_id_attr(a, p, &v) == 0) {
-			snprintf(out, outlen, "%s:%s%s%s", attrs[i][1], v.buf, part.len ? "/part" : "",
-				 part.buf);
+			snprintf(out + at, outlen - at, "%s:%s%s%s", attrs[i][1], v.buf,
+				 part.len ? "/part" : "", part.buf);
 			r = 0;
 		}
 	}
@@ -728,11 +736,12 @@ int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd
 			ln_buf_release(&e);
 		}
 		if (best[0]) {
-			snprintf(out, outlen, "by-id:%s", best);
+			snprintf(out + at, outlen - at, "by-id:%s", best);
 			r = 0;
 		}
 		ln_names_free(names, n);
 	}
+out:
 	ln_buf_release(&v);
 	ln_buf_release(&part);
 	return r;

@@ -83,13 +83,16 @@ int ln_blockdev_same(const struct ln_blockdev *x, const struct ln_blockdev *y);
 
 /*
  * The device's stable identity, the same after a reboot and whatever its
- * /dev name: "wwid:VALUE" (the kernel's WWID of an NVMe namespace or a
- * SCSI disk), "dm:UUID", "serial:VALUE" (virtio-blk, ...), else
+ * /dev name: its transport (diskid.h: "pcie", "scsi", "virtio",
+ * "virtual"...), then "wwid:VALUE" (the kernel's WWID of an NVMe namespace
+ * or a SCSI disk), "dm:UUID", "serial:VALUE" (virtio-blk, ...), else
  * "by-id:NAME" (a /dev/disk/by-id link to it); a partition's is its
- * disk's with "/partN". 0, or -ENOENT when the device has none.
+ * disk's with "/partN": "pcie:wwid:eui.0025...". 0; -ENOENT when the
+ * device has no id (err untouched); -EBUSY or -ENODEV when its transport
+ * is a fabric's or cannot be read (err names given and why).
  */
-int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, char *out,
-			  size_t outlen);
+int ln_blockdev_stable_id(const struct ln_agent *a, const struct ln_blockdev *bd, const char *given,
+			  char *out, size_t outlen, struct ln_buf *err);
 
 /* A device's identity for the state file: "major:minor", else its path. */
 void ln_blockdev_id(const struct ln_blockdev *bd, char *out, size_t outlen);

@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 
 #include "agents/agent/target/blockdev.h"
+#include "agents/agent/target/diskid.h"
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/target/nvmet.h"
 #include "agents/agent/kernel/read.h"
@@ -175,6 +176,9 @@ static void create_namespace(struct ln_converge *cv, const struct ln_req_ns *ns,
 		ln_buf_addf(&det, ", uuid %s", ns->uuid);
 	if (ns->nguid)
 		ln_buf_addf(&det, ", nguid %s", ns->nguid);
+	if (ns->device && ns->device_was[0])
+		ln_buf_addf(&det, ", %s replacing %s (--accept-device)", ns->device_id,
+			    ns->device_was);
 	if (rc == 0 && !cv->plan && ns->device)
 		rc = ln_nvmet_record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
 	ln_cv_report(cv, "create", "nvmet_namespace", id, det.buf, rc < 0 ? err.buf : NULL);
@@ -220,8 +224,13 @@ void ln_nvmet_apply_namespace(struct ln_converge *cv, struct ln_req_target *t, c
 		rc = ln_nvmet_record_field(cv, "nvmet_namespace", id, "device_id", ns->device_id, &err);
 	snprintf(p, sizeof(p), "%s/device_path", dir);
 	ln_read_attr(cv->a, p, &cur);
-	path_ok = !strcmp(cur.buf, want_path);
-	if (!path_ok)
+	/* a disk accepted as replaced is pointed at again (disable, write,
+	 * enable), though its path reads the same: nvmet holds the old one */
+	path_ok = !strcmp(cur.buf, want_path) && !(ns->device && ns->device_was[0]);
+	if (ns->device && ns->device_was[0])
+		ln_buf_addf(&det, "device '%s' -> '%s' (--accept-device)", ns->device_was,
+			    ns->device_id);
+	else if (!path_ok)
 		ln_buf_addf(&det, "device_path '%s' -> '%s'", cur.buf, want_path);
 	snprintf(p, sizeof(p), "%s/buffered_io", dir);
 	bio_ok = ln_nvmet_read_eq(cv->a, p, want_bio);
@@ -274,31 +283,51 @@ out:
 }
 
 /*
- * A device namespace's stable identity (ns->device_id) must be the one
- * recorded when it was first exported: a path such as /dev/sdb may name
- * another disk after a reboot, and exporting it would hand the hosts
- * someone else's data. A device without any identity is refused too: it
- * could not be told from another one later.
+ * A device namespace's stable identity (ns->device_id, with its transport:
+ * diskid.h) must be the one recorded when it was first exported: a path
+ * such as /dev/sdb may name another disk after a reboot, and exporting it
+ * would hand the hosts someone else's data. A device without any identity
+ * is refused too: it could not be told from another one later. A pin of
+ * an llmnet before transports is the same disk when its id is; it is
+ * pinned again with the transport when the namespace is recorded. Another
+ * disk is refused, with its old and new identity in det, unless the
+ * request accepts it (apply --accept-device): then ns->device_was keeps
+ * the old pin for the change line, and the run log gets a warning.
  */
 static int same_device(struct ln_converge *cv, const struct ln_blockdev *bd, struct ln_req_ns *ns,
-		       const char *id, struct ln_buf *err)
+		       const char *id, struct ln_buf *det, struct ln_buf *err)
 {
 	struct json_object *rec = ln_state_find(&cv->st, cv->cluster, "nvmet_namespace", id);
 	const char *was = rec ? ln_json_str_at(rec, "device_id") : NULL;
+	const char *ref = ns->device_ref ? ns->device_ref : "NODE:PATH";
+	int r;
 
-	if (ln_blockdev_stable_id(cv->a, bd, ns->device_id, sizeof(ns->device_id)) < 0) {
+	ns->device_was[0] = '\0';
+	r = ln_blockdev_stable_id(cv->a, bd, ns->device, ns->device_id, sizeof(ns->device_id), err);
+	if (r == -ENOENT) {
 		ln_buf_addf(err, "device '%s' (%s) has no stable identity (no WWID, serial or "
 			    "/dev/disk/by-id name), so llmnet could not tell it from another device "
 			    "after a reboot; refusing to export it", ns->device, bd->path);
 		return -ENODEV;
 	}
-	if (was && strcmp(was, ns->device_id)) {
-		ln_buf_addf(err, "device '%s' (%s) is not the device first exported as '%s': that "
-			    "was %s, this is %s; refusing to export it", ns->device, bd->path, id,
-			    was, ns->device_id);
-		return -ENODEV;
+	if (r < 0)
+		return r;
+	if (!was || ln_diskid_compare(was, ns->device_id) != LN_DISKID_OTHER)
+		return 0;
+	if (ns->accept_device) {
+		snprintf(ns->device_was, sizeof(ns->device_was), "%s", was);
+		if (!cv->plan)
+			ln_changes_warn(&cv->ch, "'%s': device '%s' (%s) accepted as a replaced disk "
+					"(--accept-device %s): pinned %s, was %s", id, ns->device,
+					bd->path, ref, ns->device_id, was);
+		return 0;
 	}
-	return 0;
+	ln_buf_addf(det, "device identity '%s' -> '%s'", was, ns->device_id);
+	ln_buf_addf(err, "device '%s' (%s) is not the device first exported as '%s': that was "
+		    "%s, this is %s; refusing to export it (if that disk was really replaced, "
+		    "`llmnet apply --accept-device %s` pins and exports this one)", ns->device,
+		    bd->path, id, was, ns->device_id, ref);
+	return -ENODEV;
 }
 
 /* A target with a namespace device in use (or not the one first exported)
@@ -307,7 +336,7 @@ static int same_device(struct ln_converge *cv, const struct ln_blockdev *bd, str
 void ln_nvmet_check_devices(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
-	struct ln_buf err = LN_BUF_INIT;
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
 	struct ln_blockdev bd;
 	char id[300];
 	size_t i, j;
@@ -326,18 +355,21 @@ void ln_nvmet_check_devices(struct ln_converge *cv)
 				continue;
 			}
 			snprintf(id, sizeof(id), "%s/%u", t->nqn, t->ns[j].nsid);
+			ln_buf_reset(&det);
 			if (ln_blockdev_resolve(cv->a, t->ns[j].device, &bd, &err) == 0 &&
 			    ln_blockdev_check_free(cv->a, &bd, t->ns[j].device, rq, &t->ns[j],
 						   t->nqn, &err) == 0 &&
 			    ln_blockdev_claim(cv->a, &bd, t->ns[j].device, &err) == 0 &&
-			    same_device(cv, &bd, &t->ns[j], id, &err) == 0) {
+			    same_device(cv, &bd, &t->ns[j], id, &det, &err) == 0) {
 				ln_blockdev_release(&bd);
 				continue;
 			}
 			ln_blockdev_release(&bd);
-			ln_cv_report(cv, "create", "nvmet_namespace", id, NULL, err.buf);
+			/* another disk at a pinned path: a change, refused */
+			ln_cv_report(cv, det.len ? "change" : "create", "nvmet_namespace", id,
+				     det.len ? det.buf : NULL, err.buf);
 			t->failed = 1;
 		}
 	}
-	ln_buf_release(&err);
+	ln_buf_release_all(&err, &det);
 }
