@@ -477,7 +477,8 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 	} else {
 		r = ln_arg_check_opts(pargv[0], pg->opts, pg->trailing, 1, pargc, pargv, err);
 	}
-	/* the io probe writes only to what a cluster here connected */
+	/* the io probe writes only to what a cluster here connected: said
+	 * before its file is looked at */
 	if (r == 0 && pg->opts == io_opts)
 		r = ln_io_target_check(a, pargc, pargv, err);
 	if (r < 0)
