@@ -203,6 +203,10 @@ static void unkey_host(struct ln_converge *cv, struct json_object *want, const c
 	char p[PATH_MAX], key[600];
 	int with_entry;
 
+	snprintf(p, sizeof(p), P_HOST "%s/dhchap_key", h);
+	if (ln_path_exists(cv->a, p) && !ln_nvmet_read_eq(cv->a, p, "") &&
+	    hand_over(cv, "nvmet_host_key", h))
+		return;
 	/* a plan removes nothing: the entry goes when owned and unwanted */
 	snprintf(key, sizeof(key), "nvmet_host\x1f%s", h);
 	with_entry = cv->plan && ln_cv_owned(cv, "nvmet_host", h) &&
@@ -216,8 +220,6 @@ static void unkey_host(struct ln_converge *cv, struct json_object *want, const c
 				     NULL);
 		return;
 	}
-	if (hand_over(cv, "nvmet_host_key", h))
-		return;
 	ln_cv_report(cv, "remove", "nvmet_host_key", h, NULL,
 		     "nvmet cannot clear a host entry's DH-HMAC-CHAP secret in place and the "
 		     "entry stays (still allowed, or kept for another subsystem): tear the "
@@ -284,11 +286,11 @@ void ln_nvmet_remove(struct ln_converge *cv)
 				unkey_host(cv, want, id);
 			} else {
 				snprintf(p, sizeof(p), P_HOST "%s", id);
+				if (ln_is_dir(cv->a, p) && hand_over(cv, *k, id))
+					continue;
 				if (ln_is_dir(cv->a, p) && ln_nvmet_still_linked(cv->a, LN_NVMET "/subsystems",
 								       "allowed_hosts", id) &&
 				    !cv->plan) {
-					if (hand_over(cv, *k, id))
-						continue;
 					ln_changes_warn(&cv->ch, "kept host '%s': a subsystem llmnet "
 						       "does not own still allows it", id);
 					continue;
