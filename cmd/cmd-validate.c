@@ -132,7 +132,7 @@ int cmd_validate(int argc, char **argv)
 		code = LN_EXIT_USAGE;
 		goto out;
 	}
-	/* read once: no process started from here inherits it */
+	/* read once (or not wanted): no process started from here inherits it */
 	unsetenv("LLMNET_REPORT_AUTH");
 	v.after.auth = auth.len ? auth.buf : NULL;
 	code = ln_cmd_ctl_start(&o, &run);
