@@ -12,12 +12,14 @@
  * spec alone and contacts no node.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "orchestrator/report/report.h"
 #include "orchestrator/run/facts.h"
 #include "orchestrator/validate/command.h"
 #include "orchestrator/validate/stages.h"
@@ -52,6 +54,8 @@ int cmd_validate(int argc, char **argv)
 	struct ln_ctl_opts o = { 0 };
 	struct ln_validate_cmd v = LN_VALIDATE_CMD_INIT;
 	const char *stage_list = NULL;
+	struct ln_buf auth = LN_BUF_INIT_SECRET;
+	const char *auth_file = NULL;
 	long attempts = 0;
 	int dry_run = 0;
 	const struct ln_option options[] = {
@@ -68,7 +72,11 @@ int cmd_validate(int argc, char **argv)
 		LN_OPT_STRING("junit", &v.files.junit, "FILE.xml", "also write them as JUnit XML"),
 		LN_OPT_STRING("html", &v.files.html, "FILE.html", "also write an HTML page with heatmaps"),
 		LN_OPT_STRING("metrics", &v.files.metrics, "FILE.prom", "also write Prometheus metrics"),
-		LN_OPT_STRING("report-url", &v.after.url, "URL", "POST the JSON report to URL"),
+		LN_OPT_STRING("report-url", &v.after.url, "URL",
+			      "POST the JSON report to URL (no credentials in it)"),
+		LN_OPT_STRING("report-url-auth-file", &auth_file, "FILE",
+			      "the POST's credentials, USER:PASSWORD or SCHEME VALUE, from FILE "
+			      "(mode 0600; else $LLMNET_REPORT_AUTH)"),
 		LN_OPT_NUMBER("report-timeout", &v.after.url_timeout_s, "S",
 			      "bound the POST by S seconds (default 10)", 1, 600),
 		LN_OPT_END(),
@@ -112,6 +120,21 @@ int cmd_validate(int argc, char **argv)
 		code = ln_cmd_usage(&c);
 		goto out;
 	}
+	if (auth_file && !v.after.url) {
+		ln_error("--report-url-auth-file is for --report-url");
+		code = ln_cmd_usage(&c);
+		goto out;
+	}
+	/* credentials only from a file or the environment: never argv */
+	if (v.after.url && (ln_report_url_check(v.after.url, &err) < 0 ||
+			    ln_report_auth_load(auth_file, &auth, &err) < 0)) {
+		ln_error("%s; no node was contacted", err.buf);
+		code = LN_EXIT_USAGE;
+		goto out;
+	}
+	/* read once (or not wanted): no process started from here inherits it */
+	unsetenv("LLMNET_REPORT_AUTH");
+	v.after.auth = auth.len ? auth.buf : NULL;
 	code = ln_cmd_ctl_start(&o, &run);
 	if (code == LN_EXIT_OK)
 		code = ln_cmd_validate_run(&run, &v, 0);
@@ -120,5 +143,6 @@ int cmd_validate(int argc, char **argv)
 out:
 	ln_cmd_ctl_release(&o);
 	ln_buf_release(&err);
+	ln_buf_release(&auth);
 	return code;
 }

@@ -36,12 +36,23 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out);
 /* Prometheus text exposition format 0.0.4. */
 int ln_report_metrics(const struct ln_results *r, struct ln_buf *out);
 
-/* POST body (JSON) to url with libcurl, bounded by timeout_ms overall.
- * Only http and https; an HTTP status >= 400 is an error. Returns 0 or
+/* POST body (JSON) to url with libcurl, bounded by timeout_ms overall,
+ * with auth (NULL: none; from ln_report_auth_load) as HTTP Basic
+ * (USER:PASSWORD) or an Authorization header (SCHEME VALUE). Only http and
+ * https; an HTTP status >= 400 is an error. Returns 0 or
  * -LN_EUNREACH/-LN_ETIMEOUT/-LN_EPROTO/-EINVAL with a message naming the
- * URL (credentials in it are hidden). */
-int ln_report_post(const char *url, const char *body, size_t len, long timeout_ms,
-		   struct ln_buf *err);
+ * URL (credentials in it are hidden; auth is never in a message). */
+int ln_report_post(const char *url, const char *auth, const char *body, size_t len,
+		   long timeout_ms, struct ln_buf *err);
+/* 0, or -EINVAL with a message naming the safe ways, when url (from argv)
+ * carries credentials (user-info before the host). */
+int ln_report_url_check(const char *url, struct ln_buf *err);
+/* The webhook's credentials into out (a secret buffer, left empty when
+ * none is given): the first line of file (a regular file of this user, not
+ * a link, no group or other access), else $LLMNET_REPORT_AUTH; one line,
+ * USER:PASSWORD or SCHEME VALUE. 0, or negative with err (never the
+ * credentials themselves). */
+int ln_report_auth_load(const char *file, struct ln_buf *out, struct ln_buf *err);
 
 /* Append s with & < > " ' escaped, for XML and HTML text and attributes;
  * control characters other than tab and newline become '?'. */

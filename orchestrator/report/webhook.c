@@ -4,6 +4,10 @@
  * transfer is bounded, only http/https are allowed (a spec or CLI value
  * must not be able to reach file:// or other schemes), redirects are not
  * followed, and credentials in the URL never reach a message.
+ * Credentials come from a 0600 file (--report-url-auth-file) or
+ * $LLMNET_REPORT_AUTH, never from argv (visible to every user in
+ * /proc/PID/cmdline): a URL with user-info is refused on the command line
+ * (ln_report_url_check), and none is ever printed or logged.
  *
  * libcurl is opened (dlopen of its soname) only here, when a report is
  * first posted: linked, its chain (TLS, LDAP, Kerberos, p11-kit) cost every
@@ -12,16 +16,117 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "common/error.h"
+#include "common/fileio.h"
 #include "orchestrator/report/report.h"
+
+/* The user-info of scheme://user-info@host/...: 1 when url has one. */
+static int has_userinfo(const char *url)
+{
+	const char *p = strstr(url, "://"), *at, *end;
+
+	if (!p)
+		return 0;
+	at = strchr(p + 3, '@');
+	end = p + 3 + strcspn(p + 3, "/?#");
+	return at && at < end;
+}
+
+int ln_report_url_check(const char *url, struct ln_buf *err)
+{
+	if (!has_userinfo(url))
+		return 0;
+	ln_buf_addstr(err, "--report-url must not carry credentials (user:password@ in the "
+		      "URL): every user on this machine can read a command line in "
+		      "/proc/PID/cmdline; put them in a file only you can read (chmod 600) "
+		      "given with --report-url-auth-file FILE, or in the environment variable "
+		      "LLMNET_REPORT_AUTH, as USER:PASSWORD or as an Authorization header value "
+		      "(Bearer TOKEN)");
+	return -EINVAL;
+}
+
+/* The credentials' first line from fd (path names it in messages) into
+ * out, checked: a regular file of this user that no one else may read. */
+static int auth_from_file(int fd, const char *path, struct ln_buf *out, struct ln_buf *err)
+{
+	struct ln_buf raw = LN_BUF_INIT_SECRET;
+	struct stat st;
+	int r = -EINVAL;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ln_buf_addf(err, "report credentials '%s' is not a regular file", path);
+		goto out;
+	}
+	if (st.st_uid != geteuid()) {
+		ln_buf_addf(err, "report credentials '%s' is owned by uid %u, not by this user (%u)",
+			    path, (unsigned)st.st_uid, (unsigned)geteuid());
+		goto out;
+	}
+	if (st.st_mode & 077) {
+		ln_buf_addf(err, "report credentials '%s' is open to others (mode %04o): chmod 600 "
+			    "it", path, (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	if (st.st_size > 4096) {
+		ln_buf_addf(err, "report credentials '%s' is larger than 4096 bytes", path);
+		goto out;
+	}
+	r = ln_fd_read(fd, path, &raw, err);
+	if (r == 0)
+		r = ln_buf_add(out, raw.buf, strcspn(raw.buf, "\r\n"));
+out:
+	ln_buf_release(&raw);
+	return r;
+}
+
+int ln_report_auth_load(const char *file, struct ln_buf *out, struct ln_buf *err)
+{
+	const char *env = getenv("LLMNET_REPORT_AUTH");
+	size_t i;
+	int fd, r;
+
+	if (file) {
+		fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			ln_buf_addf(err, "cannot open report credentials '%s': %s", file,
+				    strerror(errno));
+			return -errno;
+		}
+		r = auth_from_file(fd, file, out, err);
+		close(fd);
+		if (r < 0)
+			return r;
+	} else if (env && *env) {
+		r = ln_buf_addstr(out, env);
+		if (r < 0)
+			return r;
+	} else {
+		return 0;
+	}
+	for (i = 0; i < out->len; i++)
+		if ((unsigned char)out->buf[i] < ' ' || (unsigned char)out->buf[i] == 0x7f)
+			break;
+	if (!out->len || i < out->len || (!strchr(out->buf, ':') && !strchr(out->buf, ' '))) {
+		ln_buf_addf(err, "report credentials from %s%s%s are not USER:PASSWORD or an "
+			    "Authorization header value (SCHEME VALUE, as Bearer TOKEN) on one "
+			    "line", file ? "'" : "LLMNET_REPORT_AUTH", file ? file : "",
+			    file ? "'" : "");
+		ln_buf_reset(out);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 /* Hide the user-info part of scheme://user:pass@host/... behind "***". */
 static void redact(const char *url, struct ln_buf *out)
@@ -123,10 +228,10 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
 	return size * nmemb;
 }
 
-int ln_report_post(const char *url, const char *body, size_t len, long timeout_ms,
-		   struct ln_buf *err)
+int ln_report_post(const char *url, const char *auth, const char *body, size_t len,
+		   long timeout_ms, struct ln_buf *err)
 {
-	struct ln_buf shown = LN_BUF_INIT, why = LN_BUF_INIT;
+	struct ln_buf shown = LN_BUF_INIT, why = LN_BUF_INIT, hval = LN_BUF_INIT_SECRET;
 	struct curl_slist *hdr = NULL;
 	char cerr[CURL_ERROR_SIZE] = "";
 	CURL *c = NULL;
@@ -154,6 +259,17 @@ int ln_report_post(const char *url, const char *body, size_t len, long timeout_m
 		timeout_ms = 10000;
 	c = curl.easy_init();
 	hdr = curl.slist_append(NULL, "Content-Type: application/json");
+	/* "SCHEME VALUE" is a header; USER:PASSWORD is HTTP Basic (below) */
+	if (hdr && auth && strchr(auth, ' ')) {
+		struct curl_slist *h2;
+
+		ln_buf_addf(&hval, "Authorization: %s", auth);
+		h2 = curl.slist_append(hdr, hval.buf);
+		if (!h2) {
+			curl.slist_free_all(hdr);
+			hdr = NULL;
+		}
+	}
 	if (!c || !hdr) {
 		ln_buf_addf(err, "cannot post the report to '%s': out of memory", shown.buf);
 		r = -ENOMEM;
@@ -165,6 +281,10 @@ int ln_report_post(const char *url, const char *body, size_t len, long timeout_m
 	curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
 	curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	if (auth && !strchr(auth, ' ')) {
+		curl.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl.easy_setopt(c, CURLOPT_USERPWD, auth);
+	}
 	curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl.easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
@@ -192,5 +312,6 @@ out:
 		curl.easy_cleanup(c);
 	ln_buf_release(&shown);
 	ln_buf_release(&why);
+	ln_buf_release(&hval);
 	return r;
 }

@@ -21,7 +21,8 @@ static int webhook_act(const struct ln_results *res, const struct ln_after_opts 
 	int r = ln_report_json(res, 0, &body);
 
 	if (r == 0)
-		r = ln_report_post(o->url, body.buf, body.len, o->url_timeout_s * 1000, err);
+		r = ln_report_post(o->url, o->auth, body.buf, body.len, o->url_timeout_s * 1000,
+				   err);
 	ln_buf_release(&body);
 	return r;
 }

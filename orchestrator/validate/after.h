@@ -30,6 +30,8 @@
 struct ln_after_opts {
 	const char *url;		/* --report-url: POST the JSON report there; NULL: not */
 	long url_timeout_s;		/* --report-timeout: the POST's bound */
+	const char *auth;		/* its credentials (--report-url-auth-file or
+					 * $LLMNET_REPORT_AUTH); NULL: none */
 };
 
 /* Run every action o wants, in the table's order, over res. Returns

@@ -11,9 +11,12 @@
 #                     tree byte for byte what it was before the call
 #                     (modes, sizes, link targets, file contents).
 # A .case file sets: tree (fixture trees, overlaid in order), extra (more
-# tree lines), pre (a request applied first, which must succeed: the state
-# another run or cluster left), verb (apply|plan|teardown|run), request
-# (stdin for apply/plan/teardown), args (run: the command after --),
+# tree lines), pre (requests applied first, in order, which must succeed:
+# the state other runs or clusters left), verb (apply|plan|teardown|run),
+# request (stdin for apply/plan/teardown), args (run: the command after
+# --; other verbs: their options, as teardown's --cluster NAME), kept
+# (node paths that must read the same after the call, even in a control),
+# gone (node paths that must not be there after it),
 # want_exit (accepted codes), want (a string the answer must hold), never
 # (a string neither the answer nor the agent's log may hold: a secret),
 # control=1 (a control beside a refusal: the request must be accepted,
@@ -75,8 +78,8 @@ spec_case() {
 # Run one request case; prints why it failed, returns 1 then.
 request_case() {
 	local c=$1 tree='' extra='' pre='' verb='' request='' args='' want_exit='' want='' never=''
-	local control=''
-	local root t out rc before after
+	local control='' kept='' gone=''
+	local root t out rc before after k kept_before=
 	# shellcheck disable=SC1090
 	. "$c"
 	root=$tmp/$(basename "$c" .case)
@@ -87,26 +90,41 @@ request_case() {
 		printf '%s\n' "$extra" > "$tmp/extra.tree"
 		tests/fixtures/agent/build-tree.sh "$tmp/extra.tree" "$root" || { echo "bad extra lines"; return 1; }
 	fi
-	if [ -n "$pre" ]; then
-		out=$("$agent" --root "$root" --budget-ms 120000 apply < "$here/request/$pre" 2>&1)
+	for t in $pre; do
+		out=$("$agent" --root "$root" --budget-ms 120000 apply < "$here/request/$t" 2>&1)
 		rc=$?
-		[ "$rc" -eq 0 ] || { echo "the set-up request $pre exited $rc: $out"; return 1; }
-	fi
+		[ "$rc" -eq 0 ] || { echo "the set-up request $t exited $rc: $out"; return 1; }
+	done
 	before=$(snapshot "$root")
+	for k in $kept; do
+		[ -e "$root$k" ] || { echo "kept path $k is not there before the call"; return 1; }
+		kept_before+=$(cat "$root$k")
+	done
 	if [ "$verb" = run ]; then
 		# shellcheck disable=SC2086
 		out=$("$agent" --root "$root" --budget-ms 120000 run --timeout 10 -- $args 2>&1 < /dev/null)
 	else
-		out=$("$agent" --root "$root" --budget-ms 120000 "$verb" < "$here/request/$request" 2>&1)
+		# shellcheck disable=SC2086 # the verb's options, one word each
+		out=$("$agent" --root "$root" --budget-ms 120000 "$verb" $args < "$here/request/$request" 2>&1)
 	fi
 	rc=$?
 	after=$(snapshot "$root")
+	local kept_after='' missing='' present=''
+	for k in $kept; do
+		[ -e "$root$k" ] || missing+=" $k"
+		kept_after+=$(cat "$root$k" 2>/dev/null)
+	done
+	for k in $gone; do [ -e "$root$k" ] && present+=" $k"; done
 	if [[ " $want_exit " != *" $rc "* ]]; then
 		echo "the agent exited $rc, not ${want_exit// / or }: $out"
 	elif [[ "$out" != *"$want"* ]]; then
 		echo "the answer does not name '$want': $out"
 	elif [ -n "$never" ] && [[ "$out" == *"$never"* ]]; then
 		echo "the answer or the log holds '$never': $out"
+	elif [ -n "$missing" ] || [ "$kept_before" != "$kept_after" ]; then
+		echo "a path that must stay changed or went:${missing:- (its content changed)}"
+	elif [ -n "$present" ]; then
+		echo "a path that must go is still there:$present"
 	elif [ -n "$control" ] && [ "$want_exit" != 0 ]; then
 		echo "a control case must want exit 0, not '$want_exit'"
 	elif [ -z "$control" ] && [ "$before" != "$after" ]; then

@@ -256,6 +256,11 @@ static void test_agent_exec__impostor_probes_are_refused(void **state)
 	refused(x, "probe '/tmp/llmnet-probe-io' is not on the allow-list", "--",
 		"/tmp/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
 	refused(x, "(the probe shipped with this agent): llmnet runs only its own probes", "--",
+		"/var/lib/llmnet/bin/llmnet-probe-io", "--device", "/dev/vda", "--size", "4096",
+		NULL);
+	/* a write target no cluster connected is refused before the file is
+	 * looked at (io_target.c) */
+	refused(x, "no cluster on this node mounted '/mnt'", "--",
 		"/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
 	refused(x, "--sha256 is for mpirun's probe", "--sha256", x->sha, "--",
 		"/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
@@ -471,8 +476,11 @@ static void test_agent_exec__nccl_tests_runs_by_its_path(void **state)
 static void test_agent_exec__shipped_io_probe_runs(void **state)
 {
 	struct ex *x = *state;
+	/* a read of a device (the probe's own checks); a --mount here would
+	 * be refused by the agent: no cluster mounted x->dir (test_agent_run) */
 	const char *args[] = { "run", "--timeout", "10", "--", "/var/lib/llmnet/bin/llmnet-probe-io",
-			       "--mount", x->dir, "--size", "4194304", NULL };
+			       "--device", "/dev/llmnet-test-no-such-device", "--size", "4194304",
+			       NULL };
 	struct ln_buf img = LN_BUF_INIT, e = LN_BUF_INIT;
 	char p[4096];
 
@@ -482,7 +490,7 @@ static void test_agent_exec__shipped_io_probe_runs(void **state)
 	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 0);
 	assert_non_null(strstr(x->out.buf, "\"path\": \"/var/lib/llmnet/bin/llmnet-probe-io\""));
 	assert_non_null(strstr(x->out.buf, "\"exit_status\": 1"));
-	assert_non_null(strstr(x->out.buf, "is not a mount point"));
+	assert_non_null(strstr(x->out.buf, "is not a block device"));
 	ln_test_release(&img, &e);
 }
 

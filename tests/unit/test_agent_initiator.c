@@ -450,6 +450,66 @@ static const char *ran(const char *root, const char *verb, const char *req, stru
 	return out->buf;
 }
 
+/* ROOT/rel with its first old replaced by new (old must be there). */
+static void edit_file(const char *root, const char *rel, const char *old, const char *new)
+{
+	struct ln_buf v = LN_BUF_INIT, n = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[4096], *at;
+
+	read_into(root, rel, &v);
+	at = strstr(v.buf, old);
+	if (!at)
+		fail_msg("'%s' not in %s:\n%s", old, rel, v.buf);
+	ln_buf_add(&n, v.buf, (size_t)(at - v.buf));
+	ln_buf_addf(&n, "%s%s", new, at + strlen(old));
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	assert_int_equal(ln_file_write_atomic(p, n.buf, n.len, 0644, &e), 0);
+	ln_test_release(&v, &n, &e);
+}
+
+/* Live options that differ from the request's (an admin's remount, a mount
+ * an older agent made): plan shows a mount_options change, old -> new, and
+ * writes nothing; apply remounts in place (never an unmount: the mount
+ * line stays where it is); the next apply has nothing to do. Read from
+ * /proc/mounts on a fixture root, and from mountinfo's per-mount and
+ * super options where it lists the mount; a read-only flag is kept. */
+static void test_agent_initiator__mount_options_remounted(void **st)
+{
+	const char *req = mount_req("/mnt/x");
+	char *root = fx_build("node-initiator"), p[4096];
+	struct ln_buf out = LN_BUF_INIT, m = LN_BUF_INIT, e = LN_BUF_INIT;
+
+	(void)st;
+	assert_non_null(strstr(ran(root, "apply", req, &out),
+			       "/dev/nvme1n1 ext4 (formatted: was blank), nosuid,nodev,noexec"));
+	edit_file(root, "/proc/mounts", "/mnt/x ext4 rw,nosuid,nodev,noexec,", "/mnt/x ext4 rw,nodev,");
+	assert_non_null(strstr(ran(root, "plan", req, &out), "\"kind\": \"mount_options\""));
+	assert_non_null(strstr(out.buf, "suid,nodev,exec -> nosuid,nodev,noexec"));
+	read_into(root, "/proc/mounts", &m);
+	assert_non_null(strstr(m.buf, "/mnt/x ext4 rw,nodev,relatime 0 0"));
+	ran(root, "apply", req, &out);
+	assert_null(strstr(out.buf, "\"action\": \"remove\""));
+	read_into(root, "/proc/mounts", &m);
+	assert_non_null(strstr(m.buf, "/dev/nvme1n1 /mnt/x ext4 rw,nosuid,nodev,noexec,relatime 0 0"));
+	/* control: converged, the options said on the ok line */
+	assert_non_null(strstr(ran(root, "apply", req, &out), "\"change\": 0"));
+	assert_non_null(strstr(out.buf, "\"detail\": \"nosuid,nodev,noexec\""));
+	/* mountinfo: exec per mount, read-only super block */
+	snprintf(p, sizeof(p), "%s/proc/self", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &e), 0);
+	assert_int_equal(fx_put(root, "/proc/self/mountinfo",
+				"36 25 259:1 / /mnt/x rw,nosuid,nodev,relatime shared:1 - ext4 "
+				"/dev/nvme1n1 ro\n"), 0);
+	assert_non_null(strstr(ran(root, "plan", req, &out),
+			       "ro,nosuid,nodev,exec -> ro,nosuid,nodev,noexec"));
+	ran(root, "apply", req, &out);
+	read_into(root, "/proc/self/mountinfo", &m);
+	assert_non_null(strstr(m.buf, " /mnt/x ro,nosuid,nodev,noexec,relatime shared:1 - ext4"));
+	assert_non_null(strstr(ran(root, "apply", req, &out), "\"change\": 0"));
+	ln_test_release(&out, &m, &e);
+	fx_remove(root);
+}
+
 /* Queue settings on a live connection: ctrl_loss_tmo and reconnect_delay
  * are written to the controller (plan shows them, writes nothing); a new
  * nr_io_queues or queue_size, which only a new connection takes, is shown
@@ -615,6 +675,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
 	cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
 	cmocka_unit_test(test_agent_initiator__mount_exec_option),
+	cmocka_unit_test(test_agent_initiator__mount_options_remounted),
 	cmocka_unit_test(test_agent_initiator__run_bounded_and_allow_listed),
 	cmocka_unit_test(test_agent_initiator__host_identity_checked),
 )

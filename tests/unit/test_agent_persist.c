@@ -266,6 +266,42 @@ static void test_agent_persist__restore_after_reboot(void **st)
 	fx_remove(boot);
 }
 
+/* Restore mounts with the request's options (exec here: nosuid,nodev
+ * only), after a reboot and over a remount that changed them since. */
+static void test_agent_persist__restore_mounts_with_options(void **st)
+{
+	char *root = tree_of("node-initiator", 1), *boot = tree_of("node-initiator", 1), cmd[8192];
+	const char *restore[] = { "restore", "--cluster", "c", NULL };
+	const char *req = "{\"protocol\":2,\"cluster\":\"c\",\"persist\":true,\"initiators\":[{"
+			  "\"target\":\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":"
+			  "\"10.77.0.11\",\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":"
+			  "\"ext4\",\"format\":\"if-blank\",\"exec\":true}}]}";
+	const char *want = "/dev/nvme1n1 /mnt/x ext4 rw,nosuid,nodev,relatime 0 0";
+	struct ln_buf out = LN_BUF_INIT, v = LN_BUF_INIT;
+
+	(void)st;
+	assert_int_equal(apply(root, req, &out), 0);
+	snprintf(cmd, sizeof(cmd), "cp -a %s/var/lib/llmnet %s/var/lib/ && "
+		 "cp -a %s/etc/systemd/system/. %s/etc/systemd/system/", root, boot, root, boot);
+	assert_int_equal(system(cmd), 0);
+	fx_read(boot, "/proc/mounts", &v);
+	assert_null(strstr(v.buf, "/mnt/x"));
+	assert_int_equal(agent(boot, restore, NULL, &out), 0);
+	fx_read(boot, "/proc/mounts", &v);
+	assert_non_null(strstr(v.buf, want));
+	/* an admin's remount since (suid, noexec): restore puts it back */
+	snprintf(cmd, sizeof(cmd), "sed -i 's| /mnt/x ext4 rw,nosuid,nodev,| /mnt/x ext4 "
+		 "rw,noexec,|' %s/proc/mounts", boot);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(agent(boot, restore, NULL, &out), 0);
+	assert_true(fx_has_change(&out, "change", "mount_options"));
+	fx_read(boot, "/proc/mounts", &v);
+	assert_non_null(strstr(v.buf, want));
+	ln_test_release(&out, &v);
+	fx_remove(root);
+	fx_remove(boot);
+}
+
 /* restore with nothing stored succeeds and does nothing; with the key
  * store's secret gone it fails by name and changes nothing. */
 /* The lock file a mutating verb leaves, and its directory. */
@@ -767,6 +803,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_persist__apply_keeps_request_and_unit),
 	cmocka_unit_test(test_agent_persist__plan_reports_unit_drift),
 	cmocka_unit_test(test_agent_persist__restore_after_reboot),
+	cmocka_unit_test(test_agent_persist__restore_mounts_with_options),
 	cmocka_unit_test(test_agent_persist__failed_restore_keeps_the_store),
 	cmocka_unit_test(test_agent_persist__restore_nothing_or_missing_secret),
 	cmocka_unit_test(test_agent_persist__no_systemd_is_unsupported),

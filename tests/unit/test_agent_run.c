@@ -152,6 +152,85 @@ static void test_agent_run__corrupt_state_changes_nothing(void **st)
 	fx_remove(root);
 }
 
+#define IO_PROBE "/var/lib/llmnet/bin/llmnet-probe-io"
+
+/* run -- IO_PROBE ARGS (space-separated) on root: the agent's exit code;
+ * the answer in out. */
+static int io_run(const char *root, const char *args, struct ln_buf *out)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	const char *argv[16] = { "run", "--timeout", "10", "--", IO_PROBE };
+	char buf[512], *t, *save = NULL;
+	int n = 5, rc;
+
+	snprintf(buf, sizeof(buf), "%s", args);
+	for (t = strtok_r(buf, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	argv[n] = NULL;
+	ln_buf_reset(out);
+	rc = fx_agent(root, argv, NULL, out, &err, NULL);
+	ln_buf_release(&err);
+	return rc;
+}
+
+/* The io probe writes only to a namespace a cluster on the node connected
+ * (issue 31, point 6): its --mount must be a mount llmnet made of one, its
+ * --device with --write a whole namespace of a connected subsystem; /boot,
+ * /var, the root disk and another subsystem's namespace are refused before
+ * the probe starts, the tree unchanged. The controls: the cluster's own
+ * mount and namespace pass the agent's check and the probe runs. */
+static void test_agent_run__io_probe_writes_only_connected_namespaces(void **st)
+{
+	static const char *const refused[][2] = {
+		{ "--mount /boot --size 1048576", "no cluster on this node mounted '/boot'" },
+		{ "--mount /var --size 1048576", "no cluster on this node mounted '/var'" },
+		{ "--mount /var/lib/llmnet --size 1048576",
+		  "no cluster on this node mounted '/var/lib/llmnet'" },
+		{ "--device /dev/vda --nqn nqn.2024-04.x:t --write --size 1048576",
+		  "writes only to a namespace a cluster connected" },
+		{ "--device /dev/nvme0n1 --nqn nqn.2014-08.org.example:other.target --write "
+		  "--size 1048576", "which no cluster on this node connected" },
+		{ "--device /dev/nvme1n1 --nqn nqn.2014-08.org.example:other.target --write "
+		  "--size 1048576", "is a namespace of 'nqn.2024-04.x:t', not of" },
+	};
+	const char *apply[] = { "apply", NULL };
+	const char *req = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
+			  "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+			  "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
+			  "\"format\":\"if-blank\"}}]}";
+	char *root = fx_build("node-initiator"), cmd[8192];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
+		      after = LN_BUF_INIT;
+	size_t i;
+
+	(void)st;
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
+	snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s/probes/io_probe %s" IO_PROBE, BUILD_DIR,
+		 root);
+	assert_int_equal(system(cmd), 0);
+	fx_list_mtimes(root, &before);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(io_run(root, refused[i][0], &out), 2);
+		if (!strstr(out.buf, refused[i][1]))
+			fail_msg("%s: want '%s', got:\n%s", refused[i][0], refused[i][1], out.buf);
+		assert_null(strstr(out.buf, "llmnet-io-probe 1"));
+	}
+	fx_list_mtimes(root, &after);
+	assert_string_equal(before.buf, after.buf);
+	/* controls: the probe runs (it then checks the real node, where
+	 * neither /mnt/x is mounted nor the namespace is: it writes nothing) */
+	assert_int_equal(io_run(root, "--mount /mnt/x --size 1048576", &out), 0);
+	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
+	assert_int_equal(io_run(root, "--device /dev/nvme1n1 --nqn nqn.2024-04.x:t --write "
+				"--size 1048576", &out), 0);
+	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
+	/* a read of any device is the probe's own check */
+	assert_int_equal(io_run(root, "--device /dev/vda --size 1048576", &out), 0);
+	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
+	ln_test_release(&out, &err, &before, &after);
+	fx_remove(root);
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_run__timeout_kills_the_group),
 	cmocka_unit_test(test_agent_run__leftovers_are_killed),
@@ -159,4 +238,5 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_run__lock_wait_is_bounded),
 	cmocka_unit_test(test_agent_run__plan_writes_nothing),
 	cmocka_unit_test(test_agent_run__corrupt_state_changes_nothing),
+	cmocka_unit_test(test_agent_run__io_probe_writes_only_connected_namespaces),
 )

@@ -407,6 +407,63 @@ static const char *shared_target(const char *cl, const char *nqn, int tls)
 	return buf;
 }
 
+/* Two clusters' subsystems allow one host entry, keyed alike (nvmet keeps
+ * one entry per host and node): b's teardown removes b's objects and its
+ * link only, and keeps the entry with a's key for a's subsystem (exit 0);
+ * a's teardown then, with no other user left, removes the entry and its
+ * key (the control: the entry is not kept for ever). */
+static void test_agent_tls__teardown_keeps_a_shared_host_key(void **st)
+{
+	const char *tda[] = { "teardown", "--cluster", "a", NULL };
+	const char *tdb[] = { "teardown", "--cluster", "b", NULL };
+	const char *sa = shared_target("a", "nqn.2026-12.io.llmnet:a", 0);
+	char *root = fx_build("node-target-6.12"), p[4096], *ra = strdup(sa);
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, v = LN_BUF_INIT;
+	struct stat sb;
+	int order;
+
+	(void)st;
+	/* a makes the entry first, then b does (b's teardown hands it over) */
+	for (order = 0; order < 2; order++) {
+		const char *rb = shared_target("b", "nqn.2026-12.io.llmnet:b", 0);
+
+		ln_buf_reset(&out);
+		assert_int_equal(run(root, "apply", order ? rb : ra, &out), 0);
+		ln_buf_reset(&out);
+		assert_int_equal(run(root, "apply", order ? ra : shared_target("b",
+				     "nqn.2026-12.io.llmnet:b", 0), &out), 0);
+		ln_buf_reset(&out);
+		if (fx_agent(root, tdb, NULL, &out, &err, NULL) != 0)
+			fail_msg("b's teardown failed:\n%s\n%s", out.buf, err.buf);
+		assert_non_null(strstr(out.buf, "' kept for cluster 'a' ('nqn.2026-12.io.llmnet:a')"));
+		assert_null(strstr(out.buf, "QUFBQUFB"));
+		fx_read(root, "/sys/kernel/config/nvmet/hosts/" LAB_H "/dhchap_key", &v);
+		assert_string_equal(v.buf, K1 "\n");
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
+			 "nqn.2026-12.io.llmnet:a/allowed_hosts/" LAB_H, root);
+		assert_int_equal(lstat(p, &sb), 0);
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/subsystems/"
+			 "nqn.2026-12.io.llmnet:b", root);
+		assert_int_not_equal(lstat(p, &sb), 0);
+		/* b owns neither the entry nor its key now (its records
+		 * follow a's; a shared port it made stays its own) */
+		fx_read(root, "/var/lib/llmnet/state.json", &v);
+		assert_non_null(strstr(v.buf, "\"b\""));
+		if (strstr(strstr(v.buf, "\"b\""), "nvmet_host"))
+			fail_msg("b still owns the host entry:\n%s", strstr(v.buf, "\"b\""));
+		/* control: a is the last user: its teardown takes the entry
+		 * and its key */
+		ln_buf_reset(&out);
+		if (fx_agent(root, tda, NULL, &out, &err, NULL) != 0)
+			fail_msg("a's teardown failed:\n%s\n%s", out.buf, err.buf);
+		snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/hosts/" LAB_H, root);
+		assert_int_not_equal(lstat(p, &sb), 0);
+	}
+	free(ra);
+	ln_test_release(&out, &err, &v);
+	fx_remove(root);
+}
+
 /* Cluster c owns the TLS port another cluster's tls subsystem joined: c
  * turning its target plain would export the other one in clear, so it is
  * refused with the subsystem and its owner, and nothing changes. */
@@ -500,6 +557,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_tls__foreign_plain_port_is_not_used),
 	cmocka_unit_test(test_agent_tls__foreign_optional_tls_port_is_not_used),
 	cmocka_unit_test(test_agent_tls__owned_port_keeps_others_tls),
+	cmocka_unit_test(test_agent_tls__teardown_keeps_a_shared_host_key),
 	cmocka_unit_test(test_agent_tls__plain_connection_is_not_ok),
 	cmocka_unit_test(test_agent_tls__identity_of_another_cluster),
 )

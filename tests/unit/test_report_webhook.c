@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,8 @@ static const char server_py[] =
 	"            self.send_response(500); self.end_headers(); return\n"
 	"        with open(out, 'wb') as f:\n"
 	"            f.write(self.headers.get('Content-Type', '').encode() + b'\\n' + body)\n"
+	"        with open(out + '.auth', 'w') as f:\n"
+	"            f.write(self.headers.get('Authorization', 'none'))\n"
 	"        self.send_response(204); self.end_headers()\n"
 	"    def log_message(self, *a):\n"
 	"        pass\n"
@@ -109,12 +112,12 @@ static void test_report_webhook__missing_libcurl_is_clear(void **state)
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s->port);
 	setenv("LLMNET_LIBCURL", "libcurl-not-here.so.4", 1);
-	assert_int_equal(ln_report_post(url, "{}", 2, 5000, &err), -ENOSYS);
+	assert_int_equal(ln_report_post(url, NULL, "{}", 2, 5000, &err), -ENOSYS);
 	assert_non_null(strstr(err.buf, "cannot post the report to 'http://127.0.0.1:"));
 	assert_non_null(strstr(err.buf, "': libcurl is not installed (libcurl-not-here.so.4: "));
 	unsetenv("LLMNET_LIBCURL");
 	ln_buf_reset(&err);
-	assert_int_equal(ln_report_post(url, "{}", 2, 5000, &err), 0);
+	assert_int_equal(ln_report_post(url, NULL, "{}", 2, 5000, &err), 0);
 	ln_buf_release(&err);
 }
 
@@ -128,7 +131,7 @@ static void test_report_webhook__posts_json(void **state)
 	sample_results(&r);
 	assert_int_equal(ln_report_json(&r, 0, &json), 0);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", s->port);
-	assert_int_equal(ln_report_post(url, json.buf, json.len, 5000, &err), 0);
+	assert_int_equal(ln_report_post(url, NULL, json.buf, json.len, 5000, &err), 0);
 	assert_int_equal(ln_file_read(s->body, &got, &err), 0);
 	ln_buf_addf(&want, "application/json\n%s", json.buf);
 	assert_string_equal(got.buf, want.buf);
@@ -144,13 +147,13 @@ static void test_report_webhook__errors_are_clear(void **state)
 	int closed_port;
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/fail", s->port);
-	assert_int_equal(ln_report_post(url, "{}", 2, 5000, &err), -LN_EPROTO);
+	assert_int_equal(ln_report_post(url, NULL, "{}", 2, 5000, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "cannot post the report to 'http://127.0.0.1:"));
 	assert_non_null(strstr(err.buf, "/fail': the server answered HTTP 500"));
 
 	ln_buf_reset(&err);
 	snprintf(url, sizeof(url), "http://user:secret@127.0.0.1:%d/slow", s->port);
-	assert_int_equal(ln_report_post(url, "{}", 2, 600, &err), -LN_ETIMEOUT);
+	assert_int_equal(ln_report_post(url, NULL, "{}", 2, 600, &err), -LN_ETIMEOUT);
 	assert_non_null(strstr(err.buf, "http://***@127.0.0.1:"));
 	assert_null(strstr(err.buf, "secret"));
 	assert_non_null(strstr(err.buf, "timed out"));
@@ -160,13 +163,87 @@ static void test_report_webhook__errors_are_clear(void **state)
 	closed_port = 1;
 	ln_buf_reset(&err);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", closed_port);
-	assert_int_equal(ln_report_post(url, "{}", 2, 2000, &err), -LN_EUNREACH);
+	assert_int_equal(ln_report_post(url, NULL, "{}", 2, 2000, &err), -LN_EUNREACH);
 	assert_non_null(strstr(err.buf, "cannot post the report to 'http://127.0.0.1:1/'"));
 
 	ln_buf_reset(&err);
-	assert_int_equal(ln_report_post("file:///etc/passwd", "{}", 2, 2000, &err), -EINVAL);
+	assert_int_equal(ln_report_post("file:///etc/passwd", NULL, "{}", 2, 2000, &err), -EINVAL);
 	assert_non_null(strstr(err.buf, "only http:// and https:// URLs are allowed"));
 	ln_buf_release(&err);
+}
+
+/* Credentials never from argv (issue 31, point 7): a URL with user-info is
+ * refused naming the safe ways (a URL with an '@' past its host is not);
+ * the auth file must be a regular file of this user that no one else may
+ * read (a 0644 one and a link are refused, the 0600 one is read), else
+ * LLMNET_REPORT_AUTH; USER:PASSWORD goes as HTTP Basic, SCHEME VALUE as the
+ * Authorization header; no message holds the secret. */
+static void test_report_webhook__credentials_from_file_or_env(void **state)
+{
+	struct srv *s = *state;
+	struct ln_buf err = LN_BUF_INIT, auth = LN_BUF_INIT_SECRET, got = LN_BUF_INIT;
+	char url[128], file[128], link[128], seen[160];
+
+	assert_int_equal(ln_report_url_check("https://alice:s3cret@hooks.example/x", &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.buf, "--report-url-auth-file FILE"));
+	assert_non_null(strstr(err.buf, "LLMNET_REPORT_AUTH"));
+	assert_null(strstr(err.buf, "s3cret"));
+	ln_buf_reset(&err);
+	assert_int_equal(ln_report_url_check("https://tok@hooks.example/", &err), -EINVAL);
+	assert_int_equal(ln_report_url_check("https://hooks.example/x?by=a@b", &err), 0);
+	assert_int_equal(ln_report_url_check("http://127.0.0.1:8080/hook", &err), 0);
+
+	snprintf(file, sizeof(file), "%s/auth", s->dir);
+	snprintf(link, sizeof(link), "%s/auth.link", s->dir);
+	snprintf(seen, sizeof(seen), "%s.auth", s->body);
+	ln_buf_reset(&err);
+	assert_int_equal(ln_file_write_atomic(file, "alice:s3cret\n", 13, 0644, &err), 0);
+	assert_int_equal(ln_report_auth_load(file, &auth, &err), -EINVAL);
+	assert_non_null(strstr(err.buf, "is open to others (mode 0644): chmod 600 it"));
+	assert_int_equal(auth.len, 0);
+	assert_int_equal(chmod(file, 0600), 0);
+	assert_int_equal(symlink(file, link), 0);
+	ln_buf_reset(&err);
+	assert_true(ln_report_auth_load(link, &auth, &err) < 0);
+	assert_int_equal(auth.len, 0);
+	ln_buf_reset(&err);
+	assert_int_equal(ln_report_auth_load(file, &auth, &err), 0);
+	assert_string_equal(auth.buf, "alice:s3cret");
+	/* HTTP Basic; a failed post names no secret */
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", s->port);
+	assert_int_equal(ln_report_post(url, auth.buf, "{}", 2, 5000, &err), 0);
+	assert_int_equal(ln_file_read(seen, &got, &err), 0);
+	assert_string_equal(got.buf, "Basic YWxpY2U6czNjcmV0");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/fail", s->port);
+	assert_int_equal(ln_report_post(url, auth.buf, "{}", 2, 5000, &err), -LN_EPROTO);
+	assert_null(strstr(err.buf, "s3cret"));
+	/* the environment, when no file is named: a header value */
+	ln_buf_reset(&auth);
+	ln_buf_reset(&err);
+	setenv("LLMNET_REPORT_AUTH", "Bearer t0ken-xyz", 1);
+	assert_int_equal(ln_report_auth_load(NULL, &auth, &err), 0);
+	assert_string_equal(auth.buf, "Bearer t0ken-xyz");
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", s->port);
+	assert_int_equal(ln_report_post(url, auth.buf, "{}", 2, 5000, &err), 0);
+	ln_buf_reset(&got);
+	assert_int_equal(ln_file_read(seen, &got, &err), 0);
+	assert_string_equal(got.buf, "Bearer t0ken-xyz");
+	/* neither form: refused, the value not echoed */
+	ln_buf_reset(&auth);
+	setenv("LLMNET_REPORT_AUTH", "t0ken-xyz", 1);
+	assert_int_equal(ln_report_auth_load(NULL, &auth, &err), -EINVAL);
+	assert_null(strstr(err.buf, "t0ken"));
+	assert_int_equal(auth.len, 0);
+	/* control: none given, none sent */
+	unsetenv("LLMNET_REPORT_AUTH");
+	assert_int_equal(ln_report_auth_load(NULL, &auth, &err), 0);
+	assert_int_equal(auth.len, 0);
+	assert_int_equal(ln_report_post(url, NULL, "{}", 2, 5000, &err), 0);
+	ln_buf_reset(&got);
+	assert_int_equal(ln_file_read(seen, &got, &err), 0);
+	assert_string_equal(got.buf, "none");
+	ln_test_release(&err, &auth, &got);
 }
 
 /* The after-validate table: no URL, no post and nothing said; a URL gets
@@ -176,9 +253,9 @@ static void test_report_webhook__after_validate_row(void **state)
 	struct srv *s = *state;
 	struct ln_buf json = LN_BUF_INIT, got = LN_BUF_INIT, err = LN_BUF_INIT, want = LN_BUF_INIT;
 	struct ln_notes notes = LN_NOTES_INIT;
-	struct ln_after_opts o = { NULL, 5 };
+	struct ln_after_opts o = { NULL, 5, NULL };
 	struct ln_results r;
-	char url[128];
+	char url[128], seen[160];
 
 	sample_results(&r);
 	unlink(s->body);
@@ -195,6 +272,14 @@ static void test_report_webhook__after_validate_row(void **state)
 	ln_buf_addf(&want, "application/json\n%s", json.buf);
 	assert_string_equal(got.buf, want.buf);
 
+	/* the row sends the credentials it is given */
+	o.auth = "Bearer row-token";
+	assert_int_equal(ln_validate_after(&r, &o, &notes), LN_EXIT_OK);
+	snprintf(seen, sizeof(seen), "%s.auth", s->body);
+	ln_buf_reset(&got);
+	assert_int_equal(ln_file_read(seen, &got, &err), 0);
+	assert_string_equal(got.buf, "Bearer row-token");
+	o.auth = NULL;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/fail", s->port);
 	assert_int_equal(ln_validate_after(&r, &o, &notes), LN_EXIT_FAILED);
 	assert_int_equal(notes.n, 1);
@@ -209,5 +294,6 @@ LN_TEST_MAIN(start, stop,
 	cmocka_unit_test(test_report_webhook__missing_libcurl_is_clear),
 	cmocka_unit_test(test_report_webhook__posts_json),
 	cmocka_unit_test(test_report_webhook__errors_are_clear),
+	cmocka_unit_test(test_report_webhook__credentials_from_file_or_env),
 	cmocka_unit_test(test_report_webhook__after_validate_row),
 )

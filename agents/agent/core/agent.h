@@ -55,6 +55,11 @@ struct ln_fsops {
 	int (*mount)(struct ln_agent *a, const char *dev, const char *path, const char *fs,
 		     int exec, struct ln_buf *err);
 	int (*umount)(struct ln_agent *a, const char *path, struct ln_buf *err);
+	/* change the per-mount flags (MS_RDONLY, MS_NOSUID, MS_NODEV,
+	 * MS_NOEXEC: flags is the whole set) of the mount at path in place
+	 * (MS_REMOUNT | MS_BIND): never an unmount, atime flags kept */
+	int (*remount)(struct ln_agent *a, const char *path, unsigned long flags,
+		       struct ln_buf *err);
 	/* make a filesystem on dev (bounded) */
 	int (*mkfs)(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err);
 	/* add_key(2) a TLS PSK (type "psk", description identity) to the
@@ -78,6 +83,7 @@ struct ln_fsops {
 		LN_OP(prefix, symlink), LN_OP(prefix, unlink), LN_OP(prefix, write_attr),          \
 		LN_OP(prefix, modprobe), LN_OP(prefix, rmmod), LN_OP(prefix, mount_configfs),      \
 		LN_OP(prefix, odirect_ok), LN_OP(prefix, mount), LN_OP(prefix, umount),            \
+		LN_OP(prefix, remount),                                                            \
 		LN_OP(prefix, mkfs), LN_OP(prefix, add_psk), LN_OP(prefix, drop_psk),              \
 	}
 

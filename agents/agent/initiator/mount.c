@@ -9,13 +9,16 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "agents/agent/converge/converge.h"
 #include "agents/agent/initiator/mount.h"
+#include "agents/agent/kernel/fsops.h"
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/target/blockdev.h"
+#include "agents/agent/target/inuse.h"
 #include "common/json.h"
 
 static int wanted_mount(struct ln_converge *cv, const char *path)
@@ -188,11 +191,118 @@ static int own_mount(struct ln_converge *cv, const struct ln_req_init *in, const
 	return ln_state_save(cv->a, &cv->st, err);
 }
 
+/* The per-mount flags llmnet decides on a fabric mount; a read-only flag
+ * is the node's (the spec has no read-only mount): kept as it is. */
+#define MANAGED_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* MS_* flags named in a comma list of mount options. */
+static unsigned long opts_flags(const char *opts)
+{
+	static const struct {
+		const char *word;
+		unsigned long flag;
+	} words[] = { { "ro", MS_RDONLY }, { "nosuid", MS_NOSUID }, { "nodev", MS_NODEV },
+		      { "noexec", MS_NOEXEC } };
+	char buf[1024], *t, *save = NULL;
+	unsigned long f = 0;
+	size_t i;
+
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (!strcmp(t, words[i].word))
+				f |= words[i].flag;
+	return f;
+}
+
+/* "ro,nosuid,nodev,noexec": the managed flags of f, each said both ways. */
+static const char *opts_str(unsigned long f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s,%s,%s", f & MS_RDONLY ? "ro," : "",
+		 f & MS_NOSUID ? "nosuid" : "suid", f & MS_NODEV ? "nodev" : "dev",
+		 f & MS_NOEXEC ? "noexec" : "exec");
+	return buf;
+}
+
+/* The live flags of the topmost mount at mp: mountinfo's per-mount options
+ * (field 6) and super options (last field) together, or, where mountinfo
+ * does not list it (a fixture root), /proc/mounts' options. 1, or 0 when
+ * nothing is mounted there. */
+static int live_flags(const struct ln_agent *a, const char *mp, unsigned long *flags)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char *line, *save = NULL;
+	int found = 0;
+
+	if (ln_read_attr(a, "/proc/self/mountinfo", &b) == 0)
+		for (line = strtok_r(b.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char at[PATH_MAX], mo[1024], so[1024];
+			const char *dash = strstr(line, " - ");
+
+			if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s %1023s", at, mo) != 2 ||
+			    sscanf(dash, " - %*s %*s %1023s", so) != 1)
+				continue;
+			ln_inuse_unescape(at);
+			if (strcmp(at, mp))
+				continue;
+			*flags = opts_flags(mo) | opts_flags(so);
+			found = 1;	/* go on: a later line is mounted over it */
+		}
+	ln_buf_reset(&b);
+	if (!found && ln_read_attr(a, "/proc/mounts", &b) == 0)
+		for (line = strtok_r(b.buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char at[PATH_MAX], mo[1024];
+
+			if (sscanf(line, "%*s %4095s %*s %1023s", at, mo) != 2)
+				continue;
+			ln_inuse_unescape(at);
+			if (strcmp(at, mp))
+				continue;
+			*flags = opts_flags(mo);
+			found = 1;
+		}
+	ln_buf_release(&b);
+	return found;
+}
+
+/* The declared namespace is mounted at the mount point: its managed flags
+ * are the request's, or they are a change (a mount made by hand, an older
+ * agent's, an admin's remount), applied with a remount in place: never an
+ * unmount, so what has files open there keeps them. */
+static void mount_options(struct ln_converge *cv, const struct ln_req_init *in)
+{
+	unsigned long want = LN_FABRIC_MOUNT_FLAGS_FOR(in->mount_exec), live = want;
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	char was[64], now[64];
+	int rc = 0;
+
+	live_flags(cv->a, in->mount_path, &live);
+	want |= live & MS_RDONLY;
+	if ((live & MANAGED_FLAGS) == (want & MANAGED_FLAGS)) {
+		ln_cv_report(cv, "ok", "mount", in->mount_path, opts_str(want, now, sizeof(now)),
+			     NULL);
+		return;
+	}
+	ln_buf_addf(&det, "%s -> %s", opts_str(live, was, sizeof(was)),
+		    opts_str(want, now, sizeof(now)));
+	if (!cv->plan)
+		rc = ln_agent_change(cv->a, "remount") ?:
+			cv->a->fs->remount(cv->a, in->mount_path, want, &err);
+	ln_cv_report(cv, "change", "mount_options", in->mount_path, det.buf,
+		     rc < 0 ? err.buf : NULL);
+	ln_buf_release(&err);
+	ln_buf_release(&det);
+}
+
 void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
 {
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
-	char fs[64], type[64];
+	char fs[64], type[64], opts[64];
 	int rc = 0, blank;
+
+	opts_str(LN_FABRIC_MOUNT_FLAGS_FOR(in->mount_exec), opts, sizeof(opts));
 
 	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
 		if (mount_is_namespace(cv, in, dev, &err) < 0) {
@@ -202,7 +312,7 @@ void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const 
 				    fs, in->mount_fs);
 			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		} else {
-			ln_cv_report(cv, "ok", "mount", in->mount_path, NULL, NULL);
+			mount_options(cv, in);
 		}
 		goto out;
 	}
@@ -211,7 +321,8 @@ void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const 
 		goto out;
 	}
 	if (!dev) {
-		ln_cv_report(cv, "create", "mount", in->mount_path, "after connect", NULL);
+		ln_buf_addf(&det, "after connect; %s", opts);
+		ln_cv_report(cv, "create", "mount", in->mount_path, det.buf, NULL);
 		goto out;
 	}
 	blank = blank_device(cv, dev, type, sizeof(type));
@@ -231,7 +342,8 @@ void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const 
 		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
 		goto out;
 	}
-	ln_buf_addf(&det, "%s %s%s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "");
+	ln_buf_addf(&det, "%s %s%s, %s", dev, in->mount_fs, blank ? " (formatted: was blank)" : "",
+		    opts);
 	if (!cv->plan) {
 		rc = ln_cv_mkdirs(cv, in->mount_path, 1, &err);
 		if (rc == 0 && blank)

@@ -177,6 +177,17 @@ static int real_umount(struct ln_agent *a, const char *path, struct ln_buf *err)
 	return 0;
 }
 
+static int real_remount(struct ln_agent *a, const char *path, unsigned long flags,
+			struct ln_buf *err)
+{
+	(void)a;
+	/* MS_BIND with MS_REMOUNT: this mount's flags only, not the file
+	 * system's (the kernel keeps its atime flags when none is given) */
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | flags, NULL) < 0)
+		return ln_fsops_fail(err, errno, "remount", path);
+	return 0;
+}
+
 static int real_mkfs(struct ln_agent *a, const char *dev, const char *fs, struct ln_buf *err)
 {
 	(void)a;

@@ -8,7 +8,8 @@
  * writable by anyone else), never through $PATH. Every argument is checked
  * against the program's option table (args.h): each option is known and
  * its value has its option's type. mpirun and mpicc, which start or build
- * other programs, have checks of their own below. What passes runs from
+ * other programs, have checks of their own below; the io probe's write
+ * targets are checked in io_target.c. What passes runs from
  * the ln_run_plan it fills (exec.c).
  */
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include "agents/agent/run/bounded.h"
 #include "agents/agent/run/exec.h"
 #include "agents/agent/run/exec_tests.h"
+#include "agents/agent/run/io_target.h"
 #include "common/error.h"
 #include "common/mca_policy.h"
 #include "common/util.h"
@@ -475,6 +477,10 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 	} else {
 		r = ln_arg_check_opts(pargv[0], pg->opts, pg->trailing, 1, pargc, pargv, err);
 	}
+	/* the io probe writes only to what a cluster here connected: said
+	 * before its file is looked at */
+	if (r == 0 && pg->opts == io_opts)
+		r = ln_io_target_check(a, pargc, pargv, err);
 	if (r < 0)
 		return r;
 	if (tests)	/* run from the file that was checked */

@@ -3,7 +3,8 @@
  * nvmet removals: what this cluster owns and no longer wants (in a
  * teardown, all but the objects of the kept subsystems), in the kernel's
  * reverse order: port links, ports, namespaces, allowed-host links,
- * subsystems, hosts, host keys.
+ * subsystems, hosts, host keys. A host entry another cluster's subsystem
+ * still allows is left to that cluster, key and all.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,6 +139,58 @@ static void remove_owned(struct ln_converge *cv, const char *kind, const char *i
 	ln_buf_release(&err);
 }
 
+/* A subsystem this cluster does not own that still allows host h, another
+ * cluster's first (its NQN into sub, its cluster into *owner), else one
+ * llmnet did not make (*owner NULL). 1 when there is one. */
+static int other_user(struct ln_converge *cv, const char *h, char *sub, size_t len,
+		      const char **owner)
+{
+	char **subs = NULL, p[PATH_MAX];
+	size_t n = 0, i;
+	int found = 0;
+
+	ln_list_dir(cv->a, P_SUB, &subs, &n);
+	for (i = 0; i < n && !(found && *owner); i++) {
+		const char *o;
+
+		snprintf(p, sizeof(p), P_SUB "%s/allowed_hosts/%s", subs[i], h);
+		if (ln_cv_owned(cv, "nvmet_subsystem", subs[i]) || !ln_is_link(cv->a, p))
+			continue;
+		o = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_subsystem", subs[i]);
+		if (found && !o)
+			continue;
+		snprintf(sub, len, "%s", subs[i]);
+		*owner = o;
+		found = 1;
+	}
+	ln_names_free(subs, n);
+	return found;
+}
+
+/* Host entry h (kind: the entry or its key) that another cluster's
+ * subsystem still allows: nvmet keeps one entry per host and node, and the
+ * other cluster's settings are this one's (nvmet_hosts.c refuses unlike
+ * ones), so it stays as it is and that cluster owns it from now on: its
+ * teardown, the last user's, removes it. 1 when handed over. */
+static int hand_over(struct ln_converge *cv, const char *kind, const char *h)
+{
+	const char *owner = NULL;
+	char sub[512];
+
+	if (!other_user(cv, h, sub, sizeof(sub), &owner) || !owner)
+		return 0;
+	if (!cv->plan) {
+		ln_state_add(&cv->st, owner, kind, h);
+		ln_cv_disown(cv, kind, h);
+		cv->st.dirty = 1;
+	}
+	ln_changes_warn(&cv->ch, "%s '%s' kept for cluster '%s' ('%s'), whose subsystem still "
+			"allows it; that cluster's teardown removes it",
+			!strcmp(kind, "nvmet_host") ? "host entry" : "DH-HMAC-CHAP key of host entry",
+			h, owner, sub);
+	return 1;
+}
+
 /*
  * A host entry this cluster keyed and no longer wants keyed. Gone with its
  * entry (removed just before): forgotten. Still there (kept for a foreign
@@ -150,6 +203,10 @@ static void unkey_host(struct ln_converge *cv, struct json_object *want, const c
 	char p[PATH_MAX], key[600];
 	int with_entry;
 
+	snprintf(p, sizeof(p), P_HOST "%s/dhchap_key", h);
+	if (ln_path_exists(cv->a, p) && !ln_nvmet_read_eq(cv->a, p, "") &&
+	    hand_over(cv, "nvmet_host_key", h))
+		return;
 	/* a plan removes nothing: the entry goes when owned and unwanted */
 	snprintf(key, sizeof(key), "nvmet_host\x1f%s", h);
 	with_entry = cv->plan && ln_cv_owned(cv, "nvmet_host", h) &&
@@ -229,6 +286,8 @@ void ln_nvmet_remove(struct ln_converge *cv)
 				unkey_host(cv, want, id);
 			} else {
 				snprintf(p, sizeof(p), P_HOST "%s", id);
+				if (ln_is_dir(cv->a, p) && hand_over(cv, *k, id))
+					continue;
 				if (ln_is_dir(cv->a, p) && ln_nvmet_still_linked(cv->a, LN_NVMET "/subsystems",
 								       "allowed_hosts", id) &&
 				    !cv->plan) {
