@@ -58,39 +58,59 @@ static int differs(const char *pin, const char *live)
 	return pin && live && strcmp(pin, live);
 }
 
+/* 1 with why when node i reports, as its key (what names it), a value
+ * that another node is pinned to, or that another reachable node reports
+ * too while it is not node i's own pin. */
+static int claims_other(struct ln_run *r, size_t i, struct json_object *pins,
+			struct json_object *last, const char *key, const char *what,
+			const char *(*live)(const struct ln_node_run *), struct ln_buf *why)
+{
+	const struct ln_node_run *nr = &r->nodes[i];
+	const char *v = live(nr), *own = pinned(pins, last, nr, key);
+	size_t j;
+
+	for (j = 0; v && j < r->n; j++) {
+		const struct ln_node_run *o = &r->nodes[j];
+		const char *theirs = pinned(pins, last, o, key);
+
+		if (j == i)
+			continue;
+		if (theirs && !strcmp(theirs, v)) {
+			ln_buf_addf(why, "%s '%s' is pinned to node '%s'", what, v, o->spec->name);
+			return 1;
+		}
+		if (o->state == LN_NODE_OK && live(o) && !strcmp(live(o), v) &&
+		    !(own && !strcmp(own, v))) {
+			ln_buf_addf(why, "nodes '%s' and '%s' report the same %s '%s' (a cloned "
+				    "image?); give one a new /etc/nvme/hostnqn and hostid",
+				    nr->spec->name, o->spec->name, what, v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Why node i may not use the identity it reports, into why; 0 when it may. */
 static int refused(struct ln_run *r, size_t i, struct json_object *pins, struct json_object *last,
 		   struct ln_buf *why)
 {
 	struct ln_node_run *nr = &r->nodes[i];
 	const char *nqn = ln_facts_host_nqn(nr), *own = pinned(pins, last, nr, "host_nqn");
-	size_t j;
 
-	if (!nr->accept_replaced &&
-	    (differs(own, nqn) || differs(pinned(pins, last, nr, "host_id"), ln_facts_host_id(nr)))) {
-		ln_buf_addf(why, "host identity '%s' is not the one pinned for it ('%s'); "
-			    "--accept-replaced %s re-pins it", nqn, own, nr->spec->name);
+	const char *id = ln_facts_host_id(nr), *own_id = pinned(pins, last, nr, "host_id");
+
+	if (!nr->accept_replaced && (differs(own, nqn) || differs(own_id, id))) {
+		if (differs(own, nqn))
+			ln_buf_addf(why, "host identity '%s' is not the one pinned for it ('%s')",
+				    nqn, own);
+		else
+			ln_buf_addf(why, "host ID '%s' is not the one pinned for it ('%s')", id,
+				    own_id);
+		ln_buf_addf(why, "; --accept-replaced %s re-pins it", nr->spec->name);
 		return 1;
 	}
-	for (j = 0; j < r->n; j++) {
-		const struct ln_node_run *o = &r->nodes[j];
-		const char *theirs = pinned(pins, last, o, "host_nqn");
-
-		if (j == i)
-			continue;
-		if (theirs && !strcmp(theirs, nqn)) {
-			ln_buf_addf(why, "host NQN '%s' is pinned to node '%s'", nqn, o->spec->name);
-			return 1;
-		}
-		if (o->state == LN_NODE_OK && ln_facts_host_nqn(o) &&
-		    !strcmp(ln_facts_host_nqn(o), nqn) && !(own && !strcmp(own, nqn))) {
-			ln_buf_addf(why, "nodes '%s' and '%s' report the same host NQN '%s' (a cloned "
-				    "image?); give one a new /etc/nvme/hostnqn and hostid",
-				    nr->spec->name, o->spec->name, nqn);
-			return 1;
-		}
-	}
-	return 0;
+	return claims_other(r, i, pins, last, "host_nqn", "host NQN", ln_facts_host_nqn, why) ||
+	       claims_other(r, i, pins, last, "host_id", "host ID", ln_facts_host_id, why);
 }
 
 /* Node nr's facts key set to its pin, or dropped when it has none. */
@@ -174,10 +194,16 @@ int ln_hostident_check(struct ln_run *r, struct ln_buf *err)
 			nr->s = NULL;
 			n_out++;
 		} else if (nr->state == LN_NODE_OK && ln_facts_host_nqn(nr)) {
+			const char *id = ln_facts_host_id(nr);
+
+			/* no valid host ID now is no claim: the pinned one
+			 * stays, so a node cannot shed its pin in two runs */
+			if (!id && !nr->accept_replaced)
+				id = ln_json_str_at(ln_json_at(pins, nr->spec->name), "host_id");
 			pin = json_object_new_object();
 			ln_json_add_str(pin, "host_nqn", ln_facts_host_nqn(nr));
-			if (ln_facts_host_id(nr))
-				ln_json_add_str(pin, "host_id", ln_facts_host_id(nr));
+			if (id)
+				ln_json_add_str(pin, "host_id", id);
 			json_object_object_add(pins, nr->spec->name, pin);
 		}
 	}

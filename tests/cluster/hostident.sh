@@ -88,4 +88,28 @@ scenario_hostident() {
 	check_cmd "control: recap says converged" says_converged
 	check_cmd "control: n3 allowed" allowed "$n3"
 	check_cmd "control: n3 connected" connected 3
+	# the host ID is pinned as the NQN is: another node's is refused, and
+	# a node cannot shed its pin by reporting none first, then a new one
+	local id2 id3
+	id2=$(cat "$(root 2)/etc/nvme/hostid") id3=$(cat "$(root 3)/etc/nvme/hostid")
+	printf '%s\n' "$id2" > "$(root 3)/etc/nvme/hostid"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "n3 claims n2's host ID: exit 4" rc_is 4
+	check_cmd "n3 is excluded, its pinned host ID named" \
+		out_has "n3: excluded: host ID '$id2' is not the one pinned for it ('$id3')"
+	check_cmd "n2 converges beside it" grep -qE '^n2 +: ok=' "$C/out"
+	llmnet apply "$C/spec.yaml" --accept-replaced n3
+	check_cmd "n3 claims n2's host ID even with --accept-replaced: exit 4" rc_is 4
+	check_cmd "... excluded as n2's" out_has "n3: excluded: host ID '$id2' is pinned to node 'n2'"
+	printf 'not-a-uuid\n' > "$(root 3)/etc/nvme/hostid"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "n3's pinned host ID is kept while it reports none" \
+		grep -qF "$id3" "$LLMNET_STATE_DIR/loop.hostident.json"
+	cat /proc/sys/kernel/random/uuid > "$(root 3)/etc/nvme/hostid"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "then a new host ID on n3: exit 4" rc_is 4
+	check_cmd "... n3 excluded as not its pinned host ID" out_has "n3: excluded: host ID '$(cat "$(root 3)/etc/nvme/hostid")' is not the one pinned for it ('$id3')"
+	printf '%s\n' "$id3" > "$(root 3)/etc/nvme/hostid"
+	llmnet apply "$C/spec.yaml"
+	check_cmd "control: n3 on its own host ID converges" rc_is 0
 }
