@@ -16,6 +16,7 @@
 #include "agents/agent/kernel/paths.h"
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/target/blockdev.h"
+#include "agents/agent/target/inuse.h"
 #include "common/json.h"
 
 static int wanted_mount(struct ln_converge *cv, const char *path)
@@ -194,6 +195,11 @@ void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const 
 	char fs[64], type[64];
 	int rc = 0, blank;
 
+	if (ln_inuse_place(cv->a, &cv->st, cv->cluster, "mount point", in->mount_path,
+			   LN_PLACE_MOUNT, &err) < 0) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
 	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
 		if (mount_is_namespace(cv, in, dev, &err) < 0) {
 			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
