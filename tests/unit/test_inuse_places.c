@@ -25,7 +25,7 @@
 	"30 22 254:32 / /mnt rw,relatime shared:31 - ext4 /dev/vdc rw\n"                       \
 	"31 30 259:1 / /mnt/a rw,relatime shared:32 - xfs /dev/nvme1n1 rw\n"
 
-static void found(const char *text, int mi, const char *path, const char *point,
+static void held_by(const char *text, int mi, const char *path, const char *point,
 		  const char *source, const char *fstype)
 {
 	struct ln_mount m;
@@ -39,19 +39,19 @@ static void found(const char *text, int mi, const char *path, const char *point,
 static void test_inuse_places__mountinfo_longest_mount_point_on_the_way(void **state)
 {
 	(void)state;
-	found(MI_BASE, 1, "/mnt/a/b/c.img", "/mnt/a", "/dev/nvme1n1", "xfs");
+	held_by(MI_BASE, 1, "/mnt/a/b/c.img", "/mnt/a", "/dev/nvme1n1", "xfs");
 	/* a name that only begins like a mount point is not below it */
-	found(MI_BASE, 1, "/mnt/ab/c.img", "/mnt", "/dev/vdc", "ext4");
-	found(MI_BASE, 1, "/var/lib/nvmet/x.img", "/", "/dev/vda", "ext4");
-	found(MI_BASE, 1, "/datafile", "/", "/dev/vda", "ext4");
+	held_by(MI_BASE, 1, "/mnt/ab/c.img", "/mnt", "/dev/vdc", "ext4");
+	held_by(MI_BASE, 1, "/var/lib/nvmet/x.img", "/", "/dev/vda", "ext4");
+	held_by(MI_BASE, 1, "/datafile", "/", "/dev/vda", "ext4");
 }
 
 static void test_inuse_places__mount_point_equal_to_the_path(void **state)
 {
 	(void)state;
-	found(MI_BASE, 1, "/mnt/a", "/mnt/a", "/dev/nvme1n1", "xfs");
-	found(MI_BASE, 1, "/data", "/data", "/dev/vdb", "ext4");
-	found(MI_BASE, 1, "/", "/", "/dev/vda", "ext4");
+	held_by(MI_BASE, 1, "/mnt/a", "/mnt/a", "/dev/nvme1n1", "xfs");
+	held_by(MI_BASE, 1, "/data", "/data", "/dev/vdb", "ext4");
+	held_by(MI_BASE, 1, "/", "/", "/dev/vda", "ext4");
 }
 
 static void test_inuse_places__octal_escapes_in_points_and_sources(void **state)
@@ -60,11 +60,11 @@ static void test_inuse_places__octal_escapes_in_points_and_sources(void **state)
 			"41 22 0:51 / /srv/tab\\011ed rw - nfs4 h:/e rw\n";
 
 	(void)state;
-	found(t, 1, "/srv/with space/b.img", "/srv/with space", "//nas/share x", "cifs");
-	found(t, 1, "/srv/with space", "/srv/with space", "//nas/share x", "cifs");
-	found(t, 1, "/srv/tab\ted/f", "/srv/tab\ted", "h:/e", "nfs4");
+	held_by(t, 1, "/srv/with space/b.img", "/srv/with space", "//nas/share x", "cifs");
+	held_by(t, 1, "/srv/with space", "/srv/with space", "//nas/share x", "cifs");
+	held_by(t, 1, "/srv/tab\ted/f", "/srv/tab\ted", "h:/e", "nfs4");
 	/* the escaped name is not the raw one */
-	found(t, 1, "/srv/with\\040space/b.img", "/", "/dev/vda", "ext4");
+	held_by(t, 1, "/srv/with\\040space/b.img", "/", "/dev/vda", "ext4");
 }
 
 /* /mnt/ckpt mounted on the root, then /mnt mounted over the root's /mnt:
@@ -79,9 +79,9 @@ static void test_inuse_places__a_later_upper_mount_hides_a_deeper_one(void **sta
 			      "61 60 0:61 / /data rw - fuse.sshfs u@h:/ rw\n";
 
 	(void)state;
-	found(t, 1, "/mnt/ckpt/x", "/mnt", "h:/e", "nfs4");
+	held_by(t, 1, "/mnt/ckpt/x", "/mnt", "h:/e", "nfs4");
 	/* two mounts at one point: the one mounted over the other */
-	found(stacked, 1, "/data/x", "/data", "u@h:/", "fuse.sshfs");
+	held_by(stacked, 1, "/data/x", "/data", "u@h:/", "fuse.sshfs");
 }
 
 static void test_inuse_places__proc_mounts_longest_then_last(void **state)
@@ -91,10 +91,10 @@ static void test_inuse_places__proc_mounts_longest_then_last(void **state)
 			"//nas/a\\040b /srv/a\\040b cifs rw 0 0\n";
 
 	(void)state;
-	found(t, 0, "/data/in/f", "/data/in", "/dev/nvme1n1", "ext4");
-	found(t, 0, "/data/f", "/data", "h:/e", "nfs4");
-	found(t, 0, "/srv/a b/f", "/srv/a b", "//nas/a b", "cifs");
-	found(t, 0, "/etc/llmnet/hostfile", "/", "/dev/vda", "ext4");
+	held_by(t, 0, "/data/in/f", "/data/in", "/dev/nvme1n1", "ext4");
+	held_by(t, 0, "/data/f", "/data", "h:/e", "nfs4");
+	held_by(t, 0, "/srv/a b/f", "/srv/a b", "//nas/a b", "cifs");
+	held_by(t, 0, "/etc/llmnet/hostfile", "/", "/dev/vda", "ext4");
 }
 
 static void test_inuse_places__no_table_no_mount(void **state)
