@@ -13,6 +13,7 @@
 
 #include "agents/agent/converge/parts.h"
 #include "agents/agent/kernel/paths.h"
+#include "agents/agent/target/inuse.h"
 #include "common/json.h"
 
 int ln_hostfile_render(const struct ln_request *rq, struct ln_buf *out)
@@ -57,8 +58,15 @@ out:
  * cluster owns it (ln_cv_file()). */
 static void write_hostfile(struct ln_converge *cv, const char *path)
 {
-	struct ln_buf want = LN_BUF_INIT;
+	struct ln_buf want = LN_BUF_INIT, err = LN_BUF_INIT;
 
+	/* the place first: on a local disk, in no other cluster's objects */
+	if (ln_inuse_place(cv->a, &cv->st, cv->cluster, "hostfile", path, LN_PLACE_FILE,
+			   &err) < 0) {
+		ln_cv_report(cv, "create", "hostfile", path, NULL, err.buf);
+		ln_buf_release(&err);
+		return;
+	}
 	ln_hostfile_render(cv->rq, &want);
 	ln_cv_file(cv, "hostfile", path, &want, 0644, 0,
 		   cv->rq->hostfile_mpich ? "mpich" : "openmpi");

@@ -304,6 +304,11 @@ void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const 
 
 	opts_str(LN_FABRIC_MOUNT_FLAGS_FOR(in->mount_exec), opts, sizeof(opts));
 
+	if (ln_inuse_place(cv->a, &cv->st, cv->cluster, "mount point", in->mount_path,
+			   LN_PLACE_MOUNT, &err) < 0) {
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+		goto out;
+	}
 	if (ln_path_mounted(cv->a, in->mount_path, fs, sizeof(fs))) {
 		if (mount_is_namespace(cv, in, dev, &err) < 0) {
 			ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);

@@ -8,7 +8,8 @@
  * directory from the root down, none is writable by group or others and
  * none is a symbolic link. Each component is opened without following a
  * link, from the root's fd, and the file runs from the fd that was checked
- * (fexecve), so what was checked is what runs. Its last name must be one
+ * (fexecve), so what was checked is what runs. Its folder must be on a
+ * file system of the node's own disks (the in-use gate, inuse.h). Its last name must be one
  * of the programs llmnet runs, and its arguments are typed by allow.c's
  * table like every other program's.
  */
@@ -24,6 +25,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/run/exec_tests.h"
+#include "agents/agent/target/inuse.h"
 #include "common/buf.h"
 #include "common/error.h"
 #include "common/places.h"
@@ -134,6 +136,8 @@ int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf
 		close(fd);
 		fd = nfd;
 		r = trusted(fd, shown, last, path, err);
+		if (r == 0 && last && ln_inuse_program_file(a, path, err) < 0)
+			r = -LN_EREQUEST;
 		if (r == 0 && last)
 			return fd;
 		s = e;

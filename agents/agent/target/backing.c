@@ -139,7 +139,11 @@ static int refusals(struct ln_converge *cv, const struct ln_req_ns *ns, int *exi
 			      "adopts ('adopt: true'): remove or move it, or name another path");
 		return rc;
 	}
-	return ln_path_check_dirs(cv->a, ns->file, err);
+	/* the place: on a local disk, in no other cluster's objects, no other
+	 * namespace's file (inuse.h) */
+	rc = ln_inuse_place(cv->a, &cv->st, cv->cluster, "backing file", ns->file, LN_PLACE_FILE,
+			    err);
+	return rc < 0 ? rc : ln_path_check_dirs(cv->a, ns->file, err);
 }
 
 /* Record that the file llmnet made for this cluster is there: from now

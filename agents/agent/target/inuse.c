@@ -159,29 +159,28 @@ static int subsys_fabric(const struct ln_agent *a, const char *subsys, char *ctr
 	return found;
 }
 
-int ln_inuse_fabric(const struct ln_agent *a, const char *name, const char *given,
-		    struct ln_buf *err)
+int ln_inuse_fabric_of(const struct ln_agent *a, const char *name, struct ln_inuse_ctrl *f)
 {
 	struct ln_buf nqn = LN_BUF_INIT;
-	char dev[PATH_MAX], full[PATH_MAX], link[PATH_MAX], ctrl[NAME_MAX + 1] = "";
-	char tr[64], sub[NAME_MAX + 1] = "";
+	char dev[PATH_MAX], full[PATH_MAX], link[PATH_MAX];
 	const char *base;
 	ssize_t r;
 	int fabric;
 
+	memset(f, 0, sizeof(*f));
 	if (strncmp(name, "nvme", 4))
 		return 0;
 	snprintf(dev, sizeof(dev), "/sys/block/%s/device", name);
 	r = ln_agent_path(a, dev, full) == 0 ? readlink(full, link, sizeof(link) - 1) : -1;
 	link[r > 0 ? r : 0] = '\0';
 	base = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-	transport_of(a, dev, tr, sizeof(tr));
-	if (tr[0]) {	/* a controller: one path, its own transport */
-		snprintf(ctrl, sizeof(ctrl), "%s", base);
-		fabric = strcmp(tr, "pcie") != 0;
+	transport_of(a, dev, f->tr, sizeof(f->tr));
+	if (f->tr[0]) {	/* a controller: one path, its own transport */
+		snprintf(f->ctrl, sizeof(f->ctrl), "%s", base);
+		fabric = strcmp(f->tr, "pcie") != 0;
 	} else if (base[0]) {	/* a multipath head: every controller of its subsystem */
-		snprintf(sub, sizeof(sub), "%s", base);
-		fabric = subsys_fabric(a, sub, ctrl, sizeof(ctrl), tr, sizeof(tr));
+		snprintf(f->sub, sizeof(f->sub), "%s", base);
+		fabric = subsys_fabric(a, f->sub, f->ctrl, sizeof(f->ctrl), f->tr, sizeof(f->tr));
 	} else {
 		fabric = 1;
 	}
@@ -190,11 +189,29 @@ int ln_inuse_fabric(const struct ln_agent *a, const char *name, const char *give
 	snprintf(full, sizeof(full), "%s/subsysnqn", dev);
 	if (ln_read_attr(a, full, &nqn) < 0 || !nqn.len)
 		ln_buf_addf(&nqn, "unknown");
-	ln_buf_addf(err, "device '%s' (%s) is a namespace of NVMe controller %s%s%s over "
-		    "transport %s, subsystem %s; llmnet exports only local (pcie) NVMe "
-		    "namespaces, never one imported from a fabric (an unknown transport counts "
-		    "as one): name a local disk", given, name, ctrl[0] ? ctrl : "(none found)",
-		    sub[0] ? " of " : "", sub, tr[0] ? tr : "unknown (unreadable)", nqn.buf);
+	snprintf(f->nqn, sizeof(f->nqn), "%s", nqn.buf);
 	ln_buf_release(&nqn);
+	return 1;
+}
+
+void ln_inuse_ctrl_describe(const struct ln_inuse_ctrl *f, struct ln_buf *out)
+{
+	ln_buf_addf(out, "NVMe controller %s%s%s over transport %s, subsystem %s",
+		    f->ctrl[0] ? f->ctrl : "(none found)", f->sub[0] ? " of " : "", f->sub,
+		    f->tr[0] ? f->tr : "unknown (unreadable)", f->nqn);
+}
+
+int ln_inuse_fabric(const struct ln_agent *a, const char *name, const char *given,
+		    struct ln_buf *err)
+{
+	struct ln_inuse_ctrl f;
+
+	if (!ln_inuse_fabric_of(a, name, &f))
+		return 0;
+	ln_buf_addf(err, "device '%s' (%s) is a namespace of ", given, name);
+	ln_inuse_ctrl_describe(&f, err);
+	ln_buf_addstr(err, "; llmnet exports only local (pcie) NVMe namespaces, never one "
+		      "imported from a fabric (an unknown transport counts as one): name a "
+		      "local disk");
 	return -EBUSY;
 }
