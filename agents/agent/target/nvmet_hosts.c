@@ -105,6 +105,28 @@ static int set_host_attr(struct ln_converge *cv, const char *dir, const char *at
 	return cv->plan ? 0 : ln_fs_write_attr(cv->a, p, want, err);
 }
 
+/* 0 when host j of target t may be used as t wants it, else negative with
+ * err: its existing entry is keyed by another cluster with another secret,
+ * or shared with a subsystem under other DH-HMAC-CHAP settings. Reads only. */
+static int host_refused(struct ln_converge *cv, const struct ln_req_target *t, size_t j,
+			struct ln_buf *err)
+{
+	const char *h = t->hosts[j], *other;
+	char p[PATH_MAX];
+
+	if (!t->dh_hash)
+		return shared_entry_check(cv, h, "", NULL, NULL, NULL, err);
+	snprintf(p, sizeof(p), P_HOST "%s/dhchap_key", h);
+	other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_host_key", h);
+	if (other && ln_path_exists(cv->a, p) && !ln_nvmet_read_eq(cv->a, p, t->keys[j].key)) {
+		ln_buf_addf(err, "host entry '%s' is keyed by cluster '%s' with another secret; "
+			    "nvmet keeps one per host and node", h, other);
+		return -EEXIST;
+	}
+	return shared_entry_check(cv, h, t->keys[j].key, t->dh_hash, t->dh_group,
+				  t->keys[j].ctrl_key, err);
+}
+
 /*
  * Key host entry h for target t (its keys[j]): hash, group, then the
  * secrets. The entry is shared by every subsystem of the node, so one that
@@ -116,7 +138,7 @@ static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_
 		    struct ln_buf *err)
 {
 	const struct ln_req_key *k = &t->keys[j];
-	const char *h = t->hosts[j], *other;
+	const char *h = t->hosts[j];
 	char dir[PATH_MAX], p[PATH_MAX], det[160];
 	int rc = 0, changed = 0, fresh;
 
@@ -136,14 +158,7 @@ static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_
 		return -EOPNOTSUPP;
 	}
 	fresh = ln_nvmet_read_eq(cv->a, p, "");
-	other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_host_key", h);
-	if (other && !ln_nvmet_read_eq(cv->a, p, k->key)) {
-		ln_buf_addf(err, "host entry '%s' is keyed by cluster '%s' with another secret; "
-			    "nvmet keeps one per host and node", h, other);
-		ln_cv_report(cv, "create", "nvmet_host_key", h, NULL, err->buf);
-		return -EEXIST;
-	}
-	rc = shared_entry_check(cv, h, k->key, t->dh_hash, t->dh_group, k->ctrl_key, err);
+	rc = host_refused(cv, t, j, err);
 	if (rc < 0) {
 		ln_cv_report(cv, "create", "nvmet_host_key", h, NULL, err->buf);
 		return rc;
@@ -169,28 +184,6 @@ static int key_host(struct ln_converge *cv, const struct ln_req_target *t, size_
 	ln_cv_report(cv, !changed ? "ok" : fresh ? "create" : "change", "nvmet_host_key", h,
 		     changed ? det : NULL, rc < 0 ? err->buf : NULL);
 	return rc;
-}
-
-/* 0 when host j of target t may be used as t wants it, else negative with
- * err: its existing entry is keyed by another cluster with another secret,
- * or shared with a subsystem under other DH-HMAC-CHAP settings. Reads only. */
-static int host_refused(struct ln_converge *cv, const struct ln_req_target *t, size_t j,
-			struct ln_buf *err)
-{
-	const char *h = t->hosts[j], *other;
-	char p[PATH_MAX];
-
-	if (!t->dh_hash)
-		return shared_entry_check(cv, h, "", NULL, NULL, NULL, err);
-	snprintf(p, sizeof(p), P_HOST "%s/dhchap_key", h);
-	other = ln_state_other_owner(&cv->st, cv->cluster, "nvmet_host_key", h);
-	if (other && ln_path_exists(cv->a, p) && !ln_nvmet_read_eq(cv->a, p, t->keys[j].key)) {
-		ln_buf_addf(err, "host entry '%s' is keyed by cluster '%s' with another secret; "
-			    "nvmet keeps one per host and node", h, other);
-		return -EEXIST;
-	}
-	return shared_entry_check(cv, h, t->keys[j].key, t->dh_hash, t->dh_group,
-				  t->keys[j].ctrl_key, err);
 }
 
 /* Before any host entry is created or keyed: a target one of whose hosts
