@@ -8,8 +8,9 @@
 #ifndef LN_PROTO_H
 #define LN_PROTO_H
 
-/* Bumped when a request or an answer changes shape. 2: the session. */
-#define LN_PROTO_VERSION 2
+/* Bumped when a request or an answer changes shape. 2: the session.
+ * 3: the GPU half of the fabric (PCIe topology and GPU facts). */
+#define LN_PROTO_VERSION 3
 
 /* Where the controller pushes the agent and the probes on a node. */
 #define LN_PROTO_REMOTE_DIR "/var/lib/llmnet/bin"

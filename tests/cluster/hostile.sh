@@ -154,7 +154,7 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$(FACTS_JSON)" "$@"
 empty_objects() {
 	python3 -c 'import sys
 n = int(sys.argv[2]) // 3
-open(sys.argv[1], "w").write("{\"protocol\":2,\"hostname\":\"n2\",\"rdma\":[" + "{}," * n + "{}]}")' "$1" "$2"
+open(sys.argv[1], "w").write("{\"protocol\":3,\"hostname\":\"n2\",\"rdma\":[" + "{}," * n + "{}]}")' "$1" "$2"
 }
 
 scenario_hostile_answers() {

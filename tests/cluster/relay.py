@@ -112,7 +112,7 @@ def rewrite(body, verb, rules):
         elif name == "facts" and verb == "facts":
             with open(arg, "rb") as f:
                 answer = f.read()
-            body = b'{"protocol":2,"id":' + frame_id(body) + b',"exit":0,"answer":' + answer + b"}\n"
+            body = b'{"protocol":3,"id":' + frame_id(body) + b',"exit":0,"answer":' + answer + b"}\n"
     return body
 
 

@@ -736,23 +736,23 @@ scenario_session_framing() {
 	touch "$C/marker"
 	{ frame '{"id":7,"verb":"version"}'; frame '{"id":8,"verb":"facts"}'; } |
 		agent_session 1 > "$C/answers" 2>"$C/answers.err"
-	check_cmd "two requests, two answers, in order" test "$(grep -o '{"protocol":2,"id":[0-9]*,"exit":0' \
-		"$C/answers" | paste -sd' ')" = '{"protocol":2,"id":7,"exit":0 {"protocol":2,"id":8,"exit":0'
+	check_cmd "two requests, two answers, in order" test "$(grep -o '{"protocol":3,"id":[0-9]*,"exit":0' \
+		"$C/answers" | paste -sd' ')" = '{"protocol":3,"id":7,"exit":0 {"protocol":3,"id":8,"exit":0'
 	src=$(grep -o '"sha256_source":"[a-z]*"' "$C/answers")
 	check_cmd "a sealed agent takes its digest from the sidecar" test "$src" = '"sha256_source":"sidecar"'
-	check_cmd "the session speaks protocol 2" answers_has '{"protocol":2,"id":7,"exit":0,"answer":{'
+	check_cmd "the session speaks protocol 3" answers_has '{"protocol":3,"id":7,"exit":0,"answer":{'
 	printf 'hello, agent\n' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
 	check_cmd "garbage: the session exits 2" test "${PIPESTATUS[1]}" -eq 2
 	check_cmd "garbage: an error frame with code 'frame'" answers_has '"code":"frame"'
 	check_cmd "garbage: the header is named" answers_has 'malformed frame header: byte 0x68 after 0 digits'
 	printf '99999999\n{"verb":"apply"}' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
 	check_cmd "oversized: refused with the limit" answers_has 'oversized frame: 99999999 bytes, at most 16777216 allowed'
-	printf '500\n{"verb":"apply","request":{"protocol":2,"cluster":"loop"' |
+	printf '500\n{"verb":"apply","request":{"protocol":3,"cluster":"loop"' |
 		agent_session 1 > "$C/answers" 2>"$C/answers.err"
 	check_cmd "truncated: refused with the count" answers_has 'truncated frame: the input ended after 56 of 500 bytes'
-	frame '{"verb":"apply","request":{"protocol":2,"cluster":"loop"}' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
+	frame '{"verb":"apply","request":{"protocol":3,"cluster":"loop"}' | agent_session 1 > "$C/answers" 2>"$C/answers.err"
 	check_cmd "a frame that is not JSON: a request error" answers_has '"code":"request"'
-	frame '{"verb":"apply","budget":1,"request":{"protocol":2,"cluster":"loop"}}' |
+	frame '{"verb":"apply","budget":1,"request":{"protocol":3,"cluster":"loop"}}' |
 		agent_session 1 > "$C/answers" 2>"$C/answers.err"
 	check_cmd "an unknown envelope field: refused by name" answers_has "request envelope: unknown field 'budget'"
 	check_cmd "nothing changed on n1 by any of them" unchanged_since 1 "$C/marker"

@@ -277,7 +277,7 @@ static inline int fake_counters(void *ctx, size_t node, unsigned lane, const cha
 	(void)lane;
 	(void)n;
 	(void)err;
-	snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\",\"driver\":"
+	snprintf(js, sizeof(js), "{\"protocol\":3,\"counters\":[{\"port\":\"%s\",\"driver\":"
 		 "\"rdma_rxe\",\"errors\":{\"rcvd_seq_err\":0},\"other\":{}}]}", ports[0]);
 	*out = json_tokener_parse(js);
 	return *out ? 0 : -ENOMEM;

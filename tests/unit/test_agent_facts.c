@@ -72,7 +72,7 @@ static void test_agent_facts__version(void **st)
 	struct json_object *o = run_json(NULL, args, 0);
 
 	(void)st;
-	assert_string_equal(path_str(o, "protocol"), "2");
+	assert_string_equal(path_str(o, "protocol"), "3");
 	assert_string_equal(path_str(o, "agent"), "llmnet-agent");
 	assert_string_equal(path_str(o, "verbs.0.name"), "version");
 	assert_string_equal(path_str(o, "verbs.0.mutating"), "false");

@@ -193,8 +193,8 @@ static void test_agent_nvmet__bad_requests_change_nothing(void **st)
 	ln_buf_release(&out);
 	expect_refused(root, "{\"protocol\":1,\"cluster\":\"c\",\"targetz\":[]}",
 		       "unknown field 'targetz'", 2);
-	expect_refused(root, "{\"protocol\":3,\"cluster\":\"c\",\"future\":1}",
-		       "speaks protocol 3", 2);
+	expect_refused(root, "{\"protocol\":4,\"cluster\":\"c\",\"future\":1}",
+		       "speaks protocol 4", 2);
 	expect_refused(root,
 		       "{\"protocol\":1,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.x/../../etc\","
 		       "\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":\"any\"}]}",

@@ -45,7 +45,7 @@ static const char *request(const char *persist)
 	if (persist)
 		snprintf(p, sizeof(p), ",\"persist\":%s", persist);
 	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":2,\"cluster\":\"c\"%s,\"targets\":[{\"nqn\":\"" NQN "\","
+		 "{\"protocol\":3,\"cluster\":\"c\"%s,\"targets\":[{\"nqn\":\"" NQN "\","
 		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,"
 		 "\"hosts\":[\"" H1 "\"],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/c.img\","
 		 "\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
@@ -272,7 +272,7 @@ static void test_agent_persist__restore_mounts_with_options(void **st)
 {
 	char *root = tree_of("node-initiator", 1), *boot = tree_of("node-initiator", 1), cmd[8192];
 	const char *restore[] = { "restore", "--cluster", "c", NULL };
-	const char *req = "{\"protocol\":2,\"cluster\":\"c\",\"persist\":true,\"initiators\":[{"
+	const char *req = "{\"protocol\":3,\"cluster\":\"c\",\"persist\":true,\"initiators\":[{"
 			  "\"target\":\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":"
 			  "\"10.77.0.11\",\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":"
 			  "\"ext4\",\"format\":\"if-blank\",\"exec\":true}}]}";
@@ -420,7 +420,7 @@ static const char *request_d(void)
 	static char buf[2048];
 
 	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":2,\"cluster\":\"d\",\"persist\":true,\"targets\":[{\"nqn\":\""
+		 "{\"protocol\":3,\"cluster\":\"d\",\"persist\":true,\"targets\":[{\"nqn\":\""
 		 NQN "2\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4431,"
 		 "\"hosts\":[],\"namespaces\":[{\"nsid\":1,\"file\":\"/var/lib/nvmet/d.img\","
 		 "\"size\":4096}]}]}");
@@ -475,7 +475,7 @@ static void test_agent_persist__unit_runs_its_own_agent(void **st)
 }
 
 #define INIT_REQUEST                                                                          \
-	"{\"protocol\":2,\"cluster\":\"c\",\"persist\":true,\"initiators\":[{\"target\":\""   \
+	"{\"protocol\":3,\"cluster\":\"c\",\"persist\":true,\"initiators\":[{\"target\":\""   \
 	"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420}]}"
 
 /* A teardown that cannot remove the boot unit's files stops there: the

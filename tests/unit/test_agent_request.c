@@ -155,7 +155,7 @@ static void test_agent_request__dhchap_refusals_name_no_secret(void **state)
 static void test_agent_request__identity_fields(void **state)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	const char *t = "{\"protocol\":2,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+	const char *t = "{\"protocol\":3,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
 			"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,"
 			"\"hosts\":\"any\",";
 	char buf[1024];

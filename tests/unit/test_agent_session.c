@@ -49,13 +49,13 @@ static void test_agent_session__requests_in_order_as_one_shot(void **st)
 	frames(&in, reqs);
 	assert_int_equal(fx_agent(a, session, in.buf, &out, &err, NULL), 0);
 	/* four answers, in order, each with the one-shot verb's exit code */
-	p = strstr(out.buf, "{\"protocol\":2,\"id\":1,\"exit\":0,\"answer\":{\"protocol\":2,\"agent\"");
+	p = strstr(out.buf, "{\"protocol\":3,\"id\":1,\"exit\":0,\"answer\":{\"protocol\":3,\"agent\"");
 	assert_non_null(p);
-	p = strstr(p, "{\"protocol\":2,\"id\":2,\"exit\":0,\"answer\":{\"protocol\":2,\"mode\":\"apply\"");
+	p = strstr(p, "{\"protocol\":3,\"id\":2,\"exit\":0,\"answer\":{\"protocol\":3,\"mode\":\"apply\"");
 	assert_non_null(p);
-	p = strstr(p, "{\"protocol\":2,\"id\":3,\"exit\":64,\"answer\":{\"protocol\":2,\"error\"");
+	p = strstr(p, "{\"protocol\":3,\"id\":3,\"exit\":64,\"answer\":{\"protocol\":3,\"error\"");
 	assert_non_null(p);
-	p = strstr(p, "{\"protocol\":2,\"id\":null,\"exit\":64,");
+	p = strstr(p, "{\"protocol\":3,\"id\":null,\"exit\":64,");
 	assert_non_null(p);
 	assert_non_null(strstr(p, "unknown verb 'nosuch'"));
 	/* the same apply, one-shot, on a copy: the same node state */
@@ -127,7 +127,7 @@ static void test_agent_session__budget_per_request(void **st)
 	reqs[1] = zero.buf;
 	frames(&in, reqs);
 	assert_int_equal(fx_agent(root, session, in.buf, &out, &err, NULL), 0);
-	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":2,"));
+	assert_non_null(strstr(out.buf, "{\"protocol\":3,\"id\":2,\"exit\":2,"));
 	assert_non_null(strstr(out.buf, "apply: refusing a request without a time budget"));
 	assert_non_null(strstr(out.buf, "budget_ms must be 1-86400000 milliseconds"));
 	fx_list_mtimes(root, &after);
@@ -141,7 +141,7 @@ static void test_agent_session__budget_per_request(void **st)
 	frames(&in, reqs);
 	assert_int_equal(fx_agent(root, session, in.buf, &out, &err, "LLMNET_CLOCK_STEP_MS=1000"),
 			 LN_AGENT_EXIT_TIMEOUT);
-	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":4,"));
+	assert_non_null(strstr(out.buf, "{\"protocol\":3,\"id\":2,\"exit\":4,"));
 	assert_non_null(strstr(out.buf, "time budget of 5500 ms ran out before "));
 	assert_null(strstr(out.buf, "\"id\":9"));
 	/* the budget is the request's: the same apply with 120 s converges */
@@ -150,7 +150,7 @@ static void test_agent_session__budget_per_request(void **st)
 	frames(&in, reqs);
 	assert_int_equal(fx_agent(root, session, in.buf, &out, &err, "LLMNET_CLOCK_STEP_MS=1000"),
 			 0);
-	assert_non_null(strstr(out.buf, "{\"protocol\":2,\"id\":2,\"exit\":0,"));
+	assert_non_null(strstr(out.buf, "{\"protocol\":3,\"id\":2,\"exit\":0,"));
 	free(req);
 	ln_test_release(&in, &out, &err, &before, &after, &nob, &zero, &small);
 	fx_remove(root);

@@ -58,7 +58,7 @@ static const char *tls_target(const char *psk, const char *transport)
 	static char buf[2048];
 
 	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":2,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"" LAB_S "\","
+		 "{\"protocol\":3,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"" LAB_S "\","
 		 "\"transport\":\"%s\",\"address\":\"10.77.0.11\",\"service\":4430,\"tls\":"
 		 "\"required\",\"hosts\":[\"" LAB_H "\"],\"namespaces\":[{\"nsid\":1,\"file\":"
 		 "\"/var/lib/nvmet/t.img\",\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","
@@ -231,7 +231,7 @@ static const char *tls_init(int tls)
 	static char buf[1024];
 
 	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":2,\"cluster\":\"c\",\"initiators\":[{\"target\":\"" LAB_S "\","
+		 "{\"protocol\":3,\"cluster\":\"c\",\"initiators\":[{\"target\":\"" LAB_S "\","
 		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4420%s,"
 		 "\"dhchap\":{\"secret\":\"" K1 "\"%s}}]}",
 		 tls ? ",\"tls\":\"required\"" : "", tls ? ",\"psk\":\"" LAB_PSK "\"" : "");
@@ -337,7 +337,7 @@ static void test_agent_tls__foreign_plain_port_is_not_used(void **st)
 	struct ln_buf out = LN_BUF_INIT;
 	struct stat sb;
 	static const char plain[] =
-		"{\"protocol\":2,\"cluster\":\"other\",\"targets\":[{\"nqn\":"
+		"{\"protocol\":3,\"cluster\":\"other\",\"targets\":[{\"nqn\":"
 		"\"nqn.2026-12.io.llmnet:plain\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
 		"\"service\":4430,\"hosts\":[\"" OTHER_H "\"],\"namespaces\":[{\"nsid\":1,"
 		"\"file\":\"/var/lib/nvmet/p.img\",\"size\":4096}]}]}";
@@ -397,7 +397,7 @@ static const char *shared_target(const char *cl, const char *nqn, int tls)
 	static char buf[2048];
 
 	snprintf(buf, sizeof(buf),
-		 "{\"protocol\":2,\"cluster\":\"%s\",\"targets\":[{\"nqn\":\"%s\","
+		 "{\"protocol\":3,\"cluster\":\"%s\",\"targets\":[{\"nqn\":\"%s\","
 		 "\"transport\":\"tcp\",\"address\":\"10.77.0.11\",\"service\":4430,%s"
 		 "\"hosts\":[\"" LAB_H "\"],\"namespaces\":[{\"nsid\":1,\"file\":"
 		 "\"/var/lib/nvmet/%s.img\",\"size\":4096}],\"dhchap\":{\"hash\":\"sha256\","

@@ -154,7 +154,7 @@ static void test_answer__empty_objects_refused_bounded(void **state)
 	struct ln_answer_limits wide = *facts;
 	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *env = NULL;
-	static const char head[] = "{\"exit\":0,\"answer\":{\"protocol\":2,\"rdma\":[";
+	static const char head[] = "{\"exit\":0,\"answer\":{\"protocol\":3,\"rdma\":[";
 	size_t n = 6u << 20, pre = sizeof(head) - 1, i;
 	long before, after;
 	char *s = malloc(n + 64);

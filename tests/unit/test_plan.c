@@ -144,7 +144,7 @@ static void test_plan__target_allows_its_initiators(void **state)
 
 	assert_non_null(req);
 	assert_string_equal(req_str(req, &b),
-		"{\"protocol\":2,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
+		"{\"protocol\":3,\"cluster\":\"loop\",\"targets\":[{\"nqn\":\"" T1 "\",\"transport\":\"tcp\","
 		"\"address\":\"127.0.1.1\",\"service\":4420,\"serial\":\"" SERIAL1 "\","
 		"\"hosts\":[\"" H(2) "\",\"" H(3) "\"],"
 		"\"namespaces\":[{\"nsid\":1," IDENT1 "\"file\":\"/var/lib/nvmet/disk1.img\",\"size\":1048576}]}],"

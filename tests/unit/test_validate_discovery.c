@@ -59,10 +59,10 @@ static void test_validate_discovery__listed_where_declared(void **state)
 	/* n2's log lists it; n3's lists it only as a referral, as the
 	 * discovery subsystem's NQN slot, at another service, and lists
 	 * another subsystem at the declared place */
-	w->f.disc_answer[1] = "{\"protocol\":2,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H2 "\","
+	w->f.disc_answer[1] = "{\"protocol\":3,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H2 "\","
 			      "\"log\":[" ENTRY(3, "nqn.2014-08.org.nvmexpress.discovery", "4420") ","
 			      ENTRY(2, NQN, "4420") "]}]}";
-	w->f.disc_answer[2] = "{\"protocol\":2,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H3 "\","
+	w->f.disc_answer[2] = "{\"protocol\":3,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H3 "\","
 			      "\"log\":[" ENTRY(1, NQN, "4420") "," ENTRY(3, NQN, "4420") ","
 			      ENTRY(2, NQN, "4421") "," ENTRY(2, OTHER, "4420") "]}]}";
 	world_run(w);
@@ -97,7 +97,7 @@ static void test_validate_discovery__no_read_never_passes(void **state)
 	struct world *w = world_start(state, 4, spec_disc(1));
 	const struct ln_check *k;
 
-	w->f.disc_answer[1] = "{\"protocol\":2,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H2 "\","
+	w->f.disc_answer[1] = "{\"protocol\":3,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H2 "\","
 			      "\"error\":\"cannot connect to the discovery controller at tcp "
 			      "10.0.0.1:4420: Connection refused\"}]}";
 	world_run(w);
@@ -110,8 +110,8 @@ static void test_validate_discovery__no_read_never_passes(void **state)
 	assert_string_equal(k->reason, "no discovery log was read: connection refused");
 	ln_results_release(&w->res);
 
-	w->f.disc_answer[1] = "{\"protocol\":2,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H2 "\"}]}";
-	w->f.disc_answer[2] = "{\"protocol\":2,\"discovery\":[{\"nqn\":\"" OTHER "\",\"transport\":"
+	w->f.disc_answer[1] = "{\"protocol\":3,\"discovery\":[{" PLACE ",\"host_nqn\":\"" H2 "\"}]}";
+	w->f.disc_answer[2] = "{\"protocol\":3,\"discovery\":[{\"nqn\":\"" OTHER "\",\"transport\":"
 			      "\"tcp\",\"address\":\"10.0.0.1\",\"service\":\"4420\",\"log\":["
 			      ENTRY(2, NQN, "4420") "]}]}";
 	world_run(w);

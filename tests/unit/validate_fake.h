@@ -632,11 +632,11 @@ static inline int fake_counters(void *ctx, size_t node, unsigned lane, const cha
 		snprintf(f->problem, sizeof(f->problem), "counters of '%s' on lane %u", ports[0],
 			 lane);
 	if (f->no_counters[node])
-		snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\","
+		snprintf(js, sizeof(js), "{\"protocol\":3,\"counters\":[{\"port\":\"%s\","
 			 "\"driver\":\"hfi1\",\"reason\":\"no counter table for this driver\"}]}",
 			 ports[0]);
 	else
-		snprintf(js, sizeof(js), "{\"protocol\":2,\"counters\":[{\"port\":\"%s\","
+		snprintf(js, sizeof(js), "{\"protocol\":3,\"counters\":[{\"port\":\"%s\","
 			 "\"driver\":\"rdma_rxe\",\"errors\":{\"rcvd_seq_err\":%lld,"
 			 "\"out_of_seq_request\":0,\"send_err\":null},"
 			 "\"other\":{\"sent_pkts\":%zu}}]}", ports[0], f->seq_err[node][port],

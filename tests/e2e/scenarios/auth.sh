@@ -250,7 +250,7 @@ TNQN=nqn.2024-04.io.llmnet:e2e.tls
 TPORT=4422
 tls_target_req() {
 	cat <<JSON
-{"protocol": 2, "cluster": "$CL", "targets": [{
+{"protocol": 3, "cluster": "$CL", "targets": [{
   "nqn": "$TNQN", "transport": "tcp", "address": "$tip", "service": $TPORT, "tls": "required",
   "hosts": ["$hostnqn"],
   "namespaces": [{"nsid": 1, "file": "/var/lib/nvmet/e2e/tls.img", "size": 33554432}],
@@ -262,7 +262,7 @@ tls_init_req() { # tls|plain
 	local t='' p=''
 	[ "$1" = tls ] && t=', "tls": "required"' p=", \"psk\": \"$P1\""
 	cat <<JSON
-{"protocol": 2, "cluster": "$CL", "initiators": [{
+{"protocol": 3, "cluster": "$CL", "initiators": [{
   "target": "$TNQN", "transport": "tcp", "address": "$tip", "service": $TPORT$t,
   "queues": {"nr_io_queues": 1}, "dhchap": {"secret": "$K1"$p},
   "mount": {"path": "$MNT", "fs": "ext4", "format": "if-blank"}}]}

@@ -234,7 +234,7 @@ lab_ssh 1 "cd /sys/kernel/config/nvmet && mkdir subsystems/$FOREIGN ports/4421 &
 	echo tcp > ports/4421/addr_trtype && echo ipv4 > ports/4421/addr_adrfam &&
 	echo 10.77.0.11 > ports/4421/addr_traddr && echo 4421 > ports/4421/addr_trsvcid &&
 	ln -s /sys/kernel/config/nvmet/subsystems/$FOREIGN ports/4421/subsystems/" 2>&1 | sed 's/^/    /'
-printf '{"protocol": 2, "cluster": "llmnet-lab-disc", "initiators": [{"target": "%s", "transport": "tcp", "address": "10.77.0.11", "service": 4421, "discovery": true}]}\n' \
+printf '{"protocol": 3, "cluster": "llmnet-lab-disc", "initiators": [{"target": "%s", "transport": "tcp", "address": "10.77.0.11", "service": 4421, "discovery": true}]}\n' \
 	"$TCP" | lab_ssh 2 "/var/lib/llmnet/bin/llmnet-agent -q --budget-ms 60000 apply" > "$tmp/disc.json"
 arc=$?
 sed 's/^/    /' "$tmp/disc.json"
