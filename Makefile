@@ -54,8 +54,11 @@ endif
 # (see AGENT_STATIC_LIBS) and never links libssh or libyaml. libcurl is not
 # linked: the report poster opens it when a report is posted (webhook.c).
 LLMNET_LIBS := -lyaml -lssh -ljson-c -lcrypto -lm
-AGENT_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm
-AGENT_STATIC_LIBS := -lnvme -ljson-c -lblkid -lcrypto -lm -lpthread -ldl
+# The agent's hashes come from nettle; libcrypto stays out of the static
+# agent (agents/link/libnvme_nocrypto.c says why and how).
+AGENT_LIBS := -lnvme -ljson-c -lblkid -lnettle -lm
+AGENT_STATIC_LIBS := -lnvme -ljson-c -lblkid -lnettle -lm -lpthread -ldl
+AGENT_STATIC_ONLY := agents/link/libnvme_nocrypto.c
 TEST_LIBS := -lcmocka $(sort $(LLMNET_LIBS) $(AGENT_LIBS))
 
 # Every .c below a folder belongs to that folder's binary or library: a file
@@ -127,9 +130,13 @@ $(BUILD)/llmnet: $(call obj,$(CMD_SRC)) $(LIBLLMNET)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LLMNET_LIBS)
 
 # The agent: static, glibc, no NSS. A sanitizer build cannot be static, so
-# the -dyn variant of the same objects serves ASan/UBSan runs.
-$(BUILD)/llmnet-agent: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
-	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^ $(AGENT_STATIC_LIBS)
+# the -dyn variant of the same objects serves ASan/UBSan runs. What is
+# pushed is stripped (it crosses every node's SSH link); its symbols and
+# debug information stay here in llmnet-agent.debug, named by a debuglink.
+$(BUILD)/llmnet-agent: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC) $(AGENT_STATIC_ONLY))
+	$(QUIET_LINK)$(CC) $(LDFLAGS) -static -o $@ $^ $(AGENT_STATIC_LIBS) && \
+		objcopy --only-keep-debug $@ $@.debug && \
+		objcopy --strip-all --add-gnu-debuglink=$@.debug $@
 
 $(BUILD)/llmnet-agent-dyn: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(AGENT_LIBS)

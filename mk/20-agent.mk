@@ -35,7 +35,7 @@ $(PROBE_SHA256_H): $(BUILD)/probes/io_probe agents/probes/mpi_probe.c agents/pro
 $(BUILD)/obj/agents/agent/run/allow.o: $(PROBE_SHA256_H)
 $(BUILD)/obj/agents/agent/run/allow.o: ALL_CFLAGS += -iquote $(BUILD)/gen
 
-# The agent must be static, stripped under 8 MiB, and make no NSS calls.
+# The agent must be static, stripped at most 2 MB, and make no NSS calls.
 agent-static-check: $(BUILD)/llmnet-agent
 	$(Q)tests/unit/agent_static_check.sh $(BUILD)/llmnet-agent
 

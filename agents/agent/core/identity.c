@@ -12,8 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
+#include "agents/agent/core/digest.h"
 #include "agents/agent/core/identity.h"
 #include "common/fileio.h"
 #include "common/proto.h"
@@ -45,27 +44,9 @@ static int open_self(struct stat *st, char *sidecar, size_t n)
 
 static int hash_fd(int fd, char hex[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE], chunk[65536];
-	unsigned int mdlen = 0, i;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	ssize_t n;
-	int r = -EIO;
-
-	if (!ctx)
-		return -ENOMEM;
-	if (lseek(fd, 0, SEEK_SET) < 0 || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
-		goto out;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if (EVP_DigestUpdate(ctx, chunk, (size_t)n) != 1)
-			goto out;
-	if (n < 0 || EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32)
-		goto out;
-	for (i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	r = 0;
-out:
-	EVP_MD_CTX_free(ctx);
-	return r;
+	if (lseek(fd, 0, SEEK_SET) < 0 || ln_sha256_fd_hex(fd, hex) < 0)
+		return -EIO;
+	return 0;
 }
 
 /* The sidecar's one line for a file with stat st and digest hex. */

@@ -12,10 +12,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <openssl/sha.h>
 
 #include "agents/agent/converge/converge.h"
 #include "agents/agent/converge/parts.h"
+#include "agents/agent/core/digest.h"
 #include "agents/agent/initiator/hostid.h"
 #include "agents/agent/kernel/tlspsk.h"
 #include "common/json.h"
@@ -31,10 +31,10 @@ static int keyring_has(const struct ln_agent *a, const char *identity)
 static void fingerprint(const unsigned char *key, size_t len, char out[17])
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	unsigned char md[LN_SHA256_LEN];
 	size_t i;
 
-	SHA256(key, len, md);
+	ln_sha256(key, len, md);
 	for (i = 0; i < 8; i++) {
 		out[2 * i] = hex[md[i] >> 4];
 		out[2 * i + 1] = hex[md[i] & 15];

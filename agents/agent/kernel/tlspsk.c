@@ -18,10 +18,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <openssl/evp.h>
-#include <openssl/kdf.h>
-
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/digest.h"
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/kernel/tlspsk.h"
 #include "common/dhchap.h"
@@ -34,13 +32,12 @@
  * host with the same configured key finds the same key: the lab's
  * keyring read back after `nvme gen-tls-key -i` is the unit test's vector.
  */
-static int hkdf_label(const EVP_MD *md, const unsigned char *in, size_t len, const char *label,
-		      const char *context, unsigned char *out)
+static int hkdf_label(const unsigned char *in, size_t len, const char *label, const char *context,
+		      unsigned char *out)
 {
 	unsigned char info[2 + 6 + 32 + LN_TLS_IDENTITY_MAX];
-	size_t ll = strlen(label), cl = strlen(context), n = 0, olen = len;
-	EVP_PKEY_CTX *ctx = NULL;
-	int r = -EINVAL;
+	size_t ll = strlen(label), cl = strlen(context), n = 0;
+	int r;
 
 	if (6 + ll + cl + 2 > sizeof(info))
 		return -ENAMETOOLONG;
@@ -52,13 +49,8 @@ static int hkdf_label(const EVP_MD *md, const unsigned char *in, size_t len, con
 	n += ll;
 	memcpy(info + n, context, cl);
 	n += cl;
-	ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
-	if (ctx && EVP_PKEY_derive_init(ctx) > 0 && EVP_PKEY_CTX_set_hkdf_md(ctx, md) > 0 &&
-	    EVP_PKEY_CTX_set1_hkdf_key(ctx, in, (int)len) > 0 &&
-	    EVP_PKEY_CTX_add1_hkdf_info(ctx, info, (int)n) > 0 &&
-	    EVP_PKEY_derive(ctx, out, &olen) > 0 && olen == len)
-		r = 0;
-	EVP_PKEY_CTX_free(ctx);
+	/* the PSK's length names its hash: 32 bytes SHA-256, 48 SHA-384 */
+	r = ln_hkdf(len, in, len, info, n, out, len);
 	explicit_bzero(info, sizeof(info));
 	return r;
 }
@@ -68,26 +60,24 @@ int ln_tls_psk_derive(const char *psk, const char *hostnqn, const char *subnqn,
 		      struct ln_buf *err)
 {
 	unsigned char configured[LN_TLS_KEY_MAX], retained[LN_TLS_KEY_MAX];
-	const EVP_MD *md;
 	int n, r;
 
 	n = ln_tls_psk_decode(psk, configured, sizeof(configured), err);
 	if (n < 0)
 		return n;
-	md = n == 32 ? EVP_sha256() : EVP_sha384();
 	r = snprintf(identity, idsize, "NVMe0R%02d %s %s", n == 32 ? 1 : 2, hostnqn, subnqn);
 	if (r < 0 || (size_t)r >= idsize) {
 		ln_buf_addstr(err, "the PSK identity (host and subsystem NQN) is too long");
 		r = -ENAMETOOLONG;
 		goto out;
 	}
-	r = hkdf_label(md, configured, (size_t)n, "HostNQN", hostnqn, retained);
+	r = hkdf_label(configured, (size_t)n, "HostNQN", hostnqn, retained);
 	if (r == 0)
-		r = hkdf_label(md, retained, (size_t)n, "nvme-tls-psk", identity, key);
+		r = hkdf_label(retained, (size_t)n, "nvme-tls-psk", identity, key);
 	if (r < 0) {
 		ln_buf_addstr(err, r == -ENAMETOOLONG ? "the host or subsystem NQN is too long "
 							"for a TLS PSK identity"
-						      : "cannot derive the TLS PSK (libcrypto HKDF)");
+						      : "cannot derive the TLS PSK (HKDF)");
 		goto out;
 	}
 	*keylen = (size_t)n;

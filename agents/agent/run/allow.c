@@ -20,9 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/digest.h"
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/run/allow.h"
 #include "agents/agent/run/args.h"
@@ -153,11 +152,7 @@ static int open_hashed(const struct ln_agent *a, const char *path, char hex[65],
 		       struct ln_buf *err)
 {
 	char full[PATH_MAX];
-	unsigned char md[EVP_MAX_MD_SIZE], chunk[65536];
-	unsigned int mdlen = 0, k;
 	struct stat st;
-	EVP_MD_CTX *ctx = NULL;
-	ssize_t n;
 	int fd = -1, r;
 
 	r = node_path(a, path, full, err);
@@ -170,27 +165,18 @@ static int open_hashed(const struct ln_agent *a, const char *path, char hex[65],
 		r = -LN_EREQUEST;
 		goto out;
 	}
-	ctx = EVP_MD_CTX_new();
-	if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		r = -ENOMEM;
-		goto out;
-	}
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		EVP_DigestUpdate(ctx, chunk, (size_t)n);
-	if (n < 0 || EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32) {
-		ln_buf_addf(err, "cannot read '%s': %s", path, strerror(errno));
+	r = ln_sha256_fd_hex(fd, hex);
+	if (r < 0) {
+		ln_buf_addf(err, "cannot read '%s': %s", path, strerror(-r));
 		r = -EIO;
 		goto out;
 	}
-	for (k = 0; k < mdlen; k++)
-		snprintf(hex + 2 * k, 3, "%02x", md[k]);
 	if (fdp) {
 		*fdp = fd;
 		fd = -1;
 	}
 	r = 0;
 out:
-	EVP_MD_CTX_free(ctx);
 	if (fd >= 0)
 		close(fd);
 	return r;
