@@ -182,9 +182,9 @@ static void why_peer(const struct ln_agent *a, const struct ln_buf *mods, int ha
 		why_add(why, "MLNX_OFED's peer-memory interface is there, but neither "
 			"nvidia_peermem nor nv_peer_mem is loaded: no peer-memory path");
 	else
-		why_add(why, "the RDMA drivers are the kernel's own (no MLNX_OFED mlx_compat "
-			"module), which have no peer-memory interface, so nvidia_peermem is not "
-			"available: dma-buf is the only GPUDirect RDMA path on this node");
+		why_add(why, "no MLNX_OFED (no mlx_compat module), and the kernel's own RDMA "
+			"drivers have no peer-memory interface, so nvidia_peermem is not available: "
+			"dma-buf is the only GPUDirect RDMA path on this node");
 }
 
 struct json_object *ln_peermem_facts(const struct ln_agent *a)
