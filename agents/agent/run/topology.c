@@ -289,58 +289,46 @@ static void too_many(struct json_object *w, const char *what)
 	json_object_array_add(w, json_object_new_string(msg));
 }
 
-static struct json_object *gpus_json(const struct ln_agent *a, const char *rootreal,
-				     struct json_object *w)
+/* A GPU: vendor 0x10de, class 0x0300xx (VGA) or 0x0302xx (3D). */
+static int is_gpu(const struct ln_agent *a, const char *dir, const char *name)
 {
-	struct json_object *arr = json_object_new_array();
-	char **names = NULL, p[PATH_MAX];
-	size_t n = 0, i, k = 0;
+	char p[PATH_MAX];
+	long cls;
 
-	ln_list_dir(a, "/sys/bus/pci/devices", &names, &n);
-	for (i = 0; i < n; i++) {
-		struct json_object *g;
-		long cls;
-
-		if (!is_bdf(names[i], strlen(names[i])))
-			continue;
-		snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s", names[i]);
-		cls = hex_attr(a, p, "class") >> 8;
-		if (hex_attr(a, p, "vendor") != 0x10de || (cls != 0x0300 && cls != 0x0302))
-			continue;
-		if (k == LN_TOPO_MAX_DEVICES) {
-			too_many(w, "GPUs");
-			break;
-		}
-		g = json_object_new_object();
-		ln_json_add_i64(g, "index", (int64_t)k++);
-		pci_fields(a, rootreal, p, "device", g, w);
-		json_object_array_add(arr, g);
-	}
-	ln_names_free(names, n);
-	return arr;
+	if (!is_bdf(name, strlen(name)))
+		return 0;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	cls = hex_attr(a, p, "class") >> 8;
+	return hex_attr(a, p, "vendor") == 0x10de && (cls == 0x0300 || cls == 0x0302);
 }
 
-static struct json_object *nics_json(const struct ln_agent *a, const char *rootreal,
-				     struct json_object *w)
+/* The GPUs in bus order (gpu), or the RDMA devices in name order. */
+static struct json_object *devices_json(const struct ln_agent *a, const char *rootreal, int gpu,
+					struct json_object *w)
 {
+	const char *dir = gpu ? "/sys/bus/pci/devices" : "/sys/class/infiniband";
 	struct json_object *arr = json_object_new_array();
 	char **names = NULL, p[PATH_MAX];
 	size_t n = 0, i, k = 0;
 
-	ln_list_dir(a, "/sys/class/infiniband", &names, &n);
+	ln_list_dir(a, dir, &names, &n);
 	for (i = 0; i < n; i++) {
 		struct json_object *x;
 
-		if (!ln_valid_name(names[i], 64))
+		if (gpu ? !is_gpu(a, dir, names[i]) : !ln_valid_name(names[i], 64))
 			continue;
-		if (k++ == LN_TOPO_MAX_DEVICES) {
-			too_many(w, "RDMA devices");
+		if (k == LN_TOPO_MAX_DEVICES) {
+			too_many(w, gpu ? "GPUs" : "RDMA devices");
 			break;
 		}
 		x = json_object_new_object();
-		ln_json_add_str(x, "device", names[i]);
-		snprintf(p, sizeof(p), "/sys/class/infiniband/%s/device", names[i]);
-		pci_fields(a, rootreal, p, "device_id", x, w);
+		if (gpu)
+			ln_json_add_i64(x, "index", (int64_t)k);
+		else
+			ln_json_add_str(x, "device", names[i]);
+		k++;
+		snprintf(p, sizeof(p), "%s/%s%s", dir, names[i], gpu ? "" : "/device");
+		pci_fields(a, rootreal, p, gpu ? "device" : "device_id", x, w);
 		json_object_array_add(arr, x);
 	}
 	ln_names_free(names, n);
@@ -377,8 +365,8 @@ struct json_object *ln_topology_facts(const struct ln_agent *a, struct json_obje
 	/* a root that does not resolve: every device then looks outside it */
 	if (a->root[0] && !realpath(a->root, rootreal))
 		snprintf(rootreal, sizeof(rootreal), "%s", a->root);
-	ln_json_add(o, "gpus", gpus_json(a, rootreal, warnings));
-	ln_json_add(o, "nics", nics_json(a, rootreal, warnings));
+	ln_json_add(o, "gpus", devices_json(a, rootreal, 1, warnings));
+	ln_json_add(o, "nics", devices_json(a, rootreal, 0, warnings));
 	ln_json_add(o, "iommu", iommu_json(a));
 	ln_json_add(o, "peer_memory", ln_peermem_facts(a));
 	return o;
