@@ -48,3 +48,9 @@ CHECK_TIERS += agent:300
 
 bench-agent: $(BUILD)/llmnet-agent
 	$(Q)bench/agent/run.sh $(BUILD) 20
+
+# The topology fixtures' facts answers, committed for the controller side's
+# tests (tests/fixtures/topo/README.md).
+.PHONY: topo-facts
+topo-facts: $(BUILD)/llmnet-agent-dyn
+	$(Q)tests/fixtures/topo/make-facts.sh $(BUILD)

@@ -21,7 +21,10 @@
  * agent) and sized for a 1,000-node cluster with a margin:
  *   facts       2.9 KB, 185 elements, depth 8 on the fixture target; a
  *               target node allowing 1,000 hosts on 8 subsystems holds
- *               about 10,000 host NQN strings (about 700 KB)
+ *               about 10,000 host NQN strings (about 700 KB); the HGX
+ *               H100 fixture (8 GPUs, 10 RDMA devices) 12 KB, 190 objects
+ *               and arrays, depth 7 in topology, which lists at most 256
+ *               GPUs and 256 RDMA devices (about 5,000 of them)
  *   plan/apply  4.1 KB for 20 changes; 10,000 changes for that target
  *               node (about 2 MB, 90,000 elements)
  *   run         validate asks for at most 4 MiB of output, which JSON
@@ -254,6 +257,25 @@ static const struct field nvmet[] = {
 	BOOL("configfs"), BOOL("auth"), OBJS("subsystems", nvmet_sub), OBJS("ports", nvmet_port),
 	STRS("hosts"), END
 };
+static const struct field acs[] = { INT("ctrl"), BOOL("req_redir"), BOOL("cmplt_redir"),
+				    BOOL("egress_ctrl"), END };
+static const struct field pci_hop[] = { STR("bus_id"), STR("type"), { "acs", T_OBJ, 0, acs },
+					END };
+#define PCI_PLACE INT("numa_node"), STR("host_bridge"), OBJS("path", pci_hop), \
+		  INT("iommu_group"), STR("iommu_type")
+static const struct field topo_gpu[] = { INT("index"), STR("bus_id"), STR("vendor"),
+					 STR("device"), PCI_PLACE, END };
+static const struct field topo_nic[] = { STR("device"), STR("bus_id"), STR("vendor"),
+					 STR("device_id"), PCI_PLACE, END };
+static const struct field iommu[] = { BOOL("present"), STR("cmdline"), END };
+static const struct field dmabuf[] = { BOOL("kernel"), BOOL("gpu_open_modules"), BOOL("verbs"),
+				       STR("why"), END };
+static const struct field peer_memory[] = { BOOL("nvidia_peermem"), BOOL("nv_peer_mem"),
+					    { "dmabuf", T_OBJ, 0, dmabuf }, END };
+static const struct field topology[] = {
+	OBJS("gpus", topo_gpu), OBJS("nics", topo_nic), { "iommu", T_OBJ, 0, iommu },
+	{ "peer_memory", T_OBJ, 0, peer_memory }, END
+};
 static const struct field owned_cluster[] = { INT("objects"), STR("updated"), STR("persistent"),
 					      END };
 static const struct field owned[] = { { "*", T_OBJ, 0, owned_cluster }, END };
@@ -262,6 +284,7 @@ static const struct field facts[] = {
 	STR("kernel"), STR("host_nqn"), STR("host_id"),
 	OBJS("rdma", rdma), OBJS("netdevs", netdev), OBJS("nvme", nvme),
 	{ "gpus", T_OBJ, 0, gpus }, STRS("modules"), { "nvmet", T_OBJ, 0, nvmet },
+	{ "topology", T_OBJ, 0, topology },
 	BOOL("systemd"), { "owned", T_OBJ, 0, owned }, STRS("warnings"), END
 };
 

@@ -136,6 +136,64 @@ static void test_answer__unknown_and_mistyped_facts_dropped(void **state)
 	ln_buf_release_all(&p, &err);
 }
 
+/* facts.topology (the agent's answer on tests/fixtures/topo/hgx-h100.tree,
+ * kept as a seed): kept whole, within the limits with their margin; its
+ * unknown members are dropped and a mistyped one becomes null. */
+static void test_answer__topology_kept_and_filtered(void **state)
+{
+	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
+	const struct ln_answer_limits *l;
+	struct json_object *env = NULL, *k, *t, *hop, *gpu;
+
+	(void)state;
+	load_seed("facts-hgx", &p, &l);
+	assert_true(p.len * 16 < l->bytes);
+	assert_int_equal(ln_answer_parse(l, p.buf, p.len, &env, &err), 0);
+	k = ln_answer_known_facts(answer_of(env));
+	assert_true(json_object_equal(k, answer_of(env)));
+	t = ln_json_at(k, "topology");
+	assert_int_equal(json_object_array_length(ln_json_at(t, "gpus")), 8);
+	assert_int_equal(json_object_array_length(ln_json_at(t, "nics")), 10);
+	hop = json_object_array_get_idx(ln_json_at(json_object_array_get_idx(
+		ln_json_at(t, "nics"), 3), "path"), 2);
+	assert_string_equal(ln_json_str_at(hop, "bus_id"), "0000:60:01.0");
+	assert_non_null(ln_json_at(ln_json_at(hop, "acs"), "cmplt_redir"));
+	json_object_put(k);
+	/* hostile: an unknown member in a hop, a string for acs, a number for
+	 * a bus id, a path of strings, an unknown dmabuf member */
+	gpu = json_object_array_get_idx(ln_json_at(ln_json_at(answer_of(env), "topology"), "gpus"),
+					0);
+	hop = json_object_array_get_idx(ln_json_at(gpu, "path"), 0);
+	json_object_object_add(hop, "secret_sauce", json_object_new_string("x"));
+	json_object_object_add(hop, "acs", json_object_new_string("on"));
+	json_object_object_add(gpu, "bus_id", json_object_new_int(7));
+	json_object_array_put_idx(ln_json_at(gpu, "path"), 1, json_object_new_string("junk"));
+	json_object_object_add(ln_json_at(ln_json_at(ln_json_at(answer_of(env), "topology"),
+						     "peer_memory"), "dmabuf"),
+			       "extra", json_object_new_int(1));
+	k = ln_answer_known_facts(answer_of(env));
+	gpu = json_object_array_get_idx(ln_json_at(ln_json_at(k, "topology"), "gpus"), 0);
+	hop = json_object_array_get_idx(ln_json_at(gpu, "path"), 0);
+	assert_false(json_object_object_get_ex(hop, "secret_sauce", NULL));
+	assert_true(json_object_object_get_ex(hop, "acs", NULL));
+	assert_null(ln_json_at(hop, "acs"));
+	assert_string_equal(ln_json_str_at(hop, "type"), "root_port");
+	assert_null(ln_json_at(gpu, "bus_id"));
+	/* the string element is dropped: the path keeps its 2 objects */
+	assert_int_equal(json_object_array_length(ln_json_at(gpu, "path")), 2);
+	assert_false(json_object_object_get_ex(
+		ln_json_at(ln_json_at(ln_json_at(k, "topology"), "peer_memory"), "dmabuf"), "extra",
+		NULL));
+	/* the control: the second GPU is as the agent sent it */
+	assert_true(json_object_equal(
+		json_object_array_get_idx(ln_json_at(ln_json_at(k, "topology"), "gpus"), 1),
+		json_object_array_get_idx(ln_json_at(ln_json_at(answer_of(env), "topology"),
+						     "gpus"), 1)));
+	json_object_put(k);
+	json_object_put(env);
+	ln_buf_release_all(&p, &err);
+}
+
 static long maxrss_kb(void)
 {
 	struct rusage ru;
@@ -262,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_answer__real_answers_pass),
 		cmocka_unit_test(test_answer__real_facts_kept_whole),
 		cmocka_unit_test(test_answer__unknown_and_mistyped_facts_dropped),
+		cmocka_unit_test(test_answer__topology_kept_and_filtered),
 		cmocka_unit_test(test_answer__empty_objects_refused_bounded),
 		cmocka_unit_test(test_answer__structure_limits_exact),
 		cmocka_unit_test(test_answer__limits_by_verb),

@@ -21,6 +21,7 @@
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/initiator/hostid.h"
 #include "agents/agent/run/facts.h"
+#include "agents/agent/run/topology.h"
 #include "common/json.h"
 #include "common/util.h"
 
@@ -617,6 +618,7 @@ int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf
 	ln_json_add(o, "netdevs", netdev_facts(a));
 	ln_json_add(o, "nvme", nvme_facts(a, w));
 	ln_json_add(o, "gpus", gpu_facts(a));
+	ln_json_add(o, "topology", ln_topology_facts(a, w));
 	x = module_facts(a);
 	if (!x)
 		json_object_array_add(w, json_object_new_string("cannot read /proc/modules"));
