@@ -188,8 +188,9 @@ include $(sort $(wildcard mk/*.mk))
 TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE) \
 	$(foreach v,$(sort $(filter LDFLAGS_test_%,$(.VARIABLES))),$(v)=$($(v)))
 
-# Their recipes use $<, so the extra prerequisite changes no command.
-$(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec \
+# Their recipes use $< or name their sources, so the extra prerequisite
+# changes no command.
+$(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec $(FUZZ_DIR)/fuzz_answers \
 	$(BUILD)/bench/yaml_events $(BUILD)/bench/runstat $(BUILD)/bench/diagnose_bench: \
 	$(BUILD)/.flags
 

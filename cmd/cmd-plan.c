@@ -8,6 +8,7 @@
 #include "orchestrator/report/recap.h"
 #include "orchestrator/run/facts.h"
 #include "orchestrator/run/lastknown.h"
+#include "orchestrator/run/nsident.h"
 #include "orchestrator/run/plan.h"
 
 static int plan(struct ln_ctl_opts *o, struct ln_run *run)
@@ -16,6 +17,9 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 	struct ln_buf err = LN_BUF_INIT;
 	int code = LN_EXIT_OK, r;
 
+	/* what apply --accept-device would accept, shown as apply would do */
+	run->accept_device = o->accept_device.v;
+	run->n_accept_device = o->accept_device.n;
 	if (ln_plan_check_duplicates(run, &err) < 0) {
 		ln_error("%s", err.buf);
 		code = LN_EXIT_FAILED;
@@ -38,7 +42,22 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 	return code;
 }
 
+/* An --accept-device word that names no device: namespace of the spec is
+ * refused before any node is contacted, as apply refuses it. */
+static int check(struct ln_ctl_opts *o)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int code = LN_EXIT_OK;
+
+	if (ln_nsident_accept_check(o->spec, o->accept_device.v, o->accept_device.n, &err) < 0) {
+		ln_error("%s: %s; no node was contacted", o->spec_path, err.buf);
+		code = LN_EXIT_USAGE;
+	}
+	ln_buf_release(&err);
+	return code;
+}
+
 int cmd_plan(int argc, char **argv)
 {
-	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, NULL, plan);
+	return ln_cmd_ctl_main(LN_CTL_PLAN, argc, argv, check, plan);
 }

@@ -78,7 +78,7 @@ static const struct ln_opt_cmd *table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o
 		{ APPLY, { LN_OPT_CALLBACK, 0, "max-fail", &o->max_fail, "N|N%",
 			   "stop the rollout when more than N (N%) of a wave's nodes fail (exit 6)",
 			   0, 0, 0, NULL, parse_count } },
-		{ APPLY, LN_OPT_LIST("accept-device", &o->accept_device, "NODE:PATH",
+		{ PLAN | APPLY, LN_OPT_LIST("accept-device", &o->accept_device, "NODE:PATH",
 				     "NODE's disk at PATH was really replaced: pin the new one",
 				     "takes NODE:PATH words, comma-separated") },
 		{ TEARDOWN, LN_OPT_BOOL(0, "purge", &o->purge,

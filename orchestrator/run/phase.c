@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "orchestrator/run/phase.h"
 #include "orchestrator/run/plan.h"
+#include "orchestrator/transport/answer.h"
 #include "orchestrator/transport/fanout.h"
 
 struct phase_ctx {
@@ -113,10 +114,10 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		nr->s = NULL;
 		goto out;
 	}
-	ln_plan_count(ans, &c, &ch, &rm, &ok, &e);
 	json_object_put(nr->answer);
-	nr->answer = ans;
-	ans = NULL;
+	/* only the known fields of the untrusted answer go on (answer.h) */
+	nr->answer = ln_answer_known_changes(ans);
+	ln_plan_count(nr->answer, &c, &ch, &rm, &ok, &e);
 	log_agent_warnings(r, nr);
 	if (pc->kind != LN_PK_PLAN) {
 		nr->applied = 1;

@@ -14,6 +14,7 @@
 #include "orchestrator/run/facts.h"
 #include "orchestrator/run/nsident.h"
 #include "orchestrator/run/plan.h"
+#include "orchestrator/transport/answer.h"
 #include "orchestrator/transport/fanout.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
@@ -493,13 +494,17 @@ static int plan_one(void *ctx, size_t i, struct ln_buf *line)
 	struct ln_run *r = ctx;
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
+	struct json_object *ans = NULL;
 	int rc, status, c, ch, rm, ok, e;
 
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0) {
 		json_object_put(nr->answer);
 		nr->answer = NULL;
-		rc = ln_agent_call(nr->s, args, nr->request, 0, &nr->answer, &status, &err);
+		rc = ln_agent_call(nr->s, args, nr->request, 0, &ans, &status, &err);
+		/* only the known fields of the untrusted answer go on (answer.h) */
+		nr->answer = rc < 0 ? NULL : ln_answer_known_changes(ans);
+		json_object_put(ans);
 	}
 	if (rc < 0) {
 		ln_run_node_failed(nr, ln_node_state_of(rc), rc, err.buf, "plan", line);

@@ -133,15 +133,38 @@ static char *state_path(const char *cluster, const char *what, int create, struc
 /* The file's "nodes" object (a new empty one when there is no file). A
  * file that cannot be parsed is a warning in r's notes, and treated as
  * empty. */
+/* The cached facts file as a whole: at most what n nodes' facts answers
+ * may be (answer.h), so a file written before the limits, or tampered
+ * with, costs no more to read than n live answers. */
+static int facts_file_ok(const struct ln_buf *text, size_t n, struct ln_buf *err)
+{
+	static const char *const args[] = { "facts", NULL };
+	struct ln_answer_limits l = *ln_answer_limits_for(args);
+
+	n = n ? n : 1;
+	l.bytes *= n;
+	l.elements = l.elements * n + 16 * n;
+	l.containers = l.containers * n + 4 * n;
+	l.depth += 2;	/* {"nodes":{"NAME":{"facts":...}}} over the envelope */
+	if (text->len > l.bytes) {
+		ln_buf_addf(err, "%zu bytes, over %zu (the facts limit for %zu nodes)", text->len,
+			    l.bytes, n);
+		return -EMSGSIZE;
+	}
+	return ln_answer_scan(&l, text->buf, text->len, err);
+}
+
 static struct json_object *load_nodes(struct ln_run *r, const char *path)
 {
 	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *all = NULL, *nodes = NULL;
 	int fd = ln_state_open(path, O_RDONLY, &err);
+	int facts = strstr(path, "facts.json") != NULL;
 
 	if (fd == -ENOENT)
 		ln_buf_reset(&err);
 	if (fd >= 0 && ln_fd_read(fd, path, &text, &err) == 0 &&
+	    (!facts || facts_file_ok(&text, r->n, &err) == 0) &&
 	    ln_json_parse(text.buf, text.len, &all, &err) == 0) {
 		nodes = ln_json_at(all, "nodes");
 		if (nodes && json_object_is_type(nodes, json_type_object))
@@ -290,6 +313,34 @@ int ln_state_save_applied(struct ln_run *r, struct json_object *const *requests,
 	return update(r, "applied.json", fill_applied, requests, err);
 }
 
+/* One node's cached facts within a live facts answer's structure limits
+ * and an object; else "no cached facts" for that node alone, said in its
+ * reason and as a warning. */
+static int cached_entry_ok(struct ln_run *r, struct ln_node_run *nr, struct json_object *facts,
+			   const char *path)
+{
+	static const char *const args[] = { "facts", NULL };
+	const struct ln_answer_limits *l = ln_answer_limits_for(args);
+	struct ln_buf why = LN_BUF_INIT;
+	const char *s = json_object_to_json_string_ext(facts, JSON_C_TO_STRING_PLAIN);
+	size_t n = s ? strlen(s) : 0;
+	int ok = 0;
+
+	if (!json_object_is_type(facts, json_type_object))
+		ln_buf_addstr(&why, "not an object");
+	else if (n > l->bytes)
+		ln_buf_addf(&why, "%zu bytes, over the facts limit of %zu", n, l->bytes);
+	else if (ln_answer_scan(l, s, n, &why) == 0)
+		ok = 1;
+	if (!ok) {
+		ln_buf_addf(&nr->reason, "no cached facts: the entry in '%s' is refused (%s)", path,
+			    why.buf);
+		ln_run_note(r, LN_LOG_WARN, "%s: %s", nr->spec->name, nr->reason.buf);
+	}
+	ln_buf_release(&why);
+	return ok;
+}
+
 int ln_state_run_cached(struct ln_run *r, const struct ln_spec *spec, struct ln_buf *err)
 {
 	struct json_object *nodes = NULL;
@@ -317,10 +368,14 @@ int ln_state_run_cached(struct ln_run *r, const struct ln_spec *spec, struct ln_
 		nr->limited = 1;
 		ln_buf_init(&nr->reason, 4096);
 		ln_buf_init(&nr->skip, 4096);
-		if (e && ln_json_at(e, "facts") && ln_json_i64_at(e, "read_at", &at) == 0) {
+		if (e && ln_json_at(e, "facts") && ln_json_i64_at(e, "read_at", &at) == 0 &&
+		    cached_entry_ok(r, nr, ln_json_at(e, "facts"), path)) {
 			nr->state = LN_NODE_OK;
-			nr->facts = json_object_get(ln_json_at(e, "facts"));
+			/* the known fields only, as a live answer's */
+			nr->facts = ln_answer_known_facts(ln_json_at(e, "facts"));
 			nr->cached_at = (time_t)at;
+		} else if (nr->reason.len) {
+			nr->state = LN_NODE_PENDING;
 		} else {
 			nr->state = LN_NODE_PENDING;
 			ln_buf_addf(&nr->reason, "no facts on record in '%s'", path);

@@ -288,6 +288,17 @@ static const struct field facts[] = {
 	BOOL("systemd"), { "owned", T_OBJ, 0, owned }, STRS("warnings"), END
 };
 
+/* plan, apply and teardown answer one shape (docs/agent-protocol.md) */
+static const struct field change[] = { STR("action"), STR("kind"), STR("id"), STR("detail"),
+				       STR("error"), END };
+static const struct field counts[] = { INT("create"), INT("change"), INT("remove"), INT("ok"),
+				       INT("error"), END };
+static const struct field kept[] = { STR("nqn"), STR("reason"), END };
+static const struct field changes[] = {
+	INT("protocol"), STR("mode"), STR("cluster"), OBJS("changes", change), STRS("warnings"),
+	{ "summary", T_OBJ, 0, counts }, BOOL("converged"), OBJS("kept", kept), END
+};
+
 static int of_type(struct json_object *v, unsigned types)
 {
 	/* json-c reads NaN and Infinity, which are not JSON: never kept */
@@ -348,4 +359,11 @@ struct json_object *ln_answer_known_facts(struct json_object *o)
 	if (!json_object_is_type(o, json_type_object))
 		return NULL;
 	return known(o, facts);
+}
+
+struct json_object *ln_answer_known_changes(struct json_object *o)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return NULL;
+	return known(o, changes);
 }

@@ -59,4 +59,8 @@ int ln_answer_parse(const struct ln_answer_limits *l, const char *s, size_t n,
  */
 struct json_object *ln_answer_known_facts(struct json_object *facts);
 
+/* The same for a `plan`, `apply` or `teardown` answer (one shape): the
+ * known fields of it and of each change, summary and kept entry. */
+struct json_object *ln_answer_known_changes(struct json_object *answer);
+
 #endif

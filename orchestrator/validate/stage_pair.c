@@ -223,6 +223,31 @@ static int server_ran(const struct pair_try *t, struct ln_buf *why)
 	return 0;
 }
 
+/* A client report that could not be parsed: when it says the tool did
+ * not run on its own node (not found, not executable, or one of
+ * perftest's local start-up failures, which come before any connection),
+ * the client end is marked, as a server that did not run is; a failure to
+ * reach the peer marks no end (the link may be at fault). */
+static void client_not_run(const struct pair_try *t, struct ln_attempt *at)
+{
+	static const char *const local[] = { "Couldn't allocate MR", "Couldn't get context",
+					     "No IB devices found", "Unable to find the Infiniband",
+					     "Couldn't create", "Failed to create" };
+	const struct ln_probe_result *r = t->cres;
+	size_t i;
+
+	if (r->exit_status == 126 || r->exit_status == 127) {
+		at->own_fault |= LN_END_B;
+		return;
+	}
+	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if (r->output.buf && memmem(r->output.buf, r->output.len, local[i],
+					    strlen(local[i]))) {
+			at->own_fault |= LN_END_B;
+			return;
+		}
+}
+
 /* Whether the server's value sv agrees with the client's cv within the
  * fraction tol; the reason into why when not. */
 static int ends_agree(const struct pair_try *t, double cv, double sv, double tol,
@@ -270,6 +295,7 @@ static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_
 	if (ln_parse_perftest(t->cres->output.buf, t->cres->output.len, &pt, &perr) < 0) {
 		ln_buf_addf(why, "client on '%s': %s (exit status %d)", vs_nname(c, t->b), perr.buf,
 			    t->cres->exit_status);
+		client_not_run(t, at);
 	} else {
 		gbps = ln_perftest_gbps(&pt, ln_perftest_large(&pt));
 		at->value = gbps;
@@ -361,6 +387,7 @@ static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln
 	if (ln_parse_perftest_lat(t->cres->output.buf, t->cres->output.len, &pl, &perr) < 0) {
 		ln_buf_addf(why, "client on '%s': %s (exit status %d)", vs_nname(c, t->b), perr.buf,
 			    t->cres->exit_status);
+		client_not_run(t, at);
 		ln_buf_release(&perr);
 		return;
 	}
@@ -455,6 +482,7 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	if (crc < 0) {
 		ln_buf_addf(&why, "cannot run '%s' on '%s': %s", cv.v[0], vs_nname(c, t->b),
 			    cerr.buf);
+		at->own_fault |= LN_END_B;	/* the client's tool did not run */
 	} else if (cres->timed_out) {
 		at->timed_out = 1;
 		ln_buf_addf(&why,

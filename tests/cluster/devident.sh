@@ -65,6 +65,19 @@ scenario_accept_device() {
 	check_cmd "a device of another node: usage error (64)" rc_is 64
 	check_cmd "no node was reached for the wrong words" no_node_reached
 
+	# plan takes the flag as apply does: the change it would make, both identities
+	touch "$C/mark"; sleep 1.1
+	llmnet plan "$C/spec.yaml" --accept-device n1:/dev/nvme0n1
+	check_cmd "plan --accept-device: accepted (not a usage error)" not rc_is 64
+	check_cmd "plan --accept-device: the old and the new identity, accepted" \
+		out_has "$ns  (device 'pcie:wwid:$DEV_WWID0' -> 'pcie:wwid:$DEV_WWID1' (--accept-device))"
+	check_cmd "plan --accept-device: n1's namespace would change" \
+		out_has "Plan: 0 to create, 1 to change, 0 to remove on 1 of 3 nodes."
+	check_cmd "plan --accept-device: n1's configfs unchanged" \
+		test -z "$(find "$(cfg 1)" -newer "$C/mark" -print -quit)"
+	llmnet plan "$C/spec.yaml" --accept-device n9:/dev/nvme0n1
+	check_cmd "plan, an unknown node: usage error (64)" rc_is 64
+
 	# accepted
 	llmnet apply "$C/spec.yaml" --accept-device n1:/dev/nvme0n1
 	check_cmd "with the flag, apply exits 0" rc_is 0

@@ -229,6 +229,28 @@ json.dump(f, open(sys.argv[2], "w"))' "$C/facts.before" "$C/unknown.json"
 	relay_clear "$C" 2
 }
 
+# hostile_changes: n2's plan and apply answers gain unknown fields at their
+# top, in each change and in the summary (relay rule implant): `llmnet
+# plan -o json` and `llmnet apply -o json` carry none of them, while n2's
+# known changes are there. The honest relay is the control.
+scenario_hostile_changes() {
+	new_cluster hostchg || { fail "cluster up"; return; }
+	relay_node "$C" 2
+	llmnet -o json plan "$C/spec.yaml"
+	check_cmd "honest relay: plan -o json names n2's changes" out_has '"nvme_connection"'
+	check_cmd "honest relay: no implant" not_out_has implant
+	relay_rules "$C" 2 "implant plan"
+	llmnet -o json plan "$C/spec.yaml"
+	check_cmd "implanted plan: n2's changes still there" out_has '"nvme_connection"'
+	check_cmd "implanted plan: none in plan -o json" not_out_has implant
+	check_cmd "the relay implanted the plan answer" test "$(relay_count "$C" 2)" -gt 0
+	relay_rules "$C" 2 "implant apply"
+	llmnet -o json apply "$C/spec.yaml"
+	check_cmd "implanted apply: none in apply -o json" not_out_has implant
+	check_cmd "implanted apply: n2's changes still there" out_has '"nvme_connection"'
+	relay_clear "$C" 2
+}
+
 # ---- an upload cut short leaves no partial file (issue 32) ----
 
 # the staging files of llmnet run PID for node NODE in the login home

@@ -16,11 +16,15 @@
 #   facts FILE      the agent session's `facts` answer is FILE's bytes, as
 #                   they are (the frame's "answer" value; may be any size,
 #                   depth or even not JSON)
+#   implant VERB    the agent session's VERB answer (plan, apply, teardown)
+#                   gains unknown fields "implant", at its top and in each
+#                   of its changes and its summary
 #
 #   relay.py NODE_DIR
 #
 # Every relay process writes its PID to NODE/relay.pids, so the harness ends
 # only what it started. A hung command gives up after 600 s at the latest.
+import json
 import os
 import re
 import select
@@ -113,6 +117,17 @@ def rewrite(body, verb, rules):
             with open(arg, "rb") as f:
                 answer = f.read()
             body = b'{"protocol":3,"id":' + frame_id(body) + b',"exit":0,"answer":' + answer + b"}\n"
+        elif name == "implant" and verb == arg:
+            frame = json.loads(body)
+            a = frame.get("answer")
+            if isinstance(a, dict):
+                a["implant"] = {"payload": "implant-top"}
+                for c in a.get("changes") or []:
+                    if isinstance(c, dict):
+                        c["implant"] = "implant-change"
+                if isinstance(a.get("summary"), dict):
+                    a["summary"]["implant"] = 1
+            body = json.dumps(frame, separators=(",", ":")).encode() + b"\n"
     return body
 
 
@@ -168,7 +183,7 @@ def main():
             cut(cmd, int(arg.split(" ", 1)[0]))
     if cmd == "internal-sftp":
         os.execv(SFTP_SERVER, [SFTP_SERVER])
-    if SESSION.search(cmd) and any(n in ("version", "facts") for n, _ in rules):
+    if SESSION.search(cmd) and any(n in ("version", "facts", "implant") for n, _ in rules):
         session(cmd, rules)
     os.execv("/bin/sh", ["sh", "-c", cmd])
 

@@ -194,6 +194,53 @@ static void test_answer__topology_kept_and_filtered(void **state)
 	ln_buf_release_all(&p, &err);
 }
 
+/* plan, apply and teardown answers: real ones kept whole; unknown
+ * members, at the top and inside changes, summary and kept, dropped. */
+static void test_answer__changes_filtered(void **state)
+{
+	static const char *const seeds[] = { "plan-target", "apply-initiator", "teardown", NULL };
+	static const char hostile[] =
+		"{\"protocol\":3,\"mode\":\"plan\",\"junk\":{\"a\":1},"
+		"\"changes\":[{\"action\":\"create\",\"kind\":\"nvmet_host\",\"id\":\"x\","
+		"\"extra\":\"evil\"},7],\"summary\":{\"create\":1,\"bogus\":2},"
+		"\"kept\":[{\"nqn\":\"q\",\"reason\":\"r\",\"more\":1}],\"converged\":false}";
+	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
+	const struct ln_answer_limits *l;
+	struct json_object *env = NULL, *k, *h;
+	const char *s;
+	size_t i;
+
+	(void)state;
+	for (i = 0; seeds[i]; i++) {
+		load_seed(seeds[i], &p, &l);
+		assert_int_equal(ln_answer_parse(l, p.buf, p.len, &env, &err), 0);
+		k = ln_answer_known_changes(answer_of(env));
+		assert_non_null(k);
+		assert_true(json_object_equal(k, answer_of(env)));
+		json_object_put(k);
+		json_object_put(env);
+	}
+	h = json_tokener_parse(hostile);
+	assert_non_null(h);
+	k = ln_answer_known_changes(h);
+	s = json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN);
+	assert_null(strstr(s, "junk"));
+	assert_null(strstr(s, "extra"));
+	assert_null(strstr(s, "evil"));
+	assert_null(strstr(s, "bogus"));
+	assert_null(strstr(s, "more"));
+	/* the known ones stay (the control) */
+	assert_int_equal(json_object_array_length(ln_json_at(k, "changes")), 1);
+	assert_string_equal(ln_json_str_at(json_object_array_get_idx(ln_json_at(k, "changes"), 0),
+					   "kind"), "nvmet_host");
+	assert_non_null(strstr(s, "\"reason\":\"r\""));
+	assert_non_null(strstr(s, "\"create\":1"));
+	assert_null(ln_answer_known_changes(ln_json_at(k, "changes")));
+	json_object_put(k);
+	json_object_put(h);
+	ln_buf_release_all(&p, &err);
+}
+
 static long maxrss_kb(void)
 {
 	struct rusage ru;
@@ -321,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_answer__real_facts_kept_whole),
 		cmocka_unit_test(test_answer__unknown_and_mistyped_facts_dropped),
 		cmocka_unit_test(test_answer__topology_kept_and_filtered),
+		cmocka_unit_test(test_answer__changes_filtered),
 		cmocka_unit_test(test_answer__empty_objects_refused_bounded),
 		cmocka_unit_test(test_answer__structure_limits_exact),
 		cmocka_unit_test(test_answer__limits_by_verb),

@@ -192,6 +192,43 @@ static void test_state__cached_run_contacts_nothing(void **state)
 	ln_buf_release(&err);
 }
 
+/* A cached facts file written before the answer limits, or tampered
+ * with: n2's entry of 9000 empty objects is over a live facts answer's
+ * 8192 containers, so n2 alone has no cached facts, with a reason; n1's
+ * entry (the control) is read, less its unknown field. */
+static void test_state__cached_entry_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT, b = LN_BUF_INIT;
+	struct ln_run cached;
+	char path[128];
+	FILE *fp;
+	int i;
+
+	ln_buf_addstr(&b, "{\"nodes\":{\"n1\":{\"read_at\":1,\"facts\":{\"hostname\":\"n1\","
+			  "\"implant\":[1]}},\"n2\":{\"read_at\":1,\"facts\":{\"rdma\":[");
+	for (i = 0; i < 9000; i++)
+		ln_buf_addstr(&b, i ? ",{}" : "{}");
+	ln_buf_addstr(&b, "]}}}}");
+	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);	/* makes the folder */
+	snprintf(path, sizeof(path), "%s/st.facts.json", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(b.buf, 1, b.len, fp), b.len);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(ln_state_run_cached(&cached, f->spec, &err), 0);
+	assert_int_equal(cached.nodes[0].state, LN_NODE_OK);
+	assert_string_equal(ln_json_str_at(cached.nodes[0].facts, "hostname"), "n1");
+	assert_null(ln_json_at(cached.nodes[0].facts, "implant"));
+	assert_int_equal(cached.nodes[1].state, LN_NODE_PENDING);
+	assert_null(cached.nodes[1].facts);
+	assert_non_null(strstr(cached.nodes[1].reason.buf, "no cached facts: the entry in '"));
+	assert_non_null(strstr(cached.nodes[1].reason.buf, "8192"));
+	ln_run_release(&cached);
+	ln_buf_release(&err);
+	ln_buf_release(&b);
+}
+
 /* The change list's entries as "ACTION KIND ID" lines. */
 static void changes_text(struct json_object *answer, char *out, size_t size)
 {
@@ -461,6 +498,7 @@ static void test_state__planted_link_not_followed(void **state)
 LN_TEST_MAIN(NULL, NULL,
 	STATE_TEST(test_state__records_are_private_and_merged),
 	STATE_TEST(test_state__cached_run_contacts_nothing),
+	STATE_TEST(test_state__cached_entry_bounded),
 	STATE_TEST(test_state__silent_node_is_planned_against_its_last_apply),
 	STATE_TEST(test_state__secrets_kept_as_fingerprints),
 	STATE_TEST(test_state__apply_record_says_the_retry_file),

@@ -94,6 +94,32 @@ static void test_validate_ends__server_output_missing(void **state)
 	not_a_witness(w, LN_STAGE_LATENCY, 1);
 }
 
+/* n2's client end cannot run (perftest's own failure, exit 1, no
+ * report): the pairs it is the client of fail naming it, and n2 is named
+ * bad, not "undetermined"; its passes as a server make it no witness. */
+static void test_validate_ends__client_failed(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec(4, bw_all, 0));
+
+	w->f.cli_fail[1] = 1;
+	world_run(w);
+	assert_int_equal(ln_results_exit(&w->res), 1);
+	assert_verdicts(w, "bandwidth:node:n2 ");
+	not_a_witness(w, LN_STAGE_BANDWIDTH, 1);
+}
+
+/* The same for latency. */
+static void test_validate_ends__client_failed_latency(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec(4, lat_all, 0));
+
+	w->f.cli_fail[2] = 1;
+	world_run(w);
+	assert_int_equal(ln_results_exit(&w->res), 1);
+	assert_verdicts(w, "latency:node:n3 ");
+	not_a_witness(w, LN_STAGE_LATENCY, 2);
+}
+
 /* n1's server reports half its client's bandwidth: its pairs fail as
  * disagreeing ends, whatever the threshold says; within the tolerance
  * (0.9 of it, the next test) they pass. */
@@ -122,6 +148,8 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_ends__agree),
 	WORLD_TEST(test_validate_ends__server_failed),
 	WORLD_TEST(test_validate_ends__server_output_missing),
+	WORLD_TEST(test_validate_ends__client_failed),
+	WORLD_TEST(test_validate_ends__client_failed_latency),
 	WORLD_TEST(test_validate_ends__disagree),
 	WORLD_TEST(test_validate_ends__within_tolerance),
 )

@@ -49,11 +49,12 @@ struct fake {
 	 * and TCP port (-p, mod 64) and the server waits for it; srv_fail: a
 	 * node whose server end cannot run (exit 1, no report); srv_mute: one
 	 * whose server exits 0 with no report; srv_skew: one whose server
-	 * reports this factor of its client's figure */
+	 * reports this factor of its client's figure; cli_fail: a node whose
+	 * client end cannot run (exit 1, no report, its server left waiting) */
 	pthread_cond_t served_cv;
 	int served[MAXN][64];
 	double served_val[MAXN][64];
-	int srv_fail[MAXN], srv_mute[MAXN];
+	int srv_fail[MAXN], srv_mute[MAXN], cli_fail[MAXN];
 	double srv_skew[MAXN];
 	/* a node never serves two probes at once on one session lane; lane
 	 * k > 0 only for its port k (concurrent rails); peak: the most
@@ -338,6 +339,10 @@ static inline void fake_perftest(struct fake *f, size_t node, const char *const 
 			ln_buf_addstr(&out->output, perf_head);
 		if (v >= 0)
 			perf_row(&out->output, argv, v);
+	} else if (f->cli_fail[node]) {
+		perf_publish(f, peer, argv, -1);
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Couldn't allocate MR\n");
 	} else if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
 			    !strcmp(ln_test_arg_after(argv, "-d"), "rxe1"))) {
 		perf_publish(f, peer, argv, -1);
@@ -383,6 +388,12 @@ static inline void fake_perftest_lat(struct fake *f, size_t node, const char *co
 			ln_buf_addstr(&out->output, lat_head);
 		if (t >= 0)
 			lat_row(&out->output, argv, t);
+		return;
+	}
+	if (f->cli_fail[node]) {
+		perf_publish(f, peer, argv, -1);
+		out->exit_status = 1;
+		ln_buf_addstr(&out->output, " Couldn't allocate MR\n");
 		return;
 	}
 	if (!rail_ok(f, peer, node, !strncmp(argv[last_arg(argv)], "10.0.1.", 7),
