@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The in-use gate for files (inuse.h): a file is compared by identity
- * (device and inode) with every active swap file and every loop device's
- * backing file, so another name for the same file (a hard link, a path
- * through a bind mount) is caught as well as the same name.
+ * The in-use gate's kernel rules (inuse.h): a file is compared by
+ * identity (device and inode) with every active swap area and every loop
+ * device's backing file, so another name for the same file (a hard link,
+ * a path through a bind mount) is caught as well as the same name; a
+ * block device by its number with every swap partition, and by sysfs and
+ * its own blocks for holders (device-mapper, LVM, md) and unassembled LVM
+ * or md members; an NVMe namespace by its controllers' transports. One
+ * walk of /proc/swaps serves files and partitions.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,20 +40,32 @@ void ln_inuse_unescape(char *s)
 	*q = '\0';
 }
 
-/* 1 when the node path p is the file st describes. The kernel names swap
- * and loop backing files by the path it resolved, so p is looked at as
- * the kernel sees it (links followed); only the identity is compared. */
-static int same_file(const struct ln_agent *a, const char *p, const struct stat *st)
+/* The identity of what the node path p names as the kernel sees it: its
+ * links resolved under the root (swap and loop name what the kernel
+ * resolved). 0 with o, -1 when nothing is there. */
+static int node_stat(const struct ln_agent *a, const char *p, struct stat *o)
 {
-	char full[PATH_MAX];
-	struct stat o;
+	char res[PATH_MAX], full[PATH_MAX];
 
-	return p[0] == '/' && ln_agent_path(a, p, full) == 0 && stat(full, &o) == 0 &&
-	       S_ISREG(o.st_mode) && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+	return p[0] == '/' && ln_path_resolve(a, p, res) == 0 && ln_agent_path(a, res, full) == 0 &&
+			       stat(full, o) == 0
+		       ? 0
+		       : -1;
 }
 
-/* 1 with the swap entry into who when st is an active swap file. */
-static int swap_file(const struct ln_agent *a, const struct stat *st, char *who, size_t n)
+/* 1 when o and want are one thing: one block device number, or one file
+ * (device and inode; a fixture's block device is a regular file). */
+static int same_thing(const struct stat *o, const struct stat *want)
+{
+	if (S_ISBLK(o->st_mode) && S_ISBLK(want->st_mode))
+		return o->st_rdev == want->st_rdev;
+	return S_ISREG(o->st_mode) && S_ISREG(want->st_mode) && o->st_dev == want->st_dev &&
+	       o->st_ino == want->st_ino;
+}
+
+/* The one walk of /proc/swaps, for swap files and swap partitions alike:
+ * 1 with the entry into who when an active swap area is want. */
+static int swap_of(const struct ln_agent *a, const struct stat *want, char *who, size_t n)
 {
 	struct ln_buf b = LN_BUF_INIT;
 	char *line, *save = NULL;
@@ -56,16 +75,25 @@ static int swap_file(const struct ln_agent *a, const struct stat *st, char *who,
 		line = strtok_r(b.buf, "\n", &save);	/* the header */
 		while (!found && line && (line = strtok_r(NULL, "\n", &save))) {
 			char f[PATH_MAX];
+			struct stat o;
 
 			if (sscanf(line, "%4095s", f) != 1)
 				continue;
 			ln_inuse_unescape(f);
-			if ((found = same_file(a, f, st)))
+			if ((found = node_stat(a, f, &o) == 0 && same_thing(&o, want)))
 				snprintf(who, n, "%s", f);
 		}
 	}
 	ln_buf_release(&b);
 	return found;
+}
+
+/* 1 when the node path name (a loop device's backing_file) is st's file. */
+static int backs(const struct ln_agent *a, const char *name, const struct stat *st)
+{
+	struct stat o;
+
+	return node_stat(a, name, &o) == 0 && same_thing(&o, st);
 }
 
 /* 1 with the loop device into who when st backs one. */
@@ -83,7 +111,7 @@ static int loop_backing(const struct ln_agent *a, const struct stat *st, char *w
 		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", names[i]);
 		ln_buf_reset(&b);
 		/* a deleted backing file reads "PATH (deleted)": no file there is it */
-		if (ln_read_attr(a, p, &b) == 0 && b.len && (found = same_file(a, b.buf, st)))
+		if (ln_read_attr(a, p, &b) == 0 && b.len && (found = backs(a, b.buf, st)))
 			snprintf(who, n, "/dev/%s", names[i]);
 	}
 	ln_names_free(names, nn);
@@ -96,7 +124,7 @@ int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat 
 {
 	char who[PATH_MAX];
 
-	if (swap_file(a, st, who, sizeof(who))) {
+	if (swap_of(a, st, who, sizeof(who))) {
 		ln_buf_addf(err, "'%s' is in use as swap (%s in /proc/swaps); llmnet does not "
 			    "export a swap file: swapoff it first, or name another file", path, who);
 		return -EBUSY;
@@ -106,6 +134,108 @@ int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat 
 			    "export it: detach the loop device (losetup -d %s) first, or name "
 			    "another file", path, who, who);
 		return -EBUSY;
+	}
+	return 0;
+}
+
+/* The first holder of name, described (dm name, md array); 1 if any. */
+static int held_by(const struct ln_agent *a, const char *name, char *out, size_t outlen)
+{
+	struct ln_buf dm = LN_BUF_INIT, uuid = LN_BUF_INIT;
+	char p[PATH_MAX], q[PATH_MAX];
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	snprintf(q, sizeof(q), "/sys/class/block/%s/holders", name);
+	if (ln_agent_path(a, q, p) < 0 || !(d = opendir(p)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		found = 1;
+		snprintf(q, sizeof(q), "/sys/class/block/%s/dm/name", e->d_name);
+		if (ln_read_attr(a, q, &dm) == 0) {
+			snprintf(q, sizeof(q), "/sys/class/block/%s/dm/uuid", e->d_name);
+			ln_read_attr(a, q, &uuid);
+			snprintf(out, outlen, "%s (%s '%s')", e->d_name,
+				 !strncmp(uuid.buf, "LVM-", 4)	   ? "LVM volume"
+				 : !strncmp(uuid.buf, "CRYPT-", 6) ? "dm-crypt volume"
+								   : "device-mapper",
+				 dm.buf);
+		} else {
+			snprintf(out, outlen, "%s%s", e->d_name,
+				 !strncmp(e->d_name, "md", 2) ? " (md array)" : "");
+		}
+	}
+	closedir(d);
+	ln_buf_release(&dm);
+	ln_buf_release(&uuid);
+	return found;
+}
+
+static uint32_t le32(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static int md_magic_at(int fd, off_t off)
+{
+	unsigned char b[4];
+
+	return off >= 0 && pread(fd, b, 4, off) == 4 && le32(b) == 0xa92b4efc;
+}
+
+/* blkid's TYPE for an unassembled PV or md member, or NULL: the LVM label
+ * ("LABELONE", then "LVM2 001" at 24) in one of the first four sectors;
+ * the md superblock magic where 1.1 (0), 1.2 (4 KiB), 1.0 (end - 8 KiB,
+ * 4 KiB aligned) and 0.90 (the last 64 KiB-aligned 64 KiB) put it. */
+static const char *signature(const struct ln_agent *a, const char *devpath)
+{
+	unsigned char b[2048];
+	const char *type = NULL;
+	char p[PATH_MAX];
+	off_t size;
+	int fd, i;
+
+	if (ln_agent_path(a, devpath, p) < 0 || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b))
+		for (i = 0; i < 4 && !type; i++)
+			if (!memcmp(b + i * 512, "LABELONE", 8) &&
+			    !memcmp(b + i * 512 + 24, "LVM2 001", 8))
+				type = "LVM2_member";
+	size = lseek(fd, 0, SEEK_END);
+	if (!type && size >= 65536 &&
+	    (md_magic_at(fd, 0) || md_magic_at(fd, 4096) ||
+	     md_magic_at(fd, (size - 8192) & ~(off_t)4095) ||
+	     md_magic_at(fd, (size & ~(off_t)65535) - 65536)))
+		type = "linux_raid_member";
+	close(fd);
+	return type;
+}
+
+int ln_inuse_blockdev(const struct ln_agent *a, const char *subject, const char *name,
+		      const char *devpath, struct ln_buf *why)
+{
+	char what[PATH_MAX];
+	const char *sig;
+	struct stat st;
+
+	if (node_stat(a, devpath, &st) == 0 && swap_of(a, &st, what, sizeof(what))) {
+		ln_buf_addf(why, "%s is in use as swap (%s in /proc/swaps)", subject, what);
+		return 1;
+	}
+	if (held_by(a, name, what, sizeof(what))) {
+		ln_buf_addf(why, "%s is held by %s", subject, what);
+		return 1;
+	}
+	sig = signature(a, devpath);
+	if (sig) {
+		ln_buf_addf(why, "%s is %s (%s)", subject,
+			    !strcmp(sig, "LVM2_member") ? "an LVM physical volume" : "an md member",
+			    sig);
+		return 1;
 	}
 	return 0;
 }

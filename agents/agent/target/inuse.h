@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-use gate for files: before an existing file is exported as a
- * namespace (an adopted backing file), the agent asks whether the kernel
- * already uses it, deciding on the file's identity (st_dev, st_ino) as
- * looked at without following a link, never on its path string: active
- * swap (/proc/swaps) and a loop device's backing file
- * (/sys/block/loop*\/loop/backing_file).
+ * The in-use gate: the one place the agent's in-use rules live. Before an
+ * existing file is exported as a namespace (an adopted backing file), the
+ * agent asks whether the kernel already uses it, deciding on the file's
+ * identity (st_dev, st_ino) as looked at without following a link, never
+ * on its path string: active swap (/proc/swaps) and a loop device's
+ * backing file (/sys/block/loop*\/loop/backing_file). A block device
+ * (blockdev.c's caller) is asked the same of swap, and of holders and
+ * signatures; an NVMe namespace of its transport.
  */
 #ifndef LN_AGENT_INUSE_H
 #define LN_AGENT_INUSE_H
@@ -21,6 +23,17 @@ struct ln_state;
  * -EBUSY with err naming path and what holds it. */
 int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat *st,
 		  struct ln_buf *err);
+/* The kernel's own uses of the block device name (sysfs: "sda2") at the
+ * node path devpath (a disk or one of its partitions): an active swap
+ * area (the same /proc/swaps walk as files, by device number; a fixture's
+ * device is a regular file, by inode), a holder (device-mapper, LVM,
+ * dm-crypt, md, bcache: /sys/class/block/NAME/holders), an unassembled
+ * LVM PV or md member (its signature, read as blkid reads it). 1 with
+ * "SUBJECT is in use as swap (ENTRY in /proc/swaps)", "SUBJECT is held by
+ * HOLDER", "SUBJECT is an LVM physical volume (LVM2_member)" appended to
+ * why; 0 when none holds it. Mounts are blockdev.c's (its wording). */
+int ln_inuse_blockdev(const struct ln_agent *a, const char *subject, const char *name,
+		      const char *devpath, struct ln_buf *why);
 /* 0 unless the block device name (sysfs: "nvme1n1") is an NVMe namespace
  * whose controller, or any controller of its multipath subsystem, has a
  * transport other than pcie (tcp, rdma, fc, loop) or none readable: then
