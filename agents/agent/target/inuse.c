@@ -80,7 +80,8 @@ static int swap_of(const struct ln_agent *a, const struct stat *want, char *who,
 			if (sscanf(line, "%4095s", f) != 1)
 				continue;
 			ln_inuse_unescape(f);
-			if ((found = node_stat(a, f, &o) == 0 && same_thing(&o, want)))
+			found = node_stat(a, f, &o) == 0 && same_thing(&o, want);
+			if (found)
 				snprintf(who, n, "%s", f);
 		}
 	}
