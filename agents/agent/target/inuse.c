@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agents/agent/core/agent.h"
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/target/inuse.h"
 #include "common/buf.h"
@@ -64,29 +65,67 @@ static int same_thing(const struct stat *o, const struct stat *want)
 }
 
 /* The one walk of /proc/swaps, for swap files and swap partitions alike:
- * 1 with the entry into who when an active swap area is want. */
-static int swap_of(const struct ln_agent *a, const struct stat *want, char *who, size_t n)
+ * 1 with the entry into who when an active swap area is want. An entry
+ * whose file has no name left to look at (the kernel shows a deleted one
+ * as "PATH (deleted)"; a renamed one by its new name, which is found) is
+ * put into lost (the first such; "" when none), for swap_lost. */
+static int swap_of(const struct ln_agent *a, const struct stat *want, char *who, size_t n,
+		   char *lost, size_t ln)
 {
 	struct ln_buf b = LN_BUF_INIT;
 	char *line, *save = NULL;
 	int found = 0;
 
+	lost[0] = '\0';
 	if (ln_read_attr(a, "/proc/swaps", &b) == 0) {
 		line = strtok_r(b.buf, "\n", &save);	/* the header */
 		while (!found && line && (line = strtok_r(NULL, "\n", &save))) {
 			char f[PATH_MAX];
 			struct stat o;
+			int seen;
 
 			if (sscanf(line, "%4095s", f) != 1)
 				continue;
 			ln_inuse_unescape(f);
-			found = node_stat(a, f, &o) == 0 && same_thing(&o, want);
+			seen = node_stat(a, f, &o) == 0;
+			found = seen && same_thing(&o, want);
 			if (found)
 				snprintf(who, n, "%s", f);
+			else if (!seen && !lost[0])
+				snprintf(lost, ln, "%s", f);
 		}
 	}
 	ln_buf_release(&b);
 	return found;
+}
+
+/* 1 when the file at the node path p carries a swap area's signature
+ * (mkswap's "SWAPSPACE2", or the old "SWAP-SPACE", in the last 10 bytes
+ * of its first page, for each page size Linux has). */
+static int swap_signature(const struct ln_agent *a, const char *p)
+{
+	static const off_t pages[] = { 4096, 8192, 16384, 65536 };
+	char full[PATH_MAX], b[10];
+	int fd, hit = 0;
+	size_t i;
+
+	if (ln_agent_path(a, p, full) < 0 ||
+	    (fd = open(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return 0;
+	for (i = 0; !hit && i < sizeof(pages) / sizeof(pages[0]); i++)
+		hit = pread(fd, b, sizeof(b), pages[i] - 10) == (ssize_t)sizeof(b) &&
+		      (!memcmp(b, "SWAPSPACE2", 10) || !memcmp(b, "SWAP-SPACE", 10));
+	close(fd);
+	return hit;
+}
+
+/* A swap area the kernel lists under a name that is gone (lost, from
+ * swap_of) cannot be compared by device and inode: the file at p is taken
+ * for it when it carries a swap signature, so a swap file whose name was
+ * deleted, with another link left, is not exported under that link. */
+static int swap_lost(const struct ln_agent *a, const char *p, const char *lost)
+{
+	return lost[0] && swap_signature(a, p);
 }
 
 /* 1 when the node path name (a loop device's backing_file) is st's file. */
@@ -97,8 +136,26 @@ static int backs(const struct ln_agent *a, const char *name, const struct stat *
 	return node_stat(a, name, &o) == 0 && same_thing(&o, st);
 }
 
-/* 1 with the loop device into who when st backs one. */
-static int loop_backing(const struct ln_agent *a, const struct stat *st, char *who, size_t n)
+/* 1 when loop device name is attached to st's file: by identity where
+ * the kernel tells it (LOOP_GET_STATUS64, fsops), which holds whatever
+ * the file's name became, renamed or " (deleted)" with another link left;
+ * else by the name backing_file reads (nothing is there for a deleted
+ * name). */
+static int loop_is(const struct ln_agent *a, const char *name, const char *backing,
+		   const struct stat *st)
+{
+	dev_t dev;
+	ino_t ino;
+
+	if (a->fs && a->fs->loop_backing && a->fs->loop_backing(a, name, &dev, &ino) == 0)
+		return S_ISREG(st->st_mode) && dev == st->st_dev && ino == st->st_ino;
+	return backs(a, backing, st);
+}
+
+/* 1 with the loop device into who and what its backing_file reads into
+ * shown when st backs one. */
+static int loop_backing(const struct ln_agent *a, const struct stat *st, char *who, size_t n,
+			char *shown, size_t sn)
 {
 	struct ln_buf b = LN_BUF_INIT;
 	char **names = NULL, p[PATH_MAX];
@@ -111,9 +168,12 @@ static int loop_backing(const struct ln_agent *a, const struct stat *st, char *w
 			continue;
 		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", names[i]);
 		ln_buf_reset(&b);
-		/* a deleted backing file reads "PATH (deleted)": no file there is it */
-		if (ln_read_attr(a, p, &b) == 0 && b.len && (found = backs(a, b.buf, st)))
+		/* no backing_file: not attached */
+		found = ln_read_attr(a, p, &b) == 0 && b.len && loop_is(a, names[i], b.buf, st);
+		if (found) {
 			snprintf(who, n, "/dev/%s", names[i]);
+			snprintf(shown, sn, "%s", b.buf);
+		}
 	}
 	ln_names_free(names, nn);
 	ln_buf_release(&b);
@@ -123,17 +183,27 @@ static int loop_backing(const struct ln_agent *a, const struct stat *st, char *w
 int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat *st,
 		  struct ln_buf *err)
 {
-	char who[PATH_MAX];
+	char who[PATH_MAX], shown[PATH_MAX], lost[PATH_MAX];
 
-	if (swap_of(a, st, who, sizeof(who))) {
+	if (swap_of(a, st, who, sizeof(who), lost, sizeof(lost))) {
 		ln_buf_addf(err, "'%s' is in use as swap (%s in /proc/swaps); llmnet does not "
 			    "export a swap file: swapoff it first, or name another file", path, who);
 		return -EBUSY;
 	}
-	if (loop_backing(a, st, who, sizeof(who))) {
-		ln_buf_addf(err, "'%s' is the backing file of loop device %s; llmnet does not "
-			    "export it: detach the loop device (losetup -d %s) first, or name "
-			    "another file", path, who, who);
+	if (swap_lost(a, path, lost)) {
+		ln_buf_addf(err, "'%s' carries a swap signature and /proc/swaps lists an active "
+			    "swap file by a name that is gone (%s): it may be that file under "
+			    "another name; llmnet does not export it: swapoff it first (or wipe "
+			    "the signature of a file that is not swap), or name another file",
+			    path, lost);
+		return -EBUSY;
+	}
+	if (loop_backing(a, st, who, sizeof(who), shown, sizeof(shown))) {
+		ln_buf_addf(err, "'%s' is the backing file of loop device %s", path, who);
+		if (strcmp(shown, path))
+			ln_buf_addf(err, " (by identity: its backing_file reads '%s')", shown);
+		ln_buf_addf(err, "; llmnet does not export it: detach the loop device (losetup -d "
+			    "%s) first, or name another file", who);
 		return -EBUSY;
 	}
 	return 0;
@@ -219,11 +289,12 @@ static const char *signature(const struct ln_agent *a, const char *devpath)
 int ln_inuse_blockdev(const struct ln_agent *a, const char *subject, const char *name,
 		      const char *devpath, struct ln_buf *why)
 {
-	char what[PATH_MAX];
+	char what[PATH_MAX], lost[PATH_MAX];
 	const char *sig;
 	struct stat st;
 
-	if (node_stat(a, devpath, &st) == 0 && swap_of(a, &st, what, sizeof(what))) {
+	if (node_stat(a, devpath, &st) == 0 &&
+	    swap_of(a, &st, what, sizeof(what), lost, sizeof(lost))) {
 		ln_buf_addf(why, "%s is in use as swap (%s in /proc/swaps)", subject, what);
 		return 1;
 	}
