@@ -60,10 +60,14 @@ void ln_inuse_unescape(char *s);
 /*
  * Places (inuse_place.c): before the agent writes a file at path, mounts
  * on it, or runs programs from the folder path, it asks what path is, and
- * below what. The mount that holds a place is found in the mount table
- * (/proc/self/mountinfo, else /proc/mounts) by following the mount tree
- * down the path; what is already at the place is opened without links
- * (openat2) and compared by identity (st_dev, st_ino).
+ * below what. The place (or, while it is missing, the nearest directory
+ * above it) is opened without links (openat2), and the mount that holds
+ * it is the one the kernel says the opened fd lies in (statx
+ * STATX_MNT_ID, matched to /proc/self/mountinfo's mount id): by identity,
+ * not by its path. Where no mount id can be had (a kernel older than
+ * 5.8, a table with only /proc/mounts, a fixture root, whose mount table
+ * is a recording), the mount table is followed down the path instead.
+ * What is already at the place is compared by identity (st_dev, st_ino).
  */
 enum ln_place_use {
 	LN_PLACE_FILE,		/* a backing file or hostfile is written there */
@@ -87,6 +91,12 @@ struct ln_mount {
  * mounts at one point. 1 with m, 0 when none matches.
  */
 int ln_inuse_mount_of(const char *text, int mountinfo, const char *path, struct ln_mount *m);
+
+/* The mount whose mountinfo id (the first field) is id, in mountinfo's
+ * text; with parent, the mount it is mounted on instead (its second
+ * field). 1 with m, 0 when none is listed. */
+int ln_inuse_mount_by_id(const char *text, unsigned long long id, int parent,
+			 struct ln_mount *m);
 
 /* The class of file system type fstype the gate refuses to build on:
  * "a network file system", "a FUSE file system", or NULL (local). */
