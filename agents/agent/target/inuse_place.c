@@ -111,7 +111,7 @@ static int place_stat(const struct ln_agent *a, const char *p, struct stat *st)
 static int place_mount_id(const struct ln_agent *a, const char *path, unsigned long long *id)
 {
 	char p[PATH_MAX], *slash;
-	int fd = -ENOENT, r;
+	int fd, r;
 
 	if (!a->fs || !a->fs->mount_id)
 		return -ENOSYS;
