@@ -121,6 +121,53 @@ static void test_agent_inuse__no_swap_no_loop_is_accepted(void **state)
 	assert_int_equal(g->err.len, 0);
 }
 
+/* A swap file whose name was deleted, another link left: /proc/swaps has
+ * no name to compare, so a file carrying a swap signature is taken for
+ * it; a file without one is not (the control), nor is a signed file when
+ * every entry is found. */
+static void test_agent_inuse__deleted_swap_name_refuses_a_swap_signature(void **state)
+{
+	struct gate *g = *state;
+	char sig[4097];
+
+	memset(sig, 'x', 4086);
+	memcpy(sig + 4086, "SWAPSPACE2", 10);
+	sig[4096] = '\0';
+	assert_int_equal(fx_put(g->root, "/srv/data.img", sig), 0);
+	assert_int_equal(check(g, "/srv/data.img"), 0);	/* no swap at all */
+	assert_int_equal(fx_put(g->root, "/proc/swaps", SWAPS_HEAD
+				"/srv/swap.img\\040(deleted)   file\t\t1020\t\t0\t\t-2\n"), 0);
+	assert_int_equal(check(g, "/srv/data.img"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "'/srv/data.img' carries a swap signature"));
+	assert_non_null(strstr(g->err.buf, "(/srv/swap.img (deleted))"));
+	assert_int_equal(check(g, "/srv/data.img.old"), 0);
+}
+
+/* A loop device asked by identity (the fixture's /dev/loopN is a hard
+ * link to its file) finds its file under any name, and a name in
+ * backing_file that is now another file's does not count. */
+static void test_agent_inuse__loop_backing_file_by_identity(void **state)
+{
+	struct gate *g = *state;
+	char from[4096], to[4096], cmd[4200];
+
+	g->a.fs = &ln_fsops_fixture;
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/block/loop7/loop %s/dev", g->root, g->root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(from, sizeof(from), "%s/srv/data.img", g->root);
+	snprintf(to, sizeof(to), "%s/dev/loop7", g->root);
+	assert_int_equal(link(from, to), 0);
+	assert_int_equal(fx_put(g->root, "/sys/block/loop7/loop/backing_file",
+				"/srv/gone.img (deleted)\n"), 0);
+	assert_int_equal(check(g, "/srv/data.img"), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "loop device /dev/loop7 (by identity: its "
+				"backing_file reads '/srv/gone.img (deleted)')"));
+	/* the control: backing_file names data.img.old, identity says not */
+	assert_int_equal(fx_put(g->root, "/sys/block/loop7/loop/backing_file",
+				"/srv/data.img.old\n"), 0);
+	assert_int_equal(check(g, "/srv/data.img.old"), 0);
+}
+
 /* ln_inuse_fabric on the fabric-disks overlay for the sysfs block name. */
 static int fabric(struct gate *g, const char *name)
 {
@@ -166,6 +213,69 @@ static void test_agent_inuse__multipath_head_checks_every_controller(void **stat
 	assert_int_equal(ln_inuse_fabric(&g->a, "nvme4n1", "/dev/x", &g->err), 0);
 }
 
+/* ln_inuse_blockdev on the disks-in-use overlay for /dev/NAME. */
+static int device(struct gate *g, const char *name)
+{
+	char cmd[8400], dev[64];
+
+	snprintf(cmd, sizeof(cmd), "%s/agent/build-tree.sh %s/agent/disks-in-use.tree %s",
+		 FIXTURES_DIR, FIXTURES_DIR, g->root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(dev, sizeof(dev), "/dev/%s", name);
+	ln_buf_reset(&g->err);
+	return ln_inuse_blockdev(&g->a, "it", name, dev, &g->err);
+}
+
+/* One /proc/swaps walk for files and partitions: a swap partition named
+ * there by another link to it is the same device. */
+static void test_agent_inuse__swap_partition_is_found_by_identity(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(device(g, "sdc"), 1);
+	assert_string_equal(g->err.buf, "it is in use as swap (/dev/sdc in /proc/swaps)");
+	assert_int_equal(fx_put(g->root, "/proc/swaps", SWAPS_HEAD
+				"/dev/disk/by-id/wwn-0x5000c500a1b2c3d4 partition\t1020\t0\t-2\n"), 0);
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_inuse_blockdev(&g->a, "it", "sdd", "/dev/sdd", &g->err), 1);
+	assert_non_null(strstr(g->err.buf, "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4 in /proc/swaps"));
+	/* the control: sdc is no longer swap, and nothing else holds it */
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_inuse_blockdev(&g->a, "it", "sdc", "/dev/sdc", &g->err), 0);
+	assert_int_equal(g->err.len, 0);
+}
+
+static void test_agent_inuse__holder_is_named(void **state)
+{
+	struct gate *g = *state;
+
+	assert_int_equal(device(g, "sdb1"), 1);
+	assert_string_equal(g->err.buf, "it is held by dm-0 (LVM volume 'vg0-data')");
+	/* the control: sdd has an empty holders folder */
+	assert_int_equal(device(g, "sdd"), 0);
+	assert_int_equal(g->err.len, 0);
+}
+
+static void test_agent_inuse__lvm_label_is_read(void **state)
+{
+	struct gate *g = *state;
+	char p[4200];
+	FILE *f;
+
+	assert_int_equal(device(g, "sde"), 0);
+	snprintf(p, sizeof(p), "%s/dev/sde", g->root);
+	f = fopen(p, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 512, SEEK_SET), 0);
+	fputs("LABELONE", f);
+	assert_int_equal(fseek(f, 512 + 24, SEEK_SET), 0);
+	fputs("LVM2 001", f);
+	fclose(f);
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_inuse_blockdev(&g->a, "it", "sde", "/dev/sde", &g->err), 1);
+	assert_string_equal(g->err.buf, "it is an LVM physical volume (LVM2_member)");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 LN_TEST_MAIN(NULL, NULL,
 	T(test_agent_inuse__swap_file_is_refused_by_identity),
@@ -173,4 +283,9 @@ LN_TEST_MAIN(NULL, NULL,
 	T(test_agent_inuse__loop_backing_file_is_refused),
 	T(test_agent_inuse__no_swap_no_loop_is_accepted),
 	T(test_agent_inuse__fabric_namespace_is_refused),
-	T(test_agent_inuse__multipath_head_checks_every_controller))
+	T(test_agent_inuse__multipath_head_checks_every_controller),
+	T(test_agent_inuse__swap_partition_is_found_by_identity),
+	T(test_agent_inuse__holder_is_named),
+	T(test_agent_inuse__lvm_label_is_read),
+	T(test_agent_inuse__deleted_swap_name_refuses_a_swap_signature),
+	T(test_agent_inuse__loop_backing_file_by_identity))

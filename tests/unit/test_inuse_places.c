@@ -174,6 +174,83 @@ static void test_inuse_places__gate_reads_mountinfo(void **state)
 	fx_remove(root);
 }
 
+static void test_inuse_places__mount_by_id_and_its_parent(void **state)
+{
+	struct ln_mount m;
+
+	(void)state;
+	assert_int_equal(ln_inuse_mount_by_id(MI_BASE, 31, 0, &m), 1);
+	assert_string_equal(m.point, "/mnt/a");
+	assert_string_equal(m.source, "/dev/nvme1n1");
+	assert_int_equal(ln_inuse_mount_by_id(MI_BASE, 31, 1, &m), 1);
+	assert_string_equal(m.point, "/mnt");
+	assert_int_equal(ln_inuse_mount_by_id(MI_BASE, 22, 0, &m), 1);
+	assert_string_equal(m.point, "/");
+	/* the root's parent is not listed; an id nobody has */
+	assert_int_equal(ln_inuse_mount_by_id(MI_BASE, 22, 1, &m), 0);
+	assert_int_equal(ln_inuse_mount_by_id(MI_BASE, 99, 0, &m), 0);
+	assert_int_equal(ln_inuse_mount_by_id(NULL, 22, 0, &m), 0);
+}
+
+/* The mount id the fake kernel below says every opened place lies in. */
+static unsigned long long fake_id;
+
+static int fake_mount_id(const struct ln_agent *a, int fd, unsigned long long *id)
+{
+	(void)a;
+	assert_true(fd >= 0);
+	*id = fake_id;
+	return 0;
+}
+
+/* By identity, not by path: the mount the opened place lies in decides,
+ * whatever its path's prefix says. /data/d.img in the tcp namespace's
+ * mount (31; a path whose text says /data) is refused; /mnt/ckpt/d.img in
+ * the local disk's (27) is accepted; an id mountinfo does not list falls
+ * back to the path. */
+static void test_inuse_places__gate_picks_the_mount_by_id(void **state)
+{
+	struct ln_fsops ops = ln_fsops_fixture;
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_agent a = { 0 };
+	char *root = fx_build("node-target"), cmd[4200];
+
+	(void)state;
+	assert_non_null(root);
+	snprintf(cmd, sizeof(cmd), "%s/agent/build-tree.sh %s/agent/fabric-disks.tree %s && "
+		 "mkdir -p %s/proc/self %s/data %s/mnt/ckpt", FIXTURES_DIR, FIXTURES_DIR, root,
+		 root, root, root);
+	assert_int_equal(system(cmd), 0);
+	snprintf(a.root, sizeof(a.root), "%s", root);
+	a.fixture = 1;
+	ops.mount_id = fake_mount_id;
+	a.fs = &ops;
+	assert_int_equal(fx_put(root, "/proc/self/mountinfo",
+				"22 1 254:0 / / rw - ext4 /dev/vda rw\n"
+				"27 22 254:16 / /data rw - ext4 /dev/vdb rw\n"
+				"31 22 259:1 / /mnt/ckpt rw - ext4 /dev/nvme1n1 rw\n"),
+			 0);
+	fake_id = 31;
+	assert_int_equal(ln_inuse_place(&a, NULL, NULL, "backing file", "/data/d.img",
+					LN_PLACE_FILE, &err),
+			 -EBUSY);
+	assert_non_null(strstr(err.buf, "backing file '/data/d.img' is on the file system "
+				       "mounted at '/mnt/ckpt' (source /dev/nvme1n1, ext4)"));
+	ln_buf_reset(&err);
+	fake_id = 27;
+	assert_int_equal(ln_inuse_place(&a, NULL, NULL, "backing file", "/mnt/ckpt/d.img",
+					LN_PLACE_FILE, &err),
+			 0);
+	assert_int_equal(err.len, 0);
+	/* not listed: the path decides, as without mount ids */
+	fake_id = 99;
+	assert_int_equal(ln_inuse_place(&a, NULL, NULL, "backing file", "/mnt/ckpt/d.img",
+					LN_PLACE_FILE, &err),
+			 -EBUSY);
+	ln_buf_release(&err);
+	fx_remove(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +262,8 @@ int main(void)
 		cmocka_unit_test(test_inuse_places__no_table_no_mount),
 		cmocka_unit_test(test_inuse_places__remote_file_system_types),
 		cmocka_unit_test(test_inuse_places__gate_reads_mountinfo),
+		cmocka_unit_test(test_inuse_places__mount_by_id_and_its_parent),
+		cmocka_unit_test(test_inuse_places__gate_picks_the_mount_by_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

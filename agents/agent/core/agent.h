@@ -68,6 +68,17 @@ struct ln_fsops {
 		       size_t len, struct ln_buf *err);
 	/* remove the .nvme keyring's PSK of that identity (none: 0) */
 	int (*drop_psk)(struct ln_agent *a, const char *identity, struct ln_buf *err);
+	/* Reads for the in-use gate (target/inuse.h), which change nothing. */
+	/* the mount id of the mount the open fd lies in (statx STATX_MNT_ID,
+	 * mountinfo's first field): 0 with id, -ENOSYS where the kernel
+	 * cannot tell (older than 5.8) or the fixture's mount table is a
+	 * recording that no fd lies in */
+	int (*mount_id)(const struct ln_agent *a, int fd, unsigned long long *id);
+	/* the backing file of loop device name ("loop3") by identity
+	 * (LOOP_GET_STATUS64: lo_device, lo_inode), whatever its name has
+	 * become (renamed, or " (deleted)" with another link left): 0 with
+	 * dev and ino, negative when it is not attached or cannot be asked */
+	int (*loop_backing)(const struct ln_agent *a, const char *name, dev_t *dev, ino_t *ino);
 };
 
 /* One operation of an ops table: .op = prefix_op. */
@@ -85,6 +96,7 @@ struct ln_fsops {
 		LN_OP(prefix, odirect_ok), LN_OP(prefix, mount), LN_OP(prefix, umount),            \
 		LN_OP(prefix, remount),                                                            \
 		LN_OP(prefix, mkfs), LN_OP(prefix, add_psk), LN_OP(prefix, drop_psk),              \
+		LN_OP(prefix, mount_id), LN_OP(prefix, loop_backing),                              \
 	}
 
 /* One NVMe controller as seen on the node. */

@@ -441,6 +441,46 @@ static int connect_new(struct ln_converge *cv, const struct ln_req_init *in, con
 	return rc;
 }
 
+/*
+ * Before anything changes (modules, the host identity, a connect): the
+ * mount point of every initiator not yet connected, by the checks that need
+ * no device (ln_mount_precheck). One refused refuses the whole request's
+ * initiators, each reported, so a bad mount point leaves the node as it
+ * was. A connected one's mount is judged with its device later. 0 or -1.
+ */
+static int mounts_precheck(struct ln_converge *cv)
+{
+	struct ln_request *rq = cv->rq;
+	struct ln_ctrl_list ctrls = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	size_t i;
+	int bad = 0;
+
+	if (cv->plan)
+		return 0;	/* plan runs every check in ln_mount_apply, changing nothing */
+	if (cv->a->ini->scan(cv->a, &ctrls, &err) < 0)
+		ctrls.n = 0;	/* a failed scan is the main pass's to report */
+	for (i = 0; i < rq->ninits; i++) {
+		const struct ln_req_init *in = &rq->inits[i];
+
+		if (in->mount_path && !find_ctrl(&ctrls, in->transport, in->address, in->service,
+						 in->target, NULL) &&
+		    ln_mount_precheck(cv, in) < 0)
+			bad = 1;
+	}
+	for (i = 0; bad && i < rq->ninits; i++) {
+		char id[512];
+
+		conn_id(id, sizeof(id), &rq->inits[i]);
+		ln_cv_report(cv, "create", "nvme_connection", id, NULL,
+			     "not connected: a mount point of this request is refused, and "
+			     "llmnet connects nothing before its mount point is known good");
+	}
+	free(ctrls.v);
+	ln_buf_release(&err);
+	return bad ? -1 : 0;
+}
+
 void ln_initiator_apply(struct ln_converge *cv)
 {
 	struct ln_request *rq = cv->rq;
@@ -449,7 +489,7 @@ void ln_initiator_apply(struct ln_converge *cv)
 	char hostnqn[256], hostid[64];
 	size_t i;
 
-	if (!rq->ninits)
+	if (!rq->ninits || mounts_precheck(cv) < 0)
 		return;
 	for (i = 0; i < rq->ninits; i++) {
 		const char *m = !strcmp(rq->inits[i].transport, "tcp") ? "nvme_tcp" : "nvme_rdma";

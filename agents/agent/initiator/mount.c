@@ -296,6 +296,24 @@ static void mount_options(struct ln_converge *cv, const struct ln_req_init *in)
 	ln_buf_release(&det);
 }
 
+int ln_mount_precheck(struct ln_converge *cv, const struct ln_req_init *in)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int rc;
+
+	rc = ln_inuse_place(cv->a, &cv->st, cv->cluster, "mount point", in->mount_path,
+			    LN_PLACE_MOUNT, &err);
+	/* not connected yet: a mount already there cannot be its namespace */
+	if (rc == 0)
+		rc = ln_path_mounted(cv->a, in->mount_path, NULL, 0)
+			     ? mount_is_namespace(cv, in, NULL, &err)
+			     : mount_point_free(cv, in->mount_path, &err);
+	if (rc < 0)
+		ln_cv_report(cv, "create", "mount", in->mount_path, NULL, err.buf);
+	ln_buf_release(&err);
+	return rc;
+}
+
 void ln_mount_apply(struct ln_converge *cv, const struct ln_req_init *in, const char *dev)
 {
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;

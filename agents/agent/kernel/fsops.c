@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/vfs.h>
 #include <sys/stat.h>
@@ -226,6 +228,42 @@ static int real_drop_psk(struct ln_agent *a, const char *identity, struct ln_buf
 	if (syscall(SYS_keyctl, KEYCTL_UNLINK, key, ring) < 0 && errno != ENOENT)
 		return ln_fsops_fail(err, errno, "remove TLS PSK", identity);
 	return 0;
+}
+
+static int real_mount_id(const struct ln_agent *a, int fd, unsigned long long *id)
+{
+	struct statx stx;
+
+	(void)a;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+		return errno == EINVAL ? -ENOSYS : -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -ENOSYS;
+	*id = stx.stx_mnt_id;
+	return 0;
+}
+
+static int real_loop_backing(const struct ln_agent *a, const char *name, dev_t *dev, ino_t *ino)
+{
+	struct loop_info64 li;
+	char p[PATH_MAX];
+	int fd, r = 0;
+
+	/* a read-only open of a loop device claims nothing */
+	if (snprintf(p, sizeof(p), "%s/dev/%s", a->root, name) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	fd = open(p, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(&li, 0, sizeof(li));
+	if (ioctl(fd, LOOP_GET_STATUS64, &li) < 0) {
+		r = -errno;
+	} else {
+		*dev = (dev_t)li.lo_device;
+		*ino = (ino_t)li.lo_inode;
+	}
+	close(fd);
+	return r;
 }
 
 const struct ln_fsops ln_fsops_real = LN_FSOPS("real", real);

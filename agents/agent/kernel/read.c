@@ -218,3 +218,71 @@ int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t
 
 	return scan_mounts(a, match_dir, &m) == 1;
 }
+
+#define MAX_LINKS 40
+
+/* Drop the last component of a node path ("/" stays "/" as ""). */
+static void drop_last(char *cur)
+{
+	char *slash = strrchr(cur, '/');
+
+	if (slash)
+		*slash = '\0';
+}
+
+int ln_path_resolve(const struct ln_agent *a, const char *in, char *out)
+{
+	char rest[PATH_MAX], cur[PATH_MAX] = "", p[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX];
+	const char *r;
+	int hops = 0;
+	struct stat st;
+	ssize_t n;
+
+	if (snprintf(rest, sizeof(rest), "%s", in) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	r = rest;
+	while (*r) {
+		size_t len;
+
+		while (*r == '/')
+			r++;
+		len = strcspn(r, "/");
+		if (len == 0)
+			break;
+		if (len == 1 && r[0] == '.') {
+			r += len;
+			continue;
+		}
+		if (len == 2 && r[0] == '.' && r[1] == '.') {
+			drop_last(cur);
+			r += len;
+			continue;
+		}
+		if (strlen(cur) + 1 + len >= sizeof(cur))
+			return -ENAMETOOLONG;
+		snprintf(cur + strlen(cur), sizeof(cur) - strlen(cur), "/%.*s", (int)len, r);
+		r += len;
+		if (ln_agent_path(a, cur, p) < 0)
+			return -ENAMETOOLONG;
+		if (lstat(p, &st) < 0)
+			return -errno;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (++hops > MAX_LINKS)
+			return -ELOOP;
+		n = readlink(p, link, sizeof(link) - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		if (snprintf(tmp, sizeof(tmp), "%s/%s", link, r) >= (int)sizeof(tmp))
+			return -ENAMETOOLONG;
+		memcpy(rest, tmp, sizeof(rest));
+		r = rest;
+		if (link[0] == '/')
+			cur[0] = '\0';
+		else
+			drop_last(cur);
+	}
+	snprintf(out, PATH_MAX, "%s", cur[0] ? cur : "/");
+	return 0;
+}

@@ -35,4 +35,9 @@ int ln_configfs_mounted(const struct ln_agent *a);
  * into fs (fslen bytes) unless fs is NULL. */
 int ln_path_mounted(const struct ln_agent *a, const char *path, char *fs, size_t fslen);
 
+/* Resolve the node path in through its links, each read under the root
+ * (an absolute link target starts again at the root), like realpath(3) in
+ * a chroot, into out (PATH_MAX). 0 or negative (-ENOENT, -ELOOP...). */
+int ln_path_resolve(const struct ln_agent *a, const char *in, char *out);
+
 #endif

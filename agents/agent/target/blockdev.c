@@ -5,9 +5,9 @@
  * (sysfs: a child directory with a "partition" file). Mounts are matched
  * by major:minor in mountinfo, since a mount source may be any link to the
  * device, and by resolved path in /proc/mounts (fixture trees and old
- * kernels). A holder (device-mapper, md, bcache) is in use by definition.
- * An LVM PV or md member that is not assembled has no holder, so its
- * signature is read the way blkid finds it.
+ * kernels). Swap, holders (device-mapper, md, bcache) and the signatures
+ * of unassembled LVM PVs and md members are the in-use gate's rules
+ * (inuse.h, ln_inuse_blockdev), asked of the device and each partition.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,78 +27,8 @@
 #include "agents/agent/target/inuse.h"
 #include "common/log.h"
 
-#define MAX_LINKS 40
 #define MAX_PARTS 128
 #define NVMET_SUBSYS "/sys/kernel/config/nvmet/subsystems"
-
-/* Drop the last component of a node path ("/" stays "/" as ""). */
-static void drop_last(char *cur)
-{
-	char *slash = strrchr(cur, '/');
-
-	if (slash)
-		*slash = '\0';
-}
-
-/* Resolve a node path through its links, each read under the root (an
- * absolute link target starts again at the root), like realpath(3) in a
- * chroot. 0 or negative. */
-static int resolve(const struct ln_agent *a, const char *in, char *out)
-{
-	char rest[PATH_MAX], cur[PATH_MAX] = "", p[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX];
-	const char *r;
-	int hops = 0;
-	struct stat st;
-	ssize_t n;
-
-	if (snprintf(rest, sizeof(rest), "%s", in) >= (int)sizeof(rest))
-		return -ENAMETOOLONG;
-	r = rest;
-	while (*r) {
-		size_t len;
-
-		while (*r == '/')
-			r++;
-		len = strcspn(r, "/");
-		if (len == 0)
-			break;
-		if (len == 1 && r[0] == '.') {
-			r += len;
-			continue;
-		}
-		if (len == 2 && r[0] == '.' && r[1] == '.') {
-			drop_last(cur);
-			r += len;
-			continue;
-		}
-		if (strlen(cur) + 1 + len >= sizeof(cur))
-			return -ENAMETOOLONG;
-		snprintf(cur + strlen(cur), sizeof(cur) - strlen(cur), "/%.*s", (int)len, r);
-		r += len;
-		if (ln_agent_path(a, cur, p) < 0)
-			return -ENAMETOOLONG;
-		if (lstat(p, &st) < 0)
-			return -errno;
-		if (!S_ISLNK(st.st_mode))
-			continue;
-		if (++hops > MAX_LINKS)
-			return -ELOOP;
-		n = readlink(p, link, sizeof(link) - 1);
-		if (n < 0)
-			return -errno;
-		link[n] = '\0';
-		if (snprintf(tmp, sizeof(tmp), "%s/%s", link, r) >= (int)sizeof(tmp))
-			return -ENAMETOOLONG;
-		memcpy(rest, tmp, sizeof(rest));
-		r = rest;
-		if (link[0] == '/')
-			cur[0] = '\0';
-		else
-			drop_last(cur);
-	}
-	snprintf(out, PATH_MAX, "%s", cur[0] ? cur : "/");
-	return 0;
-}
 
 /* major:minor of a sysfs block name, from its "dev" attribute. */
 static int sysfs_devt(const struct ln_agent *a, const char *name, unsigned int *maj,
@@ -131,7 +61,7 @@ int ln_blockdev_resolve(const struct ln_agent *a, const char *given, struct ln_b
 
 	memset(bd, 0, sizeof(*bd));
 	bd->fd = -1;
-	r = resolve(a, given, bd->path);
+	r = ln_path_resolve(a, given, bd->path);
 	if (r == 0 && (ln_agent_path(a, bd->path, p) < 0 || stat(p, &st) < 0))
 		r = -ENOENT;
 	if (r < 0) {
@@ -201,7 +131,7 @@ static int same_node(const struct ln_agent *a, const char *src, const char *devp
 {
 	char res[PATH_MAX];
 
-	return src[0] == '/' && resolve(a, src, res) == 0 && !strcmp(res, devpath);
+	return src[0] == '/' && ln_path_resolve(a, src, res) == 0 && !strcmp(res, devpath);
 }
 
 /* Where is /dev/<name> (major:minor, when known) mounted? 1 with at. */
@@ -248,131 +178,19 @@ static int mounted_at(const struct ln_agent *a, const char *name, const char *de
 	return found;
 }
 
-static int is_swap(const struct ln_agent *a, const char *devpath)
-{
-	struct ln_buf b = LN_BUF_INIT;
-	char *line, *save = NULL;
-	int found = 0;
-
-	if (ln_read_attr(a, "/proc/swaps", &b) == 0) {
-		line = strtok_r(b.buf, "\n", &save);	/* the header */
-		while (!found && line && (line = strtok_r(NULL, "\n", &save))) {
-			char f[PATH_MAX];
-
-			if (sscanf(line, "%4095s", f) != 1)
-				continue;
-			ln_inuse_unescape(f);
-			found = same_node(a, f, devpath);
-		}
-	}
-	ln_buf_release(&b);
-	return found;
-}
-
-/* The first holder of name, described (dm name, md array); 1 if any. */
-static int held_by(const struct ln_agent *a, const char *name, char *out, size_t outlen)
-{
-	struct ln_buf dm = LN_BUF_INIT, uuid = LN_BUF_INIT;
-	char p[PATH_MAX], q[PATH_MAX];
-	struct dirent *e;
-	int found = 0;
-	DIR *d;
-
-	snprintf(q, sizeof(q), "/sys/class/block/%s/holders", name);
-	if (ln_agent_path(a, q, p) < 0 || !(d = opendir(p)))
-		return 0;
-	while (!found && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		found = 1;
-		snprintf(q, sizeof(q), "/sys/class/block/%s/dm/name", e->d_name);
-		if (ln_read_attr(a, q, &dm) == 0) {
-			snprintf(q, sizeof(q), "/sys/class/block/%s/dm/uuid", e->d_name);
-			ln_read_attr(a, q, &uuid);
-			snprintf(out, outlen, "%s (%s '%s')", e->d_name,
-				 !strncmp(uuid.buf, "LVM-", 4)	   ? "LVM volume"
-				 : !strncmp(uuid.buf, "CRYPT-", 6) ? "dm-crypt volume"
-								   : "device-mapper",
-				 dm.buf);
-		} else {
-			snprintf(out, outlen, "%s%s", e->d_name,
-				 !strncmp(e->d_name, "md", 2) ? " (md array)" : "");
-		}
-	}
-	closedir(d);
-	ln_buf_release(&dm);
-	ln_buf_release(&uuid);
-	return found;
-}
-
-static uint32_t le32(const unsigned char *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-static int md_magic_at(int fd, off_t off)
-{
-	unsigned char b[4];
-
-	return off >= 0 && pread(fd, b, 4, off) == 4 && le32(b) == 0xa92b4efc;
-}
-
-/* blkid's TYPE for an unassembled PV or md member, or NULL: the LVM label
- * ("LABELONE", then "LVM2 001" at 24) in one of the first four sectors;
- * the md superblock magic where 1.1 (0), 1.2 (4 KiB), 1.0 (end - 8 KiB,
- * 4 KiB aligned) and 0.90 (the last 64 KiB-aligned 64 KiB) put it. */
-static const char *signature(const struct ln_agent *a, const char *devpath)
-{
-	unsigned char b[2048];
-	const char *type = NULL;
-	char p[PATH_MAX];
-	off_t size;
-	int fd, i;
-
-	if (ln_agent_path(a, devpath, p) < 0 || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-		return NULL;
-	if (pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b))
-		for (i = 0; i < 4 && !type; i++)
-			if (!memcmp(b + i * 512, "LABELONE", 8) &&
-			    !memcmp(b + i * 512 + 24, "LVM2 001", 8))
-				type = "LVM2_member";
-	size = lseek(fd, 0, SEEK_END);
-	if (!type && size >= 65536 &&
-	    (md_magic_at(fd, 0) || md_magic_at(fd, 4096) ||
-	     md_magic_at(fd, (size - 8192) & ~(off_t)4095) ||
-	     md_magic_at(fd, (size & ~(off_t)65535) - 65536)))
-		type = "linux_raid_member";
-	close(fd);
-	return type;
-}
-
-/* Is /dev/<name> (or devpath) in use on its own? 1 with why. */
+/* Is /dev/<name> (or devpath) in use on its own? 1 with why: mounted
+ * (here, by major:minor), or what the in-use gate finds (swap, a holder,
+ * an LVM or md signature). */
 static int name_in_use(const struct ln_agent *a, const char *subject, const char *name,
 		       const char *devpath, const char *given, struct ln_buf *why)
 {
 	char what[PATH_MAX];
-	const char *sig;
 
 	if (mounted_at(a, name, devpath, given, what, sizeof(what))) {
 		ln_buf_addf(why, "%s is mounted at %s", subject, what);
 		return 1;
 	}
-	if (is_swap(a, devpath)) {
-		ln_buf_addf(why, "%s is in use as swap", subject);
-		return 1;
-	}
-	if (held_by(a, name, what, sizeof(what))) {
-		ln_buf_addf(why, "%s is held by %s", subject, what);
-		return 1;
-	}
-	sig = signature(a, devpath);
-	if (sig) {
-		ln_buf_addf(why, "%s is %s (%s)", subject,
-			    !strcmp(sig, "LVM2_member") ? "an LVM physical volume" : "an md member",
-			    sig);
-		return 1;
-	}
-	return 0;
+	return ln_inuse_blockdev(a, subject, name, devpath, why);
 }
 
 /* Does the device at other share blocks with bd (the same device, or one

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-use gate for files: before an existing file is exported as a
- * namespace (an adopted backing file), the agent asks whether the kernel
- * already uses it, deciding on the file's identity (st_dev, st_ino) as
- * looked at without following a link, never on its path string: active
- * swap (/proc/swaps) and a loop device's backing file
- * (/sys/block/loop*\/loop/backing_file).
+ * The in-use gate: the one place the agent's in-use rules live. Before an
+ * existing file is exported as a namespace (an adopted backing file), the
+ * agent asks whether the kernel already uses it, deciding on the file's
+ * identity (st_dev, st_ino) as looked at without following a link, never
+ * on its path string: active swap (/proc/swaps) and a loop device's
+ * backing file (/sys/block/loop*\/loop/backing_file). A block device
+ * (blockdev.c's caller) is asked the same of swap, and of holders and
+ * signatures; an NVMe namespace of its transport.
  */
 #ifndef LN_AGENT_INUSE_H
 #define LN_AGENT_INUSE_H
@@ -21,6 +23,17 @@ struct ln_state;
  * -EBUSY with err naming path and what holds it. */
 int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat *st,
 		  struct ln_buf *err);
+/* The kernel's own uses of the block device name (sysfs: "sda2") at the
+ * node path devpath (a disk or one of its partitions): an active swap
+ * area (the same /proc/swaps walk as files, by device number; a fixture's
+ * device is a regular file, by inode), a holder (device-mapper, LVM,
+ * dm-crypt, md, bcache: /sys/class/block/NAME/holders), an unassembled
+ * LVM PV or md member (its signature, read as blkid reads it). 1 with
+ * "SUBJECT is in use as swap (ENTRY in /proc/swaps)", "SUBJECT is held by
+ * HOLDER", "SUBJECT is an LVM physical volume (LVM2_member)" appended to
+ * why; 0 when none holds it. Mounts are blockdev.c's (its wording). */
+int ln_inuse_blockdev(const struct ln_agent *a, const char *subject, const char *name,
+		      const char *devpath, struct ln_buf *why);
 /* 0 unless the block device name (sysfs: "nvme1n1") is an NVMe namespace
  * whose controller, or any controller of its multipath subsystem, has a
  * transport other than pcie (tcp, rdma, fc, loop) or none readable: then
@@ -47,10 +60,14 @@ void ln_inuse_unescape(char *s);
 /*
  * Places (inuse_place.c): before the agent writes a file at path, mounts
  * on it, or runs programs from the folder path, it asks what path is, and
- * below what. The mount that holds a place is found in the mount table
- * (/proc/self/mountinfo, else /proc/mounts) by following the mount tree
- * down the path; what is already at the place is opened without links
- * (openat2) and compared by identity (st_dev, st_ino).
+ * below what. The place (or, while it is missing, the nearest directory
+ * above it) is opened without links (openat2), and the mount that holds
+ * it is the one the kernel says the opened fd lies in (statx
+ * STATX_MNT_ID, matched to /proc/self/mountinfo's mount id): by identity,
+ * not by its path. Where no mount id can be had (a kernel older than
+ * 5.8, a table with only /proc/mounts, a fixture root, whose mount table
+ * is a recording), the mount table is followed down the path instead.
+ * What is already at the place is compared by identity (st_dev, st_ino).
  */
 enum ln_place_use {
 	LN_PLACE_FILE,		/* a backing file or hostfile is written there */
@@ -74,6 +91,12 @@ struct ln_mount {
  * mounts at one point. 1 with m, 0 when none matches.
  */
 int ln_inuse_mount_of(const char *text, int mountinfo, const char *path, struct ln_mount *m);
+
+/* The mount whose mountinfo id (the first field) is id, in mountinfo's
+ * text; with parent, the mount it is mounted on instead (its second
+ * field). 1 with m, 0 when none is listed. */
+int ln_inuse_mount_by_id(const char *text, unsigned long long id, int parent,
+			 struct ln_mount *m);
 
 /* The class of file system type fstype the gate refuses to build on:
  * "a network file system", "a FUSE file system", or NULL (local). */

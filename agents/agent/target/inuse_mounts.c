@@ -131,6 +131,27 @@ int ln_inuse_mount_of(const char *text, int mountinfo, const char *path, struct 
 	return i >= 0;
 }
 
+int ln_inuse_mount_by_id(const char *text, unsigned long long id, int parent,
+			 struct ln_mount *m)
+{
+	struct row *v = NULL;
+	size_t n = parse(text, 1, &v), i;
+	long hit = -1, up = -1;
+
+	for (i = 0; i < n && hit < 0; i++)
+		if (v[i].id >= 0 && (unsigned long long)v[i].id == id)
+			hit = (long)i;
+	for (i = 0; parent && hit >= 0 && i < n && up < 0; i++)
+		if ((long)i != hit && v[i].id == v[hit].parent)
+			up = (long)i;
+	if (parent)
+		hit = up;
+	if (hit >= 0)
+		*m = v[hit].m;
+	free(v);
+	return hit >= 0;
+}
+
 const char *ln_inuse_remote_fs(const char *fstype)
 {
 	/* file systems whose bytes another machine serves or shares (cluster

@@ -58,10 +58,9 @@ static int open_walk(int fd, const char *rel)
 	return fd;
 }
 
-/* What is at the node path p, opened without following any link and
- * never leaving the root, then fstat'ed: the decision is on that inode,
- * not on a path resolved again later. 0 with st, else -errno. */
-static int place_stat(const struct ln_agent *a, const char *p, struct stat *st)
+/* The node path p opened O_PATH without following any link and never
+ * leaving the root: the fd, or -errno. */
+static int place_open(const struct ln_agent *a, const char *p)
 {
 	int root = open(a->root[0] ? a->root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -1, r;
 	const char *rel = p;
@@ -87,11 +86,66 @@ static int place_stat(const struct ln_agent *a, const char *p, struct stat *st)
 #endif
 	if (fd < 0)
 		fd = open_walk(root, rel);
-	r = fd < 0 ? -errno : fstat(fd, st) < 0 ? -errno : 0;
-	if (fd >= 0)
-		close(fd);
+	r = fd < 0 ? -errno : fd;
 	close(root);
 	return r;
+}
+
+/* What is at the node path p, opened by place_open, then fstat'ed: the
+ * decision is on that inode, not on a path resolved again later. 0 with
+ * st, else -errno. */
+static int place_stat(const struct ln_agent *a, const char *p, struct stat *st)
+{
+	int fd = place_open(a, p), r;
+
+	if (fd < 0)
+		return fd;
+	r = fstat(fd, st) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* The mount id of the mount that holds the node path path: its own, or
+ * (missing) the nearest directory's above it, each opened by place_open;
+ * 0 with id, negative when the kernel (or the fixture) cannot say. */
+static int place_mount_id(const struct ln_agent *a, const char *path, unsigned long long *id)
+{
+	char p[PATH_MAX], *slash;
+	int fd, r;
+
+	if (!a->fs || !a->fs->mount_id)
+		return -ENOSYS;
+	snprintf(p, sizeof(p), "%s", path);
+	while ((fd = place_open(a, p[0] ? p : "/")) == -ENOENT && p[0]) {
+		slash = strrchr(p, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	if (fd < 0)
+		return fd;
+	r = a->fs->mount_id(a, fd, id);
+	close(fd);
+	return r;
+}
+
+/* The mount that holds path (up: the mount that one is mounted on, for a
+ * place that is itself a mount point), by the opened place's mount id
+ * when there is one in mountinfo, else down the mount table's tree by
+ * path (inuse.h). 1 with m, 0 when none. */
+static int mount_holding(const struct ln_agent *a, const char *tab, int mi, const char *path,
+			 int up, struct ln_mount *m)
+{
+	unsigned long long id;
+	char parent[PATH_MAX];
+
+	if (mi && place_mount_id(a, path, &id) == 0 && ln_inuse_mount_by_id(tab, id, up, m))
+		return 1;
+	if (!up)
+		return ln_inuse_mount_of(tab, mi, path, m);
+	snprintf(parent, sizeof(parent), "%s", path);
+	*strrchr(parent, '/') = '\0';
+	return ln_inuse_mount_of(tab, mi, parent[0] ? parent : "/", m);
 }
 
 /* The file the kernel uses at the node path p (links followed, as nvmet
@@ -323,7 +377,6 @@ int ln_inuse_place(const struct ln_agent *a, struct ln_state *st, const char *cl
 	struct ln_buf tab = LN_BUF_INIT;
 	struct ln_mount m;
 	struct stat here;
-	char up[PATH_MAX];
 	int mi = 1, rc = 0, found, have;
 
 	if (ln_read_attr(a, "/proc/self/mountinfo", &tab) < 0) {
@@ -332,7 +385,7 @@ int ln_inuse_place(const struct ln_agent *a, struct ln_state *st, const char *cl
 		if (ln_read_attr(a, "/proc/mounts", &tab) < 0)
 			ln_buf_reset(&tab);
 	}
-	found = ln_inuse_mount_of(tab.buf, mi, path, &m);
+	found = mount_holding(a, tab.buf, mi, path, 0, &m);
 	if (found && !strcmp(m.point, path) && use != LN_PLACE_PROGRAMS && strcmp(path, "/")) {
 		const char *o = other(st, cluster, "mount", path);
 		int own = st && cluster && ln_state_find(st, cluster, "mount", path);
@@ -352,9 +405,7 @@ int ln_inuse_place(const struct ln_agent *a, struct ln_state *st, const char *cl
 			goto out;
 		}
 		/* the place is mounted on: what matters is what it is on */
-		snprintf(up, sizeof(up), "%s", path);
-		*strrchr(up, '/') = '\0';
-		found = ln_inuse_mount_of(tab.buf, mi, up[0] ? up : "/", &m);
+		found = mount_holding(a, tab.buf, mi, path, 1, &m);
 	}
 	if (found && (rc = judge_mount(a, st, cluster, what, path, &m, use, err)) < 0)
 		goto out;
