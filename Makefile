@@ -182,7 +182,8 @@ TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE) \
 	$(foreach v,$(sort $(filter LDFLAGS_test_%,$(.VARIABLES))),$(v)=$($(v)))
 
 # Their recipes use $<, so the extra prerequisite changes no command.
-$(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec \
+$(TESTS) $(IO_PROBE) $(GPU_FACTS) $(NCCL_PROBE) $(STANDIN_LIBS) $(NVML_STANDINS) \
+	$(FUZZ_DIR)/fuzz_spec \
 	$(BUILD)/bench/yaml_events $(BUILD)/bench/runstat $(BUILD)/bench/diagnose_bench: \
 	$(BUILD)/.flags
 
