@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "common/proto.h"
 #include "common/util.h"
+#include "orchestrator/transport/answer.h"
 
 #define PROGRAM BUILD_DIR "/probes/gpu_facts"
 #define STANDIN(v) BUILD_DIR "/standin/nvml/" v "/libnvidia-ml.so.1"
@@ -232,17 +233,23 @@ static char *gpu_root(int n, int installed, const char *variant)
 	return root;
 }
 
-static struct json_object *agent_gpus(const char *root)
+static struct json_object *agent_facts(const char *root)
 {
 	const char *args[] = { "facts", NULL };
 	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, e = LN_BUF_INIT;
-	struct json_object *o = NULL, *g;
+	struct json_object *o = NULL;
 
 	assert_int_equal(fx_agent(root, args, NULL, &out, &err, NULL), 0);
 	assert_int_equal(ln_json_parse(out.buf, out.len, &o, &e), 0);
-	g = json_object_get(ln_json_at(o, "gpus"));
-	json_object_put(o);
 	ln_buf_release_all(&out, &err, &e);
+	return o;
+}
+
+static struct json_object *agent_gpus(const char *root)
+{
+	struct json_object *o = agent_facts(root), *g = json_object_get(ln_json_at(o, "gpus"));
+
+	json_object_put(o);
 	assert_non_null(g);
 	return g;
 }
@@ -266,6 +273,16 @@ static void test_gpu_facts__agent_reads_nvml(void **st)
 	assert_at(g, "devices.2.row_remap_failed", "true");
 	assert_at(g, "devices.3.ecc_volatile_uncorrected", "2");
 	assert_at(g, "devices.4.nvlink_up", "17");
+	json_object_put(g);
+	g = agent_facts(root);
+	{
+		/* the controller keeps all of it (its known-facts filter) */
+		struct json_object *k = ln_answer_known_facts(g);
+
+		assert_non_null(k);
+		assert_true(json_object_equal(ln_json_at(k, "gpus"), ln_json_at(g, "gpus")));
+		json_object_put(k);
+	}
 	json_object_put(g);
 	fx_remove(root);
 }
