@@ -30,7 +30,8 @@ $(STANDIN_DIR)/nvml/%/libnvidia-ml.so.1: tests/unit/standin/nvml_standin.c
 	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_$* -fPIC -shared \
 		-Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 
-$(BUILD)/tests/test_gpu_facts: $(GPU_FACTS) $(NVML_STANDINS) $(BUILD)/llmnet-agent-dyn
+$(BUILD)/tests/test_gpu_facts $(BUILD)/tests/test_validate_gpu: $(GPU_FACTS) $(NVML_STANDINS) \
+	$(BUILD)/llmnet-agent-dyn
 
 # The io probe runs on nodes like the agent: static, libc only.
 $(IO_PROBE): agents/probes/io_probe.c
