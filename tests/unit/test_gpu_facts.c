@@ -9,6 +9,7 @@
  */
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
+#include "tests/unit/gpu_fixture.h"
 
 #include <json-c/json.h>
 
@@ -18,7 +19,7 @@
 #include "common/util.h"
 #include "orchestrator/transport/answer.h"
 
-#define PROGRAM BUILD_DIR "/probes/gpu_facts"
+#define PROGRAM GPU_FACTS_PROGRAM
 #define STANDIN(v) BUILD_DIR "/standin/nvml/" v "/libnvidia-ml.so.1"
 
 /* The program's answer with --lib lib (NULL: no option); its exit code in *rc. */
@@ -202,62 +203,10 @@ static void test_gpu_facts__usage(void **st)
 
 /* ---- the agent's facts verb ---- */
 
-/* A fixture root with n GPUs in /proc/driver/nvidia, the program
- * installed when asked, and the stand-in variant (NULL: none) where the
- * agent points the program under --root. */
-static char *gpu_root(int n, int installed, const char *variant)
-{
-	struct ln_buf e = LN_BUF_INIT;
-	char *root = fx_build("node-initiator"), p[4096], cmd[8192];
-	const char *info = "Model: \t\t NVIDIA H100 80GB HBM3\n";
-	int i;
-
-	assert_non_null(root);
-	for (i = 0; i < n; i++) {
-		snprintf(p, sizeof(p), "%s/proc/driver/nvidia/gpus/0000:0%d:00.0", root, i + 1);
-		assert_int_equal(ln_mkdir_p(p, 0755, &e), 0);
-		strcat(p, "/information");
-		assert_int_equal(ln_file_write_atomic(p, info, strlen(info), 0644, &e), 0);
-	}
-	if (installed) {
-		snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s %s%s/%s", PROGRAM, root,
-			 LN_PROTO_REMOTE_DIR, LN_PROBE_GPU_FACTS);
-		assert_int_equal(system(cmd), 0);
-	}
-	if (variant) {
-		snprintf(cmd, sizeof(cmd), "install -D -m 0644 %s/standin/nvml/%s/libnvidia-ml.so.1 "
-			 "%s%s", BUILD_DIR, variant, root, LN_GPU_FACTS_ROOT_LIB);
-		assert_int_equal(system(cmd), 0);
-	}
-	ln_buf_release(&e);
-	return root;
-}
-
-static struct json_object *agent_facts(const char *root)
-{
-	const char *args[] = { "facts", NULL };
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, e = LN_BUF_INIT;
-	struct json_object *o = NULL;
-
-	assert_int_equal(fx_agent(root, args, NULL, &out, &err, NULL), 0);
-	assert_int_equal(ln_json_parse(out.buf, out.len, &o, &e), 0);
-	ln_buf_release_all(&out, &err, &e);
-	return o;
-}
-
-static struct json_object *agent_gpus(const char *root)
-{
-	struct json_object *o = agent_facts(root), *g = json_object_get(ln_json_at(o, "gpus"));
-
-	json_object_put(o);
-	assert_non_null(g);
-	return g;
-}
-
 static void test_gpu_facts__agent_reads_nvml(void **st)
 {
-	char *root = gpu_root(1, 1, "faulty");
-	struct json_object *g = agent_gpus(root);
+	char *root = fx_gpu_root(1, 1, "faulty");
+	struct json_object *g = fx_agent_gpus(root);
 
 	(void)st;
 	/* NVML's count (5) over /proc's (1), and its devices */
@@ -274,7 +223,7 @@ static void test_gpu_facts__agent_reads_nvml(void **st)
 	assert_at(g, "devices.3.ecc_volatile_uncorrected", "2");
 	assert_at(g, "devices.4.nvlink_up", "17");
 	json_object_put(g);
-	g = agent_facts(root);
+	g = fx_agent_facts(root);
 	{
 		/* the controller keeps all of it (its known-facts filter) */
 		struct json_object *k = ln_answer_known_facts(g);
@@ -289,8 +238,8 @@ static void test_gpu_facts__agent_reads_nvml(void **st)
 
 static void test_gpu_facts__agent_not_supported_stays_null(void **st)
 {
-	char *root = gpu_root(1, 1, "notsup");
-	struct json_object *g = agent_gpus(root);
+	char *root = fx_gpu_root(1, 1, "notsup");
+	struct json_object *g = fx_agent_gpus(root);
 
 	(void)st;
 	assert_at(g, "source", "nvml");
@@ -305,8 +254,8 @@ static void test_gpu_facts__agent_not_supported_stays_null(void **st)
  * or without GPUs: source stays proc and nvml says why */
 static void test_gpu_facts__agent_without_nvml(void **st)
 {
-	char *root = gpu_root(2, 0, "healthy"), p[4096];
-	struct json_object *g = agent_gpus(root);
+	char *root = fx_gpu_root(2, 0, "healthy"), p[4096];
+	struct json_object *g = fx_agent_gpus(root);
 	FILE *f;
 
 	(void)st;
@@ -318,36 +267,36 @@ static void test_gpu_facts__agent_without_nvml(void **st)
 	json_object_put(g);
 	fx_remove(root);
 
-	root = gpu_root(2, 1, NULL);
-	g = agent_gpus(root);
+	root = fx_gpu_root(2, 1, NULL);
+	g = fx_agent_gpus(root);
 	assert_at(g, "source", "proc");
 	assert_at(g, "program", "installed");
 	assert_non_null(strstr(at(g, "nvml"), "NVML is not usable: cannot load"));
 	json_object_put(g);
 	fx_remove(root);
 
-	root = gpu_root(2, 1, "noinit");
-	g = agent_gpus(root);
+	root = fx_gpu_root(2, 1, "noinit");
+	g = fx_agent_gpus(root);
 	assert_at(g, "source", "proc");
 	assert_at(g, "nvml", "NVML is not usable: nvmlInit_v2 failed: Driver Not Loaded (9)");
 	json_object_put(g);
 	fx_remove(root);
 
-	root = gpu_root(2, 1, "healthy");
+	root = fx_gpu_root(2, 1, "healthy");
 	snprintf(p, sizeof(p), "%s%s/%s", root, LN_PROTO_REMOTE_DIR, LN_PROBE_GPU_FACTS);
 	f = fopen(p, "a");
 	assert_non_null(f);
 	fputs("another build", f);
 	fclose(f);
-	g = agent_gpus(root);
+	g = fx_agent_gpus(root);
 	assert_at(g, "source", "proc");
 	assert_at(g, "program", "mismatch");
 	assert_non_null(strstr(at(g, "nvml"), "llmnet runs only its own probes"));
 	json_object_put(g);
 	fx_remove(root);
 
-	root = gpu_root(0, 1, "healthy");
-	g = agent_gpus(root);
+	root = fx_gpu_root(0, 1, "healthy");
+	g = fx_agent_gpus(root);
 	assert_at(g, "count", "0");
 	assert_at(g, "source", "null");
 	assert_at(g, "program", "null");

@@ -9,43 +9,17 @@
  * the count is /proc's and says why.
  */
 #include "tests/unit/agent_fixture.h"
+#include "tests/unit/gpu_fixture.h"
 #include "tests/unit/validate_fake.h"
-
-#include "common/proto.h"
-
-#define PROGRAM BUILD_DIR "/probes/gpu_facts"
 
 /* The agent's facts.gpus for a root with one GPU in /proc, the program
  * installed when asked, and the stand-in NVML variant (NULL: none). */
 static struct json_object *agent_gpus(int installed, const char *variant)
 {
-	const char *args[] = { "facts", NULL };
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, e = LN_BUF_INIT;
-	char *root = fx_build("node-initiator"), p[4096], cmd[8192];
-	struct json_object *o = NULL, *g;
+	char *root = fx_gpu_root(1, installed, variant);
+	struct json_object *g = fx_agent_gpus(root);
 
-	assert_non_null(root);
-	snprintf(p, sizeof(p), "%s/proc/driver/nvidia/gpus/0000:1b:00.0", root);
-	assert_int_equal(ln_mkdir_p(p, 0755, &e), 0);
-	strcat(p, "/information");
-	assert_int_equal(ln_file_write_atomic(p, "Model: H100\n", 12, 0644, &e), 0);
-	if (installed) {
-		snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s %s%s/%s", PROGRAM, root,
-			 LN_PROTO_REMOTE_DIR, LN_PROBE_GPU_FACTS);
-		assert_int_equal(system(cmd), 0);
-	}
-	if (variant) {
-		snprintf(cmd, sizeof(cmd), "install -D -m 0644 %s/standin/nvml/%s/libnvidia-ml.so.1 "
-			 "%s%s", BUILD_DIR, variant, root, LN_GPU_FACTS_ROOT_LIB);
-		assert_int_equal(system(cmd), 0);
-	}
-	assert_int_equal(fx_agent(root, args, NULL, &out, &err, NULL), 0);
-	assert_int_equal(ln_json_parse(out.buf, out.len, &o, &e), 0);
-	g = json_object_get(json_object_object_get(o, "gpus"));
-	json_object_put(o);
-	ln_buf_release_all(&out, &err, &e);
 	fx_remove(root);
-	assert_non_null(g);
 	return g;
 }
 
