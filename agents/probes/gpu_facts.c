@@ -34,6 +34,7 @@
 typedef int nvml_ret;
 typedef struct nvml_device *nvml_dev;
 #define NVML_SUCCESS 0
+#define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_ERROR_FUNCTION_NOT_FOUND 13
 #define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
@@ -179,7 +180,8 @@ static void put_nvlink(nvml_dev d, struct errs *e)
 		int active = 0;
 		nvml_ret r = nv.nvlink_state(d, link, &active);
 
-		if (r == NVML_ERROR_NOT_SUPPORTED || r == 2 /* INVALID_ARGUMENT: past the last */)
+		/* INVALID_ARGUMENT: past the GPU's last link */
+		if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT)
 			continue;
 		if (!answered(r, "nvmlDeviceGetNvLinkState", e))
 			continue;

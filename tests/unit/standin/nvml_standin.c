@@ -11,7 +11,8 @@
  *                     row remap, 3 two volatile uncorrected ECC errors,
  *                     4 one of its 18 NVLinks down
  *   STANDIN_notsup    1 GPU answering NOT_SUPPORTED for NUMA, ECC, row
- *                     remapping, NVLink and persistence (a PCIe card in a VM)
+ *                     remapping, NVLink and persistence (a PCIe card in a VM),
+ *                     its bus id in the legacy form 0000:00:05.0
  *   STANDIN_nosym     the healthy GPUs, but the library lacks
  *                     nvmlDeviceGetRemappedRows and nvmlDeviceGetNumaNodeId
  *                     (an older driver)
@@ -49,7 +50,8 @@ static const struct gpu gpus[] = {
 	{ "00000000:9D:00.0", 0, 0, 1, 0 },
 };
 #elif defined(STANDIN_notsup)
-static const struct gpu gpus[] = { { "00000000:00:05.0", 0, 0, 0, 0 } };
+/* the legacy form, a 4-digit domain, as older drivers print it */
+static const struct gpu gpus[] = { { "0000:00:05.0", 0, 0, 0, 0 } };
 #else
 static const struct gpu gpus[] = { { "00000000:1B:00.0", 0, 0, 0, 0 },
 				   { "00000000:43:00.0", 0, 0, 0, 0 } };
