@@ -170,7 +170,7 @@ out:
 	return r;
 }
 
-/* Install data as LN_PROTO_REMOTE_DIR/name on the node: staged over SFTP
+/* Install data as LN_PROTO_REMOTE_DIR/name on the node: staged in the login user's home (ln_ssh_put: no SFTP)
  * in the login user's home (a relative path lands there, private to that
  * user; the name is unique per run and node), copied into the root-only
  * directory under a temporary name, then renamed over the old one, so a
