@@ -190,7 +190,8 @@ TRACK_FLAGS := $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) SANITIZE=$(SANITIZE) \
 
 # Their recipes use $< or name their sources, so the extra prerequisite
 # changes no command.
-$(TESTS) $(IO_PROBE) $(NCCL_PROBE) $(STANDIN_LIBS) $(FUZZ_DIR)/fuzz_spec $(FUZZ_DIR)/fuzz_answers \
+$(TESTS) $(IO_PROBE) $(GPU_FACTS) $(NCCL_PROBE) $(STANDIN_LIBS) $(NVML_STANDINS) \
+	$(FUZZ_DIR)/fuzz_spec $(FUZZ_DIR)/fuzz_answers \
 	$(BUILD)/bench/yaml_events $(BUILD)/bench/runstat $(BUILD)/bench/diagnose_bench: \
 	$(BUILD)/.flags
 

@@ -49,6 +49,12 @@
 #define LN_PROBE_IO "llmnet-probe-io"
 #define LN_PROBE_MPI "llmnet-probe-mpi"
 #define LN_PROBE_NCCL "llmnet-probe-nccl"
+/* The GPU facts program (agents/probes/gpu_facts.c): pushed and
+ * hash-checked like the io probe, run by the facts verb itself, not by
+ * `run`. Under --root it is given the NVML library at LN_GPU_FACTS_ROOT_LIB
+ * below the root (a test's stand-in), on a node the loader's own. */
+#define LN_PROBE_GPU_FACTS "llmnet-gpu-facts"
+#define LN_GPU_FACTS_ROOT_LIB "/usr/lib/llmnet-fixture/libnvidia-ml.so.1"
 #define LN_PROBE_MPI_SRC "mpi_probe.c"
 #define LN_PROBE_NCCL_SRC "nccl_mpi_probe.c"
 

@@ -11,8 +11,27 @@ STANDIN_DIR := $(BUILD)/standin
 IO_PROBE := $(PROBES_DIR)/io_probe
 STANDIN_LIBS := $(STANDIN_DIR)/libcudart.so $(STANDIN_DIR)/libnccl.so.2 \
 	$(STANDIN_DIR)/nosym/libnccl.so.2
+# The GPU facts program (dynamic: it dlopens NVML) and, for the unit
+# tests, STAND-IN libnvidia-ml.so.1 variants, one folder each
+# (tests/unit/standin/nvml_standin.c says what each answers).
+GPU_FACTS := $(PROBES_DIR)/gpu_facts
+NVML_VARIANTS := healthy faulty notsup nosym noinit noentry
+NVML_STANDINS := $(foreach v,$(NVML_VARIANTS),$(STANDIN_DIR)/nvml/$(v)/libnvidia-ml.so.1)
 
-all: $(IO_PROBE)
+all: $(IO_PROBE) $(GPU_FACTS)
+
+# libc and libdl only: no link-time NVML (it is opened at run time).
+$(GPU_FACTS): agents/probes/gpu_facts.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE -o $@ $< -ldl
+
+$(STANDIN_DIR)/nvml/%/libnvidia-ml.so.1: tests/unit/standin/nvml_standin.c
+	@mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) $(WARNINGS) -DSTANDIN_$* -fPIC -shared \
+		-Wl,-soname,libnvidia-ml.so.1 -o $@ $<
+
+$(BUILD)/tests/test_gpu_facts $(BUILD)/tests/test_validate_gpu: $(GPU_FACTS) $(NVML_STANDINS) \
+	$(BUILD)/llmnet-agent-dyn
 
 # The io probe runs on nodes like the agent: static, libc only.
 $(IO_PROBE): agents/probes/io_probe.c
@@ -48,9 +67,10 @@ $(PROBES_DIR)/nccl_mpi_probe.c: agents/probes/nccl_mpi_probe.c
 
 install: install-probes
 .PHONY: install-probes
-install-probes: $(IO_PROBE) $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
+install-probes: $(IO_PROBE) $(GPU_FACTS) $(PROBES_DIR)/mpi_probe.c $(PROBES_DIR)/nccl_mpi_probe.c
 	install -d $(DESTDIR)$(LIBEXECDIR)/probes
 	install -m 755 $(IO_PROBE) $(DESTDIR)$(LIBEXECDIR)/probes/io_probe
+	install -m 755 $(GPU_FACTS) $(DESTDIR)$(LIBEXECDIR)/probes/gpu_facts
 	install -m 644 agents/probes/mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/mpi_probe.c
 	install -m 644 agents/probes/nccl_mpi_probe.c $(DESTDIR)$(LIBEXECDIR)/probes/nccl_mpi_probe.c
 

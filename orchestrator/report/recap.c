@@ -162,6 +162,12 @@ static void print_node_facts(const struct ln_node_run *nr, const char *cluster,
 		put_esc(out, json_object_get_string(json_object_array_get_idx(models, 0)), 0);
 		put(out, ")");
 	}
+	if (jstr(gpus, "source") && !strcmp(jstr(gpus, "source"), "nvml")) {
+		put(out, " by NVML, driver ");
+		put_esc(out, jstr(gpus, "driver_version") ? jstr(gpus, "driver_version") : "unknown", 0);
+		put(out, ", CUDA ");
+		put_esc(out, jstr(gpus, "cuda_version") ? jstr(gpus, "cuda_version") : "unknown", 0);
+	}
 	put(out, ", spec expects %u\n", nr->spec->gpus);
 	rdma = ln_json_at(nr->facts, "rdma");
 	put(out, "  rdma       %-12s %-5s %-8s %-10s %-6s\n", "DEVICE", "PORT", "STATE", "RATE", "MTU");

@@ -87,6 +87,28 @@ int ln_facts_reread(struct ln_run *r, unsigned char *sel)
 	return 0;
 }
 
+/* A node showing GPUs without the GPU facts program this controller
+ * carries gets it, and its facts are read again (NVML's then). A failure
+ * is a warning: the node's facts stay /proc's, and gpus.nvml says so. */
+static void gpu_facts_ensure(struct ln_run *r, struct ln_node_run *nr)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	int pushed = 0, rc;
+
+	rc = ln_gpu_facts_ensure(nr->s, &r->img, nr->facts, &pushed, &err);
+	if (rc == 0 && pushed) {
+		ln_run_note(r, LN_LOG_VERBOSE, "pushed the GPU facts program to '%s'",
+			    nr->spec->name);
+		ln_run_log(r, "%s: GPU facts program %.12s pushed", nr->spec->name,
+			   r->img.gpu_facts_sha256);
+		rc = ln_facts_read(r, nr, &err);
+	}
+	if (rc < 0)
+		ln_run_note(r, LN_LOG_WARN, "%s: GPU facts from NVML not read: %s", nr->spec->name,
+			    err.buf);
+	ln_buf_release(&err);
+}
+
 static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 {
 	struct ln_run *r = ctx;
@@ -107,6 +129,8 @@ static int gather_one(void *ctx, size_t i, struct ln_buf *line)
 		nr->facts = NULL;
 		rc = ln_facts_read(r, nr, &err);
 	}
+	if (rc == 0)
+		gpu_facts_ensure(r, nr);
 	nr->seconds += ln_now_s() - t0;
 	if (rc < 0) {
 		/* A timeout always comes with a message, so err is empty only

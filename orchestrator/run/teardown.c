@@ -185,13 +185,15 @@ static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0) {
-		/* the agent and its sidecar */
+		/* the agent, its sidecar and the GPU facts program it runs */
 		ln_buf_addf(&cmd, "%srm -f -- \"${LLMNET_AGENT_ROOT%%/}%s/%s\" "
-			    "\"${LLMNET_AGENT_ROOT%%/}%s/%s" LN_PROTO_AGENT_ID_SUFFIX "\" && "
+			    "\"${LLMNET_AGENT_ROOT%%/}%s/%s" LN_PROTO_AGENT_ID_SUFFIX "\" "
+			    "\"${LLMNET_AGENT_ROOT%%/}%s/" LN_PROBE_GPU_FACTS "\" && "
 			    "{ rmdir -- \"${LLMNET_AGENT_ROOT%%/}%s\" 2>/dev/null; true; }%s",
 			    ln_ssh_is_sudo(nr->s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} sh -c '" : "",
 			    LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME, LN_PROTO_REMOTE_DIR,
-			    LN_PROTO_AGENT_NAME, LN_PROTO_REMOTE_DIR, ln_ssh_is_sudo(nr->s) ? "'" : "");
+			    LN_PROTO_AGENT_NAME, LN_PROTO_REMOTE_DIR, LN_PROTO_REMOTE_DIR,
+			    ln_ssh_is_sudo(nr->s) ? "'" : "");
 		rc = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, &out, &eo, &status, &err);
 		if (rc == 0 && status != 0) {
 			ln_buf_rtrim(&eo);

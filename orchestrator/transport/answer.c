@@ -245,7 +245,17 @@ static const struct field nvme[] = {
 	STR("name"), STR("transport"), STR("address"), STR("service"), STR("subsysnqn"),
 	STR("host_nqn"), STR("state"), OBJS("namespaces", nvme_ns), END
 };
-static const struct field gpus[] = { INT("count"), STRS("models"), STR("source"), END };
+/* the GPU facts program's (agents/agent/run/gpu_nvml.c), bounded below */
+static const struct field gpu_device[] = {
+	INT("index"), STR("uuid"), STR("model"), STR("bus_id"), INT("numa_node"),
+	INT("memory_bytes"), BOOL("persistence"), INT("nvlink_up"), INT("nvlink_total"),
+	INT("ecc_volatile_uncorrected"), BOOL("row_remap_pending"), BOOL("row_remap_failed"),
+	STRS("errors"), END
+};
+static const struct field gpus[] = {
+	INT("count"), STRS("models"), STR("source"), STR("driver_version"), STR("cuda_version"),
+	STR("nvml"), STR("program"), OBJS("devices", gpu_device), END
+};
 static const struct field nvmet_ns[] = { INT("nsid"), STR("device_path"), BOOL("enable"),
 					 BOOL("buffered_io"), END };
 static const struct field nvmet_sub[] = { STR("nqn"), BOOL("allow_any_host"),
@@ -299,6 +309,32 @@ static const struct field changes[] = {
 	{ "summary", T_OBJ, 0, counts }, BOOL("converged"), OBJS("kept", kept), END
 };
 
+/* Bounds some members have beyond the answer's own: an array's most
+ * elements (the rest dropped), a string's most bytes (a longer one is
+ * null, as a wrong type is). */
+static const struct bound {
+	const struct field *in;	/* the member list it is in */
+	const char *name;
+	size_t max;
+} bounds[] = {
+	/* at most 64 GPUs, 8 errors each; NVML's names and UUIDs under 96
+	 * bytes, its driver version under 80 */
+	{ gpus, "models", 64 }, { gpus, "devices", 64 }, { gpus, "driver_version", 79 },
+	{ gpus, "cuda_version", 31 }, { gpus, "nvml", 512 }, { gpus, "program", 16 },
+	{ gpu_device, "uuid", 95 }, { gpu_device, "model", 95 }, { gpu_device, "bus_id", 16 },
+	{ gpu_device, "errors", 8 },
+};
+
+static size_t bound_of(const struct field *in, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
+		if (bounds[i].in == in && !strcmp(bounds[i].name, name))
+			return bounds[i].max;
+	return 0;
+}
+
 static int of_type(struct json_object *v, unsigned types)
 {
 	/* json-c reads NaN and Infinity, which are not JSON: never kept */
@@ -309,13 +345,17 @@ static int of_type(struct json_object *v, unsigned types)
 
 static struct json_object *known(struct json_object *o, const struct field *fields);
 
-/* v as the schema's f allows it: a copy of what is known, or NULL. */
-static struct json_object *keep(struct json_object *v, const struct field *f)
+/* v as the schema's f allows it (max: its bound, or 0): a copy of what
+ * is known, or NULL. */
+static struct json_object *keep(struct json_object *v, const struct field *f, size_t max)
 {
 	struct json_object *a;
 	size_t i, n;
 
 	if (!of_type(v, f->types))
+		return NULL;
+	if (max && json_object_is_type(v, json_type_string) &&
+	    (size_t)json_object_get_string_len(v) > max)
 		return NULL;
 	if (json_object_is_type(v, json_type_object))
 		return known(v, f->sub);
@@ -323,6 +363,8 @@ static struct json_object *keep(struct json_object *v, const struct field *f)
 		return json_object_get(v);	/* scalars are immutable: shared */
 	a = json_object_new_array();
 	n = json_object_array_length(v);
+	if (max && n > max)
+		n = max;
 	for (i = 0; a && i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(v, i), *k;
 
@@ -349,7 +391,7 @@ static struct json_object *known(struct json_object *o, const struct field *fiel
 		if (!f->name)
 			continue;	/* unknown: dropped */
 		/* null stays null; a wrong type becomes null */
-		json_object_object_add(out, key, keep(val, f));
+		json_object_object_add(out, key, keep(val, f, bound_of(fields, f->name)));
 	}
 	return out;
 }

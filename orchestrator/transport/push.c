@@ -51,7 +51,41 @@ static int try_load(struct ln_agent_image *img, const char *path, struct ln_buf 
 	return 0;
 }
 
+static int agent_image_load(struct ln_agent_image *img, struct ln_buf *err);
+
+/* The GPU facts program beside the agent img found (optional: none
+ * found leaves it empty). */
+static int load_gpu_facts(struct ln_agent_image *img, struct ln_buf *err)
+{
+	const char *env = getenv("LLMNET_PROBES");
+	char cand[PATH_MAX + 64];
+	const char *slash = strrchr(img->path, '/');
+	int r;
+
+	if (env && *env)
+		snprintf(cand, sizeof(cand), "%s/gpu_facts", env);
+	else
+		snprintf(cand, sizeof(cand), "%.*s/probes/gpu_facts",
+			 slash ? (int)(slash - img->path) : 1, slash ? img->path : ".");
+	if (access(cand, R_OK) < 0)
+		return 0;
+	r = ln_file_read(cand, &img->gpu_facts, err);
+	if (r < 0)
+		return r;
+	ln_sha256_hex(img->gpu_facts.buf, img->gpu_facts.len, img->gpu_facts_sha256);
+	return 0;
+}
+
 int ln_agent_image_load(struct ln_agent_image *img, struct ln_buf *err)
+{
+	int r = agent_image_load(img, err);
+
+	if (r == 0)
+		r = load_gpu_facts(img, err);
+	return r;
+}
+
+static int agent_image_load(struct ln_agent_image *img, struct ln_buf *err)
 {
 	char self[PATH_MAX], cand[PATH_MAX + 64];
 	const char *env = getenv("LLMNET_AGENT");
@@ -61,6 +95,7 @@ int ln_agent_image_load(struct ln_agent_image *img, struct ln_buf *err)
 
 	memset(img, 0, sizeof(*img));
 	ln_buf_init(&img->data, 0);
+	ln_buf_init(&img->gpu_facts, 0);
 	if (env && *env) {
 		r = try_load(img, env, err);
 		if (r == -ENOENT)
@@ -92,6 +127,7 @@ void ln_agent_image_release(struct ln_agent_image *img)
 	free(img->path);
 	img->path = NULL;
 	ln_buf_release(&img->data);
+	ln_buf_release(&img->gpu_facts);
 }
 
 
@@ -134,42 +170,47 @@ out:
 	return r;
 }
 
-static int install(struct ln_session *s, const struct ln_agent_image *img, struct ln_buf *err)
+/* Install data as LN_PROTO_REMOTE_DIR/name on the node: staged in the login user's home (ln_ssh_put: no SFTP)
+ * in the login user's home (a relative path lands there, private to that
+ * user; the name is unique per run and node), copied into the root-only
+ * directory under a temporary name, then renamed over the old one, so a
+ * half-written program is never run; then, with seal_sha, sealed (the
+ * agent's own step). what names it in messages. */
+static int install_file(struct ln_session *s, const char *what, const char *name,
+			const struct ln_buf *data, const char *seal_sha, struct ln_buf *err)
 {
 	struct ln_buf cmd = LN_BUF_INIT, out = LN_BUF_INIT, errout = LN_BUF_INIT;
 	char stage[160];
 	int r, status = -1;
 
-	/* A relative SFTP path lands in the login user's home, which is
-	 * private to that user; the name is unique per run and node. */
-	snprintf(stage, sizeof(stage), ".llmnet-agent.upload.%ld.%s.%08lx", (long)getpid(),
+	snprintf(stage, sizeof(stage), ".%s.upload.%ld.%s.%08lx", name, (long)getpid(),
 		 ln_ssh_node(s), (unsigned long)random());
 	if (!ln_ssh_safe_word(stage)) {
 		ln_buf_addf(err, "cannot name a staging file for '%s'", ln_ssh_node(s));
 		return -EINVAL;
 	}
-	r = ln_ssh_put(s, stage, img->data.buf, img->data.len, 0600, err);
+	r = ln_ssh_put(s, stage, data->buf, data->len, 0600, err);
 	if (r < 0)
 		return r;
-	/* Copy into the root-only directory under a temporary name, then
-	 * rename over the old agent: a half-written agent is never run. */
 	/* The new agent then seals itself: it checks its own SHA-256 against
 	 * ours (a corrupt upload fails here) and writes the sidecar that
 	 * spares `version` hashing it again. */
 	ln_buf_addf(&cmd,
 		    "%sumask 077 && mkdir -p " LN_AGENT_DIR_FMT " && chmod 0700 " LN_AGENT_DIR_FMT
 		    " && cp -- \"$HOME/%s\" " LN_AGENT_DIR_FMT "/.%s.new && chmod 0700 " LN_AGENT_DIR_FMT
-		    "/.%s.new && mv -f -- " LN_AGENT_DIR_FMT "/.%s.new " LN_AGENT_PATH_FMT " && "
-		    LN_AGENT_PATH_FMT " " LN_VERB_SEAL " %s; r=$?; rm -f -- \"$HOME/%s\"; exit $r%s",
+		    "/.%s.new && mv -f -- " LN_AGENT_DIR_FMT "/.%s.new " LN_AGENT_DIR_FMT "/%s",
 		    ln_ssh_is_sudo(s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} HOME=\"$HOME\" sh -c '" : "",
-		    stage, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, LN_PROTO_AGENT_NAME, img->sha256,
-		    stage, ln_ssh_is_sudo(s) ? "'" : "");
+		    stage, name, name, name, name);
+	if (seal_sha)
+		ln_buf_addf(&cmd, " && " LN_AGENT_DIR_FMT "/%s " LN_VERB_SEAL " %s", name, seal_sha);
+	ln_buf_addf(&cmd, "; r=$?; rm -f -- \"$HOME/%s\"; exit $r%s", stage,
+		    ln_ssh_is_sudo(s) ? "'" : "");
 	r = ln_ssh_exec(s, cmd.buf, NULL, 0, 0, &out, &errout, &status, err);
 	if (r < 0)
 		goto out;
 	if (status != 0) {
 		ln_buf_rtrim(&errout);
-		ln_buf_addf(err, "cannot install the agent on '%s' (exit %d): %s", ln_ssh_node(s),
+		ln_buf_addf(err, "cannot install %s on '%s' (exit %d): %s", what, ln_ssh_node(s),
 			    status, errout.buf);
 		r = -EIO;
 		goto out;
@@ -200,7 +241,7 @@ int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int 
 		ln_buf_addstr(why_pushed, why.buf);
 	/* the old agent's session ends before its binary is replaced */
 	ln_ssh_stream_close(s, 0, NULL);
-	r = install(s, img, err);
+	r = install_file(s, "the agent", LN_PROTO_AGENT_NAME, &img->data, img->sha256, err);
 	if (r < 0)
 		goto out;
 	*pushed = 1;
@@ -219,5 +260,25 @@ int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int 
 	r = 0;
 out:
 	ln_buf_release(&why);
+	return r;
+}
+
+int ln_gpu_facts_ensure(struct ln_session *s, const struct ln_agent_image *img,
+			struct json_object *facts, int *pushed, struct ln_buf *err)
+{
+	struct json_object *gpus = ln_json_at(facts, "gpus");
+	const char *program = ln_json_str_at(gpus, "program");
+	int64_t count;
+	int r;
+
+	*pushed = 0;
+	if (!img->gpu_facts.len || ln_json_i64_at(gpus, "count", &count) || count <= 0 ||
+	    !program || (strcmp(program, "absent") && strcmp(program, "mismatch")))
+		return 0;
+	/* the agent checks its hash before it runs it */
+	r = install_file(s, "the GPU facts program", LN_PROBE_GPU_FACTS, &img->gpu_facts, NULL,
+			 err);
+	if (r == 0)
+		*pushed = 1;
 	return r;
 }

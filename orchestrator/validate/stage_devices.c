@@ -21,6 +21,7 @@
 #include "common/json.h"
 #include "common/proto.h"
 #include "orchestrator/validate/stage_common.h"
+#include "orchestrator/validate/stage_gpu.h"
 
 static struct json_object *find_port(struct json_object *facts, const char *dev, unsigned port)
 {
@@ -162,13 +163,18 @@ out:
 	return r;
 }
 
-/* The GPU count, when the node declares GPUs or its facts show some. */
+/* The GPU count, when the node declares GPUs or its facts show some:
+ * NVML's where the GPU facts program ran, else /proc's or /dev's; the
+ * reason says which, and why NVML was not used. */
 static int devices_gpus(struct vctx *c, size_t i)
 {
 	const struct ln_node *node = &c->spec->nodes[i];
 	struct json_object *gpus = ln_json_at(c->ni[i].facts, "gpus");
+	const char *source = ln_json_str_at(gpus, "source"), *nvml = ln_json_str_at(gpus, "nvml");
+	struct ln_buf from = LN_BUF_INIT;
 	int64_t v;
 	long idx;
+	int r;
 
 	if (!node->gpus && !(gpus && !ln_json_i64_at(gpus, "count", &v) && v))
 		return 0;
@@ -179,11 +185,21 @@ static int devices_gpus(struct vctx *c, size_t i)
 		v = -1;
 	c->res->checks[idx].value = (double)v;
 	c->res->checks[idx].threshold = node->gpus;
-	if (v != (int64_t)node->gpus &&
-	    ln_check_set(&c->res->checks[idx], LN_ST_FAIL, "%lld GPUs found, %u declared",
-			 (long long)v, node->gpus) < 0)
+	if (source && !strcmp(source, "nvml"))
+		ln_buf_addstr(&from, "counted by NVML");
+	else
+		ln_buf_addf(&from, "counted in %s%s%.300s", source && !strcmp(source, "dev") ?
+			    "/dev" : "/proc/driver/nvidia/gpus", nvml ? "; NVML not used: " : "",
+			    nvml ? nvml : "");
+	if (v != (int64_t)node->gpus)
+		r = ln_check_set(&c->res->checks[idx], LN_ST_FAIL, "%lld GPUs found, %u declared "
+				 "(%s)", (long long)v, node->gpus, from.buf);
+	else
+		r = ln_check_set(&c->res->checks[idx], LN_ST_PASS, "%s", from.buf);
+	ln_buf_release(&from);
+	if (r < 0)
 		return -ENOMEM;
-	return 0;
+	return vs_devices_gpu_health(c, i);
 }
 
 /* Namespace nsid of subsystem nqn as node's facts show it: its block

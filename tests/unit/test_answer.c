@@ -239,6 +239,55 @@ static void test_answer__changes_filtered(void **state)
 	json_object_put(k);
 	json_object_put(h);
 	ln_buf_release_all(&p, &err);
+/* facts.gpus from NVML: every field kept, and the limits (64 GPUs, 8
+ * errors a GPU, names under 96 bytes) enforced; a wrong type is null. */
+static void test_answer__gpu_devices_bounded(void **state)
+{
+	struct ln_buf in = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct json_object *o = NULL, *k, *devs, *d;
+	int i;
+
+	(void)state;
+	ln_buf_addstr(&in, "{\"gpus\": {\"count\": 70, \"models\": [], \"source\": \"nvml\", "
+		      "\"driver_version\": \"570.86.15\", \"cuda_version\": \"12.8\", \"nvml\": "
+		      "null, \"program\": \"installed\", \"junk\": 1, \"devices\": [");
+	for (i = 0; i < 70; i++)
+		ln_buf_addf(&in, "%s{\"index\": %d, \"uuid\": \"GPU-%d\", \"model\": \"%s\", "
+			    "\"bus_id\": \"0000:%02x:00.0\", \"numa_node\": 1, \"memory_bytes\": "
+			    "85520809984, \"persistence\": true, \"nvlink_up\": 17, \"nvlink_total\": "
+			    "18, \"ecc_volatile_uncorrected\": null, \"row_remap_pending\": %s, "
+			    "\"row_remap_failed\": false, \"errors\": [\"a\", \"b\", \"c\", \"d\", "
+			    "\"e\", \"f\", \"g\", \"h\", \"i\"], \"extra\": 1}", i ? ", " : "", i, i,
+			    i == 1 ? "0123456789012345678901234567890123456789012345678901234567890"
+				     "12345678901234567890123456789012345" : "NVIDIA H100",
+			    i + 16, i == 2 ? "\"yes\"" : "true");
+	ln_buf_addstr(&in, "]}}");
+	assert_int_equal(ln_json_parse(in.buf, in.len, &o, &err), 0);
+	k = ln_answer_known_facts(o);
+	assert_non_null(k);
+	assert_null(ln_json_at(ln_json_at(k, "gpus"), "junk"));
+	assert_string_equal(ln_json_str_at(ln_json_at(k, "gpus"), "driver_version"), "570.86.15");
+	assert_string_equal(ln_json_str_at(ln_json_at(k, "gpus"), "program"), "installed");
+	devs = ln_json_at(ln_json_at(k, "gpus"), "devices");
+	assert_int_equal(json_object_array_length(devs), 64);
+	d = json_object_array_get_idx(devs, 0);
+	assert_string_equal(ln_json_str_at(d, "bus_id"), "0000:10:00.0");
+	assert_string_equal(ln_json_str_at(d, "uuid"), "GPU-0");
+	assert_int_equal(json_object_get_int(ln_json_at(d, "nvlink_up")), 17);
+	assert_int_equal(json_object_get_int(ln_json_at(d, "nvlink_total")), 18);
+	assert_int_equal(json_object_get_int(ln_json_at(d, "numa_node")), 1);
+	assert_true(json_object_get_boolean(ln_json_at(d, "row_remap_pending")));
+	assert_true(json_object_object_get_ex(d, "ecc_volatile_uncorrected", NULL));
+	assert_int_equal(json_object_array_length(ln_json_at(d, "errors")), 8);
+	assert_null(ln_json_at(d, "extra"));
+	/* a 96-byte model and a string for a boolean: null */
+	assert_string_equal(ln_json_str_at(d, "model"), "NVIDIA H100");
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(devs, 1), "model", NULL));
+	assert_null(ln_json_at(json_object_array_get_idx(devs, 1), "model"));
+	assert_null(ln_json_at(json_object_array_get_idx(devs, 2), "row_remap_pending"));
+	json_object_put(k);
+	json_object_put(o);
+	ln_buf_release_all(&in, &err);
 }
 
 static long maxrss_kb(void)
@@ -372,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_answer__empty_objects_refused_bounded),
 		cmocka_unit_test(test_answer__structure_limits_exact),
 		cmocka_unit_test(test_answer__limits_by_verb),
+		cmocka_unit_test(test_answer__gpu_devices_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

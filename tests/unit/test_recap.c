@@ -205,6 +205,21 @@ static void test_recap__facts_text(void **state)
 	ln_buf_release(&out);
 }
 
+/* GPUs NVML counted say so, with the driver and CUDA versions */
+static void test_recap__facts_nvml_gpus(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf out = LN_BUF_INIT;
+
+	json_object_object_add(f->run.nodes[0].facts, "gpus",
+			       js("{\"count\":2,\"models\":[\"H100\"],\"source\":\"nvml\","
+				  "\"driver_version\":\"570.86.15\",\"cuda_version\":\"12.8\"}"));
+	assert_int_equal(ln_recap_facts(&f->run, 0, &out), 0);
+	assert_non_null(strstr(out.buf, "  gpus       2 (H100) by NVML, driver 570.86.15, CUDA 12.8, "
+				   "spec expects 2\n"));
+	ln_buf_release(&out);
+}
+
 /* A buffer too small for the output: said, never a silent cut. */
 static void test_recap__full_buffer_is_said(void **state)
 {
@@ -296,6 +311,7 @@ LN_TEST_MAIN(NULL, NULL,
 	FX_TEST(test_recap__plan_json_keeps_warnings_inside),
 	FX_TEST(test_recap__apply_text_and_exit_code),
 	FX_TEST(test_recap__facts_text),
+	FX_TEST(test_recap__facts_nvml_gpus),
 	FX_TEST(test_recap__node_strings_escaped),
 	FX_TEST(test_recap__full_buffer_is_said),
 	FX_TEST(test_recap__notes_are_taken_once_in_order),

@@ -27,4 +27,11 @@ struct ln_run_plan {
 int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char **pargv,
 		   struct ln_run_plan *rp, struct ln_buf *err);
 
+/* Open llmnet's own program at path (under the root), without following a
+ * link, into *fd once its SHA-256 is sha256 (the build this agent came
+ * with): 0, or negative with why in err (-LN_EREQUEST: not a regular file
+ * or another build). The GPU facts program runs from it (gpu_nvml.c). */
+int ln_allow_open_own(const struct ln_agent *a, const char *path, const char *sha256, int *fd,
+		      struct ln_buf *err);
+
 #endif

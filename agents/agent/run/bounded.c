@@ -100,7 +100,7 @@ int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_out
 
 /* The child of ln_exec_bounded_fd: its own process group, stdin from
  * /dev/null, stdout and stderr to out; runs fd (fexecve) or argv[0]. */
-static void exec_child(int fd, int out, const char *const argv[])
+static void exec_child(int fd, int out, const char *const argv[], char *const envp[])
 {
 	int devnull = open("/dev/null", O_RDONLY);
 
@@ -111,9 +111,9 @@ static void exec_child(int fd, int out, const char *const argv[])
 	dup2(out, STDERR_FILENO);
 	signal(SIGPIPE, SIG_DFL);
 	if (fd >= 0)
-		fexecve(fd, (char *const *)argv, environ);
+		fexecve(fd, (char *const *)argv, envp);
 	else
-		execv(argv[0], (char *const *)argv);
+		execve(argv[0], (char *const *)argv, envp);
 	dprintf(STDERR_FILENO, "cannot execute '%s': %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
@@ -134,6 +134,12 @@ static void take_output(struct ln_exec_result *res, const char *chunk, size_t n,
 
 int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, size_t max_output,
 		       struct ln_exec_result *res, struct ln_buf *err)
+{
+	return ln_exec_bounded_env(fd, argv, environ, timeout_s, max_output, res, err);
+}
+
+int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], unsigned timeout_s,
+			size_t max_output, struct ln_exec_result *res, struct ln_buf *err)
 {
 	long start, deadline, kill_at = 0, grace_end = 0;
 	int pfd[2], status = 0, r = 0, eof = 0, reaped = 0, killed = 0;
@@ -160,7 +166,7 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 		return r;
 	}
 	if (pid == 0)
-		exec_child(fd, pfd[1], argv);
+		exec_child(fd, pfd[1], argv, envp);
 	setpgid(pid, pid);
 	close(pfd[1]);
 	for (;;) {

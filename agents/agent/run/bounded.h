@@ -35,6 +35,11 @@ int ln_exec_bounded(const char *const argv[], unsigned timeout_s, size_t max_out
  * what runs); argv[0] is only its name. fd < 0: argv[0]'s path. */
 int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, size_t max_output,
 		       struct ln_exec_result *res, struct ln_buf *err);
+/* The same with envp as the child's whole environment (ln_exec_bounded_fd
+ * passes the agent's own): the GPU facts program gets none, so no loader
+ * variable reaches the library it opens. */
+int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], unsigned timeout_s,
+			size_t max_output, struct ln_exec_result *res, struct ln_buf *err);
 void ln_exec_result_release(struct ln_exec_result *res);
 
 #endif

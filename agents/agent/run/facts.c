@@ -21,6 +21,7 @@
 #include "agents/agent/kernel/read.h"
 #include "agents/agent/initiator/hostid.h"
 #include "agents/agent/run/facts.h"
+#include "agents/agent/run/gpu_nvml.h"
 #include "agents/agent/run/topology.h"
 #include "common/json.h"
 #include "common/util.h"
@@ -437,6 +438,8 @@ static struct json_object *gpu_facts(const struct ln_agent *a)
 	ln_json_add_i64(o, "count", count);
 	ln_json_add(o, "models", models);
 	ln_json_add_str(o, "source", source);
+	/* NVML's facts replace these where the GPU facts program runs */
+	ln_gpu_nvml_facts(a, count, o);
 	return o;
 }
 
