@@ -108,8 +108,8 @@ int ln_pci_distance(struct json_object *a, struct json_object *b, struct ln_pci_
 
 /* Add the redirects of path[from..] to bad; count ports and those
  * without ACS. */
-static size_t path_redirects(struct json_object *path, size_t from, struct ln_buf *bad,
-			     size_t *ports, size_t *no_acs)
+static size_t path_redirects(struct json_object *path, size_t from, int meets_below,
+			     struct ln_buf *bad, size_t *ports, size_t *no_acs)
 {
 	size_t i, n = path ? json_object_array_length(path) : 0, found = 0;
 
@@ -120,7 +120,10 @@ static size_t path_redirects(struct json_object *path, size_t from, struct ln_bu
 		static const char *const bits[] = { "req_redir", "cmplt_redir", "egress_ctrl" };
 		size_t k, on = 0;
 
-		if (strcmp(t, "root_port") && strcmp(t, "downstream"))
+		/* a root port redirects only between functions below it: a pair
+		 * that meets at the host bridge goes through the root complex
+		 * anyway */
+		if (strcmp(t, "downstream") && (strcmp(t, "root_port") || !meets_below))
 			continue;
 		(*ports)++;
 		if (!acs || !json_object_is_type(acs, json_type_object)) {
@@ -154,9 +157,9 @@ size_t ln_pci_acs_redirects(struct json_object *a, struct json_object *b,
 	size_t from = m->common ? m->common - 1 : 0, n;
 
 	*ports = *no_acs = 0;
-	n = path_redirects(path_of(a), from, bad, ports, no_acs);
+	n = path_redirects(path_of(a), from, m->common > 0, bad, ports, no_acs);
 	/* the meeting bridge is on both paths: count it once */
-	return n + path_redirects(path_of(b), m->common ? m->common : 0, bad, ports, no_acs);
+	return n + path_redirects(path_of(b), m->common, m->common > 0, bad, ports, no_acs);
 }
 
 /* ---- the matrix --------------------------------------------------------- */

@@ -38,11 +38,12 @@ struct ln_pci_meet {
 int ln_pci_distance(struct json_object *a, struct json_object *b, struct ln_pci_meet *out,
 		    struct ln_buf *why);
 
-/* The ACS redirects (ReqRedir, CmpltRedir, EgressCtrl) on the root and
+/* The ACS redirects (ReqRedir, CmpltRedir, EgressCtrl) on the
  * downstream ports from the meeting point m of a and b down to either
- * end (every such port of both paths when they meet at or past the host
- * bridge): each as "BUS (req_redir, cmplt_redir)", "; "-separated, into
- * bad. *ports counts the ports looked at, *no_acs those without an ACS
+ * end, and on the root port they meet at or below (a pair that meets at
+ * or past the host bridge crosses the root complex anyway, so root ports
+ * are not looked at then): each as "TYPE BUS (req_redir, cmplt_redir)",
+ * "; "-separated, into bad. *ports counts the ports looked at, *no_acs those without an ACS
  * capability (null in the facts: nothing to redirect with). Returns the
  * number of redirecting ports. */
 size_t ln_pci_acs_redirects(struct json_object *a, struct json_object *b,

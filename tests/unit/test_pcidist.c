@@ -156,8 +156,8 @@ static void test_pcidist__virtual_device_refused(void **state)
 }
 
 /* ACS: the redirecting downstream port between the pair is named; a
- * root port above the meeting switch is not looked at; past the host
- * bridge every root port of both paths is. */
+ * root port above the meeting switch is not looked at, nor one of a pair
+ * that meets at the host bridge; one the pair meets at is. */
 static void test_pcidist__acs_between_the_pair_only(void **state)
 {
 	struct json_object *g = dev("0000:18:00.0", 0, "pci0000:15", RP_EGRESS("0000:15:01.0") ","
@@ -179,9 +179,17 @@ static void test_pcidist__acs_between_the_pair_only(void **state)
 	ln_buf_reset(&bad);
 	assert_int_equal(ln_pci_distance(g, far, &m, &why), 0);
 	assert_int_equal(m.dist, LN_DIST_PHB);
+	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 0);
+	assert_string_equal(bad.buf, "");
+	assert_int_equal(ports, 1);
+	/* meeting at the root port, its egress control counts */
+	ln_buf_reset(&bad);
+	json_object_put(far);
+	far = dev("0000:15:00.1", 0, "pci0000:15", RP_EGRESS("0000:15:01.0"));
+	assert_int_equal(ln_pci_distance(g, far, &m, &why), 0);
+	assert_int_equal(m.dist, LN_DIST_PXB);
 	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 1);
 	assert_string_equal(bad.buf, "root_port 0000:15:01.0 (egress_ctrl)");
-	assert_int_equal(ports, 3);
 	json_object_put(g);
 	json_object_put(n);
 	json_object_put(far);
