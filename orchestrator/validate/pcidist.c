@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/escape.h"
 #include "common/json.h"
 #include "orchestrator/validate/pcidist.h"
 
@@ -194,14 +195,14 @@ static int add_row(struct json_object *rows, struct json_object *gpus, struct js
 		goto out;
 	for (j = 0; j < ncol; j++) {
 		struct ln_pci_meet m;
-		const char *cell = "X";
+		const char *v = "X";
 
 		if (j != i) {
 			ln_buf_reset(&why);
-			cell = ln_pci_distance(g, column(gpus, nics, j), &m, &why) < 0
-				       ? "?" : ln_pci_distance_name(m.dist);
+			v = ln_pci_distance(g, column(gpus, nics, j), &m, &why) < 0
+				    ? "?" : ln_pci_distance_name(m.dist);
 		}
-		if (json_object_array_add(cells, json_object_new_string(cell)) < 0)
+		if (json_object_array_add(cells, json_object_new_string(v)) < 0)
 			goto out;
 	}
 	snprintf(name, sizeof(name), "GPU%lld",
@@ -283,33 +284,44 @@ static const char legend[] =
 	"  PIX  = Connection traversing at most a single PCIe bridge\n"
 	"  ?    = Not known (a device without a PCIe place, such as rxe)\n";
 
+/* s, escaped (a node names its devices), padded to w columns. */
+static void cell(struct ln_buf *out, const char *s, int w)
+{
+	size_t before = out->len;
+
+	ln_escape_str(out, s ? s : "?");
+	while ((int)(out->len - before) < w)
+		ln_buf_addch(out, ' ');
+}
+
 void ln_pci_matrix_text(struct json_object *matrix, struct ln_buf *out)
 {
 	struct json_object *cols = array_at(matrix, "columns"), *rows = array_at(matrix, "rows");
 	size_t nc = cols ? json_object_array_length(cols) : 0;
 	size_t nr = rows ? json_object_array_length(rows) : 0, i, j;
+	struct ln_buf e = LN_BUF_INIT;
 	int w = 6;
 
 	for (j = 0; j < nc; j++) {
-		int l = json_object_get_string_len(json_object_array_get_idx(cols, j)) + 2;
-
-		w = l > w ? l : w;
+		ln_buf_reset(&e);
+		ln_escape_str(&e, json_object_get_string(json_object_array_get_idx(cols, j)));
+		w = (int)e.len + 2 > w ? (int)e.len + 2 : w;
 	}
-	ln_buf_addf(out, "%-*s", w, "");
+	ln_buf_release(&e);
+	cell(out, "", w);
 	for (j = 0; j < nc; j++)
-		ln_buf_addf(out, "%-*s", w, json_object_get_string(json_object_array_get_idx(cols, j)));
+		cell(out, json_object_get_string(json_object_array_get_idx(cols, j)), w);
 	ln_buf_addstr(out, "NUMA Affinity\n");
 	for (i = 0; i < nr; i++) {
 		struct json_object *row = json_object_array_get_idx(rows, i);
 		struct json_object *cells = array_at(row, "cells");
-		const char *g = ln_json_str_at(row, "gpu");
 		int64_t numa;
 
-		ln_buf_addf(out, "%-*s", w, g ? g : "?");
+		cell(out, ln_json_str_at(row, "gpu"), w);
 		for (j = 0; j < nc; j++) {
 			const char *c = json_object_get_string(json_object_array_get_idx(cells, j));
 
-			ln_buf_addf(out, "%-*s", w, c && !strcmp(c, "X") ? " X" : c ? c : "?");
+			cell(out, c && !strcmp(c, "X") ? " X" : c, w);
 		}
 		if (ln_json_i64_at(row, "numa_node", &numa))
 			ln_buf_addstr(out, "N/A\n");

@@ -143,7 +143,20 @@ void ln_results_release(struct ln_results *r)
 	}
 	free(r->port_dev);
 	free(r->port_rail);
+	if (r->topo)
+		ln_names_free(r->topo, r->nnodes);
 	memset(r, 0, sizeof(*r));
+}
+
+int ln_results_set_topo(struct ln_results *r, size_t node, const char *text)
+{
+	if (node >= r->nnodes)
+		return -EINVAL;
+	if (!r->topo && !(r->topo = calloc(r->nnodes, sizeof(*r->topo))))
+		return -ENOMEM;
+	free(r->topo[node]);
+	r->topo[node] = strdup(text);
+	return r->topo[node] ? 0 : -ENOMEM;
 }
 
 int ln_results_init_ports(struct ln_results *r, size_t stride)

@@ -142,6 +142,9 @@ struct ln_results {
 	 * rail's name; NULL (and stride 0) when the pairwise stages named none. */
 	char **port_dev, **port_rail;
 	size_t port_stride;
+	/* Node i's GPU x (GPU + NIC) PCIe matrix in nvidia-smi's layout, as
+	 * the devices stage read it: topo[i], NULL (or topo NULL) when none. */
+	char **topo;
 	int64_t started;	/* unix seconds */
 	double seconds;
 	int node_exit;		/* the nodes' own exit code (4: one unreachable or refused) */
@@ -174,6 +177,9 @@ int ln_results_set_port(struct ln_results *r, size_t node, size_t port, const ch
 /* Port p of node i's device name, or NULL when unknown. */
 const char *ln_results_port(const struct ln_results *r, size_t node, int port);
 const char *ln_results_rail(const struct ln_results *r, size_t node, int port);
+
+/* Keep a copy of text as node's PCIe matrix. 0, -EINVAL or -ENOMEM. */
+int ln_results_set_topo(struct ln_results *r, size_t node, const char *text);
 
 /* Add a check; returns its index (>= 0) or -ENOMEM. Values start NAN,
  * status PASS until an attempt or ln_check_set says otherwise. Indices,

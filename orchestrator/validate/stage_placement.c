@@ -416,6 +416,22 @@ static int skip_all(struct place *pl, const char *why)
 	return ln_check_set(chk(pl, b), LN_ST_SKIPPED, "%s", why);
 }
 
+/* The node's matrix, for the reports (the HTML shows it). */
+static int keep_matrix(struct place *pl)
+{
+	struct json_object *m = ln_pci_matrix(pl->topo);
+	struct ln_buf text = LN_BUF_INIT;
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	ln_pci_matrix_text(m, &text);
+	r = ln_results_set_topo(pl->c->res, pl->i, text.buf);
+	json_object_put(m);
+	ln_buf_release(&text);
+	return r;
+}
+
 int vs_placement(struct vctx *c, size_t i)
 {
 	struct place pl = { .c = c, .i = i, .node = &c->spec->nodes[i] };
@@ -434,6 +450,8 @@ int vs_placement(struct vctx *c, size_t i)
 						   "the agent's facts have no PCIe topology (an "
 						   "agent older than protocol 3)") : 0;
 	ng = pl.gpus ? json_object_array_length(pl.gpus) : 0;
+	if (ng && keep_matrix(&pl) < 0)
+		return -ENOMEM;
 	if (!pl.node->n_rdma)
 		return skip_all(&pl, ng ? "the node declares no RDMA port: no GPU-NIC pair to "
 				"place" : "the node declares no RDMA port and has no GPU");
