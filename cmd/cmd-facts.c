@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* llmnet facts SPEC: what every node is and holds, read-only; with
- * --cached, as last read, without contacting any node. */
+ * --cached, as last read, without contacting any node; with --topo, the
+ * GPU x (GPU + NIC) PCIe matrix of each. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,8 +13,7 @@
 
 static int facts(struct ln_ctl_opts *o, struct ln_run *run)
 {
-	(void)o;
-	return ln_run_exit(run, ln_cmd_facts(run));
+	return ln_run_exit(run, ln_cmd_facts(run, o->topo));
 }
 
 /* facts --cached: the spec, then the state folder; no node, no agent. */
@@ -30,7 +30,7 @@ static int cached(struct ln_ctl_opts *o)
 		ln_error("cannot read the last-known facts: %s", err.buf);
 		code = LN_EXIT_FAILED;
 	} else if (code == LN_EXIT_OK) {
-		code = ln_run_exit(&run, ln_cmd_facts(&run));
+		code = ln_run_exit(&run, ln_cmd_facts(&run, o->topo));
 	}
 	ln_run_release(&run);
 	ln_cmd_ctl_release(o);

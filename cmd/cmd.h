@@ -71,7 +71,7 @@ struct ln_ctl_opts {
 	struct ln_strv limit, accept;	/* node names, checked by ln_run_init */
 	struct ln_strv force;		/* teardown --force: target NQNs or node names */
 	struct ln_strv accept_device;	/* apply --accept-device: NODE:PATH words */
-	int detailed, purge, validate, cached;
+	int detailed, purge, validate, cached, topo;
 	struct ln_count batch, max_fail;	/* apply's rollout in waves */
 	struct ln_spec *spec;
 };
@@ -146,7 +146,7 @@ void ln_cmd_progress(struct ln_run *run);
 /* Render to stdout the facts, the plan (sum filled) or the recap of verb
  * (apply, teardown). An exit code: LN_EXIT_FAILED when the output is
  * incomplete, merged into the recap's own for ln_cmd_recap. */
-int ln_cmd_facts(struct ln_run *run);
+int ln_cmd_facts(struct ln_run *run, int topo);
 int ln_cmd_plan(struct ln_run *run, struct ln_plan_summary *sum);
 int ln_cmd_recap(struct ln_run *run, const char *verb);
 

@@ -21,7 +21,8 @@ static const char *const usage[][2] = {
 		"llmnet facts SPEC",
 		"prints per node: RDMA ports (state, rate, MTU), GPUs, NVMe-oF controllers, host NQN;\n"
 		"-o json gives everything the agents report; --cached answers from the facts last\n"
-		"read (exit 1 when a node has none on record)" },
+		"read (exit 1 when a node has none on record); --topo prints the GPU x (GPU + NIC)\n"
+		"PCIe distances instead (PIX, PXB, PHB, NODE, SYS), as nvidia-smi topo -m does" },
 	[LN_CTL_PLAN] = {
 		"llmnet plan SPEC",
 		"shows what apply would change (+ create, ~ change, - remove); a node that cannot be\n"
@@ -67,6 +68,9 @@ static const struct ln_opt_cmd *table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o
 		{ FACTS | CHANGING, LN_CTL_OPT_ACCEPT(o) },
 		{ FACTS, LN_OPT_BOOL(0, "cached", &o->cached,
 				     "print the facts as last read, with their age; contact no node") },
+		{ FACTS, LN_OPT_BOOL(0, "topo", &o->topo,
+				     "print each node's GPU x (GPU + NIC) PCIe distance matrix, in "
+				     "nvidia-smi topo -m's layout") },
 		{ PLAN, LN_OPT_BOOL(0, "detailed-exitcode", &o->detailed,
 				    "exit 0 when nothing would change, 2 when something would") },
 		{ APPLY, LN_OPT_BOOL(0, "validate", &o->validate,

@@ -91,12 +91,13 @@ static int emit(int r, struct ln_buf *out)
 	return LN_EXIT_FAILED;
 }
 
-int ln_cmd_facts(struct ln_run *run)
+int ln_cmd_facts(struct ln_run *run, int topo)
 {
 	struct ln_buf out = LN_BUF_INIT;
+	int json = ln_cli.output == LN_OUT_JSON;
 
 	ln_cmd_notes(run, NULL);
-	return emit(ln_recap_facts(run, ln_cli.output == LN_OUT_JSON, &out), &out);
+	return emit(topo ? ln_recap_topo(run, json, &out) : ln_recap_facts(run, json, &out), &out);
 }
 
 int ln_cmd_plan(struct ln_run *run, struct ln_plan_summary *sum)

@@ -3,8 +3,9 @@
  * One self-contained HTML page (inline CSS, no script, no external
  * resource, so it can be mailed or archived as a CI artefact): summary,
  * verdicts, node x node heatmaps for rping, bandwidth and latency (one per
- * rail when the pairs name several) with failing cells marked, and a
- * table of every failing or retried check.
+ * rail when the pairs name several) with failing cells marked, each
+ * node's GPU x (GPU + NIC) PCIe matrix, and a table of every failing,
+ * warning or retried check.
  */
 #include <errno.h>
 #include <math.h>
@@ -343,6 +344,27 @@ static void sizes_table(const struct ln_results *r, struct ln_buf *out)
 	ln_buf_release(&subj);
 }
 
+/* Each node's GPU x (GPU + NIC) PCIe matrix as the devices stage read
+ * it, in nvidia-smi's layout. */
+static void topo_sections(const struct ln_results *r, struct ln_buf *out)
+{
+	size_t i, n = 0;
+
+	for (i = 0; r->topo && i < r->nnodes; i++) {
+		if (!r->topo[i])
+			continue;
+		if (!n++)
+			ln_buf_addstr(out, "<h2>GPU placement (PCIe distances, devices stage)</h2>\n");
+		ln_buf_addstr(out, "<h3>");
+		esc(out, r->nodes[i]);
+		ln_buf_addstr(out, "</h3>\n<pre class=\"topo\" id=\"topo-");
+		esc(out, r->nodes[i]);
+		ln_buf_addstr(out, "\">");
+		esc(out, r->topo[i]);
+		ln_buf_addstr(out, "</pre>\n");
+	}
+}
+
 int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 {
 	struct ln_buf subj = LN_BUF_INIT;
@@ -402,13 +424,14 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 	for (s = 0; s < LN_STAGE_COUNT && !ret; s++)
 		if (ln_stage_pairwise(s) && r->stages[s].listed)
 			ret = heatmaps(r, s, out);
+	topo_sections(r, out);
 	counters_table(r, out);
 	sizes_table(r, out);
 	table_head(out, &failures_tab);
 	for (i = 0; i < r->nchecks && !ret; i++) {
 		const struct ln_check *c = &r->checks[i];
 
-		if (c->status == LN_ST_PASS && c->nattempts < 2)
+		if (c->status == LN_ST_PASS && c->nattempts < 2 && !c->warning)
 			continue;
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);

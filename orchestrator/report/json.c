@@ -178,6 +178,7 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 	if (c->nsizes)
 		json_object_object_add(o, "sizes", sizes_json(c));
 	json_object_object_add(o, "retest", json_object_new_boolean(c->retest));
+	json_object_object_add(o, "warning", json_object_new_boolean(c->warning));
 	ats = json_object_new_array();
 	if (!ats)
 		goto fail;

@@ -24,6 +24,10 @@ struct ln_plan_summary {
 /* The facts of every node of r: a table per node, or the whole JSON
  * document (json), into out. */
 int ln_recap_facts(const struct ln_run *r, int json, struct ln_buf *out);
+/* facts --topo (topo.c): each node's GPU x (GPU + NIC) PCIe matrix in
+ * nvidia-smi's layout, or as JSON ({"cluster", "nodes": {NAME: {"state",
+ * "matrix" (null: none), "error" (why none, or null)}}}), into out. */
+int ln_recap_topo(const struct ln_run *r, int json, struct ln_buf *out);
 
 /*
  * The plan of a run whose agents answered ln_plan_run() (and whose silent

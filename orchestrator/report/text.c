@@ -217,14 +217,16 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 	for (i = 0; i < r->nchecks; i++) {
 		const struct ln_check *c = &r->checks[i];
 
-		if (c->status == LN_ST_PASS && c->nattempts < 2)
+		if (c->status == LN_ST_PASS && c->nattempts < 2 && !c->warning)
 			continue;
 		if (!shown++)
 			ln_buf_addstr(out, "details:\n");
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, c->a, c->pa, c->b, c->pb, &subj);
 		ln_buf_addf(out, "  %-9s %s %s%s%s%s: ", ln_stage_name(c->stage), subj.buf,
-			    paint(color, c->status), ln_status_name(c->status), off,
+			    paint(color, c->status),
+			    c->warning && c->status == LN_ST_PASS ? "warning" : ln_status_name(c->status),
+			    off,
 			    c->retest ? " (retest)" : "");
 		/* a reason may quote a node's output: escaped (escape.h) */
 		ln_escape_str(out, c->reason ? c->reason : c->name);

@@ -49,6 +49,11 @@ static const struct field rdma_fields[] = {
 	{ .key = "rail", .type = FT_STR, .off = offsetof(struct ln_rdma_port, rail),
 	  .flags = F_RANGE, .pat = SP_RAIL, .def = "the port's position",
 	  .doc = "rail name: pairwise stages pair ports of the same rail" },
+	{ .key = "gpus", .type = FT_CUSTOM, .fn = spec_parse_port_gpus, .schema_type = "gpu_list",
+	  .def = "none declared: the nearest GPUs are reported",
+	  .doc = "the GPUs the port serves, by NVML index: a list of indexes and ranges "
+		 "such as [0, 1] or [\"0-3\"], each below the node's gpus; the devices stage "
+		 "judges each pair's PCIe distance and GPUDirect RDMA readiness" },
 };
 
 static const struct table rdma_table = {
@@ -257,7 +262,14 @@ static const struct table mpi_table = {
 	{ .key = "stage", .type = FT_ENUM, .flags = F_REQUIRED, .names = spec_stage_names, \
 	  .doc = "the stage to run" }
 
-static const struct field devices_fields[] = { STAGE_KEY };
+static const struct field devices_fields[] = {
+	STAGE_KEY,
+	{ .key = "max_gpu_distance", .type = FT_ENUM, .off = VOFF(devices.max_gpu_distance),
+	  .names = spec_pci_distance_names, .def = "PXB",
+	  .doc = "farthest a declared GPU-port pair may be, in nvidia-smi's classes from "
+		 "nearest: PIX (one PCIe switch), PXB (several switches), PHB (the host "
+		 "bridge), NODE (host bridges of one NUMA node), SYS (across NUMA nodes)" },
+};
 
 /* The rail key every pairwise stage takes. */
 #define RAILS_KEYS(st)                                                                        \
@@ -392,7 +404,8 @@ static const struct field nccl_fields[] = {
 #define STAGE(name, f, doc) { "stage '" name "'", f, ARRAY_SIZE(f), 0, 0, doc, NULL, NULL }
 
 const struct table spec_stage_tables[LN_STAGE_COUNT] = {
-	STAGE("devices", devices_fields, "RDMA ports, GPUs and NVMe controllers as declared."),
+	STAGE("devices", devices_fields,
+	      "RDMA ports, GPUs, their placement and NVMe controllers as declared."),
 	STAGE("rping", rping_fields, "rdma_cm reachability between pairs of nodes."),
 	STAGE("bandwidth", bandwidth_fields, "RDMA bandwidth between pairs (perftest)."),
 	STAGE("latency", latency_fields, "RDMA latency between pairs (perftest)."),

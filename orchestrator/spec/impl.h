@@ -261,6 +261,7 @@ extern const char *const spec_stage_names[];
 extern const char *const spec_fs_names[];
 extern const char *const spec_link_layer_names[];
 extern const char *const spec_nccl_op_names[];
+extern const char *const spec_pci_distance_names[];
 
 /* Regular expressions (ECMA-262) equivalent to each string pattern, for
  * the schema; NULL where no regex says it (checked by llmnet lint only). */

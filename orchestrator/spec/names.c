@@ -20,6 +20,14 @@ const char *const spec_link_layer_names[] = { "any", "infiniband", "ethernet", N
 const char *const spec_nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
 					   "broadcast", "reduce", NULL };
 
+/* Indexed by enum ln_pci_distance: nvidia-smi topo -m's words. */
+const char *const spec_pci_distance_names[] = { "PIX", "PXB", "PHB", "NODE", "SYS", NULL };
+
+const char *ln_pci_distance_name(enum ln_pci_distance d)
+{
+	return d <= LN_DIST_SYS ? spec_pci_distance_names[d] : "?";
+}
+
 const char *ln_nccl_op_name(enum ln_nccl_op op)
 {
 	return op <= LN_NCCL_REDUCE ? spec_nccl_op_names[op] : "?";

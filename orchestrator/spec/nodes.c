@@ -26,6 +26,110 @@ int spec_parse_mtu(struct parser *p, const struct field *f, void *obj, const cha
 	return 0;
 }
 
+/* rdma[].gpus: a list of NVML indexes and ranges "lo-hi", kept as
+ * written with their marks; finish_node() judges them against the
+ * entry's gpus, which may come after the rdma list. */
+static int gpu_item(struct parser *p, const struct field *f)
+{
+	struct rdma_entry *re = &p->ne.rdma[p->ne.n_rdma - 1];
+	const yaml_event_t *e = &p->ev;
+	const char *v = (const char *)e->data.scalar.value;
+	unsigned long lo, hi;
+	char *end;
+
+	if (e->type != YAML_SCALAR_EVENT) {
+		spec_diag(p->spec, spec_ev_mark(p), "'%s' lists GPU indexes (0, 1) or ranges "
+			  "(\"0-3\"), not %s", f->key, spec_kind(p));
+		return spec_skip_node(p);
+	}
+	if (re->n_gpu == SPEC_PORT_GPU_ITEMS) {
+		if (re->n_gpu++ == SPEC_PORT_GPU_ITEMS)
+			spec_diag(p->spec, spec_ev_mark(p), "'%s' holds more than %d items: write "
+				  "ranges such as \"0-7\"", f->key, SPEC_PORT_GPU_ITEMS);
+		return 0;
+	}
+	if (re->n_gpu > SPEC_PORT_GPU_ITEMS)
+		return 0;
+	if (!(*v >= '0' && *v <= '9'))
+		goto bad;
+	lo = hi = strtoul(v, &end, 10);
+	if (*end == '-' && end[1] >= '0' && end[1] <= '9')
+		hi = strtoul(end + 1, &end, 10);
+	if (*end || lo > 1023 || hi > 1023 || strlen(v) > 9)
+		goto bad;
+	if (lo > hi) {
+		spec_diag(p->spec, spec_ev_mark(p), "'%s': the range '%.100s' goes down: write "
+			  "it lo-hi", f->key, v);
+		return 0;
+	}
+	re->gpu[re->n_gpu].lo = (uint16_t)lo;
+	re->gpu[re->n_gpu].hi = (uint16_t)hi;
+	re->gpu[re->n_gpu].mark = spec_ev_mark(p);
+	re->n_gpu++;
+	return 0;
+bad:
+	spec_diag(p->spec, spec_ev_mark(p), "'%s' takes GPU indexes from 0 to 1023 and ranges "
+		  "such as \"0-3\", not '%.100s'", f->key, v);
+	return 0;
+}
+
+int spec_parse_port_gpus(struct parser *p, const struct field *f, void *obj)
+{
+	(void)obj;
+	return spec_walk_seq(p, f, gpu_item, "list the GPUs the port serves, or leave the "
+			     "key out");
+}
+
+/* The entry's port k: its gpus items judged against the entry's gpus
+ * (each index below it, none twice) into one sorted array in the arena,
+ * shared by every node of the entry. */
+static int port_gpus(struct parser *p, struct rdma_entry *re)
+{
+	const struct ln_node *n = &p->ne.n;
+	unsigned char seen[1024] = { 0 };
+	uint16_t *out;
+	size_t j, cnt = 0;
+	unsigned g;
+
+	if (!re->n_gpu || re->n_gpu > SPEC_PORT_GPU_ITEMS)
+		return 0;
+	for (j = 0; j < re->n_gpu; j++) {
+		const struct gpu_item *it = &re->gpu[j];
+
+		for (g = it->lo; g <= it->hi; g++) {
+			if (g >= n->gpus) {
+				if (n->gpus)
+					spec_diag(p->spec, it->mark, "rdma port '%s' serves GPU %u, "
+						  "but node '%s' has gpus: %u (indexes 0 to %u)",
+						  re->r.device ? re->r.device : "?", g,
+						  n->name ? n->name : "?", n->gpus, n->gpus - 1);
+				else
+					spec_diag(p->spec, it->mark, "rdma port '%s' serves GPU %u, "
+						  "but node '%s' declares no GPUs (set its gpus)",
+						  re->r.device ? re->r.device : "?", g,
+						  n->name ? n->name : "?");
+				break;
+			}
+			if (seen[g]++ == 1)
+				spec_diag(p->spec, it->mark, "GPU %u is listed twice in the port's "
+					  "'gpus'", g);
+			else if (seen[g] == 1)
+				cnt++;
+		}
+	}
+	if (!cnt)
+		return 0;
+	out = spec_arena_alloc(&p->st->arena, cnt * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (g = 0, j = 0; g < 1024 && j < cnt; g++)
+		if (seen[g])
+			out[j++] = (uint16_t)g;
+	re->r.gpus = out;
+	re->r.n_gpus = cnt;
+	return 0;
+}
+
 /* rdma: a list of ports of the current node entry. */
 static int rdma_item(struct parser *p, const struct field *f)
 {
@@ -150,6 +254,9 @@ static int finish_node(struct parser *p)
 	int r, quiet = 0;
 
 	ne->n.n_rdma = ne->n_rdma;
+	for (i = 0; i < ne->n_rdma; i++)
+		if (port_gpus(p, &ne->rdma[i]) < 0)
+			return -ENOMEM;
 	if (!spec_lead_open(p, &name, ne->n.name, "name", ne->m[0], p->spec->n_nodes, "nodes"))
 		return 0;
 	r = node_ranges_init(p, &nr, &name);

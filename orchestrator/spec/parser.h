@@ -27,9 +27,20 @@
 #define SPEC_MAX_DEPTH 64
 #define SPEC_MAX_BYTES (64u << 20)
 
+/* A port's gpus list as written (nodes.c): its items, each an index or a
+ * range lo-hi with its mark, judged once the node entry's gpus is known. */
+#define SPEC_PORT_GPU_ITEMS 64
+
+struct gpu_item {
+	uint16_t lo, hi;
+	struct ln_mark mark;
+};
+
 struct rdma_entry {
 	struct ln_rdma_port r;
 	struct ln_mark m[MAX_FIELDS];
+	struct gpu_item gpu[SPEC_PORT_GPU_ITEMS];
+	size_t n_gpu;		/* past SPEC_PORT_GPU_ITEMS: refused */
 };
 
 struct node_entry {
@@ -209,7 +220,7 @@ void spec_rng_release(struct rng *r);
 /* They are declared by their type (impl.h): field_handler for a mapping
  * or a list, scalar_handler for a scalar with its own conversion. */
 /* nodes.c */
-field_handler spec_parse_nodes, spec_parse_rdma;
+field_handler spec_parse_nodes, spec_parse_rdma, spec_parse_port_gpus;
 scalar_handler spec_parse_mtu;
 /* storage.c */
 field_handler spec_parse_targets, spec_parse_namespaces, spec_parse_hosts, spec_parse_initiators;

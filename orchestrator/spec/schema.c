@@ -207,6 +207,17 @@ static struct json_object *custom_schema(const struct field *f)
 		return any_of(any, array_of(any_of(str_pattern(spec_pattern_regex[SP_NODE]),
 						   str_pattern("\\[[0-9]"))));
 	}
+	if (!strcmp(st, "gpu_list")) {
+		/* NVML indexes and ranges "lo-hi", at least one */
+		struct json_object *a = array_of(any_of(int_range(0, 1023),
+						       str_pattern("^[0-9]{1,4}(-[0-9]{1,4})?$")));
+
+		if (a && ln_json_add_i64(a, "minItems", 1) < 0) {
+			json_object_put(a);
+			a = NULL;
+		}
+		return a;
+	}
 	if (!strcmp(st, "mca"))
 		return settings_schema(mca_at, spec_pattern_regex[SP_MCA_VALUE]);
 	if (!strcmp(st, "nccl_env"))

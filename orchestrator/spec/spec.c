@@ -32,6 +32,7 @@ static void set_defaults(struct ln_spec *spec)
 	spec->ssh.parallel = 32;
 	spec->mpi.hostfile = "/etc/llmnet/hostfile";
 	spec->mpi.format = LN_MPI_OPENMPI;
+	v->devices.max_gpu_distance = LN_DIST_PXB;
 	v->rping.count = 10;
 	v->rping.pairs = LN_PAIRS_RING;
 	v->rping.timeout_ms = 30000;

@@ -81,6 +81,10 @@ struct ln_rdma_port {
 	enum ln_link_layer link_layer;	/* LN_LINK_ANY when not stated */
 	unsigned mtu;			/* 0, or 256/512/1024/2048/4096 (active MTU) */
 	const char *rail;		/* rail name, or NULL: rails by position */
+	/* The GPUs (NVML indexes) the port serves, sorted, each once, every
+	 * one below the node's gpus; NULL (n_gpus 0) when not declared. */
+	const uint16_t *gpus;
+	size_t n_gpus;
 };
 
 struct ln_node {
@@ -276,6 +280,16 @@ enum ln_nccl_op {
 	LN_NCCL_REDUCE,
 };
 
+/* nvidia-smi's PCIe distance classes between two devices, nearest first
+ * (docs/validation.md, "GPU placement"). */
+enum ln_pci_distance {
+	LN_DIST_PIX = 0,		/* at most one PCIe switch between them */
+	LN_DIST_PXB,			/* several switches, no host bridge */
+	LN_DIST_PHB,			/* through their (one) host bridge */
+	LN_DIST_NODE,			/* across host bridges of one NUMA node */
+	LN_DIST_SYS,			/* across NUMA nodes (the CPU interconnect) */
+};
+
 struct ln_validation {
 	/* present[s]: the spec lists stage s; only those run. order[] lists
 	 * the present stages in run order (n_order of them). */
@@ -284,6 +298,10 @@ struct ln_validation {
 	enum ln_stage order[LN_STAGE_COUNT];
 	size_t n_order;
 
+	struct {
+		/* farthest a declared GPU-port pair may be; default PXB */
+		enum ln_pci_distance max_gpu_distance;
+	} devices;
 	struct {
 		unsigned count;			/* pings per pair; default 10 */
 		enum ln_pairs pairs;		/* default ring */
@@ -396,5 +414,7 @@ const char *ln_stage_name(enum ln_stage s);
 const char *ln_transport_name(enum ln_transport t);
 const char *ln_link_layer_name(enum ln_link_layer l);
 const char *ln_nccl_op_name(enum ln_nccl_op op);
+/* "PIX", "PXB", "PHB", "NODE", "SYS"; "?" out of range. */
+const char *ln_pci_distance_name(enum ln_pci_distance d);
 
 #endif

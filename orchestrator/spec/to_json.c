@@ -97,6 +97,17 @@ static void port_json(struct json_object *o, const struct ln_rdma_port *p, int *
 	ADD(ln_json_add_str(o, "link_layer", ln_link_layer_name(p->link_layer)));
 	add_nonzero_or_null(o, "mtu", (int64_t)p->mtu, r);
 	ADD(ln_json_add_str(o, "rail", p->rail));
+	if (p->n_gpus) {
+		struct json_object *g = json_object_new_array();
+		size_t k;
+
+		for (k = 0; g && k < p->n_gpus; k++)
+			if (json_object_array_add(g, json_object_new_int(p->gpus[k])) < 0)
+				*r = 1;
+		ADD(g ? ln_json_add(o, "gpus", g) : -ENOMEM);
+	} else {
+		ADD(ln_json_add(o, "gpus", NULL));
+	}
 }
 
 static void node_json(struct json_object *o, const struct ln_node *n, int *r)
@@ -235,6 +246,9 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 	ADD(ln_json_add_str(o, "stage", ln_stage_name(s)));
 	switch (s) {
 	case LN_STAGE_DEVICES:
+		ADD(ln_json_add_str(o, "max_gpu_distance",
+				    ln_pci_distance_name(v->devices.max_gpu_distance)));
+		break;
 	case LN_STAGE_COUNT:
 		break;
 	case LN_STAGE_RPING:

@@ -143,7 +143,20 @@ void ln_results_release(struct ln_results *r)
 	}
 	free(r->port_dev);
 	free(r->port_rail);
+	if (r->topo)
+		ln_names_free(r->topo, r->nnodes);
 	memset(r, 0, sizeof(*r));
+}
+
+int ln_results_set_topo(struct ln_results *r, size_t node, const char *text)
+{
+	if (node >= r->nnodes)
+		return -EINVAL;
+	if (!r->topo && !(r->topo = calloc(r->nnodes, sizeof(*r->topo))))
+		return -ENOMEM;
+	free(r->topo[node]);
+	r->topo[node] = strdup(text);
+	return r->topo[node] ? 0 : -ENOMEM;
 }
 
 int ln_results_init_ports(struct ln_results *r, size_t stride)
@@ -353,7 +366,7 @@ int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
 
 void ln_results_summarize(struct ln_results *r)
 {
-	size_t i;
+	size_t i, moot[LN_STAGE_COUNT] = { 0 };
 	int s;
 
 	for (s = 0; s < LN_STAGE_COUNT; s++) {
@@ -369,6 +382,8 @@ void ln_results_summarize(struct ln_results *r)
 		};
 
 		(*count[r->checks[i].status])++;
+		moot[r->checks[i].stage] += r->checks[i].status == LN_ST_SKIPPED &&
+					    r->checks[i].moot;
 	}
 	for (s = 0; s < LN_STAGE_COUNT; s++) {
 		struct ln_stage_summary *st = &r->stages[s];
@@ -380,8 +395,10 @@ void ln_results_summarize(struct ln_results *r)
 				st->status = LN_ST_NOT_RUN;
 		} else if (st->failed || st->not_run) {
 			st->status = LN_ST_FAIL;
-		} else if (st->skipped) {
-			/* every skip comes from a failure elsewhere */
+		} else if (st->skipped > moot[s] || (st->skipped && !st->passed)) {
+			/* every skip comes from a failure elsewhere, or (moot)
+			 * from a check that does not apply to its node: those
+			 * alone do not keep a stage that passed from passing */
 			st->status = LN_ST_SKIPPED;
 		} else if (!st->passed) {
 			/* a stage that checked nothing proved nothing */

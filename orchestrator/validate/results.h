@@ -89,6 +89,11 @@ struct ln_check {
 	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "us", "" */
 	struct ln_latency lat;	/* latency stage: the last attempt's figures, the thresholds */
 	int retest;		/* a diagnosis retest against a known-good peer */
+	int warning;		/* a pass that warns (reason says of what): shown
+				 * with the failures, never failing the stage */
+	int moot;		/* a skip because the check does not apply to its
+				 * node (no GPU, no RDMA port), not because of a
+				 * failure: it alone does not make the stage skipped */
 	int own_fault;		/* pair: LN_END_* bits of an end whose own tool did
 				 * not run in some attempt; never a known-good peer */
 	struct ln_port_counters *ctr;	/* a port's error counters check; else NULL */
@@ -137,6 +142,9 @@ struct ln_results {
 	 * rail's name; NULL (and stride 0) when the pairwise stages named none. */
 	char **port_dev, **port_rail;
 	size_t port_stride;
+	/* Node i's GPU x (GPU + NIC) PCIe matrix in nvidia-smi's layout, as
+	 * the devices stage read it: topo[i], NULL (or topo NULL) when none. */
+	char **topo;
 	int64_t started;	/* unix seconds */
 	double seconds;
 	int node_exit;		/* the nodes' own exit code (4: one unreachable or refused) */
@@ -170,6 +178,9 @@ int ln_results_set_port(struct ln_results *r, size_t node, size_t port, const ch
 const char *ln_results_port(const struct ln_results *r, size_t node, int port);
 const char *ln_results_rail(const struct ln_results *r, size_t node, int port);
 
+/* Keep a copy of text as node's PCIe matrix. 0, -EINVAL or -ENOMEM. */
+int ln_results_set_topo(struct ln_results *r, size_t node, const char *text);
+
 /* Add a check; returns its index (>= 0) or -ENOMEM. Values start NAN,
  * status PASS until an attempt or ln_check_set says otherwise. Indices,
  * not pointers, survive later additions. */
@@ -194,7 +205,8 @@ int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
 
 /* Recount each stage's summary from its checks. A listed stage with a
  * failed or not-run check fails; one with none of either passes only if
- * it ran; a listed stage that did not run keeps its not-run reason. */
+ * it ran and skipped nothing but moot checks beside a pass; a listed
+ * stage that did not run keeps its not-run reason. */
 void ln_results_summarize(struct ln_results *r);
 
 /* 0 when every listed stage passed, else 1 (LN_EXIT_FAILED); node_exit

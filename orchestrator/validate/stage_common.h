@@ -145,6 +145,9 @@ int vs_run_round_all(struct vctx *c, enum ln_stage st, pair_fn fn, const struct 
 /* The stage families, one file each; 0 or a negative code that stops
  * the run (results of the stage itself are in c->res). */
 int vs_devices_stage(struct vctx *c);		/* stage_devices.c */
+/* The devices stage's GPU placement and GPUDirect RDMA checks of node i
+ * (stage_placement.c). */
+int vs_placement(struct vctx *c, size_t i);
 int vs_pairwise_stage(struct vctx *c, enum ln_stage st);	/* stage_pair.c: rping, bandwidth */
 int vs_io_stage(struct vctx *c);			/* stage_io.c */
 int vs_mpi_stage(struct vctx *c);			/* stage_mpi.c */

@@ -50,9 +50,47 @@
 
 /* ---- facts a node would report ----------------------------------------- */
 
-/* Node i's facts: its host NQN, two Soft-RoCE ports (rails), 8 GPUs, and
- * a live controller with every declared namespace for every target it
- * initiates to. */
+/* A node's PCIe topology (facts.topology): GPUs 0-3 and rxe0 below one
+ * switch on NUMA node 0 (PIX), GPUs 4-7 and rxe1 below another on NUMA
+ * node 1; the rxe ports are given PCI places here so that rdma[].gpus
+ * and max_gpu_distance have pairs to judge. */
+static inline void topology_entry(struct ln_buf *js, int bus, int hb, int slot)
+{
+	static const char hop[] = "{\"bus_id\":\"0000:%02x:%02x.0\",\"type\":\"%s\",\"acs\":null}";
+
+	ln_buf_addf(js, "\"bus_id\":\"0000:%02x:00.0\",\"numa_node\":%d,\"host_bridge\":"
+		    "\"pci0000:%02x\",\"path\":[", bus, hb / 0x80, hb);
+	ln_buf_addf(js, hop, hb, 1, "root_port");
+	ln_buf_addch(js, ',');
+	ln_buf_addf(js, hop, hb + 1, 0, "upstream");
+	ln_buf_addch(js, ',');
+	ln_buf_addf(js, hop, hb + 2, slot, "downstream");
+	ln_buf_addstr(js, "],\"iommu_group\":null,\"iommu_type\":null}");
+}
+
+static inline void topology_facts(struct ln_buf *js)
+{
+	int k;
+
+	ln_buf_addstr(js, "\"topology\":{\"gpus\":[");
+	for (k = 0; k < 8; k++) {
+		ln_buf_addf(js, "%s{\"index\":%d,", k ? "," : "", k);
+		topology_entry(js, (k / 4) * 0x80 + 0x10 + k % 4, (k / 4) * 0x80, k % 4);
+	}
+	ln_buf_addstr(js, "],\"nics\":[");
+	for (k = 0; k < 2; k++) {
+		ln_buf_addf(js, "%s{\"device\":\"rxe%d\",", k ? "," : "", k);
+		topology_entry(js, k * 0x80 + 0x18, k * 0x80, 8);
+	}
+	ln_buf_addstr(js, "],\"iommu\":{\"present\":false,\"cmdline\":\"ro\"},"
+		      "\"peer_memory\":{\"nvidia_peermem\":false,\"nv_peer_mem\":false,"
+		      "\"dmabuf\":{\"kernel\":true,\"gpu_open_modules\":true,\"verbs\":true,"
+		      "\"why\":null}}},");
+}
+
+/* Node i's facts: its host NQN, two Soft-RoCE ports (rails), 8 GPUs and
+ * their topology, and a live controller with every declared namespace
+ * for every target it initiates to. */
 static inline struct json_object *node_facts(const struct ln_spec *spec, size_t i)
 {
 	struct ln_buf js = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -69,8 +107,9 @@ static inline struct json_object *node_facts(const struct ln_spec *spec, size_t 
 		    "\"phys_state\":\"LINK_UP\",\"rate_gbps\":100,\"active_mtu\":1024,"
 		    "\"link_layer\":\"Ethernet\",\"gids\":[{\"index\":1,\"gid\":"
 		    "\"0000:0000:0000:0000:0000:ffff:0a00:01%02zx\",\"type\":\"RoCE v2\"}]}]}],"
-		    "\"gpus\":{\"count\":8},\"nvmet\":{\"subsystems\":[]},\"nvme\":[",
-		    i + 1, i + 1, i + 1, i + 1);
+		    "\"gpus\":{\"count\":8},", i + 1, i + 1, i + 1, i + 1);
+	topology_facts(&js);
+	ln_buf_addstr(&js, "\"nvmet\":{\"subsystems\":[]},\"nvme\":[");
 	for (k = 0; k < spec->n_initiators; k++) {
 		const struct ln_target *t = &spec->targets[spec->initiators[k].target];
 		size_t j;
@@ -443,7 +482,7 @@ static const char base_spec[] =
 	"    slots: 8\n"
 	"    rdma:\n"
 	"      - { device: rxe0, port: 1, ip: 10.0.0.1, gid_index: 1, min_rate: 100Gb/s, "
-	"link_layer: ethernet, mtu: 1024, rail: r0 }\n"
+	"link_layer: ethernet, mtu: 1024, gpus: [0], rail: r0 }\n"
 	"      - { device: rxe1, ip: 10.0.1.1, rail: r1 }\n"
 	"  - name: b[2-4]\n"
 	"    address: 127.0.1.[2-4]\n"
@@ -487,7 +526,7 @@ static const char base_spec[] =
 	"  format: openmpi\n"
 	"  mca: { pml: ob1 }\n"
 	"validation:\n"
-	"  - { stage: devices }\n"
+	"  - { stage: devices, max_gpu_distance: PIX }\n"
 	"  - { stage: rping, count: 10, pairs: ring, timeout: 30s, rails: aligned, max_errors: 5 }\n"
 	"  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, min: 50Gb/s, "
 	"port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n"

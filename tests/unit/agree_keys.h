@@ -53,6 +53,8 @@ static const struct key_case key_cases[] = {
 	/* alpha's two ports swap rails (a rail alone on one port does not lint) */
 	KC("nodes.rdma.rail", CHANGES, "rail: r0 }\n      - { device: rxe1, ip: 10.0.1.1, rail: r1",
 	   "rail: r1 }\n      - { device: rxe1, ip: 10.0.1.1, rail: r0"),
+	/* alpha's rxe0 serves GPU 0 (PIX, below its switch) or GPU 4 (SYS) */
+	KC("nodes.rdma.gpus", CHANGES, "gpus: [0], rail", "gpus: [4], rail"),
 	/* ---- storage (test_agree_storage.c) ---- */
 	KC("storage", SECTION, NULL, NULL),
 	KC("storage.targets", SECTION, NULL, NULL),
@@ -106,7 +108,11 @@ static const struct key_case key_cases[] = {
 	  "timeout: 300s }\n", "" },
 	KC("mpi.mca", CHANGES, "pml: ob1", "pml: ucx"),
 	KC("validation", SECTION, NULL, NULL),
-	KC("validation.devices.stage", CHANGES, "  - { stage: devices }\n", ""),
+	KC("validation.devices.stage", CHANGES, "  - { stage: devices, max_gpu_distance: PIX }\n",
+	   ""),
+	/* alpha's rxe0 and GPU 4 are SYS apart: refused at NODE, passed at SYS */
+	KC("validation.devices.max_gpu_distance", CHANGES, "max_gpu_distance: PIX",
+	   "max_gpu_distance: SYS"),
 	KC("validation.rping.stage", CHANGES, "  - { stage: rping, count: 10, pairs: ring, timeout: 30s, "
 	  "rails: aligned, max_errors: 5 }\n", ""),
 	KC("validation.rping.max_errors", CHANGES, "30s, rails: aligned, max_errors: 5",

@@ -304,6 +304,48 @@ static void test_recap__node_strings_escaped(void **state)
 	ln_test_release(&out, &tail);
 }
 
+/* facts --topo (topo.c): n1's matrix in nvidia-smi's layout, its NIC's
+ * name escaped (a node names its devices); n2's state; a node whose
+ * facts have no topology says so; JSON carries the matrix per node. */
+static void test_recap__topo(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_object *doc;
+
+	json_object_object_add(f->run.nodes[0].facts, "topology", js(
+		"{\"gpus\":[{\"index\":0,\"bus_id\":\"0000:18:00.0\",\"numa_node\":0,"
+		"\"host_bridge\":\"pci0000:15\",\"path\":[{\"bus_id\":\"0000:15:01.0\","
+		"\"type\":\"root_port\",\"acs\":null}]},{\"index\":1,\"bus_id\":"
+		"\"0000:98:00.0\",\"numa_node\":1,\"host_bridge\":\"pci0000:97\",\"path\":[]}],"
+		"\"nics\":[{\"device\":\"mlx\\u001b5\",\"bus_id\":\"0000:19:00.0\","
+		"\"numa_node\":0,\"host_bridge\":\"pci0000:15\",\"path\":[{\"bus_id\":"
+		"\"0000:15:01.0\",\"type\":\"root_port\",\"acs\":null}]}]}"));
+	assert_int_equal(ln_recap_topo(&f->run, 0, &out), 0);
+	assert_non_null(strstr(out.buf,
+		"n1 (10.0.0.1)\n"
+		"          GPU0      GPU1      mlx\\x1b5  NUMA Affinity\n"
+		"GPU0       X        SYS       PIX       0\n"
+		"GPU1      SYS        X        SYS       1\n\nLegend:\n"));
+	assert_non_null(strstr(out.buf, "\nn2 (10.0.0.2)\n  connect timed out (phase facts)\n\n"));
+	f->run.nodes[1].state = LN_NODE_OK;
+	f->run.nodes[1].facts = js("{\"protocol\":2}");
+	ln_buf_reset(&out);
+	assert_int_equal(ln_recap_topo(&f->run, 0, &out), 0);
+	assert_non_null(strstr(out.buf, "n2 (10.0.0.2)\n  no PCIe topology in its facts (an agent "
+				   "older than protocol 3)\n"));
+	ln_buf_reset(&out);
+	assert_int_equal(ln_recap_topo(&f->run, 1, &out), 0);
+	doc = js(out.buf);
+	assert_string_equal(json_object_get_string(ln_json_at(ln_json_at(ln_json_at(ln_json_at(
+		doc, "nodes"), "n1"), "matrix"), "columns")),
+		"[ \"GPU0\", \"GPU1\", \"mlx\\u001b5\" ]");
+	assert_null(ln_json_at(ln_json_at(ln_json_at(doc, "nodes"), "n2"), "matrix"));
+	assert_non_null(ln_json_str_at(ln_json_at(ln_json_at(doc, "nodes"), "n2"), "error"));
+	json_object_put(doc);
+	ln_buf_release(&out);
+}
+
 #define FX_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 LN_TEST_MAIN(NULL, NULL,
@@ -315,4 +357,5 @@ LN_TEST_MAIN(NULL, NULL,
 	FX_TEST(test_recap__node_strings_escaped),
 	FX_TEST(test_recap__full_buffer_is_said),
 	FX_TEST(test_recap__notes_are_taken_once_in_order),
+	FX_TEST(test_recap__topo),
 )

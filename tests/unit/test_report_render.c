@@ -196,6 +196,36 @@ static void test_report_render__html_markup(void **state)
 	assert_null(strstr(w->out.buf, "href="));
 }
 
+/* The devices stage's PCIe matrix of a node, escaped in a <pre> of
+ * its own; a warning is listed with the failures (text and HTML), its
+ * JSON says so, and the stage still passes. */
+static void test_report_render__topo_and_warning(void **state)
+{
+	struct render *w = *state;
+	long idx = ln_results_add_check(&w->r, LN_STAGE_DEVICES, 1, LN_NO_NODE,
+					"mlx5_0/1 nearest GPUs");
+
+	assert_true(idx >= 0);
+	assert_int_equal(ln_check_set(&w->r.checks[idx], LN_ST_PASS, "warning: SYS-distant "
+				      "from every GPU"), 0);
+	w->r.checks[idx].warning = 1;
+	assert_int_equal(ln_results_set_topo(&w->r, 1, "        GPU0  mlx5_0 <x>\n"), 0);
+	ln_results_summarize(&w->r);
+	assert_int_equal(ln_report_html(&w->r, &w->out), 0);
+	has(&w->out, "<h3>n2</h3>\n<pre class=\"topo\" id=\"topo-n2\">        GPU0  mlx5_0 "
+		     "&lt;x&gt;\n</pre>");
+	has(&w->out, "mlx5_0/1 nearest GPUs</td><td class=\"pass\">pass</td>");
+	assert_null(strstr(w->out.buf, "id=\"topo-n1\""));
+	ln_buf_reset(&w->out);
+	assert_int_equal(ln_report_text(&w->r, 0, &w->out), 0);
+	has(&w->out, "  devices    pass");
+	has(&w->out, "  devices   n2 warning: warning: SYS-distant from every GPU\n");
+	ln_buf_reset(&w->out);
+	assert_int_equal(ln_report_json(&w->r, 0, &w->out), 0);
+	has(&w->out, "nearest GPUs\",\"status\":\"pass\",\"reason\":\"warning: SYS");
+	has(&w->out, "\"warning\":true");
+}
+
 /* Three nodes on two rails (rxe0 on rail0, rxe1 on rail1) and a
  * cross-rail pair: one matrix per rail and one for the cross-rail pairs,
  * each cell its own rail's check (the rail-1 failure of n1-n2 is not
@@ -316,6 +346,7 @@ LN_TEST_MAIN(NULL, NULL,
 	RENDER_TEST(test_report_render__junit),
 	RENDER_TEST(test_report_render__metrics),
 	RENDER_TEST(test_report_render__html_markup),
+	RENDER_TEST(test_report_render__topo_and_warning),
 	cmocka_unit_test(test_report_render__html_matrix_per_rail),
 	RENDER_TEST(test_report_render__unreachable_node_exit_in_report),
 )

@@ -445,7 +445,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	static const char *const node[] = { "name", "address", "port", "user", "gpus", "slots",
 					    "rdma", NULL };
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
-					    "link_layer", "mtu", "rail", NULL };
+					    "link_layer", "mtu", "rail", "gpus", NULL };
 	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
 					      "hosts", "hosts_given", "namespaces", "dhchap", "tls",
 					      NULL };
@@ -484,7 +484,7 @@ static void test_spec__json_keys_are_stable(void **state)
 					      json_object_array_get_idx(json_object_object_get(o, "nodes"), 0),
 					      "rdma"),
 				      0);
-	assert_int_equal(json_object_object_length(x), 8);
+	assert_int_equal(json_object_object_length(x), 9);
 	for (k = port; *k; k++)
 		assert_true(json_object_object_get_ex(x, *k, NULL));
 	assert_int_equal(ln_json_write(o, 0, &out), 0);
@@ -492,6 +492,41 @@ static void test_spec__json_keys_are_stable(void **state)
 	json_object_put(o);
 	ln_spec_free(s);
 	ln_test_release(&out, &err);
+}
+
+/* rdma[].gpus: items and ranges into one sorted list per port, shared by
+ * a range's nodes; a port without it declares none; the devices stage's
+ * max_gpu_distance defaults to PXB and takes the classes by name. */
+static void test_spec__port_gpus_model(void **state)
+{
+	static const char y[] = HEAD "nodes:\n  - name: g[1-2]\n    address: 10.0.1.[1-2]\n"
+		"    gpus: 8\n    rdma:\n      - { device: mlx5_0, gpus: [\"4-6\", 0] }\n"
+		"      - { device: mlx5_1 }\nvalidation: [ { stage: devices } ]\n";
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_spec *s = NULL;
+	const char *y2;
+
+	(void)state;
+	assert_int_equal(ln_spec_load_buf("t.yaml", y, strlen(y), &s, &err), 0);
+	assert_int_equal(s->nodes[1].rdma[0].n_gpus, 4);
+	assert_int_equal(s->nodes[1].rdma[0].gpus[0], 0);
+	assert_int_equal(s->nodes[1].rdma[0].gpus[1], 4);
+	assert_int_equal(s->nodes[1].rdma[0].gpus[3], 6);
+	assert_int_equal(s->nodes[0].rdma[1].n_gpus, 0);
+	assert_null(s->nodes[0].rdma[1].gpus);
+	assert_int_equal(s->validation.devices.max_gpu_distance, LN_DIST_PXB);
+	ln_spec_free(s);
+	s = NULL;
+	y2 = HEAD "nodes: [ { name: a, address: 10.0.1.1 } ]\n"
+		"validation: [ { stage: devices, max_gpu_distance: SYS } ]\n";
+	assert_int_equal(ln_spec_load_buf("t.yaml", y2, strlen(y2), &s, &err), 0);
+	assert_int_equal(s->validation.devices.max_gpu_distance, LN_DIST_SYS);
+	ln_spec_free(s);
+	expect_errors(HEAD "nodes:\n  - name: a\n    address: 10.0.1.1\n    gpus: 2\n"
+		      "    rdma: [ { device: mlx5_0, gpus: [1, 2] } ]\n",
+		      "t.yaml:7:41: rdma port 'mlx5_0' serves GPU 2, but node 'a' has gpus: 2 "
+		      "(indexes 0 to 1)\n");
+	ln_buf_release(&err);
 }
 
 /* The latency stage: between bandwidth and io whatever the listing, its
@@ -713,6 +748,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__json_keys_are_stable),
 	cmocka_unit_test(test_spec__dhchap_model_and_json),
 	cmocka_unit_test(test_spec__latency_model_and_json),
+	cmocka_unit_test(test_spec__port_gpus_model),
 	cmocka_unit_test(test_spec__schema_from_tables),
 	cmocka_unit_test(test_spec__missing_file),
 	cmocka_unit_test(test_spec__invalid_corpus),
