@@ -239,6 +239,8 @@ static void test_answer__changes_filtered(void **state)
 	json_object_put(k);
 	json_object_put(h);
 	ln_buf_release_all(&p, &err);
+}
+
 /* facts.gpus from NVML: every field kept, and the limits (64 GPUs, 8
  * errors a GPU, names under 96 bytes) enforced; a wrong type is null. */
 static void test_answer__gpu_devices_bounded(void **state)
