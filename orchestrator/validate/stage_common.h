@@ -155,6 +155,14 @@ int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
 /* The command line nccl-tests' all_reduce_perf gets on node i (tool
  * all_reduce_perf): its absolute path in tests_dir first. The stage and
  * validate --dry-run's schedule both use it. */
+/* perftest's argv (perftest_argv.c), the same for its bandwidth and
+ * latency tools: server srv and client cli each name their own device,
+ * port and GID; the message size, the iterations and the TCP port, over
+ * RDMA CM without the cpufreq check; extra (may be NULL) ends both; the
+ * client adds the server's address. */
+void vs_perftest_argv(const struct port_info *srv, const struct port_info *cli, const char *tool,
+		      uint64_t size, unsigned iters, unsigned tcp_port, const char *extra,
+		      struct argv *sv, struct argv *cv);
 void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av);
 
 /* Whether node (port: any port, -1) is blamed in stage st: a bad node,

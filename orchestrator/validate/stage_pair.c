@@ -128,42 +128,12 @@ static uint64_t bw_timeout_ms(const struct ln_validation *v)
 	return v->bandwidth.timeout_ms;
 }
 
-/* perftest's argv, the same for its bandwidth and latency tools: both
- * ends name their own device, port and GID, the message size, the
- * iterations and the TCP port, over RDMA CM without the cpufreq check;
- * extra (may be NULL) ends both; the client adds the server's address. */
 static void perftest_build(const struct pair_try *t, const char *tool, uint64_t size,
 			   unsigned iters, unsigned port_base, const char *extra, struct argv *sv,
 			   struct argv *cv)
 {
-	const struct vctx *c = t->c;
-	struct argv *both[2] = { sv, cv };
-	int k;
-
-	for (k = 0; k < 2; k++) {
-		const struct port_info *ni = &c->ni[k ? t->b : t->a].ports[k ? t->pb : t->pa];
-
-		vs_arg(both[k], "%s", tool);
-		vs_arg(both[k], "-d");
-		vs_arg(both[k], "%s", ni->dev);
-		vs_arg(both[k], "-i");
-		vs_arg(both[k], "%u", ni->port);
-		if (ni->gid_index >= 0) {
-			vs_arg(both[k], "-x");
-			vs_arg(both[k], "%d", ni->gid_index);
-		}
-		vs_arg(both[k], "-s");
-		vs_arg(both[k], "%llu", (unsigned long long)size);
-		vs_arg(both[k], "-n");
-		vs_arg(both[k], "%u", iters);
-		vs_arg(both[k], "-p");
-		vs_arg(both[k], "%u", port_base + t->slot);
-		vs_arg(both[k], "-R");
-		vs_arg(both[k], "-F");
-		if (extra)
-			vs_arg(both[k], "%s", extra);
-	}
-	vs_arg(cv, "%s", c->ni[t->a].ports[t->pa].ip);
+	vs_perftest_argv(&t->c->ni[t->a].ports[t->pa], &t->c->ni[t->b].ports[t->pb], tool, size,
+			 iters, port_base + t->slot, extra, sv, cv);
 }
 
 static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
