@@ -323,6 +323,11 @@ static const struct bound {
 	{ gpus, "cuda_version", 31 }, { gpus, "nvml", 512 }, { gpus, "program", 16 },
 	{ gpu_device, "uuid", 95 }, { gpu_device, "model", 95 }, { gpu_device, "bus_id", 16 },
 	{ gpu_device, "errors", 8 },
+	/* the agent's own caps (LN_TOPO_MAX_DEVICES): a node sending more
+	 * would have the controller build a GPU x (GPU + NIC) matrix of
+	 * millions of cells; PCIe has no path of 32 bridges */
+	{ topology, "gpus", 256 }, { topology, "nics", 256 }, { topo_gpu, "path", 32 },
+	{ topo_nic, "path", 32 }, { iommu, "cmdline", 4096 },
 };
 
 static size_t bound_of(const struct field *in, const char *name)

@@ -63,6 +63,11 @@ static void judge(struct json_object *d, struct ln_buf *bad, struct ln_buf *unkn
 	}
 	if (ln_json_i64_at(d, "nvlink_up", &up) || ln_json_i64_at(d, "nvlink_total", &total))
 		ln_buf_addf(unknown, "%sNVLink", unknown->len ? ", " : "");
+	else if (up == 0 && total > 0)
+		/* a PCIe card without an NVLink bridge reports every link, none
+		 * active: no NVLink to judge, not a broken one */
+		ln_buf_addf(unknown, "%sNVLink (none of %lld links active: no bridge, or the "
+			    "fabric manager is down)", unknown->len ? ", " : "", (long long)total);
 	else if (up < total) {
 		sep(bad);
 		ln_buf_addf(bad, "%lld of %lld NVLinks up", (long long)up, (long long)total);

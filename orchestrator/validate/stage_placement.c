@@ -163,16 +163,26 @@ static struct ln_check *chk(struct place *pl, long idx)
 	return &pl->c->res->checks[idx];
 }
 
-/* The IOMMU's hold on one end: NULL when it passes DMA through. */
-static int iommu_bad(struct json_object *d, const char *what, struct ln_buf *bad)
+/* The IOMMU's hold on one end: 0 when it passes DMA through or the end
+ * is in no group, 1 when its group translates (said into bad), -1 when
+ * its group's type is unknown (said into unknown: kernels before 5.11
+ * have no `type` file). */
+static int iommu_bad(struct json_object *d, const char *what, struct ln_buf *bad,
+		     struct ln_buf *unknown)
 {
 	const char *type = ln_json_str_at(d, "iommu_type");
 	int64_t grp;
+	int in_group = !ln_json_i64_at(d, "iommu_group", &grp) && grp >= 0;
 
+	if (!type && in_group) {
+		ln_buf_addf(unknown, "%s%s is in IOMMU group %lld of unknown type",
+			    unknown->len ? "; " : "", what, (long long)grp);
+		return -1;
+	}
 	if (!type || !strcmp(type, "identity"))
 		return 0;
 	ln_buf_addf(bad, "%s%s is in IOMMU group %lld of type %s", bad->len ? "; " : "", what,
-		    ln_json_i64_at(d, "iommu_group", &grp) ? -1ll : (long long)grp, type);
+		    in_group ? (long long)grp : -1ll, type);
 	return 1;
 }
 
@@ -182,7 +192,7 @@ static int pair_gdr(struct place *pl, const char *pair, struct json_object *g,
 		    struct json_object *n, const char *gname, const char *nname,
 		    const struct ln_pci_meet *m, const char *why)
 {
-	struct ln_buf bad = LN_BUF_INIT, cmd = LN_BUF_INIT;
+	struct ln_buf bad = LN_BUF_INIT, cmd = LN_BUF_INIT, unknown = LN_BUF_INIT;
 	const char *cmdline = ln_json_str_at(ln_json_at(pl->topo, "iommu"), "cmdline");
 	long a = add(pl, "%s ACS", pair), b = a < 0 ? a : add(pl, "%s IOMMU", pair);
 	size_t ports, no_acs;
@@ -208,16 +218,25 @@ static int pair_gdr(struct place *pl, const char *pair, struct json_object *g,
 	ln_buf_reset(&bad);
 	if (cmdline)
 		ln_buf_addf(&cmd, "; kernel command line: %s", cmdline);
-	if (r == 0 && (iommu_bad(g, gname, &bad) | iommu_bad(n, nname, &bad)))
-		r = ln_check_set(chk(pl, b), LN_ST_FAIL, "the IOMMU translates peer-to-peer DMA: "
-				 "%s, want identity (passthrough, iommu=pt) or no IOMMU%s", bad.buf,
-				 cmd.buf);
-	else if (r == 0)
+	if (r == 0) {
+		int ig = iommu_bad(g, gname, &bad, &unknown), in = iommu_bad(n, nname, &bad, &unknown);
+
+		if (ig > 0 || in > 0)
+			r = ln_check_set(chk(pl, b), LN_ST_FAIL, "the IOMMU translates peer-to-peer "
+					 "DMA: %s, want identity (passthrough, iommu=pt) or no IOMMU%s",
+					 bad.buf, cmd.buf);
+		else if (ig < 0 || in < 0)
+			r = ln_check_set(chk(pl, b), LN_ST_SKIPPED, "cannot tell whether the IOMMU "
+					 "passes peer-to-peer DMA through: %s%s", unknown.buf, cmd.buf);
+		else
+			r = 1;	/* passes, below */
+	}
+	if (r == 1)
 		r = ln_check_set(chk(pl, b), LN_ST_PASS, "%s%s",
 				 bool_at(ln_json_at(pl->topo, "iommu"), "present") == 1 ?
-				 "both ends in passthrough (identity) IOMMU groups" : "no IOMMU",
-				 cmd.buf);
-	ln_buf_release_all(&bad, &cmd);
+				 "both ends in passthrough (identity) IOMMU groups or in none" :
+				 "no IOMMU", cmd.buf);
+	ln_buf_release_all(&bad, &cmd, &unknown);
 	return r;
 }
 
@@ -375,12 +394,12 @@ static int report_gdr(struct place *pl)
 		return -ENOMEM;
 	for (j = 0; j < ng; j++)
 		iommu_bad(json_object_array_get_idx(pl->gpus, j),
-			  ln_json_str_at(json_object_array_get_idx(pl->gpus, j), "bus_id"), &io);
+			  ln_json_str_at(json_object_array_get_idx(pl->gpus, j), "bus_id"), &io, &io);
 	for (j = 0; j < n; j++) {
 		struct json_object *nic = json_object_array_get_idx(pl->nics, j);
 		size_t k;
 
-		iommu_bad(nic, ln_json_str_at(nic, "device"), &io);
+		iommu_bad(nic, ln_json_str_at(nic, "device"), &io, &io);
 		for (k = 0; k < ng; k++) {
 			struct ln_pci_meet m;
 			struct ln_buf why = LN_BUF_INIT;

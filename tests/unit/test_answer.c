@@ -194,6 +194,43 @@ static void test_answer__topology_kept_and_filtered(void **state)
 	ln_buf_release_all(&p, &err);
 }
 
+/* topology's lists at the agent's own caps (256 devices, 32 bridges a
+ * path): a node sending more cannot have the controller build a matrix
+ * of millions of cells; the first ones are kept (the control). */
+static void test_answer__topology_lists_bounded(void **state)
+{
+	struct json_object *o = json_object_new_object(), *t = json_object_new_object();
+	struct json_object *gpus = json_object_new_array(), *k, *path;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 300; i++) {
+		struct json_object *g = json_object_new_object();
+
+		json_object_object_add(g, "index", json_object_new_int(i));
+		if (i == 0) {
+			int j;
+
+			path = json_object_new_array();
+			for (j = 0; j < 40; j++)
+				json_object_array_add(path, json_object_new_object());
+			json_object_object_add(g, "path", path);
+		}
+		json_object_array_add(gpus, g);
+	}
+	json_object_object_add(t, "gpus", gpus);
+	json_object_object_add(o, "topology", t);
+	k = ln_answer_known_facts(o);
+	gpus = ln_json_at(ln_json_at(k, "topology"), "gpus");
+	assert_int_equal(json_object_array_length(gpus), 256);
+	assert_int_equal(json_object_get_int(ln_json_at(json_object_array_get_idx(gpus, 255),
+							"index")), 255);
+	assert_int_equal(json_object_array_length(ln_json_at(json_object_array_get_idx(gpus, 0),
+							     "path")), 32);
+	json_object_put(k);
+	json_object_put(o);
+}
+
 /* plan, apply and teardown answers: real ones kept whole; unknown
  * members, at the top and inside changes, summary and kept, dropped. */
 static void test_answer__changes_filtered(void **state)
@@ -420,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_answer__unknown_and_mistyped_facts_dropped),
 		cmocka_unit_test(test_answer__topology_kept_and_filtered),
 		cmocka_unit_test(test_answer__changes_filtered),
+		cmocka_unit_test(test_answer__topology_lists_bounded),
 		cmocka_unit_test(test_answer__empty_objects_refused_bounded),
 		cmocka_unit_test(test_answer__structure_limits_exact),
 		cmocka_unit_test(test_answer__limits_by_verb),

@@ -115,6 +115,25 @@ static void test_validate_gpu__missing_symbol_reported(void **state)
 	assert_int_equal(ln_results_exit(&w->res), 0);
 }
 
+/* none of a GPU's links active (a PCIe card without a bridge) is not a
+ * link down: reported, not failed; 17 of 18 beside it still fails */
+static void test_validate_gpu__no_nvlink_active_reported(void **state)
+{
+	struct json_object *g = agent_gpus(1, "healthy"), *d;
+	struct world *w;
+
+	d = json_object_array_get_idx(json_object_object_get(g, "devices"), 1);
+	json_object_object_add(d, "nvlink_up", json_object_new_int(0));
+	json_object_object_add(d, "nvlink_total", json_object_new_int(12));
+	d = json_object_array_get_idx(json_object_object_get(g, "devices"), 0);
+	json_object_object_add(d, "nvlink_up", json_object_new_int(17));
+	w = gpu_world(state, 2, g);
+	assert_check(w, "gpu 1 (0000:43:00.0)", LN_ST_PASS,
+		     "not judged, NVML does not report it for this GPU: NVLink (none of 12 links "
+		     "active: no bridge, or the fabric manager is down)");
+	assert_check(w, "gpu 0 (0000:1b:00.0)", LN_ST_FAIL, "17 of 18 NVLinks up");
+}
+
 /* an error NVML answered (not NOT_SUPPORTED) fails the GPU, with what is
  * unknown beside it */
 static void test_validate_gpu__nvml_error_fails(void **state)
@@ -172,6 +191,8 @@ int main(void)
 						world_teardown),
 		cmocka_unit_test_setup_teardown(test_validate_gpu__nvml_count_judged, world_setup,
 						world_teardown),
+		cmocka_unit_test_setup_teardown(test_validate_gpu__no_nvlink_active_reported,
+						world_setup, world_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -335,6 +335,31 @@ static struct json_object *devices_json(const struct ln_agent *a, const char *ro
 	return arr;
 }
 
+/* The IOMMU and PCI parameters of a kernel command line, space-separated
+ * into out: only these are reported, since a command line can carry a
+ * credential (an iSCSI or NFS root's password, a cloud token). */
+static void iommu_params(const char *cmdline, struct ln_buf *out)
+{
+	static const char *const keep[] = { "iommu", "intel_iommu", "amd_iommu", "pci" };
+	const char *p = cmdline;
+
+	while (*p) {
+		size_t n = strcspn(p, " \t\n"), k;
+
+		for (k = 0; n && k < sizeof(keep) / sizeof(keep[0]); k++) {
+			size_t l = strlen(keep[k]);
+
+			if (n >= l && !strncmp(p, keep[k], l) && (n == l || p[l] == '=' ||
+								   p[l] == '.')) {
+				ln_buf_addf(out, "%s%.*s", out->len ? " " : "", (int)n, p);
+				break;
+			}
+		}
+		p += n;
+		p += strspn(p, " \t\n");
+	}
+}
+
 static struct json_object *iommu_json(const struct ln_agent *a)
 {
 	struct json_object *o = json_object_new_object();
@@ -346,10 +371,14 @@ static struct json_object *iommu_json(const struct ln_agent *a)
 	ln_names_free(names, n);
 	ln_json_add_bool(o, "present", n > 0);
 	if (ln_read_attr(a, "/proc/cmdline", &b) == 0) {
+		struct ln_buf kept = LN_BUF_INIT;
+
 		ln_buf_rtrim(&b);
 		if (b.len > MAX_CMDLINE)
 			ln_buf_setlen(&b, MAX_CMDLINE);
-		ln_json_add_str(o, "cmdline", b.buf);
+		iommu_params(b.buf, &kept);
+		ln_json_add_str(o, "cmdline", kept.buf ? kept.buf : "");
+		ln_buf_release(&kept);
 	} else {
 		ln_json_add_str(o, "cmdline", NULL);
 	}

@@ -34,7 +34,7 @@ changes() { json "$1" 'd["summary"]["create"]+d["summary"]["change"]+d["summary"
 for i in 1 2; do
 	lab_push_agent "$i" "$build/llmnet-agent" "$AGENT" || { fail "cannot push the agent to lab$i"; exit 1; }
 done
-check "the pushed agent speaks protocol 2" 2 "$(agent 1 version | python3 -c 'import json,sys; print(json.load(sys.stdin)["protocol"])')"
+check "the pushed agent speaks protocol 3" 3 "$(agent 1 version | python3 -c 'import json,sys; print(json.load(sys.stdin)["protocol"])')"
 
 # what was there before: configfs on lab1, fabric controllers on lab2
 snap_target='find /sys/kernel/config -mindepth 1 2>/dev/null | sort'
