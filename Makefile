@@ -144,6 +144,7 @@ $(BUILD)/llmnet-agent-dyn: $(call obj,$(AGENT_MAIN) $(AGENT_SRC) $(COMMON_SRC))
 # A test's own link flags: LDFLAGS_test_NAME. test_buf wraps the allocator
 # to look into the blocks a buffer gives back.
 LDFLAGS_test_buf := -Wl,--wrap=malloc,--wrap=realloc,--wrap=free
+LDFLAGS_test_agent_unkillable := -Wl,--wrap=waitpid
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBLLMNET)
 	@mkdir -p $(dir $@)

@@ -79,8 +79,10 @@ static int stop_leftovers(void)
 				kill(-kids[i], SIGKILL);
 			kill(kids[i], SIGKILL);
 		}
+		/* never a blocking wait: a child in uninterruptible sleep (a
+		 * hung GPU driver) outlives SIGKILL; 20 rounds bound it */
 		for (i = 0; i < n; i++)
-			if (waitpid(kids[i], NULL, 0) == kids[i])
+			if (waitpid(kids[i], NULL, WNOHANG) == kids[i])
 				total++;
 		poll(NULL, 0, 100);
 	}
@@ -141,7 +143,7 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], unsigned timeout_s,
 			size_t max_output, struct ln_exec_result *res, struct ln_buf *err)
 {
-	long start, deadline, kill_at = 0, grace_end = 0;
+	long start, deadline, kill_at = 0, grace_end = 0, killed_at = 0;
 	int pfd[2], status = 0, r = 0, eof = 0, reaped = 0, killed = 0;
 	pid_t pid;
 
@@ -184,6 +186,7 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 			kill(-pid, SIGKILL);
 			kill_at = 0;
 			killed = 1;
+			killed_at = now;
 		}
 		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
 			reaped = 1;
@@ -193,6 +196,14 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 		}
 		if (reaped && (eof || killed))
 			break;
+		/* SIGKILL cannot end a process in uninterruptible sleep (a GPU
+		 * fallen off the bus holds nvmlInit in the driver): after 2 s
+		 * it is left behind, unreaped, and the call returns timed out */
+		if (killed && !reaped && now >= killed_at + 2000) {
+			ln_warn("'%s' (pid %d) did not end 2 s after SIGKILL (uninterruptible "
+				"sleep in the kernel?); left behind", argv[0], (int)pid);
+			break;
+		}
 		if (reaped && now >= grace_end) {
 			kill(-pid, SIGKILL);
 			break;
@@ -220,6 +231,8 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 		ln_warn("'%s' left %d process%s behind; killed", argv[0], res->leftovers,
 			res->leftovers == 1 ? "" : "es");
 	res->duration_ms = ln_now_ms() - start;
+	if (!reaped)
+		return 0;	/* timed out, never ended: no exit status */
 	if (WIFEXITED(status)) {
 		res->exited = 1;
 		res->exit_status = WEXITSTATUS(status);
