@@ -140,6 +140,16 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
 	return ln_exec_bounded_env(fd, argv, environ, timeout_s, max_output, res, err);
 }
 
+static void take_status(struct ln_exec_result *res, int status)
+{
+	if (WIFEXITED(status)) {
+		res->exited = 1;
+		res->exit_status = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+	}
+}
+
 int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], unsigned timeout_s,
 			size_t max_output, struct ln_exec_result *res, struct ln_buf *err)
 {
@@ -231,13 +241,7 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 		ln_warn("'%s' left %d process%s behind; killed", argv[0], res->leftovers,
 			res->leftovers == 1 ? "" : "es");
 	res->duration_ms = ln_now_ms() - start;
-	if (!reaped)
-		return 0;	/* timed out, never ended: no exit status */
-	if (WIFEXITED(status)) {
-		res->exited = 1;
-		res->exit_status = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		res->signal = WTERMSIG(status);
-	}
+	if (reaped)	/* else timed out, never ended: no exit status */
+		take_status(res, status);
 	return 0;
 }
