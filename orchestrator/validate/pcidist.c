@@ -107,60 +107,60 @@ int ln_pci_distance(struct json_object *a, struct json_object *b, struct ln_pci_
 	return 0;
 }
 
-/* Add the redirects of path[from..] to bad; count ports and those
- * without ACS. */
-static size_t path_redirects(struct json_object *path, size_t from, int meets_below,
-			     struct ln_buf *bad, size_t *ports, size_t *no_acs)
+/* The redirects of path[i] into bad (1 when it redirects), counting it
+ * in *ports and, without an ACS capability, in *no_acs. */
+static size_t hop_redirects(struct json_object *path, size_t i, struct ln_buf *bad,
+			    size_t *ports, size_t *no_acs)
 {
-	size_t i, n = path ? json_object_array_length(path) : 0, found = 0;
+	static const char *const bits[] = { "req_redir", "cmplt_redir", "egress_ctrl" };
+	struct json_object *acs = ln_json_at(json_object_array_get_idx(path, i), "acs");
+	const char *t = hop_type(path, i), *bus = hop_bus(path, i);
+	size_t k, on = 0;
 
-	for (i = from; i < n; i++) {
-		struct json_object *hop = json_object_array_get_idx(path, i);
-		struct json_object *acs = ln_json_at(hop, "acs");
-		const char *t = hop_type(path, i), *bus = hop_bus(path, i);
-		static const char *const bits[] = { "req_redir", "cmplt_redir", "egress_ctrl" };
-		size_t k, on = 0;
-
-		/* a root port redirects only between functions below it: a pair
-		 * that meets at the host bridge goes through the root complex
-		 * anyway */
-		if (strcmp(t, "downstream") && (strcmp(t, "root_port") || !meets_below))
-			continue;
-		(*ports)++;
-		if (!acs || !json_object_is_type(acs, json_type_object)) {
-			(*no_acs)++;
-			continue;
-		}
-		for (k = 0; k < 3; k++) {
-			struct json_object *v = ln_json_at(acs, bits[k]);
-
-			if (!v || !json_object_get_boolean(v))
-				continue;
-			if (!on++)
-				ln_buf_addf(bad, "%s%s %s (", bad->len ? "; " : "", t, bus ? bus : "?");
-			else
-				ln_buf_addstr(bad, ", ");
-			ln_buf_addstr(bad, bits[k]);
-		}
-		if (on) {
-			ln_buf_addch(bad, ')');
-			found++;
-		}
+	(*ports)++;
+	if (!acs || !json_object_is_type(acs, json_type_object)) {
+		(*no_acs)++;
+		return 0;
 	}
-	return found;
+	for (k = 0; k < 3; k++) {
+		struct json_object *v = ln_json_at(acs, bits[k]);
+
+		if (!v || !json_object_get_boolean(v))
+			continue;
+		if (!on++)
+			ln_buf_addf(bad, "%s%s %s (", bad->len ? "; " : "", t, bus ? bus : "?");
+		else
+			ln_buf_addstr(bad, ", ");
+		ln_buf_addstr(bad, bits[k]);
+	}
+	if (on)
+		ln_buf_addch(bad, ')');
+	return on ? 1 : 0;
 }
 
+/* ACS redirect acts where the pair's peer-to-peer traffic turns round:
+ * at the downstream ports of the switch the two paths meet in (each
+ * end's port just below the meeting bridge), or at the root port they
+ * meet at. A switch lower on one side routes the traffic up past its own
+ * ports as any upstream traffic, and a pair that meets at or past the
+ * host bridge crosses the root complex anyway: no port is looked at. */
 size_t ln_pci_acs_redirects(struct json_object *a, struct json_object *b,
 			    const struct ln_pci_meet *m, struct ln_buf *bad, size_t *ports,
 			    size_t *no_acs)
 {
-	/* from the meeting bridge down; past the host bridge, whole paths */
-	size_t from = m->common ? m->common - 1 : 0, n;
+	struct json_object *pa = path_of(a), *pb = path_of(b);
+	size_t n = 0, c = m->common;
 
 	*ports = *no_acs = 0;
-	n = path_redirects(path_of(a), from, m->common > 0, bad, ports, no_acs);
-	/* the meeting bridge is on both paths: count it once */
-	return n + path_redirects(path_of(b), m->common, m->common > 0, bad, ports, no_acs);
+	if (c == 0)
+		return 0;
+	if (!strcmp(hop_type(pa, c - 1), "root_port"))
+		n += hop_redirects(pa, c - 1, bad, ports, no_acs);
+	if (pa && c < json_object_array_length(pa) && !strcmp(hop_type(pa, c), "downstream"))
+		n += hop_redirects(pa, c, bad, ports, no_acs);
+	if (pb && c < json_object_array_length(pb) && !strcmp(hop_type(pb, c), "downstream"))
+		n += hop_redirects(pb, c, bad, ports, no_acs);
+	return n;
 }
 
 /* ---- the matrix --------------------------------------------------------- */

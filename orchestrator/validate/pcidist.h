@@ -38,14 +38,14 @@ struct ln_pci_meet {
 int ln_pci_distance(struct json_object *a, struct json_object *b, struct ln_pci_meet *out,
 		    struct ln_buf *why);
 
-/* The ACS redirects (ReqRedir, CmpltRedir, EgressCtrl) on the
- * downstream ports from the meeting point m of a and b down to either
- * end, and on the root port they meet at or below (a pair that meets at
- * or past the host bridge crosses the root complex anyway, so root ports
- * are not looked at then): each as "TYPE BUS (req_redir, cmplt_redir)",
- * "; "-separated, into bad. *ports counts the ports looked at, *no_acs those without an ACS
- * capability (null in the facts: nothing to redirect with). Returns the
- * number of redirecting ports. */
+/* The ACS redirects (ReqRedir, CmpltRedir, EgressCtrl) where the pair
+ * a, b meeting at m turns round: each end's downstream port just below
+ * the switch they meet in, or the root port they meet at; none when they
+ * meet at or past the host bridge (their traffic crosses the root
+ * complex anyway). Each as "TYPE BUS (req_redir, cmplt_redir)",
+ * "; "-separated, into bad. *ports counts the ports looked at, *no_acs
+ * those without an ACS capability (null in the facts: nothing to
+ * redirect with). Returns the number of redirecting ports. */
 size_t ln_pci_acs_redirects(struct json_object *a, struct json_object *b,
 			    const struct ln_pci_meet *m, struct ln_buf *bad, size_t *ports,
 			    size_t *no_acs);

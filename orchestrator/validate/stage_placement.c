@@ -211,10 +211,14 @@ static int pair_gdr(struct place *pl, const char *pair, struct json_object *g,
 				 "%s and %s up to the root complex at %s: turn ACS redirect off on "
 				 "that port (BIOS setting or the kernel's pci=disable_acs_redir=)",
 				 gname, nname, bad.buf);
+	else if (m->common == 0)
+		r = ln_check_set(chk(pl, a), LN_ST_PASS, "no port to look at: %s and %s meet at or "
+				 "past the host bridge, so their traffic crosses the root complex "
+				 "whatever ACS says", gname, nname);
 	else
 		r = ln_check_set(chk(pl, a), LN_ST_PASS, "no ACS redirect on the %zu root and "
-				 "downstream port(s) from where %s and %s meet down to either "
-				 "(%zu without ACS)", ports, gname, nname, no_acs);
+				 "downstream port(s) where %s and %s meet (%zu without ACS)", ports,
+				 gname, nname, no_acs);
 	ln_buf_reset(&bad);
 	if (cmdline)
 		ln_buf_addf(&cmd, "; kernel command line: %s", cmdline);

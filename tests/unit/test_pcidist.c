@@ -156,8 +156,10 @@ static void test_pcidist__virtual_device_refused(void **state)
 }
 
 /* ACS: the redirecting downstream port between the pair is named; a
- * root port above the meeting switch is not looked at, nor one of a pair
- * that meets at the host bridge; one the pair meets at is. */
+ * root port above the meeting switch is not looked at, nor any port of a
+ * pair that meets at the host bridge; a root port the pair meets at is;
+ * a redirect on a lower switch's port on one side is not where the
+ * traffic turns round. */
 static void test_pcidist__acs_between_the_pair_only(void **state)
 {
 	struct json_object *g = dev("0000:18:00.0", 0, "pci0000:15", RP_EGRESS("0000:15:01.0") ","
@@ -181,7 +183,7 @@ static void test_pcidist__acs_between_the_pair_only(void **state)
 	assert_int_equal(m.dist, LN_DIST_PHB);
 	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 0);
 	assert_string_equal(bad.buf, "");
-	assert_int_equal(ports, 1);
+	assert_int_equal(ports, 0);
 	/* meeting at the root port, its egress control counts */
 	ln_buf_reset(&bad);
 	json_object_put(far);
@@ -190,6 +192,25 @@ static void test_pcidist__acs_between_the_pair_only(void **state)
 	assert_int_equal(m.dist, LN_DIST_PXB);
 	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 1);
 	assert_string_equal(bad.buf, "root_port 0000:15:01.0 (egress_ctrl)");
+	/* two levels of switch: the lower switch's redirecting port on the
+	 * GPU's side is passed by; its port in the meeting switch is named */
+	json_object_put(g);
+	json_object_put(far);
+	ln_buf_reset(&bad);
+	g = dev("0000:1b:00.0", 0, "pci0000:15", RP("0000:15:01.0") "," US("0000:16:00.0") ","
+		DS("0000:17:00.0") "," US("0000:18:00.0") "," DS_REDIR("0000:19:00.0"));
+	far = dev("0000:1c:00.0", 0, "pci0000:15", RP("0000:15:01.0") "," US("0000:16:00.0") ","
+		  DS("0000:17:02.0"));
+	assert_int_equal(ln_pci_distance(g, far, &m, &why), 0);
+	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 0);
+	assert_string_equal(bad.buf, "");
+	assert_int_equal(ports, 2);
+	json_object_put(g);
+	g = dev("0000:1b:00.0", 0, "pci0000:15", RP("0000:15:01.0") "," US("0000:16:00.0") ","
+		DS_REDIR("0000:17:00.0") "," US("0000:18:00.0") "," DS("0000:19:00.0"));
+	assert_int_equal(ln_pci_distance(g, far, &m, &why), 0);
+	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 1);
+	assert_string_equal(bad.buf, "downstream 0000:17:00.0 (req_redir, cmplt_redir)");
 	json_object_put(g);
 	json_object_put(n);
 	json_object_put(far);
