@@ -29,6 +29,9 @@ struct unit_state {
 	int unknown;		/* suspect that could not be retested */
 	size_t peer;		/* the known-good peer of its retest */
 	int own_fault;		/* its own tool did not run in some pair */
+	int own_fault_failed;	/* ... in a pair that failed: a verdict; one
+				 * that passed on a later try is no witness,
+				 * but is not named either */
 };
 
 static int counts_as_tested(const struct ln_check *c, enum ln_stage stage, size_t n)
@@ -201,6 +204,8 @@ static void count_nodes(struct diag *d)
 		ns[ua].own_fault |= (c->own_fault & LN_END_A) != 0;
 		ns[ub].own_fault |= (c->own_fault & LN_END_B) != 0;
 		if (c->status == LN_ST_FAIL) {
+			ns[ua].own_fault_failed |= (c->own_fault & LN_END_A) != 0;
+			ns[ub].own_fault_failed |= (c->own_fault & LN_END_B) != 0;
 			ns[ua].failed++;
 			ns[ub].failed++;
 		} else {
@@ -443,7 +448,7 @@ static int own_fault_before(const struct diag *d, size_t i)
 	size_t stride = d->nu / (d->n ? d->n : 1), p;
 
 	for (p = unit_node(d->r, i) * stride; p < i; p++)
-		if (d->ns[p].own_fault)
+		if (d->ns[p].own_fault_failed)
 			return 1;
 	return 0;
 }
@@ -485,7 +490,7 @@ static int node_verdicts(struct diag *d)
 							  " and with known-good peer '" : "",
 							  ns[i].peer != LN_NO_NODE ? peer.buf : "",
 							  ns[i].peer != LN_NO_NODE ? "'" : "");
-		} else if (ns[i].own_fault && !own_fault_before(d, i)) {
+		} else if (ns[i].own_fault_failed && !own_fault_before(d, i)) {
 			ret = ln_results_add_verdict(r, LN_VERDICT_NODE, d->stage, node, LN_NO_NODE,
 						     "'%s' could not run its own end of %s",
 						     r->nodes[node], stage);

@@ -231,6 +231,21 @@ static int ends_agree(const struct pair_try *t, double cv, double sv, double tol
 	return 0;
 }
 
+/* The server end gave no report to check the client's against. Its end
+ * is marked either way: it did not run, or it ran and told nothing. The
+ * client's figure is withdrawn, so that run_pair tries again: a report
+ * lost once (seen under load: a server that exited 0 with its header and
+ * no row) costs one attempt, and only a server that never reports is
+ * named. */
+static void server_unread(const struct pair_try *t, struct ln_attempt *at,
+			  const struct ln_buf *perr, struct ln_buf *why)
+{
+	if (perr->len)
+		ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr->buf);
+	at->own_fault |= LN_END_A;
+	at->value = NAN;
+}
+
 /* The server's bandwidth report agrees with the client's gbps. */
 static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt *at,
 			struct ln_buf *why)
@@ -242,9 +257,7 @@ static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt
 
 	if (!server_ran(t, why) ||
 	    ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0) {
-		if (perr.len)
-			ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr.buf);
-		at->own_fault |= LN_END_A;
+		server_unread(t, at, &perr, why);
 	} else {
 		ok = ends_agree(t, gbps, ln_perftest_gbps(&pt, ln_perftest_large(&pt)), BW_AGREE,
 				"Gb/s", why);
@@ -333,9 +346,7 @@ static int lat_server_ok(const struct pair_try *t, double typical, struct ln_att
 
 	if (!server_ran(t, why) ||
 	    ln_parse_perftest_lat(job->res.output.buf, job->res.output.len, &sl, &perr) < 0) {
-		if (perr.len)
-			ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr.buf);
-		at->own_fault |= LN_END_A;
+		server_unread(t, at, &perr, why);
 	} else {
 		ok = ends_agree(t, typical, sl.typical, LAT_AGREE, "us", why);
 	}

@@ -94,6 +94,25 @@ static void test_validate_ends__server_output_missing(void **state)
 	not_a_witness(w, LN_STAGE_LATENCY, 1);
 }
 
+/* n2's server loses its report once (exit 0, no row: seen under load):
+ * that attempt is tried again and the pair passes, its check marking
+ * the end that lost it; n2 is not named. */
+static void test_validate_ends__server_output_lost_once(void **state)
+{
+	struct world *w = world_start(state, 4, make_spec(4, lat_all, 0));
+	size_t i, retried = 0;
+
+	w->f.srv_mute_once[1] = 1;
+	world_run(w);
+	assert_int_equal(ln_results_exit(&w->res), 0);
+	assert_verdicts(w, "");
+	for (i = 0; i < w->res.nchecks; i++)
+		if (w->res.checks[i].own_fault == LN_END_A && w->res.checks[i].a == 1 &&
+		    w->res.checks[i].status == LN_ST_PASS)
+			retried++;
+	assert_int_equal(retried, 1);
+}
+
 /* n2's client end cannot run (perftest's own failure, exit 1, no
  * report): the pairs it is the client of fail naming it, and n2 is named
  * bad, not "undetermined"; its passes as a server make it no witness. */
@@ -148,6 +167,7 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_ends__agree),
 	WORLD_TEST(test_validate_ends__server_failed),
 	WORLD_TEST(test_validate_ends__server_output_missing),
+	WORLD_TEST(test_validate_ends__server_output_lost_once),
 	WORLD_TEST(test_validate_ends__client_failed),
 	WORLD_TEST(test_validate_ends__client_failed_latency),
 	WORLD_TEST(test_validate_ends__disagree),

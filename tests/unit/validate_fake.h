@@ -55,6 +55,7 @@ struct fake {
 	int served[MAXN][64];
 	double served_val[MAXN][64];
 	int srv_fail[MAXN], srv_mute[MAXN], cli_fail[MAXN];
+	int srv_mute_once[MAXN];	/* srv_mute for the next this many serves */
 	double srv_skew[MAXN];
 	/* a node never serves two probes at once on one session lane; lane
 	 * k > 0 only for its port k (concurrent rails); peak: the most
@@ -296,6 +297,7 @@ static inline double perf_serve(struct fake *f, size_t node, const char *const *
 	struct timespec until;
 	unsigned k = perf_slot(argv);
 	double v = -1;
+	int mute;
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 5;
@@ -306,13 +308,14 @@ static inline double perf_serve(struct fake *f, size_t node, const char *const *
 	if (f->served[node][k])
 		v = f->served_val[node][k];
 	f->served[node][k] = 0;
+	mute = f->srv_mute[node] || (f->srv_mute_once[node] > 0 && f->srv_mute_once[node]--);
 	pthread_mutex_unlock(&f->lock);
 	if (f->srv_fail[node]) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, " Couldn't allocate MR\n");
 		return -1;
 	}
-	if (f->srv_mute[node])
+	if (mute)
 		return -1;
 	return v >= 0 && f->srv_skew[node] ? v * f->srv_skew[node] : v;
 }
