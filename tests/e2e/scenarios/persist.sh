@@ -161,6 +161,25 @@ sed 's/^/    /' "$tmp/apply.out"
 check "apply exits 0" 0 "$rc"
 check "lab2 mounted $MNT" ext4 "$(lab_ssh 2 "findmnt -n -o FSTYPE $MNT || echo none")"
 check "lab2's fabric mount is nosuid,nodev,noexec" "nosuid noexec nodev" "$(mount_opts2)"
+# mount options are the spec's (issue 31): a remount by hand with exec and
+# suid is planned as "mount_options" and put back by apply, with the same
+# mount (never unmounted: the file written before the remount stays);
+# mount.exec: true drops noexec only, and the spec without it brings
+# noexec back
+lab_ssh 2 "echo kept >$MNT/kept && mount -o remount,exec,suid $MNT"
+check "remounted lab2's mount by hand with exec,suid" "nodev" "$(mount_opts2)"
+"$LLMNET" --no-color plan "$tmp/persist.yaml" >"$tmp/plan-opts.out" 2>&1
+check "plan names the hand-made options as a mount_options change" 1 \
+	"$(grep -c "mount_options.*$MNT.*suid,nodev,exec -> nosuid,nodev,noexec" "$tmp/plan-opts.out")"
+"$LLMNET" --no-color apply "$tmp/persist.yaml" >"$tmp/apply-opts.out" 2>&1
+check "apply puts the options back" "0 nosuid noexec nodev" "$? $(mount_opts2)"
+check "the remount kept the mount's files" kept "$(lab_ssh 2 "cat $MNT/kept")"
+sed 's/fs: ext4, format: if-blank }/fs: ext4, format: if-blank, exec: true }/' \
+	"$tmp/persist.yaml" >"$tmp/persist-exec.yaml"
+"$LLMNET" --no-color apply "$tmp/persist-exec.yaml" >"$tmp/apply-exec.out" 2>&1
+check "mount.exec: true: nosuid,nodev without noexec" "0 nosuid nodev" "$? $(mount_opts2)"
+"$LLMNET" --no-color apply "$tmp/persist.yaml" >"$tmp/apply-noexec.out" 2>&1
+check "without mount.exec: noexec again" "0 nosuid noexec nodev" "$? $(mount_opts2)"
 for i in 1 2; do
 	check "lab$i: $UNIT is enabled" enabled "$(lab_ssh "$i" "systemctl is-enabled $UNIT")"
 	check "lab$i: the stored request is root's, 600" "600 root" "$(lab_ssh "$i" "stat -c '%a %U' $STORED")"
