@@ -176,6 +176,35 @@ static int targets_round(struct ln_run *r, const char *name, const unsigned char
 	return rc;
 }
 
+/* The shell line that removes what llmnet installed beside the agent:
+ * the agent and its sidecar, the GPU facts program, the probes and the
+ * MPI probes' sources; then the two folders, only if that left them
+ * empty (a file llmnet did not put there keeps its folder). */
+static void purge_agent_cmd(int sudo, struct ln_buf *cmd)
+{
+	static const char *const files[] = {
+		LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME,
+		LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME LN_PROTO_AGENT_ID_SUFFIX,
+		LN_PROTO_REMOTE_DIR "/" LN_PROBE_GPU_FACTS,
+		LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO,
+		LN_PROTO_REMOTE_DIR "/" LN_PROBE_MPI,
+		LN_PROTO_REMOTE_DIR "/" LN_PROBE_NCCL,
+		LN_PROBE_SRC_DIR "/" LN_PROBE_MPI_SRC,
+		LN_PROBE_SRC_DIR "/" LN_PROBE_NCCL_SRC,
+	};
+	size_t i;
+
+	if (sudo)
+		ln_buf_addstr(cmd, "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT="
+				   "\"$LLMNET_AGENT_ROOT\"} sh -c '");
+	ln_buf_addstr(cmd, "rm -f --");
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		ln_buf_addf(cmd, " \"${LLMNET_AGENT_ROOT%%/}%s\"", files[i]);
+	ln_buf_addf(cmd, " && { rmdir -- \"${LLMNET_AGENT_ROOT%%/}%s\" "
+			 "\"${LLMNET_AGENT_ROOT%%/}%s\" 2>/dev/null; true; }%s",
+		    LN_PROBE_SRC_DIR, LN_PROTO_REMOTE_DIR, sudo ? "'" : "");
+}
+
 static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 {
 	struct ln_run *r = ctx;
@@ -185,15 +214,7 @@ static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 
 	rc = ln_run_session(r, nr, &err);
 	if (rc == 0) {
-		/* the agent, its sidecar and the GPU facts program it runs */
-		ln_buf_addf(&cmd, "%srm -f -- \"${LLMNET_AGENT_ROOT%%/}%s/%s\" "
-			    "\"${LLMNET_AGENT_ROOT%%/}%s/%s" LN_PROTO_AGENT_ID_SUFFIX "\" "
-			    "\"${LLMNET_AGENT_ROOT%%/}%s/" LN_PROBE_GPU_FACTS "\" && "
-			    "{ rmdir -- \"${LLMNET_AGENT_ROOT%%/}%s\" 2>/dev/null; true; }%s",
-			    ln_ssh_is_sudo(nr->s) ? "sudo -n env ${LLMNET_AGENT_ROOT:+LLMNET_AGENT_ROOT=\"$LLMNET_AGENT_ROOT\"} sh -c '" : "",
-			    LN_PROTO_REMOTE_DIR, LN_PROTO_AGENT_NAME, LN_PROTO_REMOTE_DIR,
-			    LN_PROTO_AGENT_NAME, LN_PROTO_REMOTE_DIR, LN_PROTO_REMOTE_DIR,
-			    ln_ssh_is_sudo(nr->s) ? "'" : "");
+		purge_agent_cmd(ln_ssh_is_sudo(nr->s), &cmd);
 		rc = ln_ssh_exec(nr->s, cmd.buf, NULL, 0, 0, &out, &eo, &status, &err);
 		if (rc == 0 && status != 0) {
 			ln_buf_rtrim(&eo);

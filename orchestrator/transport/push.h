@@ -4,8 +4,9 @@
  * node's first agent call in a run it asks the node's agent for its
  * `version` (which reports the agent's SHA-256 and protocol) and uploads
  * its own copy only when the node has none, another build, or an older
- * protocol. The upload goes over SFTP to a staging file and is then
- * moved, by rename, into the root-only directory /var/lib/llmnet/bin.
+ * protocol. The upload goes as an exec channel's stdin to a staging file
+ * in the login's home (ln_ssh_put) and is then moved, by rename, into the
+ * root-only directory /var/lib/llmnet/bin.
  * The agent calls themselves are rpc.h's.
  */
 #ifndef LN_PUSH_H
@@ -55,8 +56,8 @@ int ln_agent_ensure(struct ln_session *s, const struct ln_agent_image *img, int 
 /*
  * Install the GPU facts program img carries on the node when its facts
  * (the filtered answer of `facts`) show GPUs and say the program is absent
- * or another build (gpus.program), as the agent is installed: staged over
- * SFTP, copied into the root-only directory under a temporary name,
+ * or another build (gpus.program), as the agent is installed: staged by
+ * ln_ssh_put, copied into the root-only directory under a temporary name,
  * renamed. *pushed is 1 when it was; the caller then reads the facts
  * again. Nothing to do (no program carried, no GPU, already installed): 0.
  */

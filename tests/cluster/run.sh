@@ -337,10 +337,19 @@ scenario_teardown() {
 	llmnet teardown "$C/spec.yaml"
 	check_cmd "second teardown exits 0" rc_is 0
 	check_cmd "second teardown: nothing to do" out_has "teardown: 0 changed on 3 nodes"
+	# what validate installs beside the agent (the io probe, an MPI probe
+	# and its source) on n2, and a file llmnet did not put there on n3
+	mkdir -p "$(root 2)/var/lib/llmnet/src"
+	touch "$(root 2)/var/lib/llmnet/bin/llmnet-probe-io" "$(root 2)/var/lib/llmnet/bin/llmnet-probe-mpi" \
+		"$(root 2)/var/lib/llmnet/src/mpi_probe.c" "$(root 3)/var/lib/llmnet/bin/site-tool"
 	llmnet teardown "$C/spec.yaml" --purge
 	check_cmd "teardown --purge exits 0" rc_is 0
 	check_cmd "--purge removed the backing file" test ! -e "$(root 1)/var/lib/nvmet/disk1.img"
 	check_cmd "--purge removed the agent" test ! -e "$(root 2)/var/lib/llmnet/bin/llmnet-agent"
+	check_cmd "--purge removed the probes, their source and both folders" \
+		test ! -e "$(root 2)/var/lib/llmnet/bin" -a ! -e "$(root 2)/var/lib/llmnet/src"
+	check_cmd "control: a file llmnet did not install is kept, with its folder" \
+		test -f "$(root 3)/var/lib/llmnet/bin/site-tool" -a ! -e "$(root 3)/var/lib/llmnet/bin/llmnet-agent"
 	check_cmd "foreign objects still untouched" foreign_intact
 }
 
