@@ -81,7 +81,8 @@ static struct json_object *find_index(struct json_object *arr, unsigned g)
 
 /* GPU g (an NVML index) in the topology: by bus id through NVML's facts
  * when the node has them, else the topology's own index (PCI bus order,
- * NVML's default). NULL with why. */
+ * NVML's default), also for a GPU NVML gave no bus id where the two
+ * count alike. NULL with why. */
 static struct json_object *find_gpu(const struct place *pl, unsigned g, struct ln_buf *why)
 {
 	struct json_object *e;
@@ -90,10 +91,22 @@ static struct json_object *find_gpu(const struct place *pl, unsigned g, struct l
 		const char *bus;
 
 		e = find_index(pl->nvml, g);
-		bus = ln_json_str_at(e, "bus_id");
-		if (!e || !bus) {
+		if (!e) {
 			ln_buf_addf(why, "GPU %u is not on the node: NVML lists %zu GPU(s)", g,
 				    json_object_array_length(pl->nvml));
+			return NULL;
+		}
+		bus = ln_json_str_at(e, "bus_id");
+		/* NVML gave no bus id for it (null: its call failed): the
+		 * topology's index stands in, where both count the same GPUs */
+		if (!bus && pl->gpus &&
+		    json_object_array_length(pl->gpus) == json_object_array_length(pl->nvml))
+			goto by_index;
+		if (!bus) {
+			ln_buf_addf(why, "GPU %u has no bus id from NVML, and NVML lists %zu GPU(s) "
+				    "where the PCIe topology lists %zu", g,
+				    json_object_array_length(pl->nvml),
+				    pl->gpus ? json_object_array_length(pl->gpus) : 0);
 			return NULL;
 		}
 		e = find_str(pl->gpus, "bus_id", bus);
@@ -102,6 +115,7 @@ static struct json_object *find_gpu(const struct place *pl, unsigned g, struct l
 				    "topology", g, bus);
 		return e;
 	}
+by_index:
 	e = find_index(pl->gpus, g);
 	if (!e)
 		ln_buf_addf(why, "GPU %u is not on the node: its PCIe topology lists %zu GPU(s)",

@@ -349,6 +349,43 @@ static void test_validate_placement__nvml_index_by_bus_id(void **state)
 	ln_test_release(&y, &out);
 }
 
+/* A GPU NVML gave no bus id (its call failed: null): where NVML and the
+ * topology count the same GPUs, the topology's index stands in (GPU 0 is
+ * the one beside mlx5_0: PIX); where they count differently, it cannot,
+ * and the check says why instead of guessing. */
+static void test_validate_placement__nvml_without_bus_id(void **state)
+{
+	static const char *const bus[] = { NULL,	     "0000:3a:00.0", "0000:4b:00.0",
+					    "0000:5c:00.0", "0000:9a:00.0", "0000:ba:00.0",
+					    "0000:cb:00.0", "0000:dc:00.0" };
+	struct ln_buf y = LN_BUF_INIT, out = LN_BUF_INIT;
+	struct json_object *f = load(HAND "hgx-healthy.json"), *dev = json_object_new_array();
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		struct json_object *g = json_object_new_object();
+
+		json_object_object_add(g, "index", json_object_new_int((int)i));
+		json_object_object_add(g, "bus_id", bus[i] ? json_object_new_string(bus[i]) : NULL);
+		json_object_array_add(dev, g);
+	}
+	json_object_object_add(ln_json_at(f, "gpus"), "devices", dev);
+	ln_buf_addstr(&y, "version: 1\ncluster: place\nnodes:\n  - name: hgx1\n"
+		      "    address: 127.0.64.1\n    gpus: 8\n    rdma:\n"
+		      "      - { device: mlx5_0, gpus: [0] }\nvalidation:\n"
+		      "  - { stage: devices }\n");
+	assert_int_equal(run_facts(json_object_get(f), y.buf, &out), 0);
+	assert_non_null(strstr(out.buf, "GPU0-mlx5_0/1 distance: pass: PIX: "));
+	/* NVML lists two, the topology eight: no stand-in */
+	json_object_array_del_idx(dev, 2, 6);
+	ln_buf_reset(&out);
+	assert_int_equal(run_facts(f, y.buf, &out), 1);
+	assert_non_null(strstr(out.buf, "GPU0-mlx5_0/1 distance: fail: GPU 0 has no bus id from "
+				   "NVML, and NVML lists 2 GPU(s) where the PCIe topology lists 8\n"));
+	ln_test_release(&y, &out);
+}
+
 /* A group whose type the kernel does not say (no `type` file before
  * 5.11): that pair's IOMMU check is skipped, never passed as identity;
  * the other pairs pass. */
@@ -409,6 +446,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_placement__sys_from_every_gpu_warns),
 	cmocka_unit_test(test_validate_placement__no_topology),
 	cmocka_unit_test(test_validate_placement__nvml_index_by_bus_id),
+	cmocka_unit_test(test_validate_placement__nvml_without_bus_id),
 	cmocka_unit_test(test_validate_placement__agent_facts_end_to_end),
 	cmocka_unit_test(test_validate_placement__iommu_type_unknown),
 )
