@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* llmnet plan SPEC: what apply would change, per node, read-only. */
+/* llmnet plan SPEC: what apply would change, per node, read-only; with
+ * --destroy, what teardown would remove (teardown's own phases and keep
+ * rules, every agent asked with --plan). */
 #include <stdio.h>
 
 #include "cmd/cmd.h"
@@ -10,6 +12,7 @@
 #include "orchestrator/run/lastknown.h"
 #include "orchestrator/run/nsident.h"
 #include "orchestrator/run/plan.h"
+#include "orchestrator/run/teardown.h"
 
 static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 {
@@ -25,12 +28,15 @@ static int plan(struct ln_ctl_opts *o, struct ln_run *run)
 		code = LN_EXIT_FAILED;
 	}
 	ln_buf_release(&err);
-	r = ln_plan_run(run);
+	run->destroy_plan = o->destroy;
+	r = o->destroy ? ln_teardown_run(run, NULL, 0) : ln_plan_run(run);
 	if (r < 0) {
 		ln_error("plan could not run: %s", ln_strerror(r));
 		return LN_EXIT_FAILED;
 	}
-	r = ln_lastknown_plan(run, &err);
+	/* a silent node's teardown cannot be known from its last apply: it
+	 * is shown unreachable */
+	r = o->destroy ? 0 : ln_lastknown_plan(run, &err);
 	ln_cmd_notes(run, NULL);
 	if (r < 0)
 		ln_warn("cannot plan the silent nodes from their last-known state: %s", err.buf);
@@ -49,6 +55,15 @@ static int check(struct ln_ctl_opts *o)
 	struct ln_buf err = LN_BUF_INIT;
 	int code = LN_EXIT_OK;
 
+	if (o->purge && !o->destroy) {
+		ln_error("--purge is for plan --destroy (what teardown --purge would remove); "
+			 "no node was contacted");
+		return LN_EXIT_USAGE;
+	}
+	if (o->destroy && o->accept_device.n) {
+		ln_error("--accept-device is for apply's plan, not --destroy; no node was contacted");
+		return LN_EXIT_USAGE;
+	}
 	if (ln_nsident_accept_check(o->spec, o->accept_device.v, o->accept_device.n, &err) < 0) {
 		ln_error("%s: %s; no node was contacted", o->spec_path, err.buf);
 		code = LN_EXIT_USAGE;

@@ -71,7 +71,7 @@ struct ln_ctl_opts {
 	struct ln_strv limit, accept;	/* node names, checked by ln_run_init */
 	struct ln_strv force;		/* teardown --force: target NQNs or node names */
 	struct ln_strv accept_device;	/* apply --accept-device: NODE:PATH words */
-	int detailed, purge, validate, cached, topo;
+	int detailed, purge, validate, cached, topo, destroy;
 	struct ln_count batch, max_fail;	/* apply's rollout in waves */
 	struct ln_spec *spec;
 };

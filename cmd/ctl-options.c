@@ -27,7 +27,8 @@ static const char *const usage[][2] = {
 		"llmnet plan SPEC",
 		"shows what apply would change (+ create, ~ change, - remove); a node that cannot be\n"
 		"reached is shown against its last-known state (its last apply), marked as such;\n"
-		"with --detailed-exitcode\n"
+		"--destroy shows what teardown would remove instead (with --purge, what\n"
+		"teardown --purge would); with --detailed-exitcode\n"
 		"exits 0 when nothing would change and 2 when something would" },
 	[LN_CTL_APPLY] = {
 		"llmnet apply SPEC",
@@ -85,8 +86,11 @@ static const struct ln_opt_cmd *table(enum ln_ctl_cmd cmd, struct ln_ctl_opts *o
 		{ PLAN | APPLY, LN_OPT_LIST("accept-device", &o->accept_device, "NODE:PATH",
 				     "NODE's disk at PATH was really replaced: pin the new one",
 				     "takes NODE:PATH words, comma-separated") },
-		{ TEARDOWN, LN_OPT_BOOL(0, "purge", &o->purge,
-					"also delete the backing files llmnet created and the agent") },
+		{ PLAN, LN_OPT_BOOL(0, "destroy", &o->destroy,
+				    "show what teardown would remove, not what apply would change") },
+		{ PLAN | TEARDOWN, LN_OPT_BOOL(0, "purge", &o->purge,
+					       "also delete the backing files llmnet created and the "
+					       "agent (plan: with --destroy)") },
 		{ TEARDOWN, LN_OPT_LIST("force", &o->force, "NAMES",
 					"remove these targets (NQNs, or nodes: all they export) even "
 					"while an initiator of them did not disconnect or a host "

@@ -84,7 +84,7 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 	struct ln_node_run *nr = &r->nodes[i];
 	struct ln_buf err = LN_BUF_INIT;
 	struct json_object *req = NULL, *ans = NULL;
-	const char *args[5] = { NULL };
+	const char *args[6] = { NULL };
 	double t0 = ln_now_s();
 	int rc, status = -1, c, ch, rm, ok, e;
 	size_t n = 0;
@@ -95,6 +95,8 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		args[n++] = r->spec->cluster;
 		if (r->purge)
 			args[n++] = "--purge";
+		if (r->destroy_plan)
+			args[n++] = "--plan";
 		req = teardown_request(r, i);
 	} else {
 		req = ln_plan_request(r, i, phase_kinds[pc->kind].request, NULL);
@@ -124,11 +126,12 @@ static int phase_one(void *vctx, size_t i, struct ln_buf *line)
 		nr->n_changed += c + ch + rm;
 		nr->n_ok = ok;
 		nr->n_failed = e;
-		ln_run_log(r, "%s %s: %d created, %d changed, %d removed, %d ok, %d failed", pc->name,
-			   nr->spec->name, c, ch, rm, ok, e);
+		ln_run_log(r, "%s %s%s: %d created, %d changed, %d removed, %d ok, %d failed",
+			   pc->name, nr->spec->name, r->destroy_plan ? " (plan --destroy)" : "", c,
+			   ch, rm, ok, e);
 	}
 	ln_buf_addf(line, "%-12s %s: %s +%d ~%d -%d", e ? "failed" : (c + ch + rm) ?
-		    (pc->kind == LN_PK_PLAN ? "pending" : "changed") : "ok",
+		    (pc->kind == LN_PK_PLAN || r->destroy_plan ? "pending" : "changed") : "ok",
 		    nr->spec->name, pc->name, c, ch, rm);
 	if (e)
 		ln_buf_addf(line, ", %d failed", e);

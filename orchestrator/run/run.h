@@ -79,6 +79,8 @@ struct ln_run {
 	int exit;				/* merged exit code so far */
 	const char *phase;			/* for progress lines and timeouts */
 	int purge;				/* teardown --purge */
+	int destroy_plan;			/* plan --destroy: teardown's phases,
+						 * each agent asked with --plan */
 	/* teardown, per spec target: LN_TD_KEEP (an initiator of it did not
 	 * disconnect) or LN_TD_FORCE (named by --force); NULL otherwise */
 	unsigned char *td_targets;

@@ -205,6 +205,22 @@ static void purge_agent_cmd(int sudo, struct ln_buf *cmd)
 		    LN_PROBE_SRC_DIR, LN_PROTO_REMOTE_DIR, sudo ? "'" : "");
 }
 
+/* plan --destroy --purge: the agent's removal, which the controller does
+ * and no agent plans, as one more planned change of the node's answer. */
+static void plan_agent_removal(struct ln_node_run *nr)
+{
+	struct json_object *ch = ln_json_at(nr->answer, "changes"), *o;
+
+	if (!ch || !json_object_is_type(ch, json_type_array))
+		return;
+	o = json_object_new_object();
+	ln_json_add_str(o, "action", "remove");
+	ln_json_add_str(o, "kind", "agent");
+	ln_json_add_str(o, "id", LN_PROTO_REMOTE_DIR "/" LN_PROTO_AGENT_NAME);
+	ln_json_add_str(o, "detail", "and the GPU facts program and probes beside it");
+	json_object_array_add(ch, o);
+}
+
 static int remove_agent(void *ctx, size_t i, struct ln_buf *line)
 {
 	struct ln_run *r = ctx;
@@ -292,7 +308,12 @@ int ln_teardown_run(struct ln_run *r, const char *const *names, size_t n_names)
 		if (rc < 0)
 			goto out;
 	}
-	if (r->purge) {
+	if (r->purge && r->destroy_plan) {
+		for (i = 0; i < r->n; i++)
+			if (r->nodes[i].state == LN_NODE_OK && r->nodes[i].limited &&
+			    r->nodes[i].n_failed == 0 && !has_kept(&r->nodes[i]))
+				plan_agent_removal(&r->nodes[i]);
+	} else if (r->purge) {
 		struct ln_fanout f = { "purge agent", r->n, sel, r->parallel, remove_agent, r, 0 };
 		struct ln_fanout_result res;
 

@@ -59,6 +59,22 @@ static int run(const char *root, const char *verb, const char *in, struct ln_buf
 	return rc;
 }
 
+/* "ACTION KIND ID\n" per change of answer o. */
+static void change_lines(struct json_object *o, struct ln_buf *b)
+{
+	struct json_object *changes = json_object_object_get(o, "changes");
+	size_t i;
+
+	for (i = 0; changes && i < json_object_array_length(changes); i++) {
+		struct json_object *c = json_object_array_get_idx(changes, i);
+
+		ln_buf_addf(b, "%s %s %s\n",
+			    json_object_get_string(json_object_object_get(c, "action")),
+			    json_object_get_string(json_object_object_get(c, "kind")),
+			    json_object_get_string(json_object_object_get(c, "id")));
+	}
+}
+
 /* What apply+teardown may leave: kept backing files (and their directories),
  * the state file, the lock file. */
 static int skip_owned_leftovers(const char *rel)
@@ -138,8 +154,28 @@ static void golden_cycle(const char *tree, const char *golden_file, const char *
 	o = parse(&out);
 	assert_true(json_object_get_boolean(json_object_object_get(o, "converged")));
 	json_object_put(o);
+	/* teardown --plan (plan --destroy): changes nothing, and lists
+	 * exactly what the teardown after it removes */
+	{
+		const char *args[] = { "teardown", "--plan", NULL };
+		struct ln_buf err = LN_BUF_INIT, planned = LN_BUF_INIT, removed = LN_BUF_INIT;
+
+		fx_list_mtimes(root, &m1);
+		assert_int_equal(fx_agent(root, args, NULL, &out, &err, NULL), 0);
+		fx_list_mtimes(root, &m2);
+		assert_string_equal(m1.buf, m2.buf);
+		o = parse(&out);
+		assert_true(summary(o, "remove") > 10);
+		change_lines(o, &planned);
+		json_object_put(o);
+		assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+		o = parse(&out);
+		change_lines(o, &removed);
+		json_object_put(o);
+		assert_string_equal(planned.buf, removed.buf);
+		ln_test_release(&err, &planned, &removed);
+	}
 	/* teardown: back to the listing from before, foreign objects intact */
-	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
 	fx_list(root, &after, skip_owned_leftovers);
 	assert_string_equal(before.buf, after.buf);
 	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);

@@ -27,6 +27,21 @@ void ln_changes_release(struct ln_changes *c)
 	c->list = c->warnings = NULL;
 }
 
+int ln_changes_removes(const struct ln_changes *c, const char *id)
+{
+	size_t i, n = c->list ? json_object_array_length(c->list) : 0;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(c->list, i);
+		const char *a = ln_json_str_at(o, "action"), *oid = ln_json_str_at(o, "id");
+
+		if (a && oid && !strcmp(a, "remove") && !strcmp(oid, id) &&
+		    !json_object_object_get_ex(o, "error", NULL))
+			return 1;
+	}
+	return 0;
+}
+
 void ln_changes_add(struct ln_changes *c, const char *action, const char *kind, const char *id,
 		    const char *detail, const char *error)
 {

@@ -22,6 +22,9 @@ void ln_changes_release(struct ln_changes *c);
 /* Append one change; detail and error may be NULL. */
 void ln_changes_add(struct ln_changes *c, const char *action, const char *kind, const char *id,
 		    const char *detail, const char *error);
+/* 1 when c holds a remove of id with no error: in a plan, a path the
+ * run would have removed by now (a folder it empties is removed too). */
+int ln_changes_removes(const struct ln_changes *c, const char *id);
 /* Append a warning (and log it at warn level). */
 void ln_changes_warn(struct ln_changes *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -257,6 +257,11 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--purge")) {
 			cv.purge = 1;
+		} else if (!strcmp(argv[i], "--plan")) {
+			/* plan --destroy: what this teardown would remove, with
+			 * the change gate closed as for the plan verb */
+			cv.plan = 1;
+			a->dry_run = 1;
 		} else if (!strcmp(argv[i], "--cluster") && i + 1 < argc) {
 			cluster = argv[++i];
 			if (!ln_valid_name(cluster, 64)) {
@@ -275,7 +280,7 @@ int ln_reconcile_teardown_verb(struct ln_agent *a, int argc, char **argv)
 			i++;
 		} else {
 			rc = ln_agent_fail("usage", "usage: llmnet-agent teardown [--cluster NAME] "
-					   "[--purge] [--keep NQN]... [--force NQN]...",
+					   "[--purge] [--plan] [--keep NQN]... [--force NQN]...",
 					   LN_AGENT_EXIT_USAGE);
 			goto out;
 		}

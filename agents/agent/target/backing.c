@@ -22,7 +22,8 @@
 
 /* 1 (and who: SUBSYSTEM/NSID) when a namespace this cluster does not own
  * has path as its device_path; in a teardown, any namespace (one of a
- * kept target, or one whose removal failed). */
+ * kept target, or one whose removal failed), but in a plan not one it
+ * plans to remove (a run would have by now). */
 static int backing_in_use(struct ln_converge *cv, const char *path, char *who, size_t size)
 {
 	char **subs = NULL, **nss = NULL, p[PATH_MAX];
@@ -39,6 +40,7 @@ static int backing_in_use(struct ln_converge *cv, const char *path, char *who, s
 			snprintf(p, sizeof(p), P_SUB "%s/namespaces/%s/device_path", subs[i], nss[j]);
 			ln_buf_reset(&v);
 			found = (cv->teardown || !ln_cv_owned(cv, "nvmet_namespace", who)) &&
+				!(cv->plan && ln_changes_removes(&cv->ch, who)) &&
 				ln_read_attr(cv->a, p, &v) == 0 && v.len && !strcmp(v.buf, path);
 		}
 		ln_names_free(nss, nns);
@@ -303,6 +305,20 @@ static void purge_backing_files(struct ln_converge *cv, struct json_object *l)
 	}
 }
 
+/* How many of dir's entries stay: in a run, all that are there; in a
+ * plan, those it has not planned to remove (a run would have by now). */
+static size_t entries_left(struct ln_converge *cv, const char *dir, char **names, size_t n)
+{
+	char p[PATH_MAX];
+	size_t i, left = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		left += !cv->plan || !ln_changes_removes(&cv->ch, p);
+	}
+	return left;
+}
+
 /* teardown --purge: the owned directories among l, deepest first; one
  * that holds anything (a kept file, something not ours) stays. */
 static void purge_directories(struct ln_converge *cv, struct json_object *l)
@@ -315,7 +331,7 @@ static void purge_directories(struct ln_converge *cv, struct json_object *l)
 		struct ln_buf err = LN_BUF_INIT;
 		struct stat st;
 		char **names;
-		size_t nn;
+		size_t nn, left;
 		const char *id;
 		int rc = 0;
 
@@ -339,8 +355,9 @@ static void purge_directories(struct ln_converge *cv, struct json_object *l)
 		}
 		if (rc == 0) {
 			ln_list_dir(cv->a, id, &names, &nn);
+			left = entries_left(cv, id, names, nn);
 			ln_names_free(names, nn);
-			if (nn || ln_state_other_owner(&cv->st, cv->cluster, "directory", id)) {
+			if (left || ln_state_other_owner(&cv->st, cv->cluster, "directory", id)) {
 				/* holds a kept backing file, or something not ours */
 				ln_buf_release(&err);
 				continue;

@@ -118,6 +118,26 @@ static struct json_object *unwanted(struct ln_converge *cv, struct json_object *
 	return out;
 }
 
+/* How many of a port's subsystem links (names, NQNs) stay once this
+ * converge is done. Its own unwanted links go before the port (order in
+ * ln_nvmet_remove), so in a run they are already gone; a plan removed
+ * nothing, so they are counted out here: what is left is another's. */
+static size_t links_left(struct ln_converge *cv, struct json_object *want, const char *port_id,
+			 char **links, size_t n)
+{
+	char id[1100], key[1200];
+	size_t i, left = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(id, sizeof(id), "%s/%s", port_id, links[i]);
+		snprintf(key, sizeof(key), "nvmet_port_subsystem\x1f%s", id);
+		if (!cv->plan || !ln_cv_owned(cv, "nvmet_port_subsystem", id) ||
+		    json_object_object_get_ex(want, key, NULL))
+			left++;
+	}
+	return left;
+}
+
 /* Remove one owned configfs object: fn is rmdir or unlink. */
 static void remove_owned(struct ln_converge *cv, const char *kind, const char *id, const char *path,
 			 int is_link, const char *detail)
@@ -255,12 +275,13 @@ void ln_nvmet_remove(struct ln_converge *cv)
 				snprintf(det, sizeof(det), "port %s", port ? port : "?");
 				if (ln_is_dir(cv->a, p)) {
 					char **links;
-					size_t nl;
+					size_t nl, left;
 
 					snprintf(p, sizeof(p), P_PORT "%s/subsystems", port);
 					ln_list_dir(cv->a, p, &links, &nl);
+					left = links_left(cv, want, id, links, nl);
 					ln_names_free(links, nl);
-					if (nl && !(cv->plan && cv->teardown)) {
+					if (left) {
 						ln_changes_warn(&cv->ch,
 								"kept port %s ('%s'): other subsystems "
 								"are still linked to it", port, id);
