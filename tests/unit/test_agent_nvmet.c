@@ -204,6 +204,43 @@ static void test_agent_nvmet__golden_on_the_6_12_tree(void **st)
 	golden_cycle("node-target-6.12", "request-target-6.12.golden", "0\n");
 }
 
+/* A subsystem llmnet did not make linked to llmnet's tcp port: teardown
+ * keeps the port (its own links go, the other's stays), and teardown
+ * --plan says the same, though in a plan the own links are still there;
+ * the rdma port, with only its own link, is removed by both. */
+static void test_agent_nvmet__destroy_plan_keeps_a_shared_port(void **st)
+{
+	const char *plan[] = { "teardown", "--plan", NULL };
+	char *root = fx_build("node-target"), *req = slurp(REQ), p[4096], t[4096];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, planned = LN_BUF_INIT,
+		      removed = LN_BUF_INIT;
+	struct json_object *o;
+
+	(void)st;
+	assert_int_equal(run(root, "apply", req, &out, NULL), 0);
+	snprintf(p, sizeof(p), "%s/sys/kernel/config/nvmet/ports/1/subsystems/"
+		 "nqn.2014-08.org.example:foreign.target", root);
+	snprintf(t, sizeof(t), "%s/sys/kernel/config/nvmet/subsystems/"
+		 "nqn.2014-08.org.example:foreign.target", root);
+	assert_int_equal(symlink(t, p), 0);
+	assert_int_equal(fx_agent(root, plan, NULL, &out, &err, NULL), 0);
+	o = parse(&out);
+	change_lines(o, &planned);
+	json_object_put(o);
+	assert_null(strstr(planned.buf, "remove nvmet_port tcp/10.77.0.11/4420\n"));
+	assert_non_null(strstr(planned.buf, "remove nvmet_port rdma/10.77.0.11/4420\n"));
+	assert_non_null(strstr(out.buf, "kept port 1"));
+	assert_int_equal(run(root, "teardown", NULL, &out, NULL), 0);
+	o = parse(&out);
+	change_lines(o, &removed);
+	json_object_put(o);
+	assert_string_equal(planned.buf, removed.buf);
+	assert_int_equal(access(p, F_OK), 0);
+	free(req);
+	ln_test_release(&out, &err, &planned, &removed);
+	fx_remove(root);
+}
+
 static void expect_refused(const char *root, const char *req, const char *needle, int code)
 {
 	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
@@ -843,6 +880,7 @@ static void test_agent_nvmet__failpoint_every_change(void **st)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_nvmet__golden_then_converged_then_teardown),
+	cmocka_unit_test(test_agent_nvmet__destroy_plan_keeps_a_shared_port),
 	cmocka_unit_test(test_agent_nvmet__golden_on_the_6_12_tree),
 	cmocka_unit_test(test_agent_nvmet__stable_identity),
 	cmocka_unit_test(test_agent_nvmet__identity_kept_on_upgrade),
