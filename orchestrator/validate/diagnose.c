@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "orchestrator/validate/diagnose.h"
+#include "orchestrator/validate/storage_path.h"
 
 struct unit_state {
 	size_t tested, failed, passed;
@@ -619,6 +620,13 @@ int ln_diagnose_nodes(struct ln_results *r, struct ln_buf *err)
 		if (ln_stage_pairwise(c->stage) ||
 		    (c->status != LN_ST_FAIL && c->status != LN_ST_NOT_RUN))
 			continue;
+		ret = c->status == LN_ST_FAIL ? ln_storage_path_verdict(r, c) : 0;
+		if (ret < 0) {
+			ln_buf_addstr(err, "cannot record a verdict: out of memory");
+			return ret;
+		}
+		if (ret)
+			continue;	/* its path was named, not its node */
 		if (c->a == LN_NO_NODE)
 			kind = LN_VERDICT_CLUSTER;
 		else if (c->b == LN_NO_NODE)

@@ -229,6 +229,8 @@ long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, s
 	c->a = a;
 	c->b = b;
 	c->pa = c->pb = -1;
+	c->via = LN_NO_NODE;
+	c->via_port = c->from_port = -1;
 	c->value = c->threshold = c->line_rate = NAN;
 	ln_latency_init(&c->lat);
 	c->unit = "";

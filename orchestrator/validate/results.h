@@ -96,6 +96,12 @@ struct ln_check {
 				 * failure: it alone does not make the stage skipped */
 	int own_fault;		/* pair: LN_END_* bits of an end whose own tool did
 				 * not run in some attempt; never a known-good peer */
+	/* io: the target's node and port on the rail of the connection, and
+	 * the initiator's port on that rail (kept apart from pa: the check is
+	 * the node's, not a port's); LN_NO_NODE and -1 when the target's
+	 * address is on no declared port (storage_path.h) */
+	size_t via;
+	int via_port, from_port;
 	struct ln_port_counters *ctr;	/* a port's error counters check; else NULL */
 	struct ln_size_bw *sizes;	/* nccl: each size measured, smallest first; else NULL */
 	size_t nsizes;

@@ -13,6 +13,7 @@
 #include "orchestrator/transport/fanout.h"
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
+#include "orchestrator/validate/storage_path.h"
 
 /* The figure of "key V" on a line of the io probe's output into *v: 1,
  * 0 when no line has the key, -1 when V is not a finite number >= 0. The
@@ -144,6 +145,19 @@ static int io_has_namespace(struct vctx *c, const struct ln_initiator *in)
 	return 0;
 }
 
+/* The rail io check k of initiator in went over, for storage_path.c. */
+static void io_path(struct vctx *c, const struct ln_initiator *in, struct ln_check *k)
+{
+	int ip, tp;
+
+	if (k->stage != LN_STAGE_IO || k->a != in->node ||
+	    ln_storage_path(c->spec, &c->rails, in, &ip, &tp) < 0)
+		return;
+	k->from_port = ip;
+	k->via = c->spec->targets[in->target].node;
+	k->via_port = tp;
+}
+
 /* One probe of initiator in, named name: through its mount (block NULL)
  * or on a raw namespace; not run when its copy failed. */
 static int io_probe(struct vctx *c, struct stage_run *sr, const struct ln_initiator *in,
@@ -164,6 +178,8 @@ static int io_probe(struct vctx *c, struct stage_run *sr, const struct ln_initia
 		io_judge(sr);
 	r = vs_record(c, LN_STAGE_IO, in->node, LN_NO_NODE, name, &sr->at, &sr->why, "MB/s",
 		      sr->want);
+	if (r >= 0 && c->res->nchecks)
+		io_path(c, in, &c->res->checks[c->res->nchecks - 1]);
 	vs_argv_free(&av);
 	return r;
 }
