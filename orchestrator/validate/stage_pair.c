@@ -231,12 +231,9 @@ static int ends_agree(const struct pair_try *t, double cv, double sv, double tol
 	return 0;
 }
 
-/* The server end gave no report to check the client's against. Its end
- * is marked either way: it did not run, or it ran and told nothing. The
- * client's figure is withdrawn, so that run_pair tries again: a report
- * lost once (seen under load: a server that exited 0 with its header and
- * no row) costs one attempt, and only a server that never reports is
- * named. */
+/* No server report to check the client's against: its end is marked, and
+ * the client's figure withdrawn so that run_pair tries again (a report lost
+ * once under load costs a try; only one never given names the node). */
 static void server_unread(const struct pair_try *t, struct ln_attempt *at,
 			  const struct ln_buf *perr, struct ln_buf *why)
 {
