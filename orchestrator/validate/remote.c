@@ -111,7 +111,7 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 	struct ln_node_run *nr = node_run(ctx, node);
 	struct ln_session *ls = NULL;
 	struct json_object *ans = NULL, *kept = NULL, *v;
-	const char *args[MAX_PROBE_ARGS + 10];
+	const char *args[MAX_PROBE_ARGS + 12];
 	char tbuf[16], mbuf[16];
 	int r, status = -1, i, k = 0;
 	const char *s;
@@ -128,6 +128,9 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 	args[k++] = tbuf;
 	args[k++] = "--max-output";
 	args[k++] = mbuf;
+	/* the agent lets the io probe write only to this cluster's own */
+	args[k++] = "--cluster";
+	args[k++] = run->spec->cluster;
 	if (sha256) {
 		if (strlen(sha256) != 64 || strspn(sha256, "0123456789abcdef") != 64) {
 			ln_buf_addf(err, "refusing to pass the hash '%.64s' to '%s'", sha256,
