@@ -272,18 +272,8 @@ sys.exit(1 if any(ch in t for ch in "\x00\x07\x1b") else 0)' "$1"
 }
 
 scenario_hostile_run() {
-	local i ib
 	new_cluster hostrun || { fail "cluster up"; return; }
-	for i in 1 2 3; do
-		ib=$(root "$i")/sys/class/infiniband
-		mkdir -p "$ib"
-		[ "$i" = 1 ] || cp -a "$(root 1)/sys/class/infiniband/rxe0" "$ib/"
-		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) > "$ib/rxe0/ports/1/gids/1"
-		ends_standin "$C/node$i/usrbin" "$i"
-		[ "$i" = 2 ] && continue
-		cluster_stop_node "$C" "$i"
-		cluster_start_node "$C" "$i" "$C/node$i/usrbin" || { fail "node $i with its stand-in"; return; }
-	done
+	ends_nodes 2 || return
 	RELAY_USRBIN=$C/node2/usrbin relay_node "$C" 2 || { fail "n2 behind the relay"; return; }
 	ends_spec | grep -v 'stage: bandwidth' > "$C/run.yaml"
 	llmnet validate "$C/run.yaml" --attempts 1 --report "$C/honest.json"
@@ -394,6 +384,23 @@ SH
 	chmod 0755 "$dir/rping" "$dir/ib_write_bw"
 }
 
+# Nodes 1 to 3 with rxe0 (a GID each) and their stand-ins over /usr/bin;
+# node SKIP (optional) is left for the caller to restart (behind a relay).
+ends_nodes() {
+	local i ib
+	for i in 1 2 3; do
+		ib=$(root "$i")/sys/class/infiniband
+		mkdir -p "$ib"
+		[ "$i" = 1 ] || cp -a "$(root 1)/sys/class/infiniband/rxe0" "$ib/"
+		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) > "$ib/rxe0/ports/1/gids/1"
+		ends_standin "$C/node$i/usrbin" "$i"
+		[ "$i" = "${1:-0}" ] && continue
+		cluster_stop_node "$C" "$i"
+		cluster_start_node "$C" "$i" "$C/node$i/usrbin" ||
+			{ fail "node $i with its stand-in"; return 1; }
+	done
+}
+
 ends_spec() {
 	local i
 	printf 'version: 1\ncluster: loop\nssh: { user: root, identity: %s/id_ed25519, known_hosts: %s/known_hosts, connect_timeout: 5s, timeout: 30s }\nnodes:\n' "$C" "$C"
@@ -414,17 +421,8 @@ for c in json.load(open(sys.argv[1]))["checks"]:
 }
 
 scenario_hostile_probe_end() {
-	local i ib
 	new_cluster hostend || { fail "cluster up"; return; }
-	for i in 1 2 3; do
-		ib=$(root "$i")/sys/class/infiniband
-		mkdir -p "$ib"
-		[ "$i" = 1 ] || cp -a "$(root 1)/sys/class/infiniband/rxe0" "$ib/"
-		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) > "$ib/rxe0/ports/1/gids/1"
-		ends_standin "$C/node$i/usrbin" "$i"
-		cluster_stop_node "$C" "$i"
-		cluster_start_node "$C" "$i" "$C/node$i/usrbin" || { fail "node $i with its stand-in"; return; }
-	done
+	ends_nodes || return
 	ends_spec > "$C/ends.yaml"
 	llmnet validate "$C/ends.yaml" --attempts 1 --report "$C/honest.json"
 	check_cmd "both ends ran on every pair: validate exits 0" rc_is 0

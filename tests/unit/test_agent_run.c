@@ -186,6 +186,26 @@ static int io_run(const char *root, const char *args, struct ln_buf *out)
 	return io_run_as(root, NULL, args, out);
 }
 
+/* An initiator tree where cluster c connected nqn.2024-04.x:t and mounted
+ * it at /mnt/x, with the io probe installed: the io probe tests' root. */
+static char *io_root(void)
+{
+	const char *apply[] = { "apply", NULL };
+	const char *req = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
+			  "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+			  "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
+			  "\"format\":\"if-blank\"}}]}";
+	char *root = fx_build("node-initiator"), cmd[8192];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
+	snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s/probes/io_probe %s" IO_PROBE, BUILD_DIR,
+		 root);
+	assert_int_equal(system(cmd), 0);
+	ln_test_release(&out, &err);
+	return root;
+}
+
 /* The io probe writes only to a namespace a cluster on the node connected
  * (issue 31, point 6): its --mount must be a mount llmnet made of one, its
  * --device with --write a whole namespace of a connected subsystem; /boot,
@@ -206,21 +226,11 @@ static void test_agent_run__io_probe_writes_only_connected_namespaces(void **st)
 		{ "--device /dev/nvme1n1 --nqn nqn.2014-08.org.example:other.target --write "
 		  "--size 1048576", "is a namespace of 'nqn.2024-04.x:t', not of" },
 	};
-	const char *apply[] = { "apply", NULL };
-	const char *req = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
-			  "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
-			  "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
-			  "\"format\":\"if-blank\"}}]}";
-	char *root = fx_build("node-initiator"), cmd[8192];
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
-		      after = LN_BUF_INIT;
+	char *root = io_root();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
 	size_t i;
 
 	(void)st;
-	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
-	snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s/probes/io_probe %s" IO_PROBE, BUILD_DIR,
-		 root);
-	assert_int_equal(system(cmd), 0);
 	fx_list_mtimes(root, &before);
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		assert_int_equal(io_run(root, refused[i][0], &out), 2);
@@ -240,7 +250,7 @@ static void test_agent_run__io_probe_writes_only_connected_namespaces(void **st)
 	/* a read of any device is the probe's own check */
 	assert_int_equal(io_run(root, "--device /dev/vda --size 1048576", &out), 0);
 	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
-	ln_test_release(&out, &err, &before, &after);
+	ln_test_release(&out, &before, &after);
 	fx_remove(root);
 }
 
@@ -252,20 +262,10 @@ static void test_agent_run__io_probe_writes_only_connected_namespaces(void **st)
  * request runs the probe on both. */
 static void test_agent_run__io_probe_refuses_another_clusters_objects(void **st)
 {
-	const char *apply[] = { "apply", NULL };
-	const char *req = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
-			  "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
-			  "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
-			  "\"format\":\"if-blank\"}}]}";
-	char *root = fx_build("node-initiator"), cmd[8192];
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
-		      after = LN_BUF_INIT;
+	char *root = io_root();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
 
 	(void)st;
-	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
-	snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s/probes/io_probe %s" IO_PROBE, BUILD_DIR,
-		 root);
-	assert_int_equal(system(cmd), 0);
 	fx_list_mtimes(root, &before);
 	assert_int_equal(io_run_as(root, "other", "--mount /mnt/x --size 1048576", &out), 2);
 	assert_non_null(strstr(out.buf, "the io probe writes only to what the requesting cluster "
@@ -287,7 +287,7 @@ static void test_agent_run__io_probe_refuses_another_clusters_objects(void **st)
 	assert_int_equal(io_run_as(root, "c", "--device /dev/nvme1n1 --nqn nqn.2024-04.x:t "
 				   "--write --size 1048576", &out), 0);
 	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
-	ln_test_release(&out, &err, &before, &after);
+	ln_test_release(&out, &before, &after);
 	fx_remove(root);
 }
 
