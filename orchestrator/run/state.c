@@ -130,42 +130,60 @@ static char *state_path(const char *cluster, const char *what, int create, struc
 	return p;
 }
 
-/* The file's "nodes" object (a new empty one when there is no file). A
- * file that cannot be parsed is a warning in r's notes, and treated as
- * empty. */
 /* The cached facts file as a whole: at most what n nodes' facts answers
  * may be (answer.h), so a file written before the limits, or tampered
  * with, costs no more to read than n live answers. */
-static int facts_file_ok(const struct ln_buf *text, size_t n, struct ln_buf *err)
+static void facts_file_limits(size_t n, struct ln_answer_limits *l)
 {
 	static const char *const args[] = { "facts", NULL };
-	struct ln_answer_limits l = *ln_answer_limits_for(args);
 
+	*l = *ln_answer_limits_for(args);
 	n = n ? n : 1;
-	l.bytes *= n;
-	l.elements = l.elements * n + 16 * n;
-	l.containers = l.containers * n + 4 * n;
-	l.depth += 2;	/* {"nodes":{"NAME":{"facts":...}}} over the envelope */
-	if (text->len > l.bytes) {
-		ln_buf_addf(err, "%zu bytes, over %zu (the facts limit for %zu nodes)", text->len,
-			    l.bytes, n);
-		return -EMSGSIZE;
-	}
-	return ln_answer_scan(&l, text->buf, text->len, err);
+	l->bytes *= n;
+	l->elements = l->elements * n + 16 * n;
+	l->containers = l->containers * n + 4 * n;
+	l->depth += 2;	/* {"nodes":{"NAME":{"facts":...}}} over the envelope */
 }
 
+/* Read the facts file on fd into text (its cap set to l's bytes, so no
+ * more is ever held) and scan it against l. */
+static int facts_file_read(int fd, const char *path, const struct ln_answer_limits *l,
+			   size_t n, struct ln_buf *text, struct ln_buf *err)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	int r;
+
+	ln_buf_init(text, l->bytes);
+	r = ln_fd_read(fd, path, text, &e);
+	if (r == -E2BIG)
+		ln_buf_addf(err, "over %zu bytes (the facts limit for %zu nodes)", l->bytes,
+			    n ? n : 1);
+	else if (r < 0)
+		ln_buf_addstr(err, e.buf);
+	ln_buf_release(&e);
+	return r < 0 ? r : ln_answer_scan(l, text->buf, text->len, err);
+}
+
+/* The file's "nodes" object (a new empty one when there is no file). A
+ * file that cannot be parsed is a warning in r's notes, and treated as
+ * empty. */
 static struct json_object *load_nodes(struct ln_run *r, const char *path)
 {
 	struct ln_buf text = LN_BUF_INIT, err = LN_BUF_INIT;
 	struct json_object *all = NULL, *nodes = NULL;
+	struct ln_answer_limits fl;
 	int fd = ln_state_open(path, O_RDONLY, &err);
-	int facts = strstr(path, "facts.json") != NULL;
+	int facts = strstr(path, "facts.json") != NULL, rd = -1;
 
 	if (fd == -ENOENT)
 		ln_buf_reset(&err);
-	if (fd >= 0 && ln_fd_read(fd, path, &text, &err) == 0 &&
-	    (!facts || facts_file_ok(&text, r->n, &err) == 0) &&
-	    ln_json_parse(text.buf, text.len, &all, &err) == 0) {
+	if (fd >= 0 && facts) {
+		facts_file_limits(r->n, &fl);
+		rd = facts_file_read(fd, path, &fl, r->n, &text, &err);
+	} else if (fd >= 0) {
+		rd = ln_fd_read(fd, path, &text, &err);
+	}
+	if (rd == 0 && ln_json_parse(text.buf, text.len, &all, &err) == 0) {
 		nodes = ln_json_at(all, "nodes");
 		if (nodes && json_object_is_type(nodes, json_type_object))
 			json_object_get(nodes);

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/error.h"
@@ -309,6 +311,14 @@ static const struct field changes[] = {
 	{ "summary", T_OBJ, 0, counts }, BOOL("converged"), OBJS("kept", kept), END
 };
 
+/* validate's `run` answer: only what the controller reads, the probe's
+ * fate and its output. `probe`, `path` and `argv` are the request's own
+ * words, never taken back from the node. */
+static const struct field run_answer[] = {
+	INT("protocol"), INT("exit_status"), STR("signal"), BOOL("timed_out"),
+	INT("duration_ms"), STR("output"), INT("output_bytes"), BOOL("truncated"), END
+};
+
 /* Bounds some members have beyond the answer's own: an array's most
  * elements (the rest dropped), a string's most bytes (a longer one is
  * null, as a wrong type is). */
@@ -328,6 +338,9 @@ static const struct bound {
 	 * millions of cells; PCIe has no path of 32 bridges */
 	{ topology, "gpus", 256 }, { topology, "nics", 256 }, { topo_gpu, "path", 32 },
 	{ topo_nic, "path", 32 }, { iommu, "cmdline", 4096 },
+	/* a run's output: what validate asks for (--max-output), no more;
+	 * "SIGRTMIN+15" is the longest signal name */
+	{ run_answer, "output", LN_ANSWER_RUN_OUTPUT_MAX }, { run_answer, "signal", 15 },
 };
 
 static size_t bound_of(const struct field *in, const char *name)
@@ -413,4 +426,81 @@ struct json_object *ln_answer_known_changes(struct json_object *o)
 	if (!json_object_is_type(o, json_type_object))
 		return NULL;
 	return known(o, changes);
+}
+
+/* A signal's name as the agent writes it ("SIGKILL", "SIGRTMIN+3"). */
+static int signal_name(const char *s)
+{
+	return !strncmp(s, "SIG", 3) && s[3] &&
+	       strspn(s + 3, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-") == strlen(s + 3);
+}
+
+/* o's integer member name, set to null unless it is within [lo, hi]. */
+static void int_within(struct json_object *o, const char *name, int64_t lo, int64_t hi)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(o, name, &v) || !v)
+		return;
+	n = json_object_get_int64(v);
+	if (n < lo || n > hi)
+		json_object_object_add(o, name, NULL);
+}
+
+static int control_byte(unsigned char c)
+{
+	return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+}
+
+/* The run's output with every control byte but TAB, LF and CR (NUL,
+ * ESC, BEL, DEL: what could end a C string early or act on a terminal)
+ * written '?': the parsers and every printer see text. */
+static void output_printable(struct json_object *o)
+{
+	struct json_object *v, *t;
+	const char *s;
+	char *c;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(o, "output", &v) || !v)
+		return;
+	s = json_object_get_string(v);
+	n = (size_t)json_object_get_string_len(v);
+	for (i = 0; i < n; i++)
+		if (control_byte((unsigned char)s[i]))
+			break;
+	if (i == n)
+		return;
+	c = malloc(n + 1);
+	if (!c) {
+		json_object_object_add(o, "output", NULL);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		c[i] = control_byte((unsigned char)s[i]) ? '?' : s[i];
+	t = json_object_new_string_len(c, (int)n);
+	free(c);
+	json_object_object_add(o, "output", t);
+}
+
+struct json_object *ln_answer_known_run(struct json_object *o)
+{
+	struct json_object *k, *v;
+
+	if (!json_object_is_type(o, json_type_object))
+		return NULL;
+	k = known(o, run_answer);
+	if (!k)
+		return NULL;
+	/* what a process's end can be, and a duration or a count never
+	 * below zero: anything else is null, as a wrong type is */
+	int_within(k, "exit_status", 0, 255);
+	int_within(k, "duration_ms", 0, INT64_MAX);
+	int_within(k, "output_bytes", 0, INT64_MAX);
+	if (json_object_object_get_ex(k, "signal", &v) && v &&
+	    !signal_name(json_object_get_string(v)))
+		json_object_object_add(k, "signal", NULL);
+	output_printable(k);
+	return k;
 }

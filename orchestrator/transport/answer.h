@@ -63,4 +63,17 @@ struct json_object *ln_answer_known_facts(struct json_object *facts);
  * known fields of it and of each change, summary and kept entry. */
 struct json_object *ln_answer_known_changes(struct json_object *answer);
 
+/* The most output validate asks a `run` for (--max-output), and so the
+ * most a run answer's output may hold. */
+#define LN_ANSWER_RUN_OUTPUT_MAX (4u << 20)
+
+/*
+ * The same for validate's `run` answer: exit_status (0-255), signal (a
+ * signal's name), timed_out, duration_ms and output_bytes (not below
+ * 0), truncated, protocol, and output (at most LN_ANSWER_RUN_OUTPUT_MAX
+ * bytes, else null; control bytes but TAB, LF and CR written '?'). A
+ * value out of its range is null; everything else is dropped.
+ */
+struct json_object *ln_answer_known_run(struct json_object *answer);
+
 #endif

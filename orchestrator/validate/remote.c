@@ -7,7 +7,6 @@
  * runner, kept out of cmd/ so that commands stay argv to library calls.
  */
 #include <errno.h>
-#include <math.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "common/log.h"
 #include "common/proto.h"
 #include "orchestrator/run/facts.h"
+#include "orchestrator/transport/answer.h"
 #include "orchestrator/transport/push.h"
 #include "orchestrator/transport/ssh.h"
 #include "orchestrator/validate/remote.h"
@@ -110,8 +110,8 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
 	struct ln_session *ls = NULL;
-	struct json_object *ans = NULL, *v;
-	const char *args[MAX_PROBE_ARGS + 10];
+	struct json_object *ans = NULL, *kept = NULL, *v;
+	const char *args[MAX_PROBE_ARGS + 12];
 	char tbuf[16], mbuf[16];
 	int r, status = -1, i, k = 0;
 	const char *s;
@@ -122,12 +122,15 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 	if (r < 0)
 		return r;
 	snprintf(tbuf, sizeof(tbuf), "%d", timeout_s);
-	snprintf(mbuf, sizeof(mbuf), "%u", 4u << 20);
+	snprintf(mbuf, sizeof(mbuf), "%u", LN_ANSWER_RUN_OUTPUT_MAX);
 	args[k++] = LN_VERB_RUN;
 	args[k++] = "--timeout";
 	args[k++] = tbuf;
 	args[k++] = "--max-output";
 	args[k++] = mbuf;
+	/* the agent lets the io probe write only to this cluster's own */
+	args[k++] = "--cluster";
+	args[k++] = run->spec->cluster;
 	if (sha256) {
 		if (strlen(sha256) != 64 || strspn(sha256, "0123456789abcdef") != 64) {
 			ln_buf_addf(err, "refusing to pass the hash '%.64s' to '%s'", sha256,
@@ -151,23 +154,29 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 	r = ln_agent_call(ls, args, NULL, (timeout_s + 30) * 1000, &ans, &status, err);
 	if (r < 0)
 		goto out;
-	out->exit_status = json_object_object_get_ex(ans, "exit_status", &v) &&
-			   json_object_is_type(v, json_type_int) ? json_object_get_int(v) : -1;
-	out->timed_out = json_object_object_get_ex(ans, "timed_out", &v) &&
+	/* untrusted: only the known fields, each of its type and range, and
+	 * the output bounded and printable (answer.h), reach the verdicts */
+	kept = ln_answer_known_run(ans);
+	if (!kept) {
+		ln_buf_addf(err, "agent on '%s' sent no run answer", nr->spec->name);
+		r = -LN_EPROTO;
+		goto out;
+	}
+	out->exit_status = json_object_object_get_ex(kept, "exit_status", &v) && v ?
+			   json_object_get_int(v) : -1;
+	out->timed_out = json_object_object_get_ex(kept, "timed_out", &v) &&
 			 json_object_get_boolean(v);
-	/* the node's figure: a non-finite or negative one is none */
-	out->seconds = json_object_object_get_ex(ans, "duration_ms", &v) ?
-		       json_object_get_double(v) / 1000.0 : 0;
-	if (!isfinite(out->seconds) || out->seconds < 0)
-		out->seconds = 0;
-	s = json_object_object_get_ex(ans, "output", &v) ? json_object_get_string(v) : NULL;
+	out->seconds = json_object_object_get_ex(kept, "duration_ms", &v) && v ?
+		       (double)json_object_get_int64(v) / 1000.0 : 0;
+	s = json_object_object_get_ex(kept, "output", &v) && v ? json_object_get_string(v) : NULL;
 	ln_buf_reset(&out->output);
 	if (s)
-		ln_buf_addstr(&out->output, s);
+		ln_buf_add(&out->output, s, (size_t)json_object_get_string_len(v));
 	ln_trace("probe", "%s: %s -> exit %d%s", nr->spec->name, argv[0], out->exit_status,
 		 out->timed_out ? " (timed out)" : "");
 	r = 0;
 out:
+	json_object_put(kept);
 	json_object_put(ans);
 	return r;
 }

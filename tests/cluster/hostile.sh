@@ -251,6 +251,50 @@ scenario_hostile_changes() {
 	relay_clear "$C" 2
 }
 
+# hostile_run: n2's validate run answers (relay rule implant run) gain
+# unknown fields ("implant", a "verdict" of pass), exit 1, and carry an
+# output whose error line holds a window-title change, an erase-line, a
+# green PASS and a NUL (relay.py's FORGED), with stand-in rping on every
+# node (ends_standin). The pairs with n2 fail on that line; the JSON
+# report's reasons hold it with each control byte as '?', the text after
+# the NUL included, and none of the unknown fields. The honest relay is
+# the control: every pair passes.
+run_reasons() {	# the rping checks of report $1: "PAIR STATUS REASON" lines, repr'd
+	python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["checks"]:
+    if c["stage"] == "rping" and c.get("pair"):
+        print("-".join(c["pair"]), c["status"], repr(c.get("reason") or ""))' "$1"
+}
+no_control_in_reasons() {
+	python3 -c 'import json, sys
+t = "".join(c.get("reason") or "" for c in json.load(open(sys.argv[1]))["checks"])
+sys.exit(1 if any(ch in t for ch in "\x00\x07\x1b") else 0)' "$1"
+}
+
+scenario_hostile_run() {
+	new_cluster hostrun || { fail "cluster up"; return; }
+	ends_nodes 2 || return
+	RELAY_USRBIN=$C/node2/usrbin relay_node "$C" 2 || { fail "n2 behind the relay"; return; }
+	ends_spec | grep -v 'stage: bandwidth' > "$C/run.yaml"
+	llmnet validate "$C/run.yaml" --attempts 1 --report "$C/honest.json"
+	check_cmd "honest relay: validate exits 0" rc_is 0
+	check "honest relay: the 3 rping pairs pass" 3 "$(run_reasons "$C/honest.json" | grep -c ' pass ')"
+	relay_rules "$C" 2 "implant run"
+	llmnet validate "$C/run.yaml" --attempts 1 --report "$C/forged.json"
+	run_reasons "$C/forged.json" > "$C/forged.checks"
+	check_cmd "forged run answers: validate exits 1" rc_is 1
+	check "forged run answers: the 2 pairs with n2 fail" 2 \
+		"$(grep -E '^(n2-|[^ ]*-n2 )' "$C/forged.checks" | grep ' fail ' | cut -d' ' -f1 | sort -u | wc -l)"
+	check_cmd "forged run answers: the pair without n2 passes" grep -qE '^n3-n1 pass |^n1-n3 pass ' "$C/forged.checks"
+	check_cmd "forged run answers: the reason is n2's line, control bytes as '?', nothing cut at the NUL" \
+		grep -qF "rping: error ?]0;implant?\\r?[2K?[32mPASS? hidden" "$C/forged.checks"
+	check_cmd "forged run answers: no NUL, BEL or ESC in any reason" no_control_in_reasons "$C/forged.json"
+	check_cmd "forged run answers: no unknown field in the report" \
+		not grep -qE 'implant-top|"verdict"' "$C/forged.json"
+	check_cmd "the relay forged the run answers" test "$(relay_count "$C" 2)" -gt 0
+	relay_clear "$C" 2
+}
+
 # ---- an upload cut short leaves no partial file (issue 32) ----
 
 # the staging files of llmnet run PID for node NODE in the login home
@@ -340,6 +384,23 @@ SH
 	chmod 0755 "$dir/rping" "$dir/ib_write_bw"
 }
 
+# Nodes 1 to 3 with rxe0 (a GID each) and their stand-ins over /usr/bin;
+# node SKIP (optional) is left for the caller to restart (behind a relay).
+ends_nodes() {
+	local i ib
+	for i in 1 2 3; do
+		ib=$(root "$i")/sys/class/infiniband
+		mkdir -p "$ib"
+		[ "$i" = 1 ] || cp -a "$(root 1)/sys/class/infiniband/rxe0" "$ib/"
+		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) > "$ib/rxe0/ports/1/gids/1"
+		ends_standin "$C/node$i/usrbin" "$i"
+		[ "$i" = "${1:-0}" ] && continue
+		cluster_stop_node "$C" "$i"
+		cluster_start_node "$C" "$i" "$C/node$i/usrbin" ||
+			{ fail "node $i with its stand-in"; return 1; }
+	done
+}
+
 ends_spec() {
 	local i
 	printf 'version: 1\ncluster: loop\nssh: { user: root, identity: %s/id_ed25519, known_hosts: %s/known_hosts, connect_timeout: 5s, timeout: 30s }\nnodes:\n' "$C" "$C"
@@ -360,17 +421,8 @@ for c in json.load(open(sys.argv[1]))["checks"]:
 }
 
 scenario_hostile_probe_end() {
-	local i ib
 	new_cluster hostend || { fail "cluster up"; return; }
-	for i in 1 2 3; do
-		ib=$(root "$i")/sys/class/infiniband
-		mkdir -p "$ib"
-		[ "$i" = 1 ] || cp -a "$(root 1)/sys/class/infiniband/rxe0" "$ib/"
-		printf '0000:0000:0000:0000:0000:ffff:0a4d:%04x\n' $((10 + i)) > "$ib/rxe0/ports/1/gids/1"
-		ends_standin "$C/node$i/usrbin" "$i"
-		cluster_stop_node "$C" "$i"
-		cluster_start_node "$C" "$i" "$C/node$i/usrbin" || { fail "node $i with its stand-in"; return; }
-	done
+	ends_nodes || return
 	ends_spec > "$C/ends.yaml"
 	llmnet validate "$C/ends.yaml" --attempts 1 --report "$C/honest.json"
 	check_cmd "both ends ran on every pair: validate exits 0" rc_is 0

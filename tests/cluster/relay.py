@@ -18,7 +18,10 @@
 #                   depth or even not JSON)
 #   implant VERB    the agent session's VERB answer (plan, apply, teardown)
 #                   gains unknown fields "implant", at its top and in each
-#                   of its changes and its summary
+#                   of its changes and its summary; a `run` answer (VERB
+#                   run) gains "implant" and a "verdict" of pass, exits 1,
+#                   and its output is one error line that carries a window
+#                   title, an erase-line, a green PASS and a NUL (FORGED)
 #
 #   relay.py NODE_DIR
 #
@@ -35,6 +38,7 @@ import time
 
 SESSION = re.compile(r'llmnet-agent"? session$')
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
+FORGED = "rping: error \x1b]0;implant\x07\r\x1b[2K\x1b[32mPASS\x00 hidden\n"
 
 
 def load_rules(node):
@@ -127,6 +131,9 @@ def rewrite(body, verb, rules):
                         c["implant"] = "implant-change"
                 if isinstance(a.get("summary"), dict):
                     a["summary"]["implant"] = 1
+                if verb == "run":
+                    a.update(verdict="pass", exit_status=1, output=FORGED,
+                             output_bytes=len(FORGED))
             body = json.dumps(frame, separators=(",", ":")).encode() + b"\n"
     return body
 

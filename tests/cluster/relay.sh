@@ -7,7 +7,9 @@
 # change nothing.
 #
 #   . tests/cluster/lib.sh; . tests/cluster/relay.sh
-#   relay_node DIR I [RULE...]   restart node I behind the relay; each RULE
+#   relay_node DIR I [RULE...]   restart node I behind the relay (with
+#                                $RELAY_USRBIN laid over /usr/bin, as
+#                                cluster_start_node's third argument); each RULE
 #                                is one line of NODE/relay.rules:
 #       'hang REGEX'     a command matching REGEX (the SFTP subsystem is
 #                        "internal-sftp") reads its input and never answers
@@ -44,7 +46,7 @@ relay_node() {
 	cluster_stop_node "$dir" "$i"
 	cluster_write_sshd_config "$dir" "$i"
 	echo "ForceCommand python3 $RELAY_PY $n" >> "$n/sshd_config"
-	cluster_start_node "$dir" "$i"
+	cluster_start_node "$dir" "$i" "${RELAY_USRBIN:-}"
 }
 
 relay_kill_all() {

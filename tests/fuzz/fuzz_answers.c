@@ -68,6 +68,35 @@ static void check_facts(const struct ln_answer_limits *l, struct json_object *en
 	ln_buf_release(&err);
 }
 
+/* validate's run filter: an object for every object, a fixed point, and
+ * no control byte but TAB, LF and CR left in the output */
+static void check_run(struct json_object *env)
+{
+	struct json_object *a = NULL, *k, *k2, *v;
+	const char *o;
+	int i, n;
+
+	if (!json_object_object_get_ex(env, "answer", &a))
+		return;
+	k = ln_answer_known_run(a);
+	if (!k != !json_object_is_type(a, json_type_object))
+		__builtin_trap();
+	if (!k)
+		return;
+	k2 = ln_answer_known_run(k);
+	if (!json_object_equal(k, k2))
+		__builtin_trap();
+	if (json_object_object_get_ex(k, "output", &v) && v) {
+		o = json_object_get_string(v);
+		n = json_object_get_string_len(v);
+		for (i = 0; i < n; i++)
+			if (((unsigned char)o[i] < 0x20 && !strchr("\t\n\r", o[i])) || o[i] == 0x7f)
+				__builtin_trap();
+	}
+	json_object_put(k2);
+	json_object_put(k);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data, *nl = memchr(data, '\n', size);
@@ -87,6 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		if (!strcmp(l->name, "facts"))
 			check_facts(l, env);
+		if (!strcmp(l->name, "run"))
+			check_run(env);
 	} else if ((r != -EMSGSIZE && r != -LN_EPROTO) || !err.len || env) {
 		/* refused: always one of the two codes, always saying why */
 		__builtin_trap();

@@ -9,7 +9,8 @@
  * that makes the same check: after a "reboot" with another disk at the
  * path it refuses to export it, names both identities and changes
  * nothing, even when the stored request came from an apply that accepted
- * a replaced disk; with the same disk it restores.
+ * a replaced disk (which stores that apply's pin, never its
+ * accept_device); with the same disk it restores.
  */
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
@@ -417,8 +418,11 @@ static void test_agent_devident__restore_checks_identity(void **st)
 	fx_remove(root);
 }
 
-/* The stored request of an apply that accepted a replaced disk does not
- * accept another one at boot: the disk it pinned is restored, a third is
+/* The stored request of an apply that accepted a replaced disk keeps
+ * that apply's decision, not its word: accept_device is not stored (the
+ * request stored is the one a plain apply of the same spec stores, so a
+ * plain apply after it changes nothing), and the pin the apply made is
+ * what the boot checks: the disk it accepted is restored, a third is
  * refused. */
 static void test_agent_devident__restore_never_accepts(void **st)
 {
@@ -429,8 +433,14 @@ static void test_agent_devident__restore_never_accepts(void **st)
 	assert_int_equal(apply(root, request(1, NULL), &out), 0);
 	assert_int_equal(fx_put(root, "/sys/block/nvme0n1/wwid", WWID1 "\n"), 0);
 	assert_int_equal(apply(root, request(1, ",\"accept_device\":true"), &out), 0);
+	assert_non_null(strstr(out.buf, "accepted as a replaced disk"));
 	fx_read(root, "/var/lib/llmnet/restore/c.json", &v);
-	assert_non_null(strstr(v.buf, "\"accept_device\""));
+	assert_null(strstr(v.buf, "accept_device"));
+	assert_non_null(strstr(v.buf, "\"device_ref\""));	/* the rest of the namespace kept */
+	assert_true(state_has(root, "\"device_id\": \"pcie:wwid:" WWID1 "\""));
+	/* a plain apply of the same spec stores the same request */
+	assert_int_equal(apply(root, request(1, NULL), &out), 0);
+	assert_false(fx_has_change(&out, "change", "restore_request"));
 	boot = booted(root, WWID2);
 	assert_int_equal(restore(boot, &out), LN_AGENT_EXIT_TIMEOUT);
 	assert_non_null(strstr(out.buf, "that was pcie:wwid:" WWID1 ", this is pcie:wwid:" WWID2));

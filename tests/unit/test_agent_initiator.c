@@ -362,6 +362,71 @@ static void test_agent_initiator__foreign_mount_at_mount_point_refused(void **st
 	fx_remove(root);
 }
 
+/* The change of answer out for the connection whose id holds target. */
+static struct json_object *change_of(const struct ln_buf *out, const char *target,
+				     struct json_object **answer)
+{
+	struct ln_buf e = LN_BUF_INIT;
+	struct json_object *chs;
+	size_t i;
+
+	assert_int_equal(ln_json_parse(out->buf, out->len, answer, &e), 0);
+	ln_buf_release(&e);
+	chs = ln_json_at(*answer, "changes");
+	for (i = 0; chs && i < json_object_array_length(chs); i++) {
+		struct json_object *c = json_object_array_get_idx(chs, i);
+
+		if (!strcmp(ln_json_str_at(c, "kind"), "nvme_connection") &&
+		    strstr(ln_json_str_at(c, "id"), target))
+			return c;
+	}
+	fail_msg("no nvme_connection change for %s in:\n%s", target, out->buf);
+	return NULL;
+}
+
+/* A refused mount point refuses every initiator of the request before
+ * any connect; one already connected (other.target, which the fixture's
+ * nvme0 serves) is reported as it is, ok on nvme0 and left as it is,
+ * never as "not connected" (it was, before); the new one is "not
+ * connected". The control: the same request without the foreign mount
+ * connects. */
+static void test_agent_initiator__refused_mount_keeps_connected_labels(void **st)
+{
+	const char *apply[] = { "apply", NULL };
+	char *root = fx_build("node-initiator"), p[4096];
+	char *req = slurp(FIXTURES_DIR "/agent/request-initiator.json");
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, mounts = LN_BUF_INIT;
+	struct json_object *answer = NULL, *c;
+
+	(void)st;
+	snprintf(p, sizeof(p), "%s/mnt/ckpt", root);
+	assert_int_equal(ln_mkdir_p(p, 0755, &err), 0);
+	append_mount(root, "/dev/vdb /mnt/ckpt ext4 rw,relatime 0 0\n");
+	refused_mounts_kept(root, apply, req, "already has /dev/vdb mounted");
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 1);
+	c = change_of(&out, "other.target", &answer);
+	assert_string_equal(ln_json_str_at(c, "action"), "ok");
+	assert_string_equal(ln_json_str_at(c, "detail"), "nvme0");
+	assert_non_null(strstr(ln_json_str_at(c, "error"), "connected, left as it is"));
+	json_object_put(answer);
+	c = change_of(&out, "te1.target1", &answer);
+	assert_string_equal(ln_json_str_at(c, "action"), "create");
+	assert_non_null(strstr(ln_json_str_at(c, "error"), "not connected: a mount point"));
+	json_object_put(answer);
+	/* the control: the mount point freed, both converge */
+	read_into(root, "/proc/mounts", &mounts);
+	*strstr(mounts.buf, "/dev/vdb /mnt/ckpt") = '\0';
+	assert_int_equal(fx_put(root, "/proc/mounts", mounts.buf), 0);
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
+	c = change_of(&out, "other.target", &answer);
+	assert_string_equal(ln_json_str_at(c, "action"), "ok");
+	assert_null(ln_json_str_at(c, "error"));
+	json_object_put(answer);
+	free(req);
+	ln_test_release(&out, &err, &mounts);
+	fx_remove(root);
+}
+
 /* Teardown unmounts only the device llmnet mounted: a mount made over
  * its own at the same point is left alone, named in the error. */
 static void test_agent_initiator__teardown_leaves_a_mount_over_its_own(void **st)
@@ -680,6 +745,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_initiator__format_never_refuses_blank),
 	cmocka_unit_test(test_agent_initiator__mount_point_not_empty),
 	cmocka_unit_test(test_agent_initiator__foreign_mount_at_mount_point_refused),
+	cmocka_unit_test(test_agent_initiator__refused_mount_keeps_connected_labels),
 	cmocka_unit_test(test_agent_initiator__teardown_leaves_a_mount_over_its_own),
 	cmocka_unit_test(test_agent_initiator__mount_point_link_refused),
 	cmocka_unit_test(test_agent_initiator__mount_exec_option),

@@ -196,6 +196,45 @@ static void test_agent_inuse__fabric_namespace_is_refused(void **state)
 	assert_int_equal(fabric(g, "sda"), 0);
 }
 
+/* Partition number no of disk, as the kernel shows it: its directory in
+ * the disk's, and /sys/class/block's link to it. */
+static void put_partition(struct gate *g, const char *disk, const char *part, int no)
+{
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/class/block %s/sys/block/%s/%s && "
+		 "ln -sfn ../../block/%s/%s %s/sys/class/block/%s && "
+		 "echo %d > %s/sys/block/%s/%s/partition", g->root, g->root, disk, part, disk,
+		 part, g->root, part, no, g->root, disk, part);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A partition is judged by its disk's controllers (/sys/block lists only
+ * disks; the kernel's /sys/class/block link names the disk): a partition
+ * of the tcp nvme1n1 is refused naming nvme1, the control, a partition of
+ * the local pcie nvme0n1, is accepted (before, both were "controller
+ * (none found) over transport unknown"). */
+static void test_agent_inuse__partition_judged_by_its_disk(void **state)
+{
+	struct gate *g = *state;
+	char disk[64];
+
+	assert_int_equal(fabric(g, "nvme0n1"), 0);
+	put_partition(g, "nvme0n1", "nvme0n1p1", 1);
+	put_partition(g, "nvme1n1", "nvme1n1p2", 2);
+	ln_buf_reset(&g->err);
+	assert_int_equal(ln_inuse_fabric(&g->a, "nvme0n1p1", "/dev/nvme0n1p1", &g->err), 0);
+	assert_int_equal(g->err.len, 0);
+	assert_int_equal(ln_inuse_fabric(&g->a, "nvme1n1p2", "/dev/nvme1n1p2", &g->err), -EBUSY);
+	assert_non_null(strstr(g->err.buf, "device '/dev/nvme1n1p2' (nvme1n1p2) is a namespace of "
+				"NVMe controller nvme1 over transport tcp"));
+	assert_int_equal(ln_inuse_partition_disk(&g->a, "nvme1n1p2", disk, sizeof(disk)), 1);
+	assert_string_equal(disk, "nvme1n1");
+	/* a disk is no partition, nor a name without a link that is not one */
+	assert_int_equal(ln_inuse_partition_disk(&g->a, "nvme0n1", disk, sizeof(disk)), 0);
+	assert_int_equal(ln_inuse_partition_disk(&g->a, "sdz", disk, sizeof(disk)), 0);
+}
+
 static void test_agent_inuse__multipath_head_checks_every_controller(void **state)
 {
 	struct gate *g = *state;
@@ -285,6 +324,7 @@ LN_TEST_MAIN(NULL, NULL,
 	T(test_agent_inuse__fabric_namespace_is_refused),
 	T(test_agent_inuse__multipath_head_checks_every_controller),
 	T(test_agent_inuse__swap_partition_is_found_by_identity),
+	T(test_agent_inuse__partition_judged_by_its_disk),
 	T(test_agent_inuse__holder_is_named),
 	T(test_agent_inuse__lvm_label_is_read),
 	T(test_agent_inuse__deleted_swap_name_refuses_a_swap_signature),

@@ -154,23 +154,56 @@ static void test_agent_run__corrupt_state_changes_nothing(void **st)
 
 #define IO_PROBE "/var/lib/llmnet/bin/llmnet-probe-io"
 
-/* run -- IO_PROBE ARGS (space-separated) on root: the agent's exit code;
- * the answer in out. */
-static int io_run(const char *root, const char *args, struct ln_buf *out)
+/* run [--cluster CLUSTER] -- IO_PROBE ARGS (space-separated) on root: the
+ * agent's exit code; the answer in out. */
+static int io_run_as(const char *root, const char *cluster, const char *args,
+		     struct ln_buf *out)
 {
 	struct ln_buf err = LN_BUF_INIT;
-	const char *argv[16] = { "run", "--timeout", "10", "--", IO_PROBE };
+	const char *argv[18] = { "run", "--timeout", "10" };
 	char buf[512], *t, *save = NULL;
-	int n = 5, rc;
+	int n = 3, rc;
+
+	if (cluster) {
+		argv[n++] = "--cluster";
+		argv[n++] = cluster;
+	}
+	argv[n++] = "--";
+	argv[n++] = IO_PROBE;
 
 	snprintf(buf, sizeof(buf), "%s", args);
-	for (t = strtok_r(buf, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+	for (t = strtok_r(buf, " ", &save); t && n < 17; t = strtok_r(NULL, " ", &save))
 		argv[n++] = t;
 	argv[n] = NULL;
 	ln_buf_reset(out);
 	rc = fx_agent(root, argv, NULL, out, &err, NULL);
 	ln_buf_release(&err);
 	return rc;
+}
+
+static int io_run(const char *root, const char *args, struct ln_buf *out)
+{
+	return io_run_as(root, NULL, args, out);
+}
+
+/* An initiator tree where cluster c connected nqn.2024-04.x:t and mounted
+ * it at /mnt/x, with the io probe installed: the io probe tests' root. */
+static char *io_root(void)
+{
+	const char *apply[] = { "apply", NULL };
+	const char *req = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
+			  "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
+			  "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
+			  "\"format\":\"if-blank\"}}]}";
+	char *root = fx_build("node-initiator"), cmd[8192];
+	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT;
+
+	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
+	snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s/probes/io_probe %s" IO_PROBE, BUILD_DIR,
+		 root);
+	assert_int_equal(system(cmd), 0);
+	ln_test_release(&out, &err);
+	return root;
 }
 
 /* The io probe writes only to a namespace a cluster on the node connected
@@ -193,21 +226,11 @@ static void test_agent_run__io_probe_writes_only_connected_namespaces(void **st)
 		{ "--device /dev/nvme1n1 --nqn nqn.2014-08.org.example:other.target --write "
 		  "--size 1048576", "is a namespace of 'nqn.2024-04.x:t', not of" },
 	};
-	const char *apply[] = { "apply", NULL };
-	const char *req = "{\"protocol\":1,\"cluster\":\"c\",\"initiators\":[{\"target\":"
-			  "\"nqn.2024-04.x:t\",\"transport\":\"tcp\",\"address\":\"10.77.0.11\","
-			  "\"service\":4420,\"mount\":{\"path\":\"/mnt/x\",\"fs\":\"ext4\","
-			  "\"format\":\"if-blank\"}}]}";
-	char *root = fx_build("node-initiator"), cmd[8192];
-	struct ln_buf out = LN_BUF_INIT, err = LN_BUF_INIT, before = LN_BUF_INIT,
-		      after = LN_BUF_INIT;
+	char *root = io_root();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
 	size_t i;
 
 	(void)st;
-	assert_int_equal(fx_agent(root, apply, req, &out, &err, "LLMNET_NS_WAIT=2"), 0);
-	snprintf(cmd, sizeof(cmd), "install -D -m 0755 %s/probes/io_probe %s" IO_PROBE, BUILD_DIR,
-		 root);
-	assert_int_equal(system(cmd), 0);
 	fx_list_mtimes(root, &before);
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		assert_int_equal(io_run(root, refused[i][0], &out), 2);
@@ -227,7 +250,44 @@ static void test_agent_run__io_probe_writes_only_connected_namespaces(void **st)
 	/* a read of any device is the probe's own check */
 	assert_int_equal(io_run(root, "--device /dev/vda --size 1048576", &out), 0);
 	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
-	ln_test_release(&out, &err, &before, &after);
+	ln_test_release(&out, &before, &after);
+	fx_remove(root);
+}
+
+/* With `run --cluster NAME` (validate always names its cluster) the io
+ * probe writes only to that cluster's own mount and connection (issue 31,
+ * leftover 5): cluster c's /mnt/x and namespace are refused to cluster
+ * "other", naming the object and its owner, the tree unchanged; a cluster
+ * name that is not one is a usage error. The controls: cluster c's own
+ * request runs the probe on both. */
+static void test_agent_run__io_probe_refuses_another_clusters_objects(void **st)
+{
+	char *root = io_root();
+	struct ln_buf out = LN_BUF_INIT, before = LN_BUF_INIT, after = LN_BUF_INIT;
+
+	(void)st;
+	fx_list_mtimes(root, &before);
+	assert_int_equal(io_run_as(root, "other", "--mount /mnt/x --size 1048576", &out), 2);
+	assert_non_null(strstr(out.buf, "the io probe writes only to what the requesting cluster "
+				   "connected: the mount '/mnt/x' belongs to cluster 'c', not to "
+				   "cluster 'other'"));
+	assert_int_equal(io_run_as(root, "other", "--device /dev/nvme1n1 --nqn nqn.2024-04.x:t "
+				   "--write --size 1048576", &out), 2);
+	assert_non_null(strstr(out.buf, "'/dev/nvme1n1' (a namespace of the connection to "
+				   "'nqn.2024-04.x:t') belongs to cluster 'c', not to cluster "
+				   "'other'"));
+	assert_null(strstr(out.buf, "llmnet-io-probe 1"));
+	assert_int_equal(io_run_as(root, "../c", "--mount /mnt/x --size 1048576", &out), 64);
+	assert_non_null(strstr(out.buf, "--cluster must match"));
+	fx_list_mtimes(root, &after);
+	assert_string_equal(before.buf, after.buf);
+	/* controls: the owner's own request */
+	assert_int_equal(io_run_as(root, "c", "--mount /mnt/x --size 1048576", &out), 0);
+	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
+	assert_int_equal(io_run_as(root, "c", "--device /dev/nvme1n1 --nqn nqn.2024-04.x:t "
+				   "--write --size 1048576", &out), 0);
+	assert_non_null(strstr(out.buf, "llmnet-io-probe 1"));
+	ln_test_release(&out, &before, &after);
 	fx_remove(root);
 }
 
@@ -239,4 +299,5 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_run__plan_writes_nothing),
 	cmocka_unit_test(test_agent_run__corrupt_state_changes_nothing),
 	cmocka_unit_test(test_agent_run__io_probe_writes_only_connected_namespaces),
+	cmocka_unit_test(test_agent_run__io_probe_refuses_another_clusters_objects),
 )

@@ -60,7 +60,7 @@ static void test_answer__real_answers_pass(void **state)
 {
 	static const char *const seeds[] = { "version", "facts-target", "facts-initiator",
 					     "plan-target", "apply-initiator", "counters",
-					     "teardown", "run-refused", NULL };
+					     "teardown", "run-refused", "run-ok", NULL };
 	struct ln_buf p = LN_BUF_INIT, err = LN_BUF_INIT;
 	const struct ln_answer_limits *l;
 	struct json_object *env = NULL;
@@ -278,6 +278,102 @@ static void test_answer__changes_filtered(void **state)
 	ln_buf_release_all(&p, &err);
 }
 
+/* A run answer whose output is n bytes of 'x'. */
+static void run_with_output(struct ln_buf *b, size_t n)
+{
+	char *x = malloc(n);
+
+	assert_non_null(x);
+	memset(x, 'x', n);
+	ln_buf_reset(b);
+	ln_buf_addstr(b, "{\"exit_status\":0,\"output\":\"");
+	assert_int_equal(ln_buf_add(b, x, n), 0);
+	ln_buf_addstr(b, "\"}");
+	free(x);
+}
+
+/* validate's run answer: a healthy one keeps every field the controller
+ * reads, exactly; a hostile one keeps none of its own fields, no value
+ * out of its range, no control byte in its output and no output over
+ * what validate asked for. */
+static void test_answer__run_filtered(void **state)
+{
+	static const char healthy[] =
+		"{\"protocol\":3,\"probe\":\"rping\",\"path\":\"/usr/bin/rping\",\"argv\":[\"rping\","
+		"\"-c\"],\"exit_status\":0,\"signal\":null,\"timed_out\":false,\"duration_ms\":4521,"
+		"\"output\":\"client DISCONNECT EVENT...\\n\\tok\\r\\n\",\"output_bytes\":33,"
+		"\"truncated\":false}";
+	static const char hostile[] =
+		"{\"protocol\":3,\"verdict\":\"pass\",\"status\":\"PASS\",\"path\":\"/evil\","
+		"\"exit_status\":4294967296,\"signal\":\"SIG\\u001b]0;owned\\u0007\","
+		"\"timed_out\":\"no\",\"duration_ms\":-5,\"output_bytes\":-1,\"truncated\":0,"
+		"\"output\":\"PASS\\u0000\\r\\u001b[2K\\u001b[32mPASS\\u007f\\n\"}";
+	struct json_object *h, *k, *v;
+	struct ln_buf big = LN_BUF_INIT;
+	const char *s;
+
+	(void)state;
+	h = json_tokener_parse(healthy);
+	assert_non_null(h);
+	k = ln_answer_known_run(h);
+	assert_non_null(k);
+	s = json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN);
+	assert_int_equal(json_object_get_int(ln_json_at(k, "exit_status")), 0);
+	assert_int_equal(json_object_get_int(ln_json_at(k, "duration_ms")), 4521);
+	assert_int_equal(json_object_get_int(ln_json_at(k, "output_bytes")), 33);
+	assert_false(json_object_get_boolean(ln_json_at(k, "timed_out")));
+	assert_string_equal(ln_json_str_at(k, "output"), "client DISCONNECT EVENT...\n\tok\r\n");
+	assert_null(strstr(s, "argv"));	/* the request's words: not taken back */
+	json_object_put(k);
+	json_object_put(h);
+	/* a signal's name, the control */
+	h = json_tokener_parse("{\"exit_status\":null,\"signal\":\"SIGRTMIN+15\",\"timed_out\":true}");
+	k = ln_answer_known_run(h);
+	assert_string_equal(ln_json_str_at(k, "signal"), "SIGRTMIN+15");
+	assert_true(json_object_get_boolean(ln_json_at(k, "timed_out")));
+	json_object_put(k);
+	json_object_put(h);
+
+	h = json_tokener_parse(hostile);
+	assert_non_null(h);
+	k = ln_answer_known_run(h);
+	assert_non_null(k);
+	s = json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN);
+	assert_null(strstr(s, "verdict"));
+	assert_null(strstr(s, "status\":\"PASS"));
+	assert_null(strstr(s, "/evil"));
+	assert_true(json_object_object_get_ex(k, "exit_status", &v) && !v);
+	assert_true(json_object_object_get_ex(k, "signal", &v) && !v);
+	assert_true(json_object_object_get_ex(k, "timed_out", &v) && !v);
+	assert_true(json_object_object_get_ex(k, "duration_ms", &v) && !v);
+	assert_true(json_object_object_get_ex(k, "output_bytes", &v) && !v);
+	assert_true(json_object_object_get_ex(k, "truncated", &v) && !v);
+	/* same length, NUL, ESC and DEL gone, CR and LF kept */
+	v = ln_json_at(k, "output");
+	assert_int_equal(json_object_get_string_len(v), 21);
+	assert_memory_equal(json_object_get_string(v), "PASS?\r?[2K?[32mPASS?\n", 21);
+	json_object_put(k);
+	json_object_put(h);
+
+	/* output: at most what validate asks for, the limit itself kept */
+	run_with_output(&big, LN_ANSWER_RUN_OUTPUT_MAX);
+	h = json_tokener_parse(big.buf);
+	k = ln_answer_known_run(h);
+	assert_int_equal(json_object_get_string_len(ln_json_at(k, "output")),
+			 LN_ANSWER_RUN_OUTPUT_MAX);
+	json_object_put(k);
+	json_object_put(h);
+	run_with_output(&big, LN_ANSWER_RUN_OUTPUT_MAX + 1);
+	h = json_tokener_parse(big.buf);
+	k = ln_answer_known_run(h);
+	assert_true(json_object_object_get_ex(k, "output", &v) && !v);
+	assert_int_equal(json_object_get_int(ln_json_at(k, "exit_status")), 0);
+	json_object_put(k);
+	json_object_put(h);
+	assert_null(ln_answer_known_run(NULL));
+	ln_buf_release(&big);
+}
+
 /* facts.gpus from NVML: every field kept, and the limits (64 GPUs, 8
  * errors a GPU, names under 96 bytes) enforced; a wrong type is null. */
 static void test_answer__gpu_devices_bounded(void **state)
@@ -457,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_answer__unknown_and_mistyped_facts_dropped),
 		cmocka_unit_test(test_answer__topology_kept_and_filtered),
 		cmocka_unit_test(test_answer__changes_filtered),
+		cmocka_unit_test(test_answer__run_filtered),
 		cmocka_unit_test(test_answer__topology_lists_bounded),
 		cmocka_unit_test(test_answer__empty_objects_refused_bounded),
 		cmocka_unit_test(test_answer__structure_limits_exact),

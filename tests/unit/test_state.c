@@ -229,6 +229,80 @@ static void test_state__cached_entry_bounded(void **state)
 	ln_buf_release(&b);
 }
 
+/* Write the cached facts file whole: n1's entry, then a top-level "junk"
+ * array of k empty objects, then spaces to pad bytes in all (0: none). */
+static void write_facts_file(const struct fx *f, size_t k, size_t bytes)
+{
+	struct ln_buf b = LN_BUF_INIT;
+	char path[128];
+	FILE *fp;
+	size_t i;
+
+	ln_buf_init(&b, 64u << 20);
+	ln_buf_addstr(&b, "{\"nodes\":{\"n1\":{\"read_at\":1,\"facts\":{\"hostname\":\"n1\"}}},"
+			  "\"junk\":[");
+	for (i = 0; i < k; i++)
+		ln_buf_addstr(&b, i ? ",{}" : "{}");
+	ln_buf_addstr(&b, "]}");
+	while (b.len < bytes)
+		assert_int_equal(ln_buf_addstr(&b, " "), 0);
+	snprintf(path, sizeof(path), "%s/st.facts.json", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(b.buf, 1, b.len, fp), b.len);
+	assert_int_equal(fclose(fp), 0);
+	ln_buf_release(&b);
+}
+
+/* facts --cached of that file: 1 when n1's facts were read; *why gets the
+ * warning about the file, if any. */
+static int cached_n1(const struct fx *f, char *why, size_t size)
+{
+	struct ln_buf err = LN_BUF_INIT;
+	struct ln_notes notes;
+	struct ln_run cached;
+	int ok;
+
+	assert_int_equal(ln_state_run_cached(&cached, f->spec, &err), 0);
+	ok = cached.nodes[0].state == LN_NODE_OK &&
+	     !strcmp(ln_json_str_at(cached.nodes[0].facts, "hostname"), "n1");
+	notes = ln_run_notes_take(&cached);
+	snprintf(why, size, "%s", notes.n ? notes.v[0].text : "");
+	ln_notes_release(&notes);
+	ln_run_release(&cached);
+	ln_buf_release(&err);
+	return ok;
+}
+
+/* The cached facts file as a whole is held to what its 3 nodes' live
+ * facts answers may be: 3 x 4 MiB, and 3 x 8192 + 12 objects and arrays.
+ * At each limit it is read (the controls); one byte or one object over,
+ * it is ignored with a warning that names the file and the limit, and no
+ * node has cached facts. */
+static void test_state__cached_file_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct ln_buf err = LN_BUF_INIT;
+	char why[512];
+
+	assert_int_equal(ln_state_save_facts(&f->run, &err), 0);	/* makes the folder */
+	write_facts_file(f, 0, 12u << 20);
+	assert_true(cached_n1(f, why, sizeof(why)));
+	assert_string_equal(why, "");
+	write_facts_file(f, 0, (12u << 20) + 1);
+	assert_false(cached_n1(f, why, sizeof(why)));
+	assert_non_null(strstr(why, "/st.facts.json': over 12582912 bytes (the facts limit for 3 "
+				    "nodes)"));
+	/* the envelope, nodes, n1, its facts and junk: 5 containers of 24588 */
+	write_facts_file(f, 24583, 0);
+	assert_true(cached_n1(f, why, sizeof(why)));
+	assert_string_equal(why, "");
+	write_facts_file(f, 24584, 0);
+	assert_false(cached_n1(f, why, sizeof(why)));
+	assert_non_null(strstr(why, "over the facts limit of 24588 objects and arrays"));
+	ln_buf_release(&err);
+}
+
 /* The change list's entries as "ACTION KIND ID" lines. */
 static void changes_text(struct json_object *answer, char *out, size_t size)
 {
@@ -499,6 +573,7 @@ LN_TEST_MAIN(NULL, NULL,
 	STATE_TEST(test_state__records_are_private_and_merged),
 	STATE_TEST(test_state__cached_run_contacts_nothing),
 	STATE_TEST(test_state__cached_entry_bounded),
+	STATE_TEST(test_state__cached_file_bounded),
 	STATE_TEST(test_state__silent_node_is_planned_against_its_last_apply),
 	STATE_TEST(test_state__secrets_kept_as_fingerprints),
 	STATE_TEST(test_state__apply_record_says_the_retry_file),

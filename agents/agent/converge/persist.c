@@ -98,6 +98,34 @@ static void strip_field(struct json_object *holder, const char *key)
 	json_object_object_del(holder, key);
 }
 
+/* `apply --accept-device` is the operator's word for that apply: what it
+ * decided (the disk now at the path is the namespace's) is the pin the
+ * apply recorded in the state, which the boot-time restore checks the
+ * disk against. The word itself is not stored, so the stored request can
+ * never accept another disk at boot (restore.c clears it too, for a
+ * request an older agent stored). */
+static void strip_accept_device(struct json_object *rq)
+{
+	struct json_object *ts = NULL, *nss;
+	size_t i, j;
+
+	if (!json_object_object_get_ex(rq, "targets", &ts) ||
+	    !json_object_is_type(ts, json_type_array))
+		return;
+	for (i = 0; i < json_object_array_length(ts); i++) {
+		nss = NULL;
+		if (!json_object_object_get_ex(json_object_array_get_idx(ts, i), "namespaces", &nss) ||
+		    !json_object_is_type(nss, json_type_array))
+			continue;
+		for (j = 0; j < json_object_array_length(nss); j++) {
+			struct json_object *ns = json_object_array_get_idx(nss, j);
+
+			if (json_object_is_type(ns, json_type_object))
+				json_object_object_del(ns, "accept_device");
+		}
+	}
+}
+
 static int render_request(const struct ln_request *rq, struct ln_buf *out)
 {
 	struct json_object *copy = NULL;
@@ -107,6 +135,7 @@ static int render_request(const struct ln_request *rq, struct ln_buf *out)
 		return -ENOMEM;
 	/* the request as stored: no secret (no field of common/secret_fields.h) */
 	ln_secret_fields_each(copy, strip_field);
+	strip_accept_device(copy);
 	r = ln_json_write(copy, 1, out);
 	json_object_put(copy);
 	return r;

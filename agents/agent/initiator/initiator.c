@@ -445,8 +445,9 @@ static int connect_new(struct ln_converge *cv, const struct ln_req_init *in, con
  * Before anything changes (modules, the host identity, a connect): the
  * mount point of every initiator not yet connected, by the checks that need
  * no device (ln_mount_precheck). One refused refuses the whole request's
- * initiators, each reported, so a bad mount point leaves the node as it
- * was. A connected one's mount is judged with its device later. 0 or -1.
+ * initiators, each reported (one already connected as connected and left
+ * as it is), so a bad mount point leaves the node as it was. A connected
+ * one's mount is judged with its device later. 0 or -1.
  */
 static int mounts_precheck(struct ln_converge *cv)
 {
@@ -469,12 +470,21 @@ static int mounts_precheck(struct ln_converge *cv)
 			bad = 1;
 	}
 	for (i = 0; bad && i < rq->ninits; i++) {
+		const struct ln_req_init *in = &rq->inits[i];
+		const struct ln_ctrl *c = find_ctrl(&ctrls, in->transport, in->address,
+						    in->service, in->target, NULL);
 		char id[512];
 
-		conn_id(id, sizeof(id), &rq->inits[i]);
-		ln_cv_report(cv, "create", "nvme_connection", id, NULL,
-			     "not connected: a mount point of this request is refused, and "
-			     "llmnet connects nothing before its mount point is known good");
+		conn_id(id, sizeof(id), in);
+		if (c)	/* already connected: said as it is, never "not connected" */
+			ln_cv_report(cv, "ok", "nvme_connection", id, c->name,
+				     "connected, left as it is: a mount point of this request is "
+				     "refused, and llmnet changes no connection before every mount "
+				     "point is known good");
+		else
+			ln_cv_report(cv, "create", "nvme_connection", id, NULL,
+				     "not connected: a mount point of this request is refused, and "
+				     "llmnet connects nothing before its mount point is known good");
 	}
 	free(ctrls.v);
 	ln_buf_release(&err);

@@ -473,7 +473,7 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 	/* the io probe writes only to what a cluster here connected: said
 	 * before its file is looked at */
 	if (r == 0 && pg->opts == io_opts)
-		r = ln_io_target_check(a, pargc, pargv, err);
+		r = ln_io_target_check(a, rp->cluster, pargc, pargv, err);
 	if (r < 0)
 		return r;
 	if (tests)	/* run from the file that was checked */

@@ -18,6 +18,7 @@ struct ln_run_plan {
 	char *argv[258];
 	char path[PATH_MAX], bin[PATH_MAX], src[PATH_MAX];
 	int fd;		/* the checked file to run (fexecve), or -1 */
+	const char *cluster; /* in: the requesting cluster (run --cluster), or NULL */
 };
 
 /* Check the request's program pargv[0] and its arguments (pargc of them,

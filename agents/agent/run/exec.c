@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The `run` verb: `run --timeout S [--max-output N] [--sha256 HEX] --
- * PROBE ARGS...`. The program and its arguments pass the allow-list
- * (allow.c: llmnet's own probes by their exact installed path and SHA-256,
+ * The `run` verb: `run --timeout S [--max-output N] [--sha256 HEX]
+ * [--cluster NAME] -- PROBE ARGS...` (NAME: the requesting cluster, whose
+ * own objects alone the io probe may write to, io_target.c). The program
+ * and its arguments pass the allow-list (allow.c: llmnet's own probes by their exact installed path and SHA-256,
  * system tools by one absolute path each, never $PATH, every argument typed
  * by its program's option table, args.c), then run under the bound
  * (bounded.c); the answer carries the output and what became of it.
@@ -15,6 +16,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/answer.h"
+#include "agents/agent/core/valid.h"
 #include "agents/agent/run/allow.h"
 #include "agents/agent/run/args.h"
 #include "agents/agent/run/bounded.h"
@@ -64,7 +66,7 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	struct ln_exec_result res;
 	struct json_object *o = NULL;
 	struct ln_run_plan *rp = NULL;
-	const char *sha256 = NULL;
+	const char *sha256 = NULL, *cluster = NULL;
 	unsigned long timeout = 0, max_output = 1u << 20;
 	char **pargv = NULL;
 	int i, pargc, rc;
@@ -85,6 +87,12 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 				return ln_agent_fail("usage",
 						     "run: --max-output must be 1-16777216 bytes",
 						     LN_AGENT_EXIT_USAGE);
+		} else if (!strcmp(argv[i], "--cluster") && i + 1 < argc) {
+			cluster = argv[++i];
+			if (!ln_valid_name(cluster, 64))
+				return ln_agent_fail("usage", "run: --cluster must match "
+						     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
+						     LN_AGENT_EXIT_USAGE);
 		} else if (!strcmp(argv[i], "--sha256") && i + 1 < argc) {
 			sha256 = argv[++i];
 			if (strlen(sha256) != 64 || !ln_arg_all_of(sha256, "0123456789abcdef"))
@@ -99,7 +107,8 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	if (!timeout || i + 1 >= argc) {
 		rc = ln_agent_fail("usage",
 				   "usage: llmnet-agent run --timeout S [--max-output N] "
-				   "[--sha256 HEX] -- PROBE ARGS...", LN_AGENT_EXIT_USAGE);
+				   "[--sha256 HEX] [--cluster NAME] -- PROBE ARGS...",
+				   LN_AGENT_EXIT_USAGE);
 		goto out;
 	}
 	pargc = argc - i - 1;
@@ -110,6 +119,7 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 		goto out;
 	}
 	rp->fd = -1;
+	rp->cluster = cluster;
 	ln_buf_addstr(&err, "run: ");
 	rc = ln_allow_check(a, sha256, pargc, pargv, rp, &err);
 	if (rc < 0) {

@@ -12,7 +12,10 @@ struct ln_agent;
 struct ln_buf;
 
 /* The io probe's argv (argc entries, options already typed): 0 when what
- * it writes is a cluster's own, else -LN_EREQUEST naming the path. */
-int ln_io_target_check(const struct ln_agent *a, int argc, char **argv, struct ln_buf *err);
+ * it writes is a cluster's own (cluster's, the request's `run --cluster`,
+ * when not NULL), else -LN_EREQUEST naming the path (and, when it is
+ * another cluster's, that cluster). */
+int ln_io_target_check(const struct ln_agent *a, const char *cluster, int argc, char **argv,
+		       struct ln_buf *err);
 
 #endif

@@ -361,10 +361,35 @@ static int subsys_fabric(const struct ln_agent *a, const char *subsys, char *ctr
 	return found;
 }
 
+int ln_inuse_partition_disk(const struct ln_agent *a, const char *name, char *disk, size_t n)
+{
+	char p[PATH_MAX], full[PATH_MAX], link[PATH_MAX];
+	const char *pp = strrchr(name, 'p');
+	ssize_t r;
+
+	/* the kernel's: /sys/class/block/NAME links into its disk's directory */
+	snprintf(p, sizeof(p), "/sys/class/block/%s", name);
+	r = ln_agent_path(a, p, full) == 0 ? readlink(full, link, sizeof(link) - 1) : -1;
+	link[r > 0 ? r : 0] = '\0';
+	if (r > 0 && strrchr(link, '/')) {
+		*strrchr(link, '/') = '\0';
+		snprintf(disk, n, "%s", strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
+		snprintf(p, sizeof(p), "/sys/class/block/%s/partition", name);
+		return ln_path_exists(a, p) && strcmp(disk, name);
+	}
+	/* nvme1n1p2 where sysfs has no link (a fixture) */
+	if (!strncmp(name, "nvme", 4) && pp > strchr(name, 'n') && pp[1] &&
+	    strspn(pp + 1, "0123456789") == strlen(pp + 1)) {
+		snprintf(disk, n, "%.*s", (int)(pp - name), name);
+		return 1;
+	}
+	return 0;
+}
+
 int ln_inuse_fabric_of(const struct ln_agent *a, const char *name, struct ln_inuse_ctrl *f)
 {
 	struct ln_buf nqn = LN_BUF_INIT;
-	char dev[PATH_MAX], full[PATH_MAX], link[PATH_MAX];
+	char dev[PATH_MAX], full[PATH_MAX], link[PATH_MAX], disk[NAME_MAX + 1];
 	const char *base;
 	ssize_t r;
 	int fabric;
@@ -372,6 +397,9 @@ int ln_inuse_fabric_of(const struct ln_agent *a, const char *name, struct ln_inu
 	memset(f, 0, sizeof(*f));
 	if (strncmp(name, "nvme", 4))
 		return 0;
+	/* a partition's controller is its disk's (/sys/block lists disks only) */
+	if (ln_inuse_partition_disk(a, name, disk, sizeof(disk)))
+		name = disk;
 	snprintf(dev, sizeof(dev), "/sys/block/%s/device", name);
 	r = ln_agent_path(a, dev, full) == 0 ? readlink(full, link, sizeof(link) - 1) : -1;
 	link[r > 0 ? r : 0] = '\0';

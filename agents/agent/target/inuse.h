@@ -34,13 +34,18 @@ int ln_inuse_file(const struct ln_agent *a, const char *path, const struct stat 
  * why; 0 when none holds it. Mounts are blockdev.c's (its wording). */
 int ln_inuse_blockdev(const struct ln_agent *a, const char *subject, const char *name,
 		      const char *devpath, struct ln_buf *why);
-/* 0 unless the block device name (sysfs: "nvme1n1") is an NVMe namespace
- * whose controller, or any controller of its multipath subsystem, has a
+/* 0 unless the block device name (sysfs: "nvme1n1", or a partition of
+ * it: "nvme1n1p1") is an NVMe namespace whose controller, or any controller of its multipath subsystem, has a
  * transport other than pcie (tcp, rdma, fc, loop) or none readable: then
  * -EBUSY with err naming given, the controller, transport and subsystem NQN.
  * A namespace imported from a fabric is never exported again. */
 int ln_inuse_fabric(const struct ln_agent *a, const char *name, const char *given,
 		    struct ln_buf *err);
+/* 1 with disk (n bytes) the disk that the block device name is a
+ * partition of (sysfs: /sys/class/block/NAME/partition, the link's
+ * directory above; nvme1n1p2's name where a fixture has no link), 0 when
+ * name is no partition. */
+int ln_inuse_partition_disk(const struct ln_agent *a, const char *name, char *disk, size_t n);
 /* A fabric controller behind a namespace, as ln_inuse_fabric_of found it. */
 struct ln_inuse_ctrl {
 	char ctrl[NAME_MAX + 1];	/* nvme1; "" when the subsystem lists none */
@@ -49,7 +54,8 @@ struct ln_inuse_ctrl {
 	char nqn[256];
 };
 /* 1 with f when the block device name is a namespace ln_inuse_fabric
- * refuses (a fabric or unknown transport), 0 when it is local. */
+ * refuses (a fabric or unknown transport), or a partition of one, 0 when
+ * it is local. */
 int ln_inuse_fabric_of(const struct ln_agent *a, const char *name, struct ln_inuse_ctrl *f);
 /* "NVMe controller nvme1 over transport tcp, subsystem NQN" onto out. */
 void ln_inuse_ctrl_describe(const struct ln_inuse_ctrl *f, struct ln_buf *out);

@@ -174,10 +174,9 @@ static int device_unfit(const struct ln_agent *a, const char *name, int loop_ok,
 			struct ln_buf *why)
 {
 	struct ln_inuse_ctrl f;
-	char p[PATH_MAX], full[PATH_MAX], link[PATH_MAX], parent[NAME_MAX + 1];
+	char p[PATH_MAX], parent[NAME_MAX + 1];
 	char **names = NULL;
 	size_t n = 0, i;
-	ssize_t r;
 	int bad = 0;
 
 	if (!strncmp(name, "loop", 4) && name[4] && strspn(name + 4, "0123456789") == strlen(name + 4)) {
@@ -186,23 +185,9 @@ static int device_unfit(const struct ln_agent *a, const char *name, int loop_ok,
 		ln_buf_addf(why, "a loop device (/dev/%s), whose bytes are a file's", name);
 		return 1;
 	}
-	/* a partition: its disk is the sysfs directory above it */
-	snprintf(p, sizeof(p), "/sys/class/block/%s", name);
-	r = ln_agent_path(a, p, full) == 0 ? readlink(full, link, sizeof(link) - 1) : -1;
-	link[r > 0 ? r : 0] = '\0';
-	if (r > 0 && strrchr(link, '/')) {
-		*strrchr(link, '/') = '\0';
-		snprintf(parent, sizeof(parent), "%s", strrchr(link, '/') ? strrchr(link, '/') + 1 : link);
-		snprintf(p, sizeof(p), "/sys/class/block/%s/partition", name);
-		if (ln_path_exists(a, p) && strcmp(parent, name))
-			return depth < 4 && device_unfit(a, parent, loop_ok, depth + 1, why);
-	} else if (!strncmp(name, "nvme", 4) && strrchr(name, 'p') > strchr(name, 'n') &&
-		   strspn(strrchr(name, 'p') + 1, "0123456789") == strlen(strrchr(name, 'p') + 1) &&
-		   strrchr(name, 'p')[1]) {
-		/* nvme1n1p2 where sysfs has no link (a fixture) */
-		snprintf(parent, sizeof(parent), "%.*s", (int)(strrchr(name, 'p') - name), name);
+	/* a partition: judged as its disk */
+	if (ln_inuse_partition_disk(a, name, parent, sizeof(parent)))
 		return depth < 4 && device_unfit(a, parent, loop_ok, depth + 1, why);
-	}
 	if (ln_inuse_fabric_of(a, name, &f)) {
 		ln_buf_addf(why, "a namespace (%s) of ", name);
 		ln_inuse_ctrl_describe(&f, why);
