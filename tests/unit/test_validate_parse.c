@@ -447,6 +447,20 @@ static void test_validate_parse__perftest_lat_odd(void **state)
 	ln_buf_addstr(&t, " 2       500          1965.97        41811.29      13646.03  \t       "
 			  "14668.10     \t6543.34\t\t34452.18 \t\t418");
 	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_string_equal(err.buf, "no latency result: the report's data line is not 9 numbers "
+				     "of 0 or more on one whole line: '2       500          "
+				     "1965.97        41811.29      13646.03          14668.10      "
+				     "6543.34  34452.18   418'");
+	ln_buf_reset(&err);
+	ln_buf_reset(&t);
+	ln_buf_addstr(&t, head);	/* whole, but a column short */
+	ln_buf_addstr(&t, " 2 500 1.0 9.0 2.0 2.5 0.5 3.0\n");
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "is not 9 numbers"));
+	ln_buf_reset(&t);
+	ln_buf_reset(&err);
+	ln_buf_addstr(&t, head);	/* the header alone: truncated before any row */
+	assert_int_equal(ln_parse_perftest_lat(t.buf, t.len, &l, &err), -LN_EPROTO);
 	assert_string_equal(err.buf, "no latency result: the report has a header but no data "
 				     "line (truncated)");
 	ln_buf_reset(&t);

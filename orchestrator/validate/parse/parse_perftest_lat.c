@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,21 @@ static int read_row(const char *s, size_t n, int ncols, double *v)
 	return *p ? -1 : 0;
 }
 
+/* The first data line that was refused, for the reason: its first 120
+ * bytes, a tab as a space, anything else not printable as '?'. */
+static void keep_refused(char *dst, size_t size, const char *s, size_t n)
+{
+	size_t i;
+
+	if (dst[0])
+		return;
+	if (n >= size)
+		n = size - 1;
+	for (i = 0; i < n; i++)
+		dst[i] = s[i] == '\t' ? ' ' : isprint((unsigned char)s[i]) ? s[i] : '?';
+	dst[n] = '\0';
+}
+
 static double column(const double *v, const int idx[C_COUNT], enum col c)
 {
 	return idx[c] >= 0 ? v[idx[c]] : NAN;
@@ -104,6 +120,7 @@ int ln_parse_perftest_lat(const char *text, size_t len, struct ln_perftest_lat *
 	const char *s, *e, *reason;
 	int idx[C_COUNT], ncols = -1, complete, rows = 0;
 	double v[MAX_COLS];
+	char refused[121] = "", why[200];
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
@@ -122,10 +139,13 @@ int ln_parse_perftest_lat(const char *text, size_t len, struct ln_perftest_lat *
 			}
 			continue;
 		}
-		/* a line cut short (no newline) is not trusted */
-		if (s == e || !isdigit((unsigned char)*s) || !complete ||
-		    read_row(s, (size_t)(e - s), ncols, v) < 0)
+		if (s == e || !isdigit((unsigned char)*s))
 			continue;
+		/* a line cut short (no newline) is not trusted */
+		if (!complete || read_row(s, (size_t)(e - s), ncols, v) < 0) {
+			keep_refused(refused, sizeof(refused), s, (size_t)(e - s));
+			continue;
+		}
 		/* the largest message size's row, as bandwidth judges */
 		if (rows++ && (uint64_t)v[idx[C_BYTES]] < out->bytes)
 			continue;
@@ -145,7 +165,11 @@ int ln_parse_perftest_lat(const char *text, size_t len, struct ln_perftest_lat *
 		reason = "the report is empty";
 	else if (ncols < 0)
 		reason = "the report has no latency header";
-	else
+	else if (refused[0]) {
+		snprintf(why, sizeof(why), "the report's data line is not %d numbers of 0 or more "
+			 "on one whole line: '%s'", ncols, refused);
+		reason = why;
+	} else
 		reason = "the report has a header but no data line (truncated)";
 	return ln_parse_no_result(text, len, "latency", reason, err);
 }
