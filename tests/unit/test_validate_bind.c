@@ -62,6 +62,23 @@ static void test_validate_bind__rping_client_bound_to_its_port(void **state)
 	assert_true(each_client_bound(w, LN_STAGE_RPING, "-I") >= 8);
 }
 
+/* The same with three nodes, as the 3-guest lab runs it (validate.sh's
+ * shared subnet step): each rail a ring of three, lab2's rxe1 its only
+ * fault, one attempt a pair. */
+static void test_validate_bind__rping_shared_subnet_three_nodes(void **state)
+{
+	struct world *w = world_start(state, 3, make_spec_two_rails(3,
+				      "  - { stage: rping, concurrent_rails: true }\n"));
+
+	fake_two_rails(&w->f);
+	w->f.shared_subnet = 1;
+	w->f.dead_port[1][1] = 1;
+	w->o.attempts = 1;
+	world_run(w);
+	assert_verdicts(w, "rping:port:n2 ");
+	assert_string_equal(ln_results_port(&w->res, 1, w->res.verdicts[0].pa), "rxe1");
+}
+
 /* The control: the same shared subnet with every port alive passes. */
 static void test_validate_bind__rping_shared_subnet_healthy(void **state)
 {
@@ -218,6 +235,7 @@ static void test_validate_bind__perftest_argv_both_ways(void **state)
 LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_bind__rping_client_bound_to_its_port),
 	WORLD_TEST(test_validate_bind__rping_shared_subnet_healthy),
+	WORLD_TEST(test_validate_bind__rping_shared_subnet_three_nodes),
 	WORLD_TEST(test_validate_bind__perftest_bound_over_rdma_cm),
 	WORLD_TEST(test_validate_bind__perftest_without_bind_source_ip),
 	WORLD_TEST(test_validate_bind__perftest_help_unreadable),
