@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * llmnet keys SPEC: create the DH-HMAC-CHAP secrets the spec's targets
- * need and that are missing, KEY_DIR/<target-node>/<host-node>.key (and
- * .ctrl.key when bidirectional), 0600 in 0700 directories, each written
+ * llmnet keys SPEC: create the DH-HMAC-CHAP secrets and TLS PSKs the
+ * spec's targets need and that are missing, KEY_DIR/<target-node>/
+ * <host-node>.key (.ctrl.key when bidirectional, .psk with tls), 0600 in
+ * 0700 directories, each written
  * atomically and never over an existing file. Prints the path of every
  * file it made (stdout), never a secret. Contacts no node.
  * Exit 0 done, 1 a file could not be made, 3 invalid spec, 64 usage.
@@ -22,10 +23,12 @@ int cmd_keys(int argc, char **argv)
 	};
 	const struct ln_opt_cmd c = {
 		"llmnet keys SPEC",
-		"Create the DH-HMAC-CHAP secrets SPEC's targets need that do not exist yet:\n"
-		"KEY_DIR/<target-node>/<host-node>.key, and .ctrl.key when bidirectional\n"
-		"(DHHC-1 format, 32 random bytes), 0600 in 0700 directories. An existing\n"
-		"file is never replaced. Prints each path made; contacts no node.\n"
+		"Create the DH-HMAC-CHAP secrets and TLS PSKs SPEC's targets need that do\n"
+		"not exist yet: KEY_DIR/<target-node>/<host-node>.key, .ctrl.key when\n"
+		"bidirectional (DHHC-1 format, 32 random bytes), and .psk for a target\n"
+		"with tls: required (the NVMe/TCP PSK, NVMeTLSkey-1 interchange format),\n"
+		"0600 in 0700 directories. An existing file is never replaced. Prints\n"
+		"each path made, never a secret; contacts no node.\n"
 		"\n"
 		"exit status: 0 done, 1 a secret could not be made, 3 invalid spec, 64 usage",
 		options,

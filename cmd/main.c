@@ -25,7 +25,7 @@ const struct ln_command ln_commands[] = {
 	{ "help", cmd_help, 0, "show help for llmnet or a command" },
 	{ "version", cmd_version, 0, "print llmnet's version" },
 	{ "lint", cmd_lint, 0, "check a spec without contacting any node" },
-	{ "keys", cmd_keys, 0, "create the missing DH-HMAC-CHAP secrets of a spec" },
+	{ "keys", cmd_keys, 0, "create the missing DH-HMAC-CHAP secrets and TLS PSKs of a spec" },
 	{ "facts", cmd_facts, FACTS, "show what every node is and holds" },
 	{ "plan", cmd_plan, REQUESTS, "show what apply would change" },
 	{ "apply", cmd_apply, REQUESTS, "converge every node to the spec" },

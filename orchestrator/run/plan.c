@@ -4,6 +4,7 @@
  * cross-node fact (who may connect to whom, who is in the hostfile); each
  * agent gets only its own node's slice and works out the delta itself.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "orchestrator/run/plan.h"
 #include "orchestrator/transport/answer.h"
 #include "orchestrator/transport/fanout.h"
+#include "orchestrator/validate/rails.h"
 
 int ln_plan_check_duplicates(const struct ln_run *r, struct ln_buf *err)
 {
@@ -313,11 +315,54 @@ static struct json_object *target_request(const struct ln_run *r, const struct l
 	return o;
 }
 
+/* Whether numeric addresses a and b are one address of one family. */
+static int same_addr(const char *a, const char *b)
+{
+	unsigned char x[16], y[16];
+	int fam = strchr(a, ':') ? AF_INET6 : AF_INET;
+
+	return (strchr(b, ':') ? AF_INET6 : AF_INET) == fam && inet_pton(fam, a, x) == 1 &&
+	       inet_pton(fam, b, y) == 1 && !memcmp(x, y, fam == AF_INET ? 4 : 16);
+}
+
+/*
+ * The source in's connection to tg is bound to (issue 27): the initiator
+ * node's declared port on the rail of the target's address (the target
+ * node's port holding it), its ip when of the address's family. NULL
+ * (the route's, as before) when the address is on no declared port or
+ * the initiator's node has no port on that rail.
+ */
+const char *ln_plan_initiator_source(const struct ln_spec *sp, const struct ln_initiator *in,
+				     const struct ln_target *tg)
+{
+	const struct ln_node *tn = &sp->nodes[tg->node], *hn = &sp->nodes[in->node];
+	struct ln_railmap m = LN_RAILMAP_INIT;
+	struct ln_buf err = LN_BUF_INIT;
+	const char *src = NULL;
+	int rail = -1, p;
+	size_t k;
+
+	if (!tg->address || ln_railmap_from_spec(sp, &m, &err) < 0)
+		goto out;
+	for (k = 0; k < tn->n_rdma && rail < 0; k++)
+		if (tn->rdma[k].ip && same_addr(tn->rdma[k].ip, tg->address))
+			rail = ln_railmap_rail_of(&m, tg->node, (unsigned)k);
+	p = rail >= 0 ? m.port[in->node * m.nrails + (size_t)rail] : -1;
+	if (p >= 0 && hn->rdma[p].ip && (strchr(hn->rdma[p].ip, ':') != NULL) ==
+					    (strchr(tg->address, ':') != NULL))
+		src = hn->rdma[p].ip;
+out:
+	ln_railmap_release(&m);
+	ln_buf_release(&err);
+	return src;
+}
+
 /* The request's entry for initiator in, which connects to tg. */
 static struct json_object *initiator_request(const struct ln_run *r, const struct ln_initiator *in,
 					     const struct ln_target *tg)
 {
 	struct json_object *o = json_object_new_object();
+	const char *src;
 
 	if (tg->dhchap.present) {
 		struct json_object *d = initiator_dhchap(r, in, tg);
@@ -333,6 +378,9 @@ static struct json_object *initiator_request(const struct ln_run *r, const struc
 	ln_json_add_str(o, "transport", ln_transport_name(tg->transport));
 	ln_json_add_str(o, "address", tg->address);
 	ln_json_add_i64(o, "service", tg->service);
+	src = ln_plan_initiator_source(r->spec, in, tg);
+	if (src)	/* absent: the route's, as an older agent connects */
+		ln_json_add_str(o, "host_traddr", src);
 	if (tg->tls)
 		ln_json_add_str(o, "tls", "required");
 	if (in->discovery)

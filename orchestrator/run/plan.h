@@ -51,4 +51,10 @@ void ln_plan_count(struct json_object *answer, int *create, int *change, int *re
  * make, else 0. */
 int ln_plan_pending(const struct ln_node_run *nr);
 
+/* The source address initiator in's connection to tg is bound to (issue
+ * 27): the initiator node's declared port on the target's rail; NULL
+ * when none (the route picks, as before). Borrowed from the spec. */
+const char *ln_plan_initiator_source(const struct ln_spec *sp, const struct ln_initiator *in,
+				     const struct ln_target *tg);
+
 #endif

@@ -179,7 +179,7 @@ enum ln_mount_format {
 struct ln_mount {
 	int present;
 	const char *path;		/* absolute mount point */
-	const char *fs;			/* ext4 | xfs | btrfs */
+	const char *fs;			/* ext4 | xfs (lint and the agent refuse others) */
 	enum ln_mount_format format;
 	int exec;			/* 1: programs may run from it (no noexec) */
 	struct ln_mark mark;

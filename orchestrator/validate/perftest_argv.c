@@ -2,13 +2,28 @@
 /*
  * perftest's command line, one builder for the bandwidth and latency
  * stages (stage_pair.c) and every later use of perftest: each end on its
- * own device, port and GID (see stage_common.h).
+ * own device, port and GID (see stage_common.h), and bound to its
+ * declared port (issue 27). Over RDMA CM (-R) an unbound end leaves by
+ * the port the route picks, which on rails that share a subnet need not
+ * be the one reported; perftest binds it with --bind_source_ip, which
+ * perftest 4.5-0.17 (Debian 12) lacks. So each node's tool is asked once
+ * per run (its --help, bounded): where both ends list the option, -R
+ * with it; otherwise no -R, and -d/-i/-x bind the data path.
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "orchestrator/validate/results.h"
 #include "orchestrator/validate/stage_common.h"
+
+#define HELP_TIMEOUT_S 10
+#define HELP_OUTPUT_MAX (256u << 10)
+#define BIND_OPTION "--bind_source_ip"
 
 void vs_perftest_argv(const struct port_info *srv, const struct port_info *cli, const char *tool,
 		      uint64_t size, unsigned iters, unsigned tcp_port, const char *extra,
-		      struct argv *sv, struct argv *cv)
+		      int bind_source, struct argv *sv, struct argv *cv)
 {
 	const struct port_info *ends[2] = { srv, cli };
 	struct argv *both[2] = { sv, cv };
@@ -32,10 +47,129 @@ void vs_perftest_argv(const struct port_info *srv, const struct port_info *cli, 
 		vs_arg(both[k], "%u", iters);
 		vs_arg(both[k], "-p");
 		vs_arg(both[k], "%u", tcp_port);
-		vs_arg(both[k], "-R");
+		if (bind_source) {
+			vs_arg(both[k], "-R");
+			vs_arg(both[k], BIND_OPTION);
+			vs_arg(both[k], "%s", ni->ip);
+		}
 		vs_arg(both[k], "-F");
 		if (extra)
 			vs_arg(both[k], "%s", extra);
 	}
 	vs_arg(cv, "%s", srv->ip);
+}
+
+/* Whether perftest's usage text lists the option as a word of its own. */
+static int help_lists_bind(const char *text, size_t len)
+{
+	size_t n = strlen(BIND_OPTION);
+	const char *p = text, *end = text + len;
+
+	while (p && (p = memmem(p, (size_t)(end - p), BIND_OPTION, n))) {
+		const char *after = p + n;
+
+		if ((p == text || p[-1] == ' ' || p[-1] == '\t' || p[-1] == ',') &&
+		    (after == end || *after == ' ' || *after == '\t' || *after == '=' ||
+		     *after == '\n' || *after == '\r' || *after == ','))
+			return 1;
+		p = after;
+	}
+	return 0;
+}
+
+/* Read tool's --help on node i (its lane), once per tool: the answer in
+ * ni->perftest_binds, why it could not be read in ni->perftest_why. The
+ * exit status is not judged: perftest's --help exits 1. */
+static void read_help(struct vctx *c, const char *tool, size_t i, unsigned lane)
+{
+	struct node_info *ni = &c->ni[i];
+	const char *argv[] = { tool, "--help", NULL };
+	struct ln_probe_result pr = { 0 };
+	struct ln_buf err = LN_BUF_INIT;
+	int r;
+
+	free(ni->perftest_tool);
+	free(ni->perftest_why);
+	ni->perftest_why = NULL;
+	ni->perftest_binds = 0;
+	ni->perftest_tool = strdup(tool);
+	ln_buf_init(&pr.output, HELP_OUTPUT_MAX);
+	r = c->ops->run(c->octx, i, lane, argv, NULL, HELP_TIMEOUT_S, &pr, &err);
+	if (r < 0) {
+		if (!err.len)
+			ln_buf_addstr(&err, "it could not run");
+	} else if (pr.timed_out) {
+		ln_buf_addf(&err, "it timed out after %ds", HELP_TIMEOUT_S);
+	} else {
+		ni->perftest_binds = help_lists_bind(pr.output.buf, pr.output.len);
+	}
+	if (err.len)
+		ni->perftest_why = strdup(err.buf);
+	ln_buf_release(&pr.output);
+	ln_buf_release(&err);
+}
+
+/* Node i's answer for tool, read when not yet (or for another tool). */
+static int node_binds(struct vctx *c, const char *tool, size_t i, unsigned lane)
+{
+	struct node_info *ni = &c->ni[i];
+	int binds;
+
+	pthread_mutex_lock(&ni->perftest_lock);
+	if (!ni->perftest_tool || strcmp(ni->perftest_tool, tool))
+		read_help(c, tool, i, lane);
+	binds = ni->perftest_binds;
+	pthread_mutex_unlock(&ni->perftest_lock);
+	return binds;
+}
+
+int vs_perftest_binds(struct vctx *c, const char *tool, size_t a, unsigned pa, size_t b,
+		      unsigned pb)
+{
+	int sa = node_binds(c, tool, a, vs_lane(c, pa));
+
+	return node_binds(c, tool, b, vs_lane(c, pb)) && sa;
+}
+
+/* Whether node i's answer for tool says it binds (no lock: every pair of
+ * the round is done when its checks are annotated). */
+static int known_binds(const struct vctx *c, const char *tool, size_t i)
+{
+	const struct node_info *ni = &c->ni[i];
+
+	return ni->perftest_tool && !strcmp(ni->perftest_tool, tool) && ni->perftest_binds;
+}
+
+void vs_perftest_note(struct vctx *c, const char *tool, struct ln_check *k)
+{
+	size_t e[2] = { k->a, k->b }, lacks = k->b;
+	struct ln_buf note = LN_BUF_INIT;
+	int j;
+
+	if (k->status != LN_ST_PASS || k->a == LN_NO_NODE || k->b == LN_NO_NODE)
+		return;
+	if (known_binds(c, tool, k->a) && known_binds(c, tool, k->b)) {
+		ln_buf_addf(&note, "bound: RDMA CM from each end's own address (-R %s)",
+			    BIND_OPTION);
+	} else {
+		for (j = 1; j >= 0; j--)
+			if (!known_binds(c, tool, e[j]))
+				lacks = e[j];
+		ln_buf_addf(&note, "bound: -d/-i/-x, not RDMA CM (%s on '%s' ", tool,
+			    vs_nname(c, lacks));
+		if (c->ni[lacks].perftest_why)
+			ln_buf_addf(&note, "--help could not be read: %s)",
+				    c->ni[lacks].perftest_why);
+		else
+			ln_buf_addf(&note, "lists no %s)", BIND_OPTION);
+	}
+	ln_check_set(k, LN_ST_PASS, "%s", note.buf);
+	ln_buf_release(&note);
+}
+
+void vs_perftest_release(struct node_info *ni)
+{
+	free(ni->perftest_tool);
+	free(ni->perftest_why);
+	pthread_mutex_destroy(&ni->perftest_lock);
 }

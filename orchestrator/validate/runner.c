@@ -112,6 +112,7 @@ static int read_facts(struct vctx *c)
 		const char *h;
 
 		ni->rdma_ok = 1;
+		pthread_mutex_init(&ni->perftest_lock, NULL);
 		if (c->ops->facts(c->octx, i, &ni->facts, &ferr) < 0 || !ni->facts) {
 			ni->facts = NULL;
 			ni->rdma_ok = 0;
@@ -230,6 +231,7 @@ out:
 
 		free(c.ni[i].devices_reason);
 		free(c.ni[i].hostname);
+		vs_perftest_release(&c.ni[i]);
 		for (k = 0; c.ni[i].ports && k < c.ni[i].nports; k++)
 			free(c.ni[i].ports[k].reason);
 		free(c.ni[i].ports);

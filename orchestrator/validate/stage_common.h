@@ -15,6 +15,7 @@
 #ifndef LN_VALIDATE_STAGE_COMMON_H
 #define LN_VALIDATE_STAGE_COMMON_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "orchestrator/validate/pairing.h"
@@ -41,6 +42,14 @@ struct node_info {
 	struct port_info *ports;	/* the node's declared RDMA ports, spec order */
 	size_t nports;
 	char *hostname;			/* from facts, for matching MPI ranks */
+	/* perftest's --help, read once per node and tool (perftest_argv.c):
+	 * the tool it was read for (NULL: not yet), whether it lists
+	 * --bind_source_ip, why it could not be read (NULL: it was); the
+	 * lock, since a node's ports run in one round with concurrent rails */
+	char *perftest_tool;
+	int perftest_binds;
+	char *perftest_why;
+	pthread_mutex_t perftest_lock;
 };
 
 struct vctx {
@@ -157,12 +166,24 @@ int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
  * validate --dry-run's schedule both use it. */
 /* perftest's argv (perftest_argv.c), the same for its bandwidth and
  * latency tools: server srv and client cli each name their own device,
- * port and GID; the message size, the iterations and the TCP port, over
- * RDMA CM without the cpufreq check; extra (may be NULL) ends both; the
- * client adds the server's address. */
+ * port and GID; the message size, the iterations and the TCP port,
+ * without the cpufreq check; extra (may be NULL) ends both; the client
+ * adds the server's address. Every end is bound to its declared port
+ * (issue 27): with bind_source, over RDMA CM (-R) from its own address
+ * (--bind_source_ip); without, not over RDMA CM, where -d/-i/-x bind the
+ * data path and only the TCP exchange of QP numbers follows the route. */
 void vs_perftest_argv(const struct port_info *srv, const struct port_info *cli, const char *tool,
 		      uint64_t size, unsigned iters, unsigned tcp_port, const char *extra,
-		      struct argv *sv, struct argv *cv);
+		      int bind_source, struct argv *sv, struct argv *cv);
+/* Whether both ends' tool lists --bind_source_ip in its --help: read on
+ * each node once per tool and run (bounded), on the lane of the port. */
+int vs_perftest_binds(struct vctx *c, const char *tool, size_t a, unsigned pa, size_t b,
+		      unsigned pb);
+/* The binding a passing pair check k of tool used, as its reason (a
+ * failure keeps its own; its attempts' commands show the binding). */
+void vs_perftest_note(struct vctx *c, const char *tool, struct ln_check *k);
+/* Release what vs_perftest_binds kept of node info. */
+void vs_perftest_release(struct node_info *ni);
 void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av);
 
 /* Whether node (port: any port, -1) is blamed in stage st: a bad node,

@@ -72,8 +72,10 @@ static uint64_t rping_timeout_ms(const struct ln_validation *v)
 	return v->rping.timeout_ms;
 }
 
-/* Server and client differ only in -s / -c: both name the server's
- * address (rping -S must match too). */
+/* Both name the server's address (rping -S must match too); the client
+ * is bound to its own port's address (-I, issue 27): left to the route,
+ * a client on rails that share a subnet leaves by whichever port the
+ * route picks, and a dead port could pass. */
 static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
 {
 	struct argv *both[2] = { sv, cv };
@@ -90,6 +92,8 @@ static void rping_build(const struct pair_try *t, struct argv *sv, struct argv *
 		vs_arg(both[k], "%u", t->c->spec->validation.rping.count);
 		vs_arg(both[k], "-V");
 	}
+	vs_arg(cv, "-I");
+	vs_arg(cv, "%s", t->c->ni[t->b].ports[t->pb].ip);
 }
 
 static void rping_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
@@ -132,8 +136,10 @@ static void perftest_build(const struct pair_try *t, const char *tool, uint64_t 
 			   unsigned iters, unsigned port_base, const char *extra, struct argv *sv,
 			   struct argv *cv)
 {
+	int bind = vs_perftest_binds(t->c, tool, t->a, t->pa, t->b, t->pb);
+
 	vs_perftest_argv(&t->c->ni[t->a].ports[t->pa], &t->c->ni[t->b].ports[t->pb], tool, size,
-			 iters, port_base + t->slot, extra, sv, cv);
+			 iters, port_base + t->slot, extra, bind, sv, cv);
 }
 
 static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
@@ -302,6 +308,7 @@ static void bw_annotate(struct vctx *c, const struct ln_pair *p, struct ln_check
 	k->line_rate = pair_line_rate(c, p->a, p->pa, p->b, p->pb);
 	if (v->bandwidth.min_kind != LN_MIN_NONE)
 		k->threshold = bw_threshold(v, k->line_rate);
+	vs_perftest_note(c, bw_name(c), k);
 }
 
 /* ---- latency: perftest's ib_write_lat / ib_send_lat ---- */
@@ -394,6 +401,7 @@ static void lat_annotate(struct vctx *c, const struct ln_pair *p, struct ln_chec
 	k->unit = "us";
 	lat_thresholds(&c->spec->validation, &k->lat);
 	k->threshold = k->lat.max_typical;
+	vs_perftest_note(c, lat_name(c), k);
 }
 
 static const struct pair_tool pair_tools[LN_STAGE_COUNT] = {

@@ -360,6 +360,12 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin
 me=$i st=$st fx=$fx
 SH
 	cat >> "$dir/ib_write_bw" <<'SH'
+# perftest 4.5-0.17's --help (Debian 12): no --bind_source_ip, so the
+# pairs run without -R (issue 27); its --help exits 1
+if [ "$1" = --help ]; then
+	echo "  -R, --rdma_cm  Connect QPs with rdma_cm and run test on those QPs"
+	exit 1
+fi
 last=${!#}
 while [ $# -gt 0 ]; do
 	case $1 in -p) port=$2; shift ;; esac

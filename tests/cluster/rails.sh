@@ -30,11 +30,16 @@ SH
 role=$1
 shift
 while [ $# -gt 0 ]; do
-	case $1 in -a) ip=$2; shift ;; -p) port=$2; shift ;; esac
+	case $1 in -a) ip=$2; shift ;; -p) port=$2; shift ;; -I) src=$2; shift ;; esac
 	shift
 done
 peer=$((${ip##*.} - 10))
 rail=$(($(echo "$ip" | cut -d. -f2) - 77))
+# the client is bound to its own port on the server's rail (-I, issue 27)
+if [ "$role" = -c ] && [ "${src:-}" != "10.$((77 + rail)).0.$((10 + me))" ]; then
+	echo "stand-in rping: client bound to '${src:-nothing}', not its port on rail $rail"
+	exit 1
+fi
 key=$st/done.$ip.$port
 mkdir "$st/run/$me.$$"
 echo "$me $(ls "$st/run" | grep -c "^$me\.")" >> "$st/inflight"

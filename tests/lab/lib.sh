@@ -127,6 +127,42 @@ lab_ssh() {
 	ssh "${LAB_SSH_OPTS[@]}" "root@$(lab_addr "$i")" "$@" 200>&-
 }
 
+# lab_roce_drop I DEV [PEER...]: the fault the RDMA path honours (issue 27):
+# drop RoCE v2 (UDP 4791: the data and the RDMA CM's MADs on QP1) on guest
+# I's fabric interface DEV, both ways (clsact egress and ingress, u32 match,
+# gact drop), toward and from every peer, or only the PEER addresses (a bad
+# link). A route (a blackhole) is what an unbound client consults; a
+# client bound to its port's address, as llmnet's probes are, is not cut
+# by it, nor is the kernel's RDMA CM resolving from that address.
+# lab_roce_undrop I DEV removes it. Needs sch_ingress (clsact), cls_u32 and
+# act_gact (tests/lab/guest-modules).
+lab_roce_drop() {
+	local i=$1 dev=$2 m="protocol ip prio 1 u32 match ip protocol 17 0xff match ip dport 4791 0xffff"
+	local cmd a
+	shift 2
+	cmd="tc qdisc add dev $dev clsact"
+	if [ $# -eq 0 ]; then
+		cmd="$cmd && tc filter add dev $dev egress $m action drop"
+		cmd="$cmd && tc filter add dev $dev ingress $m action drop"
+	fi
+	for a in "$@"; do
+		cmd="$cmd && tc filter add dev $dev egress $m match ip dst $a/32 action drop"
+		cmd="$cmd && tc filter add dev $dev ingress $m match ip src $a/32 action drop"
+	done
+	lab_ssh "$i" "$cmd"
+}
+
+lab_roce_undrop() {
+	lab_ssh "$1" "tc qdisc del dev $2 clsact"
+}
+
+# lab_roce_dropped I DEV: the packets guest I's drop filters on DEV dropped
+# (both ways), from tc's statistics.
+lab_roce_dropped() {
+	lab_ssh "$1" "tc -s filter show dev $2 egress; tc -s filter show dev $2 ingress" |
+		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+
 # lab_put I LOCAL REMOTE: copy a file to guest I (SFTP).
 lab_put() {
 	scp -q "${LAB_SSH_OPTS[@]}" "$2" "root@$(lab_addr "$1"):$3" 200>&-

@@ -273,6 +273,13 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 	out->exit_status = 0;
 	out->timed_out = 0;
 	out->seconds = 0.01;
+	if (argv[1] && !strcmp(argv[1], "--help")) {
+		/* perftest's usage, as Debian 12's: no --bind_source_ip (issue 27) */
+		ln_buf_addstr(&out->output, "  -R, --rdma_cm  Connect QPs with rdma_cm\n");
+		out->exit_status = 1;
+		pthread_mutex_unlock(&f->lock);
+		return 0;
+	}
 	if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw")) {
 		ln_buf_addstr(&out->output, "------------------------------------------------------"
 			      "---------------------------------\n #bytes     #iterations    BW peak"

@@ -343,6 +343,62 @@ static void test_agent_exec__system_tools_by_name_and_typed_arguments(void **sta
 		"--", "/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "mnt/../etc", NULL);
 }
 
+/* `run --timeout 5 ARGS...` passes the allow-list: the agent answers
+ * that the tool is not installed here (/usr/bin has none), or, where it
+ * is, the tool ran and its exit status came back; never a refusal of an
+ * argument. */
+static void allowed_argv(struct ex *x, const char *const *rest)
+{
+	const char *args[40] = { "run", "--timeout", "5" };
+	int n = 3;
+
+	while (n < 39 && (args[n] = *rest++))
+		n++;
+	args[n] = NULL;
+	fx_agent(x->root, args, NULL, &x->out, NULL, NULL);
+	if (strstr(x->out.buf, "is not allowed") || strstr(x->out.buf, " takes ") ||
+	    (!strstr(x->out.buf, "is not installed") && !strstr(x->out.buf, "exit_status")))
+		fail_msg("want it allowed: %s", x->out.buf);
+}
+
+#define allowed(x, ...) allowed_argv(x, (const char *const[]){ __VA_ARGS__ })
+
+/* Binding (issue 27): rping's client source -I and perftest's
+ * --bind_source_ip take a numeric IPv4 or IPv6 address only, never a
+ * host name (the agent resolves nothing) or anything after one; --help
+ * (whether the node's perftest has the option) takes nothing. */
+static void test_agent_exec__bind_addresses_are_numeric(void **state)
+{
+	struct ex *x = *state;
+
+	refused(x, "rping option '-I' takes an IP address, not 'gpu01'", "--", "rping", "-c",
+		"-a", "10.0.0.1", "-I", "gpu01", NULL);
+	refused(x, "rping option '-I' takes an IP address, not '10.0.0.2x'", "--", "rping",
+		"-c", "-a", "10.0.0.1", "-I", "10.0.0.2x", NULL);
+	refused(x, "rping option '-I' takes an IP address, not '10.0.0.2/24'", "--", "rping",
+		"-c", "-a", "10.0.0.1", "-I", "10.0.0.2/24", NULL);
+	refused(x, "rping option '-I' takes an IP address, not 'nothing'", "--", "rping", "-c",
+		"-a", "10.0.0.1", "-I", NULL);
+	refused(x, "ib_write_bw option '--bind_source_ip' takes an IP address, not 'n1.lab'",
+		"--", "ib_write_bw", "-d", "rxe0", "-R", "--bind_source_ip", "n1.lab", "10.0.0.1",
+		NULL);
+	refused(x, "ib_send_lat option '--bind_source_ip' takes an IP address, not '::1%eth0'",
+		"--", "ib_send_lat", "-R", "--bind_source_ip", "::1%eth0", NULL);
+	refused(x, "ib_write_lat option '--source_ip' is not allowed", "--", "ib_write_lat",
+		"-R", "--source_ip", "10.0.0.1", NULL);
+	/* the controls: what the stages pass */
+	allowed(x, "--", "rping", "-c", "-a", "10.0.0.1", "-p", "7174", "-C", "1", "-V", "-I",
+		"10.0.0.2", NULL);
+	allowed(x, "--", "rping", "-c", "-a", "fd00::1", "-C", "1", "-I", "fd00::2", NULL);
+	allowed(x, "--", "ib_write_bw", "-d", "rxe0", "-i", "1", "-x", "1", "-s", "65536", "-n",
+		"5", "-p", "18515", "-R", "--bind_source_ip", "10.0.0.2", "-F", "--report_gbits",
+		"10.0.0.1", NULL);
+	allowed(x, "--", "ib_send_lat", "-d", "rxe1", "-i", "1", "-s", "2", "-n", "5", "-p",
+		"18615", "-R", "--bind_source_ip", "fd00::2", "-F", NULL);
+	allowed(x, "--", "ib_write_lat", "--help", NULL);
+	allowed(x, "--", "ib_send_bw", "--help", NULL);
+}
+
 #define NT_DIR "/opt/nccl-tests/build"
 #define NT_PROG NT_DIR "/all_reduce_perf"
 
@@ -495,6 +551,8 @@ static void test_agent_exec__shipped_io_probe_runs(void **state)
 }
 
 LN_TEST_MAIN(NULL, NULL,
+	cmocka_unit_test_setup_teardown(test_agent_exec__bind_addresses_are_numeric, setup,
+					teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__mca_that_launches_is_refused, setup,
 					teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__mca_of_the_other_version_is_refused,

@@ -199,6 +199,62 @@ static void test_plan__mount_exec_reaches_the_request(void **state)
 	ln_buf_release(&b);
 }
 
+/* Every NVMe-oF connection bound to its source (issue 27): the initiator
+ * node's declared port on the rail of the target's address (rails by
+ * position here: rxe0 on 10.77.0.N, rxe1 on 10.78.0.N); none (the route's)
+ * where the address is on no declared port or the initiator lacks the
+ * rail, and none across families. */
+static void test_plan__initiator_bound_to_its_port_on_the_rail(void **state)
+{
+	struct world *w = *state;
+	struct ln_rdma_port ports[3][2];
+	static const char *ips[3][2] = { { "10.77.0.1", "10.78.0.1" },
+					 { "10.77.0.2", "10.78.0.2" },
+					 { "10.77.0.3", "10.78.0.3" } };
+	struct ln_buf b = LN_BUF_INIT;
+	struct json_object *req;
+	size_t i, k;
+
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < 2; k++)
+			ports[i][k] = (struct ln_rdma_port){ .device = k ? "rxe1" : "rxe0",
+							     .ip = ips[i][k], .port = 1,
+							     .gid_index = -1 };
+		w->nodes[i].rdma = ports[i];
+		w->nodes[i].n_rdma = 2;
+	}
+	w->targets[1].address = "10.78.0.3";
+	assert_string_equal(ln_plan_initiator_source(&w->spec, &w->inits[2], &w->targets[1]),
+			    "10.78.0.1");
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+	assert_non_null(req);
+	assert_non_null(strstr(req_str(req, &b), "\"address\":\"10.78.0.3\",\"service\":4421,"
+				"\"host_traddr\":\"10.78.0.1\""));
+	json_object_put(req);
+	w->targets[0].address = "10.77.0.1";
+	assert_string_equal(ln_plan_initiator_source(&w->spec, &w->inits[0], &w->targets[0]),
+			    "10.77.0.2");
+	/* the address is on no declared port: the route's */
+	w->targets[1].address = "127.0.1.3";
+	assert_null(ln_plan_initiator_source(&w->spec, &w->inits[2], &w->targets[1]));
+	req = ln_plan_request(&w->run, 0, LN_PHASE_FULL, NULL);
+	assert_null(strstr(req_str(req, &b), "host_traddr"));
+	json_object_put(req);
+	/* the initiator's node lacks that rail */
+	w->targets[1].address = "10.78.0.3";
+	w->nodes[0].n_rdma = 1;
+	assert_null(ln_plan_initiator_source(&w->spec, &w->inits[2], &w->targets[1]));
+	/* another family on the initiator's port */
+	w->nodes[0].n_rdma = 2;
+	w->nodes[0].rdma[1].ip = "fd00::1";
+	assert_null(ln_plan_initiator_source(&w->spec, &w->inits[2], &w->targets[1]));
+	for (i = 0; i < 3; i++) {
+		w->nodes[i].rdma = NULL;
+		w->nodes[i].n_rdma = 0;
+	}
+	ln_buf_release(&b);
+}
+
 /* The agent's warnings reach the operator, one line per warning with the
  * node's name (teardown's "kept backing file ... adopted" above all). */
 static void test_plan__agent_warnings_are_kept(void **state)
@@ -356,6 +412,7 @@ LN_TEST_MAIN(NULL, NULL,
 	WORLD_TEST(test_plan__target_allows_its_initiators),
 	WORLD_TEST(test_plan__adopt_reaches_the_request),
 	WORLD_TEST(test_plan__mount_exec_reaches_the_request),
+	WORLD_TEST(test_plan__initiator_bound_to_its_port_on_the_rail),
 	WORLD_TEST(test_plan__agent_warnings_are_kept),
 	WORLD_TEST(test_plan__unreachable_initiator_keeps_access),
 	WORLD_TEST(test_plan__reachable_nodes_drop_stale_hosts),

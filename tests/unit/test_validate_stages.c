@@ -171,7 +171,7 @@ static void test_validate_stages__retry_and_timeout(void **state)
 			assert_true(c->attempts[0].timed_out);
 			assert_string_equal(c->attempts[0].detail,
 					    "rping client on 'n4' (stage rping, pair n3-n4) timed out "
-					    "after 7s: rping -c -a 10.0.0.3 -p 7175 -C 10 -V");
+					    "after 7s: rping -c -a 10.0.0.3 -p 7175 -C 10 -V -I 10.0.0.4");
 		}
 	}
 	assert_int_equal(seen, 2);

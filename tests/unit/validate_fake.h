@@ -98,6 +98,13 @@ struct fake {
 	const char *disc_answer[MAXN];
 	char disc_asked[MAXN][1024];
 	int disc_calls[MAXN];
+	/* binding (issue 27): bind_source: the node's perftest lists
+	 * --bind_source_ip in its --help (trixie's; else bookworm's 4.5-0.17,
+	 * which has none); help_runs: how often its --help was read;
+	 * shared_subnet: the rails share one subnet, so an rping client
+	 * without -I leaves by the route's pick, rxe0, whatever its port */
+	int bind_source[MAXN], help_runs[MAXN], shared_subnet;
+	int help_refused[MAXN];	/* the agent refuses --help, as an old agent */
 };
 
 static inline int is_mpi_bin(const char *path)
@@ -240,6 +247,8 @@ static inline void problem(struct fake *f, const char *what, const char *const *
 	pthread_mutex_unlock(&f->lock);
 }
 
+#include "tests/unit/validate_fake_bind.h"
+
 /* rping: the server is fine unless its own fabric is dead; the client
  * fails on a bad link, hangs where told, and races its server once where
  * told. */
@@ -249,6 +258,7 @@ static inline void fake_rping(struct fake *f, size_t node, const char *const *ar
 	int client = !strcmp(argv[1], "-c");
 	size_t peer = node_of_ip(ln_test_arg_after(argv, "-a"));
 	int rail = !strncmp(ln_test_arg_after(argv, "-a"), "10.0.1.", 7);
+	int crail = rping_client_rail(f, node, argv, rail);
 
 	if (!client) {
 		/* the server: fine unless its own fabric is dead */
@@ -256,7 +266,7 @@ static inline void fake_rping(struct fake *f, size_t node, const char *const *ar
 			out->timed_out = 1;
 	} else if (f->hang[peer][node]) {
 		out->timed_out = 1;
-	} else if (!rail_ok(f, peer, node, rail, rail)) {
+	} else if (!rail_ok(f, peer, node, rail, crail)) {
 		out->exit_status = 1;
 		ln_buf_addstr(&out->output, "cma event RDMA_CM_EVENT_UNREACHABLE, error -110\n"
 					    "waiting for addr/route resolution state 1\n");
@@ -335,6 +345,7 @@ static inline void fake_perftest(struct fake *f, size_t node, const char *const 
 
 	if (!ln_test_arg_after(argv, "-p"))
 		problem(f, "no port", argv);
+	perf_bound_ok(f, node, argv);
 	if (!last_is_ip(argv, &peer)) {
 		double v = perf_serve(f, node, argv, out);
 
@@ -385,6 +396,7 @@ static inline void fake_perftest_lat(struct fake *f, size_t node, const char *co
 
 	if (!ln_test_arg_after(argv, "-p") || !ln_test_arg_after(argv, "-n") || ln_test_arg_after(argv, "--report_gbits"))
 		problem(f, "latency argv", argv);
+	perf_bound_ok(f, node, argv);
 	if (!last_is_ip(argv, &peer)) {
 		t = perf_serve(f, node, argv, out);
 		if (!out->exit_status)
@@ -547,7 +559,8 @@ static inline int probe_port(const char *const *argv)
 	const char *d = ln_test_arg_after(argv, "-d");
 
 	if (!strcmp(argv[0], "rping"))
-		return !strncmp(ln_test_arg_after(argv, "-a"), "10.0.1.", 7);
+		return !strncmp(ln_test_arg_after(argv, ln_test_arg_after(argv, "-I") ? "-I" : "-a"),
+				"10.0.1.", 7);
 	if (!strncmp(argv[0], "ib_", 3) && d)
 		return !strcmp(d, "rxe1");
 	return -1;
@@ -585,7 +598,7 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 	pthread_mutex_lock(&f->lock);
 	if (lane > 1 || f->busy[node][lane])
 		f->overlap = 1;
-	if (lane && (int)lane != probe_port(argv))
+	if (lane && !is_help(argv) && (int)lane != probe_port(argv))
 		snprintf(f->problem, sizeof(f->problem), "%s on lane %u of n%zu", p, lane,
 			 node + 1);
 	f->lanes_used |= lane != 0;
@@ -600,7 +613,9 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 	if (timeout_s < 1)
 		problem(f, "no bound", argv);
 	check_sha256(f, node, argv, sha256);
-	if (!strcmp(p, "rping"))
+	if (is_help(argv))
+		r = fake_perftest_help(f, node, argv, out, err);
+	else if (!strcmp(p, "rping"))
 		fake_rping(f, node, argv, out);
 	else if (!strcmp(p, "ib_write_bw") || !strcmp(p, "ib_send_bw"))
 		fake_perftest(f, node, argv, out);
@@ -618,7 +633,7 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 		r = fake_nccl_tests(f, node, argv, out, err);
 	else
 		problem(f, "unexpected probe", argv);
-	if (f->with_counters && (!strcmp(p, "rping") || !strncmp(p, "ib_", 3)))
+	if (f->with_counters && !is_help(argv) && (!strcmp(p, "rping") || !strncmp(p, "ib_", 3)))
 		fake_loss(f, node, argv);
 	pthread_mutex_lock(&f->lock);
 	f->busy[node][lane & 1]--;
@@ -663,7 +678,7 @@ static inline int fake_counters(void *ctx, size_t node, unsigned lane, const cha
 
 /* A client's run through a lossy port raises both ends' counters. The
  * server's port is its address's rail, the client's its -d (rping: the
- * server's rail). */
+ * client's -I). */
 static inline void fake_loss(struct fake *f, size_t node, const char *const *argv)
 {
 	int rping = !strcmp(argv[0], "rping");
@@ -675,7 +690,8 @@ static inline void fake_loss(struct fake *f, size_t node, const char *const *arg
 		return;
 	peer = node_of_ip(ip);
 	sp = !strncmp(ip, "10.0.1.", 7);
-	cp = rping ? sp : !strcmp(ln_test_arg_after(argv, "-d"), "rxe1");
+	cp = rping ? rping_client_rail(f, node, argv, sp) :
+		     !strcmp(ln_test_arg_after(argv, "-d"), "rxe1");
 	pthread_mutex_lock(&f->lock);
 	if (f->lossy[peer][sp] || f->lossy[node][cp]) {
 		f->seq_err[peer][sp] += 40;

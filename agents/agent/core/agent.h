@@ -127,6 +127,9 @@ struct ln_conn {
 	/* DH-HMAC-CHAP secrets (NULL: none); never logged or printed */
 	const char *dhchap_secret, *dhchap_ctrl_secret;
 	int tls;	/* TLS 1.3 with the .nvme keyring's PSK for this host and subsystem */
+	/* the source the connection is bound to (issue 27): the address and,
+	 * for tcp, the netdev holding it; NULL: the route's */
+	const char *host_traddr, *host_iface;
 };
 
 struct ln_iniops {

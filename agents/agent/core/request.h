@@ -87,6 +87,9 @@ struct ln_req_init {
 	};
 	int tls;		/* connect with TLS 1.3, with dhchap.psk */
 	int discovery;		/* connect from the target's discovery log (discovery.c) */
+	/* the connection's source (issue 27): the initiator's declared port on
+	 * the target's rail, numeric, of address's family; NULL: the route's */
+	const char *host_traddr;
 };
 
 struct ln_req_line {

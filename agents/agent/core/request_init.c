@@ -10,6 +10,7 @@
 
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/request_impl.h"
+#include "agents/agent/core/valid.h"
 #include "common/buf.h"
 #include "common/json.h"
 #include "common/secret_fields.h"
@@ -33,6 +34,26 @@ static int parse_discovery(struct json_object *o, struct ln_req_init *in, const 
 	return 0;
 }
 
+/* "host_traddr": the source address the connection is bound to, of the
+ * target address's family (an IPv4 source cannot reach an IPv6 target). */
+static int parse_source(struct json_object *o, struct ln_req_init *in, const char *family,
+			const char *where, struct ln_buf *err)
+{
+	const char *fam = NULL;
+	int r = rq_get_str(o, "host_traddr", 0, &in->host_traddr, where, err);
+
+	if (r == -ENOENT) {
+		in->host_traddr = NULL;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (!ln_valid_addr(in->host_traddr, &fam) || strcmp(fam, family))
+		return rq_bad(err, where, "host_traddr '%s' must be a numeric %s address, as "
+			      "address is", in->host_traddr, family);
+	return 0;
+}
+
 /* "exec": true in a mount: programs may run from it; the default is noexec. */
 static int parse_exec(struct json_object *m, struct ln_req_init *in, const char *where,
 		      struct ln_buf *err)
@@ -50,7 +71,8 @@ int rq_parse_init(struct json_object *o, struct ln_req_init *in, const char *whe
 		  struct ln_buf *err)
 {
 	static const char *const keys[] = { "target", "transport", "address", "service", "queues",
-					    "mount", "dhchap", "tls", "discovery", NULL };
+					    "mount", "dhchap", "tls", "discovery", "host_traddr",
+					    NULL };
 	const struct ln_secret_holder *h = &ln_secret_holders[LN_SECRET_CONNECT];
 	const char *const dkeys[] = { h->field[LN_SECRET_KEY], h->field[LN_SECRET_CTRL_KEY],
 				      h->field[LN_SECRET_PSK], NULL };
@@ -67,7 +89,8 @@ int rq_parse_init(struct json_object *o, struct ln_req_init *in, const char *whe
 			  &family, in->service, where, err);
 	if (r < 0)
 		return r;
-	if ((r = rq_get_tls(o, in->transport, &in->tls, where, err)) < 0)
+	if ((r = rq_get_tls(o, in->transport, &in->tls, where, err)) < 0 ||
+	    (r = parse_source(o, in, family, where, err)) < 0)
 		return r;
 	r = rq_section(o, "queues", qkeys, where, w, sizeof(w), &q, err);
 	if (r < 0)

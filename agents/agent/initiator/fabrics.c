@@ -33,6 +33,10 @@ int ln_fabrics_options(const struct ln_conn *cn, int redact, struct ln_buf *out)
 
 	r |= ln_buf_addf(out, "nqn=%s,transport=%s,traddr=%s,trsvcid=%s", cn->subsysnqn,
 			 cn->transport, cn->traddr, cn->trsvcid);
+	if (cn->host_traddr)
+		r |= ln_buf_addf(out, ",host_traddr=%s", cn->host_traddr);
+	if (cn->host_iface)
+		r |= ln_buf_addf(out, ",host_iface=%s", cn->host_iface);
 	if (cn->hostnqn && *cn->hostnqn)
 		r |= ln_buf_addf(out, ",hostnqn=%s", cn->hostnqn);
 	if (cn->hostid && *cn->hostid)

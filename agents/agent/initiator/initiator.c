@@ -390,6 +390,97 @@ static int tls_differs(struct ln_converge *cv, const struct ln_req_init *in, con
 }
 
 /*
+ * The connection's source (issue 27): the request's host_traddr (the
+ * initiator's declared port on the target's rail) and, for tcp, the
+ * netdev holding it here (host_iface), into iface; *src NULL when the
+ * request names none (the route's). -ENOENT, with why in err, when no
+ * netdev here holds the address: the connection would leave by another.
+ */
+static int conn_source(struct ln_converge *cv, const struct ln_req_init *in, const char **src,
+		       char *iface, size_t size, struct ln_buf *err)
+{
+	*src = in->host_traddr;
+	iface[0] = '\0';
+	if (!in->host_traddr || strcmp(in->transport, "tcp"))
+		return 0;
+	if (ln_facts_addr_iface(cv->a, in->host_traddr, iface, size) == 0)
+		return 0;
+	ln_buf_addf(err, "no interface here holds the source address '%s' (this node's port on "
+		    "the target's rail): the connection would leave by another port",
+		    in->host_traddr);
+	return -ENOENT;
+}
+
+/* "from ADDR (IFACE)" for reports; "" when the route picks. */
+static void source_text(const char *src, const char *iface, char *out, size_t size)
+{
+	if (!src)
+		out[0] = '\0';
+	else if (iface[0])
+		snprintf(out, size, " from %s (%s)", src, iface);
+	else
+		snprintf(out, size, " from %s", src);
+}
+
+/* One "KEY=VALUE" of the kernel's address attribute into out, "" none. */
+static void address_field(const char *addr, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = addr;
+
+	out[0] = '\0';
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n > klen && !strncmp(p, key, klen) && p[klen] == '=')
+			snprintf(out, size, "%.*s", (int)(n - klen - 1), p + klen + 1);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+}
+
+/*
+ * A live connection bound elsewhere than the request asks is never "ok":
+ * the source is chosen at connect, so only a new connection changes it.
+ * The live source is the kernel's host_traddr= (and host_iface=) in the
+ * controller's address attribute, else its src_addr= (tcp: where the
+ * route sent it); neither: unbound. Plan shows the change; apply fails it
+ * with what to do and leaves the connection as it is. 1 when it reported.
+ */
+static int source_differs(struct ln_converge *cv, const struct ln_req_init *in,
+			  const char *name, const char *id)
+{
+	char p[PATH_MAX], have[64], have_if[32], want_if[32] = "", det[256];
+	struct ln_buf addr = LN_BUF_INIT, err = LN_BUF_INIT;
+	const char *src;
+
+	if (!in->host_traddr)
+		return 0;
+	snprintf(p, sizeof(p), "/sys/class/nvme/%s/address", name);
+	ln_read_attr(cv->a, p, &addr);
+	address_field(addr.buf ? addr.buf : "", "host_traddr", have, sizeof(have));
+	if (!have[0])
+		address_field(addr.buf ? addr.buf : "", "src_addr", have, sizeof(have));
+	address_field(addr.buf ? addr.buf : "", "host_iface", have_if, sizeof(have_if));
+	ln_buf_release(&addr);
+	(void)conn_source(cv, in, &src, want_if, sizeof(want_if), &err);
+	ln_buf_reset(&err);
+	if (!strcmp(have, src) && (!have_if[0] || !want_if[0] || !strcmp(have_if, want_if)))
+		return 0;
+	snprintf(det, sizeof(det), "%s: source %s%s%s%s -> %s: only a new connection takes it",
+		 name, have[0] ? have : "the route's", have_if[0] ? " (" : "", have_if,
+		 have_if[0] ? ")" : "", src);
+	if (!cv->plan)
+		ln_buf_addf(&err, "'%s' (%s) is not bound to %s, this node's port on the target's "
+			    "rail: disconnect it (llmnet teardown) and apply again", in->target,
+			    name, src);
+	ln_cv_report(cv, "change", "nvme_connection", id, det, err.len ? err.buf : NULL);
+	ln_buf_release(&err);
+	return 1;
+}
+
+/*
  * A new connection: recorded as this cluster's first, then made. With
  * discovery, the target's discovery log is read first and the connect made
  * from its entry for the subsystem; a log that does not list it at the
@@ -411,9 +502,12 @@ static int connect_new(struct ln_converge *cv, const struct ln_req_init *in, con
 	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT, shown = LN_BUF_INIT;
 	struct ln_disc_entry hit;
 	struct json_object *rec;
-	int rc = 0;
+	char iface[32], from[128];
+	int rc = conn_source(cv, in, &cn.host_traddr, iface, sizeof(iface), &err);
 
-	if (in->discovery) {
+	cn.host_iface = iface[0] ? iface : NULL;
+	source_text(cn.host_traddr, iface, from, sizeof(from));
+	if (rc == 0 && in->discovery) {
 		rc = ln_disc_find(cv->a, &cn, &hit, &err);
 		if (rc == 0) {
 			/* the entry matched the declared place: connect from it */
@@ -435,10 +529,29 @@ static int connect_new(struct ln_converge *cv, const struct ln_req_init *in, con
 	}
 	if (rc == 0)
 		rc = ln_agent_change(cv->a, "connect") ?: cv->a->ini->connect(cv->a, &cn, name, &err);
-	ln_buf_addf(&shown, "%s%s", name, det.buf);
+	ln_buf_addf(&shown, "%s%s%s", name, from, det.buf);
 	ln_cv_report(cv, "create", "nvme_connection", id, shown.buf, rc < 0 ? err.buf : NULL);
 	ln_buf_release_all(&det, &err, &shown);
 	return rc;
+}
+
+/* Plan's line for a connection to make: its source (or why it has none
+ * here) and whether it goes through the discovery log. */
+static void plan_create(struct ln_converge *cv, const struct ln_req_init *in, const char *id)
+{
+	struct ln_buf err = LN_BUF_INIT, det = LN_BUF_INIT;
+	const char *src;
+	char iface[32], from[128];
+
+	if (conn_source(cv, in, &src, iface, sizeof(iface), &err) == 0) {
+		source_text(src, iface, from, sizeof(from));
+		ln_buf_addf(&det, "%s%s", from[0] ? from + 1 : "",
+			    in->discovery ? (from[0] ? ", through the discovery log" :
+					     "through the discovery log") : "");
+	}
+	ln_cv_report(cv, "create", "nvme_connection", id, det.len ? det.buf : NULL,
+		     err.len ? err.buf : NULL);
+	ln_buf_release_all(&det, &err);
 }
 
 /*
@@ -526,14 +639,15 @@ void ln_initiator_apply(struct ln_converge *cv)
 		c = find_ctrl(&ctrls, in->transport, in->address, in->service, in->target,
 			      hostnqn[0] ? hostnqn : NULL);
 		if (c) {
-			if (!tls_differs(cv, in, c->name, id) && !queues_converge(cv, in, c->name, id))
+			if (!tls_differs(cv, in, c->name, id) &&
+			    !source_differs(cv, in, c->name, id) &&
+			    !queues_converge(cv, in, c->name, id))
 				ln_cv_report(cv, "ok", "nvme_connection", id, c->name, NULL);
 			rekey(cv, in, c->name, id);
 		} else if (!cv->plan) {
 			rc = connect_new(cv, in, id, hostnqn, hostid, name);
 		} else {
-			ln_cv_report(cv, "create", "nvme_connection", id,
-				     in->discovery ? "through the discovery log" : NULL, NULL);
+			plan_create(cv, in, id);
 			if (in->mount_path)
 				ln_mount_apply(cv, in, NULL);
 			continue;

@@ -121,8 +121,9 @@ static int shim_connect(struct ln_agent *a, const struct ln_conn *cn, char *name
 	if (!r)
 		return -EIO;
 	h = nvme_lookup_host(r, cn->hostnqn, cn->hostid);
-	c = h ? nvme_create_ctrl(r, cn->subsysnqn, cn->transport, cn->traddr, NULL, NULL,
-				 cn->trsvcid)
+	/* bound to its source (issue 27): host_traddr, and host_iface for tcp */
+	c = h ? nvme_create_ctrl(r, cn->subsysnqn, cn->transport, cn->traddr, cn->host_traddr,
+				 cn->host_iface, cn->trsvcid)
 	      : NULL;
 	if (!c) {
 		ln_buf_addf(err, "cannot set up controller for '%s': %s", cn->subsysnqn,

@@ -50,19 +50,26 @@ struct program {
 
 static const struct ln_arg_opt rping_opts[] = {
 	{ "-s", LN_ARG_FLAG }, { "-c", LN_ARG_FLAG }, { "-V", LN_ARG_FLAG }, { "-a", LN_ARG_ADDR },
-	{ "-p", LN_ARG_PORT }, { "-C", LN_ARG_UINT }, { NULL, LN_ARG_FLAG },
+	{ "-p", LN_ARG_PORT }, { "-C", LN_ARG_UINT },
+	{ "-I", LN_ARG_ADDR },	/* the client's own port's address (issue 27) */
+	{ NULL, LN_ARG_FLAG },
 };
 
 static const struct ln_arg_opt perftest_opts[] = {
 	{ "-d", LN_ARG_WORD }, { "-i", LN_ARG_UINT }, { "-x", LN_ARG_UINT }, { "-s", LN_ARG_UINT },
 	{ "-n", LN_ARG_UINT }, { "-p", LN_ARG_PORT }, { "-R", LN_ARG_FLAG }, { "-F", LN_ARG_FLAG },
-	{ "--report_gbits", LN_ARG_FLAG }, { NULL, LN_ARG_FLAG },
+	{ "--report_gbits", LN_ARG_FLAG },
+	/* RDMA CM from the end's own address; --help says whether the
+	 * node's perftest has it (issue 27) */
+	{ "--bind_source_ip", LN_ARG_ADDR }, { "--help", LN_ARG_FLAG },
+	{ NULL, LN_ARG_FLAG },
 };
 
 /* The latency tools: what the latency stage passes, no unit option. */
 static const struct ln_arg_opt perftest_lat_opts[] = {
 	{ "-d", LN_ARG_WORD }, { "-i", LN_ARG_UINT }, { "-x", LN_ARG_UINT }, { "-s", LN_ARG_UINT },
 	{ "-n", LN_ARG_UINT }, { "-p", LN_ARG_PORT }, { "-R", LN_ARG_FLAG }, { "-F", LN_ARG_FLAG },
+	{ "--bind_source_ip", LN_ARG_ADDR }, { "--help", LN_ARG_FLAG },
 	{ NULL, LN_ARG_FLAG },
 };
 

@@ -237,9 +237,11 @@ static int format_ifaddr(const struct ifaddrs *x, char *out, size_t size)
 	return 0;
 }
 
-/* Addresses: netlink (getifaddrs) on the real node; a recorded list under
- * a fixture root, since netlink cannot be redirected. */
-static void add_addresses(const struct ln_agent *a, struct json_object *netdevs)
+/* Each interface address, as (netdev, "ADDR/PREFIX"), to fn: netlink
+ * (getifaddrs) on the real node; a recorded list under a fixture root,
+ * since netlink cannot be redirected. */
+static void each_address(const struct ln_agent *a,
+			 void (*fn)(void *ctx, const char *dev, const char *addr), void *ctx)
 {
 	struct ifaddrs *ifa = NULL, *x;
 
@@ -252,7 +254,7 @@ static void add_addresses(const struct ln_agent *a, struct json_object *netdevs)
 			char dev[64], addr[128];
 
 			if (sscanf(line, "%63s %127s", dev, addr) == 2)
-				add_address(netdevs, dev, addr);
+				fn(ctx, dev, addr);
 		}
 		ln_buf_release(&b);
 		return;
@@ -263,9 +265,53 @@ static void add_addresses(const struct ln_agent *a, struct json_object *netdevs)
 		char out[INET6_ADDRSTRLEN + 8];
 
 		if (x->ifa_addr && format_ifaddr(x, out, sizeof(out)) == 0)
-			add_address(netdevs, x->ifa_name, out);
+			fn(ctx, x->ifa_name, out);
 	}
 	freeifaddrs(ifa);
+}
+
+static void add_address_cb(void *ctx, const char *dev, const char *addr)
+{
+	add_address(ctx, dev, addr);
+}
+
+static void add_addresses(const struct ln_agent *a, struct json_object *netdevs)
+{
+	each_address(a, add_address_cb, netdevs);
+}
+
+struct iface_find {
+	unsigned char want[16];
+	int family;
+	char *ifname;
+	size_t size;
+	int found;
+};
+
+/* The netdev whose address (before its /PREFIX) is the one sought. */
+static void iface_cb(void *ctx, const char *dev, const char *addr)
+{
+	struct iface_find *f = ctx;
+	unsigned char have[16];
+	char ip[INET6_ADDRSTRLEN];
+
+	snprintf(ip, sizeof(ip), "%.*s", (int)strcspn(addr, "/"), addr);
+	if (f->found || inet_pton(f->family, ip, have) != 1 ||
+	    memcmp(have, f->want, f->family == AF_INET ? 4 : 16))
+		return;
+	snprintf(f->ifname, f->size, "%s", dev);
+	f->found = 1;
+}
+
+int ln_facts_addr_iface(const struct ln_agent *a, const char *addr, char *ifname, size_t size)
+{
+	struct iface_find f = { .ifname = ifname, .size = size };
+
+	f.family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	if (inet_pton(f.family, addr, f.want) != 1)
+		return -EINVAL;
+	each_address(a, iface_cb, &f);
+	return f.found ? 0 : -ENOENT;
 }
 
 static struct json_object *netdev_facts(const struct ln_agent *a)

@@ -17,4 +17,8 @@ int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf
  * ln_names_free. */
 int ln_nvme_blocks(const struct ln_agent *a, const char *nqn, char ***names, size_t *n);
 
+/* The netdev holding the numeric address addr (the one facts lists it
+ * under) into ifname (size); -ENOENT when none holds it. */
+int ln_facts_addr_iface(const struct ln_agent *a, const char *addr, char *ifname, size_t size);
+
 #endif

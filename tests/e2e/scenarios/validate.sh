@@ -19,11 +19,13 @@
 #     threshold verdict and the unit tests judge captured output): bandwidth
 #     alone with a threshold 10x the best measured value fails, and every
 #     bandwidth pair (on each rail) is named as failing;
-#  3. faults at once (rping and bandwidth): a bad node (guest 3's traffic
-#     on both fabrics blackholed toward every other guest, its rxe0 still
-#     ACTIVE) and a bad link (a blackhole route on guest 1 for guest 2's
-#     fabric0 address only: rail 0); with 4 guests also a bad port (guest
-#     4's fabric1 blackholed toward every other guest). With 4 guests the
+#  3. faults at once (rping and bandwidth), each a tc drop of RoCE v2
+#     (UDP 4791: data and the RDMA CM's MADs) on a fabric interface, which
+#     a probe bound to its port cannot go around (a blackhole route could
+#     not cut a bound client: issue 27): a bad node (guest 3 drops on both
+#     fabrics, its rxe0 still ACTIVE) and a bad link (guest 1's fabric0
+#     drops to and from guest 2's fabric0 address only: rail 0); with 4
+#     guests also a bad port (guest 4's fabric1 drops). With 4 guests the
 #     verdicts must name exactly lab3, lab4/rxe1 and lab1/rxe0-lab2/rxe0,
 #     and lab4's rxe0 pair with lab1 passes. With 3 guests (no bad port)
 #     every rail-0 pair fails, which a bad node plus a link and two bad
@@ -39,6 +41,10 @@
 #     partners) beside the delayed lab2/rxe0 (its retransmits rise too),
 #     and no node and no link is named. Each rail has one faulty port, so
 #     every other port has one faulty partner at most.
+#  5. shared subnet (both images): two rails of every guest in one IP
+#     subnet on one L2 (arp_ignore=1, arp_announce=2, a source rule per
+#     address), lab2's fabric1 dropping RoCE: rping names exactly
+#     lab2/rxe1, where an unbound client on lab2 would have passed.
 set -uo pipefail
 . "$(dirname "$0")/../../lab/lib.sh"
 . "$(dirname "$0")/../../lib/tap.sh"
@@ -186,20 +192,21 @@ fi
 echo "# time: twin run done ${SECONDS} s since the scenario started"
 
 # --- 3. faults at once: a bad node, a bad link on rail 0 (and a bad port) ----
-others=""
-for i in $(seq 1 "$N"); do
-	[ "$i" = 3 ] || others="$others $(lab_fabric_ip "$i") $(lab_fabric_ip "$i" 1)"
-done
-rail1=""
-for i in $(seq 1 "$N"); do [ "$i" = 4 ] || rail1="$rail1 $(lab_fabric_ip "$i" 1)"; done
-lab_ssh 3 "for a in $others; do ip route add blackhole \$a/32; done"
-lab_ssh 1 "ip route add blackhole $(lab_fabric_ip 2)/32"
-[ "$N" -ge 4 ] && lab_ssh 4 "for a in $rail1; do ip route add blackhole \$a/32; done"
+# RoCE dropped by tc on the fabric interfaces (lab_roce_drop): a route no
+# longer cuts a client bound to its own port's address (issue 27).
+lab_roce_drop 3 fabric0 && lab_roce_drop 3 fabric1
+check "fault: lab3 drops RoCE on both fabrics" 0 $?
+lab_roce_drop 1 fabric0 "$(lab_fabric_ip 2)"
+check "fault: lab1's fabric0 drops RoCE to and from lab2's fabric0 only" 0 $?
+if [ "$N" -ge 4 ]; then
+	lab_roce_drop 4 fabric1
+	check "fault: lab4 drops RoCE on fabric1" 0 $?
+fi
 state=$(lab_ssh 3 cat /sys/class/infiniband/rxe0/ports/1/state)
 check "fault: lab3's rxe0 stays ACTIVE" "4: ACTIVE" "$state"
 [ "$N" -ge 4 ] && check "fault: lab4's rxe1 stays ACTIVE" "4: ACTIVE" \
 	"$(lab_ssh 4 cat /sys/class/infiniband/rxe1/ports/1/state)"
-# Only the pairwise stages: the blackholes also cut lab2's NVMe/TCP path to
+# Only the pairwise stages: the drops also cut lab3's NVMe/RDMA path to
 # lab1 (its namespace then fails devices, rightly), which is not what this
 # step is about. One attempt per pair: the diagnosis' second pass retests.
 "$LLMNET" --no-color validate "$W/lab.yaml" --stages rping,bandwidth --attempts 1 \
@@ -207,9 +214,15 @@ check "fault: lab3's rxe0 stays ACTIVE" "4: ACTIVE" "$state"
 	> "$W/faults.out" 2>&1
 rc=$?
 cat "$W/faults.out"
-lab_ssh 3 "for a in $others; do ip route del blackhole \$a/32; done"
-lab_ssh 1 "ip route del blackhole $(lab_fabric_ip 2)/32"
-[ "$N" -ge 4 ] && lab_ssh 4 "for a in $rail1; do ip route del blackhole \$a/32; done"
+d3=$(lab_roce_dropped 3 fabric0)
+d1=$(lab_roce_dropped 1 fabric0)
+lab_roce_undrop 3 fabric0
+lab_roce_undrop 3 fabric1
+lab_roce_undrop 1 fabric0
+[ "$N" -ge 4 ] && lab_roce_undrop 4 fabric1
+echo "# faults: RoCE packets dropped by lab3's fabric0: $d3, by lab1's fabric0: $d1"
+check "faults: the drop filters dropped RoCE (the faults were in force)" "True True" \
+	"$(python3 -c "import sys; print(*[int(x or 0) > 0 for x in sys.argv[1:]])" "$d3" "$d1")"
 echo "# time: faults run done ${SECONDS} s since the scenario started"
 check "faults: validate exits 1" 1 "$rc"
 nodes=$(q "$W/faults.json" "' '.join(r['culprits']['nodes'])")
@@ -312,6 +325,84 @@ if [ "$LAB_KERNEL" = 6.12 ] && [ "$N" -ge 4 ]; then
 else
 	echo "# netem run: needs the 6.12 image (sch_netem) and 4 guests; not run here"
 fi
+
+# --- 5. two rails in one subnet, one of them broken (issue 27) ----------------
+# As flat-L2 fabrics with policy routing are set up: both rails on one L2
+# (the two bridges joined by a veth pair for the step), one subnet
+# 10.79.0.0/24 on both fabric interfaces of every guest (fabric0 .1X,
+# fabric1 .5X), arp_ignore=1 and arp_announce=2 (each interface answers
+# and announces only its own addresses), and a source rule per address
+# (ip rule from ADDR lookup 100/101: the subnet through that address's own
+# interface). lab2's fabric1 drops RoCE. An unbound rping client on lab2
+# would leave by the route's pick, fabric0, and pass; bound by -I to its
+# rxe1 address it goes through fabric1, so exactly lab2/rxe1 is named: no
+# node, no link. rping only, one attempt (the diagnosis retests).
+shared_setup() {
+	local i a0 a1
+	ip -n "$LAB_NETNS" link add labsh0 mtu "$LAB_FABRIC_MTU" type veth peer name labsh1 \
+		mtu "$LAB_FABRIC_MTU" &&
+		ip -n "$LAB_NETNS" link set labsh0 master "$LAB_BRIDGE" up &&
+		ip -n "$LAB_NETNS" link set labsh1 master "$LAB_BRIDGE1" up || return 1
+	for i in $(seq 1 "$N"); do
+		a0=10.79.0.$((10 + i)) a1=10.79.0.$((50 + i))
+		lab_ssh "$i" "for d in all fabric0 fabric1; do
+				sysctl -n net.ipv4.conf.\$d.arp_ignore net.ipv4.conf.\$d.arp_announce | paste -sd' ' |
+					sed \"s/^/\$d /\"
+			done > /run/llmnet-shared.sysctl &&
+			sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 \
+				net.ipv4.conf.fabric0.arp_ignore=1 net.ipv4.conf.fabric0.arp_announce=2 \
+				net.ipv4.conf.fabric1.arp_ignore=1 net.ipv4.conf.fabric1.arp_announce=2 &&
+			ip addr add $a0/24 dev fabric0 && ip addr add $a1/24 dev fabric1 &&
+			ip route add 10.79.0.0/24 dev fabric0 src $a0 table 100 &&
+			ip route add 10.79.0.0/24 dev fabric1 src $a1 table 101 &&
+			ip rule add from $a0 lookup 100 && ip rule add from $a1 lookup 101" || return 1
+	done
+}
+shared_cleanup() {
+	local i a0 a1
+	for i in $(seq 1 "$N"); do
+		a0=10.79.0.$((10 + i)) a1=10.79.0.$((50 + i))
+		lab_ssh "$i" "ip rule del from $a0 lookup 100; ip rule del from $a1 lookup 101
+			ip route flush table 100; ip route flush table 101
+			ip addr del $a0/24 dev fabric0; ip addr del $a1/24 dev fabric1
+			while read -r d ign ann; do
+				sysctl -qw net.ipv4.conf.\$d.arp_ignore=\$ign net.ipv4.conf.\$d.arp_announce=\$ann
+			done < /run/llmnet-shared.sysctl; rm -f /run/llmnet-shared.sysctl" >/dev/null 2>&1
+	done
+	ip -n "$LAB_NETNS" link del labsh0 2>/dev/null
+}
+python3 - "$W/lab.yaml" > "$W/shared.yaml" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+t = re.sub(r"ip: 10\.78\.0\.(\d+),", lambda m: "ip: 10.79.0.%d," % (int(m.group(1)) + 40), s)
+t = re.sub(r"ip: 10\.77\.0\.(\d+),", r"ip: 10.79.0.\1,", t)
+assert t != s and "10.77.0." not in re.sub(r"(?m)^(?!.*ip: ).*$", "", t), "the lab spec's ports changed"
+sys.stdout.write(t)
+PY
+shared_setup
+check "shared subnet: both rails of every guest in 10.79.0.0/24, one L2, a rule per address" 0 $?
+check "shared subnet: lab2's rxe1 holds its shared address as a GID" 0 \
+	"$(lab_ssh 2 "for _ in \$(seq 20); do
+		grep -qx '0000:0000:0000:0000:0000:ffff:0a4f:0034' /sys/class/infiniband/rxe1/ports/1/gids/* &&
+			exit 0; sleep 0.5; done; exit 1" >/dev/null 2>&1; echo $?)"
+lab_roce_drop 2 fabric1
+check "shared subnet: lab2's fabric1 drops RoCE" 0 $?
+"$LLMNET" --no-color validate "$W/shared.yaml" --stages rping --attempts 1 \
+	--report "$W/shared.json" > "$W/shared.out" 2>&1
+rc=$?
+cat "$W/shared.out"
+lab_roce_undrop 2 fabric1
+shared_cleanup
+echo "# time: shared subnet run done ${SECONDS} s since the scenario started"
+check "shared subnet: validate exits 1" 1 "$rc"
+check "shared subnet: the bad port named is exactly lab2/rxe1" "lab2/rxe1" \
+	"$(q "$W/shared.json" "' '.join(r['culprits']['ports'])")"
+check "shared subnet: no node and no link is named" " " \
+	"$(q "$W/shared.json" "' '.join(r['culprits']['nodes']) + ' ' + ' '.join('-'.join(l) for l in r['culprits']['links'])")"
+check "shared subnet: every rping client was bound to its own port's address (-I)" "True" \
+	"$(q "$W/shared.json" "all(' -I 10.79.0.' in (a['command'] or '') for c in P if c['stage']=='rping' for a in c['attempts'])")"
+check "shared subnet: lab2's rxe0 passes with its rail-0 partners" "pass pass" \
+	"$(q "$W/shared.json" "' '.join(c['status'] for c in P if c['stage']=='rping' and not c['retest'] and 'lab2' in c['pair'] and c['ports']==['rxe0','rxe0'])")"
 
 echo "# time: the scenario took ${SECONDS} s"
 echo "# reports kept in $W"
