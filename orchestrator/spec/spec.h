@@ -252,6 +252,15 @@ enum ln_bw_tool {
 	LN_BW_IB_SEND_BW,
 };
 
+/* Where the bandwidth stage's perftest keeps its buffers: host memory,
+ * or the GPU the port serves (GPUDirect RDMA), pinned through
+ * nvidia_peermem (cuda) or exported as a dma-buf (dmabuf). */
+enum ln_bw_memory {
+	LN_BW_MEM_HOST = 0,
+	LN_BW_MEM_CUDA,
+	LN_BW_MEM_DMABUF,
+};
+
 enum ln_lat_tool {
 	LN_LAT_IB_WRITE_LAT = 0,
 	LN_LAT_IB_SEND_LAT,
@@ -322,6 +331,9 @@ struct ln_validation {
 		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18515 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
+		enum ln_bw_memory memory;	/* default host */
+		const char *perftest_dir;	/* perftest's programs; NULL: /usr/bin */
+		struct ln_mark perftest_dir_mark;	/* its value, for messages */
 	} bandwidth;
 	struct {
 		enum ln_lat_tool tool;		/* default ib_write_lat */
@@ -335,6 +347,8 @@ struct ln_validation {
 		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18615 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
+		const char *perftest_dir;	/* perftest's programs; NULL: /usr/bin */
+		struct ln_mark perftest_dir_mark;	/* its value, for messages */
 	} latency;
 	struct {
 		uint64_t size;			/* bytes per initiator; default 256 MiB */

@@ -132,8 +132,9 @@ static void perftest_build(const struct pair_try *t, const char *tool, uint64_t 
 			   unsigned iters, unsigned port_base, const char *extra, struct argv *sv,
 			   struct argv *cv)
 {
-	vs_perftest_argv(&t->c->ni[t->a].ports[t->pa], &t->c->ni[t->b].ports[t->pb], tool, size,
-			 iters, port_base + t->slot, extra, sv, cv);
+	vs_perftest_argv(&t->c->ni[t->a].ports[t->pa], &t->c->ni[t->b].ports[t->pb],
+			 t->c->perftest[0] ? t->c->perftest : tool, size, iters,
+			 port_base + t->slot, extra, sv, cv);
 }
 
 static void bw_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
@@ -572,7 +573,7 @@ static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st,
 	return NULL;
 }
 
-/* Whether pair p of stage st cannot run; the reason goes into why. */
+/* Whether pair p of stage st cannot run (1 skipped, 2 not run): why. */
 static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
 			struct ln_buf *why)
 {
@@ -593,6 +594,10 @@ static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *
 				    pi->reason ? pi->reason : c->ni[e[k]].devices_reason ?
 				    c->ni[e[k]].devices_reason : "no facts");
 			return 1;
+		}
+		if (pi->mem.reason) {
+			ln_buf_addstr(why, pi->mem.reason);
+			return 2;
 		}
 	}
 	if (st != LN_STAGE_RPING && c->res->stages[LN_STAGE_RPING].ran) {
@@ -686,12 +691,13 @@ static int pair_round(struct vctx *c, enum ln_stage st, const struct ln_round *r
 	}
 	for (i = 0; i < round->npairs; i++) {
 		struct ln_buf why = LN_BUF_INIT;
+		int b = pair_blocked(c, st, &round->pairs[i], &why);
 
-		if (pair_blocked(c, st, &round->pairs[i], &why)) {
+		if (b) {
 			long idx = vs_add_pair_check(c, st, &round->pairs[i], ln_stage_name(st));
 
-			if (idx < 0 ||
-			    ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED, "%s", why.buf) < 0)
+			if (idx < 0 || ln_check_set(&c->res->checks[idx], b == 2 ? LN_ST_NOT_RUN :
+						    LN_ST_SKIPPED, "%s", why.buf) < 0)
 				r = -ENOMEM;
 		} else {
 			run[nrun++] = round->pairs[i];
@@ -767,7 +773,9 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 	}
 	c->res->stages[st].ran = 1;
 	c->res->stages[st].rounds = s.nrounds;
-	r = vs_ctr_open(c, st);
+	r = vs_perftest_memory(c, st, st == LN_STAGE_LATENCY ? lat_name(c) : bw_name(c));
+	if (r == 0)
+		r = vs_ctr_open(c, st);
 	if (r == 0)
 		r = lone_ports(c, st, &s);
 	for (rd = 0; rd < s.nrounds && r == 0; rd++)

@@ -110,11 +110,21 @@ static void test_spec_safety__tests_dir_off_mount(void **state)
 	expect_clean("tests-dir-is-mount", "path: /opt/nccl-tests,", "path: /mnt/data,");
 }
 
+/* perftest_dir, like tests_dir: off the mount (a sibling whose name
+ * starts the same) it is accepted, on it refused (perftest-dir-on-mount.err). */
+static void test_spec_safety__perftest_dir_off_mount(void **state)
+{
+	(void)state;
+	expect_clean("perftest-dir-on-mount", "path: /opt/perftest,", "path: /opt/perftest-data,");
+	expect_clean("perftest-dir-own", "/var/lib/llmnet/bin", "/opt/perftest/bin");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spec_safety__destructive_device_named),
 		cmocka_unit_test(test_spec_safety__tests_dir_off_mount),
+		cmocka_unit_test(test_spec_safety__perftest_dir_off_mount),
 		cmocka_unit_test(test_spec_safety__mount_exec_boolean),
 	};
 

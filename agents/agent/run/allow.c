@@ -56,7 +56,11 @@ static const struct ln_arg_opt rping_opts[] = {
 static const struct ln_arg_opt perftest_opts[] = {
 	{ "-d", LN_ARG_WORD }, { "-i", LN_ARG_UINT }, { "-x", LN_ARG_UINT }, { "-s", LN_ARG_UINT },
 	{ "-n", LN_ARG_UINT }, { "-p", LN_ARG_PORT }, { "-R", LN_ARG_FLAG }, { "-F", LN_ARG_FLAG },
-	{ "--report_gbits", LN_ARG_FLAG }, { NULL, LN_ARG_FLAG },
+	{ "--report_gbits", LN_ARG_FLAG },
+	/* GPUDirect RDMA (bandwidth memory cuda, dmabuf) and the question
+	 * whether this perftest was built for it */
+	{ "--use_cuda_bus_id", LN_ARG_PCI_BUS }, { "--use_cuda_dmabuf", LN_ARG_FLAG },
+	{ "--help", LN_ARG_FLAG }, { NULL, LN_ARG_FLAG },
 };
 
 /* The latency tools: what the latency stage passes, no unit option. */
@@ -88,6 +92,27 @@ static const struct ln_arg_opt nccl_tests_opts[] = {
 	{ "-b", LN_ARG_UINT }, { "-e", LN_ARG_UINT }, { "-f", LN_ARG_UINT }, { "-g", LN_ARG_UINT },
 	{ "-c", LN_ARG_UINT }, { NULL, LN_ARG_FLAG },
 };
+
+/* perftest from a stage's perftest_dir, by its absolute path, run as
+ * nccl-tests' programs are (exec_tests.c): argv[0] and the path that
+ * runs are the request's own. */
+static const struct program perftest_in_dir[] = {
+	{ "ib_write_bw", NULL, NULL, perftest_opts, LN_ARG_ADDR, NULL },
+	{ "ib_send_bw", NULL, NULL, perftest_opts, LN_ARG_ADDR, NULL },
+	{ "ib_write_lat", NULL, NULL, perftest_lat_opts, LN_ARG_ADDR, NULL },
+	{ "ib_send_lat", NULL, NULL, perftest_lat_opts, LN_ARG_ADDR, NULL },
+};
+
+static const struct program *perftest_by_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t k;
+
+	for (k = 0; path[0] == '/' && base && k < ARRAY_SIZE(perftest_in_dir); k++)
+		if (!strcmp(base + 1, perftest_in_dir[k].name) && ln_arg_clean_path(path))
+			return &perftest_in_dir[k];
+	return NULL;
+}
 
 /* its row: argv[0] and the path that runs are the request's own */
 static const struct program nccl_tests = { LN_NCCL_TESTS_ALL_REDUCE, NULL, NULL, nccl_tests_opts,
@@ -439,11 +464,13 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 	tests = !pg && ln_exec_tests_named(pargv[0]) && ln_arg_clean_path(pargv[0]);
 	if (tests)
 		pg = &nccl_tests;
+	if (!pg && (pg = perftest_by_path(pargv[0])))
+		tests = 1;
 	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
 			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc; "
-			    "llmnet's io probe by its installed path %s; nccl-tests' %s by an "
-			    "absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
+			    "llmnet's io probe by its installed path %s; nccl-tests' %s and "
+			    "perftest's tools by an absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
 			    LN_NCCL_TESTS_ALL_REDUCE);
 		return -LN_EREQUEST;
 	}
