@@ -250,7 +250,7 @@ static const struct field gpu_device[] = {
 	INT("index"), STR("uuid"), STR("model"), STR("bus_id"), INT("numa_node"),
 	INT("memory_bytes"), BOOL("persistence"), INT("nvlink_up"), INT("nvlink_total"),
 	INT("ecc_volatile_uncorrected"), BOOL("row_remap_pending"), BOOL("row_remap_failed"),
-	STRS("errors"), END
+	STRS("errors"), STRS("dropped"), END
 };
 static const struct field gpus[] = {
 	INT("count"), STRS("models"), STR("source"), STR("driver_version"), STR("cuda_version"),
@@ -322,7 +322,7 @@ static const struct bound {
 	{ gpus, "models", 64 }, { gpus, "devices", 64 }, { gpus, "driver_version", 79 },
 	{ gpus, "cuda_version", 31 }, { gpus, "nvml", 512 }, { gpus, "program", 16 },
 	{ gpu_device, "uuid", 95 }, { gpu_device, "model", 95 }, { gpu_device, "bus_id", 16 },
-	{ gpu_device, "errors", 8 },
+	{ gpu_device, "errors", 8 }, { gpu_device, "dropped", 13 },
 	/* the agent's own caps (LN_TOPO_MAX_DEVICES): a node sending more
 	 * would have the controller build a GPU x (GPU + NIC) matrix of
 	 * millions of cells; PCIe has no path of 32 bridges */

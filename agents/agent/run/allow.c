@@ -172,7 +172,8 @@ static int node_path(const struct ln_agent *a, const char *path, char *out, stru
 }
 
 /* Open path (under the root) without following a link, as a regular
- * file, and hash it; the fd (O_CLOEXEC) stays open in *fdp if asked. */
+ * file, and hash it; the fd (O_CLOEXEC) stays open in *fdp if asked,
+ * the file then root's and writable by no one else. */
 static int open_hashed(const struct ln_agent *a, const char *path, char hex[65], int *fdp,
 		       struct ln_buf *err)
 {
@@ -187,6 +188,16 @@ static int open_hashed(const struct ln_agent *a, const char *path, char hex[65],
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		ln_buf_addf(err, "'%s' is not a regular file llmnet installed: %s", path,
 			    fd < 0 ? strerror(errno) : "not a regular file");
+		r = -LN_EREQUEST;
+		goto out;
+	}
+	/* run from this fd: no one but root may change it between its hash
+	 * and its exec */
+	if (fdp && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		ln_buf_addf(err, "'%s' is %s (owner uid %u, mode %04o): llmnet runs its own "
+			    "programs only when root owns them and no one else may write to them",
+			    path, st.st_uid ? "not root's" : "writable by group or others",
+			    (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		r = -LN_EREQUEST;
 		goto out;
 	}
