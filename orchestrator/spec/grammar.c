@@ -218,6 +218,11 @@ static const struct field init_fields[] = {
 	  .def = "false",
 	  .doc = "find the target in its discovery log at the declared transport, address and "
 		 "service, and connect from that entry; not listed there: the connect fails" },
+	/* index LN_INIT_F_GDS */
+	{ .key = "gds", .type = FT_BOOL, .off = offsetof(struct init_entry, i.gds),
+	  .def = "false",
+	  .doc = "GPUDirect Storage reads this namespace: the devices stage checks nvidia_fs, "
+		 "the open kernel modules, the rdma transport and cufile.json on the node" },
 };
 
 static const struct table init_table = {

@@ -198,6 +198,10 @@ struct ln_initiator {
 	 * entry (the agent's discovery.c); its value's mark for messages */
 	int discovery;
 	struct ln_mark discovery_mark;
+	/* gds: GPUDirect Storage reads the namespace (stage_gds.c judges the
+	 * node); its value's mark for messages */
+	int gds;
+	struct ln_mark gds_mark;
 	struct ln_mark mark;
 };
 

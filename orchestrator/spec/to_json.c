@@ -186,6 +186,7 @@ static void initiator_json(struct json_object *o, const struct ln_spec *spec,
 	add_int_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, r);
 	add_int_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, r);
 	ADD(ln_json_add_bool(o, "discovery", in->discovery));
+	ADD(ln_json_add_bool(o, "gds", in->gds));
 	if (in->mount.present) {
 		struct json_object *m = add_child(o, "mount", 0, r);
 

@@ -91,6 +91,10 @@ static const struct key_case key_cases[] = {
 	/* discovery is for a target without dhchap: t1's taken off both sides */
 	{ "storage.initiators.discovery", CHANGES, "      nr_io_queues: 4\n",
 	  "      nr_io_queues: 4\n      discovery: true\n", DHCHAP_T1, "" },
+	/* b3 reads t2 (rdma) with GPUDirect Storage: the devices stage's gds
+	 * check (the fake node has no gds facts: it fails) */
+	{ "storage.initiators.gds", CHANGES, "keys.t2 # b3's\n", "keys.t2 # b3's\n      gds: true\n",
+	  "keys.t1 # b3's", "keys.t2 # b3's" },
 	KC("storage.initiators.mount", CHANGES,
 	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", ""),
 	KC("storage.initiators.mount.path", CHANGES, "/mnt/keys", "/mnt/other"),
