@@ -15,7 +15,7 @@ STANDIN_LIBS := $(STANDIN_DIR)/libcudart.so $(STANDIN_DIR)/libnccl.so.2 \
 # tests, STAND-IN libnvidia-ml.so.1 variants, one folder each
 # (tests/unit/standin/nvml_standin.c says what each answers).
 GPU_FACTS := $(PROBES_DIR)/gpu_facts
-NVML_VARIANTS := healthy faulty notsup nosym noinit noentry
+NVML_VARIANTS := healthy faulty notsup nosym noinit noentry odd
 NVML_STANDINS := $(foreach v,$(NVML_VARIANTS),$(STANDIN_DIR)/nvml/$(v)/libnvidia-ml.so.1)
 
 all: $(IO_PROBE) $(GPU_FACTS)

@@ -84,6 +84,18 @@ static void check_discovery(struct ln_spec *spec, const struct ln_initiator *in,
 			  "directly", t->nqn);
 }
 
+/* GPUDirect Storage reads NVMe-oF over RDMA only, not TCP (NVIDIA's GDS
+ * documentation). The file systems llmnet mounts, ext4 (data=ordered,
+ * its default, which llmnet keeps) and xfs, are both ones GDS supports. */
+static void check_gds(struct ln_spec *spec, const struct ln_initiator *in,
+		      const struct ln_target *t)
+{
+	if (in->gds && t->transport != LN_TRANSPORT_RDMA)
+		spec_diag(spec, in->gds_mark,
+			  "'gds' needs transport rdma, but target '%s' is %s: GPUDirect Storage "
+			  "does not read NVMe-oF over TCP", t->nqn, ln_transport_name(t->transport));
+}
+
 int spec_check_initiators(struct spec_check_ctx *x)
 {
 	struct ln_spec *spec = x->spec;
@@ -131,6 +143,7 @@ int spec_check_initiators(struct spec_check_ctx *x)
 			continue;
 		}
 		check_discovery(spec, in, t);
+		check_gds(spec, in, t);
 		if (in->mount.present) {
 			spec_check_mount_ns(spec, i);
 			spec_mounters_add(&mounters, (size_t)ti, i);

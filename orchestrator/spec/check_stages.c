@@ -13,7 +13,8 @@
 #include "common/util.h"
 #include "orchestrator/spec/check.h"
 
-/* A program folder llmnet runs as root from (nccl.tests_dir) must not be
+/* A program folder llmnet runs as root from (nccl.tests_dir, a pairwise
+ * stage's perftest_dir) must not be
  * on a file system an initiator mounts: its bytes, uid 0 and setuid bits
  * included, are written by the target node and every host it allows. */
 static void check_program_dirs(struct ln_spec *spec)
@@ -23,7 +24,12 @@ static void check_program_dirs(struct ln_spec *spec)
 		const char *key, *dir;
 		struct ln_mark mark;
 	} dirs[] = {
-		{ "tests_dir", v->nccl.tests_dir, v->nccl.tests_dir_mark },
+		{ "tests_dir", v->present[LN_STAGE_NCCL] ? v->nccl.tests_dir : NULL,
+		  v->nccl.tests_dir_mark },
+		{ "perftest_dir", v->present[LN_STAGE_BANDWIDTH] ? v->bandwidth.perftest_dir : NULL,
+		  v->bandwidth.perftest_dir_mark },
+		{ "perftest_dir", v->present[LN_STAGE_LATENCY] ? v->latency.perftest_dir : NULL,
+		  v->latency.perftest_dir_mark },
 	};
 	size_t i, k;
 
@@ -91,8 +97,7 @@ void spec_check_validation(struct ln_spec *spec)
 		spec_diag(spec, v->mark[LN_STAGE_MPI],
 			  "stage 'mpi' asks for %u processes but the nodes have %zu slots", v->mpi.np,
 			  slots);
-	if (v->present[LN_STAGE_NCCL])
-		check_program_dirs(spec);
+	check_program_dirs(spec);
 	if (v->present[LN_STAGE_NCCL] && !gpus)
 		spec_diag(spec, v->mark[LN_STAGE_NCCL],
 			  "stage 'nccl' needs GPUs but no node declares any ('gpus')");

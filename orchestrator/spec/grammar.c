@@ -20,6 +20,7 @@ static const char *const mpi_formats[] = { "openmpi", "mpich", NULL };
 static const char *const pairs_names[] = { "ring", "all", NULL };
 static const char *const rails_names[] = { "aligned", "all", NULL };
 static const char *const bw_tools[] = { "ib_write_bw", "ib_send_bw", NULL };
+static const char *const bw_memories[] = { "host", "cuda", "dmabuf", NULL };
 static const char *const lat_tools[] = { "ib_write_lat", "ib_send_lat", NULL };
 /* The nccl stage runs llmnet's probe, which measures any of the five
  * collectives, or nccl-tests' all_reduce_perf from nccl.tests_dir (the
@@ -217,6 +218,11 @@ static const struct field init_fields[] = {
 	  .def = "false",
 	  .doc = "find the target in its discovery log at the declared transport, address and "
 		 "service, and connect from that entry; not listed there: the connect fails" },
+	/* index LN_INIT_F_GDS */
+	{ .key = "gds", .type = FT_BOOL, .off = offsetof(struct init_entry, i.gds),
+	  .def = "false",
+	  .doc = "GPUDirect Storage reads this namespace: the devices stage checks nvidia_fs, "
+		 "the open kernel modules, the rdma transport and cufile.json on the node" },
 };
 
 static const struct table init_table = {
@@ -292,6 +298,12 @@ static const struct field devices_fields[] = {
 	  .def = "false", .doc = "test a node's rails in the same round (they share PCIe and "  \
 	  "CPU); false: one test per node per round" }
 
+#define PERFTEST_DIR_KEY(st)                                                                 \
+	{ .key = "perftest_dir", .type = FT_STR, .off = VOFF(st.perftest_dir), .pat = SP_PATH,     \
+	  .def = "/usr/bin", .doc = "the absolute directory on every node that holds the "   \
+	  "perftest programs (it and every directory above it root's, writable by no one "  \
+	  "else), such as a perftest built with CUDA" }
+
 static const struct field rping_fields[] = {
 	STAGE_KEY,
 	{ .key = "count", .type = FT_UINT, .off = VOFF(rping.count), .min = 1, .max = 100000,
@@ -322,6 +334,10 @@ static const struct field bandwidth_fields[] = {
 	  .max = 65535, .def = "18515", .doc = "first TCP port perftest uses" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(bandwidth.timeout_ms), .min = 1000,
 	  .max = 3600000, .def = "60s", .doc = "bound on each probe" },
+	{ .key = "memory", .type = FT_ENUM, .off = VOFF(bandwidth.memory), .names = bw_memories,
+	  .def = "host", .doc = "perftest's buffers: host memory, or the memory of the GPU each "
+	  "port serves (GPUDirect RDMA: cuda, or cuda through a dma-buf)" },
+	PERFTEST_DIR_KEY(bandwidth),
 };
 
 static const struct field latency_fields[] = {
@@ -347,6 +363,7 @@ static const struct field latency_fields[] = {
 	  .max = 65535, .def = "18615", .doc = "first TCP port perftest uses" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(latency.timeout_ms), .min = 1000,
 	  .max = 3600000, .def = "60s", .doc = "bound on each probe" },
+	PERFTEST_DIR_KEY(latency),
 };
 
 static const struct field io_fields[] = {

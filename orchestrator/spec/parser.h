@@ -67,6 +67,8 @@ struct target_entry {
 
 /* The index of `discovery` in grammar.c's init_fields (its value's mark). */
 #define LN_INIT_F_DISCOVERY 7
+/* ... and of `gds` */
+#define LN_INIT_F_GDS 8
 
 struct init_entry {
 	struct ln_initiator i;

@@ -198,6 +198,10 @@ struct ln_initiator {
 	 * entry (the agent's discovery.c); its value's mark for messages */
 	int discovery;
 	struct ln_mark discovery_mark;
+	/* gds: GPUDirect Storage reads the namespace (stage_gds.c judges the
+	 * node); its value's mark for messages */
+	int gds;
+	struct ln_mark gds_mark;
 	struct ln_mark mark;
 };
 
@@ -250,6 +254,15 @@ enum ln_rail_pairs {
 enum ln_bw_tool {
 	LN_BW_IB_WRITE_BW = 0,
 	LN_BW_IB_SEND_BW,
+};
+
+/* Where the bandwidth stage's perftest keeps its buffers: host memory,
+ * or the GPU the port serves (GPUDirect RDMA), pinned through
+ * nvidia_peermem (cuda) or exported as a dma-buf (dmabuf). */
+enum ln_bw_memory {
+	LN_BW_MEM_HOST = 0,
+	LN_BW_MEM_CUDA,
+	LN_BW_MEM_DMABUF,
 };
 
 enum ln_lat_tool {
@@ -322,6 +335,9 @@ struct ln_validation {
 		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18515 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
+		enum ln_bw_memory memory;	/* default host */
+		const char *perftest_dir;	/* perftest's programs; NULL: /usr/bin */
+		struct ln_mark perftest_dir_mark;	/* its value, for messages */
 	} bandwidth;
 	struct {
 		enum ln_lat_tool tool;		/* default ib_write_lat */
@@ -335,6 +351,8 @@ struct ln_validation {
 		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18615 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */
+		const char *perftest_dir;	/* perftest's programs; NULL: /usr/bin */
+		struct ln_mark perftest_dir_mark;	/* its value, for messages */
 	} latency;
 	struct {
 		uint64_t size;			/* bytes per initiator; default 256 MiB */

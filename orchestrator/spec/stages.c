@@ -395,6 +395,29 @@ static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
 				  "remove it (or 'tool')", probe_only[i]);
 }
 
+/* A pairwise stage's perftest_dir is judged as nccl's tests_dir is: not
+ * llmnet's own directory, and short enough for a node path with the
+ * program's name. */
+static void perftest_dir_rules(struct parser *p, enum ln_stage stage, const struct kv *kvs,
+			       size_t n)
+{
+	struct ln_validation *v = &p->spec->validation;
+	const struct kv *dir = find_kv(kvs, n, "perftest_dir");
+	const char *d = stage == LN_STAGE_BANDWIDTH ? v->bandwidth.perftest_dir :
+			v->latency.perftest_dir;
+	struct ln_buf why = LN_BUF_INIT;
+
+	if (!dir)
+		return;
+	if (stage == LN_STAGE_BANDWIDTH)
+		v->bandwidth.perftest_dir_mark = dir->vm;
+	else
+		v->latency.perftest_dir_mark = dir->vm;
+	if (d && d[0] == '/' && ln_tests_dir_check(d, &why) < 0)
+		spec_diag(p->spec, dir->vm, "'perftest_dir' %s", why.buf);
+	ln_buf_release(&why);
+}
+
 static int stage_item(struct parser *p, const struct field *f)
 {
 	struct ln_mark start = spec_ev_mark(p);
@@ -422,6 +445,8 @@ static int stage_item(struct parser *p, const struct field *f)
 			r = set_options(p, f->sub, (enum ln_stage)stage, kvs, n);
 		if (!r && stage == LN_STAGE_NCCL)
 			nccl_tool_rules(p, kvs, n);
+		if (!r && (stage == LN_STAGE_BANDWIDTH || stage == LN_STAGE_LATENCY))
+			perftest_dir_rules(p, (enum ln_stage)stage, kvs, n);
 	}
 	for (i = 0; i < n; i++) {
 		free((char *)kvs[i].k);

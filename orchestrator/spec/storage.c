@@ -216,6 +216,7 @@ static int add_initiator(struct parser *p, struct lead *node, size_t i, struct r
 	raw->node_mark = ie->m[0];
 	raw->target_mark = ie->m[1];
 	in->discovery_mark = ie->m[LN_INIT_F_DISCOVERY];
+	in->gds_mark = ie->m[LN_INIT_F_GDS];
 	spec->n_initiators++;
 	return 0;
 }

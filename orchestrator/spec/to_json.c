@@ -18,6 +18,7 @@ static const char *const mpi_format_names[] = { "openmpi", "mpich" };
 static const char *const pairs_names[] = { "ring", "all" };
 static const char *const rails_names[] = { "aligned", "all" };
 static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
+static const char *const bw_memory_names[] = { "host", "cuda", "dmabuf" };
 static const char *const lat_tool_names[] = { "ib_write_lat", "ib_send_lat" };
 static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
 
@@ -185,6 +186,7 @@ static void initiator_json(struct json_object *o, const struct ln_spec *spec,
 	add_int_or_null(o, "ctrl_loss_tmo_ms", in->ctrl_loss_tmo_ms, r);
 	add_int_or_null(o, "reconnect_delay_ms", in->reconnect_delay_ms, r);
 	ADD(ln_json_add_bool(o, "discovery", in->discovery));
+	ADD(ln_json_add_bool(o, "gds", in->gds));
 	if (in->mount.present) {
 		struct json_object *m = add_child(o, "mount", 0, r);
 
@@ -285,6 +287,8 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 		ADD(max_errors_json(o, v->bandwidth.max_errors));
 		ADD(ln_json_add_i64(o, "port_base", v->bandwidth.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->bandwidth.timeout_ms));
+		ADD(ln_json_add_str(o, "memory", bw_memory_names[v->bandwidth.memory]));
+		ADD(ln_json_add_str(o, "perftest_dir", v->bandwidth.perftest_dir));	/* NULL: null */
 		break;
 	case LN_STAGE_LATENCY:
 		ADD(ln_json_add_str(o, "tool", lat_tool_names[v->latency.tool]));
@@ -300,6 +304,7 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 		ADD(max_errors_json(o, v->latency.max_errors));
 		ADD(ln_json_add_i64(o, "port_base", v->latency.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->latency.timeout_ms));
+		ADD(ln_json_add_str(o, "perftest_dir", v->latency.perftest_dir));	/* NULL: null */
 		break;
 	case LN_STAGE_IO:
 		ADD(ln_json_add_i64(o, "size", (int64_t)v->io.size));

@@ -252,7 +252,7 @@ static const struct field gpu_device[] = {
 	INT("index"), STR("uuid"), STR("model"), STR("bus_id"), INT("numa_node"),
 	INT("memory_bytes"), BOOL("persistence"), INT("nvlink_up"), INT("nvlink_total"),
 	INT("ecc_volatile_uncorrected"), BOOL("row_remap_pending"), BOOL("row_remap_failed"),
-	STRS("errors"), END
+	STRS("errors"), STRS("dropped"), END
 };
 static const struct field gpus[] = {
 	INT("count"), STRS("models"), STR("source"), STR("driver_version"), STR("cuda_version"),
@@ -288,6 +288,9 @@ static const struct field topology[] = {
 	OBJS("gpus", topo_gpu), OBJS("nics", topo_nic), { "iommu", T_OBJ, 0, iommu },
 	{ "peer_memory", T_OBJ, 0, peer_memory }, END
 };
+static const struct field cufile[] = { STR("path"), BOOL("allow_compat_mode"),
+				       STRS("rdma_dev_addr_list"), STR("error"), END };
+static const struct field gds[] = { BOOL("nvidia_fs"), { "cufile", T_OBJ, 0, cufile }, END };
 static const struct field owned_cluster[] = { INT("objects"), STR("updated"), STR("persistent"),
 					      END };
 static const struct field owned[] = { { "*", T_OBJ, 0, owned_cluster }, END };
@@ -296,7 +299,7 @@ static const struct field facts[] = {
 	STR("kernel"), STR("host_nqn"), STR("host_id"),
 	OBJS("rdma", rdma), OBJS("netdevs", netdev), OBJS("nvme", nvme),
 	{ "gpus", T_OBJ, 0, gpus }, STRS("modules"), { "nvmet", T_OBJ, 0, nvmet },
-	{ "topology", T_OBJ, 0, topology },
+	{ "topology", T_OBJ, 0, topology }, { "gds", T_OBJ, 0, gds },
 	BOOL("systemd"), { "owned", T_OBJ, 0, owned }, STRS("warnings"), END
 };
 
@@ -332,7 +335,9 @@ static const struct bound {
 	{ gpus, "models", 64 }, { gpus, "devices", 64 }, { gpus, "driver_version", 79 },
 	{ gpus, "cuda_version", 31 }, { gpus, "nvml", 512 }, { gpus, "program", 16 },
 	{ gpu_device, "uuid", 95 }, { gpu_device, "model", 95 }, { gpu_device, "bus_id", 16 },
-	{ gpu_device, "errors", 8 },
+	{ gpu_device, "errors", 8 }, { gpu_device, "dropped", 13 },
+	/* the agent's caps (gds.c) */
+	{ cufile, "rdma_dev_addr_list", 64 }, { cufile, "path", 64 }, { cufile, "error", 128 },
 	/* the agent's own caps (LN_TOPO_MAX_DEVICES): a node sending more
 	 * would have the controller build a GPU x (GPU + NIC) matrix of
 	 * millions of cells; PCIe has no path of 32 bridges */

@@ -2,7 +2,8 @@
 /*
  * nvidia-smi's PCIe distance classes from the agent's topology facts
  * (docs/validation.md, "GPU placement"): SYS when the NUMA nodes differ
- * (both known), NODE when the host bridges differ, PHB when the paths
+ * (both known), NODE when the host bridges differ (NODE or SYS, unknown,
+ * when a NUMA node is not known), PHB when the paths
  * share no bridge (they meet at the host bridge), PIX when they meet
  * inside one PCIe switch (or both ends sit directly below one root
  * port), PXB when more than one switch lies between them. A path lists
@@ -83,6 +84,7 @@ int ln_pci_distance(struct json_object *a, struct json_object *b, struct ln_pci_
 	}
 	if (strcmp(out->ha, out->hb)) {
 		out->dist = LN_DIST_NODE;
+		out->numa_unknown = out->numa_a < 0 || out->numa_b < 0;
 		return 0;
 	}
 	na = json_object_array_length(pa);
@@ -113,6 +115,7 @@ static size_t hop_redirects(struct json_object *path, size_t i, struct ln_buf *b
 			    size_t *ports, size_t *no_acs)
 {
 	static const char *const bits[] = { "req_redir", "cmplt_redir", "egress_ctrl" };
+	int redirect = 0;
 	struct json_object *acs = ln_json_at(json_object_array_get_idx(path, i), "acs");
 	const char *t = hop_type(path, i), *bus = hop_bus(path, i);
 	size_t k, on = 0;
@@ -123,6 +126,15 @@ static size_t hop_redirects(struct json_object *path, size_t i, struct ln_buf *b
 		return 0;
 	}
 	for (k = 0; k < 3; k++) {
+		struct json_object *v = ln_json_at(acs, bits[k]);
+
+		if (v && json_object_get_boolean(v))
+			redirect |= k < 2;
+	}
+	/* P2P Egress Control alone only blocks requests to the ports its
+	 * egress vector names; they are redirected only with ReqRedir (PCIe
+	 * Base spec, ACS Control): named beside a redirect, not one itself */
+	for (k = 0; redirect && k < 3; k++) {
 		struct json_object *v = ln_json_at(acs, bits[k]);
 
 		if (!v || !json_object_get_boolean(v))
@@ -199,8 +211,8 @@ static int add_row(struct json_object *rows, struct json_object *gpus, struct js
 
 		if (j != i) {
 			ln_buf_reset(&why);
-			v = ln_pci_distance(g, column(gpus, nics, j), &m, &why) < 0
-				    ? "?" : ln_pci_distance_name(m.dist);
+			v = ln_pci_distance(g, column(gpus, nics, j), &m, &why) < 0 ||
+				    m.numa_unknown ? "?" : ln_pci_distance_name(m.dist);
 		}
 		if (json_object_array_add(cells, json_object_new_string(v)) < 0)
 			goto out;

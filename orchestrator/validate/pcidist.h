@@ -27,6 +27,9 @@ struct ln_pci_meet {
 	const char *bridge;
 	const char *ha, *hb;		/* each end's host bridge */
 	int numa_a, numa_b;		/* each end's NUMA node, -1 unknown */
+	int numa_unknown;		/* NODE or SYS, which cannot be told: the
+					 * host bridges differ and a NUMA node is
+					 * unknown (dist says NODE, the nearer) */
 	size_t common;			/* bridges both paths hold */
 	unsigned switches;		/* PCIe switches (or other bridges) crossed */
 };

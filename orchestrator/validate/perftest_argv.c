@@ -21,6 +21,20 @@
 #define HELP_OUTPUT_MAX (256u << 10)
 #define BIND_OPTION "--bind_source_ip"
 
+/* GPUDirect RDMA (bandwidth memory cuda or dmabuf): the buffers on the
+ * GPU the port serves, named by its PCI bus id (perftest_mem.c says why
+ * not a CUDA index); dma-buf after it, as perftest takes it only once
+ * the memory is CUDA's. */
+static void memory_args(const struct port_info *ni, struct argv *a)
+{
+	if (!ni->mem.bus[0])
+		return;
+	vs_arg(a, "--use_cuda_bus_id");
+	vs_arg(a, "%s", ni->mem.bus);
+	if (ni->mem.dmabuf)
+		vs_arg(a, "--use_cuda_dmabuf");
+}
+
 void vs_perftest_argv(const struct port_info *srv, const struct port_info *cli, const char *tool,
 		      uint64_t size, unsigned iters, unsigned tcp_port, const char *extra,
 		      int bind_source, struct argv *sv, struct argv *cv)
@@ -53,6 +67,7 @@ void vs_perftest_argv(const struct port_info *srv, const struct port_info *cli, 
 			vs_arg(both[k], "%s", ni->ip);
 		}
 		vs_arg(both[k], "-F");
+		memory_args(ni, both[k]);
 		if (extra)
 			vs_arg(both[k], "%s", extra);
 	}

@@ -232,8 +232,10 @@ out:
 		free(c.ni[i].devices_reason);
 		free(c.ni[i].hostname);
 		vs_perftest_release(&c.ni[i]);
-		for (k = 0; c.ni[i].ports && k < c.ni[i].nports; k++)
+		for (k = 0; c.ni[i].ports && k < c.ni[i].nports; k++) {
 			free(c.ni[i].ports[k].reason);
+			free(c.ni[i].ports[k].mem.reason);
+		}
 		free(c.ni[i].ports);
 	}
 	ln_railmap_release(&c.rails);

@@ -33,6 +33,11 @@ struct port_info {
 	double rate_gbps;		/* the port's line rate, NAN unknown */
 	int ok;				/* the devices stage found no problem on it */
 	char *reason;			/* why not, for skips */
+	struct {			/* perftest's buffers (perftest_mem.c) */
+		char bus[16];		/* the GPU's PCI bus id; "": host memory */
+		int dmabuf;		/* through a dma-buf */
+		char *reason;		/* why the GPU run cannot be: "not run" */
+	} mem;
 };
 
 struct node_info {
@@ -67,6 +72,8 @@ struct vctx {
 	int lanes;			/* a pairwise stage with concurrent rails: each
 					 * port's probes and counter reads on the node's
 					 * session lane of the port's index (stages.h) */
+	char perftest[4096];		/* a pairwise stage's perftest program by its
+					 * path in perftest_dir; "": by name */
 };
 
 /* The session lane of a node's port in the current stage: its index with
@@ -184,6 +191,15 @@ int vs_perftest_binds(struct vctx *c, const char *tool, size_t a, unsigned pa, s
 void vs_perftest_note(struct vctx *c, const char *tool, struct ln_check *k);
 /* Release what vs_perftest_binds kept of node info. */
 void vs_perftest_release(struct node_info *ni);
+/* perftest_mem.c: tool by its path in stage st's perftest_dir (into
+ * buf of n bytes; tool itself without one). */
+const char *vs_perftest_path(const struct vctx *c, enum ln_stage st, const char *tool, char *buf,
+			     size_t n);
+/* The perftest program of stage st (tool, by name) into c->perftest, and
+ * each port's perftest memory: host, or (bandwidth, memory cuda or dmabuf) the GPU it serves
+ * once the node's perftest shows it was built with CUDA, else the
+ * reason its pairs are not run. 0 or -ENOMEM. */
+int vs_perftest_memory(struct vctx *c, enum ln_stage st, const char *tool);
 void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av);
 
 /* Whether node (port: any port, -1) is blamed in stage st: a bad node,

@@ -450,6 +450,8 @@ static int devices_node(struct vctx *c, size_t i)
 		r = vs_placement(c, i);
 	if (r == 0)
 		r = devices_namespaces(c, i);
+	if (r == 0)
+		r = vs_devices_gds(c, i);
 	for (k = 0; k < c->spec->n_initiators && r == 0;)
 		r = devices_discovery(c, i, &k);
 	return r;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The devices stage's GPU health checks (stage_gpu.c), from NVML's facts
- * (facts.gpus.devices, the GPU facts program's).
+ * (facts.gpus.devices, the GPU facts program's), and its GPUDirect
+ * Storage readiness checks (stage_gds.c).
  */
 #ifndef LN_VALIDATE_STAGE_GPU_H
 #define LN_VALIDATE_STAGE_GPU_H
@@ -19,5 +20,10 @@ struct vctx;
  * 0 or -ENOMEM.
  */
 int vs_devices_gpu_health(struct vctx *c, size_t i);
+
+/* One check per initiator of node i with gds: true, named "gds NQN"
+ * (stage_gds.c): nvidia_fs, the open kernel modules and the live
+ * transport judged, cufile.json reported. 0 or -ENOMEM. */
+int vs_devices_gds(struct vctx *c, size_t i);
 
 #endif

@@ -19,32 +19,9 @@
 #include "orchestrator/validate/diagnose.h"
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
+#include "orchestrator/validate/stage_pair.h"
 
 #define RPING_PORT_BASE 7174
-
-struct server_job {
-	struct vctx *c;
-	size_t node;
-	unsigned lane;
-	struct argv *argv;
-	int timeout_s;
-	struct ln_probe_result res;
-	struct ln_buf err;
-	int rc;
-};
-
-/* One pair's attempt as a tool sees it: the pair, its port slot, the
- * bound, the client's result and the server's job. */
-struct pair_try {
-	struct vctx *c;
-	enum ln_stage st;
-	size_t a, b;		/* server, client */
-	unsigned pa, pb;	/* their ports */
-	unsigned slot;
-	int timeout_s;
-	const struct ln_probe_result *cres;
-	const struct server_job *job;
-};
 
 struct pair_tool {
 	/* The check's name and the tool's name in messages. */
@@ -136,9 +113,11 @@ static void perftest_build(const struct pair_try *t, const char *tool, uint64_t 
 			   unsigned iters, unsigned port_base, const char *extra, struct argv *sv,
 			   struct argv *cv)
 {
-	int bind = vs_perftest_binds(t->c, tool, t->a, t->pa, t->b, t->pb);
+	/* the program from the stage's perftest_dir, when it has one */
+	const char *prog = t->c->perftest[0] ? t->c->perftest : tool;
+	int bind = vs_perftest_binds(t->c, prog, t->a, t->pa, t->b, t->pb);
 
-	vs_perftest_argv(&t->c->ni[t->a].ports[t->pa], &t->c->ni[t->b].ports[t->pb], tool, size,
+	vs_perftest_argv(&t->c->ni[t->a].ports[t->pa], &t->c->ni[t->b].ports[t->pb], prog, size,
 			 iters, port_base + t->slot, extra, bind, sv, cv);
 }
 
@@ -165,90 +144,6 @@ static double pair_line_rate(const struct vctx *c, size_t a, unsigned pa, size_t
 	return fmin(c->ni[a].ports[pa].rate_gbps, c->ni[b].ports[pb].rate_gbps);
 }
 
-/* Both ends are judged (issue 32): a node that could not run its end
- * must not pass on its peer's word. perftest's server prints the same
- * report row as its client (ib_write_bw's server the client's figures,
- * ib_send_bw's its own receive rate, the latency tools the round trips
- * both ends timed; tests/fixtures/probes/ib_*.server.txt), so the two
- * values must agree within these fractions of the larger: they agree
- * to a few per cent in the lab, a wider gap is one end lying or a
- * broken run. */
-#define BW_AGREE 0.25
-#define LAT_AGREE 0.5
-
-/* Whether the server's end ran: started, in time, exit status 0; the
- * reason into why when not. Judged only after its client measured, so a
- * failure here is the server node's own. */
-static int server_ran(const struct pair_try *t, struct ln_buf *why)
-{
-	struct vctx *c = t->c;
-	const struct server_job *job = t->job;
-
-	if (job->rc < 0)
-		ln_buf_addf(why, "cannot run the %s server on '%s': %s", job->argv->v[0],
-			    vs_nname(c, t->a), job->err.buf);
-	else if (job->res.timed_out)
-		ln_buf_addf(why, "%s server on '%s' (stage %s, pair %s-%s) timed out after %ds",
-			    job->argv->v[0], vs_nname(c, t->a), ln_stage_name(t->st),
-			    vs_nname(c, t->a), vs_nname(c, t->b), t->timeout_s);
-	else if (job->res.exit_status != 0)
-		ln_buf_addf(why, "%s server on '%s' failed (exit status %d)", job->argv->v[0],
-			    vs_nname(c, t->a), job->res.exit_status);
-	else
-		return 1;
-	return 0;
-}
-
-/* A client report that could not be parsed: when it says the tool did
- * not run on its own node (not found, not executable, or one of
- * perftest's local start-up failures, which come before any connection),
- * the client end is marked, as a server that did not run is; a failure to
- * reach the peer marks no end (the link may be at fault). */
-static void client_not_run(const struct pair_try *t, struct ln_attempt *at)
-{
-	static const char *const local[] = { "Couldn't allocate MR", "Couldn't get context",
-					     "No IB devices found", "Unable to find the Infiniband",
-					     "Couldn't create", "Failed to create" };
-	const struct ln_probe_result *r = t->cres;
-	size_t i;
-
-	if (r->exit_status == 126 || r->exit_status == 127) {
-		at->own_fault |= LN_END_B;
-		return;
-	}
-	for (i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		if (r->output.buf && memmem(r->output.buf, r->output.len, local[i],
-					    strlen(local[i]))) {
-			at->own_fault |= LN_END_B;
-			return;
-		}
-}
-
-/* Whether the server's value sv agrees with the client's cv within the
- * fraction tol; the reason into why when not. */
-static int ends_agree(const struct pair_try *t, double cv, double sv, double tol,
-		      const char *unit, struct ln_buf *why)
-{
-	if (fabs(sv - cv) <= tol * fmax(fabs(sv), fabs(cv)))
-		return 1;
-	ln_buf_addf(why, "the ends disagree: client on '%s' reports %.3g %s, server on '%s' "
-		    "%.3g %s (more than %.0f%% apart)", vs_nname(t->c, t->b), cv, unit,
-		    vs_nname(t->c, t->a), sv, unit, tol * 100);
-	return 0;
-}
-
-/* No server report to check the client's against: its end is marked, and
- * the client's figure withdrawn so that run_pair tries again (a report lost
- * once under load costs a try; only one never given names the node). */
-static void server_unread(const struct pair_try *t, struct ln_attempt *at,
-			  const struct ln_buf *perr, struct ln_buf *why)
-{
-	if (perr->len)
-		ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr->buf);
-	at->own_fault |= LN_END_A;
-	at->value = NAN;
-}
-
 /* The server's bandwidth report agrees with the client's gbps. */
 static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt *at,
 			struct ln_buf *why)
@@ -258,11 +153,11 @@ static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt
 	struct ln_buf perr = LN_BUF_INIT;
 	int ok = 0;
 
-	if (!server_ran(t, why) ||
+	if (!vs_server_ran(t, why) ||
 	    ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0) {
-		server_unread(t, at, &perr, why);
+		vs_server_unread(t, at, &perr, why);
 	} else {
-		ok = ends_agree(t, gbps, ln_perftest_gbps(&pt, ln_perftest_large(&pt)), BW_AGREE,
+		ok = vs_ends_agree(t, gbps, ln_perftest_gbps(&pt, ln_perftest_large(&pt)), BW_AGREE,
 				"Gb/s", why);
 	}
 	ln_perftest_release(&pt);
@@ -281,7 +176,7 @@ static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_
 	if (ln_parse_perftest(t->cres->output.buf, t->cres->output.len, &pt, &perr) < 0) {
 		ln_buf_addf(why, "client on '%s': %s (exit status %d)", vs_nname(c, t->b), perr.buf,
 			    t->cres->exit_status);
-		client_not_run(t, at);
+		vs_client_not_run(t, at);
 	} else {
 		gbps = ln_perftest_gbps(&pt, ln_perftest_large(&pt));
 		at->value = gbps;
@@ -308,7 +203,7 @@ static void bw_annotate(struct vctx *c, const struct ln_pair *p, struct ln_check
 	k->line_rate = pair_line_rate(c, p->a, p->pa, p->b, p->pb);
 	if (v->bandwidth.min_kind != LN_MIN_NONE)
 		k->threshold = bw_threshold(v, k->line_rate);
-	vs_perftest_note(c, bw_name(c), k);
+	vs_perftest_note(c, c->perftest[0] ? c->perftest : bw_name(c), k);
 }
 
 /* ---- latency: perftest's ib_write_lat / ib_send_lat ---- */
@@ -348,11 +243,11 @@ static int lat_server_ok(const struct pair_try *t, double typical, struct ln_att
 	struct ln_buf perr = LN_BUF_INIT;
 	int ok = 0;
 
-	if (!server_ran(t, why) ||
+	if (!vs_server_ran(t, why) ||
 	    ln_parse_perftest_lat(job->res.output.buf, job->res.output.len, &sl, &perr) < 0) {
-		server_unread(t, at, &perr, why);
+		vs_server_unread(t, at, &perr, why);
 	} else {
-		ok = ends_agree(t, typical, sl.typical, LAT_AGREE, "us", why);
+		ok = vs_ends_agree(t, typical, sl.typical, LAT_AGREE, "us", why);
 	}
 	ln_buf_release(&perr);
 	return ok;
@@ -372,7 +267,7 @@ static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln
 	if (ln_parse_perftest_lat(t->cres->output.buf, t->cres->output.len, &pl, &perr) < 0) {
 		ln_buf_addf(why, "client on '%s': %s (exit status %d)", vs_nname(c, t->b), perr.buf,
 			    t->cres->exit_status);
-		client_not_run(t, at);
+		vs_client_not_run(t, at);
 		ln_buf_release(&perr);
 		return;
 	}
@@ -401,7 +296,7 @@ static void lat_annotate(struct vctx *c, const struct ln_pair *p, struct ln_chec
 	k->unit = "us";
 	lat_thresholds(&c->spec->validation, &k->lat);
 	k->threshold = k->lat.max_typical;
-	vs_perftest_note(c, lat_name(c), k);
+	vs_perftest_note(c, c->perftest[0] ? c->perftest : lat_name(c), k);
 }
 
 static const struct pair_tool pair_tools[LN_STAGE_COUNT] = {
@@ -588,7 +483,7 @@ static const struct ln_check *pair_check(struct vctx *c, enum ln_stage st,
 	return NULL;
 }
 
-/* Whether pair p of stage st cannot run; the reason goes into why. */
+/* Whether pair p of stage st cannot run (1 skipped, 2 not run): why. */
 static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *p,
 			struct ln_buf *why)
 {
@@ -609,6 +504,10 @@ static int pair_blocked(struct vctx *c, enum ln_stage st, const struct ln_pair *
 				    pi->reason ? pi->reason : c->ni[e[k]].devices_reason ?
 				    c->ni[e[k]].devices_reason : "no facts");
 			return 1;
+		}
+		if (pi->mem.reason) {
+			ln_buf_addstr(why, pi->mem.reason);
+			return 2;
 		}
 	}
 	if (st != LN_STAGE_RPING && c->res->stages[LN_STAGE_RPING].ran) {
@@ -702,12 +601,13 @@ static int pair_round(struct vctx *c, enum ln_stage st, const struct ln_round *r
 	}
 	for (i = 0; i < round->npairs; i++) {
 		struct ln_buf why = LN_BUF_INIT;
+		int b = pair_blocked(c, st, &round->pairs[i], &why);
 
-		if (pair_blocked(c, st, &round->pairs[i], &why)) {
+		if (b) {
 			long idx = vs_add_pair_check(c, st, &round->pairs[i], ln_stage_name(st));
 
-			if (idx < 0 ||
-			    ln_check_set(&c->res->checks[idx], LN_ST_SKIPPED, "%s", why.buf) < 0)
+			if (idx < 0 || ln_check_set(&c->res->checks[idx], b == 2 ? LN_ST_NOT_RUN :
+						    LN_ST_SKIPPED, "%s", why.buf) < 0)
 				r = -ENOMEM;
 		} else {
 			run[nrun++] = round->pairs[i];
@@ -783,7 +683,9 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st)
 	}
 	c->res->stages[st].ran = 1;
 	c->res->stages[st].rounds = s.nrounds;
-	r = vs_ctr_open(c, st);
+	r = vs_perftest_memory(c, st, st == LN_STAGE_LATENCY ? lat_name(c) : bw_name(c));
+	if (r == 0)
+		r = vs_ctr_open(c, st);
 	if (r == 0)
 		r = lone_ports(c, st, &s);
 	for (rd = 0; rd < s.nrounds && r == 0; rd++)

@@ -284,13 +284,22 @@ static int judge_pair(struct place *pl, size_t p, unsigned g)
 		    ne && ln_json_str_at(ne, "bus_id") ? ln_json_str_at(ne, "bus_id") : "virtual");
 	if (!known) {
 		r = ln_check_set(k, LN_ST_FAIL, "%s", why.buf);
+	} else if (m.numa_unknown && (pl->max == LN_DIST_NODE || pl->max >= LN_DIST_SYS)) {
+		/* NODE or SYS: within a SYS limit either way, past NODE's if SYS */
+		r = ln_check_set(k, pl->max >= LN_DIST_SYS ? LN_ST_PASS : LN_ST_NOT_RUN, "%s and %s "
+				 "on node '%s' are NODE or SYS apart (host bridges %s and %s; the "
+				 "NUMA node of %s is unknown)%s", gname.buf, nname.buf,
+				 pl->node->name, m.ha, m.hb, m.numa_a < 0 ? "the GPU" : "the NIC",
+				 pl->max >= LN_DIST_SYS ? "" : ": cannot tell against "
+				 "max_gpu_distance NODE");
 	} else {
 		where_they_meet(&m, &meet);
 		k->value = m.dist;
 		if (m.dist > pl->max)
 			r = ln_check_set(k, LN_ST_FAIL, "%s and %s on node '%s' are %s apart, farther "
 					 "than max_gpu_distance %s: %s", gname.buf, nname.buf,
-					 pl->node->name, ln_pci_distance_name(m.dist),
+					 pl->node->name, m.numa_unknown ? "NODE or SYS (a NUMA "
+					 "node unknown)" : ln_pci_distance_name(m.dist),
 					 ln_pci_distance_name(pl->max), meet.buf);
 		else
 			r = ln_check_set(k, LN_ST_PASS, "%s: %s", ln_pci_distance_name(m.dist),

@@ -91,6 +91,10 @@ static const struct key_case key_cases[] = {
 	/* discovery is for a target without dhchap: t1's taken off both sides */
 	{ "storage.initiators.discovery", CHANGES, "      nr_io_queues: 4\n",
 	  "      nr_io_queues: 4\n      discovery: true\n", DHCHAP_T1, "" },
+	/* b3 reads t2 (rdma) with GPUDirect Storage: the devices stage's gds
+	 * check (the fake node has no gds facts: it fails) */
+	{ "storage.initiators.gds", CHANGES, "keys.t2 # b3's\n", "keys.t2 # b3's\n      gds: true\n",
+	  "keys.t1 # b3's", "keys.t2 # b3's" },
 	KC("storage.initiators.mount", CHANGES,
 	  "      mount: { path: /mnt/keys, fs: ext4, format: never }\n", ""),
 	KC("storage.initiators.mount.path", CHANGES, "/mnt/keys", "/mnt/other"),
@@ -138,6 +142,13 @@ static const struct key_case key_cases[] = {
 	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),
 	KC("validation.bandwidth.concurrent_rails", CHANGES, "60s, rails: aligned,",
 	   "60s, rails: aligned, concurrent_rails: true,"),
+	/* cuda asks each node's perftest whether it was built with CUDA (the
+	 * fake's is not: the pairs are not run) */
+	KC("validation.bandwidth.memory", CHANGES, "tool: ib_write_bw,",
+	   "tool: ib_write_bw, memory: cuda,"),
+	/* the program by its path there */
+	KC("validation.bandwidth.perftest_dir", CHANGES, "tool: ib_write_bw,",
+	   "tool: ib_write_bw, perftest_dir: /opt/perftest/bin,"),
 	KC("validation.latency.stage", CHANGES, "  - { stage: latency, tool: ib_write_lat, size: 2B, "
 	  "iterations: 1000, pairs: ring, rails: aligned, max_typical: 20us, max_p99: 50us, "
 	  "port_base: 18615, timeout: 45s, max_errors: 5 }\n", ""),
@@ -153,6 +164,8 @@ static const struct key_case key_cases[] = {
 	KC("validation.latency.max_p99", CHANGES, "max_p99: 50us", "max_p99: 5us"),
 	KC("validation.latency.port_base", CHANGES, "port_base: 18615", "port_base: 21000"),
 	KC("validation.latency.timeout", CHANGES, "timeout: 45s", "timeout: 50s"),
+	KC("validation.latency.perftest_dir", CHANGES, "tool: ib_write_lat,",
+	   "tool: ib_write_lat, perftest_dir: /opt/perftest/bin,"),
 	KC("validation.io.stage", CHANGES,
 	  "  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n", ""),
 	KC("validation.io.size", CHANGES, "size: 256MiB", "size: 512MiB"),

@@ -12,6 +12,7 @@
 
 #include "agents/agent/kernel/pciconf.h"
 #include "common/json.h"
+#include "orchestrator/transport/answer.h"
 
 #define TOPO_DIR FIXTURES_DIR "/topo"
 
@@ -305,6 +306,108 @@ static void test_agent_topology__no_peer_memory_path(void **st)
 	json_object_put(o);
 }
 
+/* libibverbs is read on every facts call, so only up to 1 MiB: a 2 MiB
+ * one (its symbol past the bound) is not looked at, unknown with why,
+ * never read whole; the control is the fixture's 4 KiB one above. */
+static void test_agent_topology__verbs_read_bounded(void **st)
+{
+	char tree[1024], cmd[4096], *root;
+	struct json_object *o;
+
+	(void)st;
+	snprintf(tree, sizeof(tree), "%s/hgx-h100.tree", TOPO_DIR);
+	root = topo_build(tree);
+	snprintf(cmd, sizeof(cmd), "f=%s/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0 && "
+		 "truncate -s 2M $f && printf 'ibv_reg_dmabuf_mr\\000' | dd of=$f bs=1 "
+		 "seek=2000000 conv=notrunc status=none", root);
+	assert_int_equal(system(cmd), 0);
+	o = facts_on(root);
+	assert_null(at(o, "topology.peer_memory.dmabuf.verbs"));
+	assert_non_null(strstr(s_at(o, "topology.peer_memory.dmabuf.why"), "file too large "
+			       "(libibverbs is not looked at past 1024 KiB)"));
+	json_object_put(o);
+	fx_remove(root);
+}
+
+/* facts.gds on the healthy tree with GDS's pieces added by sh (the root
+ * in $R), or taken away. */
+static struct json_object *gds_facts(const char *sh)
+{
+	char tree[1024], cmd[8192], *root;
+	struct json_object *o;
+
+	snprintf(tree, sizeof(tree), "%s/hgx-h100.tree", TOPO_DIR);
+	root = topo_build(tree);
+	snprintf(cmd, sizeof(cmd), "R=%s; %s", root, sh);
+	assert_int_equal(system(cmd), 0);
+	o = facts_on(root);
+	fx_remove(root);
+	return o;
+}
+
+#define CUFILE_OK "mkdir -p $R/etc && printf '%s' '{\n  // cuFile config, with comments\n" \
+	"  \"logging\": { \"dir\": \"//var/log\" }, // a // in a string stays\n" \
+	"  \"properties\": { \"allow_compat_mode\": false,\n" \
+	"    \"rdma_dev_addr_list\": [ \"10.1.0.2\", \"fd00::2\" ] }\n}\n' > $R/etc/cufile.json"
+
+/* nvidia_fs by its module or its proc file; cufile.json parsed through
+ * its comments, its flags reported; none of them: false and null. */
+static void test_agent_topology__gds_facts(void **st)
+{
+	struct json_object *o, *k;
+
+	(void)st;
+	o = gds_facts("mkdir -p $R/sys/module/nvidia_fs && " CUFILE_OK);
+	assert_string_equal(s_at(o, "gds.nvidia_fs"), "true");
+	assert_string_equal(s_at(o, "gds.cufile.path"), "/etc/cufile.json");
+	assert_string_equal(s_at(o, "gds.cufile.allow_compat_mode"), "false");
+	assert_string_equal(s_at(o, "gds.cufile.rdma_dev_addr_list.1"), "fd00::2");
+	assert_null(at(o, "gds.cufile.error"));
+	/* the controller keeps all of it */
+	k = ln_answer_known_facts(o);
+	assert_non_null(k);
+	assert_true(json_object_equal(ln_json_at(k, "gds"), ln_json_at(o, "gds")));
+	json_object_put(k);
+	json_object_put(o);
+	o = gds_facts("mkdir -p $R/proc/driver && touch $R/proc/driver/nvidia-fs");
+	assert_string_equal(s_at(o, "gds.nvidia_fs"), "true");
+	assert_null(at(o, "gds.cufile"));
+	json_object_put(o);
+	o = gds_facts("true");
+	assert_string_equal(s_at(o, "gds.nvidia_fs"), "false");
+	assert_null(at(o, "gds.cufile"));
+	json_object_put(o);
+}
+
+/* A cufile.json that is not JSON, a link, too large, or whose address list
+ * holds something else: an error or null, never its content. */
+static void test_agent_topology__gds_cufile_bad(void **st)
+{
+	struct json_object *o;
+
+	(void)st;
+	o = gds_facts("mkdir -p $R/etc && echo '{ \"properties\": ' > $R/etc/cufile.json");
+	assert_string_equal(s_at(o, "gds.cufile.error"), "is not JSON (with // comments) holding "
+			    "an object");
+	assert_null(at(o, "gds.cufile.allow_compat_mode"));
+	json_object_put(o);
+	o = gds_facts(CUFILE_OK " && mv $R/etc/cufile.json $R/etc/real.json && "
+		      "ln -s real.json $R/etc/cufile.json");
+	assert_non_null(strstr(s_at(o, "gds.cufile.error"), "cannot be read"));
+	assert_null(at(o, "gds.cufile.rdma_dev_addr_list"));
+	json_object_put(o);
+	o = gds_facts(CUFILE_OK " && head -c 70000 /dev/zero | tr '\\0' ' ' >> $R/etc/cufile.json");
+	assert_non_null(strstr(s_at(o, "gds.cufile.error"), "over 64 KiB"));
+	json_object_put(o);
+	o = gds_facts("mkdir -p $R/etc && echo '{\"properties\":{\"rdma_dev_addr_list\":"
+		      "[\"10.1.0.2\",\"$(id)\"],\"allow_compat_mode\":\"yes\"}}' > "
+		      "$R/etc/cufile.json");
+	assert_null(at(o, "gds.cufile.error"));
+	assert_null(at(o, "gds.cufile.rdma_dev_addr_list"));
+	assert_null(at(o, "gds.cufile.allow_compat_mode"));
+	json_object_put(o);
+}
+
 static void test_agent_topology__gpus_without_rdma(void **st)
 {
 	struct json_object *o = topo_facts("gpu-no-rdma");
@@ -573,6 +676,9 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_agent_topology__wrong_rail_on_other_socket),
 	cmocka_unit_test(test_agent_topology__no_peer_memory_path),
 	cmocka_unit_test(test_agent_topology__gpus_without_rdma),
+	cmocka_unit_test(test_agent_topology__verbs_read_bounded),
+	cmocka_unit_test(test_agent_topology__gds_facts),
+	cmocka_unit_test(test_agent_topology__gds_cufile_bad),
 	cmocka_unit_test(test_agent_topology__virtual_rdma_device),
 	cmocka_unit_test(test_agent_topology__config_accepted),
 	cmocka_unit_test(test_agent_topology__config_longest_chains),

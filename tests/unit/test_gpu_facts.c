@@ -250,6 +250,68 @@ static void test_gpu_facts__agent_not_supported_stays_null(void **st)
 	fx_remove(root);
 }
 
+/* One field out of its bounds (NUMA 0xFFFFFFFF, an ECC count past any
+ * real one) is null, named in the GPU's "dropped", and every other fact
+ * of the node's GPUs stays; an NVML error string with a terminal escape
+ * still fails its GPU, printable. The control: the healthy stand-in has
+ * nothing dropped. */
+static void test_gpu_facts__agent_drops_only_the_odd_field(void **st)
+{
+	char *root = fx_gpu_root(2, 1, "odd");
+	struct json_object *g = fx_agent_gpus(root);
+
+	(void)st;
+	assert_at(g, "source", "nvml");
+	assert_at(g, "nvml", "null");
+	assert_at(g, "devices.0.numa_node", "null");
+	assert_at(g, "devices.0.ecc_volatile_uncorrected", "null");
+	assert_at(g, "devices.0.dropped.0", "its 'numa_node' is not a number in range");
+	assert_at(g, "devices.0.dropped.1", "its 'ecc_volatile_uncorrected' is not a number in "
+		  "range");
+	assert_at(g, "devices.0.bus_id", "0000:1b:00.0");
+	assert_at(g, "devices.0.nvlink_up", "18");
+	assert_at(g, "devices.1.numa_node", "0");
+	assert_null(at(g, "devices.1.dropped"));
+	assert_non_null(strstr(at(g, "devices.1.errors.0"), "Odd?[2J Error?"));
+	json_object_put(g);
+	fx_remove(root);
+	root = fx_gpu_root(2, 1, "healthy");
+	g = fx_agent_gpus(root);
+	assert_null(at(g, "devices.0.dropped"));
+	assert_at(g, "devices.0.numa_node", "0");
+	json_object_put(g);
+	fx_remove(root);
+}
+
+/* The GPU facts program runs from its hashed file only when root owns it
+ * and no one else may write to it (else its bytes could change between
+ * the hash and the exec); the control is the test above. */
+static void test_gpu_facts__agent_program_root_owned(void **st)
+{
+	char *root = fx_gpu_root(2, 1, "healthy"), cmd[8192];
+	struct json_object *g;
+
+	(void)st;
+	snprintf(cmd, sizeof(cmd), "chmod 0775 %s%s/%s", root, LN_PROTO_REMOTE_DIR,
+		 LN_PROBE_GPU_FACTS);
+	assert_int_equal(system(cmd), 0);
+	g = fx_agent_gpus(root);
+	assert_at(g, "source", "proc");
+	assert_at(g, "program", "mismatch");
+	assert_non_null(strstr(at(g, "nvml"), "is writable by group or others (owner uid 0, mode "
+			       "0775): llmnet runs its own programs only when root owns them"));
+	json_object_put(g);
+	snprintf(cmd, sizeof(cmd), "chmod 0755 %s%s/%s && chown 4321 %s%s/%s", root,
+		 LN_PROTO_REMOTE_DIR, LN_PROBE_GPU_FACTS, root, LN_PROTO_REMOTE_DIR,
+		 LN_PROBE_GPU_FACTS);
+	assert_int_equal(system(cmd), 0);
+	g = fx_agent_gpus(root);
+	assert_at(g, "source", "proc");
+	assert_non_null(strstr(at(g, "nvml"), "is not root's (owner uid 4321, mode 0755)"));
+	json_object_put(g);
+	fx_remove(root);
+}
+
 /* without the program, without NVML, with another build of the program,
  * or without GPUs: source stays proc and nvml says why */
 static void test_gpu_facts__agent_without_nvml(void **st)
@@ -317,6 +379,8 @@ int main(void)
 		cmocka_unit_test(test_gpu_facts__agent_reads_nvml),
 		cmocka_unit_test(test_gpu_facts__agent_not_supported_stays_null),
 		cmocka_unit_test(test_gpu_facts__agent_without_nvml),
+		cmocka_unit_test(test_gpu_facts__agent_drops_only_the_odd_field),
+		cmocka_unit_test(test_gpu_facts__agent_program_root_owned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

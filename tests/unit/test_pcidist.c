@@ -23,6 +23,9 @@
 #define RP_EGRESS(b) "{\"bus_id\":\"" b "\",\"type\":\"root_port\",\"acs\":{\"ctrl\":32," \
 	"\"req_redir\":false,\"cmplt_redir\":false,\"egress_ctrl\":true}}"
 
+#define RP_REDIR_EGRESS(b) "{\"bus_id\":\"" b "\",\"type\":\"root_port\",\"acs\":{\"ctrl\":36," \
+	"\"req_redir\":true,\"cmplt_redir\":false,\"egress_ctrl\":true}}"
+
 /* A topology entry: bus id, NUMA node, host bridge and path (hops). */
 static struct json_object *dev(const char *bus, int numa, const char *hb, const char *path)
 {
@@ -105,9 +108,13 @@ static void test_pcidist__root_ports_of_one_host_bridge_are_phb(void **state)
 	assert_string_equal(br, "pci0000:00");
 }
 
-/* Two host bridges of one NUMA node, or of unknown ones: NODE. */
-static void test_pcidist__host_bridges_are_node_unknown_numa_too(void **state)
+/* Two host bridges of one NUMA node: NODE; with a NUMA node unknown,
+ * NODE or SYS, which cannot be told (flagged; the matrix shows "?"). */
+static void test_pcidist__host_bridges_are_node_unknown_numa_unknown(void **state)
 {
+	struct json_object *a, *b, *topo, *mx;
+	struct ln_buf why = LN_BUF_INIT;
+	struct ln_pci_meet m;
 	char br[64];
 
 	(void)state;
@@ -115,10 +122,32 @@ static void test_pcidist__host_bridges_are_node_unknown_numa_too(void **state)
 			      dev("0000:38:00.0", 0, "pci0000:37", RP("0000:37:01.0")), br,
 			      sizeof(br)), LN_DIST_NODE);
 	assert_string_equal(br, "-");
-	/* one NUMA node unknown: not SYS (nothing says they differ) */
-	assert_int_equal(dist(dev("0000:16:00.0", -1, "pci0000:15", RP("0000:15:01.0")),
-			      dev("0000:98:00.0", 1, "pci0000:97", RP("0000:97:01.0")), br,
-			      sizeof(br)), LN_DIST_NODE);
+	a = dev("0000:16:00.0", 0, "pci0000:15", RP("0000:15:01.0"));
+	b = dev("0000:38:00.0", 0, "pci0000:37", RP("0000:37:01.0"));
+	assert_int_equal(ln_pci_distance(a, b, &m, &why), 0);
+	assert_false(m.numa_unknown);
+	json_object_put(a);
+	json_object_put(b);
+	/* one NUMA node unknown: NODE or SYS */
+	a = dev("0000:16:00.0", -1, "pci0000:15", RP("0000:15:01.0"));
+	b = dev("0000:98:00.0", 1, "pci0000:97", RP("0000:97:01.0"));
+	assert_int_equal(ln_pci_distance(a, b, &m, &why), 0);
+	assert_true(m.numa_unknown);
+	topo = json_object_new_object();
+	json_object_object_add(topo, "gpus", json_object_new_array());
+	json_object_object_add(topo, "nics", json_object_new_array());
+	json_object_object_add(a, "index", json_object_new_int(0));
+	json_object_array_add(ln_json_at(topo, "gpus"), a);
+	json_object_object_add(b, "device", json_object_new_string("mlx5_0"));
+	json_object_array_add(ln_json_at(topo, "nics"), b);
+	mx = ln_pci_matrix(topo);
+	assert_non_null(mx);
+	assert_string_equal(json_object_to_json_string_ext(ln_json_at(json_object_array_get_idx(
+				    ln_json_at(mx, "rows"), 0), "cells"), JSON_C_TO_STRING_PLAIN),
+			    "[\"X\",\"?\"]");
+	json_object_put(mx);
+	json_object_put(topo);
+	ln_buf_release(&why);
 	/* both unknown, one host bridge: its own class still */
 	assert_int_equal(dist(dev("0000:01:00.0", -1, "pci0000:00", RP("0000:00:01.0")),
 			      dev("0000:02:00.0", -1, "pci0000:00", RP("0000:00:02.0")), br,
@@ -184,14 +213,26 @@ static void test_pcidist__acs_between_the_pair_only(void **state)
 	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 0);
 	assert_string_equal(bad.buf, "");
 	assert_int_equal(ports, 0);
-	/* meeting at the root port, its egress control counts */
+	/* meeting at the root port: its P2P egress control alone blocks, by
+	 * its egress vector, and redirects nothing (PCIe's ACS Control) */
 	ln_buf_reset(&bad);
 	json_object_put(far);
 	far = dev("0000:15:00.1", 0, "pci0000:15", RP_EGRESS("0000:15:01.0"));
 	assert_int_equal(ln_pci_distance(g, far, &m, &why), 0);
 	assert_int_equal(m.dist, LN_DIST_PXB);
+	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 0);
+	assert_string_equal(bad.buf, "");
+	assert_int_equal(ports, 1);
+	assert_int_equal(no_acs, 0);
+	/* with ReqRedir beside it, a redirect, egress control named too */
+	json_object_put(g);
+	json_object_put(far);
+	g = dev("0000:18:00.0", 0, "pci0000:15", RP_REDIR_EGRESS("0000:15:01.0") ","
+		US("0000:16:00.0") "," DS("0000:17:00.0"));
+	far = dev("0000:15:00.1", 0, "pci0000:15", RP_REDIR_EGRESS("0000:15:01.0"));
+	assert_int_equal(ln_pci_distance(g, far, &m, &why), 0);
 	assert_int_equal(ln_pci_acs_redirects(g, far, &m, &bad, &ports, &no_acs), 1);
-	assert_string_equal(bad.buf, "root_port 0000:15:01.0 (egress_ctrl)");
+	assert_string_equal(bad.buf, "root_port 0000:15:01.0 (req_redir, egress_ctrl)");
 	/* two levels of switch: the lower switch's redirecting port on the
 	 * GPU's side is passed by; its port in the meeting switch is named */
 	json_object_put(g);
@@ -258,7 +299,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_pcidist__one_switch_is_pix),
 	cmocka_unit_test(test_pcidist__several_switches_are_pxb),
 	cmocka_unit_test(test_pcidist__root_ports_of_one_host_bridge_are_phb),
-	cmocka_unit_test(test_pcidist__host_bridges_are_node_unknown_numa_too),
+	cmocka_unit_test(test_pcidist__host_bridges_are_node_unknown_numa_unknown),
 	cmocka_unit_test(test_pcidist__numa_nodes_differ_is_sys),
 	cmocka_unit_test(test_pcidist__virtual_device_refused),
 	cmocka_unit_test(test_pcidist__acs_between_the_pair_only),

@@ -337,6 +337,47 @@ static void test_spec__nccl_tests_dir(void **state)
 	ln_buf_release(&out);
 }
 
+/* bandwidth memory and the pairwise stages' perftest_dir: the defaults
+ * (host, none), the values in the model and its JSON; a memory llmnet
+ * does not know and a relative directory are refused where written. */
+static void test_spec__perftest_memory_and_dir(void **state)
+{
+#define TWO_RDMA "nodes: [ { name: a, address: 10.0.0.1, rdma: [ { device: rxe0, ip: 10.1.0.1 } ] }, " \
+	"{ name: b, address: 10.0.0.2, rdma: [ { device: rxe0, ip: 10.1.0.2 } ] } ]\n"
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	struct ln_spec *s;
+
+	(void)state;
+	s = expect_valid(HEAD TWO_RDMA "validation: [ { stage: bandwidth }, { stage: latency } ]\n");
+	assert_int_equal(s->validation.bandwidth.memory, LN_BW_MEM_HOST);
+	assert_null(s->validation.bandwidth.perftest_dir);
+	assert_null(s->validation.latency.perftest_dir);
+	ln_spec_free(s);
+	s = expect_valid(HEAD TWO_RDMA "validation: [ { stage: bandwidth, memory: dmabuf, "
+			 "perftest_dir: /opt/perftest/bin }, { stage: latency, perftest_dir: "
+			 "/usr/local/bin } ]\n");
+	assert_int_equal(s->validation.bandwidth.memory, LN_BW_MEM_DMABUF);
+	assert_string_equal(s->validation.bandwidth.perftest_dir, "/opt/perftest/bin");
+	assert_string_equal(s->validation.latency.perftest_dir, "/usr/local/bin");
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	if (!strstr(out.buf, "\"memory\":\"dmabuf\",\"perftest_dir\":\"/opt/perftest/bin\"") ||
+	    !strstr(out.buf, "\"perftest_dir\":\"/usr/local/bin\""))
+		fail_msg("%s", out.buf);
+	json_object_put(o);
+	ln_spec_free(s);
+	s = expect_valid(HEAD TWO_RDMA "validation: [ { stage: bandwidth, memory: cuda } ]\n");
+	assert_int_equal(s->validation.bandwidth.memory, LN_BW_MEM_CUDA);
+	ln_spec_free(s);
+	expect_errors(HEAD TWO_RDMA "validation: [ { stage: bandwidth, memory: gpu } ]\n",
+		      "t.yaml:4:43: 'memory' takes host, cuda or dmabuf, not 'gpu'\n");
+	expect_errors(HEAD TWO_RDMA "validation: [ { stage: latency, perftest_dir: opt/pt } ]\n",
+		      "t.yaml:4:47: 'perftest_dir' takes an absolute path, not 'opt/pt'\n");
+	ln_buf_release(&out);
+#undef TWO_RDMA
+}
+
 static void test_spec__stages_absent_are_not_present(void **state)
 {
 	struct ln_spec *s;
@@ -566,7 +607,7 @@ static void test_spec__latency_model_and_json(void **state)
 	if (!strstr(out.buf, "{\"stage\":\"latency\",\"tool\":\"ib_write_lat\",\"size\":2,"
 			     "\"iterations\":1000,\"pairs\":\"ring\",\"rails\":\"aligned\","
 			     "\"concurrent_rails\":false,\"max_typical_us\":null,\"max_p99_us\":1500,\"max_errors\":0,"
-			     "\"port_base\":18615,\"timeout_ms\":2000}"))
+			     "\"port_base\":18615,\"timeout_ms\":2000,\"perftest_dir\":null}"))
 		fail_msg("%s", out.buf);
 	if (!strstr(out.buf, "\"max_errors\":null,\"port_base\":18515"))
 		fail_msg("%s", out.buf);
@@ -734,6 +775,7 @@ static void test_spec__too_big_refused(void **state)
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__nccl_sweep),
 	cmocka_unit_test(test_spec__nccl_tests_dir),
+	cmocka_unit_test(test_spec__perftest_memory_and_dir),
 	cmocka_unit_test(test_spec__te_lab_model),
 	cmocka_unit_test(test_spec__ranges_expand_in_step),
 	cmocka_unit_test(test_spec__range_count_mismatch),

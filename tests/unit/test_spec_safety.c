@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/json.h"
 #include "common/util.h"
 #include "orchestrator/spec/spec.h"
 
@@ -110,11 +111,48 @@ static void test_spec_safety__tests_dir_off_mount(void **state)
 	expect_clean("tests-dir-is-mount", "path: /opt/nccl-tests,", "path: /mnt/data,");
 }
 
+/* perftest_dir, like tests_dir: off the mount (a sibling whose name
+ * starts the same) it is accepted, on it refused (perftest-dir-on-mount.err). */
+static void test_spec_safety__perftest_dir_off_mount(void **state)
+{
+	(void)state;
+	expect_clean("perftest-dir-on-mount", "path: /opt/perftest,", "path: /opt/perftest-data,");
+	expect_clean("perftest-dir-own", "/var/lib/llmnet/bin", "/opt/perftest/bin");
+}
+
+/* gds over rdma: accepted, in the model and its JSON; without it false
+ * (gds-over-tcp.err is the refusal). */
+static void test_spec_safety__gds_over_rdma(void **state)
+{
+	struct json_object *o = NULL;
+	struct ln_buf out = LN_BUF_INIT;
+	struct ln_spec *s = NULL;
+	char *msgs = NULL;
+
+	(void)state;
+	assert_int_equal(load_edited("gds-over-tcp", "transport: tcp", "transport: rdma", &s,
+				     &msgs), 0);
+	assert_true(s->initiators[0].gds);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	assert_non_null(strstr(out.buf, "\"discovery\":false,\"gds\":true"));
+	json_object_put(o);
+	ln_spec_free(s);
+	free(msgs);
+	assert_int_equal(load_edited("gds-over-tcp", ", gds: true", "", &s, &msgs), 0);
+	assert_false(s->initiators[0].gds);
+	ln_spec_free(s);
+	free(msgs);
+	ln_buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spec_safety__destructive_device_named),
 		cmocka_unit_test(test_spec_safety__tests_dir_off_mount),
+		cmocka_unit_test(test_spec_safety__perftest_dir_off_mount),
+		cmocka_unit_test(test_spec_safety__gds_over_rdma),
 		cmocka_unit_test(test_spec_safety__mount_exec_boolean),
 	};
 

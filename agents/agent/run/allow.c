@@ -62,6 +62,8 @@ static const struct ln_arg_opt perftest_opts[] = {
 	/* RDMA CM from the end's own address; --help says whether the
 	 * node's perftest has it (issue 27) */
 	{ "--bind_source_ip", LN_ARG_ADDR }, { "--help", LN_ARG_FLAG },
+	/* GPUDirect RDMA (bandwidth memory cuda, dmabuf) */
+	{ "--use_cuda_bus_id", LN_ARG_PCI_BUS }, { "--use_cuda_dmabuf", LN_ARG_FLAG },
 	{ NULL, LN_ARG_FLAG },
 };
 
@@ -95,6 +97,27 @@ static const struct ln_arg_opt nccl_tests_opts[] = {
 	{ "-b", LN_ARG_UINT }, { "-e", LN_ARG_UINT }, { "-f", LN_ARG_UINT }, { "-g", LN_ARG_UINT },
 	{ "-c", LN_ARG_UINT }, { NULL, LN_ARG_FLAG },
 };
+
+/* perftest from a stage's perftest_dir, by its absolute path, run as
+ * nccl-tests' programs are (exec_tests.c): argv[0] and the path that
+ * runs are the request's own. */
+static const struct program perftest_in_dir[] = {
+	{ "ib_write_bw", NULL, NULL, perftest_opts, LN_ARG_ADDR, NULL },
+	{ "ib_send_bw", NULL, NULL, perftest_opts, LN_ARG_ADDR, NULL },
+	{ "ib_write_lat", NULL, NULL, perftest_lat_opts, LN_ARG_ADDR, NULL },
+	{ "ib_send_lat", NULL, NULL, perftest_lat_opts, LN_ARG_ADDR, NULL },
+};
+
+static const struct program *perftest_by_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t k;
+
+	for (k = 0; path[0] == '/' && base && k < ARRAY_SIZE(perftest_in_dir); k++)
+		if (!strcmp(base + 1, perftest_in_dir[k].name) && ln_arg_clean_path(path))
+			return &perftest_in_dir[k];
+	return NULL;
+}
 
 /* its row: argv[0] and the path that runs are the request's own */
 static const struct program nccl_tests = { LN_NCCL_TESTS_ALL_REDUCE, NULL, NULL, nccl_tests_opts,
@@ -154,7 +177,8 @@ static int node_path(const struct ln_agent *a, const char *path, char *out, stru
 }
 
 /* Open path (under the root) without following a link, as a regular
- * file, and hash it; the fd (O_CLOEXEC) stays open in *fdp if asked. */
+ * file, and hash it; the fd (O_CLOEXEC) stays open in *fdp if asked,
+ * the file then root's and writable by no one else. */
 static int open_hashed(const struct ln_agent *a, const char *path, char hex[65], int *fdp,
 		       struct ln_buf *err)
 {
@@ -169,6 +193,16 @@ static int open_hashed(const struct ln_agent *a, const char *path, char hex[65],
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		ln_buf_addf(err, "'%s' is not a regular file llmnet installed: %s", path,
 			    fd < 0 ? strerror(errno) : "not a regular file");
+		r = -LN_EREQUEST;
+		goto out;
+	}
+	/* run from this fd: no one but root may change it between its hash
+	 * and its exec */
+	if (fdp && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		ln_buf_addf(err, "'%s' is %s (owner uid %u, mode %04o): llmnet runs its own "
+			    "programs only when root owns them and no one else may write to them",
+			    path, st.st_uid ? "not root's" : "writable by group or others",
+			    (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		r = -LN_EREQUEST;
 		goto out;
 	}
@@ -446,11 +480,13 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 	tests = !pg && ln_exec_tests_named(pargv[0]) && ln_arg_clean_path(pargv[0]);
 	if (tests)
 		pg = &nccl_tests;
+	if (!pg && (pg = perftest_by_path(pargv[0])))
+		tests = 1;
 	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
 			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc; "
-			    "llmnet's io probe by its installed path %s; nccl-tests' %s by an "
-			    "absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
+			    "llmnet's io probe by its installed path %s; nccl-tests' %s and "
+			    "perftest's tools by an absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
 			    LN_NCCL_TESTS_ALL_REDUCE);
 		return -LN_EREQUEST;
 	}

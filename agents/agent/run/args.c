@@ -80,6 +80,20 @@ static int nccl_env_ok(const char *v)
 	return ok;
 }
 
+/* DDDD:BB:DD.F in lower-case hex, sysfs's form (what the facts carry). */
+static int pci_bus_ok(const char *v)
+{
+	static const char form[] = "xxxx:xx:xx.x";
+	size_t i;
+
+	if (strlen(v) != sizeof(form) - 1)
+		return 0;
+	for (i = 0; form[i]; i++)
+		if (form[i] == 'x' ? !v[i] || !strchr("0123456789abcdef", v[i]) : v[i] != form[i])
+			return 0;
+	return 1;
+}
+
 static int value_ok(enum ln_arg_kind k, const char *v)
 {
 	unsigned char bin[16];
@@ -109,6 +123,8 @@ static int value_ok(enum ln_arg_kind k, const char *v)
 	case LN_ARG_PORT:
 		return ln_arg_all_of(v, LN_ARG_DIGITS) && strlen(v) <= 5 && atol(v) >= 1 &&
 		       atol(v) <= 65535;
+	case LN_ARG_PCI_BUS:
+		return pci_bus_ok(v);
 	}
 	return 0;
 }
@@ -122,6 +138,7 @@ static const char *const kind_names[] = {
 	[LN_ARG_IFNAME] = "interface names (1-255 of [A-Za-z0-9_.,:^=-])",
 	[LN_ARG_NCCL_ENV] = "NCCL_NAME=VALUE with a name on llmnet's allow-list and a plain value",
 	[LN_ARG_PORT] = "a TCP port (1-65535)",
+	[LN_ARG_PCI_BUS] = "a PCI bus id (0000:1b:00.0)",
 };
 
 /* argv[*i] against opts: an option it knows, with its value. */

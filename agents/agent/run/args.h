@@ -21,6 +21,7 @@ enum ln_arg_kind {
 	LN_ARG_IFNAME,		/* NCCL_SOCKET_IFNAME */
 	LN_ARG_NCCL_ENV,	/* NAME=VALUE, NAME on common/nccl_env.c's allow-list */
 	LN_ARG_PORT,		/* a TCP port, 1-65535 */
+	LN_ARG_PCI_BUS,		/* a PCI bus id as sysfs writes it: 0000:1b:00.0 */
 };
 
 /* One option of a program's table; a NULL name ends the table. */

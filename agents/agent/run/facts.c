@@ -22,6 +22,7 @@
 #include "agents/agent/initiator/hostid.h"
 #include "agents/agent/run/facts.h"
 #include "agents/agent/run/gpu_nvml.h"
+#include "agents/agent/run/gds.h"
 #include "agents/agent/run/topology.h"
 #include "common/json.h"
 #include "common/util.h"
@@ -668,6 +669,7 @@ int ln_facts_collect(struct ln_agent *a, struct json_object **out, struct ln_buf
 	ln_json_add(o, "nvme", nvme_facts(a, w));
 	ln_json_add(o, "gpus", gpu_facts(a));
 	ln_json_add(o, "topology", ln_topology_facts(a, w));
+	ln_json_add(o, "gds", ln_gds_facts(a));
 	x = module_facts(a);
 	if (!x)
 		json_object_array_add(w, json_object_new_string("cannot read /proc/modules"));

@@ -58,6 +58,27 @@ static int plain(const char *s)
 	return n >= 1 && n <= STR_MAX;
 }
 
+/* The strings of arr (each a string), each cut at 200 bytes with every
+ * byte that is not printable ASCII a '?': an NVML error still fails its
+ * GPU, but no terminal escape or control byte reaches a report. */
+static struct json_object *printable_copy(struct json_object *arr)
+{
+	struct json_object *out = json_object_new_array();
+	size_t i, k;
+
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		char s[201];
+
+		snprintf(s, sizeof(s), "%s",
+			 json_object_get_string(json_object_array_get_idx(arr, i)));
+		for (k = 0; s[k]; k++)
+			if (s[k] < 0x20 || s[k] > 0x7e)
+				s[k] = '?';
+		json_object_array_add(out, json_object_new_string(s));
+	}
+	return out;
+}
+
 /* sysfs's form: DDDD:BB:DD.F, lowercase hex (a domain may be longer). */
 static int bus_id_ok(const char *s)
 {
@@ -102,14 +123,11 @@ static int copy_field(const struct field *f, struct json_object *v, struct json_
 		if (!json_object_is_type(v, json_type_array) ||
 		    (n = json_object_array_length(v)) > (size_t)f->max)
 			break;
-		for (i = 0; i < n; i++) {
-			struct json_object *e = json_object_array_get_idx(v, i);
-
-			if (!json_object_is_type(e, json_type_string) ||
-			    strlen(json_object_get_string(e)) > 200)
+		for (i = 0; i < n; i++)
+			if (!json_object_is_type(json_object_array_get_idx(v, i),
+						 json_type_string))
 				goto bad;
-		}
-		ln_json_add(out, f->name, json_object_get(v));
+		ln_json_add(out, f->name, printable_copy(v));
 		return 0;
 	}
 bad:
@@ -120,10 +138,13 @@ bad:
 }
 
 /* One GPU's checked copy, or NULL with why. Its index must be i: NVML
- * counts its devices from 0 in order. */
+ * counts its devices from 0 in order. Any other field that is not what
+ * it should be (a NUMA node NVML left at 0xFFFFFFFF, a count past its
+ * bound) is null, unknown, with the reason among the GPU's
+ * "dropped"; the rest of the GPU's facts stay. */
 static struct json_object *device(struct json_object *d, size_t i, char *why, size_t size)
 {
-	struct json_object *out, *v;
+	struct json_object *out, *v, *dropped = NULL;
 	int64_t index;
 	size_t k;
 
@@ -139,11 +160,14 @@ static struct json_object *device(struct json_object *d, size_t i, char *why, si
 		v = NULL;
 		json_object_object_get_ex(d, device_fields[k].name, &v);
 		if (copy_field(&device_fields[k], v, out, w, sizeof(w)) < 0) {
-			snprintf(why, size, "GPU %zu: %s", i, w);
-			json_object_put(out);
-			return NULL;
+			if (!dropped)
+				dropped = json_object_new_array();
+			ln_json_add(out, device_fields[k].name, NULL);
+			json_object_array_add(dropped, json_object_new_string(w));
 		}
 	}
+	if (dropped)
+		ln_json_add(out, "dropped", dropped);
 	return out;
 }
 

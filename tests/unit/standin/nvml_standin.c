@@ -18,6 +18,10 @@
  *                     (an older driver)
  *   STANDIN_noinit    nvmlInit_v2 answers DRIVER_NOT_LOADED
  *   STANDIN_noentry   lacks nvmlInit_v2 (not NVML at all)
+ *   STANDIN_odd       the healthy GPUs, but GPU 0 answers NUMA 0xFFFFFFFF
+ *                     and an ECC count past any real one, and GPU 1's row
+ *                     remap call fails with an error string holding a
+ *                     terminal escape
  */
 #include <stdio.h>
 #include <string.h>
@@ -96,10 +100,12 @@ int nvmlShutdown(void)
 	return OK;
 }
 
+#define ODD_ERROR 999
+
 const char *nvmlErrorString(int r)
 {
 	return r == NOT_SUPPORTED ? "Not Supported" : r == DRIVER_NOT_LOADED ?
-	       "Driver Not Loaded" : "Unknown Error";
+	       "Driver Not Loaded" : r == ODD_ERROR ? "Odd\x1b[2J Error\n" : "Unknown Error";
 }
 
 int nvmlSystemGetDriverVersion(char *v, unsigned n)
@@ -156,6 +162,10 @@ int nvmlDeviceGetNumaNodeId(const struct gpu *d, unsigned *node)
 	if (notsup)
 		return NOT_SUPPORTED;
 	*node = d - gpus < 4 ? 0 : 1;
+#ifdef STANDIN_odd
+	if (d == gpus)
+		*node = 0xFFFFFFFFu;
+#endif
 	return OK;
 }
 
@@ -166,6 +176,10 @@ int nvmlDeviceGetRemappedRows(const struct gpu *d, unsigned *corr, unsigned *unc
 {
 	if (notsup)
 		return NOT_SUPPORTED;
+#ifdef STANDIN_odd
+	if (d == gpus + 1)
+		return ODD_ERROR;
+#endif
 	*corr = 0;
 	*unc = (unsigned)(d->pending + d->failed);
 	*pending = (unsigned)d->pending;
@@ -209,5 +223,9 @@ int nvmlDeviceGetTotalEccErrors(const struct gpu *d, int type, int counter,
 	if (notsup)
 		return NOT_SUPPORTED;
 	*n = type == 1 && counter == 0 ? d->ecc : 0;
+#ifdef STANDIN_odd
+	if (d == gpus)
+		*n = ~0ull;
+#endif
 	return OK;
 }
