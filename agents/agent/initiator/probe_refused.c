@@ -153,6 +153,7 @@ static const char *refusal_kind(int e)
 	case ENODEV:
 		return "unreachable";
 	case EINVAL:
+	case EALREADY:	/* a live controller of this host and subsystem */
 	case ENOMEM:
 		return "local";
 	default:
