@@ -43,7 +43,9 @@ static int initiator_of(const struct ln_spec *sp, size_t i, size_t ti)
 
 /* The best prober for t: usable, not avoid, in hosts when want_host (or
  * out of them when want_host is 0; either when -1), with no connection
- * first (none at all, then none to t); LN_NO_NODE when none fits. */
+ * first (none at all, then none to t), another node than the target's
+ * before its own (whose connect would stay on the node); LN_NO_NODE when
+ * none fits. */
 static size_t pick(const struct ln_spec *sp, size_t t, const char *const *nqn,
 		   const unsigned char *under, int want_host, size_t avoid)
 {
@@ -60,6 +62,7 @@ static size_t pick(const struct ln_spec *sp, size_t t, const char *const *nqn,
 		rank = initiator_of(sp, i, t) ? 3 : initiator_of(sp, i, (size_t)-1) ? 2 : 1;
 		if (want_host < 0 && !in_hosts(tg, i))
 			rank += 3;	/* plain TCP: an allowed host proves the most */
+		rank = 2 * rank + (i == tg->node);
 		if (rank < best_rank) {
 			best_rank = rank;
 			best = i;
