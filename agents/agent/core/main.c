@@ -121,9 +121,9 @@ static int facts_refused(struct ln_agent *a, int argc, char **argv)
 		if (copy && !t && !strcmp(argv[i], "--timeout")) {
 			errno = 0;
 			t = strtol(copy, &end, 10);
-			free(copy);
 			if (errno || *end || t < 1 || t > LN_FACTS_REFUSED_TIMEOUT_MAX)
 				rc = -1;
+			free(copy);
 		} else if (strcmp(argv[i], "--refused") || !copy || n >= LN_FACTS_REFUSED_MAX ||
 			   ln_refused_parse_place(copy, &places[n]) < 0) {
 			free(copy);

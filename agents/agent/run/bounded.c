@@ -164,6 +164,11 @@ static void start_child(const struct child_job *j, int out)
 	if (!j->fn)
 		exec_child(j->fd, out, j->argv, j->envp);
 	setpgid(0, 0);
+	/* the agent's own handlers (the budget's) would turn the bound's
+	 * SIGTERM into a flag: the child ends on it instead */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
 	_exit(j->fn(j->ctx, out) & 0xff);
 }
