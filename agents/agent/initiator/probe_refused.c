@@ -150,11 +150,12 @@ static const char *refusal_kind(int e)
 	case ENETUNREACH:
 	case ENETDOWN:
 	case EADDRNOTAVAIL:
-	case ENODEV:
 		return "unreachable";
 	case EINVAL:
 	case EALREADY:	/* a live controller of this host and subsystem */
 	case ENOMEM:
+	case ENOENT:	/* no /dev/nvme-fabrics: the host modules are not loaded */
+	case ENODEV:
 		return "local";
 	default:
 		return "refused";
