@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The validation stage runner: devices, rping, bandwidth, latency, io, mpi, nccl,
- * always in that order, only those the spec lists (and --stages keeps).
+ * The validation stage runner: devices, rping, bandwidth, latency, io, mpi,
+ * nccl, access, always in that order, only those the spec lists (and --stages keeps).
  * It talks to nodes only through a small ops table (facts, a bounded run
  * of an allow-listed probe, a file upload and its read-back), so the
  * whole runner is tested with a fake; `llmnet validate` plugs in the SSH
