@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agents/agent/core/agent.h"
+#include "agents/agent/core/budget.h"
 #include "agents/agent/initiator/discovery.h"
 #include "agents/agent/initiator/hostid.h"
 #include "agents/agent/initiator/probe_refused.h"
@@ -225,6 +226,15 @@ static struct json_object *one_attempt(struct ln_agent *a, const struct ln_refus
 			return o;
 		}
 		at.cn.dhchap_secret = key;
+	}
+	/* as facts --discovery: no connect once the caller is gone or the
+	 * request's budget is spent */
+	if (ln_agent_stopping || ln_budget_left_ms() == 0) {
+		ln_buf_addf(&err, "not connecting: %s", ln_agent_stopping ?
+			    "the session is closed" : ln_budget_why());
+		ln_json_add_str(o, "outcome", "error");
+		ln_json_add_str(o, "error", err.buf);
+		goto out;
 	}
 	if (a->ini->scan(a, &before, &err) < 0) {
 		ln_json_add_str(o, "outcome", "error");

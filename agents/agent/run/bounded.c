@@ -161,9 +161,23 @@ struct child_job {
 
 static void start_child(const struct child_job *j, int out)
 {
+	int devnull;
+
 	if (!j->fn)
 		exec_child(j->fd, out, j->argv, j->envp);
 	setpgid(0, 0);
+	/* a function child holds none of the agent's descriptors (its
+	 * session's channel above all: a child left in the kernel would keep
+	 * it open), only out and /dev/null as 0, 1 and 2 */
+	devnull = open("/dev/null", O_RDWR);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+		dup2(devnull, STDERR_FILENO);
+	}
+	if (out > 3)
+		close_range(3, (unsigned)out - 1, 0);
+	close_range((unsigned)out + 1, ~0U, 0);
 	/* the agent's own handlers (the budget's) would turn the bound's
 	 * SIGTERM into a flag: the child ends on it instead */
 	signal(SIGTERM, SIG_DFL);
