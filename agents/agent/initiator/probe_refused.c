@@ -22,6 +22,7 @@
 #include "agents/agent/core/agent.h"
 #include "agents/agent/core/budget.h"
 #include "agents/agent/initiator/discovery.h"
+#include "agents/agent/initiator/fabrics.h"
 #include "agents/agent/initiator/hostid.h"
 #include "agents/agent/initiator/probe_refused.h"
 #include "agents/agent/run/bounded.h"
@@ -72,15 +73,42 @@ struct attempt {
 	struct ln_conn cn;
 };
 
+/* The connect. On a node it is written to /dev/nvme-fabrics here
+ * (fabrics.c), not through libnvme, which folds the kernel's errno into
+ * its own codes (1.3: EIO, EKEYREJECTED, EHOSTUNREACH all become "failed
+ * to write"), so a refusal could not be told from no route; the
+ * fixture's connect answers the kernel's errnos itself. *accepted: the
+ * kernel connected but named no controller (the sweep finds it). */
+static int connect_once(struct attempt *at, char *name, int *accepted, struct ln_buf *err)
+{
+	int step = LN_FABRICS_OPEN, r;
+
+	*accepted = 0;
+	if (at->a->fixture)
+		return at->a->ini->connect(at->a, &at->cn, name, err);
+	r = ln_fabrics_connect(&at->cn, name, &step, err);
+	if (r < 0 && step == LN_FABRICS_ANSWER)
+		*accepted = 1;
+	else if (r < 0 && step == LN_FABRICS_WRITE && !err->len)
+		ln_buf_addf(err, "cannot connect to '%s' at %s %s:%s: %s", at->cn.subsysnqn,
+			    at->cn.transport, at->cn.traddr, at->cn.trsvcid, strerror(-r));
+	return r;
+}
+
 /* The child: connect, and delete at once what the target accepted. */
 static int attempt_child(void *ctx, int out)
 {
 	struct attempt *at = ctx;
 	struct ln_buf err = LN_BUF_INIT;
 	char name[32] = "";
-	int r;
+	int r, nameless;
 
-	r = at->a->ini->connect(at->a, &at->cn, name, &err);
+	r = connect_once(at, name, &nameless, &err);
+	if (nameless) {
+		dprintf(out, "accepted (the kernel named no controller)\n");
+		ln_buf_release(&err);
+		return 0;
+	}
 	if (r < 0) {
 		dprintf(out, "refused %d %s\n", -r, err.len ? err.buf : strerror(-r));
 		ln_buf_release(&err);
