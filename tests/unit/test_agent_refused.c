@@ -119,6 +119,14 @@ static const char *str(struct json_object *arr, size_t i, const char *key)
 	return json_object_get_string(v);
 }
 
+static int unlink_knob(const char *root, const char *name)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "%s/etc/llmnet-fixture/%s", root, name);
+	return unlink(p);
+}
+
 /* The whole tree of root but the fixture's own knobs. */
 static int skip_knobs(const char *rel)
 {
@@ -178,10 +186,13 @@ static void test_agent_refused__refusals_and_controls(void **st)
 
 /* A target that never answers costs the bound, not more: the attempt is
  * "timeout" after 1 s of a 4 s hang, nothing left behind; the control,
- * the same attempt without the hang, is refused at once. */
+ * the same attempt without the hang, is refused at once. A connect that
+ * blocks after it made its controller is cut too, and the controller
+ * swept. */
 static void test_agent_refused__bounded(void **st)
 {
 	const char *place[] = { "tcp,10.77.0.11,4420," S_KEYED ",self,none" };
+	const char *open_place[] = { "tcp,10.77.0.11,4420," S_OPEN ",self,none" };
 	struct ln_buf before = LN_BUF_INIT, after = LN_BUF_INIT;
 	struct json_object *a;
 	char *target, *init;
@@ -202,7 +213,19 @@ static void test_agent_refused__bounded(void **st)
 	assert_int_equal(fx_put(init, "/etc/llmnet-fixture/connect-hangs", "0\n"), 0);
 	a = refused(init, place, 1, "1", 0);
 	assert_string_equal(str(a, 0, "outcome"), "refused");
+	assert_string_equal(str(a, 0, "swept"), "0");
 	json_object_put(a);
+	/* accepted, then the connect blocks: the bound kills the child before
+	 * its delete, and the sweep deletes the controller it made */
+	assert_int_equal(fx_put(init, "/etc/llmnet-fixture/connected-hangs", "4\n"), 0);
+	a = refused(init, open_place, 1, "1", 0);
+	assert_string_equal(str(a, 0, "outcome"), "timeout");
+	assert_string_equal(str(a, 0, "swept"), "1");
+	assert_string_equal(str(a, 0, "left_behind"), "0");
+	json_object_put(a);
+	assert_int_equal(unlink_knob(init, "connected-hangs"), 0);
+	fx_list(init, &after, skip_knobs);
+	assert_string_equal(before.buf, after.buf);
 	ln_test_release(&before, &after);
 	fx_remove(target);
 	fx_remove(init);

@@ -178,6 +178,7 @@ static void test_validate_access__never_a_wrong_secret_over_rdma(void **state)
 static struct {
 	const struct ln_spec *spec;
 	int broken, unreachable[MAXN], wrong_rdma;
+	const char *every;	/* this answer to every attempt; NULL: as nvmet */
 	struct ln_buf asked;
 } model;
 
@@ -211,6 +212,8 @@ static const char *answer(size_t node, const char *place)
 	assert_non_null(t);
 	if (!strcmp(host, "self"))
 		snprintf(host, sizeof(host), "%s", host_nqn[node]);
+	if (model.every)
+		return model.every;
 	if (model.unreachable[node])
 		return "{\"outcome\":\"unreachable\",\"errno\":111,\"error\":\"Connection refused\","
 		       "\"left_behind\":0}";
@@ -426,6 +429,47 @@ static void test_validate_access__not_run_rdma_and_tls(void **state)
 	ln_buf_release(&model.asked);
 }
 
+/* What proves nothing is not run, never a pass: this node's own kernel
+ * refusing (local), no answer in time; and a connect left behind fails
+ * even when refused. The control: the same spec passes in
+ * refusals_hold. */
+static void test_validate_access__no_proof_and_leftovers(void **state)
+{
+	struct world *w = access_world(state, storage_open_keyed);
+	const struct ln_check *c = NULL;
+	size_t i;
+
+	model.every = "{\"outcome\":\"local\",\"errno\":22,\"error\":\"found same hostid but "
+		      "different hostnqn\",\"left_behind\":0}";
+	access_run(w);
+	for (i = 0; i < w->res.nchecks; i++)
+		if (w->res.checks[i].stage == LN_STAGE_ACCESS) {
+			c = &w->res.checks[i];
+			assert_int_equal(c->status, LN_ST_NOT_RUN);
+			assert_string_equal(c->reason, "proves nothing (local): found same hostid "
+					    "but different hostnqn");
+		}
+	assert_non_null(c);
+	assert_verdicts(w, "");
+	ln_results_release(&w->res);
+	model.every = "{\"outcome\":\"timeout\",\"error\":\"no answer within the bound\","
+		      "\"left_behind\":0}";
+	access_run(w);
+	assert_int_equal(w->res.stages[LN_STAGE_ACCESS].status, LN_ST_FAIL);
+	assert_int_equal(w->res.stages[LN_STAGE_ACCESS].not_run, 5);
+	ln_results_release(&w->res);
+	model.every = "{\"outcome\":\"refused\",\"errno\":5,\"error\":\"x\",\"left_behind\":1,"
+		      "\"kept\":\"nvme3: Device or resource busy\"}";
+	access_run(w);
+	assert_int_equal(w->res.stages[LN_STAGE_ACCESS].failed, 5);
+	for (i = 0; i < w->res.nchecks; i++)
+		if (w->res.checks[i].stage == LN_STAGE_ACCESS)
+			c = &w->res.checks[i];
+	assert_string_equal(c->reason, "1 controller(s) or connect(s) left behind on 'n3': nvme3: "
+			    "Device or resource busy");
+	ln_buf_release(&model.asked);
+}
+
 /* Every report shows a target verdict with its severity. */
 static void test_validate_access__reports_name_the_target(void **state)
 {
@@ -465,6 +509,7 @@ int main(void)
 		WORLD_TEST(test_validate_access__accepted_fails_the_target),
 		WORLD_TEST(test_validate_access__unreachable_is_not_run),
 		WORLD_TEST(test_validate_access__not_run_rdma_and_tls),
+		WORLD_TEST(test_validate_access__no_proof_and_leftovers),
 		WORLD_TEST(test_validate_access__reports_name_the_target),
 	};
 
