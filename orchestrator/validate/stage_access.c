@@ -184,7 +184,19 @@ static int64_t int_at(struct json_object *x, const char *key)
 	return json_object_object_get_ex(x, key, &v) ? json_object_get_int64(v) : 0;
 }
 
-/* Judge the agent's answer x to one attempt into check idx. */
+/* The warning of a claim a target without dhchap or TLS let in. */
+static int open_to_claims(struct vctx *c, const struct ln_target *tg,
+			  const struct vs_access_attempt *at)
+{
+	return ln_results_add_target_verdict(c->res, LN_STAGE_ACCESS, tg->node, 1,
+					     "'%s' is open to NQN claims: '%s' connected as '%s' "
+					     "without a secret", tg->nqn, vs_nname(c, at->prober),
+					     vs_nname(c, at->claimed));
+}
+
+/* Judge the agent's answer x to one attempt into check idx: a connect
+ * left behind fails it whatever the outcome, an accepted one that must be
+ * refused blames the target. */
 static int judge(struct vctx *c, size_t t, const struct vs_access_attempt *at, long idx,
 		 struct json_object *x)
 {
@@ -192,33 +204,44 @@ static int judge(struct vctx *c, size_t t, const struct vs_access_attempt *at, l
 	struct ln_check *k = &c->res->checks[idx];
 	const char *outcome = ln_json_str_at(x, "outcome"), *error = ln_json_str_at(x, "error");
 	const char *kept = ln_json_str_at(x, "kept"), *p = vs_nname(c, at->prober);
+	const char *how = int_at(x, "deleted_at_once") ? "deleted at once" :
+			  "deleted after the attempt";
 	int64_t left = int_at(x, "left_behind");
+	struct ln_buf lb = LN_BUF_INIT;
+	int accepted = outcome && !strcmp(outcome, "accepted"), r;
 
 	if (!outcome)
 		return ln_check_set(k, LN_ST_NOT_RUN, "the agent's answer has no outcome");
 	if (left > 0)
-		return ln_check_set(k, LN_ST_FAIL, "%lld controller(s) or connect(s) left behind "
-				    "on '%s': %s", (long long)left, p, kept ? kept : "a connect "
-				    "that did not end (uninterruptible sleep in the kernel)");
-	if (!strcmp(outcome, "refused"))
-		return ln_check_set(k, LN_ST_PASS, "refused: %s", error ? error : "(no message)");
-	if (strcmp(outcome, "accepted"))
-		return ln_check_set(k, LN_ST_NOT_RUN, "proves nothing (%s): %s", outcome,
-				    error ? error : "no message");
-	if (!at->must_refuse) {
+		ln_buf_addf(&lb, "%lld controller(s) or connect(s) left behind on '%s': %s",
+			    (long long)left, p, kept ? kept : "a connect that did not end "
+			    "(uninterruptible sleep in the kernel)");
+	if (accepted && at->must_refuse) {
+		r = ln_check_set(k, LN_ST_FAIL, "accepted (%s): the connect must be refused%s%s",
+				 how, lb.len ? "; " : "", lb.buf);
+		if (r == 0)
+			r = ln_results_add_target_verdict(c->res, LN_STAGE_ACCESS, tg->node, 0,
+							  "'%s' accepted what it must refuse: %s",
+							  tg->nqn, k->name);
+	} else if (lb.len) {
+		r = ln_check_set(k, LN_ST_FAIL, "%s", lb.buf);
+		if (r == 0 && accepted)
+			r = open_to_claims(c, tg, at);
+	} else if (!strcmp(outcome, "refused")) {
+		r = ln_check_set(k, LN_ST_PASS, "refused: %s", error ? error : "(no message)");
+	} else if (accepted) {
 		k->warning = 1;
-		ln_check_set(k, LN_ST_PASS, "warning: open to NQN claims: '%s' let '%s' in as '%s' "
-			     "(deleted at once); give it dhchap", tg->nqn, p,
-			     vs_nname(c, at->claimed));
-		return ln_results_add_target_verdict(c->res, LN_STAGE_ACCESS, tg->node, 1,
-						     "'%s' is open to NQN claims: '%s' connected as "
-						     "'%s' without a secret", tg->nqn, p,
-						     vs_nname(c, at->claimed));
+		r = ln_check_set(k, LN_ST_PASS, "warning: open to NQN claims: '%s' let '%s' in as "
+				 "'%s' (%s); give it dhchap", tg->nqn, p, vs_nname(c, at->claimed),
+				 how);
+		if (r == 0)
+			r = open_to_claims(c, tg, at);
+	} else {
+		r = ln_check_set(k, LN_ST_NOT_RUN, "proves nothing (%s): %s", outcome,
+				 error ? error : "no message");
 	}
-	ln_check_set(k, LN_ST_FAIL, "accepted (deleted at once): the connect must be refused");
-	return ln_results_add_target_verdict(c->res, LN_STAGE_ACCESS, tg->node, 0,
-					     "'%s' accepted what it must refuse: %s", tg->nqn,
-					     k->name);
+	ln_buf_release(&lb);
+	return r;
 }
 
 /* One attempt: asked of its prober, judged into a new check. */

@@ -467,6 +467,21 @@ static void test_validate_access__no_proof_and_leftovers(void **state)
 			c = &w->res.checks[i];
 	assert_string_equal(c->reason, "1 controller(s) or connect(s) left behind on 'n3': nvme3: "
 			    "Device or resource busy");
+	assert_verdicts(w, "");
+	/* accepted and left behind: the target is blamed all the same */
+	ln_results_release(&w->res);
+	model.every = "{\"outcome\":\"accepted\",\"deleted_at_once\":false,\"swept\":0,"
+		      "\"left_behind\":1,\"kept\":\"nvme3: busy\"}";
+	access_run(w);
+	assert_verdicts(w, "access:target:n4 access:target:n4 access:target:n1 access:target:n1 "
+			   "access:target:n1 ");
+	for (i = 0; i < w->res.nchecks; i++)
+		if (w->res.checks[i].stage == LN_STAGE_ACCESS) {
+			c = &w->res.checks[i];
+			break;
+		}
+	assert_string_equal(c->reason, "accepted (deleted after the attempt): the connect must be "
+			    "refused; 1 controller(s) or connect(s) left behind on 'n1': nvme3: busy");
 	ln_buf_release(&model.asked);
 }
 
