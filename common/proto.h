@@ -42,6 +42,10 @@
 /* `facts --discovery TRANSPORT,ADDRESS,SERVICE,NQN`: the most places one
  * request may name. */
 #define LN_FACTS_DISCOVERY_MAX 64
+/* facts --refused: at most this many attempts a request, each bounded by
+ * --timeout S (1 .. LN_FACTS_REFUSED_TIMEOUT_MAX seconds). */
+#define LN_FACTS_REFUSED_MAX 16
+#define LN_FACTS_REFUSED_TIMEOUT_MAX 600
 
 /* llmnet's own probes, as installed in LN_PROTO_REMOTE_DIR, and the MPI
  * sources (in LN_PROBE_SRC_DIR) the agent lets mpicc build into them. */

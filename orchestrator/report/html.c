@@ -410,10 +410,8 @@ int ln_report_html(const struct ln_results *r, struct ln_buf *out)
 
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, v->a, v->pa, v->b, v->pb, &subj);
-		ln_buf_addf(out, "<li class=\"verdict-%s\"><b>%s ", ln_verdict_kind_name(v->kind),
-			    v->kind == LN_VERDICT_NODE ? "bad node" :
-			    v->kind == LN_VERDICT_PORT ? "bad port" :
-			    v->kind == LN_VERDICT_LINK ? "bad link" : ln_verdict_kind_name(v->kind));
+		ln_buf_addf(out, "<li class=\"verdict-%s %s\"><b>%s ", ln_verdict_kind_name(v->kind),
+			    ln_verdict_severity(v), ln_verdict_title(v));
 		esc(out, subj.buf);
 		ln_buf_addf(out, "</b> (%s): ", ln_stage_name(v->stage));
 		esc(out, v->reason);

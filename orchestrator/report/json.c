@@ -274,6 +274,7 @@ static int add_verdicts(struct json_object *root, const struct ln_results *r)
 			return -ENOMEM;
 		}
 		ln_json_add_str(o, "kind", ln_verdict_kind_name(v->kind));
+		ln_json_add_str(o, "severity", ln_verdict_severity(v));
 		ln_json_add_str(o, "stage", ln_stage_name(v->stage));
 		json_object_object_add(o, "reason", str_or_null(v->reason));
 		json_object_array_add(arr, o);

@@ -247,6 +247,25 @@ static void verdict_metrics(const struct ln_results *r, struct ln_buf *out)
 		}
 }
 
+/* The access stage's target verdicts: 1 a failure (a refusal did not
+ * hold), 0.5 a warning (open to NQN claims); the NQN is in the reason,
+ * so the sample names the target's node and the severity. */
+static void target_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	size_t i;
+
+	head(out, "llmnet_validation_target", "a target whose access control the access stage "
+	     "faults (1) or warns of (0.5)");
+	for (i = 0; i < r->nverdicts; i++)
+		if (r->verdicts[i].kind == LN_VERDICT_TARGET) {
+			start_node(out, "llmnet_validation_target", r, &r->verdicts[i]);
+			ln_buf_addf(out, "\",severity=\"%s\",reason=\"",
+				    ln_verdict_severity(&r->verdicts[i]));
+			label(out, r->verdicts[i].reason ? r->verdicts[i].reason : "");
+			ln_buf_addf(out, "\"} %s\n", r->verdicts[i].warning ? "0.5" : "1");
+		}
+}
+
 int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 {
 	head(out, "llmnet_validation_success", "1 when every listed stage passed");
@@ -264,5 +283,6 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	port_counters(r, out);
 	sizes_metrics(r, out);
 	verdict_metrics(r, out);
+	target_metrics(r, out);
 	return 0;
 }

@@ -242,12 +242,9 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 
 		ln_buf_reset(&subj);
 		ln_results_subject_ports(r, v->a, v->pa, v->b, v->pb, &subj);
-		ln_buf_addf(out, "  %s%s%s %s (%s): ", color ? "\033[31;1m" : "",
-			    v->kind == LN_VERDICT_NODE ? "bad node" :
-			    v->kind == LN_VERDICT_PORT ? "bad port" :
-			    v->kind == LN_VERDICT_LINK ? "bad link" :
-			    v->kind == LN_VERDICT_CLUSTER ? "failed" : "undetermined",
-			    off, subj.buf, ln_stage_name(v->stage));
+		ln_buf_addf(out, "  %s%s%s %s (%s): ",
+			    color ? (v->warning ? "\033[33;1m" : "\033[31;1m") : "",
+			    ln_verdict_title(v), off, subj.buf, ln_stage_name(v->stage));
 		ln_escape_str(out, v->reason);
 		ln_buf_addch(out, '\n');
 	}

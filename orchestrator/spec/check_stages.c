@@ -81,6 +81,9 @@ void spec_check_validation(struct ln_spec *spec)
 		}
 	if (v->present[LN_STAGE_IO] && !spec->n_initiators)
 		spec_diag(spec, v->mark[LN_STAGE_IO], "stage 'io' needs an initiator; the spec has none");
+	if (v->present[LN_STAGE_ACCESS] && !spec->n_targets)
+		spec_diag(spec, v->mark[LN_STAGE_ACCESS],
+			  "stage 'access' needs a target; the spec has none");
 	if (v->present[LN_STAGE_IO] && v->io.destructive) {
 		for (i = 0; i < spec->n_initiators; i++) {
 			const struct ln_initiator *in = &spec->initiators[i];

@@ -418,6 +418,13 @@ static const struct field nccl_fields[] = {
 	  .max = 86400000, .def = "300s", .doc = "bound on the run" },
 };
 
+static const struct field access_fields[] = {
+	STAGE_KEY,
+	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(access.timeout_ms), .min = 1000,
+	  .max = 600000, .def = "20s",
+	  .doc = "bound on each connect attempt that must be refused" },
+};
+
 #define STAGE(name, f, doc) { "stage '" name "'", f, ARRAY_SIZE(f), 0, 0, doc, NULL, NULL }
 
 const struct table spec_stage_tables[LN_STAGE_COUNT] = {
@@ -429,6 +436,8 @@ const struct table spec_stage_tables[LN_STAGE_COUNT] = {
 	STAGE("io", io_fields, "Storage I/O on every initiator."),
 	STAGE("mpi", mpi_stage_fields, "An MPI job across every node's slots."),
 	STAGE("nccl", nccl_fields, "An NCCL collective across the GPUs."),
+	STAGE("access", access_fields,
+	      "Connects each target must refuse: other hosts, claimed NQNs, wrong secrets."),
 };
 
 /* ---- ssh and the top level -------------------------------------------- */

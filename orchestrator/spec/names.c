@@ -8,7 +8,7 @@
 
 /* Indexed by enum ln_stage. */
 const char *const spec_stage_names[] = { "devices", "rping", "bandwidth", "latency",
-					  "io",      "mpi",   "nccl",      NULL };
+					  "io",      "mpi",   "nccl",      "access", NULL };
 /* mkfs.<fs> is run and the mount made by the agent, which takes only
  * these (agents/agent/core/request_init.c): lint refuses what it would refuse. */
 const char *const spec_fs_names[] = { "ext4", "xfs", NULL };

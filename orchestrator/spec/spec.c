@@ -57,6 +57,7 @@ static void set_defaults(struct ln_spec *spec)
 	v->nccl.op = LN_NCCL_ALL_REDUCE;
 	v->nccl.bytes = 1ull << 30;
 	v->nccl.timeout_ms = 300000;
+	v->access.timeout_ms = 20000;
 }
 
 static int parse_stream(struct parser *p)

@@ -237,6 +237,7 @@ enum ln_stage {
 	LN_STAGE_IO,
 	LN_STAGE_MPI,
 	LN_STAGE_NCCL,
+	LN_STAGE_ACCESS,		/* the targets' access control, from the nodes */
 	LN_STAGE_COUNT,
 };
 
@@ -378,6 +379,9 @@ struct ln_validation {
 		const struct ln_setting *env;	/* further NCCL_* variables (common/nccl_env.c) */
 		size_t n_env;
 	} nccl;
+	struct {
+		uint64_t timeout_ms;		/* per connect attempt; default 20 s */
+	} access;
 };
 
 struct ln_spec_store;

@@ -291,7 +291,8 @@ static int pick_stage(struct parser *p, const struct kv *kvs, size_t n, struct l
 			spec_did_you_mean(&p->why, kv->v, spec_stage_names, LN_STAGE_COUNT,
 					  sizeof(spec_stage_names[0]));
 		else
-			ln_buf_addstr(&p->why, " (stages: devices, rping, bandwidth, latency, io, mpi, nccl)");
+			ln_buf_addstr(&p->why, " (stages: devices, rping, bandwidth, latency, io, mpi, nccl, "
+				      "access)");
 		spec_diag(p->spec, kv->vm, "%s", p->why.buf);
 		return -1;
 	}

@@ -320,6 +320,9 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 	case LN_STAGE_NCCL:
 		nccl_json(o, v, r);
 		break;
+	case LN_STAGE_ACCESS:
+		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->access.timeout_ms));
+		break;
 	}
 }
 

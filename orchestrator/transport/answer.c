@@ -40,6 +40,7 @@ static const struct ln_answer_limits table[] = {
 	{ "facts",            4 * MiB,   16,   65536,    8192,      8 * KiB },
 	{ "facts --counters", 1 * MiB,   16,   16384,    1024,      8 * KiB },
 	{ "facts --discovery", 8 * MiB,  16,   262144,   32768,     8 * KiB },
+	{ "facts --refused",  256 * KiB, 8,    4096,     64,        8 * KiB },
 	{ "plan",             16 * MiB,  16,   262144,   32768,     64 * KiB },
 	{ "apply",            16 * MiB,  16,   262144,   32768,     64 * KiB },
 	{ "teardown",         16 * MiB,  16,   262144,   32768,     64 * KiB },

@@ -617,7 +617,8 @@ int ln_diagnose_nodes(struct ln_results *r, struct ln_buf *err)
 		enum ln_verdict_kind kind;
 		int dup = 0;
 
-		if (ln_stage_pairwise(c->stage) ||
+		/* the access stage blames targets itself (stage_access.c) */
+		if (ln_stage_pairwise(c->stage) || c->stage == LN_STAGE_ACCESS ||
 		    (c->status != LN_ST_FAIL && c->status != LN_ST_NOT_RUN))
 			continue;
 		ret = c->status == LN_ST_FAIL ? ln_storage_path_verdict(r, c) : 0;

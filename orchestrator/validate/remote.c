@@ -88,6 +88,34 @@ static int ops_discovery(void *ctx, size_t node, const char *const *places, size
 			  err);
 }
 
+/* `facts --refused PLACE... --timeout S` on node's own session. */
+static int ops_refused(void *ctx, size_t node, const char *const *places, size_t n,
+		       int timeout_s, struct json_object **out, struct ln_buf *err)
+{
+	struct ln_node_run *nr = node_run(ctx, node);
+	const char *args[2 * LN_FACTS_REFUSED_MAX + 4];
+	struct ln_session *s = NULL;
+	char tbuf[16];
+	size_t i, k = 0;
+	int r;
+
+	if (!nr || !n || n > LN_FACTS_REFUSED_MAX)
+		return -EINVAL;
+	r = ln_run_lane(ctx, nr, 0, &s, err);
+	if (r < 0)
+		return r;
+	snprintf(tbuf, sizeof(tbuf), "%d", timeout_s);
+	args[k++] = LN_VERB_FACTS;
+	for (i = 0; i < n; i++) {
+		args[k++] = "--refused";
+		args[k++] = places[i];
+	}
+	args[k++] = "--timeout";
+	args[k++] = tbuf;
+	args[k] = NULL;
+	return ln_agent_call(s, args, NULL, 0, out, NULL, err);
+}
+
 /* The agent's own limits on a probe's arguments (it checks them again). */
 #define MAX_PROBE_ARGS 256
 
@@ -265,7 +293,8 @@ static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 }
 
 const struct ln_probe_ops ln_validate_remote_ops = { ops_facts, ops_run, ops_put, ops_get,
-						     ops_counters, ops_discovery };
+						     ops_counters, ops_discovery,
+						     ops_refused };
 
 /* $LLMNET_PROBES first: a test or a packager points at its own probes. */
 char *ln_validate_find_probe(const char *name)

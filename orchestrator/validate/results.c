@@ -69,8 +69,34 @@ const char *ln_verdict_kind_name(enum ln_verdict_kind k)
 		return "cluster";
 	case LN_VERDICT_PORT:
 		return "port";
+	case LN_VERDICT_TARGET:
+		return "target";
 	}
 	return "?";
+}
+
+const char *ln_verdict_title(const struct ln_verdict *v)
+{
+	switch (v->kind) {
+	case LN_VERDICT_NODE:
+		return "bad node";
+	case LN_VERDICT_PORT:
+		return "bad port";
+	case LN_VERDICT_LINK:
+		return "bad link";
+	case LN_VERDICT_CLUSTER:
+		return "failed";
+	case LN_VERDICT_UNDETERMINED:
+		return "undetermined";
+	case LN_VERDICT_TARGET:
+		return v->warning ? "target warning" : "target";
+	}
+	return "?";
+}
+
+const char *ln_verdict_severity(const struct ln_verdict *v)
+{
+	return v->warning ? "warning" : "fail";
 }
 
 int ln_results_init(struct ln_results *r, const char *cluster, const char *const *nodes,
@@ -337,6 +363,7 @@ static int add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum ln_
 	v->b = b;
 	v->pa = pa;
 	v->pb = pb;
+	v->warning = 0;
 	r->nverdicts++;
 	return 0;
 }
@@ -363,6 +390,20 @@ int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
 	va_start(ap, fmt);
 	ret = add_verdict(r, kind, stage, a, pa, b, pb, fmt, ap);
 	va_end(ap);
+	return ret;
+}
+
+int ln_results_add_target_verdict(struct ln_results *r, enum ln_stage st, size_t a, int warning,
+				  const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = add_verdict(r, LN_VERDICT_TARGET, st, a, -1, LN_NO_NODE, -1, fmt, ap);
+	va_end(ap);
+	if (ret == 0)
+		r->verdicts[r->nverdicts - 1].warning = warning;
 	return ret;
 }
 

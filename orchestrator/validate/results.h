@@ -115,6 +115,8 @@ enum ln_verdict_kind {
 	LN_VERDICT_UNDETERMINED,/* failures that the tests cannot pin on one culprit */
 	LN_VERDICT_CLUSTER,	/* a cluster-wide check (mpi, nccl) failed */
 	LN_VERDICT_PORT,	/* port pa of node a is bad, its other rails pass */
+	LN_VERDICT_TARGET,	/* the access control of the target on node a (its NQN
+				 * in the reason) does not hold, or (warning) is weak */
 };
 
 struct ln_verdict {
@@ -122,6 +124,8 @@ struct ln_verdict {
 	enum ln_stage stage;
 	size_t a, b;
 	int pa, pb;		/* ports of a and b (spec order), -1 none */
+	int warning;		/* severity warning: shown, never failing the run
+				 * (a target open to NQN claims); else a failure */
 	char *reason;
 };
 
@@ -164,6 +168,11 @@ const char *ln_status_name(enum ln_status s);
  * "notrun"; "none" out of range. */
 const char *ln_status_class(enum ln_status s);
 const char *ln_verdict_kind_name(enum ln_verdict_kind k);
+/* How the reports title a verdict: "bad node", "bad port", "bad link",
+ * "failed" (cluster), "undetermined", "target" or "target warning". */
+const char *ln_verdict_title(const struct ln_verdict *v);
+/* "warning" or "fail": a verdict's severity, as the reports name it. */
+const char *ln_verdict_severity(const struct ln_verdict *v);
 int ln_stage_pairwise(enum ln_stage s);
 /* A latency with every figure and threshold NAN. */
 void ln_latency_init(struct ln_latency *l);
@@ -208,6 +217,11 @@ int ln_results_add_verdict(struct ln_results *r, enum ln_verdict_kind kind, enum
 int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
 				enum ln_stage stage, size_t a, int pa, size_t b, int pb,
 				const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
+/* A target verdict (LN_VERDICT_TARGET) on node a of stage st, warning or
+ * failing by warning. 0 or -ENOMEM. */
+int ln_results_add_target_verdict(struct ln_results *r, enum ln_stage st, size_t a, int warning,
+				  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Recount each stage's summary from its checks. A listed stage with a
  * failed or not-run check fails; one with none of either passes only if

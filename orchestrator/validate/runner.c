@@ -44,6 +44,7 @@ static int (*const stage_fns[])(struct vctx *c) = {
 	[LN_STAGE_IO] = vs_io_stage,
 	[LN_STAGE_MPI] = vs_mpi_stage,
 	[LN_STAGE_NCCL] = vs_nccl_stage,
+	[LN_STAGE_ACCESS] = vs_access_stage,
 };
 
 _Static_assert(ARRAY_SIZE(stage_fns) == LN_STAGE_COUNT, "a runner for every stage");
@@ -61,7 +62,7 @@ int ln_validate_parse_stages(const char *list, unsigned *mask, struct ln_buf *er
 
 		if (ln_stage_parse(tok, &s) < 0) {
 			ln_buf_addf(err, "unknown stage '%s' (stages: devices, rping, bandwidth, "
-				    "latency, io, mpi, nccl)", tok);
+				    "latency, io, mpi, nccl, access)", tok);
 			r = -EINVAL;
 			break;
 		}

@@ -18,6 +18,7 @@ static const char *const what[LN_STAGE_COUNT] = {
 	[LN_STAGE_IO] = "every initiator's namespaces",
 	[LN_STAGE_MPI] = "one MPI job over the nodes' slots",
 	[LN_STAGE_NCCL] = "one NCCL collective over the GPUs",
+	[LN_STAGE_ACCESS] = "connects every target must refuse, from its nodes",
 };
 
 /* tool all_reduce_perf: what runs on each GPU node, its path first. */

@@ -168,6 +168,7 @@ int vs_pairwise_stage(struct vctx *c, enum ln_stage st);	/* stage_pair.c: rping,
 int vs_io_stage(struct vctx *c);			/* stage_io.c */
 int vs_mpi_stage(struct vctx *c);			/* stage_mpi.c */
 int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
+int vs_access_stage(struct vctx *c);			/* stage_access.c */
 /* The command line nccl-tests' all_reduce_perf gets on node i (tool
  * all_reduce_perf): its absolute path in tests_dir first. The stage and
  * validate --dry-run's schedule both use it. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The validation stage runner: devices, rping, bandwidth, latency, io, mpi, nccl,
- * always in that order, only those the spec lists (and --stages keeps).
+ * The validation stage runner: devices, rping, bandwidth, latency, io, mpi,
+ * nccl, access, always in that order, only those the spec lists (and --stages keeps).
  * It talks to nodes only through a small ops table (facts, a bounded run
  * of an allow-listed probe, a file upload and its read-back), so the
  * whole runner is tested with a fake; `llmnet validate` plugs in the SSH
@@ -73,6 +73,14 @@ struct ln_probe_ops {
 	 * discovery checks then fail, never pass, for want of a read. */
 	int (*discovery)(void *ctx, size_t node, const char *const *places, size_t n,
 			 struct json_object **out, struct ln_buf *err);
+	/* Connects that the targets must refuse, n places
+	 * ("TRANSPORT,ADDRESS,SERVICE,NQN,self|HOSTNQN,none|wrong", at most
+	 * LN_FACTS_REFUSED_MAX), each bounded by timeout_s on the node: the
+	 * agent's `facts --refused` answer into *out, the caller's. On the
+	 * node's own session, one node at a time. NULL in a transport without
+	 * it: the access stage is then "not run". */
+	int (*refused)(void *ctx, size_t node, const char *const *places, size_t n,
+		       int timeout_s, struct json_object **out, struct ln_buf *err);
 };
 
 struct ln_validate_opts {

@@ -329,8 +329,28 @@ static inline int fake_counters(void *ctx, size_t node, unsigned lane, const cha
 	return *out ? 0 : -ENOMEM;
 }
 
+/* `facts --refused`: logged like a run (the places and the bound), every
+ * attempt refused. */
+static inline int fake_refused(void *ctx, size_t node, const char *const *places, size_t n,
+			       int timeout_s, struct json_object **out, struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	size_t i;
+
+	(void)err;
+	pthread_mutex_lock(&f->lock);
+	ln_buf_addf(&f->log, "refused on %zu, bound %ds:", node, timeout_s);
+	for (i = 0; i < n; i++)
+		ln_buf_addf(&f->log, " %s", places[i]);
+	ln_buf_addch(&f->log, '\n');
+	pthread_mutex_unlock(&f->lock);
+	*out = json_tokener_parse("{\"protocol\":3,\"refused\":[{\"outcome\":\"refused\","
+				  "\"errno\":5,\"error\":\"Connect Invalid Host\",\"left_behind\":0}]}");
+	return *out ? 0 : -ENOMEM;
+}
+
 static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get,
-					      fake_counters, NULL };
+					      fake_counters, NULL, fake_refused };
 
 static inline int line_cmp(const void *a, const void *b)
 {
@@ -543,7 +563,8 @@ static const char base_spec[] =
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
-	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n";
+	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n"
+	"  - { stage: access, timeout: 25s }\n";
 
 enum effect {
 	CHANGES,	/* replacing from by to changes what llmnet does */

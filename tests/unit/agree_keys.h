@@ -193,6 +193,8 @@ static const struct key_case key_cases[] = {
 	KC("validation.nccl.timeout", CHANGES, "timeout: 300s", "timeout: 310s"),
 	KC("validation.nccl.socket_ifname", CHANGES, "socket_ifname: eth0", "socket_ifname: eth1"),
 	KC("validation.nccl.env", CHANGES, "NCCL_ALGO: Ring", "NCCL_ALGO: Tree"),
+	KC("validation.access.stage", CHANGES, "  - { stage: access, timeout: 25s }\n", ""),
+	KC("validation.access.timeout", CHANGES, "timeout: 25s", "timeout: 26s"),
 };
 #pragma GCC diagnostic pop
 

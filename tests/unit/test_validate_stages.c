@@ -208,7 +208,7 @@ static void test_validate_stages__stages_and_limit(void **state)
 	assert_int_equal(ln_validate_parse_stages("devices,rping", &w->o.stages, &err), 0);
 	assert_int_equal(ln_validate_parse_stages("devices,ping", &w->o.stages, &err), -EINVAL);
 	assert_string_equal(err.buf, "unknown stage 'ping' (stages: devices, rping, bandwidth, "
-				     "latency, io, mpi, nccl)");
+				     "latency, io, mpi, nccl, access)");
 	assert_int_equal(ln_validate_parse_stages("rping", &w->o.stages, &err), 0);
 	w->o.limit = limit;
 	world_run(w);

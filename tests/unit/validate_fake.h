@@ -721,9 +721,9 @@ static inline int fake_discovery(void *ctx, size_t node, const char *const *plac
 }
 
 static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get, NULL,
-					      fake_discovery };
+					      fake_discovery, NULL };
 static const struct ln_probe_ops fake_ops_counters = { fake_facts, fake_run, fake_put, fake_get,
-						       fake_counters, fake_discovery };
+						       fake_counters, fake_discovery, NULL };
 
 static inline void fake_init(struct fake *f, size_t n)
 {

@@ -18,6 +18,7 @@
 #include "agents/agent/core/answer.h"
 #include "agents/agent/core/budget.h"
 #include "agents/agent/initiator/discovery.h"
+#include "agents/agent/initiator/probe_refused.h"
 #include "agents/agent/converge/reconcile.h"
 #include "agents/agent/run/counters.h"
 #include "agents/agent/run/exec.h"
@@ -103,6 +104,54 @@ static int verb_version(struct ln_agent *a, int argc, char **argv)
 	return rc;
 }
 
+/* `facts --refused PLACE... --timeout S`: the attempts the access stage
+ * asks for, each bounded (probe_refused.h); argv[1] is "--refused". */
+static int facts_refused(struct ln_agent *a, int argc, char **argv)
+{
+	struct ln_refused_place places[LN_FACTS_REFUSED_MAX];
+	char *copies[LN_FACTS_REFUSED_MAX], *end;
+	struct json_object *o = NULL;
+	size_t n = 0;
+	long t = 0;
+	int rc = 0, i;
+
+	for (i = 1; !rc && i < argc; i += 2) {
+		char *copy = i + 1 < argc ? strdup(argv[i + 1]) : NULL;
+
+		if (copy && !t && !strcmp(argv[i], "--timeout")) {
+			errno = 0;
+			t = strtol(copy, &end, 10);
+			if (errno || *end || t < 1 || t > LN_FACTS_REFUSED_TIMEOUT_MAX)
+				rc = -1;
+			free(copy);
+		} else if (strcmp(argv[i], "--refused") || !copy || n >= LN_FACTS_REFUSED_MAX ||
+			   ln_refused_parse_place(copy, &places[n]) < 0) {
+			free(copy);
+			rc = -1;
+		} else {
+			copies[n++] = copy;	/* places[] points into it */
+		}
+	}
+	if (rc || !t)
+		rc = ln_agent_fail("usage", "usage: llmnet-agent facts --refused TRANSPORT,"
+				   "ADDRESS,SERVICE,NQN,self|HOSTNQN,none|wrong... --timeout S "
+				   "(at most 16, 1-600 s; never wrong over rdma)",
+				   LN_AGENT_EXIT_USAGE);
+	/* a connect that the target accepts makes a controller: the bound
+	 * and its cancellation must hold, also when the caller goes */
+	else if (!ln_budget_active())
+		rc = ln_agent_fail("usage", "facts --refused connects and needs a time budget: "
+				   "--budget-ms MS", LN_AGENT_EXIT_USAGE);
+	else if (ln_refused_facts(a, places, n, (unsigned)t, &o) < 0)
+		rc = ln_agent_fail("internal", "facts --refused failed", LN_AGENT_EXIT_INTERNAL);
+	else
+		rc = ln_agent_emit(o) < 0 ? LN_AGENT_EXIT_INTERNAL : LN_AGENT_EXIT_OK;
+	json_object_put(o);
+	while (n)
+		free(copies[--n]);
+	return rc;
+}
+
 static int verb_facts(struct ln_agent *a, int argc, char **argv)
 {
 	struct ln_buf err = LN_BUF_INIT;
@@ -113,6 +162,8 @@ static int verb_facts(struct ln_agent *a, int argc, char **argv)
 	unsigned port;
 	int rc = 0, i;
 
+	if (argc > 1 && !strcmp(argv[1], "--refused"))
+		return facts_refused(a, argc, argv);
 	for (i = 1; i < argc && !rc; i += 2) {
 		char *copy = i + 1 < argc ? strdup(argv[i + 1]) : NULL;
 		int ok = 0;

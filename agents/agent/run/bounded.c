@@ -150,8 +150,65 @@ static void take_status(struct ln_exec_result *res, int status)
 	}
 }
 
+/* What the forked child does: exec a program, or call a function. */
+struct child_job {
+	int fd;
+	const char *const *argv;
+	char *const *envp;
+	int (*fn)(void *ctx, int out);
+	void *ctx;
+};
+
+static void start_child(const struct child_job *j, int out)
+{
+	int devnull;
+
+	if (!j->fn)
+		exec_child(j->fd, out, j->argv, j->envp);
+	setpgid(0, 0);
+	/* a function child holds none of the agent's descriptors (its
+	 * session's channel above all: a child left in the kernel would keep
+	 * it open), only out and /dev/null as 0, 1 and 2 */
+	devnull = open("/dev/null", O_RDWR);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		dup2(devnull, STDOUT_FILENO);
+		dup2(devnull, STDERR_FILENO);
+	}
+	if (out > 3)
+		close_range(3, (unsigned)out - 1, 0);
+	close_range((unsigned)out + 1, ~0U, 0);
+	/* the agent's own handlers (the budget's) would turn the bound's
+	 * SIGTERM into a flag: the child ends on it instead */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	_exit(j->fn(j->ctx, out) & 0xff);
+}
+
+static int run_bounded(const char *name, const struct child_job *j, unsigned timeout_s,
+		       size_t max_output, struct ln_exec_result *res, struct ln_buf *err);
+
 int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], unsigned timeout_s,
 			size_t max_output, struct ln_exec_result *res, struct ln_buf *err)
+{
+	struct child_job j = { fd, argv, envp, NULL, NULL };
+
+	return run_bounded(argv[0], &j, timeout_s, max_output, res, err);
+}
+
+int ln_exec_bounded_call(const char *name, int (*fn)(void *ctx, int out), void *ctx,
+			 unsigned timeout_s, size_t max_output, struct ln_exec_result *res,
+			 struct ln_buf *err)
+{
+	struct child_job j = { -1, NULL, NULL, fn, ctx };
+
+	return run_bounded(name, &j, timeout_s, max_output, res, err);
+}
+
+static int run_bounded(const char *name, const struct child_job *j, unsigned timeout_s,
+		       size_t max_output, struct ln_exec_result *res, struct ln_buf *err)
 {
 	long start, deadline, kill_at = 0, grace_end = 0, killed_at = 0;
 	int pfd[2], status = 0, r = 0, eof = 0, reaped = 0, killed = 0;
@@ -161,7 +218,7 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 	ln_buf_init(&res->output, max_output + 1);
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		r = -errno;
-		ln_buf_addf(err, "cannot run '%s': %s", argv[0], strerror(errno));
+		ln_buf_addf(err, "cannot run '%s': %s", name, strerror(errno));
 		return r;
 	}
 	start = ln_now_ms();
@@ -172,13 +229,13 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 	pid = fork();
 	if (pid < 0) {
 		r = -errno;
-		ln_buf_addf(err, "cannot run '%s': %s", argv[0], strerror(errno));
+		ln_buf_addf(err, "cannot run '%s': %s", name, strerror(errno));
 		close(pfd[0]);
 		close(pfd[1]);
 		return r;
 	}
 	if (pid == 0)
-		exec_child(fd, pfd[1], argv, envp);
+		start_child(j, pfd[1]);
 	setpgid(pid, pid);
 	close(pfd[1]);
 	for (;;) {
@@ -211,7 +268,7 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 		 * it is left behind, unreaped, and the call returns timed out */
 		if (killed && !reaped && now >= killed_at + 2000) {
 			ln_warn("'%s' (pid %d) did not end 2 s after SIGKILL (uninterruptible "
-				"sleep in the kernel?); left behind", argv[0], (int)pid);
+				"sleep in the kernel?); left behind", name, (int)pid);
 			break;
 		}
 		if (reaped && now >= grace_end) {
@@ -238,7 +295,7 @@ int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], un
 	close(pfd[0]);
 	res->leftovers = stop_leftovers();
 	if (res->leftovers)
-		ln_warn("'%s' left %d process%s behind; killed", argv[0], res->leftovers,
+		ln_warn("'%s' left %d process%s behind; killed", name, res->leftovers,
 			res->leftovers == 1 ? "" : "es");
 	res->duration_ms = ln_now_ms() - start;
 	if (reaped)	/* else timed out, never ended: no exit status */

@@ -40,6 +40,14 @@ int ln_exec_bounded_fd(int fd, const char *const argv[], unsigned timeout_s, siz
  * variable reaches the library it opens. */
 int ln_exec_bounded_env(int fd, const char *const argv[], char *const envp[], unsigned timeout_s,
 			size_t max_output, struct ln_exec_result *res, struct ln_buf *err);
+/* The same bound for a function: fn(ctx, out) runs in a forked child in
+ * its own process group, writing what it reports to the descriptor out
+ * (captured as output), and its return value is the exit status. For a
+ * kernel call that may block (a connect), so that the agent's request
+ * never waits past the bound; name is for messages. */
+int ln_exec_bounded_call(const char *name, int (*fn)(void *ctx, int out), void *ctx,
+			 unsigned timeout_s, size_t max_output, struct ln_exec_result *res,
+			 struct ln_buf *err);
 void ln_exec_result_release(struct ln_exec_result *res);
 
 #endif
