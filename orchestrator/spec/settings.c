@@ -112,6 +112,22 @@ int spec_parse_mpi(struct parser *p, const struct field *f, void *obj)
 	return r;
 }
 
+/* The slurm mapping, keeping where its node's value is (check_slurm.c
+ * reports an unknown node there). */
+int spec_parse_slurm(struct parser *p, const struct field *f, void *obj)
+{
+	struct ln_slurm_spec *s = spec_at(obj, f->off);
+	const struct field *nf = spec_find_field(f->sub, "node");
+	struct ln_mark vm[MAX_FIELDS];
+	int r;
+
+	memset(vm, 0, sizeof(vm));
+	r = spec_walk_map(p, f->sub, s, vm, f->key);
+	if (nf)
+		s->node_mark = vm[nf - f->sub->fields];
+	return r;
+}
+
 /* The checks of a mapping of NAME: value (mpi.mca, nccl.env): each
  * failure appends its reason to why. */
 struct setting_rules {
