@@ -98,8 +98,8 @@ int spec_check_settings(struct ln_spec *spec);
 
 /* ---- slurm (check_slurm.c) -------------------------------------------- */
 
-/* slurm.node a declared node, health_check with persist, and each node's
- * Slurm name (set to its name where not given) once. 0 or -ENOMEM. */
+/* slurm.node a declared node, and each node's Slurm name (set to its
+ * name where not given) once. 0 or -ENOMEM. */
 int spec_check_slurm(struct spec_check_ctx *x);
 
 /* ---- paths on a node (check_paths.c) ---------------------------------- */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The slurm section's rules (check.h): its node is a declared one (where
- * the agent runs scontrol), the health check reads the request persist
- * keeps so it needs persist: true, and every node has one Slurm name of
- * its own (slurm_name, else its name), checked by a sort.
+ * the agent runs scontrol), and every node has one Slurm name of its own
+ * (slurm_name, else its name), checked by a sort.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,8 +55,5 @@ int spec_check_slurm(struct spec_check_ctx *x)
 		spec_diag(spec, s->node_mark.line ? s->node_mark : s->mark,
 			  "slurm.node '%s' is not a declared node (scontrol runs there, through "
 			  "its agent)", s->node);
-	if (s->present && s->health_check && !spec->persist)
-		spec_diag(spec, s->mark, "slurm.health_check needs persist: true (the health "
-			  "check reads the request persist keeps on the node)");
 	return slurm_names_once(spec) < 0 ? -ENOMEM : 0;
 }

@@ -233,7 +233,6 @@ struct ln_slurm_spec {
 	struct ln_mark node_mark;	/* its value; 0/0 when not written */
 	int drain;			/* validate drains the nodes its verdicts blame */
 	int resume;			/* validate lifts llmnet's own drains they pass */
-	int health_check;		/* the node's health check program may drain/lift */
 	struct ln_mark mark;
 };
 

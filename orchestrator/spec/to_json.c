@@ -348,7 +348,6 @@ int ln_spec_to_json(const struct ln_spec *spec, struct json_object **out)
 		ADD(ln_json_add_str(a, "node", spec->slurm.node));
 		ADD(ln_json_add_bool(a, "drain", spec->slurm.drain));
 		ADD(ln_json_add_bool(a, "resume", spec->slurm.resume));
-		ADD(ln_json_add_bool(a, "health_check", spec->slurm.health_check));
 	}
 	a = add_child(o, "validation", 1, r);
 	for (i = 0; a && !failed && i < spec->validation.n_order && (e = add_child(a, NULL, 0, r));
