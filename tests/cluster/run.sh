@@ -1025,6 +1025,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/devident.sh && all+=(accept_device)	# a replaced device: disk (issue 31, point 2)
 . tests/cluster/mountopts.sh && all+=(mount_options)	# mount options shown and remounted (issue 31)
 . tests/cluster/gpu.sh && all+=(gpu_facts)	# GPU facts from NVML, pushed and judged (issue 26)
+. tests/cluster/slurm.sh && all+=(slurm)	# validate --drain/--resume through scontrol (issue 28)
 [ $# -gt 0 ] && all=("$@")
 
 # Two halves side by side (CLUSTER_JOBS=1: one after the other): each is
