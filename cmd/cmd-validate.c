@@ -50,6 +50,20 @@ static int dry_run_schedule(const struct ln_opt_cmd *c, struct ln_ctl_opts *o, u
 	return code;
 }
 
+/* --report-url's scheme, and its auth file only with it. */
+static int report_url_usage_ok(const char *url, const char *auth_file)
+{
+	if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		ln_error("--report-url takes an http:// or https:// URL");
+		return 0;
+	}
+	if (auth_file && !url) {
+		ln_error("--report-url-auth-file is for --report-url");
+		return 0;
+	}
+	return 1;
+}
+
 static enum ln_drain_mode drain_mode;
 
 /* --drain, or --drain=plan */
@@ -127,7 +141,8 @@ int cmd_validate(int argc, char **argv)
 	code = ln_cmd_ctl_load_spec(&o);
 	if (code != LN_EXIT_OK)
 		goto out;
-	if (ln_validate_check_stages(o.spec, v.stages, &err) < 0) {
+	if (ln_validate_check_stages(o.spec, v.stages, &err) < 0 ||
+	    ln_slurm_opts_check(o.spec, &v.after, &err) < 0) {
 		ln_error("%s; no node was contacted", err.buf);
 		code = LN_EXIT_USAGE;
 		goto out;
@@ -136,19 +151,7 @@ int cmd_validate(int argc, char **argv)
 		code = dry_run_schedule(&c, &o, v.stages);
 		goto out;
 	}
-	if (ln_slurm_opts_check(o.spec, &v.after, &err) < 0) {
-		ln_error("%s; no node was contacted", err.buf);
-		code = LN_EXIT_USAGE;
-		goto out;
-	}
-	if (v.after.url && strncmp(v.after.url, "http://", 7) &&
-	    strncmp(v.after.url, "https://", 8)) {
-		ln_error("--report-url takes an http:// or https:// URL");
-		code = ln_cmd_usage(&c);
-		goto out;
-	}
-	if (auth_file && !v.after.url) {
-		ln_error("--report-url-auth-file is for --report-url");
+	if (!report_url_usage_ok(v.after.url, auth_file)) {
 		code = ln_cmd_usage(&c);
 		goto out;
 	}
