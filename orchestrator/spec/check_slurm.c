@@ -37,8 +37,10 @@ static int slurm_names_once(struct ln_spec *spec)
 	for (i = 0; i < spec->n_nodes; i++)
 		v[i] = &spec->nodes[i];
 	qsort(v, spec->n_nodes, sizeof(*v), by_slurm_name);
+	/* two nodes of one name are reported as such (check_nodes.c) */
 	for (i = 1; i < spec->n_nodes; i++)
-		if (!strcmp(v[i - 1]->slurm_name, v[i]->slurm_name))
+		if (!strcmp(v[i - 1]->slurm_name, v[i]->slurm_name) &&
+		    strcmp(v[i - 1]->name, v[i]->name))
 			spec_diag(spec, v[i]->mark, "nodes '%s' and '%s' have one Slurm name, "
 				  "'%s' (slurm_name is one node's; not for a range)",
 				  v[i - 1]->name, v[i]->name, v[i]->slurm_name);
