@@ -16,6 +16,7 @@
 
 #include "tests/unit/cmocka.h"
 #include "common/error.h"
+#include "common/json.h"
 #include "common/slurm.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/spec/spec.h"
@@ -586,6 +587,7 @@ static void test_slurm__unknown_kind_and_spec_keys(void **state)
 	struct ln_notes notes = LN_NOTES_INIT;
 	struct ln_buf err = LN_BUF_INIT;
 	struct ln_spec *bare = NULL;
+	struct json_object *js = NULL;
 	struct ln_results r;
 
 	(void)state;
@@ -613,6 +615,17 @@ static void test_slurm__unknown_kind_and_spec_keys(void **state)
 	assert_int_equal(ln_slurm_opts_check(spec, &o, &err), 0);
 	assert_int_equal(ln_slurm_opts_check(bare, &o, &err), -EINVAL);
 	assert_non_null(strstr(err.buf, "need the spec's slurm section"));
+	/* lint -o json: the section and each node's Slurm name */
+	assert_int_equal(ln_spec_to_json(spec, &js), 0);
+	assert_int_equal(ln_json_write(js, 0, &err), 0);
+	assert_non_null(strstr(err.buf, "\"slurm\":{\"node\":\"n1\",\"drain\":false,"
+				"\"resume\":false}"));
+	assert_non_null(strstr(err.buf, "\"slurm_name\":\"gpu-n2\""));
+	assert_non_null(strstr(err.buf, "\"slurm_name\":\"n3\""));
+	json_object_put(js);
+	assert_int_equal(ln_spec_to_json(bare, &js), 0);
+	assert_null(json_object_object_get(js, "slurm"));
+	json_object_put(js);
 	ln_spec_free(bare);
 	ln_buf_release(&err);
 }
