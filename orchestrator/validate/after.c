@@ -71,7 +71,9 @@ static int run_actions(struct ln_results *res, const struct ln_after_opts *o,
 int ln_validate_after_results(struct ln_results *res, const struct ln_after_opts *o,
 			      struct ln_notes *notes)
 {
-	return run_actions(res, o, ON_RESULTS, notes);
+	/* the recap and reports come after: they state the exit code with it */
+	res->after_exit = run_actions(res, o, ON_RESULTS, notes);
+	return res->after_exit;
 }
 
 int ln_validate_after(struct ln_results *res, const struct ln_after_opts *o,

@@ -95,7 +95,7 @@ int ln_validate_command(struct ln_run *run, const struct ln_validate_cmd *vc,
 	struct ln_buf err = LN_BUF_INIT;
 	struct probes p = { NULL, NULL, NULL };
 	unsigned char *limit = NULL;
-	int code = -1, after;
+	int code = -1;
 	size_t i;
 
 	memset(res, 0, sizeof(*res));
@@ -110,12 +110,12 @@ int ln_validate_command(struct ln_run *run, const struct ln_validate_cmd *vc,
 	/* the report states the exit code the run ends with (docs/exit-codes.md) */
 	for (i = 0; i < run->n; i++)
 		res->node_exit = ln_exit_merge(res->node_exit, ln_node_state_exit(run->nodes[i].state));
-	after = after_on_results(run, vc, res, notes);
+	after_on_results(run, vc, res, notes);	/* ln_results_exit counts it */
 	if (vc->json)
 		ln_report_json(res, 1, out);
 	else
 		ln_report_text(res, vc->color, out);
-	code = ln_exit_merge(ln_results_exit(res), after);
+	code = ln_results_exit(res);
 	if (ln_fanout_interrupted())
 		code = ln_exit_merge(code, LN_EXIT_FAILED);
 out:

@@ -481,7 +481,8 @@ int ln_results_exit(const struct ln_results *r)
 			return ln_exit_merge(LN_EXIT_FAILED, r->node_exit);
 	}
 	/* no stage listed: nothing was proven, so never a pass */
-	return ln_exit_merge(listed ? LN_EXIT_OK : LN_EXIT_FAILED, r->node_exit);
+	return ln_exit_merge(listed && !r->after_exit ? LN_EXIT_OK : LN_EXIT_FAILED,
+			     r->node_exit);
 }
 
 void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out)

@@ -170,6 +170,7 @@ struct ln_results {
 	int node_exit;		/* the nodes' own exit code (4: one unreachable or refused) */
 	struct ln_slurm_change *slurm;	/* the Slurm action's drains, lifts and refusals */
 	size_t nslurm;
+	int after_exit;		/* an after-validate action on the results failed: 1 */
 };
 
 /* The stage named s (a spec's stage name); -EINVAL when there is none. */
@@ -240,8 +241,9 @@ int ln_results_add_slurm(struct ln_results *r, enum ln_slurm_act act, const char
  * stage that did not run keeps its not-run reason. */
 void ln_results_summarize(struct ln_results *r);
 
-/* 0 when every listed stage passed, else 1 (LN_EXIT_FAILED); node_exit
- * (an unreachable or refused node: 4) outranks both (docs/exit-codes.md). */
+/* 0 when every listed stage passed and no action on the results failed,
+ * else 1 (LN_EXIT_FAILED); node_exit (an unreachable or refused node: 4)
+ * outranks both (docs/exit-codes.md). */
 int ln_results_exit(const struct ln_results *r);
 
 /* "node", "a-b" or "cluster" for a check or verdict, into out. */

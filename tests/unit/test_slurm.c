@@ -577,6 +577,25 @@ static void test_slurm__unconfirmed_drain_fails(void **state)
 	assert_non_null(strstr(r.slurm[1].detail, "DRAIN not confirmed: Slurm reads State=IDLE"));
 	ln_notes_release(&notes);
 	ln_results_release(&r);
+
+	/* a lift that does not take fails a run whose stages all passed: the
+	 * report's exit code says so; the same run with the lift taken is 0 */
+	o = opts(LN_DRAIN_NONE, 1);
+	fake_at(0, "IDLE+DRAIN", "llmnet:lab: devices: x");
+	results(&r, 0);
+	r.stages[LN_STAGE_DEVICES].status = r.stages[LN_STAGE_RPING].status = LN_ST_PASS;
+	assert_int_equal(ln_results_exit(&r), LN_EXIT_OK);
+	assert_int_equal(ln_validate_after_results(&r, &o, &notes), LN_EXIT_FAILED);
+	assert_int_equal(r.slurm[0].act, LN_SLURM_ACT_FAILED);
+	assert_int_equal(ln_results_exit(&r), LN_EXIT_FAILED);
+	ln_notes_release(&notes);
+	ln_results_release(&r);
+	fs.ignore_updates = 0;
+	results(&r, 0);
+	assert_int_equal(ln_validate_after_results(&r, &o, &notes), LN_EXIT_OK);
+	assert_int_equal(r.slurm[0].act, LN_SLURM_ACT_LIFTED);
+	assert_int_equal(ln_results_exit(&r), LN_EXIT_OK);
+	ln_results_release(&r);
 }
 
 /* A verdict kind the table has no row for drains nobody, and says so;
