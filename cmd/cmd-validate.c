@@ -22,6 +22,7 @@
 #include "orchestrator/report/report.h"
 #include "orchestrator/run/facts.h"
 #include "orchestrator/validate/command.h"
+#include "orchestrator/validate/slurm.h"
 #include "orchestrator/validate/stages.h"
 
 /* --dry-run: the spec's schedule on stdout. Under --limit the pairs
@@ -47,6 +48,34 @@ static int dry_run_schedule(const struct ln_opt_cmd *c, struct ln_ctl_opts *o, u
 	ln_buf_release(&out);
 	ln_buf_release(&err);
 	return code;
+}
+
+/* --report-url's scheme, and its auth file only with it. */
+static int report_url_usage_ok(const char *url, const char *auth_file)
+{
+	if (url && strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		ln_error("--report-url takes an http:// or https:// URL");
+		return 0;
+	}
+	if (auth_file && !url) {
+		ln_error("--report-url-auth-file is for --report-url");
+		return 0;
+	}
+	return 1;
+}
+
+static enum ln_drain_mode drain_mode;
+
+/* --drain, or --drain=plan */
+static int set_drain(const struct ln_option *opt, const char *v)
+{
+	(void)opt;
+	if (v && strcmp(v, "plan")) {
+		ln_error("--drain takes no value or =plan, not '%s'", v);
+		return -1;
+	}
+	drain_mode = v ? LN_DRAIN_PLAN : LN_DRAIN_DO;
+	return 0;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -79,6 +108,12 @@ int cmd_validate(int argc, char **argv)
 			      "(mode 0600; else $LLMNET_REPORT_AUTH)"),
 		LN_OPT_NUMBER("report-timeout", &v.after.url_timeout_s, "S",
 			      "bound the POST by S seconds (default 10)", 1, 600),
+		LN_OPT_CALLBACK(0, "drain", "plan",
+				"drain the nodes the verdicts blame from Slurm (=plan: print the "
+				"drains, change nothing)", LN_OPT_EQ_ONLY | LN_OPT_OPTARG,
+				"takes no value or =plan", set_drain),
+		LN_OPT_BOOL(0, "resume", &v.after.resume,
+			    "lift llmnet's own Slurm drains of nodes that passed again (UNDRAIN)"),
 		LN_OPT_END(),
 	};
 	const struct ln_opt_cmd c = {
@@ -96,6 +131,7 @@ int cmd_validate(int argc, char **argv)
 	if (r)
 		return r > 0 ? LN_EXIT_OK : LN_EXIT_USAGE;
 	v.attempts = (int)attempts;
+	v.after.drain = drain_mode;
 	if (stage_list && ln_validate_parse_stages(stage_list, &v.stages, &err) < 0) {
 		ln_error("%s", err.buf);
 		code = ln_cmd_usage(&c);
@@ -105,7 +141,8 @@ int cmd_validate(int argc, char **argv)
 	code = ln_cmd_ctl_load_spec(&o);
 	if (code != LN_EXIT_OK)
 		goto out;
-	if (ln_validate_check_stages(o.spec, v.stages, &err) < 0) {
+	if (ln_validate_check_stages(o.spec, v.stages, &err) < 0 ||
+	    ln_slurm_opts_check(o.spec, &v.after, &err) < 0) {
 		ln_error("%s; no node was contacted", err.buf);
 		code = LN_EXIT_USAGE;
 		goto out;
@@ -114,14 +151,7 @@ int cmd_validate(int argc, char **argv)
 		code = dry_run_schedule(&c, &o, v.stages);
 		goto out;
 	}
-	if (v.after.url && strncmp(v.after.url, "http://", 7) &&
-	    strncmp(v.after.url, "https://", 8)) {
-		ln_error("--report-url takes an http:// or https:// URL");
-		code = ln_cmd_usage(&c);
-		goto out;
-	}
-	if (auth_file && !v.after.url) {
-		ln_error("--report-url-auth-file is for --report-url");
+	if (!report_url_usage_ok(v.after.url, auth_file)) {
 		code = ln_cmd_usage(&c);
 		goto out;
 	}

@@ -125,7 +125,7 @@ static int apply_value(const struct ln_option *o, const char *name, const char *
 		}
 		return 0;
 	case LN_OPT_CALLBACK:
-		if (!value && takes_value(o))
+		if (!value && takes_value(o) && !(o->flags & LN_OPT_OPTARG))
 			break;
 		return o->cb(o, value);
 	case LN_OPT_END:
@@ -294,7 +294,8 @@ static void option_words(const struct ln_option *o, int both, char *buf, size_t 
 	if (n < size && o->long_name)
 		n += (size_t)snprintf(buf + n, size - n, "--%s", o->long_name);
 	if (n < size && o->argh && takes_value(o))
-		snprintf(buf + n, size - n, "%s%s", sep, o->argh);
+		snprintf(buf + n, size - n, (o->flags & LN_OPT_OPTARG) ? "[%s%s]" : "%s%s", sep,
+			 o->argh);
 }
 
 void ln_parse_option_lines(const struct ln_option *opts, FILE *f)

@@ -26,6 +26,7 @@ enum {
 	LN_OPT_HIDDEN = 1,	/* accepted, not shown by --help */
 	LN_OPT_NOARG = 2,	/* a callback that takes no value */
 	LN_OPT_EQ_ONLY = 4,	/* the value only as --name=VALUE */
+	LN_OPT_OPTARG = 8,	/* with EQ_ONLY: a callback's value may be absent (NULL) */
 };
 
 struct ln_option;

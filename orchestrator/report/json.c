@@ -296,6 +296,34 @@ static int add_verdicts(struct json_object *root, const struct ln_results *r)
 	return 0;
 }
 
+/* "slurm": what the Slurm action drained, lifted or left (only when it ran). */
+static int add_slurm(struct json_object *root, const struct ln_results *r)
+{
+	struct json_object *arr;
+	size_t i;
+
+	if (!r->nslurm)
+		return 0;
+	arr = json_object_new_array();
+	if (!arr)
+		return -ENOMEM;
+	json_object_object_add(root, "slurm", arr);
+	for (i = 0; i < r->nslurm; i++) {
+		const struct ln_slurm_change *c = &r->slurm[i];
+		struct json_object *o = json_object_new_object();
+
+		if (!o)
+			return -ENOMEM;
+		ln_json_add_str(o, "action", ln_slurm_act_name(c->act));
+		json_object_object_add(o, "node", str_or_null(c->node));
+		json_object_object_add(o, "slurm_name", str_or_null(c->slurm_name));
+		json_object_object_add(o, "reason", str_or_null(c->reason));
+		json_object_object_add(o, "detail", str_or_null(c->detail));
+		json_object_array_add(arr, o);
+	}
+	return 0;
+}
+
 int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 {
 	struct json_object *root = json_object_new_object(), *arr;
@@ -331,7 +359,7 @@ int ln_report_json(const struct ln_results *r, int pretty, struct ln_buf *out)
 			goto out;
 		json_object_array_add(arr, o);
 	}
-	if (add_verdicts(root, r) < 0)
+	if (add_verdicts(root, r) < 0 || add_slurm(root, r) < 0)
 		goto out;
 	ret = ln_json_write(root, pretty, out);
 out:

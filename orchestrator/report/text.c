@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/escape.h"
 #include "common/fileio.h"
@@ -246,6 +247,25 @@ int ln_report_text(const struct ln_results *r, int color, struct ln_buf *out)
 			    color ? (v->warning ? "\033[33;1m" : "\033[31;1m") : "",
 			    ln_verdict_title(v), off, subj.buf, ln_stage_name(v->stage));
 		ln_escape_str(out, v->reason);
+		ln_buf_addch(out, '\n');
+	}
+	if (r->nslurm)
+		ln_buf_addstr(out, "slurm:\n");
+	for (i = 0; i < r->nslurm; i++) {
+		const struct ln_slurm_change *c = &r->slurm[i];
+
+		ln_buf_addf(out, "  %s%s%s", ln_slurm_act_name(c->act), c->node ? " " : "",
+			    c->node ? c->node : "");
+		if (c->node && c->slurm_name && strcmp(c->node, c->slurm_name))
+			ln_buf_addf(out, " (Slurm %s)", c->slurm_name);
+		ln_buf_addstr(out, ": ");
+		/* a reason read from Slurm is anyone's text: escaped */
+		ln_escape_str(out, c->detail);
+		if (c->reason) {
+			ln_buf_addstr(out, " [");
+			ln_escape_str(out, c->reason);
+			ln_buf_addch(out, ']');
+		}
 		ln_buf_addch(out, '\n');
 	}
 	ln_buf_addf(out, "result: %s%s%s (exit %d)\n", paint(color, code ? LN_ST_FAIL : LN_ST_PASS),

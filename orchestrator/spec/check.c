@@ -36,7 +36,7 @@ int spec_check(struct ln_spec *spec)
 	/* in this order: each pass uses what the ones before it resolved */
 	static int (*const passes[])(struct spec_check_ctx *x) = {
 		spec_check_nodes, spec_check_targets, spec_check_initiators, spec_layout_hosts,
-		spec_check_dhchap, check_tls, check_settings, check_paths,
+		spec_check_dhchap, check_tls, check_settings, check_paths, spec_check_slurm,
 	};
 	struct spec_check_ctx x;
 	size_t i;

@@ -96,6 +96,12 @@ int spec_check_tls(struct ln_spec *spec);
  * LN_NCCL_ENV_MAX. 0 or -ENOMEM. */
 int spec_check_settings(struct ln_spec *spec);
 
+/* ---- slurm (check_slurm.c) -------------------------------------------- */
+
+/* slurm.node a declared node, and each node's Slurm name (set to its
+ * name where not given) once. 0 or -ENOMEM. */
+int spec_check_slurm(struct spec_check_ctx *x);
+
 /* ---- paths on a node (check_paths.c) ---------------------------------- */
 
 /* The targets whose namespace initiators mount: the first two mounting

@@ -79,6 +79,9 @@ static const struct field node_fields[] = {
 	  .max = 4096, .def = "max(gpus, 1)", .doc = "MPI slots in the hostfile" },
 	{ .key = "rdma", .type = FT_CUSTOM, .fn = spec_parse_rdma, .sub = &rdma_table,
 	  .schema_type = "list", .doc = "RDMA ports" },
+	{ .key = "slurm_name", .type = FT_STR, .off = offsetof(struct ln_node, slurm_name),
+	  .pat = SP_NODE, .def = "the node's name",
+	  .doc = "the node's Slurm NodeName, where it differs from its name (not in a range)" },
 };
 
 static const struct table node_table = {
@@ -257,6 +260,33 @@ static const struct table mpi_table = {
 	"mpi", mpi_fields, ARRAY_SIZE(mpi_fields),
 	offsetof(struct ln_mpi_spec, mark) + 1, offsetof(struct ln_mpi_spec, present) + 1,
 	"The MPI hostfile and mpirun settings.", NULL, NULL,
+};
+
+/* ---- slurm ------------------------------------------------------------ */
+
+static const struct field slurm_fields[] = {
+	{ .key = "node", .type = FT_STR, .off = offsetof(struct ln_slurm_spec, node),
+	  .flags = F_REQUIRED, .pat = SP_NODE,
+	  .doc = "the declared node where the agent runs scontrol (a Slurm client)" },
+	{ .key = "drain", .type = FT_BOOL, .off = offsetof(struct ln_slurm_spec, drain),
+	  .def = "false", .doc = "validate drains the nodes its verdicts blame (as --drain)" },
+	{ .key = "resume", .type = FT_BOOL, .off = offsetof(struct ln_slurm_spec, resume),
+	  .def = "false",
+	  .doc = "validate lifts llmnet's own drains of nodes that pass again (as --resume)" },
+};
+
+/* slurmd's HealthCheckProgram (issue 28, point 3) is not built yet. */
+static const struct refused_key slurm_refused[] = {
+	{ "health_check", "llmnet has no health check program for slurmd yet (issue 28, point "
+	  "3); drains come from llmnet validate --drain" },
+	{ NULL, NULL },
+};
+
+static const struct table slurm_table = {
+	"slurm", slurm_fields, ARRAY_SIZE(slurm_fields),
+	offsetof(struct ln_slurm_spec, mark) + 1, offsetof(struct ln_slurm_spec, present) + 1,
+	"Slurm: drain the nodes validate blames, lift llmnet's own drains.", NULL,
+	slurm_refused,
 };
 
 /* ---- validation ------------------------------------------------------- */
@@ -492,6 +522,8 @@ static const struct field top_fields[] = {
 	{ .key = "validation", .type = FT_CUSTOM, .fn = spec_parse_validation,
 	  .sub = spec_stage_tables, .schema_type = "validation",
 	  .doc = "validation stages to run" },
+	{ .key = "slurm", .type = FT_MAP, .off = offsetof(struct ln_spec, slurm),
+	  .sub = &slurm_table, .fn = spec_parse_slurm, .doc = "Slurm drains and lifts" },
 };
 
 const struct table spec_top_table = {

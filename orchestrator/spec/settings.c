@@ -98,18 +98,35 @@ int spec_parse_jump(struct parser *p, const struct field *f, void *obj, const ch
 
 /* ---- mpi -------------------------------------------------------------- */
 
-int spec_parse_mpi(struct parser *p, const struct field *f, void *obj)
+/* Walk f's mapping into its struct, keeping where key's value is in *at. */
+static int walk_keeping(struct parser *p, const struct field *f, void *obj, const char *key,
+			struct ln_mark *at)
 {
-	struct ln_mpi_spec *mpi = spec_at(obj, f->off);
-	const struct field *hf = spec_find_field(f->sub, "hostfile");
+	const struct field *kf = spec_find_field(f->sub, key);
 	struct ln_mark vm[MAX_FIELDS];
 	int r;
 
 	memset(vm, 0, sizeof(vm));
-	r = spec_walk_map(p, f->sub, mpi, vm, f->key);
-	if (hf)
-		mpi->hostfile_mark = vm[hf - f->sub->fields];
+	r = spec_walk_map(p, f->sub, spec_at(obj, f->off), vm, f->key);
+	if (kf)
+		*at = vm[kf - f->sub->fields];
 	return r;
+}
+
+int spec_parse_mpi(struct parser *p, const struct field *f, void *obj)
+{
+	struct ln_mpi_spec *mpi = spec_at(obj, f->off);
+
+	return walk_keeping(p, f, obj, "hostfile", &mpi->hostfile_mark);
+}
+
+/* The slurm mapping, keeping where its node's value is (check_slurm.c
+ * reports an unknown node there). */
+int spec_parse_slurm(struct parser *p, const struct field *f, void *obj)
+{
+	struct ln_slurm_spec *s = spec_at(obj, f->off);
+
+	return walk_keeping(p, f, obj, "node", &s->node_mark);
 }
 
 /* The checks of a mapping of NAME: value (mpi.mca, nccl.env): each

@@ -97,6 +97,7 @@ struct ln_node {
 	struct ln_rdma_port *rdma;	/* n_rdma ports, in spec order */
 	size_t n_rdma;
 	struct ln_mark mark;		/* the node's (or its range entry's) mapping */
+	const char *slurm_name;		/* its Slurm NodeName; the check pass sets name */
 };
 
 enum ln_transport {
@@ -225,6 +226,17 @@ struct ln_mpi_spec {
 	enum ln_mpi_format format;	/* default openmpi */
 	struct ln_setting *mca;		/* passed to mpirun as --mca KEY VALUE */
 	size_t n_mca;
+	struct ln_mark mark;
+};
+
+/* What llmnet does with Slurm (docs/operating.md, "Slurm"): scontrol
+ * run by the agent on node, after validate. */
+struct ln_slurm_spec {
+	int present;			/* the spec has a slurm section */
+	const char *node;		/* the node scontrol runs on (a declared node) */
+	struct ln_mark node_mark;	/* its value; 0/0 when not written */
+	int drain;			/* validate drains the nodes its verdicts blame */
+	int resume;			/* validate lifts llmnet's own drains they pass */
 	struct ln_mark mark;
 };
 
@@ -400,6 +412,7 @@ struct ln_spec {
 	size_t n_initiators;
 	struct ln_mpi_spec mpi;
 	struct ln_validation validation;
+	struct ln_slurm_spec slurm;
 	struct ln_spec_store *store;	/* private: storage and lookup tables */
 };
 

@@ -122,6 +122,7 @@ static void node_json(struct json_object *o, const struct ln_node *n, int *r)
 	ADD(ln_json_add_str(o, "user", n->user));
 	ADD(ln_json_add_i64(o, "gpus", n->gpus));
 	ADD(ln_json_add_i64(o, "slots", n->slots));
+	ADD(ln_json_add_str(o, "slurm_name", n->slurm_name));
 	a = add_child(o, "rdma", 1, r);
 	for (k = 0; a && !*r && k < n->n_rdma && (e = add_child(a, NULL, 0, r)); k++)
 		port_json(e, &n->rdma[k], r);
@@ -351,6 +352,11 @@ int ln_spec_to_json(const struct ln_spec *spec, struct json_object **out)
 		initiator_json(e, spec, &spec->initiators[i], r);
 	if ((a = add_child(o, "mpi", 0, r)))
 		mpi_json(a, &spec->mpi, r);
+	if (spec->slurm.present && (a = add_child(o, "slurm", 0, r))) {
+		ADD(ln_json_add_str(a, "node", spec->slurm.node));
+		ADD(ln_json_add_bool(a, "drain", spec->slurm.drain));
+		ADD(ln_json_add_bool(a, "resume", spec->slurm.resume));
+	}
 	a = add_child(o, "validation", 1, r);
 	for (i = 0; a && !failed && i < spec->validation.n_order && (e = add_child(a, NULL, 0, r));
 	     i++)

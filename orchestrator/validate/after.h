@@ -11,8 +11,14 @@
  *           verdicts, res->verdicts, and every check); 0, or a negative
  *           code with the message in err
  *
- * Row 1, "webhook": --report-url URL POSTs the JSON report there
- * (report/webhook.c), bounded by --report-timeout.
+ * Row 1, "slurm": --drain, --drain=plan, --resume (or the spec's
+ * slurm.drain and slurm.resume) drain the nodes the verdicts blame and
+ * lift llmnet's own drains of nodes that passed again, through scontrol
+ * on slurm.node (validate/slurm.c). It runs on the results, before the
+ * recap and the reports are rendered, so they list its drains and lifts.
+ *
+ * Row 2, "webhook": --report-url URL POSTs the JSON report there
+ * (report/webhook.c), bounded by --report-timeout, after the files.
  *
  * A new action (say, draining the nodes a verdict names from Slurm) is
  * one more row: its options in struct ln_after_opts (set by cmd/ from its
@@ -26,17 +32,44 @@
 #include "orchestrator/run/notes.h"
 #include "orchestrator/validate/results.h"
 
+struct ln_probe_ops;
+struct ln_spec;
+
+/* --drain's three values. */
+enum ln_drain_mode {
+	LN_DRAIN_NONE = 0,	/* no --drain (the spec's slurm.drain may still ask) */
+	LN_DRAIN_DO,		/* --drain */
+	LN_DRAIN_PLAN,		/* --drain=plan: read Slurm, print, change nothing */
+};
+
 /* What the after-validate actions are asked to do: validate's options. */
 struct ln_after_opts {
 	const char *url;		/* --report-url: POST the JSON report there; NULL: not */
 	long url_timeout_s;		/* --report-timeout: the POST's bound */
 	const char *auth;		/* its credentials (--report-url-auth-file or
 					 * $LLMNET_REPORT_AUTH); NULL: none */
+	enum ln_drain_mode drain;	/* --drain[=plan] */
+	int resume;			/* --resume */
+	/* Set by validate's course, not by cmd/: the spec (its slurm
+	 * section, each node's Slurm name), the agents' run verb (scontrol
+	 * on slurm.node) and the progress lines (what will change, printed
+	 * before it does). */
+	const struct ln_spec *spec;
+	const struct ln_probe_ops *ops;
+	void *ops_ctx;
+	void (*progress)(void *ctx, const char *line);
+	void *progress_ctx;
 };
 
-/* Run every action o wants, in the table's order, over res. Returns
- * LN_EXIT_OK, or LN_EXIT_FAILED when one failed (notes say why). */
-int ln_validate_after(const struct ln_results *res, const struct ln_after_opts *o,
+/* Run the actions o wants that act on the results (the Slurm row), in
+ * the table's order; they may add to res. Before the recap is rendered.
+ * Returns LN_EXIT_OK, or LN_EXIT_FAILED when one failed (notes say why). */
+int ln_validate_after_results(struct ln_results *res, const struct ln_after_opts *o,
+			      struct ln_notes *notes);
+
+/* Run the actions o wants that follow the reports (the webhook), in the
+ * table's order, over res. The same returns. */
+int ln_validate_after(struct ln_results *res, const struct ln_after_opts *o,
 		      struct ln_notes *notes);
 
 #endif

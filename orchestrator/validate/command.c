@@ -73,6 +73,21 @@ static int limit_of(const struct ln_run *run, unsigned char **limit)
 	return 0;
 }
 
+/* The after-validate actions that act on the results (the Slurm row),
+ * before the recap: they reach the nodes through this run's agents. */
+static int after_on_results(struct ln_run *run, const struct ln_validate_cmd *vc,
+			    struct ln_results *res, struct ln_notes *notes)
+{
+	struct ln_after_opts ao = vc->after;
+
+	ao.spec = run->spec;
+	ao.ops = &ln_validate_remote_ops;
+	ao.ops_ctx = run;
+	ao.progress = vc->progress;
+	ao.progress_ctx = vc->progress_ctx;
+	return ln_validate_after_results(res, &ao, notes);
+}
+
 int ln_validate_command(struct ln_run *run, const struct ln_validate_cmd *vc,
 			struct ln_results *res, struct ln_buf *out, struct ln_notes *notes)
 {
@@ -95,6 +110,7 @@ int ln_validate_command(struct ln_run *run, const struct ln_validate_cmd *vc,
 	/* the report states the exit code the run ends with (docs/exit-codes.md) */
 	for (i = 0; i < run->n; i++)
 		res->node_exit = ln_exit_merge(res->node_exit, ln_node_state_exit(run->nodes[i].state));
+	after_on_results(run, vc, res, notes);	/* ln_results_exit counts it */
 	if (vc->json)
 		ln_report_json(res, 1, out);
 	else
@@ -109,7 +125,7 @@ out:
 	return code;
 }
 
-int ln_validate_finish(const struct ln_results *res, const struct ln_validate_cmd *vc,
+int ln_validate_finish(struct ln_results *res, const struct ln_validate_cmd *vc,
 		       struct ln_notes *notes)
 {
 	int code = ln_report_dispatch(res, &vc->files, notes) < 0 ? LN_EXIT_FAILED : LN_EXIT_OK;

@@ -34,7 +34,9 @@ struct ln_validate_cmd {
 
 /*
  * Run vc's stages over run, whose facts are gathered, into res (released
- * by the caller, whatever this returns) and render the recap into out.
+ * by the caller, whatever this returns), then the after-validate actions
+ * that act on the results (Slurm's drains and lifts, added to res), and
+ * render the recap into out.
  * Returns the exit code so far (the stages', the nodes', an interrupt),
  * or -1 when validation could not run: why in notes, nothing in out, and
  * the command ends there with exit 1, no report written.
@@ -45,7 +47,7 @@ int ln_validate_command(struct ln_run *run, const struct ln_validate_cmd *vc,
 /* After the recap: write the report files and run the after-validate
  * actions over res. Returns LN_EXIT_OK, or LN_EXIT_FAILED when one of
  * them failed; notes say each file written and every failure. */
-int ln_validate_finish(const struct ln_results *res, const struct ln_validate_cmd *vc,
+int ln_validate_finish(struct ln_results *res, const struct ln_validate_cmd *vc,
 		       struct ln_notes *notes);
 
 /* apply --validate: read the facts again over apply's sessions (they

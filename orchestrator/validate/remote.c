@@ -120,13 +120,14 @@ static int ops_refused(void *ctx, size_t node, const char *const *places, size_t
 #define MAX_PROBE_ARGS 256
 
 /* A probe argument travels in the session's JSON, no shell between; the
- * agent refuses the same characters, but nothing unsafe leaves here. */
+ * agent refuses the same characters, but nothing unsafe leaves here. A
+ * space is one argument's (scontrol's Reason=, common/slurm.h). */
 static int quotable(const char *s)
 {
 	if (!*s || strlen(s) > 4096)
 		return 0;
 	for (; *s; s++)
-		if (*s < 0x21 || *s > 0x7e || strchr("'\"\\`$;&|<>", *s))
+		if (*s < 0x20 || *s > 0x7e || strchr("'\"\\`$;&|<>", *s))
 			return 0;
 	return 1;
 }

@@ -169,6 +169,13 @@ void ln_results_release(struct ln_results *r)
 	}
 	free(r->port_dev);
 	free(r->port_rail);
+	for (i = 0; i < r->nslurm; i++) {
+		free(r->slurm[i].node);
+		free(r->slurm[i].slurm_name);
+		free(r->slurm[i].reason);
+		free(r->slurm[i].detail);
+	}
+	free(r->slurm);
 	if (r->topo)
 		ln_names_free(r->topo, r->nnodes);
 	memset(r, 0, sizeof(*r));
@@ -407,6 +414,59 @@ int ln_results_add_target_verdict(struct ln_results *r, enum ln_stage st, size_t
 	return ret;
 }
 
+const char *ln_slurm_act_name(enum ln_slurm_act a)
+{
+	static const char *const names[] = {
+		[LN_SLURM_ACT_DRAINED] = "drained", [LN_SLURM_ACT_WOULD_DRAIN] = "would drain",
+		[LN_SLURM_ACT_LIFTED] = "lifted", [LN_SLURM_ACT_WOULD_LIFT] = "would lift",
+		[LN_SLURM_ACT_NOT_DRAINED] = "not drained",
+		[LN_SLURM_ACT_NOT_RESUMED] = "not resumed", [LN_SLURM_ACT_FAILED] = "failed",
+	};
+
+	return (unsigned)a < ARRAY_SIZE(names) ? names[a] : "?";
+}
+
+static char *dup_or_null(const char *s, int *failed)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	*failed |= s && !d;
+	return d;
+}
+
+int ln_results_add_slurm(struct ln_results *r, enum ln_slurm_act act, const char *node,
+			 const char *slurm_name, const char *reason, const char *fmt, ...)
+{
+	struct ln_slurm_change *v = realloc(r->slurm, (r->nslurm + 1) * sizeof(*v)), *c;
+	va_list ap;
+	int failed = 0;
+
+	if (!v)
+		return -ENOMEM;
+	r->slurm = v;
+	c = &v[r->nslurm];
+	memset(c, 0, sizeof(*c));
+	c->act = act;
+	c->node = dup_or_null(node, &failed);
+	c->slurm_name = dup_or_null(slurm_name, &failed);
+	c->reason = dup_or_null(reason, &failed);
+	va_start(ap, fmt);
+	if (vasprintf(&c->detail, fmt, ap) < 0) {
+		c->detail = NULL;
+		failed = 1;
+	}
+	va_end(ap);
+	if (failed) {
+		free(c->node);
+		free(c->slurm_name);
+		free(c->reason);
+		free(c->detail);
+		return -ENOMEM;
+	}
+	r->nslurm++;
+	return 0;
+}
+
 void ln_results_summarize(struct ln_results *r)
 {
 	size_t i, moot[LN_STAGE_COUNT] = { 0 };
@@ -464,7 +524,8 @@ int ln_results_exit(const struct ln_results *r)
 			return ln_exit_merge(LN_EXIT_FAILED, r->node_exit);
 	}
 	/* no stage listed: nothing was proven, so never a pass */
-	return ln_exit_merge(listed ? LN_EXIT_OK : LN_EXIT_FAILED, r->node_exit);
+	return ln_exit_merge(listed && !r->after_exit ? LN_EXIT_OK : LN_EXIT_FAILED,
+			     r->node_exit);
 }
 
 void ln_results_subject(const struct ln_results *r, size_t a, size_t b, struct ln_buf *out)

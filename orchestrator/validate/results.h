@@ -129,6 +129,26 @@ struct ln_verdict {
 	char *reason;
 };
 
+/* What the Slurm action did, or would do, to one node, or why a verdict
+ * drained nobody (orchestrator/validate/slurm.c). */
+enum ln_slurm_act {
+	LN_SLURM_ACT_DRAINED = 0,	/* drained, and read back drained with the reason */
+	LN_SLURM_ACT_WOULD_DRAIN,	/* --drain=plan: nothing changed */
+	LN_SLURM_ACT_LIFTED,		/* llmnet's drain lifted (UNDRAIN), read back so */
+	LN_SLURM_ACT_WOULD_LIFT,	/* --drain=plan */
+	LN_SLURM_ACT_NOT_DRAINED,	/* blamed, or named by a verdict, but left as it is */
+	LN_SLURM_ACT_NOT_RESUMED,	/* drained, and the drain kept */
+	LN_SLURM_ACT_FAILED,		/* scontrol failed, or the change did not read back */
+};
+
+struct ln_slurm_change {
+	enum ln_slurm_act act;
+	char *node;		/* the spec's node name; NULL: a verdict of no one node */
+	char *slurm_name;	/* its Slurm name; NULL with node */
+	char *reason;		/* the drain's reason (made, or read); NULL none */
+	char *detail;		/* why, in words */
+};
+
 struct ln_stage_summary {
 	int listed;		/* the spec (and --stages) asked for it */
 	int ran;
@@ -158,6 +178,9 @@ struct ln_results {
 	int64_t started;	/* unix seconds */
 	double seconds;
 	int node_exit;		/* the nodes' own exit code (4: one unreachable or refused) */
+	struct ln_slurm_change *slurm;	/* the Slurm action's drains, lifts and refusals */
+	size_t nslurm;
+	int after_exit;		/* an after-validate action on the results failed: 1 */
 };
 
 /* The stage named s (a spec's stage name); -EINVAL when there is none. */
@@ -222,6 +245,14 @@ int ln_results_add_port_verdict(struct ln_results *r, enum ln_verdict_kind kind,
  * failing by warning. 0 or -ENOMEM. */
 int ln_results_add_target_verdict(struct ln_results *r, enum ln_stage st, size_t a, int warning,
 				  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* "drained", "would drain", "lifted", "would lift", "not drained",
+ * "not resumed", "failed"; "?" out of range. */
+const char *ln_slurm_act_name(enum ln_slurm_act a);
+/* Add a Slurm change (strings copied; node, slurm_name, reason may be
+ * NULL). 0 or -ENOMEM. */
+int ln_results_add_slurm(struct ln_results *r, enum ln_slurm_act act, const char *node,
+			 const char *slurm_name, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
 /* Recount each stage's summary from its checks. A listed stage with a
  * failed or not-run check fails; one with none of either passes only if
@@ -229,8 +260,9 @@ int ln_results_add_target_verdict(struct ln_results *r, enum ln_stage st, size_t
  * stage that did not run keeps its not-run reason. */
 void ln_results_summarize(struct ln_results *r);
 
-/* 0 when every listed stage passed, else 1 (LN_EXIT_FAILED); node_exit
- * (an unreachable or refused node: 4) outranks both (docs/exit-codes.md). */
+/* 0 when every listed stage passed and no action on the results failed,
+ * else 1 (LN_EXIT_FAILED); node_exit (an unreachable or refused node: 4)
+ * outranks both (docs/exit-codes.md). */
 int ln_results_exit(const struct ln_results *r);
 
 /* "node", "a-b" or "cluster" for a check or verdict, into out. */

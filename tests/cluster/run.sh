@@ -1036,6 +1036,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/gpu.sh && all+=(gpu_facts)	# GPU facts from NVML, pushed and judged (issue 26)
 . tests/cluster/destroy.sh && all+=(plan_destroy)	# plan --destroy (issue 27, point 5)
 . tests/cluster/access.sh && all+=(access)	# validate's access stage (issue 27, point 4)
+. tests/cluster/slurm.sh && all+=(slurm)	# validate --drain/--resume through scontrol (issue 28)
 [ $# -gt 0 ] && all=("$@")
 
 # Two halves side by side (CLUSTER_JOBS=1: one after the other): each is

@@ -42,7 +42,9 @@
 #include "orchestrator/secrets.h"
 #include "orchestrator/spec/impl.h"
 #include "orchestrator/spec/parser.h"
+#include "orchestrator/validate/after.h"
 #include "orchestrator/validate/results.h"
+#include "orchestrator/validate/slurm.h"
 #include "orchestrator/validate/stages.h"
 
 #define ROOT FIXTURES_DIR "/../.."
@@ -294,6 +296,10 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 		ln_buf_addf(b, "\177ELF probe %s\n", argv[4]);
 	} else if (!strcmp(p, "mpirun")) {
 		fake_mpirun(argv, &out->output);
+	} else if (!strcmp(p, "scontrol") && !strcmp(argv[1], "-o")) {
+		/* every node drained by this cluster's llmnet, at devices */
+		ln_buf_addf(&out->output, "NodeName=%s State=IDLE+DRAIN Reason=llmnet:keys: "
+			    "devices: earlier [root@2026-12-04T01:00:00]\n", argv[4]);
 	} else if (!strcmp(p, LN_PROBE_IO)) {
 		ln_buf_addstr(&out->output, "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 			      "result pass\n");
@@ -383,6 +389,31 @@ static inline void sort_lines(struct ln_buf *b)
 	free(copy);
 }
 
+/* The Slurm action the spec asks for, over a run's results: its scontrol
+ * calls in order, and what it drained, lifted or left. */
+static inline void slurm_effects(const struct ln_spec *spec, struct fake *f,
+				 struct ln_results *res, struct ln_buf *out)
+{
+	struct ln_notes notes = LN_NOTES_INIT;
+	struct ln_after_opts ao;
+	size_t i;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.spec = spec;
+	ao.ops = &fake_ops;
+	ao.ops_ctx = f;
+	if (!ln_slurm_wanted(&ao))
+		return;
+	ln_buf_addf(out, "slurm exit %d\n", ln_validate_after_results(res, &ao, &notes));
+	ln_buf_add(out, f->log.buf, f->log.len);
+	for (i = 0; i < res->nslurm; i++)
+		ln_buf_addf(out, "slurm %s %s (%s): %s [%s]\n", ln_slurm_act_name(res->slurm[i].act),
+			    res->slurm[i].node ? res->slurm[i].node : "-",
+			    res->slurm[i].slurm_name ? res->slurm[i].slurm_name : "-",
+			    res->slurm[i].detail, res->slurm[i].reason ? res->slurm[i].reason : "");
+	ln_notes_release(&notes);
+}
+
 /* The probes' command lines and bounds, and every check and verdict, of
  * a validation run of spec on the fake cluster. */
 static inline void validation_effects(const struct ln_spec *spec, struct ln_buf *out)
@@ -431,6 +462,8 @@ static inline void validation_effects(const struct ln_spec *spec, struct ln_buf 
 			    res.verdicts[i].b);
 	sort_lines(&f.log);
 	ln_buf_add(out, f.log.buf, f.log.len);
+	ln_buf_reset(&f.log);
+	slurm_effects(spec, &f, &res, out);
 	ln_buf_addf(out, "exit %d\n", ln_results_exit(&res));
 	ln_results_release(&res);
 	for (i = 0; i < spec->n_nodes; i++) {
@@ -507,6 +540,7 @@ static const char base_spec[] =
 	"    user: root\n"
 	"    gpus: 8\n"
 	"    slots: 8\n"
+	"    slurm_name: alpha-s\n"
 	"    rdma:\n"
 	"      - { device: rxe0, port: 1, ip: 10.0.0.1, gid_index: 1, min_rate: 100Gb/s, "
 	"link_layer: ethernet, mtu: 1024, gpus: [0], rail: r0 }\n"
@@ -564,7 +598,11 @@ static const char base_spec[] =
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
 	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n"
-	"  - { stage: access, timeout: 25s }\n";
+	"  - { stage: access, timeout: 25s }\n"
+	"slurm:\n"
+	"  node: alpha\n"
+	"  drain: true\n"
+	"  resume: true\n";
 
 enum effect {
 	CHANGES,	/* replacing from by to changes what llmnet does */

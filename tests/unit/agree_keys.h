@@ -15,6 +15,9 @@
 #define TO_NCCL_TESTS "tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, socket_ifname" \
 	": eth0, env: { NCCL_ALGO: Ring }, ", "tool: all_reduce_perf, tests_dir: /opt/nt, "
 
+#define BANDWIDTH_STAGE "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, " \
+	"min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n"
+
 /* A case's trailing fields (both_*, pre) are NULL where not written. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -33,6 +36,13 @@ static const struct key_case key_cases[] = {
 	KC("ssh.connect_timeout", CHANGES, "connect_timeout: 10s", "connect_timeout: 20s"),
 	KC("ssh.timeout", CHANGES, "timeout: 100s", "timeout: 200s"),
 	KC("ssh.parallel", CHANGES, "parallel: 4", "parallel: 2"),
+	/* ---- slurm (test_agree_cluster.c): scontrol through slurm.node's agent ---- */
+	KC("slurm", SECTION, NULL, NULL),
+	KC("slurm.node", CHANGES, "  node: alpha\n  drain", "  node: b2\n  drain"),
+	/* the blamed nodes' state read, the verdicts that drain nobody said so */
+	KC("slurm.drain", CHANGES, "drain: true", "drain: false"),
+	/* without the bandwidth stage some nodes pass: their drains are looked at */
+	{ "slurm.resume", CHANGES, "resume: true", "resume: false", BANDWIDTH_STAGE, "" },
 	/* ---- nodes (test_agree_nodes.c) ---- */
 	KC("nodes", SECTION, NULL, NULL),
 	KC("nodes.name", CHANGES, "alpha", "omega"),
@@ -41,6 +51,8 @@ static const struct key_case key_cases[] = {
 	KC("nodes.user", CHANGES, "    user: root", "    user: ops"),
 	KC("nodes.gpus", CHANGES, "gpus: 8\n    slots", "gpus: 4\n    slots"),
 	KC("nodes.slots", CHANGES, "slots: 8", "slots: 2"),
+	/* alpha is blamed: its drain is looked up by its Slurm name */
+	KC("nodes.slurm_name", CHANGES, "slurm_name: alpha-s", "slurm_name: alpha-t"),
 	KC("nodes.rdma", SECTION, NULL, NULL),
 	KC("nodes.rdma.device", CHANGES, "device: rxe0, port", "device: mlx5_0, port"),
 	KC("nodes.rdma.port", CHANGES, "port: 1, ip", "port: 2, ip"),

@@ -10,6 +10,7 @@
 #include "tests/unit/agent_fixture.h"
 
 #include "common/mca_policy.h"
+#include "common/slurm.h"
 #include "orchestrator/transport/push.h"
 
 struct ex {
@@ -264,6 +265,46 @@ static void test_agent_exec__impostor_probes_are_refused(void **state)
 		"/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
 	refused(x, "--sha256 is for mpirun's probe", "--sha256", x->sha, "--",
 		"/var/lib/llmnet/bin/llmnet-probe-io", "--mount", "/mnt", "--size", "4096", NULL);
+}
+
+/* scontrol in its three forms only: a node's line, an llmnet drain, an
+ * UNDRAIN. The three forms pass every argument check and stop only at
+ * the program's absence (this machine has no Slurm; with one they run). */
+static void test_agent_exec__scontrol_in_three_forms_only(void **state)
+{
+	struct ex *x = *state;
+	const char *absent = access(LN_SLURM_PATH, F_OK) ? "'scontrol' is not installed" : NULL;
+
+	/* the controls, where no real scontrol would run them */
+	if (absent) {
+		refused(x, absent, "--", "scontrol", "-o", "show", "node", "lab1", NULL);
+		refused(x, absent, "--", "scontrol", "update", "NodeName=lab1", "State=DRAIN",
+			"Reason=llmnet:lab: devices,rping: rxe0/1 is DOWN", NULL);
+		refused(x, absent, "--", "scontrol", "update", "NodeName=lab1", "State=UNDRAIN",
+			NULL);
+	}
+	/* RESUME would bring a DOWN node up; a reason not in llmnet's grammar
+	 * would be someone else's; other verbs and nodes are not scontrol's here */
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "NodeName=lab1",
+		"State=RESUME", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "NodeName=lab1",
+		"State=DRAIN", "Reason=maintenance", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "NodeName=lab1",
+		"State=DRAIN", "Reason=llmnet:lab: devices: a=b", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "NodeName=lab1",
+		"State=DRAIN", "Reason=llmnet:lab: : why", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "NodeName=lab[1-4]",
+		"State=UNDRAIN", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "NodeName=-lab1",
+		"State=UNDRAIN", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "-o", "show", "node", "ALL", "x",
+		NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "delete", "NodeName=lab1", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "reconfigure", NULL);
+	refused(x, "scontrol runs only as", "--", "scontrol", "update", "PartitionName=p",
+		"State=DOWN", NULL);
+	refused(x, "--sha256 is for mpirun's probe, not scontrol", "--sha256", x->sha, "--",
+		"scontrol", "-o", "show", "node", "lab1", NULL);
 }
 
 static void test_agent_exec__mpicc_builds_only_the_shipped_source(void **state)
@@ -552,6 +593,8 @@ static void test_agent_exec__shipped_io_probe_runs(void **state)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test_setup_teardown(test_agent_exec__bind_addresses_are_numeric, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__scontrol_in_three_forms_only, setup,
 					teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__mca_that_launches_is_refused, setup,
 					teardown),

@@ -253,7 +253,7 @@ static void test_report_webhook__after_validate_row(void **state)
 	struct srv *s = *state;
 	struct ln_buf json = LN_BUF_INIT, got = LN_BUF_INIT, err = LN_BUF_INIT, want = LN_BUF_INIT;
 	struct ln_notes notes = LN_NOTES_INIT;
-	struct ln_after_opts o = { NULL, 5, NULL };
+	struct ln_after_opts o = { .url = NULL, .url_timeout_s = 5 };
 	struct ln_results r;
 	char url[128], seen[160];
 

@@ -484,7 +484,7 @@ static void test_spec__json_keys_are_stable(void **state)
 	static const char *const top[] = { "version", "cluster", "persist", "ssh", "nodes",
 					   "targets", "initiators", "mpi", "validation", NULL };
 	static const char *const node[] = { "name", "address", "port", "user", "gpus", "slots",
-					    "rdma", NULL };
+					    "slurm_name", "rdma", NULL };
 	static const char *const port[] = { "device", "port", "ip", "gid_index", "min_rate_bps",
 					    "link_layer", "mtu", "rail", "gpus", NULL };
 	static const char *const target[] = { "nqn", "node", "transport", "address", "service",
@@ -504,7 +504,10 @@ static void test_spec__json_keys_are_stable(void **state)
 	a = json_object_object_get(o, "nodes");
 	x = json_object_array_get_idx(a, 2);
 	assert_string_equal(json_object_get_string(json_object_object_get(x, "name")), "client1");
-	assert_int_equal(json_object_object_length(x), 7);
+	assert_int_equal(json_object_object_length(x), 8);
+	/* without slurm_name, the node's name */
+	assert_string_equal(json_object_get_string(json_object_object_get(x, "slurm_name")),
+			    "client1");
 	for (k = node; *k; k++)
 		assert_non_null(json_object_object_get_ex(x, *k, NULL) ? x : NULL);
 	a = json_object_object_get(o, "targets");
@@ -664,8 +667,11 @@ static void test_spec__schema_from_tables(void **state)
 	(void)state;
 	assert_int_equal(ln_spec_schema(&o), 0);
 	props = json_object_object_get(o, "properties");
-	assert_int_equal(json_object_object_length(props), 8);
+	assert_int_equal(json_object_object_length(props), 9);
 	assert_false(json_object_get_boolean(json_object_object_get(o, "additionalProperties")));
+	assert_non_null(json_object_object_get(
+		json_object_object_get(json_object_object_get(props, "slurm"), "properties"),
+		"resume"));
 	assert_non_null(json_object_object_get(
 		json_object_object_get(json_object_object_get(props, "ssh"), "properties"),
 		"host_key_policy"));

@@ -31,6 +31,7 @@
 #include "agents/agent/run/io_target.h"
 #include "common/error.h"
 #include "common/mca_policy.h"
+#include "common/slurm.h"
 #include "common/util.h"
 #include "probe_sha256.h"
 
@@ -129,6 +130,9 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 static int check_mpicc(const struct ln_agent *a, const struct program *pg, int argc,
 		       char **argv, const char *sha256, struct ln_run_plan *rp,
 		       struct ln_buf *err);
+static int check_scontrol(const struct ln_agent *a, const struct program *pg, int argc,
+			  char **argv, const char *sha256, struct ln_run_plan *rp,
+			  struct ln_buf *err);
 
 #define PROBE_PATH(name) LN_PROTO_REMOTE_DIR "/" name
 #define SRC_PATH(name) LN_PROBE_SRC_DIR "/" name
@@ -141,6 +145,7 @@ static const struct program programs[] = {
 	{ "ib_send_lat", "/usr/bin/ib_send_lat", NULL, perftest_lat_opts, LN_ARG_ADDR, NULL },
 	{ "mpirun", "/usr/bin/mpirun", NULL, NULL, LN_ARG_FLAG, check_mpirun },
 	{ "mpicc", "/usr/bin/mpicc", NULL, NULL, LN_ARG_FLAG, check_mpicc },
+	{ "scontrol", LN_SLURM_PATH, NULL, NULL, LN_ARG_FLAG, check_scontrol },
 	{ PROBE_PATH(LN_PROBE_IO), PROBE_PATH(LN_PROBE_IO), LN_SHA256_PROBE_IO, io_opts,
 	  LN_ARG_FLAG, NULL },
 };
@@ -466,6 +471,49 @@ static int check_mpicc(const struct ln_agent *a, const struct program *pg, int a
 	return 0;
 }
 
+/* The value of argv word w after its "KEY=" (prefix), or NULL. */
+static const char *keyed(const char *w, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(w, prefix, n) ? NULL : w + n;
+}
+
+/* scontrol in its three forms (common/slurm.h) and no other: one node's
+ * line read, an llmnet drain (its reason in llmnet's grammar, so nothing
+ * else is ever written as a reason) or an UNDRAIN, never RESUME (which
+ * would bring a DOWN node up). */
+static int check_scontrol(const struct ln_agent *a, const struct program *pg, int argc,
+			  char **argv, const char *sha256, struct ln_run_plan *rp,
+			  struct ln_buf *err)
+{
+	const char *name = argc > 2 ? keyed(argv[2], "NodeName=") : NULL;
+	const char *reason = argc == 5 ? keyed(argv[4], "Reason=") : NULL;
+	int show, drain, undrain;
+
+	(void)a;
+	(void)pg;
+	(void)rp;
+	if (sha256) {
+		ln_buf_addstr(err, "--sha256 is for mpirun's probe, not scontrol");
+		return -LN_EREQUEST;
+	}
+	show = argc == 5 && !strcmp(argv[1], "-o") && !strcmp(argv[2], "show") &&
+	       !strcmp(argv[3], "node") && ln_slurm_name_ok(argv[4]);
+	drain = argc == 5 && !strcmp(argv[1], "update") && ln_slurm_name_ok(name) &&
+		!strcmp(argv[3], "State=DRAIN") && ln_slurm_reason_ok(reason);
+	undrain = argc == 4 && !strcmp(argv[1], "update") && ln_slurm_name_ok(name) &&
+		  !strcmp(argv[3], "State=UNDRAIN");
+	if (!show && !drain && !undrain) {
+		ln_buf_addstr(err, "scontrol runs only as '-o show node NAME', 'update "
+			      "NodeName=NAME State=DRAIN Reason=llmnet:CLUSTER: STAGES: WHY' or "
+			      "'update NodeName=NAME State=UNDRAIN' (a Slurm node name of "
+			      "[A-Za-z0-9._-]; a reason in llmnet's grammar)");
+		return -LN_EREQUEST;
+	}
+	return 0;
+}
+
 /* Check the request's program and arguments into rp (what runs). */
 int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char **pargv,
 		   struct ln_run_plan *rp, struct ln_buf *err)
@@ -484,8 +532,8 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 		tests = 1;
 	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
-			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc; "
-			    "llmnet's io probe by its installed path %s; nccl-tests' %s and "
+			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc, "
+			    "scontrol; llmnet's io probe by its installed path %s; nccl-tests' %s and "
 			    "perftest's tools by an absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
 			    LN_NCCL_TESTS_ALL_REDUCE);
 		return -LN_EREQUEST;
