@@ -218,6 +218,16 @@ static struct json_object *custom_schema(const struct field *f)
 		}
 		return a;
 	}
+	if (!strcmp(st, "node_counts")) {
+		struct json_object *a = array_of(int_range(1, 4096));
+
+		if (a && (ln_json_add_i64(a, "minItems", 2) < 0 ||
+			  ln_json_add_i64(a, "maxItems", LN_NCCL_MAX_SCALING) < 0)) {
+			json_object_put(a);
+			a = NULL;
+		}
+		return a;
+	}
 	if (!strcmp(st, "mca"))
 		return settings_schema(mca_at, spec_pattern_regex[SP_MCA_VALUE]);
 	if (!strcmp(st, "nccl_env"))
@@ -278,6 +288,9 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 		}
 	} else if (f->schema_type && !strcmp(f->schema_type, "bw_min")) {
 		o = str_pattern(bw_min_regex);
+	} else if (f->schema_type && !strcmp(f->schema_type, "fraction")) {
+		/* 0.9, or 90% */
+		o = str_pattern("^([0-9]*\\.?[0-9]+%?)$");
 	} else if (f->schema_type && !strcmp(f->schema_type, "nccl_bytes")) {
 		/* a size, or a sweep A..B */
 		o = any_of(any_of(int_range(f->min, f->max), str_pattern(spec_size_regex)),
