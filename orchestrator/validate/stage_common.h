@@ -155,12 +155,17 @@ int vs_nccl_stage(struct vctx *c);			/* stage_nccl_tests.c */
 /* stage_nccl.c, for stage_nccl_tests.c: the stage's check name ("nccl
  * all_reduce"); llmnet's probe across the GPU nodes; a run of av on node
  * judged and recorded as subject's check (*busbw: its judged busbw, NAN
- * when none; a max_latency check beside it); node's RDMA ports as
+ * when none; a max_latency check beside it; ex, when not NULL: the ranks
+ * and hosts an mpirun of nccl-tests must report, else the run failed); node's RDMA ports as
  * NCCL_IB_HCA lists them; the GID index every GPU node's port has, or -1. */
 const char *vs_nccl_check_name(const struct vctx *c);
 int vs_nccl_mpi_stage(struct vctx *c, struct stage_run *sr);
+struct vs_nccl_expect {
+	long ranks;		/* nccl-tests' "# Rank" lines: one a GPU */
+	size_t hosts;		/* the hosts they name: the run's nodes */
+};
 int vs_nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subject,
-		struct argv *av, double *busbw);
+		struct argv *av, double *busbw, const struct vs_nccl_expect *ex);
 void vs_nccl_hca_list(const struct ln_node *node, struct ln_buf *out);
 int vs_nccl_gid_index(struct vctx *c);
 /* The command line nccl-tests' OP_perf gets on node i (scope node): its

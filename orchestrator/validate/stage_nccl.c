@@ -171,7 +171,7 @@ static int record_latency(struct vctx *c, size_t subject, const struct ln_nccl *
  * could not run is "not run". *busbw (may be NULL): the judged busbw of a
  * correct result, else NAN. */
 int vs_nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subject,
-		struct argv *av, double *busbw)
+		struct argv *av, double *busbw, const struct vs_nccl_expect *ex)
 {
 	size_t blame = LN_NO_NODE;
 	struct ln_nccl *n = calloc(1, sizeof(*n));
@@ -194,6 +194,12 @@ int vs_nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subjec
 	if (r == 0) {
 		if (ln_parse_nccl(sr->pr.output.buf, sr->pr.output.len, n, &perr) < 0) {
 			ln_buf_addf(&sr->why, "%s", perr.buf);
+		} else if (ex && !n->not_run && (n->ranks != ex->ranks || n->nhosts != ex->hosts)) {
+			/* mpirun placed the ranks otherwise than asked: not the
+			 * collective the check names */
+			ln_buf_addf(&sr->why, "nccl-tests reported %ld ranks on %zu hosts, not the "
+				    "%ld ranks (one a GPU) on %zu nodes mpirun was given", n->ranks,
+				    n->nhosts, ex->ranks, ex->hosts);
 		} else if (nccl_judge(c, n, sr->want, &sr->at, &sr->why, &blame)) {
 			r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name(c), "%s",
 					     sr->why.buf);
@@ -478,7 +484,7 @@ int vs_nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 				     "whose RDMA ports differ from most nodes' takes two (declare "
 				     "the same device names, or fewer nccl.env variables)", MAX_ARGS);
 	else
-		r = vs_nccl_run(c, sr, launcher, LN_NO_NODE, &av, NULL);
+		r = vs_nccl_run(c, sr, launcher, LN_NO_NODE, &av, NULL, NULL);
 	vs_argv_free(&av);
 	return r;
 }

@@ -68,7 +68,7 @@ static int node_scope(struct vctx *c, struct stage_run *sr)
 			continue;
 		any = 1;
 		vs_nccl_tests_argv(c->spec, i, &av);
-		r = vs_nccl_run(c, sr, i, i, &av, NULL);
+		r = vs_nccl_run(c, sr, i, i, &av, NULL, NULL);
 		vs_argv_free(&av);
 	}
 	vs_stage_ran(c, LN_STAGE_NCCL, any, r, "no node under test declares GPUs");
@@ -215,7 +215,7 @@ static int check_copies(struct vctx *c, struct stage_run *sr, const size_t *node
  * one check a count): *busbw the judged busbw of a correct result, else
  * NAN with the reason in why. */
 static int measure(struct vctx *c, struct stage_run *sr, size_t node, struct argv *av,
-		   double *busbw, struct ln_buf *why)
+		   const struct vs_nccl_expect *ex, double *busbw, struct ln_buf *why)
 {
 	struct ln_nccl *n = calloc(1, sizeof(*n));
 	int r;
@@ -234,6 +234,9 @@ static int measure(struct vctx *c, struct stage_run *sr, size_t node, struct arg
 		goto out;
 	if (n->not_run || !n->correct)
 		ln_buf_addf(why, "%s", n->not_run ? n->reason : "the result is wrong");
+	else if (n->ranks != ex->ranks || n->nhosts != ex->hosts)
+		ln_buf_addf(why, "nccl-tests reported %ld ranks on %zu hosts, not %ld on %zu",
+			    n->ranks, n->nhosts, ex->ranks, ex->hosts);
 	else
 		*busbw = n->ranks > 1 ? n->busbw : n->algbw;
 out:
@@ -265,10 +268,15 @@ static int cluster_run(struct vctx *c, struct stage_run *sr, unsigned want, doub
 			    "node (each is named)", program(c->spec));
 	if (!why->len && r >= 0) {
 		mpirun_argv(c, nodes, n, &hca, &av);
+		struct vs_nccl_expect ex = { 0, n };
+		size_t k;
+
+		for (k = 0; k < n; k++)
+			ex.ranks += c->spec->nodes[nodes[k]].gpus;
 		if (want)
-			r = measure(c, sr, nodes[0], &av, busbw, why);
+			r = measure(c, sr, nodes[0], &av, &ex, busbw, why);
 		else
-			r = vs_nccl_run(c, sr, nodes[0], LN_NO_NODE, &av, busbw);
+			r = vs_nccl_run(c, sr, nodes[0], LN_NO_NODE, &av, busbw, &ex);
 	} else if (!want && r >= 0) {
 		int copy = r;
 

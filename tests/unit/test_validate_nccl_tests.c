@@ -86,6 +86,16 @@ static void test_validate_nccl_tests__across_nodes(void **state)
 	assert_string_equal(ln_status_name(c->status), "fail");
 	assert_string_equal(c->reason, "the collective result is wrong: 7 wrong elements at "
 			    "8192 bytes");
+	world_stop(w);
+	/* ranks that all landed on one host did not cross the network */
+	w = world_start(state, 3, make_spec(3, CLUSTER_STAGE(""), 1));
+	every_copy(w, 3);
+	w->f.tests_one_host = 1;
+	world_run(w);
+	c = find_check(w, "nccl sendrecv");
+	assert_string_equal(ln_status_name(c->status), "fail");
+	assert_string_equal(c->reason, "nccl-tests reported 24 ranks on 1 hosts, not the 24 ranks "
+			    "(one a GPU) on 3 nodes mpirun was given");
 }
 
 /* A node without the program: that node's check "not run", naming node

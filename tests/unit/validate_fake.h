@@ -89,6 +89,7 @@ struct fake {
 	char nccl_mpirun_tests[4096];
 	double tests_busbw[MAXN + 1];
 	long tests_wrong;
+	int tests_one_host;	/* every rank on n1 (mpirun placed them wrongly) */
 	/* what the io probe prints per node (NULL: a passing run) */
 	const char *io_out[MAXN];
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
@@ -472,7 +473,7 @@ static inline void fake_mpirun_tests(struct fake *f, const char *const *argv,
 	ln_buf_addstr(&out->output, "# nThread 1 nGpus 1\n#\n# Using devices\n");
 	for (r = 0; r < np; r++)
 		ln_buf_addf(&out->output, "#  Rank %2ld Group  0 Pid 4100 on n%ld device %2ld "
-			    "[0x1] H100\n", r, r / 8 + 1, r % 8);
+			    "[0x1] H100\n", r, f->tests_one_host ? 1 : r / 8 + 1, r % 8);
 	for (; b && b <= e; b *= 2)
 		ln_buf_addf(&out->output, "%12llu %12llu float sum -1 %.2f 9.00 %.2f %ld %.2f 9.00 "
 			    "%.2f 0\n", b, b / 4, 40.0 + (double)np, bw, b == e ? f->tests_wrong : 0,
