@@ -326,8 +326,8 @@ static int scaling(struct vctx *c, struct stage_run *sr)
 			at.value = bw / base;
 			at.ok = isnan(want) || at.value >= want;
 			if (!at.ok)
-				ln_buf_addf(&why, "efficiency %.2f (busbw %.2f GB/s on %u nodes, "
-					    "%.2f GB/s on %u) is below %.2f", at.value, bw, cnt, base,
+				ln_buf_addf(&why, "efficiency %.3g (busbw %.2f GB/s on %u nodes, "
+					    "%.2f GB/s on %u) is below %.3g", at.value, bw, cnt, base,
 					    v->nccl.scaling[0], want);
 			r = vs_record(c, LN_STAGE_NCCL, LN_NO_NODE, LN_NO_NODE, name, &at, &why,
 				      "ratio", want);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orchestrator/report/report.h"
 #include "tests/unit/validate_fake.h"
 
 #define TESTS_OUT "# stand-in: -h answered\n"
@@ -42,6 +43,42 @@ static const struct ln_check *find_check(const struct world *w, const char *name
 			return &w->res.checks[i];
 	fail_msg("no check '%s'", name);
 	return NULL;
+}
+
+static void assert_has(const struct ln_buf *b, const char *what, const char *part)
+{
+	if (!strstr(b->buf, part))
+		fail_msg("%s lacks '%s':\n%s", what, part, b->buf);
+}
+
+/* The sweep's checks in every report: text, JSON, HTML, Prometheus, JUnit. */
+static void in_reports(const struct ln_results *res)
+{
+	struct ln_buf b = LN_BUF_INIT;
+
+	ln_report_text(res, 0, &b);
+	assert_has(&b, "text", "nccl sendrecv scaling 4 nodes: efficiency 0.5 (busbw 4.00 GB/s on 4 nodes, 8.00 GB/s on 1) is below 0.625");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_json(res, 0, &b), 0);
+	assert_has(&b, "json", "\"name\":\"nccl sendrecv scaling 2 nodes\",\"status\":\"pass\","
+		   "\"reason\":null,\"value\":0.75,\"threshold\":0.625,\"line_rate_gbps\":null,"
+		   "\"unit\":\"ratio\"");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_html(res, &b), 0);
+	assert_has(&b, "html", "<td>nccl sendrecv scaling 4 nodes</td><td class=\"fail\">fail</td>"
+		   "<td>0.5 ratio</td><td>0.625 ratio</td>");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_metrics(res, &b), 0);
+	assert_has(&b, "metrics", "llmnet_validation_nccl_ok{cluster=\"fake\",stage=\"nccl\","
+		   "check=\"nccl sendrecv scaling 4 nodes\",node=\"\"} 0\n");
+	assert_has(&b, "metrics", "llmnet_validation_nccl_value{cluster=\"fake\",stage=\"nccl\","
+		   "check=\"nccl sendrecv scaling 2 nodes\",node=\"\",unit=\"ratio\"} 0.75\n");
+	ln_buf_reset(&b);
+	assert_int_equal(ln_report_junit(res, &b), 0);
+	assert_has(&b, "junit", "<testcase classname=\"llmnet.nccl\" name=\"cluster nccl sendrecv "
+		   "scaling 4 nodes\" time=\"0.000\">\n      <failure type=\"fail\" message=\""
+		   "efficiency 0.5 (busbw");
+	ln_buf_release(&b);
 }
 
 #define CLUSTER_STAGE(extra) \
@@ -174,17 +211,17 @@ static void test_validate_nccl_tests__latency(void **state)
 
 /* scaling [1, 2, 4]: the run again on the first N GPU nodes by --host
  * NODE:GPUS (4: the hostfile), each a check valued busbw(N) / busbw(1);
- * min_efficiency 80%: 2 nodes at 0.90 pass, 4 at 0.70 fail. */
+ * min_efficiency 62.5%: 2 nodes at 0.75 pass, 4 at 0.50 fail. */
 static void test_validate_nccl_tests__scaling(void **state)
 {
 	struct world *w = world_start(state, 4, make_spec(4, CLUSTER_STAGE(
-		", scaling: [1, 2, 4], min_efficiency: 80%"), 1));
+		", scaling: [1, 2, 4], min_efficiency: 62.5%"), 1));
 	const struct ln_check *c;
 
 	every_copy(w, 4);
-	w->f.tests_busbw[1] = 10.0;
-	w->f.tests_busbw[2] = 9.0;
-	w->f.tests_busbw[4] = 7.0;
+	w->f.tests_busbw[1] = 8.0;
+	w->f.tests_busbw[2] = 6.0;
+	w->f.tests_busbw[4] = 4.0;
 	world_run(w);
 	assert_non_null(strstr(w->f.nccl_mpirun_tests, "--host n1:8 -np 8 "));
 	assert_non_null(strstr(w->f.nccl_mpirun_tests, "--host n1:8,n2:8 -np 16 "));
@@ -194,15 +231,16 @@ static void test_validate_nccl_tests__scaling(void **state)
 	assert_float_equal(c->value, 1.0, 1e-9);
 	c = find_check(w, "nccl sendrecv scaling 2 nodes");
 	assert_string_equal(ln_status_name(c->status), "pass");
-	assert_float_equal(c->value, 0.9, 1e-9);
-	assert_float_equal(c->threshold, 0.8, 1e-9);
+	assert_float_equal(c->value, 0.75, 1e-9);
+	assert_float_equal(c->threshold, 0.625, 1e-9);
 	c = find_check(w, "nccl sendrecv scaling 4 nodes");
 	assert_string_equal(ln_status_name(c->status), "fail");
-	assert_float_equal(c->value, 0.7, 1e-9);
-	assert_string_equal(c->reason, "efficiency 0.70 (busbw 7.00 GB/s on 4 nodes, 10.00 GB/s "
-			    "on 1) is below 0.80");
+	assert_float_equal(c->value, 0.5, 1e-9);
+	assert_string_equal(c->reason, "efficiency 0.5 (busbw 4.00 GB/s on 4 nodes, 8.00 GB/s "
+			    "on 1) is below 0.625");
 	assert_string_equal(c->unit, "ratio");
 	assert_int_equal(w->res.stages[LN_STAGE_NCCL].status, LN_ST_FAIL);
+	in_reports(&w->res);
 }
 
 LN_TEST_MAIN(group_setup, group_teardown,
