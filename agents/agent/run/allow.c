@@ -292,6 +292,17 @@ static int check_mca_for_node(const struct program *pg, int prog, char **argv,
 	return 0;
 }
 
+/* mpirun's -x value: NCCL_NAME=VALUE by the NCCL policy (nccl_env.h). */
+static int x_check(const char *v, struct ln_buf *err)
+{
+	if (v && ln_nccl_x_ok(v))
+		return 0;
+	ln_buf_addf(err, "mpirun option '-x' takes NCCL_NAME=VALUE with a name on llmnet's NCCL "
+		    "allow-list and a plain value, not '%.100s' (LD_PRELOAD and other loader "
+		    "variables would load code)", v ? v : "nothing");
+	return -LN_EREQUEST;
+}
+
 /* mpirun starting nccl-tests' argv[prog] (across the nodes: the nccl
  * stage at scope cluster): its options from nccl-tests' table, no hash
  * (nccl-tests is not llmnet's: the node's own copy is trusted as the run
@@ -344,13 +355,8 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(o, "-x")) {
-			if (!v || !ln_nccl_x_ok(v)) {
-				ln_buf_addf(err, "mpirun option '-x' takes NCCL_NAME=VALUE with a name "
-					    "on llmnet's NCCL allow-list and a plain value, not "
-					    "'%.100s' (LD_PRELOAD and other loader variables would "
-					    "load code)", v ? v : "nothing");
+			if (x_check(v, err) < 0)
 				return -LN_EREQUEST;
-			}
 			with_x = 1;
 			i++;
 		} else if (!strcmp(o, "--mca")) {
