@@ -143,12 +143,25 @@ int ln_nccl_tests_named(const char *name)
 	return 0;
 }
 
-int ln_nccl_x_ok(const char *v)
+int ln_nccl_env_pair_ok(const char *v)
 {
 	struct ln_buf why = LN_BUF_INIT;
 	const char *eq = strchr(v, '=');
 	char name[64];
 	int ok;
+
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
+	ok = ln_nccl_env_check(name, &why) == 0 && ln_nccl_value_ok(eq + 1);
+	ln_buf_release(&why);
+	return ok;
+}
+
+int ln_nccl_x_ok(const char *v)
+{
+	const char *eq = strchr(v, '=');
+	char name[64];
 
 	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(name))
 		return 0;
@@ -159,7 +172,5 @@ int ln_nccl_x_ok(const char *v)
 		return only(eq + 1, "", 3) && strspn(eq + 1, "0123456789") == strlen(eq + 1);
 	if (!strcmp(name, "NCCL_SOCKET_IFNAME"))
 		return ln_nccl_ifname_ok(eq + 1);
-	ok = ln_nccl_env_check(name, &why) == 0 && ln_nccl_value_ok(eq + 1);
-	ln_buf_release(&why);
-	return ok;
+	return ln_nccl_env_pair_ok(v);
 }

@@ -42,6 +42,9 @@ const char *ln_nccl_tests_program(unsigned op);
 /* 1 when name is one of those programs' names. */
 int ln_nccl_tests_named(const char *name);
 
+/* 1 when NAME=VALUE (v) is an nccl.env name with a plain value. */
+int ln_nccl_env_pair_ok(const char *v);
+
 /* 1 when NAME=VALUE (v) may reach nccl-tests' ranks by mpirun -x: an
  * nccl.env name with its value, or one llmnet sets itself with its own
  * type (NCCL_IB_HCA "=DEV:PORT,...", NCCL_IB_GID_INDEX digits,

@@ -23,6 +23,10 @@
 #include "orchestrator/validate/parse/parse.h"
 #include "orchestrator/validate/stage_common.h"
 
+/* ln_nccl_tests_program() takes the spec's op order */
+_Static_assert(LN_NCCL_ALL_REDUCE == 0 && LN_NCCL_REDUCE == 4 && LN_NCCL_ALLTOALL == 5 &&
+	       LN_NCCL_SENDRECV == 6, "nccl-tests' programs follow enum ln_nccl_op");
+
 static const char *program(const struct ln_spec *sp)
 {
 	return ln_nccl_tests_program(sp->validation.nccl.op);
