@@ -301,8 +301,11 @@ static int scaling(struct vctx *c, struct stage_run *sr)
 {
 	const struct ln_validation *v = &c->spec->validation;
 	double base = NAN, bw, want = v->nccl.min_efficiency > 0 ? v->nccl.min_efficiency : NAN;
-	size_t k;
+	size_t k, i, under_test = 0;
 	int r = 0;
+
+	for (i = 0; i < c->n; i++)
+		under_test += c->spec->nodes[i].gpus && vs_under_test(c, i);
 
 	for (k = 0; k < v->nccl.n_scaling && r >= 0; k++) {
 		struct ln_attempt at = { .value = NAN };
@@ -311,6 +314,11 @@ static int scaling(struct vctx *c, struct stage_run *sr)
 		char name[80];
 
 		snprintf(name, sizeof(name), "%s scaling %u nodes", vs_nccl_check_name(c), cnt);
+		if (cnt > under_test) {	/* --limit left fewer: nothing to judge */
+			r = vs_not_run_check(c, LN_STAGE_NCCL, LN_NO_NODE, name, "%u nodes asked, but "
+					     "%zu GPU nodes are under test", cnt, under_test);
+			continue;
+		}
 		r = cluster_run(c, sr, cnt, &bw, &why);
 		if (!k)
 			base = bw;
