@@ -113,6 +113,8 @@ int cmd_lint(int argc, char **argv)
 		goto out;
 	}
 	rc = LN_EXIT_OK;
+	if (spec->warnings)	/* valid, but better written otherwise */
+		fputs(spec->warnings, stderr);
 	if (ln_cli.output == LN_OUT_JSON) {
 		if (ln_spec_to_json(spec, &o) < 0 || print_json(o) < 0) {
 			ln_error("cannot print the spec as JSON: out of memory");

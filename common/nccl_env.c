@@ -4,6 +4,7 @@
  * diagnostic variables, the ones llmnet sets itself, and the ones refused
  * by name for what they make NCCL do.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "common/nccl_env.h"
@@ -120,4 +121,56 @@ int ln_nccl_hca_ok(const char *v, int empty_ok)
 const char *ln_nccl_env_allowed(size_t i)
 {
 	return i < ARRAY_SIZE(allowed) ? allowed[i] : NULL;
+}
+
+static const char *const tests_programs[] = {
+	"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "broadcast_perf",
+	"reduce_perf", "alltoall_perf", "sendrecv_perf",
+};
+
+const char *ln_nccl_tests_program(unsigned op)
+{
+	return op < ARRAY_SIZE(tests_programs) ? tests_programs[op] : NULL;
+}
+
+int ln_nccl_tests_named(const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(tests_programs); k++)
+		if (!strcmp(name, tests_programs[k]))
+			return 1;
+	return 0;
+}
+
+int ln_nccl_env_pair_ok(const char *v)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	const char *eq = strchr(v, '=');
+	char name[64];
+	int ok;
+
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
+	ok = ln_nccl_env_check(name, &why) == 0 && ln_nccl_value_ok(eq + 1);
+	ln_buf_release(&why);
+	return ok;
+}
+
+int ln_nccl_x_ok(const char *v)
+{
+	const char *eq = strchr(v, '=');
+	char name[64];
+
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
+	if (!strcmp(name, "NCCL_IB_HCA"))	/* '=': exact names */
+		return eq[1] == '=' && ln_nccl_hca_ok(eq + 2, 0);
+	if (!strcmp(name, "NCCL_IB_GID_INDEX"))
+		return only(eq + 1, "", 3) && strspn(eq + 1, "0123456789") == strlen(eq + 1);
+	if (!strcmp(name, "NCCL_SOCKET_IFNAME"))
+		return ln_nccl_ifname_ok(eq + 1);
+	return ln_nccl_env_pair_ok(v);
 }

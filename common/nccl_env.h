@@ -35,6 +35,22 @@ int ln_nccl_ifname_ok(const char *v);
  * or empty when empty_ok. */
 int ln_nccl_hca_ok(const char *v, int empty_ok);
 
+/* nccl-tests' program for collective op (the order of the spec's enum
+ * ln_nccl_op: all_reduce, all_gather, reduce_scatter, broadcast, reduce,
+ * alltoall, sendrecv): "all_reduce_perf"; NULL past the end. */
+const char *ln_nccl_tests_program(unsigned op);
+/* 1 when name is one of those programs' names. */
+int ln_nccl_tests_named(const char *name);
+
+/* 1 when NAME=VALUE (v) is an nccl.env name with a plain value. */
+int ln_nccl_env_pair_ok(const char *v);
+
+/* 1 when NAME=VALUE (v) may reach nccl-tests' ranks by mpirun -x: an
+ * nccl.env name with its value, or one llmnet sets itself with its own
+ * type (NCCL_IB_HCA "=DEV:PORT,...", NCCL_IB_GID_INDEX digits,
+ * NCCL_SOCKET_IFNAME interface names). */
+int ln_nccl_x_ok(const char *v);
+
 /* The allow-list, entry i; NULL past the end. */
 const char *ln_nccl_env_allowed(size_t i);
 

@@ -216,6 +216,42 @@ static void sizes_metrics(const struct ln_results *r, struct ln_buf *out)
 	}
 }
 
+/* Each nccl check's judged value (bus bandwidth, collective latency,
+ * scaling efficiency) and whether it passed; node is "" for a check of
+ * the whole cluster. */
+static void nccl_metrics(const struct ln_results *r, struct ln_buf *out)
+{
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const char *name = pass ? "llmnet_validation_nccl_value" : "llmnet_validation_nccl_ok";
+
+		head(out, name, pass ? "an nccl check's judged value (unit label: GB/s busbw, us "
+				       "latency, ratio scaling efficiency)" :
+				       "1 when the nccl check passed (last attempt)");
+		for (i = 0; i < r->nchecks; i++) {
+			const struct ln_check *c = &r->checks[i];
+
+			if (c->stage != LN_STAGE_NCCL || c->retest || c->status == LN_ST_SKIPPED ||
+			    c->status == LN_ST_NOT_RUN || (pass && isnan(c->value)))
+				continue;
+			start(out, name, r);
+			ln_buf_addstr(out, ",stage=\"nccl\",check=\"");
+			label(out, c->name);
+			ln_buf_addstr(out, "\",node=\"");
+			label(out, c->a < r->nnodes ? r->nodes[c->a] : "");
+			if (pass) {
+				ln_buf_addstr(out, "\",unit=\"");
+				label(out, c->unit);
+				ln_buf_addf(out, "\"} %g\n", c->value);
+			} else {
+				ln_buf_addf(out, "\"} %d\n", c->status == LN_ST_PASS);
+			}
+		}
+	}
+}
+
 /* The diagnosis: bad nodes, links and ports. */
 static void verdict_metrics(const struct ln_results *r, struct ln_buf *out)
 {
@@ -282,6 +318,7 @@ int ln_report_metrics(const struct ln_results *r, struct ln_buf *out)
 	pair_metrics(r, out);
 	port_counters(r, out);
 	sizes_metrics(r, out);
+	nccl_metrics(r, out);
 	verdict_metrics(r, out);
 	target_metrics(r, out);
 	return 0;

@@ -106,6 +106,32 @@ void spec_check_validation(struct ln_spec *spec)
 			  "stage 'nccl' needs GPUs but no node declares any ('gpus')");
 }
 
+/* The nccl stage runs one rank per GPU, which mpirun places in the
+ * nodes' slots: a node with fewer slots than GPUs cannot hold its ranks.
+ * A scaling sweep runs on the first N GPU nodes, so N cannot pass them. */
+static void check_nccl_nodes(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+	size_t i, gpu_nodes = 0;
+
+	if (!v->present[LN_STAGE_NCCL])
+		return;
+	for (i = 0; i < spec->n_nodes; i++) {
+		const struct ln_node *n = &spec->nodes[i];
+
+		gpu_nodes += n->gpus > 0;
+		if (n->gpus && n->slots < n->gpus)
+			spec_diag(spec, n->mark, "node '%s' has slots: %u, fewer than its gpus: %u: "
+				  "the nccl stage runs one rank per GPU in the node's slots (give "
+				  "it slots: %u, or leave slots out)", n->name ? n->name : "?",
+				  n->slots, n->gpus, n->gpus);
+	}
+	if (v->nccl.n_scaling && v->nccl.scaling[v->nccl.n_scaling - 1] > gpu_nodes)
+		spec_diag(spec, v->nccl.scaling_mark, "'scaling' asks for %u nodes, but %zu "
+			  "node%s declare%s GPUs", v->nccl.scaling[v->nccl.n_scaling - 1], gpu_nodes,
+			  gpu_nodes == 1 ? "" : "s", gpu_nodes == 1 ? "s" : "");
+}
+
 /* The mpi and nccl stages launch Open MPI's mpirun over the hostfile,
  * which reads only "HOST slots=N" lines. */
 static void check_mpi_format(struct ln_spec *spec)
@@ -213,5 +239,6 @@ void spec_check_stage_rules(struct ln_spec *spec)
 {
 	check_port_base(spec);
 	check_mpi_format(spec);
+	check_nccl_nodes(spec);
 	check_destructive_foreign(spec);
 }

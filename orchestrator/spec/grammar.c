@@ -22,10 +22,12 @@ static const char *const rails_names[] = { "aligned", "all", NULL };
 static const char *const bw_tools[] = { "ib_write_bw", "ib_send_bw", NULL };
 static const char *const bw_memories[] = { "host", "cuda", "dmabuf", NULL };
 static const char *const lat_tools[] = { "ib_write_lat", "ib_send_lat", NULL };
-/* The nccl stage runs llmnet's probe, which measures any of the five
- * collectives, or nccl-tests' all_reduce_perf from nccl.tests_dir (the
- * rules that tie the two keys together are in stages.c). */
-static const char *const nccl_tools[] = { "probe", "all_reduce_perf", NULL };
+/* The nccl stage runs llmnet's probe, which measures any of five
+ * collectives, or nccl-tests' OP_perf from nccl.tests_dir (all_reduce_perf:
+ * the old name of nccl-tests at scope node; the rules that tie the keys
+ * together are in stages.c). */
+static const char *const nccl_tools[] = { "probe", "all_reduce_perf", "nccl-tests", NULL };
+static const char *const nccl_scopes[] = { "cluster", "node", NULL };
 
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -423,15 +425,29 @@ static const struct field nccl_fields[] = {
 	STAGE_KEY,
 	{ .key = "tool", .type = FT_ENUM, .off = VOFF(nccl.tool), .names = nccl_tools,
 	  .def = "probe",
-	  .doc = "llmnet's probe, or nccl-tests' all_reduce_perf on each GPU node alone "
-	  "(from tests_dir; op all_reduce only)" },
+	  .doc = "llmnet's probe, or nccl-tests (its OP_perf from tests_dir); all_reduce_perf: "
+	  "the old name of nccl-tests, op all_reduce, scope node (lint warns)" },
 	{ .key = "tests_dir", .type = FT_STR, .off = VOFF(nccl.tests_dir), .pat = SP_PATH,
-	  .doc = "with tool all_reduce_perf, and only then: the absolute directory on every "
-	  "node that holds nccl-tests' all_reduce_perf (it and every directory above it "
-	  "root's, writable by no one else)" },
+	  .doc = "with tool nccl-tests, and only then: the absolute directory on every "
+	  "node that holds nccl-tests' programs, built with MPI=1 (they and every directory "
+	  "above them root's, writable by no one else)" },
 	{ .key = "op", .type = FT_ENUM, .off = VOFF(nccl.op), .names = spec_nccl_op_names,
 	  .def = "all_reduce",
-	  .doc = "collective, every element it delivers checked" },
+	  .doc = "collective, every element it delivers checked (alltoall, sendrecv: "
+	  "nccl-tests only)" },
+	{ .key = "scope", .type = FT_ENUM, .off = VOFF(nccl.scope), .names = nccl_scopes,
+	  .def = "cluster",
+	  .doc = "nccl-tests: one mpirun across the GPU nodes, or each GPU node alone" },
+	{ .key = "scaling", .type = FT_CUSTOM, .fn = spec_parse_nccl_scaling,
+	  .schema_type = "node_counts",
+	  .doc = "nccl-tests at scope cluster: the run again on the first N GPU nodes for "
+	  "each N, ascending, efficiency busbw(N) / busbw(first N)" },
+	{ .key = "min_efficiency", .type = FT_STR, .sfn = spec_parse_nccl_efficiency,
+	  .schema_type = "fraction", .flags = F_THRESHOLD,
+	  .doc = "threshold on scaling efficiency: a fraction (0.9) or a percentage (90%)" },
+	{ .key = "max_latency", .type = FT_DURATION, .off = VOFF(nccl.max_latency_us),
+	  .flags = F_THRESHOLD | F_US, .min = 1,
+	  .doc = "threshold on the collective's time at the smallest size (collective latency)" },
 	{ .key = "bytes", .type = FT_SIZE, .off = VOFF(nccl.bytes), .min = 4, .max = 64ll << 30,
 	  .sfn = spec_parse_nccl_bytes, .schema_type = "nccl_bytes",
 	  .def = "1GiB", .doc = "message size, as nccl-tests counts it (all_gather: what each "

@@ -107,6 +107,7 @@ struct ln_spec_store {
 	struct diag *diags;
 	size_t n_diags, alloc_diags;
 	size_t n_dropped;		/* past the cap of 1000 messages */
+	struct ln_buf warnings;		/* spec_warn's lines: spec->warnings */
 	int version_bad;		/* report only the version problem */
 
 	/* Growing arrays; the model's pointers are set once parsing ends. */
@@ -136,6 +137,10 @@ struct ln_spec_store {
 
 /* Record "line:col: message" (mark is 1-based; 0/0 reads as 1:1). */
 void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record "file:line:col: warning: message" (spec->warnings): accepted,
+ * but better written otherwise. At most 64 KiB of them are kept. */
+void spec_warn(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The messages kept; past them only a count (spec_diag). */
 #define SPEC_MAX_DIAGS 1000

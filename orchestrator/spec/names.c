@@ -18,7 +18,8 @@ const char *const spec_link_layer_names[] = { "any", "infiniband", "ethernet", N
 /* Indexed by enum ln_nccl_op: the grammar's names, the JSON model's and
  * the NCCL probe's --op. */
 const char *const spec_nccl_op_names[] = { "all_reduce", "all_gather", "reduce_scatter",
-					   "broadcast", "reduce", NULL };
+					   "broadcast", "reduce", "alltoall", "sendrecv",
+					   NULL };
 
 /* Indexed by enum ln_pci_distance: nvidia-smi topo -m's words. */
 const char *const spec_pci_distance_names[] = { "PIX", "PXB", "PHB", "NODE", "SYS", NULL };
@@ -30,7 +31,7 @@ const char *ln_pci_distance_name(enum ln_pci_distance d)
 
 const char *ln_nccl_op_name(enum ln_nccl_op op)
 {
-	return op <= LN_NCCL_REDUCE ? spec_nccl_op_names[op] : "?";
+	return op <= LN_NCCL_SENDRECV ? spec_nccl_op_names[op] : "?";
 }
 
 const char *ln_stage_name(enum ln_stage s)

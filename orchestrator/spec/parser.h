@@ -230,10 +230,11 @@ scalar_handler spec_parse_fs;
 /* settings.c; spec_parse_mpi walks the mpi mapping (f->sub), keeping where
  * the hostfile's value is. */
 scalar_handler spec_parse_version, spec_parse_jump;
-field_handler spec_parse_mpi, spec_parse_mca, spec_parse_nccl_env, spec_parse_slurm;
+field_handler spec_parse_mpi, spec_parse_mca, spec_parse_nccl_env, spec_parse_slurm,
+	spec_parse_nccl_scaling;
 /* stages.c */
 field_handler spec_parse_validation;
 scalar_handler spec_parse_bw_min;
-scalar_handler spec_parse_nccl_bytes;
+scalar_handler spec_parse_nccl_bytes, spec_parse_nccl_efficiency;
 
 #endif

@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/mca_policy.h"
 #include "common/nccl_env.h"
+#include "common/util.h"
 #include "common/nvme.h"
 #include "orchestrator/spec/impl.h"
 #include "orchestrator/spec/parser.h"
@@ -218,6 +219,16 @@ static struct json_object *custom_schema(const struct field *f)
 		}
 		return a;
 	}
+	if (!strcmp(st, "node_counts")) {
+		struct json_object *a = array_of(int_range(1, 4096));
+
+		if (a && (ln_json_add_i64(a, "minItems", 2) < 0 ||
+			  ln_json_add_i64(a, "maxItems", LN_NCCL_MAX_SCALING) < 0)) {
+			json_object_put(a);
+			a = NULL;
+		}
+		return a;
+	}
 	if (!strcmp(st, "mca"))
 		return settings_schema(mca_at, spec_pattern_regex[SP_MCA_VALUE]);
 	if (!strcmp(st, "nccl_env"))
@@ -240,6 +251,29 @@ vfail:
 		return NULL;
 	}
 	return json_object_new_object();
+}
+
+/* A scalar with a schema type of its own (typed_schema). */
+static int typed(const struct field *f)
+{
+	static const char *const types[] = { "bw_min", "fraction", "nccl_bytes" };
+	size_t k;
+
+	for (k = 0; f->schema_type && k < ARRAY_SIZE(types); k++)
+		if (!strcmp(f->schema_type, types[k]))
+			return 1;
+	return 0;
+}
+
+static struct json_object *typed_schema(const struct field *f)
+{
+	if (!strcmp(f->schema_type, "bw_min"))
+		return str_pattern(bw_min_regex);
+	if (!strcmp(f->schema_type, "fraction"))	/* 0.9, or 90% */
+		return any_of(json_object_new_object(), str_pattern("^([0-9]*\\.?[0-9]+%?)$"));
+	/* nccl_bytes: a size, or a sweep A..B */
+	return any_of(any_of(int_range(f->min, f->max), str_pattern(spec_size_regex)),
+		      str_pattern(sweep_regex));
 }
 
 static struct json_object *field_schema(const struct field *f, const char *stage)
@@ -276,12 +310,8 @@ static struct json_object *field_schema(const struct field *f, const char *stage
 			json_object_put(o);
 			o = NULL;
 		}
-	} else if (f->schema_type && !strcmp(f->schema_type, "bw_min")) {
-		o = str_pattern(bw_min_regex);
-	} else if (f->schema_type && !strcmp(f->schema_type, "nccl_bytes")) {
-		/* a size, or a sweep A..B */
-		o = any_of(any_of(int_range(f->min, f->max), str_pattern(spec_size_regex)),
-			   str_pattern(sweep_regex));
+	} else if (typed(f)) {
+		o = typed_schema(f);
 	} else if (f->pat == SP_FS) {
 		o = names_enum(NULL, list_at, spec_fs_names);
 	} else {

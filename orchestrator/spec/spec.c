@@ -193,6 +193,7 @@ static int load(const char *name, FILE *f, const char *data, size_t len, struct 
 	}
 	spec->store = st;
 	ln_buf_init(&st->scratch, 1 << 16);
+	ln_buf_init(&st->warnings, 0);
 	ln_buf_init(&p.why, 1 << 16);
 	spec->path = spec_arena_strndup(&st->arena, name, strlen(name));
 	if (!spec->path) {
@@ -302,6 +303,7 @@ void ln_spec_free(struct ln_spec *spec)
 		for (i = 0; i < st->n_diags && i < 1000; i++)
 			free(st->diags[i].msg);
 		ln_free_all(st->diags, st->ports, st->nss, st->mca, st->nccl_env, st->host_idx);
+		ln_buf_release(&st->warnings);
 		spec_idxmap_release(&st->node_by_name);
 		spec_idxmap_release(&st->target_by_nqn);
 		release_parse_state(st);

@@ -292,8 +292,18 @@ enum ln_min_kind {
 
 enum ln_nccl_tool {
 	LN_NCCL_PROBE = 0,		/* llmnet's own probe */
-	LN_NCCL_ALL_REDUCE_PERF,	/* nccl-tests */
+	LN_NCCL_ALL_REDUCE_PERF,	/* the old name: lint makes it nccl-tests, scope node */
+	LN_NCCL_TESTS,			/* nccl-tests' OP_perf from tests_dir */
 };
+
+/* Where nccl-tests runs: one mpirun across the nodes, or each node alone. */
+enum ln_nccl_scope {
+	LN_NCCL_SCOPE_CLUSTER = 0,
+	LN_NCCL_SCOPE_NODE,
+};
+
+/* nccl.scaling's node counts at most. */
+#define LN_NCCL_MAX_SCALING 8
 
 /* A sweep's sizes at most (8B..8GiB, doubling, are 31). */
 #define LN_NCCL_MAX_SWEEP 32
@@ -304,6 +314,8 @@ enum ln_nccl_op {
 	LN_NCCL_REDUCE_SCATTER,
 	LN_NCCL_BROADCAST,
 	LN_NCCL_REDUCE,
+	LN_NCCL_ALLTOALL,		/* nccl-tests only */
+	LN_NCCL_SENDRECV,		/* nccl-tests only */
 };
 
 /* nvidia-smi's PCIe distance classes between two devices, nearest first
@@ -390,6 +402,12 @@ struct ln_validation {
 		const char *socket_ifname;	/* NCCL_SOCKET_IFNAME; NULL: NCCL's choice */
 		const struct ln_setting *env;	/* further NCCL_* variables (common/nccl_env.c) */
 		size_t n_env;
+		enum ln_nccl_scope scope;	/* nccl-tests; default cluster */
+		unsigned scaling[LN_NCCL_MAX_SCALING];	/* node counts, ascending; n_scaling 0: none */
+		size_t n_scaling;
+		struct ln_mark scaling_mark;	/* its value, for messages */
+		double min_efficiency;		/* busbw(N) / busbw(first N); 0: no threshold */
+		uint64_t max_latency_us;	/* time at the smallest size; 0: no threshold */
 	} nccl;
 	struct {
 		uint64_t timeout_ms;		/* per connect attempt; default 20 s */
@@ -400,6 +418,7 @@ struct ln_spec_store;
 
 struct ln_spec {
 	const char *path;		/* as given to ln_spec_load() */
+	const char *warnings;		/* "file:line:col: warning: ...\n" lines; NULL: none */
 	int version;
 	const char *cluster;		/* scopes ownership on the nodes */
 	int persist;			/* nodes restore themselves at boot */

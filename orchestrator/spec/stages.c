@@ -7,6 +7,7 @@
  * a threshold on a stage that has none, gets a message of its own.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,75 @@ int spec_parse_nccl_bytes(struct parser *p, const struct field *f, void *obj, co
 	return 0;
 }
 
+/* nccl.scaling: node counts, each 1-4096, ascending; at most
+ * LN_NCCL_MAX_SCALING of them (each count is one more mpirun). */
+static int scaling_item(struct parser *p, const struct field *f)
+{
+	struct ln_validation *v = &p->spec->validation;
+	const char *s = p->ev.type == YAML_SCALAR_EVENT ? (const char *)p->ev.data.scalar.value : "";
+	struct ln_mark m = spec_ev_mark(p);
+	unsigned long n;
+	char *end;
+
+	if (p->ev.type != YAML_SCALAR_EVENT) {
+		spec_diag(p->spec, m, "'%s' lists node counts such as [2, 4, 8], not %s", f->key,
+			  spec_kind(p));
+		return spec_skip_node(p);
+	}
+	n = strtoul(s, &end, 10);
+	if (!*s || *end || *s == '-' || *s == '+' || n < 1 || n > 4096) {
+		spec_diag(p->spec, m, "'%s' takes node counts from 1 to 4096, not '%.100s'", f->key,
+			  s);
+		return 0;
+	}
+	if (v->nccl.n_scaling && n <= v->nccl.scaling[v->nccl.n_scaling - 1]) {
+		spec_diag(p->spec, m, "'%s' counts must ascend: %lu is not above %u", f->key, n,
+			  v->nccl.scaling[v->nccl.n_scaling - 1]);
+		return 0;
+	}
+	if (v->nccl.n_scaling == LN_NCCL_MAX_SCALING) {
+		spec_diag(p->spec, m, "'%s' holds at most %d node counts (each is a run)", f->key,
+			  LN_NCCL_MAX_SCALING);
+		return 0;
+	}
+	v->nccl.scaling[v->nccl.n_scaling++] = (unsigned)n;
+	return 0;
+}
+
+int spec_parse_nccl_scaling(struct parser *p, const struct field *f, void *obj)
+{
+	struct ln_validation *v = obj;
+
+	v->nccl.n_scaling = 0;
+	v->nccl.scaling_mark = spec_ev_mark(p);
+	return spec_walk_seq(p, f, scaling_item, "list two node counts or more, or leave the "
+			     "key out");
+}
+
+/* nccl.min_efficiency: a fraction 0 < x <= 1 (0.9), or a percentage
+ * above 0 and at most 100 (90%). */
+int spec_parse_nccl_efficiency(struct parser *p, const struct field *f, void *obj,
+			       const char *v, struct ln_mark m)
+{
+	struct ln_validation *val = obj;
+	size_t n = strlen(v);
+	int pct = n && v[n - 1] == '%';
+	char *end;
+	double x;
+
+	x = (n && strspn(v, "0123456789.") == n - (size_t)pct) ? strtod(v, &end) : NAN;
+	if (!isnan(x) && end != v + n - (size_t)pct)
+		x = NAN;
+	if (pct)
+		x /= 100.0;
+	if (isnan(x) || !(x > 0.0) || x > 1.0) {
+		spec_diag(p->spec, m, "'%s' takes a fraction above 0 and at most 1 (0.9) or a "
+			  "percentage (90%%), not '%.100s'", f->key, v);
+		return 0;
+	}
+	val->nccl.min_efficiency = x;
+	return 0;
+}
 
 /* A pair of a validation entry, collected before its stage is known:
  * k and v are the caller's to free; v is NULL when not a usable value. */
@@ -139,6 +209,7 @@ struct kv {
 	struct ln_mark km, vm;
 	int plain;
 	long env_from;		/* a mapping read into nccl.env from this entry; -1 none */
+	int scaling_read;	/* a list read into nccl.scaling */
 };
 
 /* Report an option that stage s does not take: a threshold on a stage
@@ -216,6 +287,7 @@ static int read_pair(struct parser *p, struct kv *kvs, size_t *n)
 	kv->km = km;
 	kv->plain = 0;
 	kv->env_from = -1;
+	kv->scaling_read = 0;
 	if (!kv->k)
 		return -ENOMEM;
 	(*n)++;
@@ -242,6 +314,12 @@ static int read_pair(struct parser *p, struct kv *kvs, size_t *n)
 		kv->env_from = (long)p->spec->validation.nccl.n_env;
 		return spec_parse_nccl_env(p, spec_find_field(&spec_stage_tables[LN_STAGE_NCCL],
 							      "env"), &p->spec->validation);
+	}
+	/* the one list, nccl's scaling, likewise */
+	if (p->ev.type == YAML_SEQUENCE_START_EVENT && !strcmp(kv->k, "scaling")) {
+		kv->scaling_read = 1;
+		return spec_parse_nccl_scaling(p, spec_find_field(&spec_stage_tables[LN_STAGE_NCCL],
+								  "scaling"), &p->spec->validation);
 	}
 	if (p->ev.type != YAML_SCALAR_EVENT) {
 		if (p->ev.type != YAML_ALIAS_EVENT)
@@ -325,13 +403,16 @@ static int set_options(struct parser *p, const struct table *tables, enum ln_sta
 			stage_option_error(p, tables, stage, &kvs[i]);
 			if (kvs[i].env_from >= 0)	/* not this stage's: forgotten */
 				p->spec->validation.nccl.n_env = (size_t)kvs[i].env_from;
+			if (kvs[i].scaling_read)
+				p->spec->validation.nccl.n_scaling = 0;
 			continue;
 		}
 		if (!kvs[i].v)
 			continue;
 		if (f->type == FT_CUSTOM) {
-			spec_diag(p->spec, kvs[i].vm, "'%s' takes a mapping of name: value, not a "
-				  "single value", f->key);
+			spec_diag(p->spec, kvs[i].vm, "'%s' takes %s, not a single value", f->key,
+				  f->fn == spec_parse_nccl_scaling ? "a list of node counts such as "
+				  "[2, 4, 8]" : "a mapping of name: value");
 			continue;
 		}
 		r = spec_set_scalar(p, f, &p->spec->validation, kvs[i].v, strlen(kvs[i].v),
@@ -353,47 +434,99 @@ static const struct kv *find_kv(const struct kv *kvs, size_t n, const char *key)
 	return NULL;
 }
 
-/* nccl's tool and tests_dir go together: nccl-tests runs only from a
- * declared directory, and the directory means nothing to llmnet's probe.
- * What nccl-tests cannot be given (another op; NCCL variables, which
- * llmnet passes only to its own probe) is refused, not ignored. */
-static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
+/* What only nccl-tests takes, refused for llmnet's probe. */
+static void probe_rules(struct parser *p, const struct kv *kvs, size_t n)
 {
-	static const char *const probe_only[] = { "socket_ifname", "env" };
+	static const char *const tests_only[] = { "tests_dir", "scope", "scaling",
+						  "min_efficiency" };
 	const struct ln_validation *v = &p->spec->validation;
-	const struct kv *tool = find_kv(kvs, n, "tool"), *dir = find_kv(kvs, n, "tests_dir");
+	const struct kv *kv;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(tests_only); i++)
+		if ((kv = find_kv(kvs, n, tests_only[i])))
+			spec_diag(p->spec, kv->km, "'%s' is for tool 'nccl-tests' and llmnet's "
+				  "probe does not use it: remove it, or set tool: nccl-tests",
+				  tests_only[i]);
+	kv = find_kv(kvs, n, "op");
+	if (kv && kv->v && v->nccl.op > LN_NCCL_REDUCE)
+		spec_diag(p->spec, kv->vm, "llmnet's probe measures all_reduce, all_gather, "
+			  "reduce_scatter, broadcast and reduce, not '%.100s': set tool: nccl-tests "
+			  "(its %.100s_perf)", kv->v, kv->v);
+}
+
+/* tool all_reduce_perf, the old name: nccl-tests, op all_reduce, scope
+ * node, with a warning naming that form. What it never took is refused. */
+static void old_name_rules(struct parser *p, const struct kv *kvs, size_t n,
+			   const struct kv *tool)
+{
+	struct ln_validation *v = &p->spec->validation;
 	const struct kv *op = find_kv(kvs, n, "op"), *kv;
+
+	spec_warn(p->spec, tool->vm, "tool 'all_reduce_perf' is the old name of 'tool: "
+		  "nccl-tests, op: all_reduce, scope: node': write that");
+	v->nccl.tool = LN_NCCL_TESTS;
+	v->nccl.scope = LN_NCCL_SCOPE_NODE;
+	if (op && op->v && v->nccl.op != LN_NCCL_ALL_REDUCE)
+		spec_diag(p->spec, op->vm, "tool 'all_reduce_perf' measures all_reduce only, not "
+			  "'%.100s': write tool: nccl-tests, op: %.100s", op->v, op->v);
+	if ((kv = find_kv(kvs, n, "scope")))
+		spec_diag(p->spec, kv->km, "tool 'all_reduce_perf' runs each node alone: write "
+			  "tool: nccl-tests with its 'scope'");
+}
+
+/* tool nccl-tests: from tests_dir only; at scope node without the NCCL
+ * variables (the agent starts it directly, with no environment), and
+ * without a node-count sweep. */
+static void tests_rules(struct parser *p, const struct kv *kvs, size_t n, const struct kv *tool)
+{
+	static const char *const cluster_only[] = { "socket_ifname", "env", "scaling" };
+	struct ln_validation *v = &p->spec->validation;
+	const struct kv *dir = find_kv(kvs, n, "tests_dir"), *kv;
 	struct ln_buf why = LN_BUF_INIT;
 	size_t i;
 
-	if (tool && (!tool->v || (strcmp(tool->v, "probe") && strcmp(tool->v, "all_reduce_perf"))))
-		return;	/* its own error was reported */
-	if (v->nccl.tool != LN_NCCL_ALL_REDUCE_PERF) {
-		if (dir)
-			spec_diag(p->spec, dir->km, "'tests_dir' is for tool 'all_reduce_perf' "
-				  "(nccl-tests) and llmnet's probe does not use it: remove it, or "
-				  "set tool: all_reduce_perf");
-		return;
-	}
 	if (dir)
-		p->spec->validation.nccl.tests_dir_mark = dir->vm;
+		v->nccl.tests_dir_mark = dir->vm;
 	if (!dir)
-		spec_diag(p->spec, tool->vm, "tool 'all_reduce_perf' needs 'tests_dir': the "
-			  "absolute directory that holds nccl-tests' all_reduce_perf on every "
-			  "node, which llmnet runs from there only");
+		spec_diag(p->spec, tool->vm, "tool '%s' needs 'tests_dir': the absolute directory "
+			  "that holds nccl-tests' programs on every node, which llmnet runs from "
+			  "there only", tool->v);
 	else if (v->nccl.tests_dir && v->nccl.tests_dir[0] == '/' &&
 		 ln_tests_dir_check(v->nccl.tests_dir, &why) < 0)
 		spec_diag(p->spec, dir->vm, "'tests_dir' %s", why.buf);
 	ln_buf_release(&why);
-	if (op && op->v && v->nccl.op != LN_NCCL_ALL_REDUCE)
-		spec_diag(p->spec, op->vm, "tool 'all_reduce_perf' measures all_reduce only, not "
-			  "'%.100s': remove 'op', or 'tool' (llmnet's probe measures every op)",
-			  op->v);
-	for (i = 0; i < ARRAY_SIZE(probe_only); i++)
-		if ((kv = find_kv(kvs, n, probe_only[i])))
-			spec_diag(p->spec, kv->km, "'%s' is for llmnet's probe: nccl-tests' "
-				  "all_reduce_perf runs without the variables llmnet sets, so "
-				  "remove it (or 'tool')", probe_only[i]);
+	for (i = 0; v->nccl.scope == LN_NCCL_SCOPE_NODE && i < ARRAY_SIZE(cluster_only); i++)
+		if ((kv = find_kv(kvs, n, cluster_only[i])))
+			spec_diag(p->spec, kv->km, "'%s' is for scope cluster: at scope node the "
+				  "agent starts nccl-tests itself, without the variables mpirun "
+				  "passes and on one node, so remove it (or set scope: cluster)",
+				  cluster_only[i]);
+	if (v->nccl.scope == LN_NCCL_SCOPE_CLUSTER && v->nccl.n_scaling == 1)
+		spec_diag(p->spec, v->nccl.scaling_mark, "'scaling' compares node counts: list "
+			  "two or more, such as [2, 4]");
+	if ((kv = find_kv(kvs, n, "min_efficiency")) && !v->nccl.n_scaling)
+		spec_diag(p->spec, kv->km, "'min_efficiency' judges the 'scaling' sweep: list its "
+			  "node counts (scaling: [2, 4, 8]), or remove it");
+}
+
+/* nccl's tool and the keys that go with it: nccl-tests runs only from a
+ * declared directory, which means nothing to llmnet's probe; what a tool
+ * cannot be given is refused, not ignored. */
+static void nccl_tool_rules(struct parser *p, const struct kv *kvs, size_t n)
+{
+	const struct kv *tool = find_kv(kvs, n, "tool");
+
+	if (tool && (!tool->v || (strcmp(tool->v, "probe") && strcmp(tool->v, "all_reduce_perf") &&
+				  strcmp(tool->v, "nccl-tests"))))
+		return;	/* its own error was reported */
+	if (p->spec->validation.nccl.tool == LN_NCCL_PROBE) {
+		probe_rules(p, kvs, n);
+		return;
+	}
+	if (p->spec->validation.nccl.tool == LN_NCCL_ALL_REDUCE_PERF)
+		old_name_rules(p, kvs, n, tool);
+	tests_rules(p, kvs, n, tool);
 }
 
 /* A pairwise stage's perftest_dir is judged as nccl's tests_dir is: not

@@ -20,7 +20,8 @@ static const char *const rails_names[] = { "aligned", "all" };
 static const char *const bw_tool_names[] = { "ib_write_bw", "ib_send_bw" };
 static const char *const bw_memory_names[] = { "host", "cuda", "dmabuf" };
 static const char *const lat_tool_names[] = { "ib_write_lat", "ib_send_lat" };
-static const char *const nccl_tool_names[] = { "probe", "all_reduce_perf" };
+/* all_reduce_perf never reaches the model: lint makes it nccl-tests */
+static const char *const nccl_tool_names[] = { "probe", "nccl-tests", "nccl-tests" };
 
 /* Accumulate failures in *r so the fillers read as a list of keys. */
 #define ADD(expr) (*r |= (expr) < 0)
@@ -221,6 +222,27 @@ static int max_errors_json(struct json_object *o, int max_errors)
 				ln_json_add_i64(o, "max_errors", max_errors);
 }
 
+/* The nccl stage's nccl-tests options and KPI thresholds into o. */
+static void nccl_tests_json(struct json_object *o, const struct ln_validation *v, int *r)
+{
+	struct json_object *sc = json_object_new_array();
+	size_t k;
+
+	if (!sc)
+		*r = 1;
+	ADD(ln_json_add_str(o, "scope", v->nccl.tool == LN_NCCL_PROBE ? NULL :
+			    v->nccl.scope == LN_NCCL_SCOPE_NODE ? "node" : "cluster"));
+	for (k = 0; sc && k < v->nccl.n_scaling; k++)
+		json_object_array_add(sc, json_object_new_int((int)v->nccl.scaling[k]));
+	if (sc)
+		ADD(ln_json_add(o, "scaling", sc));
+	if (v->nccl.min_efficiency > 0)
+		ADD(ln_json_add(o, "min_efficiency", json_object_new_double(v->nccl.min_efficiency)));
+	else
+		ADD(ln_json_add(o, "min_efficiency", NULL));
+	add_nonzero_or_null(o, "max_latency_us", (int64_t)v->nccl.max_latency_us, r);
+}
+
 /* The nccl stage's options into o. */
 static void nccl_json(struct json_object *o, const struct ln_validation *v, int *r)
 {
@@ -242,6 +264,7 @@ static void nccl_json(struct json_object *o, const struct ln_validation *v, int 
 	if (env)
 		ADD(ln_json_add(o, "env", env));
 	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
+	nccl_tests_json(o, v, r);
 }
 
 static void stage_json(struct json_object *o, const struct ln_validation *v, enum ln_stage s, int *r)

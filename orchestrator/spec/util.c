@@ -258,6 +258,23 @@ void spec_diag(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
 	st->n_diags++;
 }
 
+void spec_warn(struct ln_spec *spec, struct ln_mark m, const char *fmt, ...)
+{
+	struct ln_buf *w = &spec->store->warnings;
+	struct ln_buf b = LN_BUF_INIT;
+	va_list ap;
+
+	if (w->len > (64u << 10))
+		return;
+	va_start(ap, fmt);
+	if (ln_buf_vaddf(&b, fmt, ap) == 0 && escape_controls(&b) == 0)
+		ln_buf_addf(w, "%s:%u:%u: warning: %s\n", spec->path ? spec->path : "?",
+			    m.line ? m.line : 1, m.line ? m.col : 1, b.buf);
+	va_end(ap);
+	ln_buf_release(&b);
+	spec->warnings = w->len ? w->buf : NULL;
+}
+
 int spec_diags_full(const struct ln_spec *spec)
 {
 	return spec->store->n_diags >= SPEC_MAX_DIAGS;

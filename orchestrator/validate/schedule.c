@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "common/nccl_env.h"
 #include "orchestrator/validate/rails.h"
 #include "orchestrator/validate/results.h"
 #include "orchestrator/validate/stage_common.h"
@@ -21,12 +22,28 @@ static const char *const what[LN_STAGE_COUNT] = {
 	[LN_STAGE_ACCESS] = "connects every target must refuse, from its nodes",
 };
 
-/* tool all_reduce_perf: what runs on each GPU node, its path first. */
+/* nccl-tests at scope cluster: one mpirun, then each scaling count. */
+static void nccl_tests_cluster(const struct ln_spec *spec, struct ln_buf *out)
+{
+	const struct ln_validation *v = &spec->validation;
+	size_t i;
+	unsigned np = 0;
+
+	for (i = 0; i < spec->n_nodes; i++)
+		np += spec->nodes[i].gpus;
+	ln_buf_addf(out, "nccl: nccl-tests' %s/%s by mpirun across the GPU nodes, %u ranks "
+		    "(no pairs)\n", v->nccl.tests_dir, ln_nccl_tests_program(v->nccl.op), np);
+	for (i = 0; i < v->nccl.n_scaling; i++)
+		ln_buf_addf(out, "  scaling: again on the first %u GPU nodes\n", v->nccl.scaling[i]);
+}
+
+/* nccl-tests at scope node: what runs on each GPU node, its path first. */
 static void nccl_tests(const struct ln_spec *spec, struct ln_buf *out)
 {
 	size_t i;
 
-	ln_buf_addstr(out, "nccl: nccl-tests' all_reduce_perf on each GPU node alone (no pairs)\n");
+	ln_buf_addf(out, "nccl: nccl-tests' %s on each GPU node alone (no pairs)\n",
+		    ln_nccl_tests_program(spec->validation.nccl.op));
 	for (i = 0; i < spec->n_nodes; i++) {
 		struct argv av = { .n = 0 };
 		char *line;
@@ -87,9 +104,11 @@ int ln_validate_schedule(const struct ln_spec *spec, unsigned mask, struct ln_bu
 			continue;
 		if (ln_stage_pairwise(st))
 			r = pairwise(spec, &m, st, out, err);
-		else if (st == LN_STAGE_NCCL &&
-			 spec->validation.nccl.tool == LN_NCCL_ALL_REDUCE_PERF)
+		else if (st == LN_STAGE_NCCL && spec->validation.nccl.tool == LN_NCCL_TESTS &&
+			 spec->validation.nccl.scope == LN_NCCL_SCOPE_NODE)
 			nccl_tests(spec, out);
+		else if (st == LN_STAGE_NCCL && spec->validation.nccl.tool == LN_NCCL_TESTS)
+			nccl_tests_cluster(spec, out);
 		else
 			ln_buf_addf(out, "%s: %s (no pairs)\n", ln_stage_name(st), what[st]);
 	}

@@ -167,10 +167,26 @@ int vs_placement(struct vctx *c, size_t i);
 int vs_pairwise_stage(struct vctx *c, enum ln_stage st);	/* stage_pair.c: rping, bandwidth */
 int vs_io_stage(struct vctx *c);			/* stage_io.c */
 int vs_mpi_stage(struct vctx *c);			/* stage_mpi.c */
-int vs_nccl_stage(struct vctx *c);			/* stage_nccl.c */
+int vs_nccl_stage(struct vctx *c);			/* stage_nccl_tests.c */
 int vs_access_stage(struct vctx *c);			/* stage_access.c */
-/* The command line nccl-tests' all_reduce_perf gets on node i (tool
- * all_reduce_perf): its absolute path in tests_dir first. The stage and
+/* stage_nccl.c, for stage_nccl_tests.c: the stage's check name ("nccl
+ * all_reduce"); llmnet's probe across the GPU nodes; a run of av on node
+ * judged and recorded as subject's check (*busbw: its judged busbw, NAN
+ * when none; a max_latency check beside it; ex, when not NULL: the ranks
+ * and hosts an mpirun of nccl-tests must report, else the run failed); node's RDMA ports as
+ * NCCL_IB_HCA lists them; the GID index every GPU node's port has, or -1. */
+const char *vs_nccl_check_name(const struct vctx *c);
+int vs_nccl_mpi_stage(struct vctx *c, struct stage_run *sr);
+struct vs_nccl_expect {
+	long ranks;		/* nccl-tests' "# Rank" lines: one a GPU */
+	size_t hosts;		/* the hosts they name: the run's nodes */
+};
+int vs_nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subject,
+		struct argv *av, double *busbw, const struct vs_nccl_expect *ex);
+void vs_nccl_hca_list(const struct ln_node *node, struct ln_buf *out);
+int vs_nccl_gid_index(struct vctx *c);
+/* The command line nccl-tests' OP_perf gets on node i (scope node): its
+ * absolute path in tests_dir first. The stage and
  * validate --dry-run's schedule both use it. */
 /* perftest's argv (perftest_argv.c), the same for its bandwidth and
  * latency tools: server srv and client cli each name their own device,

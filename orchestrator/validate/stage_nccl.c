@@ -23,13 +23,16 @@
 static const char *const check_names[] = {
 	[LN_NCCL_ALL_REDUCE] = "nccl all_reduce", [LN_NCCL_ALL_GATHER] = "nccl all_gather",
 	[LN_NCCL_REDUCE_SCATTER] = "nccl reduce_scatter", [LN_NCCL_BROADCAST] = "nccl broadcast",
-	[LN_NCCL_REDUCE] = "nccl reduce",
+	[LN_NCCL_REDUCE] = "nccl reduce", [LN_NCCL_ALLTOALL] = "nccl alltoall",
+	[LN_NCCL_SENDRECV] = "nccl sendrecv",
 };
 
-static const char *check_name(const struct vctx *c)
+const char *vs_nccl_check_name(const struct vctx *c)
 {
 	return check_names[c->spec->validation.nccl.op];
 }
+
+#define check_name vs_nccl_check_name
 
 /* The node a rank ran on, by the host MPI names: the node's name or the
  * hostname its facts gave; LN_NO_NODE when none is. */
@@ -137,17 +140,46 @@ static int keep_sizes(struct vctx *c, const struct ln_nccl *n)
 	return ln_check_set_sizes(&c->res->checks[c->res->nchecks - 1], s, n->nsizes);
 }
 
+/* Collective latency: the time at the smallest size, judged by
+ * max_latency, as a check of its own beside the bandwidth's. */
+static int record_latency(struct vctx *c, size_t subject, const struct ln_nccl *n)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	struct ln_attempt at = { .value = NAN };
+	struct ln_buf why = LN_BUF_INIT;
+	char name[64];
+	double want = (double)v->nccl.max_latency_us;
+	int r;
+
+	snprintf(name, sizeof(name), "%s latency", check_name(c));
+	if (n->nsizes) {
+		at.value = n->sizes[0].time_us;
+		at.ok = at.value <= want;
+		if (!at.ok)
+			ln_buf_addf(&why, "time %.1f us at %llu bytes (the smallest size) is above "
+				    "%.0f us", at.value, (unsigned long long)n->sizes[0].bytes, want);
+	} else {
+		ln_buf_addstr(&why, "no size was measured");
+	}
+	r = vs_record(c, LN_STAGE_NCCL, subject, LN_NO_NODE, name, &at, &why, "us", want);
+	ln_buf_release(&why);
+	return r;
+}
+
 /* Run av on node and record it as node's check (LN_NO_NODE: the
  * cluster's, or the node a wrong result is on); a probe that reports it
- * could not run is "not run". */
-static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subject,
-		    struct argv *av)
+ * could not run is "not run". *busbw (may be NULL): the judged busbw of a
+ * correct result, else NAN. */
+int vs_nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t subject,
+		struct argv *av, double *busbw, const struct vs_nccl_expect *ex)
 {
 	size_t blame = LN_NO_NODE;
 	struct ln_nccl *n = calloc(1, sizeof(*n));
 	struct ln_buf perr = LN_BUF_INIT;
 	int r, parsed = 0;
 
+	if (busbw)
+		*busbw = NAN;
 	if (!n)
 		return -ENOMEM;
 	r = vs_run_probe(c, LN_STAGE_NCCL, node, av, sr->timeout_s, &sr->pr, &sr->at, &sr->why);
@@ -162,6 +194,12 @@ static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t su
 	if (r == 0) {
 		if (ln_parse_nccl(sr->pr.output.buf, sr->pr.output.len, n, &perr) < 0) {
 			ln_buf_addf(&sr->why, "%s", perr.buf);
+		} else if (ex && !n->not_run && (n->ranks != ex->ranks || n->nhosts != ex->hosts)) {
+			/* mpirun placed the ranks otherwise than asked: not the
+			 * collective the check names */
+			ln_buf_addf(&sr->why, "nccl-tests reported %ld ranks on %zu hosts, not the "
+				    "%ld ranks (one a GPU) on %zu nodes mpirun was given", n->ranks,
+				    n->nhosts, ex->ranks, ex->hosts);
 		} else if (nccl_judge(c, n, sr->want, &sr->at, &sr->why, &blame)) {
 			r = vs_not_run_check(c, LN_STAGE_NCCL, subject, check_name(c), "%s",
 					     sr->why.buf);
@@ -177,6 +215,10 @@ static int nccl_run(struct vctx *c, struct stage_run *sr, size_t node, size_t su
 		      "GB/s", sr->want);
 	if (r == 0 && parsed)
 		r = keep_sizes(c, n);
+	if (parsed && busbw && n->correct)
+		*busbw = n->ranks > 1 ? n->busbw : n->algbw;
+	if (r == 0 && parsed && c->spec->validation.nccl.max_latency_us)
+		r = record_latency(c, subject, n);
 out:
 	ln_buf_release(&perr);
 	free(n);
@@ -245,7 +287,7 @@ static int nccl_placement(struct vctx *c, size_t first, unsigned *np, int *unifo
 
 /* Node i's declared RDMA ports as NCCL_IB_HCA lists them, without its
  * leading '=' (exact names): "mlx5_0:1,mlx5_1:1"; "" when it has none. */
-static void hca_list(const struct ln_node *node, struct ln_buf *out)
+void vs_nccl_hca_list(const struct ln_node *node, struct ln_buf *out)
 {
 	size_t k;
 
@@ -283,7 +325,7 @@ static void hca_args(struct vctx *c, struct argv *av)
 	for (i = 0; i < c->n; i++) {
 		ln_buf_init(&lists[i], 0);
 		if (sp->nodes[i].gpus)
-			hca_list(&sp->nodes[i], &lists[i]);
+			vs_nccl_hca_list(&sp->nodes[i], &lists[i]);
 	}
 	for (i = 0; i < c->n; i++) {
 		size_t same = 0;
@@ -312,7 +354,7 @@ static void hca_args(struct vctx *c, struct argv *av)
 
 /* The GID index every port of every GPU node has, or -1 when they do
  * not all agree (or none is known): NCCL_IB_GID_INDEX is one value. */
-static int common_gid_index(struct vctx *c)
+int vs_nccl_gid_index(struct vctx *c)
 {
 	size_t i, k;
 	int gid = -1;
@@ -338,7 +380,7 @@ static int common_gid_index(struct vctx *c)
 static void nccl_env_args(struct vctx *c, struct argv *av)
 {
 	const struct ln_validation *v = &c->spec->validation;
-	int gid = common_gid_index(c);
+	int gid = vs_nccl_gid_index(c);
 	size_t k;
 
 	hca_args(c, av);
@@ -393,7 +435,7 @@ static void nccl_mpi_argv(struct vctx *c, unsigned np, int uniform, unsigned gpu
  * launcher with its mpicc, copied to every node, then started by mpirun
  * over the hostfile with one rank per GPU, one communicator across all
  * of them. */
-static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
+int vs_nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 {
 	const struct ln_spec *sp = c->spec;
 	struct argv av = { .n = 0 };
@@ -442,64 +484,7 @@ static int nccl_mpi_stage(struct vctx *c, struct stage_run *sr)
 				     "whose RDMA ports differ from most nodes' takes two (declare "
 				     "the same device names, or fewer nccl.env variables)", MAX_ARGS);
 	else
-		r = nccl_run(c, sr, launcher, LN_NO_NODE, &av);
+		r = vs_nccl_run(c, sr, launcher, LN_NO_NODE, &av, NULL, NULL);
 	vs_argv_free(&av);
 	return r;
-}
-
-/* By its absolute path in tests_dir (the agent runs it from there only,
- * after it checked that root owns it and every directory above it): the
- * sizes doubling from the first (-f 2), node i's GPUs, every result
- * checked (-c 1). */
-void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av)
-{
-	const struct ln_validation *v = &sp->validation;
-
-	vs_arg(av, "%s/%s", v->nccl.tests_dir, LN_NCCL_TESTS_ALL_REDUCE);
-	vs_arg(av, "-b");
-	vs_arg(av, "%llu", (unsigned long long)(v->nccl.min_bytes ? v->nccl.min_bytes :
-						  v->nccl.bytes));
-	vs_arg(av, "-e");
-	vs_arg(av, "%llu", (unsigned long long)v->nccl.bytes);
-	vs_arg(av, "-f");
-	vs_arg(av, "2");
-	vs_arg(av, "-g");
-	vs_arg(av, "%u", sp->nodes[i].gpus);
-	vs_arg(av, "-c");
-	vs_arg(av, "1");
-}
-
-/* nccl-tests' all_reduce_perf on each node under test, its GPUs only. */
-static int nccl_tests_stage(struct vctx *c, struct stage_run *sr)
-{
-	size_t i;
-	int r = 0, any = 0;
-
-	for (i = 0; i < c->n && r >= 0; i++) {
-		struct argv av = { .n = 0 };
-
-		if (!vs_under_test(c, i) || !c->spec->nodes[i].gpus)
-			continue;
-		any = 1;
-		vs_nccl_tests_argv(c->spec, i, &av);
-		r = nccl_run(c, sr, i, i, &av);
-		vs_argv_free(&av);
-	}
-	vs_stage_ran(c, LN_STAGE_NCCL, any, r, "no node under test declares GPUs");
-	return r;
-}
-
-int vs_nccl_stage(struct vctx *c)
-{
-	const struct ln_validation *v = &c->spec->validation;
-	struct stage_run sr;
-	int r;
-
-	vs_stage_open(&sr, v->nccl.timeout_ms, 4u << 20,
-		      v->nccl.min_busbw_bps ? (double)v->nccl.min_busbw_bps / 8e9 : NAN);
-	if (v->nccl.tool == LN_NCCL_ALL_REDUCE_PERF)
-		r = nccl_tests_stage(c, &sr);
-	else
-		r = nccl_mpi_stage(c, &sr);
-	return vs_stage_close(&sr, r);
 }

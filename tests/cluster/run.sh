@@ -1025,7 +1025,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/secrets.sh && all+=(secrets)	# DH-HMAC-CHAP leak test (issue 9)
 . tests/cluster/rails.sh && all+=(rails)	# concurrent_rails over ssh lanes (issue 14)
 . tests/cluster/discovery.sh && all+=(discovery)	# discovery: true (issue 15, point 3)
-. tests/cluster/nccl_tests.sh && all+=(nccl_tests)	# tool: all_reduce_perf (issue 14, point 6)
+. tests/cluster/nccl_tests.sh && all+=(nccl_tests nccl_tests_cluster)	# nccl-tests per node (issue 14, point 6) and across nodes (issue 27)
 . tests/cluster/identity.sh && all+=(host_identity)	# a node's host identity that is not valid
 . tests/cluster/escape.sh && all+=(escape)	# node strings escaped (issue 32, point 4)
 . tests/cluster/relay.sh

@@ -234,11 +234,36 @@ static inline int fake_get(void *ctx, size_t node, const char *path, struct ln_b
 	return r;
 }
 
-/* mpirun: the NCCL probe (it takes --bytes) or the MPI probe. */
+/* mpirun starting nccl-tests: its report, one rank a GPU, busbw falling
+ * as the ranks grow (so a scaling sweep's efficiency is below 1). */
+static inline void fake_mpirun_tests(long np, const char *const *argv, struct ln_buf *out)
+{
+	unsigned long long b = strtoull(ln_test_arg_after(argv, "-b"), NULL, 10);
+	unsigned long long e = strtoull(ln_test_arg_after(argv, "-e"), NULL, 10);
+	long r;
+
+	ln_buf_addstr(out, "# nThread 1 nGpus 1\n#\n# Using devices\n");
+	for (r = 0; r < np; r++)
+		ln_buf_addf(out, "#  Rank %2ld Group  0 Pid 4100 on h%ld device %2ld [0x1] GPU\n",
+			    r, r / 8 + 1, r % 8);
+	for (; b && b <= e; b *= 2)
+		ln_buf_addf(out, "%12llu %12llu float sum -1 40.00 10.00 %.2f 0 41.00 9.90 9.90 0\n",
+			    b, b / 4, 800.0 / (double)(np + 72));
+	ln_buf_addstr(out, "# Out of bounds values : 0 OK\n");
+}
+
+/* mpirun: nccl-tests (a program ending _perf), the NCCL probe (it takes
+ * --bytes) or the MPI probe. */
 static inline void fake_mpirun(const char *const *argv, struct ln_buf *out)
 {
 	long np = atol(ln_test_arg_after(argv, "-np")), r;
+	size_t k, n;
 
+	for (k = 0; argv[k]; k++)
+		if ((n = strlen(argv[k])) > 5 && !strcmp(argv[k] + n - 5, "_perf")) {
+			fake_mpirun_tests(np, argv, out);
+			return;
+		}
 	if (ln_test_arg_after(argv, "--bytes")) {
 		ln_buf_addf(out, "llmnet-nccl-probe 2\nop %s ranks %ld bytes %s\n",
 			    ln_test_arg_after(argv, "--op"), np, ln_test_arg_after(argv, "--bytes"));
@@ -597,7 +622,7 @@ static const char base_spec[] =
 	"  - { stage: io, size: 256MiB, min: 500MB/s, destructive: false, timeout: 120s }\n"
 	"  - { stage: mpi, np: 4, timeout: 150s }\n"
 	"  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, "
-	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n"
+	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, max_latency: 50ms, timeout: 300s }\n"
 	"  - { stage: access, timeout: 25s }\n"
 	"slurm:\n"
 	"  node: alpha\n"

@@ -12,6 +12,10 @@
 
 #define NQN1 "nqn.2024-04.io.llmnet:keys.t1"
 /* nccl-tests from its directory, without the probe's variables */
+/* nccl-tests across the nodes by mpirun, with the probe's variables */
+#define TO_NCCL_CLUSTER "tool: probe, op: all_reduce, bytes: 1GiB,", \
+	"tool: nccl-tests, tests_dir: /opt/nt, scope: cluster, scaling: [2, 4], " \
+	"min_efficiency: 90%, op: all_reduce, bytes: 1GiB,"
 #define TO_NCCL_TESTS "tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, socket_ifname" \
 	": eth0, env: { NCCL_ALGO: Ring }, ", "tool: all_reduce_perf, tests_dir: /opt/nt, "
 
@@ -50,7 +54,8 @@ static const struct key_case key_cases[] = {
 	KC("nodes.port", CHANGES, "port: 2200", "port: 2201"),
 	KC("nodes.user", CHANGES, "    user: root", "    user: ops"),
 	KC("nodes.gpus", CHANGES, "gpus: 8\n    slots", "gpus: 4\n    slots"),
-	KC("nodes.slots", CHANGES, "slots: 8", "slots: 2"),
+	/* fewer slots than GPUs is refused with the nccl stage (one rank a GPU) */
+	KC("nodes.slots", CHANGES, "slots: 8", "slots: 9"),
 	/* alpha is blamed: its drain is looked up by its Slurm name */
 	KC("nodes.slurm_name", CHANGES, "slurm_name: alpha-s", "slurm_name: alpha-t"),
 	KC("nodes.rdma", SECTION, NULL, NULL),
@@ -120,7 +125,7 @@ static const struct key_case key_cases[] = {
 	 * with mpich, so the hostfile's lines are the effect */
 	{ "mpi.format", CHANGES, "format: openmpi", "format: mpich",
 	  "  - { stage: mpi, np: 4, timeout: 150s }\n  - { stage: nccl, tool: probe, op: all_reduce, "
-	  "bytes: 1GiB, min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, "
+	  "bytes: 1GiB, min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, max_latency: 50ms, "
 	  "timeout: 300s }\n", "" },
 	KC("mpi.mca", CHANGES, "pml: ob1", "pml: ucx"),
 	KC("validation", SECTION, NULL, NULL),
@@ -194,7 +199,7 @@ static const struct key_case key_cases[] = {
 	KC("validation.mpi.np", CHANGES, "np: 4", "np: 3"),
 	KC("validation.mpi.timeout", CHANGES, "timeout: 150s", "timeout: 160s"),
 	KC("validation.nccl.stage", CHANGES, "  - { stage: nccl, tool: probe, op: all_reduce, bytes: 1GiB, "
-	   "min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, timeout: 300s }\n",
+	   "min_busbw: 100GB/s, socket_ifname: eth0, env: { NCCL_ALGO: Ring }, max_latency: 50ms, timeout: 300s }\n",
 	   ""),
 	{ "validation.nccl.tool", CHANGES, TO_NCCL_TESTS, NULL, NULL },
 	{ "validation.nccl.tests_dir", CHANGES, "/opt/nt", "/opt/nccl/bin", TO_NCCL_TESTS },
@@ -207,6 +212,15 @@ static const struct key_case key_cases[] = {
 	KC("validation.nccl.env", CHANGES, "NCCL_ALGO: Ring", "NCCL_ALGO: Tree"),
 	KC("validation.access.stage", CHANGES, "  - { stage: access, timeout: 25s }\n", ""),
 	KC("validation.access.timeout", CHANGES, "timeout: 25s", "timeout: 26s"),
+	/* nccl-tests: one mpirun across the nodes (-x NCCL_...), or each node alone */
+	{ "validation.nccl.scope", CHANGES, "scope: cluster, scaling: [2, 4], min_efficiency: 90%, "
+	  "op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, socket_ifname: eth0, env: "
+	  "{ NCCL_ALGO: Ring },", "scope: node, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s,",
+	  TO_NCCL_CLUSTER },
+	{ "validation.nccl.scaling", CHANGES, "scaling: [2, 4]", "scaling: [2, 3]", TO_NCCL_CLUSTER },
+	{ "validation.nccl.min_efficiency", CHANGES, "min_efficiency: 90%", "min_efficiency: 0.5",
+	  TO_NCCL_CLUSTER },
+	KC("validation.nccl.max_latency", CHANGES, "max_latency: 50ms", "max_latency: 5us"),
 };
 #pragma GCC diagnostic pop
 

@@ -9,6 +9,7 @@
 #include "tests/unit/cmocka.h"
 #include "tests/unit/agent_fixture.h"
 
+#include "common/util.h"
 #include "common/mca_policy.h"
 #include "common/slurm.h"
 #include "orchestrator/transport/push.h"
@@ -165,13 +166,16 @@ static void test_agent_exec__loader_variables_are_refused(void **state)
 {
 	struct ex *x = *state;
 
-	refused(x, "mpirun option '-x' is not allowed: llmnet passes no environment variables "
-		   "to the ranks ('LD_PRELOAD=/tmp/x.so'; LD_PRELOAD and other loader variables "
-		   "would load code)",
+	refused(x, "mpirun option '-x' takes NCCL_NAME=VALUE with a name on llmnet's NCCL "
+		   "allow-list and a plain value, not 'LD_PRELOAD=/tmp/x.so' (LD_PRELOAD and other "
+		   "loader variables would load code)",
 		"--sha256", x->sha, "--", "mpirun", "-x", "LD_PRELOAD=/tmp/x.so", "-np", "1",
 		PROBE_MPI, NULL);
-	refused(x, "mpirun option '-x' is not allowed", "--sha256", x->sha, "--", "mpirun",
+	refused(x, "mpirun option '-x' takes NCCL_NAME=VALUE", "--sha256", x->sha, "--", "mpirun",
 		"-np", "1", "-x", "GCONV_PATH=/tmp", PROBE_MPI, NULL);
+	/* an allowed NCCL name is still for nccl-tests only */
+	refused(x, "mpirun option '-x' is for nccl-tests only", "--sha256", x->sha, "--",
+		"mpirun", "-np", "1", "-x", "NCCL_ALGO=Ring", PROBE_MPI, NULL);
 	refused(x, "mca 'mca_base_env_list' is refused", "--sha256", x->sha, "--", "mpirun",
 		"--mca", "mca_base_env_list", "LD_PRELOAD=/tmp/x.so", "-np", "1", PROBE_MPI, NULL);
 }
@@ -466,15 +470,58 @@ static void plant_nccl_tests(struct ex *x)
 }
 
 /* Refused like refused(), but as absent: code "missing", never run. */
-static void missing(struct ex *x, const char *path, const char *want)
+static void missing(struct ex *x, const char *path, const char *want, const char *by_mpirun_x)
 {
-	const char *args[] = { "run", "--timeout", "5", "--", path, "-b", "8", NULL };
+	const char *direct[] = { "run", "--timeout", "5", "--", path, "-b", "8", NULL };
+	const char *mpi[] = { "run", "--timeout", "5", "--", "mpirun", "-np", "2", "-x",
+			      by_mpirun_x, "/opt/nccl-tests/build/sendrecv_perf", "-b", "8", NULL };
+	const char *const *args = by_mpirun_x ? mpi : direct;
 
 	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 2);
 	if (!strstr(x->out.buf, want))
 		fail_msg("want '%s' in: %s", want, x->out.buf);
 	assert_non_null(strstr(x->out.buf, "\"code\": \"missing\""));
 	assert_int_equal(access(x->mark, F_OK), -1);
+}
+
+/* mpirun may start nccl-tests (scope cluster) from its directory, the
+ * node's copy checked as the run verb checks it, with nccl-tests' options
+ * and typed -x NCCL_NAME=VALUE: allow-listed names, and the three llmnet
+ * sets with their own types. Each refusal has an accepted control beside
+ * it, which gets past the -x check to the program's (absent here). */
+static void test_agent_exec__mpirun_x_for_nccl_tests(void **state)
+{
+	struct ex *x = *state;
+	static const char *const ok_x[] = { "NCCL_IB_HCA==rxe0:1,rxe1:1", "NCCL_IB_GID_INDEX=3",
+					     "NCCL_SOCKET_IFNAME=eth0", "NCCL_ALGO=Ring" };
+	static const char *const bad_x[] = { "NCCL_IB_HCA=rxe0:1", "NCCL_IB_GID_INDEX=a",
+					     "NCCL_SOCKET_IFNAME=e/th", "NCCL_ALGO=/tmp/x",
+					     "NCCL_NET_PLUGIN=x", "LD_PRELOAD=x.so", "NCCL_ALGO" };
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(ok_x); k++)
+		missing(x, NULL, "'/opt/nccl-tests/build/sendrecv_perf'", ok_x[k]);
+	for (k = 0; k < ARRAY_SIZE(bad_x); k++) {
+		char want[256];
+
+		snprintf(want, sizeof(want), "mpirun option '-x' takes NCCL_NAME=VALUE with a name "
+			 "on llmnet's NCCL allow-list and a plain value, not '%s'", bad_x[k]);
+		refused(x, want, "--", "mpirun", "-np", "2", "-x", bad_x[k],
+			NT_DIR "/sendrecv_perf", "-b", "8", NULL);
+	}
+	refused(x, "--sha256 is for llmnet's probes, not nccl-tests", "--sha256", x->sha, "--",
+		"mpirun", "-np", "2", NT_DIR "/sendrecv_perf", NULL);
+	refused(x, NT_DIR "/sendrecv_perf option '--op' is not allowed", "--", "mpirun", "-np",
+		"2", NT_DIR "/sendrecv_perf", "--op", "x", NULL);
+	refused(x, "mpirun may only start llmnet's probes", "--", "mpirun", "-np", "2",
+		NT_DIR "/sh", NULL);
+	/* the launcher's copy is checked as the run verb checks it: a folder
+	 * another uid owns refuses it (this host's mpirun is never started
+	 * here; the cluster tier runs a stand-in) */
+	plant_nccl_tests(x);
+	sh(x, "chown 4321 $R/opt/nccl-tests");
+	refused(x, "llmnet runs '" NT_PROG "' only when root owns it", "--", "mpirun", "-np", "1", "-x",
+		"NCCL_ALGO=Ring", NT_PROG, NULL);
 }
 
 /* nccl-tests runs by an absolute path only, its last name all_reduce_perf,
@@ -491,8 +538,8 @@ static void test_agent_exec__nccl_tests_only_from_a_root_owned_path(void **state
 	/* names: not the bare name, no other program of that directory */
 	refused(x, "probe 'all_reduce_perf' is not on the allow-list", "--", "all_reduce_perf",
 		NULL);
-	refused(x, "probe '" NT_DIR "/all_gather_perf' is not on the allow-list", "--",
-		NT_DIR "/all_gather_perf", NULL);
+	refused(x, "probe '" NT_DIR "/hypercube_perf' is not on the allow-list", "--",
+		NT_DIR "/hypercube_perf", NULL);
 	refused(x, "probe '" NT_DIR "/sh' is not on the allow-list", "--", NT_DIR "/sh", NULL);
 	refused(x, "is not on the allow-list", "--", "/opt/nccl-tests/../nccl-tests/build/"
 		"all_reduce_perf", NULL);
@@ -549,8 +596,8 @@ static void test_agent_exec__nccl_tests_only_from_a_root_owned_path(void **state
 		"/opt/linked/all_reduce_perf", NULL);
 	/* absent: its own code, so the stage reports "not run" */
 	missing(x, "/opt/nccl-tests/other/all_reduce_perf", "'/opt/nccl-tests/other/"
-		"all_reduce_perf' is not installed ('/opt/nccl-tests/other' is missing)");
-	missing(x, NT_DIR "2/all_reduce_perf", "is not installed");
+		"all_reduce_perf' is not installed ('/opt/nccl-tests/other' is missing)", NULL);
+	missing(x, NT_DIR "2/all_reduce_perf", "is not installed", NULL);
 }
 
 /* The program in a root-owned directory runs, from the file checked,
@@ -612,6 +659,7 @@ LN_TEST_MAIN(NULL, NULL,
 		test_agent_exec__system_tools_by_name_and_typed_arguments, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__shipped_io_probe_runs, setup,
 					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__mpirun_x_for_nccl_tests, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_only_from_a_root_owned_path,
 					setup, teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_runs_by_its_path, setup,

@@ -78,7 +78,42 @@ static void test_nccl_env__syntax(void **state)
 		assert_false(ln_nccl_hca_ok(hcas_bad[i], 0));
 }
 
+/* mpirun -x for nccl-tests: an nccl.env pair, or one of llmnet's three
+ * with its own type; each refusal beside an accepted form. And the op's
+ * nccl-tests program, by the spec's op order. */
+static void test_nccl_env__mpirun_x_and_programs(void **state)
+{
+	static const char *const ok[] = { "NCCL_ALGO=Ring", "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1",
+					  "NCCL_IB_GID_INDEX=3", "NCCL_SOCKET_IFNAME=^lo,docker",
+					  NULL };
+	static const char *const bad[] = { "NCCL_ALGO=", "NCCL_IB_HCA=mlx5_0:1", "NCCL_IB_HCA==",
+					   "NCCL_IB_GID_INDEX=1234", "NCCL_IB_GID_INDEX=x",
+					   "NCCL_SOCKET_IFNAME=a b", "NCCL_NET_PLUGIN=x",
+					   "NCCL_DEBUG_FILE=/tmp/x", "LD_PRELOAD=x.so", "NCCL_ALGO",
+					   "=Ring", NULL };
+	size_t i;
+
+	(void)state;
+	for (i = 0; ok[i]; i++)
+		if (!ln_nccl_x_ok(ok[i]))
+			fail_msg("'%s' refused", ok[i]);
+	for (i = 0; bad[i]; i++)
+		if (ln_nccl_x_ok(bad[i]))
+			fail_msg("'%s' accepted", bad[i]);
+	/* the probe's --env keeps to nccl.env's names: llmnet's three are refused */
+	assert_true(ln_nccl_env_pair_ok("NCCL_ALGO=Ring"));
+	assert_false(ln_nccl_env_pair_ok("NCCL_IB_GID_INDEX=3"));
+	assert_string_equal(ln_nccl_tests_program(0), "all_reduce_perf");
+	assert_string_equal(ln_nccl_tests_program(5), "alltoall_perf");
+	assert_string_equal(ln_nccl_tests_program(6), "sendrecv_perf");
+	assert_null(ln_nccl_tests_program(7));
+	assert_true(ln_nccl_tests_named("broadcast_perf"));
+	assert_false(ln_nccl_tests_named("hypercube_perf"));
+	assert_false(ln_nccl_tests_named("all_reduce_perf.sh"));
+}
+
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_nccl_env__names),
 	cmocka_unit_test(test_nccl_env__syntax),
+	cmocka_unit_test(test_nccl_env__mpirun_x_and_programs),
 )

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,8 +310,9 @@ static void test_spec__nccl_sweep(void **state)
 	}
 }
 
-/* tool all_reduce_perf with its directory: accepted, in the model and its
- * JSON; the directory is null with llmnet's probe. */
+/* tool all_reduce_perf with its directory: accepted as nccl-tests at
+ * scope node, with a warning naming that form, in the model and its JSON;
+ * the directory is null with llmnet's probe, and no warning. */
 static void test_spec__nccl_tests_dir(void **state)
 {
 	static const char text[] = HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 } ]\n"
@@ -321,18 +323,69 @@ static void test_spec__nccl_tests_dir(void **state)
 	struct ln_spec *s = expect_valid(text);
 
 	(void)state;
-	assert_int_equal(s->validation.nccl.tool, LN_NCCL_ALL_REDUCE_PERF);
+	assert_int_equal(s->validation.nccl.tool, LN_NCCL_TESTS);
+	assert_int_equal(s->validation.nccl.scope, LN_NCCL_SCOPE_NODE);
 	assert_string_equal(s->validation.nccl.tests_dir, "/opt/nccl-tests/build");
+	assert_non_null(s->warnings);
+	if (!strstr(s->warnings, ":4:36: warning: tool 'all_reduce_perf' is the old name of "
+		    "'tool: nccl-tests, op: all_reduce, scope: node': write that\n"))
+		fail_msg("%s", s->warnings);
 	assert_int_equal(ln_spec_to_json(s, &o), 0);
 	assert_int_equal(ln_json_write(o, 0, &out), 0);
-	if (!strstr(out.buf, "\"tool\":\"all_reduce_perf\",\"tests_dir\":\"/opt/nccl-tests/"
-			     "build\",\"op\":\"all_reduce\""))
+	if (!strstr(out.buf, "\"tool\":\"nccl-tests\",\"tests_dir\":\"/opt/nccl-tests/"
+			     "build\",\"op\":\"all_reduce\"") || !strstr(out.buf, "\"scope\":\"node\""))
 		fail_msg("%s", out.buf);
 	json_object_put(o);
 	ln_spec_free(s);
 	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 } ]\n"
 			 "validation: [ { stage: nccl } ]\n");
 	assert_null(s->validation.nccl.tests_dir);
+	assert_null(s->warnings);
+	ln_spec_free(s);
+	ln_buf_release(&out);
+}
+
+/* The accepted controls of tests/spec/nccl-*.yaml's refusals: nccl-tests
+ * across the nodes with any op, a scaling sweep judged by min_efficiency
+ * (a percentage or a fraction), max_latency, slots equal to or above the
+ * GPUs; in the model and its JSON. */
+static void test_spec__nccl_tests_cluster(void **state)
+{
+	static const char text[] = HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 }, "
+		"{ name: b, address: 10.0.0.2, gpus: 2, slots: 4 } ]\n"
+		"validation: [ { stage: nccl, tool: nccl-tests, op: alltoall, tests_dir: /opt/nt, "
+		"scaling: [1, 2], min_efficiency: 75%, max_latency: 50us, env: { NCCL_ALGO: Ring } } ]\n";
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	struct ln_spec *s = expect_valid(text);
+
+	(void)state;
+	assert_int_equal(s->validation.nccl.tool, LN_NCCL_TESTS);
+	assert_int_equal(s->validation.nccl.scope, LN_NCCL_SCOPE_CLUSTER);
+	assert_int_equal(s->validation.nccl.op, LN_NCCL_ALLTOALL);
+	assert_int_equal(s->validation.nccl.n_scaling, 2);
+	assert_int_equal(s->validation.nccl.scaling[1], 2);
+	assert_true(fabs(s->validation.nccl.min_efficiency - 0.75) < 1e-9);
+	assert_int_equal(s->validation.nccl.max_latency_us, 50);
+	assert_null(s->warnings);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	if (!strstr(out.buf, "\"scope\":\"cluster\",\"scaling\":[1,2],\"min_efficiency\":0.75"
+		    ",\"max_latency_us\":50"))
+		fail_msg("%s", out.buf);
+	json_object_put(o);
+	ln_spec_free(s);
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2, slots: 2 } ]\n"
+			 "validation: [ { stage: nccl, tool: nccl-tests, tests_dir: /opt/nt, "
+			 "scope: node, min_busbw: 1GB/s } ]\n");
+	assert_int_equal(s->validation.nccl.scope, LN_NCCL_SCOPE_NODE);
+	assert_true(s->validation.nccl.min_efficiency == 0);
+	ln_spec_free(s);
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 }, "
+			 "{ name: b, address: 10.0.0.2, gpus: 2 } ]\n"
+			 "validation: [ { stage: nccl, tool: nccl-tests, tests_dir: /opt/nt, "
+			 "scaling: [1, 2], min_efficiency: 0.5 } ]\n");
+	assert_true(fabs(s->validation.nccl.min_efficiency - 0.5) < 1e-9);
 	ln_spec_free(s);
 	ln_buf_release(&out);
 }
@@ -782,6 +835,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__nccl_sweep),
 	cmocka_unit_test(test_spec__nccl_tests_dir),
 	cmocka_unit_test(test_spec__perftest_memory_and_dir),
+	cmocka_unit_test(test_spec__nccl_tests_cluster),
 	cmocka_unit_test(test_spec__te_lab_model),
 	cmocka_unit_test(test_spec__ranges_expand_in_step),
 	cmocka_unit_test(test_spec__range_count_mismatch),

@@ -202,6 +202,10 @@ static void test_validate_parse__nccl_tests(void **state)
 	assert_float_equal(n.busbw, 23.99, 1e-9);
 	assert_int_equal(n.wrong, 0);
 	assert_true(n.correct);
+	/* the "# Rank" lines' hosts, each once: the run's nodes */
+	assert_int_equal(n.nhosts, 2);
+	assert_string_equal(n.hosts[0], "gpu001");
+	assert_string_equal(n.hosts[1], "gpu002");
 
 	load("nccl", "all_reduce_perf_2gpu_wrong.txt", &t);
 	assert_int_equal(ln_parse_nccl(t.buf, t.len, &n, &err), 0);
@@ -238,6 +242,44 @@ static void test_validate_parse__nccl_tests(void **state)
 	assert_int_equal(ln_parse_nccl("", 0, &n, &err), -LN_EPROTO);
 	assert_non_null(strstr(err.buf, "empty"));
 	ln_test_release(&t, &err);
+}
+
+/* nccl-tests' output cut short anywhere or with a byte changed: the
+ * parser stays in its bounds (sizes, hosts, reason NUL-terminated), gives
+ * a result or -LN_EPROTO, and a result cut before its last size row is
+ * never the whole sweep. */
+static void test_validate_parse__nccl_tests_mangled(void **state)
+{
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT, m = LN_BUF_INIT;
+	struct ln_nccl *n = calloc(1, sizeof(*n));
+	unsigned seed = 27;
+	size_t cut, k;
+	int r;
+
+	(void)state;
+	assert_non_null(n);
+	load("nccl", "all_reduce_perf_16gpu.txt", &t);
+	for (cut = 0; cut <= t.len; cut++) {
+		r = ln_parse_nccl(t.buf, cut, n, &err);
+		assert_true(r == 0 || r == -LN_EPROTO);
+		assert_true(n->nsizes <= LN_NCCL_MAX_SIZES && n->nhosts <= 2);
+		if (r == 0 && cut < t.len - 120)	/* before the 1 GiB row's end */
+			assert_true(n->bytes < 1073741824ull);
+		ln_buf_reset(&err);
+	}
+	for (k = 0; k < 4000; k++) {
+		ln_buf_reset(&m);
+		ln_buf_add(&m, t.buf, t.len);
+		seed = seed * 1103515245u + 12345u;
+		m.buf[(seed >> 8) % m.len] = (char)(seed >> 20);
+		r = ln_parse_nccl(m.buf, m.len, n, &err);
+		assert_true(r == 0 || r == -LN_EPROTO);
+		assert_true(n->nsizes <= LN_NCCL_MAX_SIZES);
+		assert_true(strlen(n->reason) < sizeof(n->reason));
+		ln_buf_reset(&err);
+	}
+	free(n);
+	ln_test_release(&t, &err, &m);
 }
 
 static void test_validate_parse__nccl_probe(void **state)
@@ -591,6 +633,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_parse__rping),
 	cmocka_unit_test(test_validate_parse__mpi),
 	cmocka_unit_test(test_validate_parse__nccl_tests),
+	cmocka_unit_test(test_validate_parse__nccl_tests_mangled),
 	cmocka_unit_test(test_validate_parse__nccl_probe),
 	cmocka_unit_test(test_validate_parse__perftest_lat_odd),
 	cmocka_unit_test(test_validate_parse__non_finite_refused),

@@ -84,6 +84,13 @@ struct fake {
 	 * what it prints (NULL: the agent answers it is not installed) */
 	char nccl_tests_argv[MAXN][256];
 	const char *nccl_tests_out[MAXN];
+	/* nccl-tests by mpirun (scope cluster): every such mpirun, joined, a
+	 * line each; the busbw it reports with N nodes' ranks (0: 10 GB/s);
+	 * the wrong elements it reports at its largest size */
+	char nccl_mpirun_tests[4096];
+	double tests_busbw[MAXN + 1];
+	long tests_wrong;
+	int tests_one_host;	/* every rank on n1 (mpirun placed them wrongly) */
 	/* what the io probe prints per node (NULL: a passing run) */
 	const char *io_out[MAXN];
 	/* port error counters (rxe0, rxe1 of each node): read by the counters
@@ -461,6 +468,46 @@ static inline void fake_mpicc(struct fake *f, size_t node, int nccl, const char 
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* mpirun starting nccl-tests: recorded, and its report from -b to -e
+ * doubling, time 40 us + 1 us per rank at every size. */
+static inline void fake_mpirun_tests(struct fake *f, const char *const *argv,
+				     struct ln_probe_result *out)
+{
+	long np = atol(ln_test_arg_after(argv, "-np")), r;
+	unsigned long long b = strtoull(ln_test_arg_after(argv, "-b"), NULL, 10);
+	unsigned long long e = strtoull(ln_test_arg_after(argv, "-e"), NULL, 10);
+	size_t nodes = (size_t)(np / 8);
+	double bw = nodes <= MAXN && f->tests_busbw[nodes] > 0 ? f->tests_busbw[nodes] : 10.0;
+
+	for (r = 0; argv[r]; r++)
+		snprintf(f->nccl_mpirun_tests + strlen(f->nccl_mpirun_tests),
+			 sizeof(f->nccl_mpirun_tests) - strlen(f->nccl_mpirun_tests), "%s%s",
+			 r ? " " : "", argv[r]);
+	snprintf(f->nccl_mpirun_tests + strlen(f->nccl_mpirun_tests),
+		 sizeof(f->nccl_mpirun_tests) - strlen(f->nccl_mpirun_tests), "\n");
+	ln_buf_addstr(&out->output, "# nThread 1 nGpus 1\n#\n# Using devices\n");
+	for (r = 0; r < np; r++)
+		ln_buf_addf(&out->output, "#  Rank %2ld Group  0 Pid 4100 on n%ld device %2ld "
+			    "[0x1] H100\n", r, f->tests_one_host ? 1 : r / 8 + 1, r % 8);
+	for (; b && b <= e; b *= 2)
+		ln_buf_addf(&out->output, "%12llu %12llu float sum -1 %.2f 9.00 %.2f %ld %.2f 9.00 "
+			    "%.2f 0\n", b, b / 4, 40.0 + (double)np, bw, b == e ? f->tests_wrong : 0,
+			    41.0 + (double)np, bw);
+	ln_buf_addf(&out->output, "# Out of bounds values : %s\n",
+		    f->tests_wrong ? "1 FAILED" : "0 OK");
+}
+
+/* Whether argv starts nccl-tests (a program ending _perf). */
+static inline int starts_tests(const char *const *argv)
+{
+	size_t k, n;
+
+	for (k = 0; argv[k]; k++)
+		if ((n = strlen(argv[k])) > 5 && !strcmp(argv[k] + n - 5, "_perf"))
+			return 1;
+	return 0;
+}
+
 /* mpirun: the NCCL probe (one rank per GPU) or the MPI probe, a
  * preflight onto one host or the full run over the hostfile. */
 static inline void fake_mpirun(struct fake *f, size_t node, const char *const *argv,
@@ -538,7 +585,7 @@ static inline void check_sha256(struct fake *f, size_t node, const char *const *
 	char want[65] = "";
 
 	pthread_mutex_lock(&f->lock);
-	if (!strcmp(argv[0], "mpirun")) {
+	if (!strcmp(argv[0], "mpirun") && !starts_tests(argv)) {	/* nccl-tests: no hash */
 		const struct ln_buf *b = ln_test_arg_after(argv, "--bytes") ? &f->nccl_bin[node] :
 								   &f->mpi_bin[node];
 
@@ -623,13 +670,15 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 		fake_perftest_lat(f, node, argv, out);
 	else if (!strcmp(p, "mpicc"))
 		fake_mpicc(f, node, is_nccl_bin(argv[3]), argv, out);
+	else if (!strcmp(p, "mpirun") && starts_tests(argv))
+		fake_mpirun_tests(f, argv, out);
 	else if (!strcmp(p, "mpirun"))
 		fake_mpirun(f, node, argv, out);
 	else if (!strcmp(p, LN_PROTO_REMOTE_DIR "/" LN_PROBE_IO))
 		ln_buf_addstr(&out->output, f->io_out[node] ? f->io_out[node] :
 					    "llmnet-io-probe 1\nwrite_mbps 900.0\nread_mbps 1200.0\n"
 					    "result pass\n");
-	else if (p[0] == '/' && strstr(p, "/" LN_NCCL_TESTS_ALL_REDUCE))
+	else if (p[0] == '/' && starts_tests(argv))
 		r = fake_nccl_tests(f, node, argv, out, err);
 	else
 		problem(f, "unexpected probe", argv);

@@ -32,6 +32,7 @@
 #include "common/error.h"
 #include "common/mca_policy.h"
 #include "common/slurm.h"
+#include "common/nccl_env.h"
 #include "common/util.h"
 #include "probe_sha256.h"
 
@@ -93,10 +94,11 @@ static const struct ln_arg_opt nccl_probe_opts[] = {
 	{ "--socket-ifname", LN_ARG_IFNAME }, { "--env", LN_ARG_NCCL_ENV }, { NULL, LN_ARG_FLAG },
 };
 
-/* nccl-tests' all_reduce_perf, by its path (exec_tests.c): what the nccl stage passes. */
+/* nccl-tests' OP_perf, by its path (exec_tests.c): what the nccl stage
+ * passes (-h: the check that a node's copy may run, before mpirun). */
 static const struct ln_arg_opt nccl_tests_opts[] = {
 	{ "-b", LN_ARG_UINT }, { "-e", LN_ARG_UINT }, { "-f", LN_ARG_UINT }, { "-g", LN_ARG_UINT },
-	{ "-c", LN_ARG_UINT }, { NULL, LN_ARG_FLAG },
+	{ "-c", LN_ARG_UINT }, { "-h", LN_ARG_FLAG }, { NULL, LN_ARG_FLAG },
 };
 
 /* perftest from a stage's perftest_dir, by its absolute path, run as
@@ -336,10 +338,51 @@ static int check_mca_for_node(const struct program *pg, int prog, char **argv,
 	return 0;
 }
 
+/* mpirun's -x value: NCCL_NAME=VALUE by the NCCL policy (nccl_env.h). */
+static int x_check(const char *v, struct ln_buf *err)
+{
+	if (v && ln_nccl_x_ok(v))
+		return 0;
+	ln_buf_addf(err, "mpirun option '-x' takes NCCL_NAME=VALUE with a name on llmnet's NCCL "
+		    "allow-list and a plain value, not '%.100s' (LD_PRELOAD and other loader "
+		    "variables would load code)", v ? v : "nothing");
+	return -LN_EREQUEST;
+}
+
+/* mpirun starting nccl-tests' argv[prog] (across the nodes: the nccl
+ * stage at scope cluster): its options from nccl-tests' table, no hash
+ * (nccl-tests is not llmnet's: the node's own copy is trusted as the run
+ * verb trusts it, exec_tests.c, here on the launcher; the controller had
+ * every other node check its own copy first). */
+static int mpirun_tests(const struct ln_agent *a, int prog, int argc, char **argv,
+			const char *sha256, struct ln_run_plan *rp, struct ln_buf *err)
+{
+	int r, fd;
+
+	if (sha256) {
+		ln_buf_addstr(err, "--sha256 is for llmnet's probes, not nccl-tests");
+		return -LN_EREQUEST;
+	}
+	r = ln_arg_check_opts(argv[prog], nccl_tests_opts, LN_ARG_FLAG, prog + 1, argc, argv,
+			      err);
+	if (r < 0)
+		return r;
+	fd = ln_exec_tests_open(a, argv[prog], err);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	/* under --root the program is the one below the root */
+	if (node_path(a, argv[prog], rp->bin, err) < 0)
+		return -LN_EREQUEST;
+	rp->argv[prog] = rp->bin;
+	return 0;
+}
+
 /* mpirun: only the options the mpi and nccl stages pass, each value
  * typed; --mca names by the MCA policy, for the node's own Open MPI
- * version; no -x (environment variables such as LD_PRELOAD would load
- * code into the ranks); it starts one of llmnet's MPI probes, by its
+ * version; -x only NCCL_NAME=VALUE by the NCCL policy and only for
+ * nccl-tests (no LD_PRELOAD or other variable that loads code); it starts
+ * nccl-tests from its directory (mpirun_tests), or one of llmnet's MPI probes, by its
  * exact path, whose SHA-256 the request names (the probe is built on the
  * launcher, then copied: the controller read back every copy and checked
  * it has the launcher's hash), with that probe's own options. */
@@ -351,17 +394,17 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 		{ "--hostfile", LN_ARG_PATH }, { NULL, LN_ARG_FLAG },
 	};
 	const struct mpi_probe *mp = NULL;
-	int i, r, prog = 0;
+	int i, r, prog = 0, with_x = 0;
 	size_t k;
 
 	for (i = 1; i < argc && !prog; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(o, "-x")) {
-			ln_buf_addf(err, "mpirun option '-x' is not allowed: llmnet passes no "
-				    "environment variables to the ranks ('%.100s'; LD_PRELOAD and "
-				    "other loader variables would load code)", v ? v : "");
-			return -LN_EREQUEST;
+			if (x_check(v, err) < 0)
+				return -LN_EREQUEST;
+			with_x = 1;
+			i++;
 		} else if (!strcmp(o, "--mca")) {
 			if (i + 2 >= argc) {
 				ln_buf_addstr(err, "mpirun option '--mca' takes a name and a value");
@@ -405,6 +448,15 @@ static int check_mpirun(const struct ln_agent *a, const struct program *pg, int 
 	}
 	if (!prog) {
 		ln_buf_addstr(err, "mpirun needs a program to start");
+		return -LN_EREQUEST;
+	}
+	if (ln_arg_clean_path(argv[prog]) && ln_exec_tests_named(argv[prog])) {
+		r = mpirun_tests(a, prog, argc, argv, sha256, rp, err);
+		return r < 0 ? r : check_mca_for_node(pg, prog, argv, err);
+	}
+	if (with_x) {
+		ln_buf_addf(err, "mpirun option '-x' is for nccl-tests only: llmnet's probes take "
+			    "their NCCL variables as options ('%.100s')", argv[prog]);
 		return -LN_EREQUEST;
 	}
 	for (k = 0; k < ARRAY_SIZE(mpi_probes); k++)
@@ -533,9 +585,9 @@ int ln_allow_check(const struct ln_agent *a, const char *sha256, int pargc, char
 	if (!pg) {
 		ln_buf_addf(err, "probe '%.100s' is not on the allow-list (system tools by name: "
 			    "rping, ib_write_bw, ib_send_bw, ib_write_lat, ib_send_lat, mpirun, mpicc, "
-			    "scontrol; llmnet's io probe by its installed path %s; nccl-tests' %s and "
-			    "perftest's tools by an absolute path)", pargv[0], PROBE_PATH(LN_PROBE_IO),
-			    LN_NCCL_TESTS_ALL_REDUCE);
+			    "scontrol; llmnet's io probe by its installed path %s; nccl-tests' OP_perf "
+			    "programs and perftest's tools by an absolute path)", pargv[0],
+			    PROBE_PATH(LN_PROBE_IO));
 		return -LN_EREQUEST;
 	}
 	if (pargc > 257) {

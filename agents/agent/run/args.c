@@ -63,23 +63,6 @@ static int hca_at_ok(const char *v)
 	return ln_arg_all_of(host, LN_ARG_ALNUM "._-") && ln_nccl_hca_ok(eq + 1, 1);
 }
 
-/* NAME=VALUE for the NCCL probe's ranks: the name on the allow-list (no
- * variable that writes or reads a file or loads code), a plain value. */
-static int nccl_env_ok(const char *v)
-{
-	struct ln_buf why = LN_BUF_INIT;
-	const char *eq = strchr(v, '=');
-	char name[64];
-	int ok;
-
-	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(name))
-		return 0;
-	snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
-	ok = ln_nccl_env_check(name, &why) == 0 && ln_nccl_value_ok(eq + 1);
-	ln_buf_release(&why);
-	return ok;
-}
-
 /* DDDD:BB:DD.F in lower-case hex, sysfs's form (what the facts carry). */
 static int pci_bus_ok(const char *v)
 {
@@ -119,7 +102,9 @@ static int value_ok(enum ln_arg_kind k, const char *v)
 	case LN_ARG_IFNAME:
 		return ln_nccl_ifname_ok(v);
 	case LN_ARG_NCCL_ENV:
-		return nccl_env_ok(v);
+		/* a name on the allow-list (no variable that writes or reads a
+		 * file or loads code), a plain value */
+		return ln_nccl_env_pair_ok(v);
 	case LN_ARG_PORT:
 		return ln_arg_all_of(v, LN_ARG_DIGITS) && strlen(v) <= 5 && atol(v) >= 1 &&
 		       atol(v) <= 65535;

@@ -28,6 +28,7 @@
 #include "agents/agent/target/inuse.h"
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/nccl_env.h"
 #include "common/places.h"
 #include "common/proto.h"
 
@@ -35,7 +36,7 @@ int ln_exec_tests_named(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
-	return path[0] == '/' && base && !strcmp(base + 1, LN_NCCL_TESTS_ALL_REDUCE);
+	return path[0] == '/' && base && ln_nccl_tests_named(base + 1);
 }
 
 /* What fd (shown: its node path) is may be trusted to run from: root's,

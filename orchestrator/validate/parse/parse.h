@@ -112,6 +112,7 @@ void ln_mpi_probe_release(struct ln_mpi_probe *p);
 
 #define LN_NCCL_MAX_SIZES 40	/* 4 B to 64 GiB, doubling */
 #define LN_NCCL_MAX_WRONG 8	/* wrong ranks kept (nwrong counts them all) */
+#define LN_NCCL_MAX_HOSTS 64	/* nccl-tests' rank hosts kept */
 
 /* One size's figures, as nccl-tests prints a row. */
 struct ln_nccl_size {
@@ -148,6 +149,11 @@ struct ln_nccl {
 	size_t nsizes;
 	struct ln_nccl_wrong wrongs[LN_NCCL_MAX_WRONG];
 	size_t nwrong;		/* wrong rank lines seen (may exceed the kept) */
+	/* nccl-tests: the hosts its "# Rank R ... on HOST device D" lines
+	 * name, each once, in order (at most LN_NCCL_MAX_HOSTS kept; nhosts
+	 * counts them all) */
+	char hosts[LN_NCCL_MAX_HOSTS][64];
+	size_t nhosts;
 };
 
 int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_buf *err);

@@ -9,7 +9,8 @@
  *      result pass|fail
  *    with "error: ..." lines, and "result notrun" when NCCL, the CUDA
  *    runtime or a GPU is missing (not_run set, reason from the error);
- *  - nccl-tests' all_reduce_perf text report: '#' comment lines, then one
+ *  - nccl-tests' OP_perf text report (every op alike; across nodes the
+ *    "# Rank" lines name each rank's host): '#' comment lines, then one
  *    row per size: size count type redop [root] followed by out-of-place
  *    and in-place groups of (time algbw busbw #wrong). Older releases have
  *    no root column, so the groups are read from the right. #wrong is
@@ -87,7 +88,26 @@ static void parse_probe_line(const char *line, struct ln_nccl *out, int *seen_re
 	}
 }
 
-/* One all_reduce_perf data row; returns 0 when it is one. */
+/* "#  Rank R Group G Pid P on HOST device D ...": HOST kept once (a
+ * host name too long to keep counts, unnamed). */
+static void add_rank_host(const char *line, struct ln_nccl *out)
+{
+	char host[256];
+	long rank, group, pid;
+	size_t k;
+
+	if (sscanf(line, "# Rank %ld Group %ld Pid %ld on %255s device", &rank, &group, &pid,
+		   host) != 4)
+		return;
+	for (k = 0; k < out->nhosts && k < LN_NCCL_MAX_HOSTS; k++)
+		if (!strcmp(out->hosts[k], host))
+			return;
+	if (out->nhosts < LN_NCCL_MAX_HOSTS)
+		snprintf(out->hosts[out->nhosts], sizeof(out->hosts[0]), "%.63s", host);
+	out->nhosts++;
+}
+
+/* One OP_perf data row; returns 0 when it is one. */
 static int parse_tests_row(const char *line, struct ln_nccl *row)
 {
 	char copy[512], *tok[32], *save = NULL, *t, *end;
@@ -161,8 +181,10 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 		if (*s == '#') {
 			/* The ranks listed under "# Using devices" give
 			 * the rank count. */
-			if (sscanf(s, "# Rank %ld", &v) == 1)
+			if (sscanf(s, "# Rank %ld", &v) == 1 && v >= 0 && v < (1l << 24)) {
 				out->ranks = out->ranks < v + 1 ? v + 1 : out->ranks;
+				add_rank_host(s, out);
+			}
 			else if (strstr(s, "Out of bounds values"))
 				oob_ok = strstr(s, "OK") != NULL;
 			continue;
@@ -200,6 +222,8 @@ int ln_parse_nccl(const char *text, size_t len, struct ln_nccl *out, struct ln_b
 			wrong = out->sizes[k].wrong < 0 ? -1 : wrong + out->sizes[k].wrong;
 		memcpy(best.sizes, out->sizes, sizeof(best.sizes));
 		best.nsizes = out->nsizes;
+		memcpy(best.hosts, out->hosts, sizeof(best.hosts));
+		best.nhosts = out->nhosts;
 		*out = best;
 		out->ranks = ranks;
 		out->from_nccl_tests = 1;
