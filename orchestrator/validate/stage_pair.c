@@ -415,8 +415,9 @@ static void run_pair(struct vctx *c, enum ln_stage st, const struct ln_pair *p, 
 			break;
 		/* A refused probe will be refused again, and a measured value
 		 * below the threshold is a result, not a race: the diagnosis'
-		 * second pass retests it. Only "no result" is retried here. */
-		if (at->ok || crc < 0 || !isnan(at->value))
+		 * second pass retests it. Only "no result" is retried here:
+		 * no figure, or an end that did not run or report. */
+		if (at->ok || crc < 0 || (!isnan(at->value) && !at->own_fault))
 			break;
 		vs_sleep_ms(delay);
 		delay *= 2;
