@@ -141,6 +141,31 @@ static void test_agent_request__dhchap_refusals_name_no_secret(void **state)
 		"request: targets 'nqn.2024-04.x:t' and 'nqn.2024-04.x:u' ask different "
 		"DH-HMAC-CHAP settings or secrets for host '" HA "' (nvmet keeps them on the host "
 		"entry, one per node)");
+	/* a TLS target and a plain one may allow one host keyed alike: the
+	 * PSK is the keyring's, not the host entry's (the control: a
+	 * different DH-HMAC-CHAP secret beside it is still refused) */
+	{
+		static const char tls_pair[] =
+			"{\"protocol\":3,\"cluster\":\"c\",\"targets\":[{\"nqn\":\"nqn.2024-04.x:t\","
+			"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4420,\"hosts\":"
+			"[\"" HA "\"],\"dhchap\":{\"hash\":\"sha256\",\"dhgroup\":\"null\",\"keys\":"
+			"[{\"host\":\"" HA "\",\"key\":\"" K1 "\"}]}},{\"nqn\":\"nqn.2024-04.x:u\","
+			"\"transport\":\"tcp\",\"address\":\"10.0.0.1\",\"service\":4421,"
+			"\"tls\":\"required\",\"hosts\":[\"" HA "\"],\"dhchap\":{\"hash\":\"sha256\","
+			"\"dhgroup\":\"null\",\"keys\":[{\"host\":\"" HA "\",\"key\":\"%s\","
+			"\"psk\":\"NVMeTLSkey-1:01:tSY3VcFaqJU/TsU5elbFS+ZxSUs8h9rEvPyr0dNSlqeWiDyN:\"}]}}]}";
+		struct ln_buf e = LN_BUF_INIT;
+		char req[2048];
+
+		snprintf(req, sizeof(req), tls_pair, K1);
+		if (parse(req, &e) != 0)
+			fail_msg("%s", e.buf);
+		snprintf(req, sizeof(req), tls_pair, K2);
+		refused(req, "request: targets 'nqn.2024-04.x:t' and 'nqn.2024-04.x:u' ask different "
+			"DH-HMAC-CHAP settings or secrets for host '" HA "' (nvmet keeps them on "
+			"the host entry, one per node)");
+		ln_buf_release(&e);
+	}
 	/* an initiator's malformed secret */
 	ln_buf_reset(&msg);
 	ln_buf_addf(&msg, "request: initiators[0].dhchap: 'ctrl_secret' is not a valid "

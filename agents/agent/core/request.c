@@ -132,16 +132,15 @@ static int same_str(const char *a, const char *b)
 }
 
 /* Both NULL, or the same secret in every slot. */
+/* The secrets a host entry holds: DH-HMAC-CHAP's two. A TLS PSK is not
+ * the entry's (the keyring holds it, by an identity that names the
+ * subsystem), so a TLS target and a plain one may allow one host. */
 static int same_secrets(const struct ln_req_key *a, const struct ln_req_key *b)
 {
-	int k;
-
 	if (!a || !b)
 		return !a == !b;
-	for (k = 0; k < LN_SECRET_SLOTS; k++)
-		if (!same_str(a->v[k], b->v[k]))
-			return 0;
-	return 1;
+	return same_str(a->v[LN_SECRET_KEY], b->v[LN_SECRET_KEY]) &&
+	       same_str(a->v[LN_SECRET_CTRL_KEY], b->v[LN_SECRET_CTRL_KEY]);
 }
 
 /* Targets sharing a port (transport, address, service) agree on tls: the
