@@ -66,13 +66,15 @@ int vs_ends_agree(const struct pair_try *t, double cv, double sv, double tol,
 	return 0;
 }
 
-/* No server report to check the client's against: its end is marked, so
- * that run_pair tries again though the client measured (a report lost once
- * under load costs a try; only one never given names the node). */
-void vs_server_unread(const struct pair_try *t, struct ln_attempt *at,
-			  const struct ln_buf *perr, struct ln_buf *why)
+/* No server report to check the client's against: its end is marked; one
+ * that ran (exit 0) and lost its report makes run_pair try again though
+ * the client measured (a report lost once under load costs a try; only
+ * one never given names the node). */
+void vs_server_unread(const struct pair_try *t, struct ln_attempt *at, int ran,
+		      const struct ln_buf *perr, struct ln_buf *why)
 {
 	if (perr->len)
 		ln_buf_addf(why, "server on '%s': %s", vs_nname(t->c, t->a), perr->buf);
 	at->own_fault |= LN_END_A;
+	at->report_lost = ran;
 }

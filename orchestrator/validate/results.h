@@ -70,6 +70,7 @@ struct ln_attempt {
 	char *command;		/* what ran, for the report */
 	struct ln_latency lat;	/* latency stage: the figures (value is the typical) */
 	int own_fault;		/* pair: whose own tool did not run, LN_END_* bits */
+	int report_lost;	/* pair: the server ran but its report was unreadable */
 };
 
 /* The ends of a pair check (server a, client b), as own_fault bits. */

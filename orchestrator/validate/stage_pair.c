@@ -151,11 +151,10 @@ static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt
 	const struct server_job *job = t->job;
 	struct ln_perftest pt = { 0 };
 	struct ln_buf perr = LN_BUF_INIT;
-	int ok = 0;
+	int ok = 0, ran = vs_server_ran(t, why);
 
-	if (!vs_server_ran(t, why) ||
-	    ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0) {
-		vs_server_unread(t, at, &perr, why);
+	if (!ran || ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0) {
+		vs_server_unread(t, at, ran, &perr, why);
 	} else {
 		ok = vs_ends_agree(t, gbps, ln_perftest_gbps(&pt, ln_perftest_large(&pt)), BW_AGREE,
 				"Gb/s", why);
@@ -241,11 +240,10 @@ static int lat_server_ok(const struct pair_try *t, double typical, struct ln_att
 	const struct server_job *job = t->job;
 	struct ln_perftest_lat sl;
 	struct ln_buf perr = LN_BUF_INIT;
-	int ok = 0;
+	int ok = 0, ran = vs_server_ran(t, why);
 
-	if (!vs_server_ran(t, why) ||
-	    ln_parse_perftest_lat(job->res.output.buf, job->res.output.len, &sl, &perr) < 0) {
-		vs_server_unread(t, at, &perr, why);
+	if (!ran || ln_parse_perftest_lat(job->res.output.buf, job->res.output.len, &sl, &perr) < 0) {
+		vs_server_unread(t, at, ran, &perr, why);
 	} else {
 		ok = vs_ends_agree(t, typical, sl.typical, LAT_AGREE, "us", why);
 	}
@@ -416,8 +414,9 @@ static void run_pair(struct vctx *c, enum ln_stage st, const struct ln_pair *p, 
 		/* A refused probe will be refused again, and a measured value
 		 * below the threshold is a result, not a race: the diagnosis'
 		 * second pass retests it. Only "no result" is retried here:
-		 * no figure, or an end that did not run or report. */
-		if (at->ok || crc < 0 || (!isnan(at->value) && !at->own_fault))
+		 * no figure, or a server that ran and lost its report (one
+		 * that failed or timed out is a result of its own). */
+		if (at->ok || crc < 0 || (!isnan(at->value) && !at->report_lost))
 			break;
 		vs_sleep_ms(delay);
 		delay *= 2;

@@ -55,9 +55,9 @@ void vs_client_not_run(const struct pair_try *t, struct ln_attempt *at);
  * fraction tol; the reason into why when not. */
 int vs_ends_agree(const struct pair_try *t, double cv, double sv, double tol, const char *unit,
 		  struct ln_buf *why);
-/* No server report to check the client's against: its end is marked, so
- * that run_pair tries again. */
-void vs_server_unread(const struct pair_try *t, struct ln_attempt *at, const struct ln_buf *perr,
-		      struct ln_buf *why);
+/* No server report to check the client's against (ran: it exited 0): its
+ * end is marked, and a report lost by a server that ran is tried again. */
+void vs_server_unread(const struct pair_try *t, struct ln_attempt *at, int ran,
+		      const struct ln_buf *perr, struct ln_buf *why);
 
 #endif
