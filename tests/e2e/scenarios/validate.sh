@@ -379,30 +379,36 @@ t = re.sub(r"ip: 10\.77\.0\.(\d+),", r"ip: 10.79.0.\1,", t)
 assert t != s and "10.77.0." not in re.sub(r"(?m)^(?!.*ip: ).*$", "", t), "the lab spec's ports changed"
 sys.stdout.write(t)
 PY
-shared_setup
-check "shared subnet: both rails of every guest in 10.79.0.0/24, one L2, a rule per address" 0 $?
-check "shared subnet: lab2's rxe1 holds its shared address as a GID" 0 \
-	"$(lab_ssh 2 "for _ in \$(seq 20); do
-		grep -qx '0000:0000:0000:0000:0000:ffff:0a4f:0034' /sys/class/infiniband/rxe1/ports/1/gids/* &&
-			exit 0; sleep 0.5; done; exit 1" >/dev/null 2>&1; echo $?)"
-lab_roce_drop 2 fabric1
-check "shared subnet: lab2's fabric1 drops RoCE" 0 $?
-"$LLMNET" --no-color validate "$W/shared.yaml" --stages rping --attempts 1 \
-	--report "$W/shared.json" > "$W/shared.out" 2>&1
-rc=$?
-cat "$W/shared.out"
-lab_roce_undrop 2 fabric1
-shared_cleanup
-echo "# time: shared subnet run done ${SECONDS} s since the scenario started"
-check "shared subnet: validate exits 1" 1 "$rc"
-check "shared subnet: the bad port named is exactly lab2/rxe1" "lab2/rxe1" \
-	"$(q "$W/shared.json" "' '.join(r['culprits']['ports'])")"
-check "shared subnet: no node and no link is named" " " \
-	"$(q "$W/shared.json" "' '.join(r['culprits']['nodes']) + ' ' + ' '.join('-'.join(l) for l in r['culprits']['links'])")"
-check "shared subnet: every rping client was bound to its own port's address (-I)" "True" \
-	"$(q "$W/shared.json" "all(' -I 10.79.0.' in (a['command'] or '') for c in P if c['stage']=='rping' for a in c['attempts'])")"
-check "shared subnet: lab2's rxe0 passes with its rail-0 partners" "pass pass" \
-	"$(q "$W/shared.json" "' '.join(c['status'] for c in P if c['stage']=='rping' and not c['retest'] and 'lab2' in c['pair'] and c['ports']==['rxe0','rxe0'])")"
+# Written for issue 27 and not yet run in the lab: LAB_SHARED_SUBNET=1 runs
+# it; without, the scenario says so and counts nothing for it.
+if [ "${LAB_SHARED_SUBNET:-0}" = 1 ]; then
+	shared_setup
+	check "shared subnet: both rails of every guest in 10.79.0.0/24, one L2, a rule per address" 0 $?
+	check "shared subnet: lab2's rxe1 holds its shared address as a GID" 0 \
+		"$(lab_ssh 2 "for _ in \$(seq 20); do
+			grep -qx '0000:0000:0000:0000:0000:ffff:0a4f:0034' /sys/class/infiniband/rxe1/ports/1/gids/* &&
+				exit 0; sleep 0.5; done; exit 1" >/dev/null 2>&1; echo $?)"
+	lab_roce_drop 2 fabric1
+	check "shared subnet: lab2's fabric1 drops RoCE" 0 $?
+	"$LLMNET" --no-color validate "$W/shared.yaml" --stages rping --attempts 1 \
+		--report "$W/shared.json" > "$W/shared.out" 2>&1
+	rc=$?
+	cat "$W/shared.out"
+	lab_roce_undrop 2 fabric1
+	shared_cleanup
+	echo "# time: shared subnet run done ${SECONDS} s since the scenario started"
+	check "shared subnet: validate exits 1" 1 "$rc"
+	check "shared subnet: the bad port named is exactly lab2/rxe1" "lab2/rxe1" \
+		"$(q "$W/shared.json" "' '.join(r['culprits']['ports'])")"
+	check "shared subnet: no node and no link is named" " " \
+		"$(q "$W/shared.json" "' '.join(r['culprits']['nodes']) + ' ' + ' '.join('-'.join(l) for l in r['culprits']['links'])")"
+	check "shared subnet: every rping client was bound to its own port's address (-I)" "True" \
+		"$(q "$W/shared.json" "all(' -I 10.79.0.' in (a['command'] or '') for c in P if c['stage']=='rping' for a in c['attempts'])")"
+	check "shared subnet: lab2's rxe0 passes with its rail-0 partners" "pass pass" \
+		"$(q "$W/shared.json" "' '.join(c['status'] for c in P if c['stage']=='rping' and not c['retest'] and 'lab2' in c['pair'] and c['ports']==['rxe0','rxe0'])")"
+else
+	echo "# the shared-subnet case (step 5) is not run: LAB_SHARED_SUBNET=1 runs it"
+fi
 
 echo "# time: the scenario took ${SECONDS} s"
 echo "# reports kept in $W"
