@@ -17,8 +17,8 @@
 #     wrong-secret check is skipped (never tried: 6.12's nvme_auth_wait
 #     hang), the claim without a secret refused at once; no controller of
 #     any of the four subsystems is left on any guest, no task is hung.
-#  2. keyed's access control broken by hand (attr_allow_any_host 1 on
-#     lab1): the stage fails with a target verdict of severity fail naming
+#  2. keyed's access control broken by hand (lab3's host entry linked
+#     into keyed's allowed_hosts on lab1): the stage fails with a target verdict of severity fail naming
 #     keyed (lab3 as itself got in and was deleted at once); the claim of
 #     lab2's NQN is still refused (its host entry keeps its key); again
 #     nothing is left behind. Then teardown --purge.
@@ -101,7 +101,8 @@ reasons() { json "$1" "'\n'.join('# ' + c['name'] + ': ' + str(c['reason']) for 
 # --- 1. the declared access control holds ----------------------------------
 s=$(date +%s)
 "$LLMNET" --no-color validate "$W/access.yaml" --stages access --report "$W/v1.json" >"$W/v1.out" 2>&1
-check "holds: validate exits 0 ($(($(date +%s) - s)) s)" 0 "$?"
+rc=$?
+check "holds: validate exits 0 ($(($(date +%s) - s)) s)" 0 "$rc"
 reasons "$W/v1.json"
 check "holds: every check as planned" "$(cat <<EOF
 pass $P.open: lab1 as itself (not in hosts)
@@ -131,10 +132,17 @@ check "holds: lab3 has no process in D state" "" \
 	"$(lab_ssh 3 "ps -eo stat=,comm= | awk '\$1 ~ /^D/'")"
 
 # --- 2. keyed's access control broken by hand ------------------------------
-lab_ssh 1 "echo 1 >/sys/kernel/config/nvmet/subsystems/$P.keyed/attr_allow_any_host"
+# lab3's host entry (allowed on open, no key) linked into keyed's allowed
+# hosts, as a hand-made mistake would (nvmet refuses attr_allow_any_host
+# while a subsystem lists hosts)
+h3=$(lab_ssh 3 "cat /etc/nvme/hostnqn")
+CFG=/sys/kernel/config/nvmet
+lab_ssh 1 "ln -s $CFG/hosts/$h3 $CFG/subsystems/$P.keyed/allowed_hosts/$h3"
+check "broken: lab3 linked into keyed's allowed hosts by hand" 0 "$?"
 s=$(date +%s)
 "$LLMNET" --no-color validate "$W/access.yaml" --stages access --report "$W/v2.json" >"$W/v2.out" 2>&1
-check "broken: validate exits 1 ($(($(date +%s) - s)) s)" 1 "$?"
+rc=$?
+check "broken: validate exits 1 ($(($(date +%s) - s)) s)" 1 "$rc"
 reasons "$W/v2.json"
 check "broken: keyed's checks" "$(cat <<EOF
 fail $P.keyed: lab3 as itself (not in hosts)
@@ -149,7 +157,7 @@ EOF
 )" "$(verdicts "$W/v2.json")"
 after=$(for i in 1 2 3; do echo "lab$i $(ctrls "$i")"; done)
 check "broken: nothing left behind" "$(echo $before)" "$(echo $after)"
-lab_ssh 1 "echo 0 >/sys/kernel/config/nvmet/subsystems/$P.keyed/attr_allow_any_host"
+lab_ssh 1 "rm $CFG/subsystems/$P.keyed/allowed_hosts/$h3"
 
 "$LLMNET" --no-color teardown "$W/access.yaml" --purge >"$W/teardown.out" 2>&1
 check "teardown --purge exits 0" 0 "$?"
