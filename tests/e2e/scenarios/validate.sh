@@ -299,9 +299,11 @@ if [ "$LAB_KERNEL" = 6.12 ] && [ "$N" -ge 4 ]; then
 	lab_ssh 4 "tc qdisc del dev fabric1 root"
 	echo "# netem: lab4's fabric1 dropped ${lost:-?} RoCE data packets, sent ${qp1:-?} QP1 packets around the loss"
 	check "netem: validate exits 1" 1 "$rc"
-	# the fault model itself: data was lost, the RDMA CM's QP1 went around it
-	check "netem: lab4's fabric1 dropped RoCE data and sent QP1 around the loss" "True True" \
-		"$(python3 -c "print(int('${lost:-0}' or 0) > 0, int('${qp1:-0}' or 0) > 0)")"
+	# the fault model itself: data was lost (perftest runs without RDMA CM
+	# now, docs/validation.md "Binding", so QP1 may carry nothing: its
+	# count is printed above, not judged)
+	check "netem: lab4's fabric1 dropped RoCE data" "True" \
+		"$(python3 -c "print(int('${lost:-0}' or 0) > 0)")"
 	# a threshold verdict says what was measured; a counters one "gained more than"
 	check "netem: the latency threshold names exactly lab2/rxe0" "lab2/rxe0" \
 		"$(q "$W/netem.json" "' '.join(v['node'] + '/' + v['port'] for v in r['verdicts'] if v['kind']=='port' and 'gained more than' not in v['reason'])")"
