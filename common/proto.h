@@ -35,6 +35,10 @@
 #define LN_VERB_APPLY "apply"
 #define LN_VERB_TEARDOWN "teardown"
 #define LN_VERB_RUN "run"
+/* run's --env NAME=VALUE (nccl-tests only, allow.c): at most this many.
+ * The program gets these and nothing else of the agent's environment
+ * but PATH. */
+#define LN_RUN_ENV_MAX 40
 #define LN_VERB_RESTORE "restore"	/* the boot unit's, node-local: agent-protocol.md */
 
 /* `facts --counters DEV/PORT`: the most ports one request may name. */

@@ -14,7 +14,7 @@
 #include "orchestrator/spec/check.h"
 
 /* A program folder llmnet runs as root from (nccl.tests_dir, a pairwise
- * stage's perftest_dir) must not be
+ * stage's perftest_dir, the libraries nccl-tests loads) must not be
  * on a file system an initiator mounts: its bytes, uid 0 and setuid bits
  * included, are written by the target node and every host it allows. */
 static void check_program_dirs(struct ln_spec *spec)
@@ -30,6 +30,10 @@ static void check_program_dirs(struct ln_spec *spec)
 		  v->bandwidth.perftest_dir_mark },
 		{ "perftest_dir", v->present[LN_STAGE_LATENCY] ? v->latency.perftest_dir : NULL,
 		  v->latency.perftest_dir_mark },
+		{ "nccl_lib", v->present[LN_STAGE_NCCL] ? v->nccl.nccl_lib : NULL,
+		  v->nccl.nccl_lib_mark },
+		{ "cuda_lib", v->present[LN_STAGE_NCCL] ? v->nccl.cuda_lib : NULL,
+		  v->nccl.cuda_lib_mark },
 	};
 	size_t i, k;
 
@@ -130,6 +134,13 @@ static void check_nccl_nodes(struct ln_spec *spec)
 		spec_diag(spec, v->nccl.scaling_mark, "'scaling' asks for %u nodes, but %zu "
 			  "node%s declare%s GPUs", v->nccl.scaling[v->nccl.n_scaling - 1], gpu_nodes,
 			  gpu_nodes == 1 ? "" : "s", gpu_nodes == 1 ? "s" : "");
+	/* without MPI there is one process a node: across nodes its ranks
+	 * cannot meet, so scope cluster means one GPU node only */
+	if (v->nccl.tool != LN_NCCL_PROBE && v->nccl.launcher == LN_NCCL_LAUNCHER_NONE &&
+	    v->nccl.scope == LN_NCCL_SCOPE_CLUSTER && gpu_nodes > 1)
+		spec_diag(spec, v->nccl.launcher_mark, "launcher none starts one nccl-tests process "
+			  "a node, with no MPI to join %zu GPU nodes' ranks into one run: set "
+			  "scope: node (each node alone), or launcher: mpirun", gpu_nodes);
 }
 
 /* The mpi and nccl stages launch Open MPI's mpirun over the hostfile,

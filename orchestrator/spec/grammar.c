@@ -28,6 +28,7 @@ static const char *const lat_tools[] = { "ib_write_lat", "ib_send_lat", NULL };
  * together are in stages.c). */
 static const char *const nccl_tools[] = { "probe", "all_reduce_perf", "nccl-tests", NULL };
 static const char *const nccl_scopes[] = { "cluster", "node", NULL };
+static const char *const nccl_launchers[] = { "mpirun", "none", NULL };
 
 
 /* ---- nodes -------------------------------------------------------------- */
@@ -462,6 +463,16 @@ static const struct field nccl_fields[] = {
 	  .flags = F_THRESHOLD, .min = 1, .doc = "threshold on bus bandwidth" },
 	{ .key = "timeout", .type = FT_DURATION, .off = VOFF(nccl.timeout_ms), .min = 1000,
 	  .max = 86400000, .def = "300s", .doc = "bound on the run" },
+	{ .key = "launcher", .type = FT_ENUM, .off = VOFF(nccl.launcher), .names = nccl_launchers,
+	  .def = "mpirun",
+	  .doc = "nccl-tests: started by mpirun, or by each node's agent itself (none): one "
+	  "process per GPU node, -g its GPUs, no MPI" },
+	{ .key = "nccl_lib", .type = FT_STR, .off = VOFF(nccl.nccl_lib), .pat = SP_PATH,
+	  .doc = "with launcher none: the absolute directory of libnccl.so.2 on every node "
+	  "(a Python wheel's), checked as tests_dir is, given to nccl-tests as LD_LIBRARY_PATH" },
+	{ .key = "cuda_lib", .type = FT_STR, .off = VOFF(nccl.cuda_lib), .pat = SP_PATH,
+	  .doc = "with launcher none: the absolute directory of libcudart on every node, checked "
+	  "as tests_dir is, after nccl_lib in LD_LIBRARY_PATH" },
 };
 
 static const struct field access_fields[] = {

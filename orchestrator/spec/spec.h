@@ -302,6 +302,13 @@ enum ln_nccl_scope {
 	LN_NCCL_SCOPE_NODE,
 };
 
+/* How nccl-tests starts: by mpirun, or by the node's agent itself, one
+ * process per node (-g its GPUs), with no MPI. */
+enum ln_nccl_launcher {
+	LN_NCCL_LAUNCHER_MPIRUN = 0,
+	LN_NCCL_LAUNCHER_NONE,
+};
+
 /* nccl.scaling's node counts at most. */
 #define LN_NCCL_MAX_SCALING 8
 
@@ -408,6 +415,12 @@ struct ln_validation {
 		struct ln_mark scaling_mark;	/* its value, for messages */
 		double min_efficiency;		/* busbw(N) / busbw(first N); 0: no threshold */
 		uint64_t max_latency_us;	/* time at the smallest size; 0: no threshold */
+		enum ln_nccl_launcher launcher;	/* nccl-tests; default mpirun */
+		struct ln_mark launcher_mark;	/* its value, for messages */
+		const char *nccl_lib;		/* libnccl.so.2's directory (launcher none) */
+		struct ln_mark nccl_lib_mark;
+		const char *cuda_lib;		/* libcudart's directory (launcher none) */
+		struct ln_mark cuda_lib_mark;
 	} nccl;
 	struct {
 		uint64_t timeout_ms;		/* per connect attempt; default 20 s */

@@ -438,7 +438,8 @@ static const struct kv *find_kv(const struct kv *kvs, size_t n, const char *key)
 static void probe_rules(struct parser *p, const struct kv *kvs, size_t n)
 {
 	static const char *const tests_only[] = { "tests_dir", "scope", "scaling",
-						  "min_efficiency" };
+						  "min_efficiency", "launcher", "nccl_lib",
+						  "cuda_lib" };
 	const struct ln_validation *v = &p->spec->validation;
 	const struct kv *kv;
 	size_t i;
@@ -475,9 +476,49 @@ static void old_name_rules(struct parser *p, const struct kv *kvs, size_t n,
 			  "tool: nccl-tests with its 'scope'");
 }
 
+/* launcher none: the agent starts nccl-tests itself, one process per
+ * node, so no sweep over node counts; nccl_lib and cuda_lib (its
+ * LD_LIBRARY_PATH, which the agent alone can set) only then, each a
+ * directory judged as tests_dir is and without the list separator ':'. */
+static void launcher_rules(struct parser *p, const struct kv *kvs, size_t n)
+{
+	static const char *const libs[] = { "nccl_lib", "cuda_lib" };
+	struct ln_validation *v = &p->spec->validation;
+	const struct kv *kv;
+	size_t i;
+
+	if ((kv = find_kv(kvs, n, "launcher")))
+		v->nccl.launcher_mark = kv->vm;
+	if (v->nccl.launcher == LN_NCCL_LAUNCHER_NONE && (kv = find_kv(kvs, n, "scaling")))
+		spec_diag(p->spec, kv->km, "'scaling' reruns one mpirun on more and more nodes, "
+			  "but launcher none starts each node alone: remove it, or set launcher: "
+			  "mpirun");
+	for (i = 0; i < ARRAY_SIZE(libs); i++) {
+		const char *dir = i ? v->nccl.cuda_lib : v->nccl.nccl_lib;
+		struct ln_buf why = LN_BUF_INIT;
+
+		if (!(kv = find_kv(kvs, n, libs[i])))
+			continue;
+		if (i)
+			v->nccl.cuda_lib_mark = kv->vm;
+		else
+			v->nccl.nccl_lib_mark = kv->vm;
+		if (v->nccl.launcher != LN_NCCL_LAUNCHER_NONE)
+			spec_diag(p->spec, kv->km, "'%s' is for launcher none: mpirun passes no "
+				  "LD_LIBRARY_PATH (it loads code), so set launcher: none or remove "
+				  "it", libs[i]);
+		else if (dir && dir[0] == '/' && strchr(dir, ':'))
+			spec_diag(p->spec, kv->vm, "'%s' '%s' holds ':', which LD_LIBRARY_PATH "
+				  "reads as two directories", libs[i], dir);
+		else if (dir && dir[0] == '/' && ln_tests_dir_check(dir, &why) < 0)
+			spec_diag(p->spec, kv->vm, "'%s' %s", libs[i], why.buf);
+		ln_buf_release(&why);
+	}
+}
+
 /* tool nccl-tests: from tests_dir only; at scope node without the NCCL
- * variables (the agent starts it directly, with no environment), and
- * without a node-count sweep. */
+ * variables unless launcher none (else the agent starts it directly, with
+ * no environment), and without a node-count sweep. */
 static void tests_rules(struct parser *p, const struct kv *kvs, size_t n, const struct kv *tool)
 {
 	static const char *const cluster_only[] = { "socket_ifname", "env", "scaling" };
@@ -496,7 +537,9 @@ static void tests_rules(struct parser *p, const struct kv *kvs, size_t n, const 
 		 ln_tests_dir_check(v->nccl.tests_dir, &why) < 0)
 		spec_diag(p->spec, dir->vm, "'tests_dir' %s", why.buf);
 	ln_buf_release(&why);
-	for (i = 0; v->nccl.scope == LN_NCCL_SCOPE_NODE && i < ARRAY_SIZE(cluster_only); i++)
+	launcher_rules(p, kvs, n);
+	for (i = 0; v->nccl.scope == LN_NCCL_SCOPE_NODE && v->nccl.launcher != LN_NCCL_LAUNCHER_NONE &&
+		    i < ARRAY_SIZE(cluster_only); i++)
 		if ((kv = find_kv(kvs, n, cluster_only[i])))
 			spec_diag(p->spec, kv->km, "'%s' is for scope cluster: at scope node the "
 				  "agent starts nccl-tests itself, without the variables mpirun "

@@ -265,6 +265,10 @@ static void nccl_json(struct json_object *o, const struct ln_validation *v, int 
 		ADD(ln_json_add(o, "env", env));
 	ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->nccl.timeout_ms));
 	nccl_tests_json(o, v, r);
+	ADD(ln_json_add_str(o, "launcher", v->nccl.launcher == LN_NCCL_LAUNCHER_NONE ? "none" :
+			    "mpirun"));
+	ADD(ln_json_add_str(o, "nccl_lib", v->nccl.nccl_lib));	/* NULL: null */
+	ADD(ln_json_add_str(o, "cuda_lib", v->nccl.cuda_lib));	/* NULL: null */
 }
 
 static void stage_json(struct json_object *o, const struct ln_validation *v, enum ln_stage s, int *r)

@@ -132,15 +132,16 @@ static int quotable(const char *s)
 	return 1;
 }
 
-static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
-		   const char *sha256, int timeout_s, struct ln_probe_result *out,
-		   struct ln_buf *err)
+/* The agent's run verb; env: its --env NAME=VALUE list, or NULL. */
+static int run_verb(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		    const char *sha256, const char *const *env, int timeout_s,
+		    struct ln_probe_result *out, struct ln_buf *err)
 {
 	struct ln_run *run = ctx;
 	struct ln_node_run *nr = node_run(ctx, node);
 	struct ln_session *ls = NULL;
 	struct json_object *ans = NULL, *kept = NULL, *v;
-	const char *args[MAX_PROBE_ARGS + 12];
+	const char *args[MAX_PROBE_ARGS + 12 + 2 * LN_RUN_ENV_MAX];
 	char tbuf[16], mbuf[16];
 	int r, status = -1, i, k = 0;
 	const char *s;
@@ -168,6 +169,15 @@ static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *arg
 		}
 		args[k++] = "--sha256";
 		args[k++] = sha256;
+	}
+	for (i = 0; env && env[i]; i++) {
+		if (!quotable(env[i]) || i >= LN_RUN_ENV_MAX) {
+			ln_buf_addf(err, "refusing to pass the variable '%.64s' to '%s'", env[i],
+				    nr->spec->name);
+			return -EINVAL;
+		}
+		args[k++] = "--env";
+		args[k++] = env[i];
 	}
 	args[k++] = "--";
 	for (i = 0; argv[i]; i++) {
@@ -208,6 +218,19 @@ out:
 	json_object_put(kept);
 	json_object_put(ans);
 	return r;
+}
+
+static int ops_run(void *ctx, size_t node, unsigned lane, const char *const *argv,
+		   const char *sha256, int timeout_s, struct ln_probe_result *out,
+		   struct ln_buf *err)
+{
+	return run_verb(ctx, node, lane, argv, sha256, NULL, timeout_s, out, err);
+}
+
+static int ops_run_env(void *ctx, size_t node, const char *const *argv, const char *const *env,
+		       int timeout_s, struct ln_probe_result *out, struct ln_buf *err)
+{
+	return run_verb(ctx, node, 0, argv, NULL, env, timeout_s, out, err);
 }
 
 /* Run cmd, a command on the file path, over nr's session, its stdout into
@@ -295,7 +318,7 @@ static int ops_get(void *ctx, size_t node, const char *path, struct ln_buf *data
 
 const struct ln_probe_ops ln_validate_remote_ops = { ops_facts, ops_run, ops_put, ops_get,
 						     ops_counters, ops_discovery,
-						     ops_refused };
+						     ops_refused, ops_run_env };
 
 /* $LLMNET_PROBES first: a test or a packager points at its own probes. */
 char *ln_validate_find_probe(const char *name)

@@ -37,13 +37,18 @@ static void nccl_tests_cluster(const struct ln_spec *spec, struct ln_buf *out)
 		ln_buf_addf(out, "  scaling: again on the first %u GPU nodes\n", v->nccl.scaling[i]);
 }
 
-/* nccl-tests at scope node: what runs on each GPU node, its path first. */
+/* nccl-tests at scope node or launcher none: what runs on each GPU node,
+ * its path first (launcher none: after the library path the agent sets;
+ * the NCCL variables it adds come from the facts, at the run). */
 static void nccl_tests(const struct ln_spec *spec, struct ln_buf *out)
 {
+	const struct ln_validation *v = &spec->validation;
+	int direct = v->nccl.launcher == LN_NCCL_LAUNCHER_NONE;
 	size_t i;
 
-	ln_buf_addf(out, "nccl: nccl-tests' %s on each GPU node alone (no pairs)\n",
-		    ln_nccl_tests_program(spec->validation.nccl.op));
+	ln_buf_addf(out, "nccl: nccl-tests' %s on each GPU node alone%s (no pairs)\n",
+		    ln_nccl_tests_program(v->nccl.op),
+		    direct ? ", started by its agent (launcher none, no MPI)" : "");
 	for (i = 0; i < spec->n_nodes; i++) {
 		struct argv av = { .n = 0 };
 		char *line;
@@ -51,6 +56,10 @@ static void nccl_tests(const struct ln_spec *spec, struct ln_buf *out)
 		if (!spec->nodes[i].gpus)
 			continue;
 		vs_nccl_tests_argv(spec, i, &av);
+		if (direct && (v->nccl.nccl_lib || v->nccl.cuda_lib))
+			vs_env(&av, "LD_LIBRARY_PATH=%s%s%s", v->nccl.nccl_lib ? v->nccl.nccl_lib : "",
+			       v->nccl.nccl_lib && v->nccl.cuda_lib ? ":" : "",
+			       v->nccl.cuda_lib ? v->nccl.cuda_lib : "");
 		line = vs_argv_join(&av);
 		ln_buf_addf(out, "  %s: %s\n", spec->nodes[i].name, line ? line : av.v[0]);
 		free(line);
@@ -105,7 +114,8 @@ int ln_validate_schedule(const struct ln_spec *spec, unsigned mask, struct ln_bu
 		if (ln_stage_pairwise(st))
 			r = pairwise(spec, &m, st, out, err);
 		else if (st == LN_STAGE_NCCL && spec->validation.nccl.tool == LN_NCCL_TESTS &&
-			 spec->validation.nccl.scope == LN_NCCL_SCOPE_NODE)
+			 (spec->validation.nccl.scope == LN_NCCL_SCOPE_NODE ||
+			  spec->validation.nccl.launcher == LN_NCCL_LAUNCHER_NONE))
 			nccl_tests(spec, out);
 		else if (st == LN_STAGE_NCCL && spec->validation.nccl.tool == LN_NCCL_TESTS)
 			nccl_tests_cluster(spec, out);

@@ -37,14 +37,32 @@ void vs_arg(struct argv *a, const char *fmt, ...)
 	a->v[a->n] = NULL;
 }
 
+void vs_env(struct argv *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	if (a->n_env >= LN_RUN_ENV_MAX)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s)
+		a->env[a->n_env++] = s;
+	a->env[a->n_env] = NULL;
+}
+
 void vs_argv_free(struct argv *a)
 {
 	int i;
 
 	for (i = 0; i < a->n; i++)
 		free(a->v[i]);
-	a->n = 0;
-	a->v[0] = NULL;
+	for (i = 0; i < a->n_env; i++)
+		free(a->env[i]);
+	a->n = a->n_env = 0;
+	a->v[0] = a->env[0] = NULL;
 }
 
 char *vs_argv_join(const struct argv *a)
@@ -52,6 +70,9 @@ char *vs_argv_join(const struct argv *a)
 	struct ln_buf b = LN_BUF_INIT;
 	int i;
 
+	/* the environment first, as a shell would show it */
+	for (i = 0; i < a->n_env; i++)
+		ln_buf_addf(&b, "%s ", a->env[i]);
 	for (i = 0; i < a->n; i++)
 		ln_buf_addf(&b, "%s%s", i ? " " : "", a->v[i]);
 	return ln_buf_detach(&b, NULL);
@@ -148,8 +169,16 @@ int vs_run_probe(struct vctx *c, enum ln_stage st, size_t node, struct argv *av,
 	pr->exit_status = 0;
 	pr->timed_out = 0;
 	at->command = vs_argv_join(av);
-	r = c->ops->run(c->octx, node, 0, (const char *const *)av->v,
-			av->sha256[0] ? av->sha256 : NULL, timeout_s, pr, &err);
+	if (av->n_env && !c->ops->run_env) {
+		ln_buf_addstr(&err, "this transport gives programs no environment");
+		r = -EINVAL;
+	} else if (av->n_env) {
+		r = c->ops->run_env(c->octx, node, (const char *const *)av->v,
+				    (const char *const *)av->env, timeout_s, pr, &err);
+	} else {
+		r = c->ops->run(c->octx, node, 0, (const char *const *)av->v,
+				av->sha256[0] ? av->sha256 : NULL, timeout_s, pr, &err);
+	}
 	at->seconds = ln_now_s() - t0;
 	if (r < 0)
 		ln_buf_addf(why, "cannot run '%s' on '%s': %s", av->v[0], vs_nname(c, node),

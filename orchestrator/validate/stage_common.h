@@ -89,10 +89,14 @@ struct argv {
 	char *v[MAX_ARGS + 1];
 	int n;
 	char sha256[65];	/* mpirun: its probe's SHA-256; "": none */
+	char *env[LN_RUN_ENV_MAX + 1];	/* NAME=VALUE the agent gives the program */
+	int n_env;
 };
 
 void vs_arg(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vs_argv_free(struct argv *a);
+/* One NAME=VALUE for the program's environment (the agent's run --env). */
+void vs_env(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The argv as one space-separated string (malloc'd), for reports. */
 char *vs_argv_join(const struct argv *a);
 /* "--mca KEY VALUE" for each MCA parameter of the spec's mpi section. */

@@ -59,7 +59,36 @@ void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av)
 	tests_args(sp, sp->nodes[i].gpus, av);
 }
 
-/* scope node: OP_perf on each node under test, its GPUs only. */
+/* launcher none: what mpirun's -x would pass, given by the agent itself
+ * (run --env, typed there again): node i's NCCL_IB_HCA, NCCL_IB_GID_INDEX
+ * when every port agrees, NCCL_SOCKET_IFNAME, nccl.env, and the wheel's
+ * libraries as LD_LIBRARY_PATH (nccl_lib first: its libnccl.so.2 wins). */
+static void direct_env(struct vctx *c, size_t i, struct argv *av)
+{
+	const struct ln_validation *v = &c->spec->validation;
+	struct ln_buf hca = LN_BUF_INIT;
+	int gid = vs_nccl_gid_index(c);
+	size_t k;
+
+	vs_nccl_hca_list(&c->spec->nodes[i], &hca);
+	if (hca.len)
+		vs_env(av, "NCCL_IB_HCA==%s", hca.buf);
+	ln_buf_release(&hca);
+	if (gid >= 0)
+		vs_env(av, "NCCL_IB_GID_INDEX=%d", gid);
+	if (v->nccl.socket_ifname)
+		vs_env(av, "NCCL_SOCKET_IFNAME=%s", v->nccl.socket_ifname);
+	for (k = 0; k < v->nccl.n_env; k++)
+		vs_env(av, "%s=%s", v->nccl.env[k].key, v->nccl.env[k].value);
+	if (v->nccl.nccl_lib || v->nccl.cuda_lib)
+		vs_env(av, "LD_LIBRARY_PATH=%s%s%s", v->nccl.nccl_lib ? v->nccl.nccl_lib : "",
+		       v->nccl.nccl_lib && v->nccl.cuda_lib ? ":" : "",
+		       v->nccl.cuda_lib ? v->nccl.cuda_lib : "");
+}
+
+/* scope node, or launcher none (lint allows it at scope cluster on one
+ * GPU node only): OP_perf on each node under test, its GPUs only, started
+ * by the node's agent. */
 static int node_scope(struct vctx *c, struct stage_run *sr)
 {
 	size_t i;
@@ -72,6 +101,8 @@ static int node_scope(struct vctx *c, struct stage_run *sr)
 			continue;
 		any = 1;
 		vs_nccl_tests_argv(c->spec, i, &av);
+		if (c->spec->validation.nccl.launcher == LN_NCCL_LAUNCHER_NONE)
+			direct_env(c, i, &av);
 		r = vs_nccl_run(c, sr, i, i, &av, NULL, NULL);
 		vs_argv_free(&av);
 	}
@@ -381,7 +412,7 @@ int vs_nccl_stage(struct vctx *c)
 		      v->nccl.min_busbw_bps ? (double)v->nccl.min_busbw_bps / 8e9 : NAN);
 	if (v->nccl.tool == LN_NCCL_PROBE)
 		r = vs_nccl_mpi_stage(c, &sr);
-	else if (v->nccl.scope == LN_NCCL_SCOPE_NODE)
+	else if (v->nccl.scope == LN_NCCL_SCOPE_NODE || v->nccl.launcher == LN_NCCL_LAUNCHER_NONE)
 		r = node_scope(c, &sr);
 	else
 		r = cluster_scope(c, &sr);

@@ -81,6 +81,12 @@ struct ln_probe_ops {
 	 * it: the access stage is then "not run". */
 	int (*refused)(void *ctx, size_t node, const char *const *places, size_t n,
 		       int timeout_s, struct json_object **out, struct ln_buf *err);
+	/* run on the node's own session with env (NAME=VALUE..., NULL-ended,
+	 * at most LN_RUN_ENV_MAX) as the program's environment: the agent's
+	 * `run --env`, for nccl-tests started without mpirun. NULL in a
+	 * transport without it: such a run then fails with that reason. */
+	int (*run_env)(void *ctx, size_t node, const char *const *argv, const char *const *env,
+		       int timeout_s, struct ln_probe_result *out, struct ln_buf *err);
 };
 
 struct ln_validate_opts {

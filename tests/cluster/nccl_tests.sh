@@ -20,6 +20,7 @@ nt_standin() {
 #!/bin/bash
 # stand-in nccl-tests all_reduce_perf of node n$i (tests/cluster/nccl_tests.sh)
 echo "\$*" > "$C/nt-args.$i"
+env | grep -E '^(LD_LIBRARY_PATH|NCCL_|OMPI_|PMIX_)' | sort > "$C/nt-env.$i"
 wrong=$wrong
 SH
 	cat >> "$f" <<'SH'
@@ -100,6 +101,56 @@ scenario_nccl_tests() {
 	check "n4: refused is a failure, not a pass" "fail" "$(nt_check 4 | cut -d' ' -f2 | cut -d'|' -f1)"
 	check_cmd "n4: nothing ran" test ! -e "$C/nt-args.4"
 	check_cmd "the text names the absent program" out_has "is not installed on 'n3'"
+	nt_direct
+}
+
+# launcher none (issue 26, point 6): NCCL from a Python wheel, no MPI. n1
+# and n2 run their stand-in by their agents with the environment llmnet
+# derives; n1's library folders are root's, n2's /opt/cuda is uid 4321's.
+nt_direct() {
+	local i d prog=/opt/nccl-tests/build/all_reduce_perf
+	local nlib=/opt/py/site-packages/nvidia/nccl/lib clib=/opt/cuda/lib
+	for i in 1 2; do
+		mkdir -p "$(root "$i")$nlib" "$(root "$i")$clib"
+		d=$nlib
+		while [ "$d" != / ]; do chmod 0755 "$(root "$i")$d"; d=$(dirname "$d"); done
+		chmod 0755 "$(root "$i")/opt/cuda" "$(root "$i")$clib"
+		rm -f "$C/nt-args.$i" "$C/nt-env.$i"
+	done
+	nt_standin 2 0
+	chown 4321 "$(root 2)/opt/cuda"
+	{
+		printf 'version: 1\ncluster: loop\nssh: { user: root, identity: %s/id_ed25519, known_hosts: %s/known_hosts, connect_timeout: 5s, timeout: 30s }\nnodes:\n' "$C" "$C"
+		for i in 1 2; do
+			printf '  - { name: n%d, address: %s, gpus: 2 }\n' "$i" "$(cluster_addr "$i")"
+		done
+		printf 'validation:\n  - { stage: nccl, tool: nccl-tests, scope: node, launcher: none, tests_dir: /opt/nccl-tests/build, nccl_lib: %s, cuda_lib: %s, socket_ifname: lo, env: { NCCL_ALGO: Ring }, bytes: 1KiB..8KiB, timeout: 30s }\n' "$nlib" "$clib"
+	} > "$C/ntd.yaml"
+	llmnet lint "$C/ntd.yaml"
+	check_cmd "lint accepts launcher none with nccl_lib and cuda_lib" rc_is 0
+	llmnet validate --dry-run "$C/ntd.yaml"
+	check_cmd "--dry-run: started by each agent, no MPI" \
+		out_has "nccl: nccl-tests' all_reduce_perf on each GPU node alone, started by its agent (launcher none, no MPI)"
+	check_cmd "--dry-run: n1's library path before its program" \
+		out_has "  n1: LD_LIBRARY_PATH=$nlib:$clib $prog -b 1024 -e 8192 -f 2 -g 2 -c 1"
+	llmnet validate "$C/ntd.yaml" --attempts 1 --report "$C/nt.json"
+	check_cmd "n2's refused library folder fails the run (exit 1)" rc_is 1
+	check "n1: launcher none passes" "pass" "$(nt_check 1 | cut -d' ' -f2 | cut -d'|' -f1)"
+	check "n1's program: one process, -g 2" "-b 1024 -e 8192 -f 2 -g 2 -c 1" \
+		"$(cat "$C/nt-args.1" 2>/dev/null)"
+	check "n1's program got the library path and the NCCL variables, and no MPI's" \
+		"LD_LIBRARY_PATH=$nlib:$clib NCCL_ALGO=Ring NCCL_SOCKET_IFNAME=lo" \
+		"$(tr '\n' ' ' < "$C/nt-env.1" 2>/dev/null | sed 's/ $//')"
+	check_cmd "the report's command is the program itself, no mpirun" \
+		python3 -c 'import json,sys
+c = [c for c in json.load(open(sys.argv[1]))["checks"] if c["stage"] == "nccl" and c.get("node") == "n1"]
+cmd = c[0]["attempts"][0]["command"]
+sys.exit(0 if "LD_LIBRARY_PATH=" in cmd and " /opt/nccl-tests/build/all_reduce_perf -b " in cmd
+	    and "mpirun" not in cmd else 1)' "$C/nt.json"
+	check_cmd "n2: its library folder uid 4321 owns: refused, naming it" \
+		grep -qF "'/opt/cuda' is owned by uid 4321, not root" "$C/nt.json"
+	check "n2: refused is a failure" "fail" "$(nt_check 2 | cut -d' ' -f2 | cut -d'|' -f1)"
+	check_cmd "n2: nothing ran" test ! -e "$C/nt-args.2"
 }
 
 # ---- nccl-tests across the nodes by mpirun (issue 27, point 2) ----

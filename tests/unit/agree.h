@@ -380,8 +380,25 @@ static inline int fake_refused(void *ctx, size_t node, const char *const *places
 	return *out ? 0 : -ENOMEM;
 }
 
+/* run with an environment (nccl-tests by launcher none): logged, then run. */
+static inline int fake_run_env(void *ctx, size_t node, const char *const *argv,
+			       const char *const *env, int timeout_s, struct ln_probe_result *out,
+			       struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	int i;
+
+	pthread_mutex_lock(&f->lock);
+	ln_buf_addf(&f->log, "env on %zu:", node);
+	for (i = 0; env[i]; i++)
+		ln_buf_addf(&f->log, " %s", env[i]);
+	ln_buf_addch(&f->log, '\n');
+	pthread_mutex_unlock(&f->lock);
+	return fake_run(ctx, node, 0, argv, NULL, timeout_s, out, err);
+}
+
 static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get,
-					      fake_counters, NULL, fake_refused };
+					      fake_counters, NULL, fake_refused, fake_run_env };
 
 static inline int line_cmp(const void *a, const void *b)
 {

@@ -16,8 +16,12 @@
 #define TO_NCCL_CLUSTER "tool: probe, op: all_reduce, bytes: 1GiB,", \
 	"tool: nccl-tests, tests_dir: /opt/nt, scope: cluster, scaling: [2, 4], " \
 	"min_efficiency: 90%, op: all_reduce, bytes: 1GiB,"
-#define TO_NCCL_TESTS "tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, socket_ifname" \
-	": eth0, env: { NCCL_ALGO: Ring }, ", "tool: all_reduce_perf, tests_dir: /opt/nt, "
+#define NCCL_PROBE_KEYS "tool: probe, op: all_reduce, bytes: 1GiB, min_busbw: 100GB/s, " \
+	"socket_ifname: eth0, env: { NCCL_ALGO: Ring }, "
+#define TO_NCCL_TESTS NCCL_PROBE_KEYS, "tool: all_reduce_perf, tests_dir: /opt/nt, "
+/* nccl-tests started by the agent, its NCCL and CUDA from a wheel's folders */
+#define TO_NCCL_DIRECT NCCL_PROBE_KEYS, "tool: all_reduce_perf, tests_dir: /opt/nt, launcher: " \
+	"none, nccl_lib: /opt/py/nvidia/nccl/lib, cuda_lib: /usr/local/cuda/lib64, "
 
 #define BANDWIDTH_STAGE "  - { stage: bandwidth, tool: ib_write_bw, size: 1MiB, pairs: ring, " \
 	"min: 50Gb/s, port_base: 18515, timeout: 60s, rails: aligned, max_errors: 5 }\n"
@@ -221,6 +225,13 @@ static const struct key_case key_cases[] = {
 	{ "validation.nccl.min_efficiency", CHANGES, "min_efficiency: 90%", "min_efficiency: 0.5",
 	  TO_NCCL_CLUSTER },
 	KC("validation.nccl.max_latency", CHANGES, "max_latency: 50ms", "max_latency: 5us"),
+	/* launcher none: one process a node, started by its agent (issue 26) */
+	{ "validation.nccl.launcher", CHANGES, "tests_dir: /opt/nt, ",
+	  "tests_dir: /opt/nt, launcher: none, ", TO_NCCL_TESTS },
+	{ "validation.nccl.nccl_lib", CHANGES, "/opt/py/nvidia/nccl/lib", "/opt/py3/nvidia/nccl/lib",
+	  TO_NCCL_DIRECT },
+	{ "validation.nccl.cuda_lib", CHANGES, "/usr/local/cuda/lib64", "/usr/local/cuda-13/lib64",
+	  TO_NCCL_DIRECT },
 };
 #pragma GCC diagnostic pop
 

@@ -390,6 +390,52 @@ static void test_spec__nccl_tests_cluster(void **state)
 	ln_buf_release(&out);
 }
 
+/* The accepted controls of tests/spec/nccl-launcher-*.yaml and
+ * nccl-lib-*.yaml: launcher mpirun by default; none at scope node on
+ * several GPU nodes, or at scope cluster on one (one process, -g its
+ * GPUs), with the wheel's library folders and the NCCL variables; in the
+ * model and its JSON. */
+static void test_spec__nccl_launcher_none(void **state)
+{
+	struct ln_buf out = LN_BUF_INIT;
+	struct json_object *o = NULL;
+	struct ln_spec *s;
+
+	(void)state;
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 } ]\n"
+			 "validation: [ { stage: nccl, tool: nccl-tests, tests_dir: /opt/nt } ]\n");
+	assert_int_equal(s->validation.nccl.launcher, LN_NCCL_LAUNCHER_MPIRUN);
+	assert_null(s->validation.nccl.nccl_lib);
+	ln_spec_free(s);
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 2 }, "
+			 "{ name: b, address: 10.0.0.2, gpus: 2 } ]\n"
+			 "validation: [ { stage: nccl, tool: nccl-tests, tests_dir: /opt/nt, "
+			 "scope: node, launcher: none, nccl_lib: /opt/py/nvidia/nccl/lib, "
+			 "cuda_lib: /usr/local/cuda/lib64, socket_ifname: eth0, "
+			 "env: { NCCL_ALGO: Ring } } ]\n");
+	assert_int_equal(s->validation.nccl.launcher, LN_NCCL_LAUNCHER_NONE);
+	assert_string_equal(s->validation.nccl.nccl_lib, "/opt/py/nvidia/nccl/lib");
+	assert_string_equal(s->validation.nccl.cuda_lib, "/usr/local/cuda/lib64");
+	assert_null(s->warnings);
+	assert_int_equal(ln_spec_to_json(s, &o), 0);
+	assert_int_equal(ln_json_write(o, 0, &out), 0);
+	if (!strstr(out.buf, "\"launcher\":\"none\",\"nccl_lib\":\"/opt/py/nvidia/nccl/lib\","
+		    "\"cuda_lib\":\"/usr/local/cuda/lib64\""))
+		fail_msg("%s", out.buf);
+	json_object_put(o);
+	ln_spec_free(s);
+	/* scope cluster on one GPU node: its one process is the whole run */
+	s = expect_valid(HEAD "nodes: [ { name: a, address: 10.0.0.1, gpus: 8 }, "
+			 "{ name: b, address: 10.0.0.2 } ]\n"
+			 "validation: [ { stage: nccl, tool: nccl-tests, tests_dir: /opt/nt, "
+			 "launcher: none, nccl_lib: /opt/nccl/lib } ]\n");
+	assert_int_equal(s->validation.nccl.scope, LN_NCCL_SCOPE_CLUSTER);
+	assert_int_equal(s->validation.nccl.launcher, LN_NCCL_LAUNCHER_NONE);
+	assert_null(s->validation.nccl.cuda_lib);
+	ln_spec_free(s);
+	ln_buf_release(&out);
+}
+
 /* bandwidth memory and the pairwise stages' perftest_dir: the defaults
  * (host, none), the values in the model and its JSON; a memory llmnet
  * does not know and a relative directory are refused where written. */
@@ -836,6 +882,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_spec__nccl_tests_dir),
 	cmocka_unit_test(test_spec__perftest_memory_and_dir),
 	cmocka_unit_test(test_spec__nccl_tests_cluster),
+	cmocka_unit_test(test_spec__nccl_launcher_none),
 	cmocka_unit_test(test_spec__te_lab_model),
 	cmocka_unit_test(test_spec__ranges_expand_in_step),
 	cmocka_unit_test(test_spec__range_count_mismatch),

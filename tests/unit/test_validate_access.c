@@ -252,7 +252,7 @@ static int model_refused(void *ctx, size_t node, const char *const *places, size
 }
 
 static const struct ln_probe_ops access_ops = { fake_facts, fake_run, fake_put, fake_get, NULL,
-						fake_discovery, model_refused };
+						fake_discovery, model_refused, NULL };
 
 static struct world *access_world(void **state, const char *storage)
 {

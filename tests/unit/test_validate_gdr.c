@@ -87,7 +87,7 @@ static int run_of(void *ctx, size_t node, unsigned lane, const char *const *argv
 	return 0;
 }
 
-static const struct ln_probe_ops ops = { facts_of, run_of, NULL, NULL, NULL, NULL, NULL };
+static const struct ln_probe_ops ops = { facts_of, run_of, NULL, NULL, NULL, NULL, NULL, NULL };
 
 static void load_facts(struct gdr *g)
 {

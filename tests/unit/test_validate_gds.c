@@ -82,7 +82,7 @@ static int no_run(void *ctx, size_t node, unsigned lane, const char *const *argv
 	return -EINVAL;
 }
 
-static const struct ln_probe_ops ops = { facts_of, no_run, NULL, NULL, NULL, NULL, NULL };
+static const struct ln_probe_ops ops = { facts_of, no_run, NULL, NULL, NULL, NULL, NULL, NULL };
 
 /* The devices stage on g with extra in the initiator's entry; the "gds"
  * checks as "NAME: STATUS: REASON" lines into out. */

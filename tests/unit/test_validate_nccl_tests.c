@@ -135,6 +135,41 @@ static void test_validate_nccl_tests__across_nodes(void **state)
 			    "(one a GPU) on 3 nodes mpirun was given");
 }
 
+/* launcher none: no mpirun, no -h preflight; each GPU node's agent runs
+ * its program, -g its GPUs, with its own NCCL_IB_HCA, the spec's NCCL
+ * variables and the wheel's libraries as LD_LIBRARY_PATH (nccl_lib
+ * first). The control: scope node with launcher mpirun gives no
+ * environment at all. */
+static void test_validate_nccl_tests__launcher_none(void **state)
+{
+	struct world *w = world_start(state, 2, make_spec(2,
+		"  - { stage: nccl, tool: nccl-tests, tests_dir: /opt/nt, scope: node, launcher: none, "
+		"nccl_lib: /opt/py/nvidia/nccl/lib, cuda_lib: /usr/local/cuda/lib64, "
+		"socket_ifname: eth0, env: { NCCL_ALGO: Ring } }\n", 1));
+	size_t i;
+
+	every_copy(w, 2);
+	world_run(w);
+	assert_string_equal(w->f.nccl_mpirun_tests, "");
+	for (i = 0; i < 2; i++) {
+		assert_string_equal(w->f.nccl_tests_argv[i],
+				    "/opt/nt/all_reduce_perf -b 1073741824 -e 1073741824 -f 2 -g 8 -c 1");
+		assert_string_equal(w->f.nccl_tests_env[i],
+				    "NCCL_IB_HCA==rxe0:1 NCCL_SOCKET_IFNAME=eth0 NCCL_ALGO=Ring "
+				    "LD_LIBRARY_PATH=/opt/py/nvidia/nccl/lib:/usr/local/cuda/lib64");
+	}
+	world_stop(w);
+	w = world_start(state, 2, make_spec(2, "  - { stage: nccl, tool: nccl-tests, tests_dir: "
+					    "/opt/nt, scope: node }\n", 1));
+	every_copy(w, 2);
+	world_run(w);
+	for (i = 0; i < 2; i++) {
+		assert_string_equal(w->f.nccl_tests_argv[i],
+				    "/opt/nt/all_reduce_perf -b 1073741824 -e 1073741824 -f 2 -g 8 -c 1");
+		assert_string_equal(w->f.nccl_tests_env[i], "");
+	}
+}
+
 /* A node without the program: that node's check "not run", naming node
  * and path, and mpirun never starts; a node whose RDMA ports differ
  * (NCCL_IB_HCA is one value for every rank): "not run" with both lists. */
@@ -248,4 +283,5 @@ LN_TEST_MAIN(group_setup, group_teardown,
 	WORLD_TEST(test_validate_nccl_tests__copies_and_ports),
 	WORLD_TEST(test_validate_nccl_tests__latency),
 	WORLD_TEST(test_validate_nccl_tests__scaling),
+	WORLD_TEST(test_validate_nccl_tests__launcher_none),
 )

@@ -42,7 +42,7 @@ static int no_run(void *ctx, size_t node, unsigned lane, const char *const *argv
 	return -EINVAL;
 }
 
-static const struct ln_probe_ops ops = { facts_of, no_run, NULL, NULL, NULL, NULL, NULL };
+static const struct ln_probe_ops ops = { facts_of, no_run, NULL, NULL, NULL, NULL, NULL, NULL };
 
 /* The spec of one node hgx1: 8 GPUs, rail NIC k serving GPU k when
  * declared, the two storage NICs serving none; extra goes into the

@@ -83,6 +83,7 @@ struct fake {
 	/* nccl-tests' all_reduce_perf per node: its command line (joined),
 	 * what it prints (NULL: the agent answers it is not installed) */
 	char nccl_tests_argv[MAXN][256];
+	char nccl_tests_env[MAXN][512];	/* run_env's NAME=VALUE list, space-joined */
 	const char *nccl_tests_out[MAXN];
 	/* nccl-tests by mpirun (scope cluster): every such mpirun, joined, a
 	 * line each; the busbw it reports with N nodes' ranks (0: 10 GB/s);
@@ -611,10 +612,29 @@ static inline int fake_discovery(void *ctx, size_t node, const char *const *plac
 	return *out ? 0 : -EPROTO;
 }
 
+/* run with an environment (nccl-tests by launcher none): kept, then run. */
+static inline int fake_run_env(void *ctx, size_t node, const char *const *argv,
+			       const char *const *env, int timeout_s, struct ln_probe_result *out,
+			       struct ln_buf *err)
+{
+	struct fake *f = ctx;
+	char *s = f->nccl_tests_env[node];
+	int i;
+
+	pthread_mutex_lock(&f->lock);
+	s[0] = '\0';
+	for (i = 0; env[i]; i++)
+		snprintf(s + strlen(s), sizeof(f->nccl_tests_env[node]) - strlen(s), "%s%s",
+			 i ? " " : "", env[i]);
+	pthread_mutex_unlock(&f->lock);
+	return fake_run(ctx, node, 0, argv, NULL, timeout_s, out, err);
+}
+
 static const struct ln_probe_ops fake_ops = { fake_facts, fake_run, fake_put, fake_get, NULL,
-					      fake_discovery, NULL };
+					      fake_discovery, NULL, fake_run_env };
 static const struct ln_probe_ops fake_ops_counters = { fake_facts, fake_run, fake_put, fake_get,
-						       fake_counters, fake_discovery, NULL };
+						       fake_counters, fake_discovery, NULL,
+						       fake_run_env };
 
 static inline void fake_init(struct fake *f, size_t n)
 {

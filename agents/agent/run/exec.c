@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The `run` verb: `run --timeout S [--max-output N] [--sha256 HEX]
- * [--cluster NAME] -- PROBE ARGS...` (NAME: the requesting cluster, whose
- * own objects alone the io probe may write to, io_target.c). The program
+ * [--cluster NAME] [--env NAME=VALUE]... -- PROBE ARGS...` (NAME: the
+ * requesting cluster, whose own objects alone the io probe may write to,
+ * io_target.c; --env: nccl-tests' environment when no mpirun starts it,
+ * run_env.c). The program
  * and its arguments pass the allow-list (allow.c: llmnet's own probes by their exact installed path and SHA-256,
  * system tools by one absolute path each, never $PATH, every argument typed
  * by its program's option table, args.c), then run under the bound
@@ -21,6 +23,7 @@
 #include "agents/agent/run/args.h"
 #include "agents/agent/run/bounded.h"
 #include "agents/agent/run/exec.h"
+#include "agents/agent/run/run_env.h"
 #include "common/error.h"
 #include "common/json.h"
 
@@ -68,8 +71,8 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	struct ln_run_plan *rp = NULL;
 	const char *sha256 = NULL, *cluster = NULL;
 	unsigned long timeout = 0, max_output = 1u << 20;
-	char **pargv = NULL;
-	int i, pargc, rc;
+	char **pargv = NULL, *env[LN_RUN_ENV_MAX + 1], **envp = NULL;
+	int i, pargc, rc, n_env = 0;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		char *end;
@@ -93,6 +96,11 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 				return ln_agent_fail("usage", "run: --cluster must match "
 						     "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
 						     LN_AGENT_EXIT_USAGE);
+		} else if (!strcmp(argv[i], "--env") && i + 1 < argc) {
+			if (n_env >= LN_RUN_ENV_MAX)
+				return ln_agent_fail("usage", "run: too many --env",
+						     LN_AGENT_EXIT_USAGE);
+			env[n_env++] = argv[++i];
 		} else if (!strcmp(argv[i], "--sha256") && i + 1 < argc) {
 			sha256 = argv[++i];
 			if (strlen(sha256) != 64 || !ln_arg_all_of(sha256, "0123456789abcdef"))
@@ -107,7 +115,8 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	if (!timeout || i + 1 >= argc) {
 		rc = ln_agent_fail("usage",
 				   "usage: llmnet-agent run --timeout S [--max-output N] "
-				   "[--sha256 HEX] [--cluster NAME] -- PROBE ARGS...",
+				   "[--sha256 HEX] [--cluster NAME] [--env NAME=VALUE]... -- "
+				   "PROBE ARGS...",
 				   LN_AGENT_EXIT_USAGE);
 		goto out;
 	}
@@ -121,7 +130,10 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	rp->fd = -1;
 	rp->cluster = cluster;
 	ln_buf_addstr(&err, "run: ");
+	env[n_env] = NULL;
 	rc = ln_allow_check(a, sha256, pargc, pargv, rp, &err);
+	if (rc == 0 && n_env)
+		rc = ln_run_env_build(a, pargv[0], env, n_env, &envp, &err);
 	if (rc < 0) {
 		rc = ln_agent_fail(rc == -LN_EMISSING ? LN_PROTO_CODE_MISSING : "request", err.buf,
 				   rc == -ENOENT || rc == -LN_EREQUEST || rc == -LN_EMISSING ?
@@ -129,8 +141,10 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 		goto out;
 	}
 	ln_buf_reset(&err);
-	rc = ln_exec_bounded_fd(rp->fd, (const char *const *)rp->argv, (unsigned)timeout,
-				max_output, &res, &err);
+	rc = envp ? ln_exec_bounded_env(rp->fd, (const char *const *)rp->argv, envp,
+					(unsigned)timeout, max_output, &res, &err) :
+		    ln_exec_bounded_fd(rp->fd, (const char *const *)rp->argv, (unsigned)timeout,
+				       max_output, &res, &err);
 	if (rc < 0) {
 		rc = ln_agent_fail("internal", err.buf, LN_AGENT_EXIT_INTERNAL);
 		goto out;
@@ -142,6 +156,7 @@ out:
 	if (rp && rp->fd >= 0)
 		close(rp->fd);
 	free(rp);
+	ln_run_env_free(envp);
 	json_object_put(o);
 	ln_buf_release(&err);
 	return rc;

@@ -89,18 +89,17 @@ static int trusted(int fd, const char *shown, int last, const char *path, struct
 	return 0;
 }
 
-int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf *err)
+/* Walk path from the agent's root, one component at a time without
+ * following a link, each trusted(); file: its last one is the program
+ * (a regular, executable file on the node's own disks), else every one is
+ * a directory. The last one's fd, or negative with why in err. */
+static int open_trusted(const struct ln_agent *a, const char *path, int file, struct ln_buf *err)
 {
 	char shown[PATH_MAX], comp[NAME_MAX + 1];
 	const char *s = path, *e;
 	int fd, nfd, r, last;
 	size_t n;
 
-	/* the directory, as lint judged tests_dir (places.c) */
-	e = strrchr(path, '/');
-	snprintf(shown, sizeof(shown), "%.*s", e ? (int)(e - path) : 0, path);
-	if (ln_tests_dir_check(shown[0] ? shown : "/", err) < 0)
-		return -LN_EREQUEST;
 	fd = open(a->root[0] ? a->root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		int en = errno;
@@ -136,8 +135,8 @@ int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf
 		}
 		close(fd);
 		fd = nfd;
-		r = trusted(fd, shown, last, path, err);
-		if (r == 0 && last && ln_inuse_program_file(a, path, err) < 0)
+		r = trusted(fd, shown, last && file, path, err);
+		if (r == 0 && last && file && ln_inuse_program_file(a, path, err) < 0)
 			r = -LN_EREQUEST;
 		if (r == 0 && last)
 			return fd;
@@ -145,4 +144,29 @@ int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf
 	}
 	close(fd);
 	return r;
+}
+
+int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf *err)
+{
+	char dir[PATH_MAX];
+	const char *e = strrchr(path, '/');
+
+	/* the directory, as lint judged tests_dir (places.c) */
+	snprintf(dir, sizeof(dir), "%.*s", e ? (int)(e - path) : 0, path);
+	if (ln_tests_dir_check(dir[0] ? dir : "/", err) < 0)
+		return -LN_EREQUEST;
+	return open_trusted(a, path, 1, err);
+}
+
+int ln_exec_tests_lib_dir(const struct ln_agent *a, const char *dir, struct ln_buf *err)
+{
+	int fd;
+
+	if (dir[0] != '/' || ln_tests_dir_check(dir, err) < 0)
+		return -LN_EREQUEST;
+	fd = open_trusted(a, dir, 0, err);
+	if (fd < 0)	/* a missing one is a refusal with its name, not "not installed" */
+		return fd == -LN_EMISSING ? -LN_EREQUEST : fd;
+	close(fd);
+	return 0;
 }

@@ -19,4 +19,10 @@ int ln_exec_tests_named(const char *path);
  * uid) in err. */
 int ln_exec_tests_open(const struct ln_agent *a, const char *path, struct ln_buf *err);
 
+/* A directory nccl-tests loads libraries from (nccl.nccl_lib, cuda_lib,
+ * given as LD_LIBRARY_PATH): judged as tests_dir is and walked as
+ * ln_exec_tests_open walks, every part a root-owned directory no one else
+ * may write to and none a link. 0, or negative with why in err. */
+int ln_exec_tests_lib_dir(const struct ln_agent *a, const char *dir, struct ln_buf *err);
+
 #endif
