@@ -615,6 +615,55 @@ static void test_agent_exec__nccl_tests_runs_by_its_path(void **state)
 	assert_int_equal(access(x->mark, F_OK), 0);
 }
 
+/* run --env (the nccl stage's launcher none): nccl-tests alone gets it;
+ * NCCL variables by their types and LD_LIBRARY_PATH, each of its folders
+ * walked as the program's is; the program sees those and PATH, nothing of
+ * the agent's own environment. Each refusal beside the accepted run. */
+static void test_agent_exec__nccl_tests_typed_environment(void **state)
+{
+	struct ex *x = *state;
+	const char *args[] = { "run", "--timeout", "10", "--env", "NCCL_ALGO=Ring", "--env",
+			       "LD_LIBRARY_PATH=/opt/py/lib:/opt/cuda/lib", "--", NT_PROG, "-g", "1",
+			       NULL };
+	struct ln_buf seen = LN_BUF_INIT, e = LN_BUF_INIT;
+	char p[4096], script[256];
+
+	plant_nccl_tests(x);
+	snprintf(script, sizeof(script), "#!/bin/sh\nenv > %s\n", x->mark);
+	snprintf(p, sizeof(p), "%s" NT_PROG, x->root);
+	plant(p, script);
+	sh(x, "mkdir -p $R/opt/py/lib $R/opt/cuda/lib && chmod 0755 $R/opt/py $R/opt/py/lib "
+	      "$R/opt/cuda $R/opt/cuda/lib");
+	fx_list_mtimes(x->root, &x->before);
+	refused(x, "--env is for nccl-tests' programs, not 'ib_write_bw'", "--env", "NCCL_ALGO=Ring",
+		"--", "ib_write_bw", "--help", NULL);
+	refused(x, "--env 'LD_PRELOAD=/opt/py/lib/x.so' is not allowed", "--env",
+		"LD_PRELOAD=/opt/py/lib/x.so", "--", NT_PROG, NULL);
+	refused(x, "--env 'NCCL_NET_PLUGIN=x' is not allowed", "--env", "NCCL_NET_PLUGIN=x", "--",
+		NT_PROG, NULL);
+	refused(x, "LD_LIBRARY_PATH '/opt/py/lib::/opt/cuda/lib' has an empty part", "--env",
+		"LD_LIBRARY_PATH=/opt/py/lib::/opt/cuda/lib", "--", NT_PROG, NULL);
+	refused(x, "'opt/py/lib' is not an absolute path (LD_LIBRARY_PATH)", "--env", "LD_LIBRARY_PATH=opt/py/lib", "--", NT_PROG,
+		NULL);
+	refused(x, "'/opt/none/lib' is not installed ('/opt/none' is missing) (LD_LIBRARY_PATH)",
+		"--env", "LD_LIBRARY_PATH=/opt/none/lib", "--", NT_PROG, NULL);
+	sh(x, "chown 4321 $R/opt/cuda");
+	refused(x, "'/opt/cuda' is owned by uid 4321, not root: llmnet runs '/opt/cuda/lib' only "
+		"when root owns it", "--env", "LD_LIBRARY_PATH=/opt/py/lib:/opt/cuda/lib", "--",
+		NT_PROG, NULL);
+	sh(x, "chown 0 $R/opt/cuda");
+	setenv("LLMNET_TEST_AGENT_ONLY", "1", 1);
+	assert_int_equal(fx_agent(x->root, args, NULL, &x->out, NULL, NULL), 0);
+	unsetenv("LLMNET_TEST_AGENT_ONLY");
+	assert_non_null(strstr(x->out.buf, "\"exit_status\": 0"));
+	assert_int_equal(ln_file_read(x->mark, &seen, &e), 0);
+	assert_non_null(strstr(seen.buf, "LD_LIBRARY_PATH=/opt/py/lib:/opt/cuda/lib\n"));
+	assert_non_null(strstr(seen.buf, "NCCL_ALGO=Ring\n"));
+	assert_non_null(strstr(seen.buf, "PATH=/usr/sbin:/usr/bin:/sbin:/bin\n"));
+	assert_null(strstr(seen.buf, "LLMNET_TEST_AGENT_ONLY"));
+	ln_test_release(&seen, &e);
+}
+
 /* The io probe the agent shipped with runs, from its exact path: here it
  * refuses a directory that is not a mount point, which proves it ran. */
 static void test_agent_exec__shipped_io_probe_runs(void **state)
@@ -663,5 +712,7 @@ LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_only_from_a_root_owned_path,
 					setup, teardown),
 	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_runs_by_its_path, setup,
+					teardown),
+	cmocka_unit_test_setup_teardown(test_agent_exec__nccl_tests_typed_environment, setup,
 					teardown),
 )

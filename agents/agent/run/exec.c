@@ -131,9 +131,10 @@ int ln_exec_verb(struct ln_agent *a, int argc, char **argv)
 	rp->cluster = cluster;
 	ln_buf_addstr(&err, "run: ");
 	env[n_env] = NULL;
-	rc = ln_allow_check(a, sha256, pargc, pargv, rp, &err);
-	if (rc == 0 && n_env)
-		rc = ln_run_env_build(a, pargv[0], env, n_env, &envp, &err);
+	/* the environment first: it is for nccl-tests alone */
+	rc = n_env ? ln_run_env_build(a, pargv[0], env, n_env, &envp, &err) : 0;
+	if (rc == 0)
+		rc = ln_allow_check(a, sha256, pargc, pargv, rp, &err);
 	if (rc < 0) {
 		rc = ln_agent_fail(rc == -LN_EMISSING ? LN_PROTO_CODE_MISSING : "request", err.buf,
 				   rc == -ENOENT || rc == -LN_EREQUEST || rc == -LN_EMISSING ?

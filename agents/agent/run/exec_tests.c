@@ -162,7 +162,11 @@ int ln_exec_tests_lib_dir(const struct ln_agent *a, const char *dir, struct ln_b
 {
 	int fd;
 
-	if (dir[0] != '/' || ln_tests_dir_check(dir, err) < 0)
+	if (dir[0] != '/') {
+		ln_buf_addf(err, "'%.200s' is not an absolute path", dir);
+		return -LN_EREQUEST;
+	}
+	if (ln_tests_dir_check(dir, err) < 0)
 		return -LN_EREQUEST;
 	fd = open_trusted(a, dir, 0, err);
 	if (fd < 0)	/* a missing one is a refusal with its name, not "not installed" */
