@@ -173,6 +173,11 @@ static struct json_object *check_json(const struct ln_results *r, const struct l
 	json_object_object_add(o, "unit", json_object_new_string(c->unit));
 	if (c->stage == LN_STAGE_LATENCY && !c->ctr)
 		json_object_object_add(o, "latency", latency_json(&c->lat, 1));
+	if (!isnan(c->msg_rate_min)) {
+		/* the message-rate run (issue 27 pt 3), only where it ran */
+		json_object_object_add(o, "msg_rate_mpps", num(c->msg_rate));
+		json_object_object_add(o, "min_msg_rate_mpps", num(c->msg_rate_min));
+	}
 	if (c->ctr)
 		json_object_object_add(o, "counters", counters_json(c->ctr));
 	if (c->nsizes)

@@ -246,9 +246,23 @@ static void check_port_base(struct ln_spec *spec)
 				  65536 - most);
 }
 
+/* msg_size sizes the message-rate run, which runs only with a threshold:
+ * alone it would change nothing. */
+static void check_msg_rate(struct ln_spec *spec)
+{
+	const struct ln_validation *v = &spec->validation;
+
+	if (v->present[LN_STAGE_BANDWIDTH] && v->bandwidth.msg_size && !(v->bandwidth.min_msg_rate > 0))
+		spec_diag(spec, v->mark[LN_STAGE_BANDWIDTH],
+			  "stage 'bandwidth' has 'msg_size' but no 'min_msg_rate': the message-rate "
+			  "run (at msg_size) runs only with its threshold; add 'min_msg_rate' or "
+			  "remove 'msg_size'");
+}
+
 void spec_check_stage_rules(struct ln_spec *spec)
 {
 	check_port_base(spec);
+	check_msg_rate(spec);
 	check_mpi_format(spec);
 	check_nccl_nodes(spec);
 	check_destructive_foreign(spec);

@@ -235,6 +235,6 @@ field_handler spec_parse_mpi, spec_parse_mca, spec_parse_nccl_env, spec_parse_sl
 /* stages.c */
 field_handler spec_parse_validation;
 scalar_handler spec_parse_bw_min;
-scalar_handler spec_parse_nccl_bytes, spec_parse_nccl_efficiency;
+scalar_handler spec_parse_nccl_bytes, spec_parse_nccl_efficiency, spec_parse_bw_msg_rate;
 
 #endif

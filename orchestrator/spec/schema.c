@@ -256,7 +256,7 @@ vfail:
 /* A scalar with a schema type of its own (typed_schema). */
 static int typed(const struct field *f)
 {
-	static const char *const types[] = { "bw_min", "fraction", "nccl_bytes" };
+	static const char *const types[] = { "bw_min", "fraction", "nccl_bytes", "mpps" };
 	size_t k;
 
 	for (k = 0; f->schema_type && k < ARRAY_SIZE(types); k++)
@@ -269,6 +269,8 @@ static struct json_object *typed_schema(const struct field *f)
 {
 	if (!strcmp(f->schema_type, "bw_min"))
 		return str_pattern(bw_min_regex);
+	if (!strcmp(f->schema_type, "mpps"))	/* a decimal above zero: 1.5 */
+		return any_of(json_object_new_object(), str_pattern("^([0-9]*\\.?[0-9]+)$"));
 	if (!strcmp(f->schema_type, "fraction"))	/* 0.9, or 90% */
 		return any_of(json_object_new_object(), str_pattern("^([0-9]*\\.?[0-9]+%?)$"));
 	/* nccl_bytes: a size, or a sweep A..B */

@@ -283,6 +283,10 @@ enum ln_lat_tool {
 	LN_LAT_IB_SEND_LAT,
 };
 
+/* The message-rate run's size when msg_size is not written: small enough
+ * that the rate, not the bandwidth, limits it (a cache line). */
+#define LN_BW_MSG_SIZE 64
+
 /* A bandwidth threshold: absolute, or a fraction of the link's rate. */
 enum ln_min_kind {
 	LN_MIN_NONE = 0,		/* reported, not judged (no result still fails) */
@@ -364,6 +368,11 @@ struct ln_validation {
 		enum ln_min_kind min_kind;
 		uint64_t min_bps;
 		double min_fraction;		/* (0, 1] */
+		/* message rate (issue 27 pt 3): a second perftest run per
+		 * pair at msg_size, judged on its MsgRate[Mpps]; it runs only
+		 * with min_msg_rate (0: none, and msg_size is refused) */
+		double min_msg_rate;		/* Mpps */
+		uint64_t msg_size;		/* 0: not written, LN_BW_MSG_SIZE */
 		int max_errors;			/* per port; -1: reported, not judged */
 		uint16_t port_base;		/* first TCP port for perftest; default 18515 */
 		uint64_t timeout_ms;		/* per probe; default 60 s */

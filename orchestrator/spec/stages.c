@@ -202,6 +202,26 @@ int spec_parse_nccl_efficiency(struct parser *p, const struct field *f, void *ob
 	return 0;
 }
 
+/* bandwidth.min_msg_rate: a plain decimal above zero, in Mpps. */
+int spec_parse_bw_msg_rate(struct parser *p, const struct field *f, void *obj, const char *v,
+			   struct ln_mark m)
+{
+	struct ln_validation *val = obj;
+	size_t n = strlen(v);
+	char *end = NULL;
+	double x = (n && strspn(v, "0123456789.") == n) ? strtod(v, &end) : NAN;
+
+	if (!isnan(x) && end != v + n)
+		x = NAN;
+	if (isnan(x) || !(x > 0.0) || !isfinite(x)) {
+		spec_diag(p->spec, m, "'%s' takes a message rate in Mpps above 0 (1.5), not "
+			  "'%.100s'", f->key, v);
+		return 0;
+	}
+	val->bandwidth.min_msg_rate = x;
+	return 0;
+}
+
 /* A pair of a validation entry, collected before its stage is known:
  * k and v are the caller's to free; v is NULL when not a usable value. */
 struct kv {

@@ -312,6 +312,18 @@ static void stage_json(struct json_object *o, const struct ln_validation *v, enu
 			ADD(ln_json_add(o, "min_bps", NULL));
 			ADD(ln_json_add(o, "min_fraction", NULL));
 		}
+		if (v->bandwidth.min_msg_rate > 0) {
+			char txt[32];
+
+			snprintf(txt, sizeof(txt), "%.6g", v->bandwidth.min_msg_rate);
+			ADD(ln_json_add(o, "min_msg_rate",
+					json_object_new_double_s(v->bandwidth.min_msg_rate, txt)));
+			ADD(ln_json_add_i64(o, "msg_size", (int64_t)(v->bandwidth.msg_size ?
+					    v->bandwidth.msg_size : LN_BW_MSG_SIZE)));
+		} else {
+			ADD(ln_json_add(o, "min_msg_rate", NULL));
+			ADD(ln_json_add(o, "msg_size", NULL));
+		}
 		ADD(max_errors_json(o, v->bandwidth.max_errors));
 		ADD(ln_json_add_i64(o, "port_base", v->bandwidth.port_base));
 		ADD(ln_json_add_i64(o, "timeout_ms", (int64_t)v->bandwidth.timeout_ms));

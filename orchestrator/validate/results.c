@@ -264,7 +264,7 @@ long ln_results_add_check(struct ln_results *r, enum ln_stage stage, size_t a, s
 	c->pa = c->pb = -1;
 	c->via = LN_NO_NODE;
 	c->via_port = c->from_port = -1;
-	c->value = c->threshold = c->line_rate = NAN;
+	c->value = c->threshold = c->line_rate = c->msg_rate = c->msg_rate_min = NAN;
 	ln_latency_init(&c->lat);
 	c->unit = "";
 	c->status = LN_ST_PASS;
@@ -301,6 +301,8 @@ int ln_check_add_attempt(struct ln_check *c, const struct ln_attempt *at)
 	c->nattempts++;
 	c->own_fault |= at->own_fault;
 	c->value = at->value;
+	if (c->stage == LN_STAGE_BANDWIDTH)
+		c->msg_rate = at->msg_rate;
 	if (c->stage == LN_STAGE_LATENCY) {
 		c->lat.typical = at->lat.typical;
 		c->lat.avg = at->lat.avg;

@@ -71,6 +71,7 @@ struct ln_attempt {
 	struct ln_latency lat;	/* latency stage: the figures (value is the typical) */
 	int own_fault;		/* pair: whose own tool did not run, LN_END_* bits */
 	int report_lost;	/* pair: the server ran but its report was unreadable */
+	double msg_rate;	/* bandwidth: the message-rate run's Mpps, NAN none */
 };
 
 /* The ends of a pair check (server a, client b), as own_fault bits. */
@@ -87,6 +88,9 @@ struct ln_check {
 	double value;		/* the judged value, NAN when none */
 	double threshold;	/* NAN when none */
 	double line_rate;	/* Gb/s, NAN when unknown */
+	/* bandwidth with min_msg_rate: the last attempt's message rate and
+	 * the threshold, in Mpps; NAN when none */
+	double msg_rate, msg_rate_min;
 	const char *unit;	/* static string: "Gb/s", "MB/s", "GB/s", "s", "us", "" */
 	struct ln_latency lat;	/* latency stage: the last attempt's figures, the thresholds */
 	int retest;		/* a diagnosis retest against a known-good peer */

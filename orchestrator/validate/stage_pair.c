@@ -34,6 +34,11 @@ struct pair_tool {
 	void (*judge)(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why);
 	/* Set a recorded check's unit, line rate and threshold; may be NULL. */
 	void (*annotate)(struct vctx *c, const struct ln_pair *p, struct ln_check *k);
+	/* A second run of the same pair after a passing first one, when the
+	 * spec asks for it (the bandwidth stage's message rate); may be NULL. */
+	int (*second_wanted)(const struct vctx *c);
+	void (*second_build)(const struct pair_try *t, struct argv *sv, struct argv *cv);
+	void (*second_judge)(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why);
 };
 
 /* ---- rping ---- */
@@ -202,7 +207,80 @@ static void bw_annotate(struct vctx *c, const struct ln_pair *p, struct ln_check
 	k->line_rate = pair_line_rate(c, p->a, p->pa, p->b, p->pb);
 	if (v->bandwidth.min_kind != LN_MIN_NONE)
 		k->threshold = bw_threshold(v, k->line_rate);
+	if (v->bandwidth.min_msg_rate > 0)
+		k->msg_rate_min = v->bandwidth.min_msg_rate;
 	vs_perftest_note(c, c->perftest[0] ? c->perftest : bw_name(c), k);
+}
+
+/* ---- message rate: the bandwidth tool again, at msg_size ---- */
+
+/* Issue 27 pt 3: perftest's MsgRate[Mpps] at a small size, where the
+ * rate of work requests, not the line, is the limit. One more run of the
+ * same pair on the same TCP port (its first server has exited), so a
+ * pair below min_msg_rate is one check of its link, as a slow one is. */
+static int msgrate_wanted(const struct vctx *c)
+{
+	return c->spec->validation.bandwidth.min_msg_rate > 0;
+}
+
+static uint64_t msgrate_size(const struct ln_validation *v)
+{
+	return v->bandwidth.msg_size ? v->bandwidth.msg_size : LN_BW_MSG_SIZE;
+}
+
+static void msgrate_build(const struct pair_try *t, struct argv *sv, struct argv *cv)
+{
+	const struct ln_validation *v = &t->c->spec->validation;
+
+	perftest_build(t, bw_name(t->c), msgrate_size(v), t->c->iters, v->bandwidth.port_base,
+		       "--report_gbits", sv, cv);
+}
+
+/* The server's report must agree with the client's rate, as for bandwidth. */
+static int msgrate_server_ok(const struct pair_try *t, double mpps, struct ln_attempt *at,
+			     struct ln_buf *why)
+{
+	const struct server_job *job = t->job;
+	struct ln_perftest pt = { 0 };
+	struct ln_buf perr = LN_BUF_INIT;
+	int ok = 0, ran = vs_server_ran(t, why);
+
+	if (!ran || ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0)
+		vs_server_unread(t, at, ran, &perr, why);
+	else
+		ok = vs_ends_agree(t, mpps, ln_perftest_large(&pt)->msg_rate, BW_AGREE, "Mpps", why);
+	ln_perftest_release(&pt);
+	ln_buf_release(&perr);
+	return ok;
+}
+
+static void msgrate_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
+{
+	struct vctx *c = t->c;
+	const struct ln_validation *v = &c->spec->validation;
+	struct ln_perftest pt = { 0 };
+	struct ln_buf perr = LN_BUF_INIT;
+	double mpps;
+
+	at->ok = 0;
+	if (ln_parse_perftest(t->cres->output.buf, t->cres->output.len, &pt, &perr) < 0) {
+		ln_buf_addf(why, "message rate at %llu B: client on '%s': %s (exit status %d)",
+			    (unsigned long long)msgrate_size(v), vs_nname(c, t->b), perr.buf,
+			    t->cres->exit_status);
+		vs_client_not_run(t, at);
+	} else {
+		mpps = ln_perftest_large(&pt)->msg_rate;
+		at->msg_rate = mpps;
+		if (!msgrate_server_ok(t, mpps, at, why))
+			at->ok = 0;	/* why names the end */
+		else if (mpps < v->bandwidth.min_msg_rate)
+			ln_buf_addf(why, "message rate %.3g Mpps at %llu B is below %.3g Mpps", mpps,
+				    (unsigned long long)msgrate_size(v), v->bandwidth.min_msg_rate);
+		else
+			at->ok = 1;
+	}
+	ln_perftest_release(&pt);
+	ln_buf_release(&perr);
 }
 
 /* ---- latency: perftest's ib_write_lat / ib_send_lat ---- */
@@ -299,7 +377,8 @@ static void lat_annotate(struct vctx *c, const struct ln_pair *p, struct ln_chec
 
 static const struct pair_tool pair_tools[LN_STAGE_COUNT] = {
 	[LN_STAGE_RPING] = { rping_name, rping_timeout_ms, rping_build, rping_judge, NULL },
-	[LN_STAGE_BANDWIDTH] = { bw_name, bw_timeout_ms, bw_build, bw_judge, bw_annotate },
+	[LN_STAGE_BANDWIDTH] = { bw_name, bw_timeout_ms, bw_build, bw_judge, bw_annotate,
+				 msgrate_wanted, msgrate_build, msgrate_judge },
 	[LN_STAGE_LATENCY] = { lat_name, lat_timeout_ms, lat_build, lat_judge, lat_annotate },
 };
 
@@ -314,25 +393,37 @@ static void *server_thread(void *p)
 	return NULL;
 }
 
-/* One attempt: the server in a thread, the client after server_delay_ms,
- * then the tool's judgement. Returns the client's run code; *started is 0
- * when the server thread could not start (at->detail says so). */
-static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
-			struct ln_probe_result *cres, struct ln_attempt *at, int *started)
+/* One run of a server in a thread and its client after server_delay_ms,
+ * then judge's verdict into at and why. Returns the client's run code;
+ * *started is 0 when the server thread could not start (why says so). */
+static int probe_run(struct pair_try *t,
+		     void (*build)(const struct pair_try *, struct argv *, struct argv *),
+		     void (*judge)(const struct pair_try *, struct ln_attempt *, struct ln_buf *),
+		     struct ln_probe_result *cres, struct ln_attempt *at, struct ln_buf *why,
+		     int *started)
 {
 	struct vctx *c = t->c;
 	struct argv sv = { .n = 0 }, cv = { .n = 0 };
 	struct server_job job;
-	struct ln_buf cerr = LN_BUF_INIT, why = LN_BUF_INIT;
+	struct ln_buf cerr = LN_BUF_INIT;
 	pthread_t th;
-	double t0 = ln_now_s();
+	char *cmd;
 	int crc = 0;
 
-	memset(at, 0, sizeof(*at));
-	at->value = NAN;
-	ln_latency_init(&at->lat);
-	tool->build(t, &sv, &cv);
-	at->command = vs_argv_join(&cv);
+	build(t, &sv, &cv);
+	cmd = vs_argv_join(&cv);
+	if (!at->command) {
+		at->command = cmd;
+	} else if (cmd) {
+		/* both runs of the attempt, in order */
+		struct ln_buf both = LN_BUF_INIT;
+
+		ln_buf_addf(&both, "%s; %s", at->command, cmd);
+		free(at->command);
+		free(cmd);
+		at->command = ln_buf_detach(&both, NULL);
+		ln_buf_release(&both);
+	}
 	memset(&job, 0, sizeof(job));
 	job.c = c;
 	job.node = t->a;
@@ -344,7 +435,7 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	if (!*started) {
 		/* named by the bandwidth tool even in rping, as always; latency
 		 * by its own */
-		ln_buf_addf(&why, "cannot start the %s server thread for '%s'",
+		ln_buf_addf(why, "cannot start the %s server thread for '%s'",
 			    t->st == LN_STAGE_LATENCY ? lat_name(c) : bw_name(c), vs_nname(c, t->a));
 		goto out;
 	}
@@ -355,34 +446,56 @@ static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
 	crc = c->ops->run(c->octx, t->b, vs_lane(c, t->pb), (const char *const *)cv.v, NULL,
 			  t->timeout_s, cres, &cerr);
 	pthread_join(th, NULL);
-	at->seconds = ln_now_s() - t0;
 	t->cres = cres;
 	t->job = &job;
 	if (crc < 0) {
-		ln_buf_addf(&why, "cannot run '%s' on '%s': %s", cv.v[0], vs_nname(c, t->b),
+		ln_buf_addf(why, "cannot run '%s' on '%s': %s", cv.v[0], vs_nname(c, t->b),
 			    cerr.buf);
 		at->own_fault |= LN_END_B;	/* the client's tool did not run */
 	} else if (cres->timed_out) {
 		at->timed_out = 1;
-		ln_buf_addf(&why,
+		ln_buf_addf(why,
 			    "%s client on '%s' (stage %s, pair %s-%s) timed out after %ds: %s",
 			    cv.v[0], vs_nname(c, t->b), ln_stage_name(t->st), vs_nname(c, t->a),
-			    vs_nname(c, t->b), t->timeout_s, at->command);
+			    vs_nname(c, t->b), t->timeout_s, cmd ? cmd : at->command);
 	} else {
-		tool->judge(t, at, &why);
+		judge(t, at, why);
 	}
 out:
 	/* the job is this frame's: nothing may reach it after the return */
 	t->job = NULL;
 	t->cres = NULL;
-	if (!at->ok)
-		at->detail = ln_buf_detach(&why, NULL);
-	ln_buf_release(&why);
 	ln_buf_release(&cerr);
 	ln_buf_release(&job.res.output);
 	ln_buf_release(&job.err);
 	vs_argv_free(&sv);
 	vs_argv_free(&cv);
+	return crc;
+}
+
+/* One attempt: the tool's run, then its second run (message rate) when
+ * the first passed and the spec asks for it. Returns the last client's
+ * run code; *started as probe_run's. */
+static int pair_attempt(const struct pair_tool *tool, struct pair_try *t,
+			struct ln_probe_result *cres, struct ln_attempt *at, int *started)
+{
+	struct ln_buf why = LN_BUF_INIT;
+	double t0 = ln_now_s();
+	int crc;
+
+	memset(at, 0, sizeof(*at));
+	at->value = NAN;
+	at->msg_rate = NAN;
+	ln_latency_init(&at->lat);
+	crc = probe_run(t, tool->build, tool->judge, cres, at, &why, started);
+	if (*started && crc >= 0 && at->ok && tool->second_wanted && tool->second_wanted(t->c)) {
+		at->ok = 0;	/* the second run's verdict is the attempt's */
+		crc = probe_run(t, tool->second_build, tool->second_judge, cres, at, &why, started);
+	}
+	at->seconds = ln_now_s() - t0;
+	if (!at->ok)
+		at->detail = ln_buf_detach(&why, NULL);
+	ln_buf_release(&why);
 	return crc;
 }
 

@@ -1030,6 +1030,7 @@ all=(fresh_apply converged replace killed_mid_apply unreachable_initiator limit 
 . tests/cluster/escape.sh && all+=(escape)	# node strings escaped (issue 32, point 4)
 . tests/cluster/relay.sh
 . tests/cluster/hostile.sh && all+=(hostile_upload hostile_second_signal hostile_answers hostile_changes hostile_run hostile_cut_upload hostile_probe_end hostile_mpicc)	# a hung upload or session cannot hold a run (issue 32)
+. tests/cluster/msgrate.sh && all+=(msg_rate)	# bandwidth's message rate (issue 27, point 3)
 . tests/cluster/hostident.sh && all+=(hostident)	# host identity pinning (issue 32)
 . tests/cluster/devident.sh && all+=(accept_device)	# a replaced device: disk (issue 31, point 2)
 . tests/cluster/mountopts.sh && all+=(mount_options)	# mount options shown and remounted (issue 31)

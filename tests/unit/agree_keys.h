@@ -158,6 +158,12 @@ static const struct key_case key_cases[] = {
 	KC("validation.bandwidth.size", CHANGES, "size: 1MiB", "size: 2MiB"),
 	KC("validation.bandwidth.pairs", CHANGES, "pairs: ring, min", "pairs: all, min"),
 	KC("validation.bandwidth.min", CHANGES, "min: 50Gb/s", "min: 200Gb/s"),
+	/* message rate: the second run at msg_size, judged on its Mpps (the
+	 * fake's 0.011 at any size) */
+	{ "validation.bandwidth.min_msg_rate", CHANGES, "min_msg_rate: 0.001", "min_msg_rate: 1",
+	  "min: 50Gb/s,", "min: 50Gb/s, min_msg_rate: 0.001," },
+	{ "validation.bandwidth.msg_size", CHANGES, "msg_size: 64B", "msg_size: 8B",
+	  "min: 50Gb/s,", "min: 50Gb/s, min_msg_rate: 0.001, msg_size: 64B," },
 	KC("validation.bandwidth.port_base", CHANGES, "port_base: 18515", "port_base: 20000"),
 	KC("validation.bandwidth.timeout", CHANGES, "timeout: 60s", "timeout: 90s"),
 	KC("validation.bandwidth.rails", CHANGES, "60s, rails: aligned", "60s, rails: all"),

@@ -49,6 +49,44 @@ static void test_validate_parse__perftest_mbs(void **state)
 	ln_test_release(&t, &err);
 }
 
+/* The message rate (issue 27 pt 3) is the row's last column, in Mpps:
+ * read from the lab's own capture, from a small-size row (a fast and a
+ * slow one: the judging is the stage's), and a report without the column
+ * is no result, never a rate of 0. */
+static void test_validate_parse__perftest_msg_rate(void **state)
+{
+	static const char head[] =
+		"---------------------------------------------------------------------------------------\n"
+		" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
+	static const char fast[] = " 64         5000             0.72               0.70   \t\t   1.375732\n";
+	static const char slow[] = " 64         5000             0.03               0.02   \t\t   0.041015\n";
+	static const char no_col[] =
+		" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]\n"
+		" 64         5000             0.72               0.70\n";
+	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
+	struct ln_perftest p = { 0 };
+
+	(void)state;
+	load("probes", "ib_write_bw.client.txt", &t);
+	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
+	assert_float_equal(ln_perftest_large(&p)->msg_rate, 0.000237, 1e-12);
+	ln_buf_reset(&t);
+	ln_buf_addstr(&t, head);
+	ln_buf_addstr(&t, fast);
+	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
+	assert_int_equal(ln_perftest_large(&p)->bytes, 64);
+	assert_float_equal(ln_perftest_large(&p)->msg_rate, 1.375732, 1e-12);
+	ln_buf_reset(&t);
+	ln_buf_addstr(&t, head);
+	ln_buf_addstr(&t, slow);
+	assert_int_equal(ln_parse_perftest(t.buf, t.len, &p, &err), 0);
+	assert_float_equal(ln_perftest_large(&p)->msg_rate, 0.041015, 1e-12);
+	assert_int_equal(ln_parse_perftest(no_col, strlen(no_col), &p, &err), -LN_EPROTO);
+	assert_non_null(strstr(err.buf, "no data line"));
+	ln_perftest_release(&p);
+	ln_test_release(&t, &err);
+}
+
 static void test_validate_parse__perftest_sweep_judges_large(void **state)
 {
 	struct ln_buf t = LN_BUF_INIT, err = LN_BUF_INIT;
@@ -628,6 +666,7 @@ static void test_validate_parse__lab_captures_6_12(void **state)
 
 LN_TEST_MAIN(NULL, NULL,
 	cmocka_unit_test(test_validate_parse__perftest_mbs),
+	cmocka_unit_test(test_validate_parse__perftest_msg_rate),
 	cmocka_unit_test(test_validate_parse__perftest_sweep_judges_large),
 	cmocka_unit_test(test_validate_parse__perftest_no_result),
 	cmocka_unit_test(test_validate_parse__rping),
