@@ -149,21 +149,34 @@ static double pair_line_rate(const struct vctx *c, size_t a, unsigned pa, size_t
 	return fmin(c->ni[a].ports[pa].rate_gbps, c->ni[b].ports[pb].rate_gbps);
 }
 
-/* The server's bandwidth report agrees with the client's gbps. */
-static int bw_server_ok(const struct pair_try *t, double gbps, struct ln_attempt *at,
-			struct ln_buf *why)
+/* The server's report agrees with the client's figure (both ends print
+ * it): Gb/s or MsgRate within BW_AGREE, typical latency within LAT_AGREE. */
+enum pair_figure { FIG_GBPS, FIG_MPPS, FIG_LAT };
+static int perftest_server_ok(const struct pair_try *t, double client, enum pair_figure fig,
+			      struct ln_attempt *at, struct ln_buf *why)
 {
-	const struct server_job *job = t->job;
+	static const char *const unit[] = { "Gb/s", "Mpps", "us" };
+	const struct ln_buf *o = &t->job->res.output;
 	struct ln_perftest pt = { 0 };
+	struct ln_perftest_lat sl;
 	struct ln_buf perr = LN_BUF_INIT;
-	int ok = 0, ran = vs_server_ran(t, why);
+	int ok = 0, ran = vs_server_ran(t, why), parsed = 0;
+	double sv = 0;
 
-	if (!ran || ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0) {
-		vs_server_unread(t, at, ran, &perr, why);
-	} else {
-		ok = vs_ends_agree(t, gbps, ln_perftest_gbps(&pt, ln_perftest_large(&pt)), BW_AGREE,
-				"Gb/s", why);
+	if (ran && fig == FIG_LAT) {
+		parsed = ln_parse_perftest_lat(o->buf, o->len, &sl, &perr) >= 0;
+		sv = parsed ? sl.typical : 0;
+	} else if (ran) {
+		parsed = ln_parse_perftest(o->buf, o->len, &pt, &perr) >= 0;
+		if (parsed)
+			sv = fig == FIG_MPPS ? ln_perftest_large(&pt)->msg_rate :
+					       ln_perftest_gbps(&pt, ln_perftest_large(&pt));
 	}
+	if (!parsed)
+		vs_server_unread(t, at, ran, &perr, why);
+	else
+		ok = vs_ends_agree(t, client, sv, fig == FIG_LAT ? LAT_AGREE : BW_AGREE, unit[fig],
+				   why);
 	ln_perftest_release(&pt);
 	ln_buf_release(&perr);
 	return ok;
@@ -185,7 +198,7 @@ static void bw_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_
 		gbps = ln_perftest_gbps(&pt, ln_perftest_large(&pt));
 		at->value = gbps;
 		want = bw_threshold(v, pair_line_rate(c, t->a, t->pa, t->b, t->pb));
-		if (!bw_server_ok(t, gbps, at, why))
+		if (!perftest_server_ok(t, gbps, FIG_GBPS, at, why))
 			at->ok = 0;	/* why names the end */
 		else if (v->bandwidth.min_kind == LN_MIN_FRACTION && isnan(want))
 			ln_buf_addf(why, "%.3g Gb/s measured, but the line rate of '%s' or '%s' is "
@@ -236,24 +249,6 @@ static void msgrate_build(const struct pair_try *t, struct argv *sv, struct argv
 		       "--report_gbits", sv, cv);
 }
 
-/* The server's report must agree with the client's rate, as for bandwidth. */
-static int msgrate_server_ok(const struct pair_try *t, double mpps, struct ln_attempt *at,
-			     struct ln_buf *why)
-{
-	const struct server_job *job = t->job;
-	struct ln_perftest pt = { 0 };
-	struct ln_buf perr = LN_BUF_INIT;
-	int ok = 0, ran = vs_server_ran(t, why);
-
-	if (!ran || ln_parse_perftest(job->res.output.buf, job->res.output.len, &pt, &perr) < 0)
-		vs_server_unread(t, at, ran, &perr, why);
-	else
-		ok = vs_ends_agree(t, mpps, ln_perftest_large(&pt)->msg_rate, BW_AGREE, "Mpps", why);
-	ln_perftest_release(&pt);
-	ln_buf_release(&perr);
-	return ok;
-}
-
 static void msgrate_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
 {
 	struct vctx *c = t->c;
@@ -271,7 +266,7 @@ static void msgrate_judge(const struct pair_try *t, struct ln_attempt *at, struc
 	} else {
 		mpps = ln_perftest_large(&pt)->msg_rate;
 		at->msg_rate = mpps;
-		if (!msgrate_server_ok(t, mpps, at, why))
+		if (!perftest_server_ok(t, mpps, FIG_MPPS, at, why))
 			at->ok = 0;	/* why names the end */
 		else if (mpps < v->bandwidth.min_msg_rate)
 			ln_buf_addf(why, "message rate %.3g Mpps at %llu B is below %.3g Mpps", mpps,
@@ -311,28 +306,10 @@ static void lat_thresholds(const struct ln_validation *v, struct ln_latency *l)
 	l->max_p99 = v->latency.max_p99_us ? (double)v->latency.max_p99_us : NAN;
 }
 
-/* The server's latency report agrees with the client's typical. */
-static int lat_server_ok(const struct pair_try *t, double typical, struct ln_attempt *at,
-			 struct ln_buf *why)
-{
-	const struct server_job *job = t->job;
-	struct ln_perftest_lat sl;
-	struct ln_buf perr = LN_BUF_INIT;
-	int ok = 0, ran = vs_server_ran(t, why);
-
-	if (!ran || ln_parse_perftest_lat(job->res.output.buf, job->res.output.len, &sl, &perr) < 0) {
-		vs_server_unread(t, at, ran, &perr, why);
-	} else {
-		ok = vs_ends_agree(t, typical, sl.typical, LAT_AGREE, "us", why);
-	}
-	ln_buf_release(&perr);
-	return ok;
-}
-
 /* Judged on the client's report (the end that timed the round trips):
  * the typical latency against max_typical, the 99th percentile against
  * max_p99; both are named when both are over. The server must have run
- * and agree (lat_server_ok). */
+ * and agree (perftest_server_ok). */
 static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln_buf *why)
 {
 	struct vctx *c = t->c;
@@ -352,7 +329,7 @@ static void lat_judge(const struct pair_try *t, struct ln_attempt *at, struct ln
 	at->lat.avg = pl.avg;
 	at->lat.p99 = pl.p99;
 	lat_thresholds(&c->spec->validation, &th);
-	if (!lat_server_ok(t, pl.typical, at, why)) {
+	if (!perftest_server_ok(t, pl.typical, FIG_LAT, at, why)) {
 		ln_buf_release(&perr);
 		return;
 	}

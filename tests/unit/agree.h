@@ -285,17 +285,15 @@ static inline int fake_run(void *ctx, size_t node, unsigned lane, const char *co
 		    struct ln_buf *err)
 {
 	struct fake *f = ctx;
-	const char *p = argv[0], *last = argv[0];
+	const char *p = argv[0];
 	int i;
 
 	(void)err;
 	pthread_mutex_lock(&f->lock);
 	ln_buf_addf(&f->log, "run on %zu lane %u, bound %ds%s%s:", node, lane, timeout_s,
 		    sha256 ? ", sha256 " : "", sha256 ? sha256 : "");
-	for (i = 0; argv[i]; i++) {
+	for (i = 0; argv[i]; i++)
 		ln_buf_addf(&f->log, " %s", argv[i]);
-		last = argv[i];
-	}
 	ln_buf_addch(&f->log, '\n');
 	out->exit_status = 0;
 	out->timed_out = 0;

@@ -71,7 +71,7 @@ int ln_run_env_build(const struct ln_agent *a, const char *program, char *const 
 	if (!out)
 		return -ENOMEM;
 	out[0] = strdup("PATH=/usr/sbin:/usr/bin:/sbin:/bin");
-	for (i = 0; out[i] && i < n; i++)
+	for (i = 0; i < n && out[i]; i++)
 		out[i + 1] = strdup(env[i]);
 	if (!out[n]) {
 		ln_run_env_free(out);
