@@ -177,6 +177,19 @@ int spec_parse_nccl_scaling(struct parser *p, const struct field *f, void *obj)
 			     "key out");
 }
 
+/* The first len bytes of v as a plain decimal (digits and '.': 1.5, .5),
+ * NAN when they are not exactly one. */
+static double plain_decimal(const char *v, size_t len)
+{
+	char *end;
+	double x;
+
+	if (!len || strspn(v, "0123456789.") != len)
+		return NAN;
+	x = strtod(v, &end);
+	return end == v + len ? x : NAN;
+}
+
 /* nccl.min_efficiency: a fraction 0 < x <= 1 (0.9), or a percentage
  * above 0 and at most 100 (90%). */
 int spec_parse_nccl_efficiency(struct parser *p, const struct field *f, void *obj,
@@ -185,12 +198,8 @@ int spec_parse_nccl_efficiency(struct parser *p, const struct field *f, void *ob
 	struct ln_validation *val = obj;
 	size_t n = strlen(v);
 	int pct = n && v[n - 1] == '%';
-	char *end;
-	double x;
+	double x = plain_decimal(v, n - (size_t)pct);
 
-	x = (n && strspn(v, "0123456789.") == n - (size_t)pct) ? strtod(v, &end) : NAN;
-	if (!isnan(x) && end != v + n - (size_t)pct)
-		x = NAN;
 	if (pct)
 		x /= 100.0;
 	if (isnan(x) || !(x > 0.0) || x > 1.0) {
@@ -207,12 +216,8 @@ int spec_parse_bw_msg_rate(struct parser *p, const struct field *f, void *obj, c
 			   struct ln_mark m)
 {
 	struct ln_validation *val = obj;
-	size_t n = strlen(v);
-	char *end = NULL;
-	double x = (n && strspn(v, "0123456789.") == n) ? strtod(v, &end) : NAN;
+	double x = plain_decimal(v, strlen(v));
 
-	if (!isnan(x) && end != v + n)
-		x = NAN;
 	if (isnan(x) || !(x > 0.0) || !isfinite(x)) {
 		spec_diag(p->spec, m, "'%s' takes a message rate in Mpps above 0 (1.5), not "
 			  "'%.100s'", f->key, v);
@@ -502,8 +507,14 @@ static void old_name_rules(struct parser *p, const struct kv *kvs, size_t n,
  * directory judged as tests_dir is and without the list separator ':'. */
 static void launcher_rules(struct parser *p, const struct kv *kvs, size_t n)
 {
-	static const char *const libs[] = { "nccl_lib", "cuda_lib" };
 	struct ln_validation *v = &p->spec->validation;
+	const struct {
+		const char *key, *dir;
+		struct ln_mark *mark;
+	} libs[] = {
+		{ "nccl_lib", v->nccl.nccl_lib, &v->nccl.nccl_lib_mark },
+		{ "cuda_lib", v->nccl.cuda_lib, &v->nccl.cuda_lib_mark },
+	};
 	const struct kv *kv;
 	size_t i;
 
@@ -514,24 +525,21 @@ static void launcher_rules(struct parser *p, const struct kv *kvs, size_t n)
 			  "but launcher none starts each node alone: remove it, or set launcher: "
 			  "mpirun");
 	for (i = 0; i < ARRAY_SIZE(libs); i++) {
-		const char *dir = i ? v->nccl.cuda_lib : v->nccl.nccl_lib;
+		const char *dir = libs[i].dir;
 		struct ln_buf why = LN_BUF_INIT;
 
-		if (!(kv = find_kv(kvs, n, libs[i])))
+		if (!(kv = find_kv(kvs, n, libs[i].key)))
 			continue;
-		if (i)
-			v->nccl.cuda_lib_mark = kv->vm;
-		else
-			v->nccl.nccl_lib_mark = kv->vm;
+		*libs[i].mark = kv->vm;
 		if (v->nccl.launcher != LN_NCCL_LAUNCHER_NONE)
 			spec_diag(p->spec, kv->km, "'%s' is for launcher none: mpirun passes no "
 				  "LD_LIBRARY_PATH (it loads code), so set launcher: none or remove "
-				  "it", libs[i]);
+				  "it", libs[i].key);
 		else if (dir && dir[0] == '/' && strchr(dir, ':'))
 			spec_diag(p->spec, kv->vm, "'%s' '%s' holds ':', which LD_LIBRARY_PATH "
-				  "reads as two directories", libs[i], dir);
+				  "reads as two directories", libs[i].key, dir);
 		else if (dir && dir[0] == '/' && ln_tests_dir_check(dir, &why) < 0)
-			spec_diag(p->spec, kv->vm, "'%s' %s", libs[i], why.buf);
+			spec_diag(p->spec, kv->vm, "'%s' %s", libs[i].key, why.buf);
 		ln_buf_release(&why);
 	}
 }

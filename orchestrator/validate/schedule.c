@@ -56,10 +56,8 @@ static void nccl_tests(const struct ln_spec *spec, struct ln_buf *out)
 		if (!spec->nodes[i].gpus)
 			continue;
 		vs_nccl_tests_argv(spec, i, &av);
-		if (direct && (v->nccl.nccl_lib || v->nccl.cuda_lib))
-			vs_env(&av, "LD_LIBRARY_PATH=%s%s%s", v->nccl.nccl_lib ? v->nccl.nccl_lib : "",
-			       v->nccl.nccl_lib && v->nccl.cuda_lib ? ":" : "",
-			       v->nccl.cuda_lib ? v->nccl.cuda_lib : "");
+		if (direct)
+			vs_nccl_lib_env(v, &av);
 		line = vs_argv_join(&av);
 		ln_buf_addf(out, "  %s: %s\n", spec->nodes[i].name, line ? line : av.v[0]);
 		free(line);

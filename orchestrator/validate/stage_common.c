@@ -21,36 +21,38 @@
 #include "common/util.h"
 #include "orchestrator/validate/stage_common.h"
 
+/* Format one entry onto a NULL-ended list of at most max (n: its count);
+ * nothing when it is full or out of memory. */
+static __attribute__((format(printf, 4, 0))) void list_push(char **list, int *n, int max,
+							     const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (*n >= max)
+		return;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	if (s)
+		list[(*n)++] = s;
+	list[*n] = NULL;
+}
+
 void vs_arg(struct argv *a, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
 
-	if (a->n >= MAX_ARGS)
-		return;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	list_push(a->v, &a->n, MAX_ARGS, fmt, ap);
 	va_end(ap);
-	if (s)
-		a->v[a->n++] = s;
-	a->v[a->n] = NULL;
 }
 
 void vs_env(struct argv *a, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
 
-	if (a->n_env >= LN_RUN_ENV_MAX)
-		return;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	list_push(a->env, &a->n_env, LN_RUN_ENV_MAX, fmt, ap);
 	va_end(ap);
-	if (s)
-		a->env[a->n_env++] = s;
-	a->env[a->n_env] = NULL;
 }
 
 void vs_argv_free(struct argv *a)

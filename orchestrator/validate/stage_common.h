@@ -222,6 +222,9 @@ const char *vs_perftest_path(const struct vctx *c, enum ln_stage st, const char 
  * reason its pairs are not run. 0 or -ENOMEM. */
 int vs_perftest_memory(struct vctx *c, enum ln_stage st, const char *tool);
 void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av);
+/* launcher none: nccl_lib then cuda_lib as the program's LD_LIBRARY_PATH,
+ * when either is set (its libnccl.so.2 wins). */
+void vs_nccl_lib_env(const struct ln_validation *v, struct argv *av);
 
 /* Whether node (port: any port, -1) is blamed in stage st: a bad node,
  * or that bad port. */

@@ -59,6 +59,14 @@ void vs_nccl_tests_argv(const struct ln_spec *sp, size_t i, struct argv *av)
 	tests_args(sp, sp->nodes[i].gpus, av);
 }
 
+void vs_nccl_lib_env(const struct ln_validation *v, struct argv *av)
+{
+	if (v->nccl.nccl_lib || v->nccl.cuda_lib)
+		vs_env(av, "LD_LIBRARY_PATH=%s%s%s", v->nccl.nccl_lib ? v->nccl.nccl_lib : "",
+		       v->nccl.nccl_lib && v->nccl.cuda_lib ? ":" : "",
+		       v->nccl.cuda_lib ? v->nccl.cuda_lib : "");
+}
+
 /* launcher none: what mpirun's -x would pass, given by the agent itself
  * (run --env, typed there again): node i's NCCL_IB_HCA, NCCL_IB_GID_INDEX
  * when every port agrees, NCCL_SOCKET_IFNAME, nccl.env, and the wheel's
@@ -80,10 +88,7 @@ static void direct_env(struct vctx *c, size_t i, struct argv *av)
 		vs_env(av, "NCCL_SOCKET_IFNAME=%s", v->nccl.socket_ifname);
 	for (k = 0; k < v->nccl.n_env; k++)
 		vs_env(av, "%s=%s", v->nccl.env[k].key, v->nccl.env[k].value);
-	if (v->nccl.nccl_lib || v->nccl.cuda_lib)
-		vs_env(av, "LD_LIBRARY_PATH=%s%s%s", v->nccl.nccl_lib ? v->nccl.nccl_lib : "",
-		       v->nccl.nccl_lib && v->nccl.cuda_lib ? ":" : "",
-		       v->nccl.cuda_lib ? v->nccl.cuda_lib : "");
+	vs_nccl_lib_env(v, av);
 }
 
 /* scope node, or launcher none (lint allows it at scope cluster on one
